@@ -1,0 +1,567 @@
+/* decode-cpu.c: the fast CPU backend of the decode, and the thread pool the
+ * harness runs everything parallel on.
+ *
+ * Stance: decode is a stream over the KV cache, so the job is to read each
+ * K and V row once and keep the cores busy enough to saturate memory.  One
+ * work unit is a (sequence, KV head) pair: it scales the g query rows of its
+ * group once, then walks the sequence in chunks of CHUNK tokens, resolving
+ * block-table entries for a whole chunk up front, converting the chunk's
+ * rows to fp32 in an L1-sized tile, and applying each row to all g query
+ * heads (online softmax in fp32, base-2 exponentials with log2(e) folded
+ * into the query).  When there are fewer units than about four per thread,
+ * sequences are cut into chunks of at least MIN_SPLIT tokens whose partial
+ * (max, sum, accumulator) states are merged afterwards.  Inner loops have a
+ * fixed width of LANES so that -O2 vectorizes them on any x86-64 or arm64
+ * without -march flags. */
+#include "decode.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define LANES 16      /* width of the unrolled inner loops */
+#define CHUNK 32      /* tokens per softmax update */
+#define MIN_SPLIT 512 /* fewest tokens worth a split of their own */
+#define LOG2E 1.4426950408889634f
+
+/* ------------------------------------------------------------- the pool */
+
+struct kvb_cpu {
+	int threads;
+	pthread_t *tids;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned long generation; /* bumped for each job */
+	int pending;              /* workers still running the job */
+	int quit;
+	void (*fn)(void *, int, int);
+	void *arg;
+	/* decode scratch, grown on demand */
+	float *scratch;       /* threads * scratch_floats */
+	size_t scratch_floats;
+	struct unit *units;
+	size_t units_cap;
+	float *partials;
+	size_t partials_cap;
+};
+
+struct worker_arg {
+	struct kvb_cpu *cpu;
+	int tid;
+};
+
+static void *worker_main(void *p)
+{
+	struct worker_arg *wa = p;
+	struct kvb_cpu *cpu = wa->cpu;
+	int tid = wa->tid;
+	unsigned long seen = 0;
+	free(wa);
+	pthread_mutex_lock(&cpu->mu);
+	for (;;) {
+		while (!cpu->quit && cpu->generation == seen)
+			pthread_cond_wait(&cpu->go, &cpu->mu);
+		if (cpu->quit)
+			break;
+		seen = cpu->generation;
+		void (*fn)(void *, int, int) = cpu->fn;
+		void *arg = cpu->arg;
+		pthread_mutex_unlock(&cpu->mu);
+		fn(arg, tid, cpu->threads);
+		pthread_mutex_lock(&cpu->mu);
+		if (--cpu->pending == 0)
+			pthread_cond_signal(&cpu->done);
+	}
+	pthread_mutex_unlock(&cpu->mu);
+	return NULL;
+}
+
+int kvb_cpu_create(int threads, struct kvb_cpu **out)
+{
+	struct kvb_cpu *cpu = calloc(1, sizeof *cpu);
+	int started = 0, rc;
+	*out = NULL;
+	if (!cpu)
+		return -1;
+	if (threads < 1)
+		threads = 1;
+	cpu->threads = threads;
+	cpu->tids = calloc((size_t)threads, sizeof *cpu->tids);
+	if (!cpu->tids) {
+		free(cpu);
+		return -1;
+	}
+	pthread_mutex_init(&cpu->mu, NULL);
+	pthread_cond_init(&cpu->go, NULL);
+	pthread_cond_init(&cpu->done, NULL);
+	for (started = 1; started < threads; started++) {
+		struct worker_arg *wa = malloc(sizeof *wa);
+		if (!wa)
+			goto fail;
+		wa->cpu = cpu;
+		wa->tid = started;
+		rc = pthread_create(&cpu->tids[started], NULL, worker_main, wa);
+		if (rc != 0) {
+			free(wa);
+			errno = rc;
+			goto fail;
+		}
+	}
+	*out = cpu;
+	return 0;
+fail:
+	cpu->threads = started; /* join only those that run */
+	rc = errno;
+	kvb_cpu_free(cpu);
+	errno = rc;
+	return -1;
+}
+
+void kvb_cpu_free(struct kvb_cpu *cpu)
+{
+	if (!cpu)
+		return;
+	pthread_mutex_lock(&cpu->mu);
+	cpu->quit = 1;
+	pthread_cond_broadcast(&cpu->go);
+	pthread_mutex_unlock(&cpu->mu);
+	for (int i = 1; i < cpu->threads; i++)
+		pthread_join(cpu->tids[i], NULL);
+	pthread_cond_destroy(&cpu->go);
+	pthread_cond_destroy(&cpu->done);
+	pthread_mutex_destroy(&cpu->mu);
+	free(cpu->tids);
+	free(cpu->scratch);
+	free(cpu->units);
+	free(cpu->partials);
+	free(cpu);
+}
+
+int kvb_cpu_threads(const struct kvb_cpu *cpu)
+{
+	return cpu->threads;
+}
+
+void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nthreads), void *arg)
+{
+	if (cpu->threads == 1) {
+		fn(arg, 0, 1);
+		return;
+	}
+	pthread_mutex_lock(&cpu->mu);
+	cpu->fn = fn;
+	cpu->arg = arg;
+	cpu->pending = cpu->threads - 1;
+	cpu->generation++;
+	pthread_cond_broadcast(&cpu->go);
+	pthread_mutex_unlock(&cpu->mu);
+	fn(arg, 0, cpu->threads);
+	pthread_mutex_lock(&cpu->mu);
+	while (cpu->pending > 0)
+		pthread_cond_wait(&cpu->done, &cpu->mu);
+	pthread_mutex_unlock(&cpu->mu);
+}
+
+/* ------------------------------------------------------------ row math */
+
+static inline float dot(const float *restrict a, const float *restrict b, int d)
+{
+	float part[LANES] = {0};
+	int i = 0;
+	for (; i + LANES <= d; i += LANES)
+		for (int l = 0; l < LANES; l++)
+			part[l] += a[i + l] * b[i + l];
+	float s = 0;
+	for (; i < d; i++)
+		s += a[i] * b[i];
+	for (int l = 0; l < LANES; l++)
+		s += part[l];
+	return s;
+}
+
+static inline void axpy(float *restrict y, float a, const float *restrict x, int d)
+{
+	int i = 0;
+	for (; i + LANES <= d; i += LANES)
+		for (int l = 0; l < LANES; l++)
+			y[i + l] += a * x[i + l];
+	for (; i < d; i++)
+		y[i] += a * x[i];
+}
+
+static inline void scale_row(float *restrict y, float a, int d)
+{
+	for (int i = 0; i < d; i++)
+		y[i] *= a;
+}
+
+/* Apply BODY(k) for k in [0, n): LANES at a time, then the tail, so the
+ * compiler sees fixed-width loops it vectorizes even at -O2. */
+#define FOR_LANES(n, k, BODY)                                   \
+	do {                                                    \
+		int i_ = 0;                                     \
+		for (; i_ + LANES <= (n); i_ += LANES)          \
+			for (int l_ = 0; l_ < LANES; l_++) {    \
+				int k = i_ + l_;                \
+				BODY;                           \
+			}                                       \
+		for (; i_ < (n); i_++) {                        \
+			int k = i_;                             \
+			BODY;                                   \
+		}                                               \
+	} while (0)
+
+/* One row of d stored elements to fp32 (scales applied elsewhere). */
+static void convert_row(enum kvb_dtype dtype, const void *restrict src, float *restrict dst, int d)
+{
+	switch (dtype) {
+	case KVB_DTYPE_FP16: {
+		const uint16_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = kvb_fp16_to_float(s[i]));
+		break;
+	}
+	case KVB_DTYPE_BF16: {
+		const uint16_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = kvb_bf16_to_float(s[i]));
+		break;
+	}
+	case KVB_DTYPE_FP8: {
+		const uint8_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = kvb_e4m3_to_float(s[i]));
+		break;
+	}
+	case KVB_DTYPE_INT8: {
+		const int8_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = (float)s[i]);
+		break;
+	}
+	default:
+		memcpy(dst, src, (size_t)d * sizeof *dst);
+		break;
+	}
+}
+
+/* 2^x for x <= 0: x = n + f with n = round(x), |f| <= 1/2; 2^f by its
+ * Taylor series in f*ln2 to degree 7 (error below (ln2/2)^8/8! ~ 5e-9),
+ * 2^n put straight into the exponent field.  The rounding uses the
+ * 1.5*2^23 trick, which plain (non-fast-math) C keeps as written. */
+static inline float exp2_nonpos(float v)
+{
+	uint32_t small = 0u - (uint32_t)!(v >= -126.0f); /* also -inf and NaN */
+	v = kvb_bits_to_float(kvb_select(small, kvb_float_to_bits(-126.0f), kvb_float_to_bits(v)));
+	float r = (v + 12582912.0f) - 12582912.0f;
+	float f = (v - r) * 0.69314718055994531f;
+	float p = 1.0f / 5040.0f;
+	p = p * f + 1.0f / 720.0f;
+	p = p * f + 1.0f / 120.0f;
+	p = p * f + 1.0f / 24.0f;
+	p = p * f + 1.0f / 6.0f;
+	p = p * f + 0.5f;
+	p = p * f + 1.0f;
+	p = p * f + 1.0f;
+	int32_t e = (int32_t)r + 127;
+	float two_n = kvb_bits_to_float((uint32_t)e << 23);
+	return kvb_bits_to_float(kvb_float_to_bits(p * two_n) & ~small);
+}
+
+void kvb_exp2_nonpos(float *x, int n)
+{
+	FOR_LANES(n, i, x[i] = exp2_nonpos(x[i]));
+}
+
+/* ------------------------------------------------------------ the decode */
+
+struct unit {
+	int32_t b, t0, t1; /* sequence and its tokens [t0, t1) */
+	int32_t h;         /* KV head */
+	int64_t part;      /* partial slot, or -1: write o directly */
+};
+
+struct job {
+	const struct kvb_paged_kv *kv;
+	const float *q;
+	float *o;
+	struct kvb_cpu *cpu;
+	struct unit *units;
+	int64_t nunits;
+	atomic_llong next;
+	int32_t *splits;   /* [B] chunks per sequence */
+	int64_t *part0;    /* [B] first partial slot of sequence b, per head */
+	float *partials;   /* [slots][g][d + 2] */
+	int32_t chunk_tokens;
+};
+
+/* Scratch floats one worker needs for a shape. */
+static size_t scratch_need(const struct kvb_shape *s)
+{
+	size_t g = (size_t)(s->h_q / s->h_kv), d = (size_t)s->d;
+	/* qs, acc: g*d; S: g*CHUNK; m, l: g; K, V tiles: CHUNK*d; int8 scales: 2*CHUNK */
+	size_t n = 2 * g * d + g * CHUNK + 2 * g + 2 * CHUNK * d + 2 * CHUNK;
+	return (n + 15) / 16 * 16 + 16; /* keep each worker's block 64-byte aligned */
+}
+
+/* Attend the g query heads of KV head u->h over tokens [t0, t1) of
+ * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
+ * and sum l[g]. */
+static void attend(const struct kvb_paged_kv *kv, const float *q, const struct unit *u,
+		   float *ws, float **acc_out, float **m_out, float **l_out)
+{
+	const struct kvb_shape *s = &kv->shape;
+	const int g = s->h_q / s->h_kv, d = s->d, P = s->block_size;
+	const enum kvb_dtype dt = s->dtype;
+	const size_t eb = kvb_dtype_bytes(dt);
+	float *qs = ws;
+	float *acc = qs + (size_t)g * d;
+	float *S = acc + (size_t)g * d;
+	float *m = S + (size_t)g * CHUNK;
+	float *l = m + g;
+	float *kt = l + g;
+	float *vt = kt + (size_t)CHUNK * d;
+	float *ks = vt + (size_t)CHUNK * d;
+	float *vs = ks + CHUNK;
+	const float *krow[CHUNK], *vrow[CHUNK];
+	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
+	const char *kpool = kv->k_pool, *vpool = kv->v_pool;
+
+	/* log2(e) folds the base change in; fp8's per-tensor K scale too. */
+	float qscale = kv->sm_scale * LOG2E * (dt == KVB_DTYPE_FP8 ? kv->k_scale : 1.0f);
+	const float *qb = q + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
+	for (int j = 0; j < g * d; j++) {
+		qs[j] = qb[j] * qscale;
+		acc[j] = 0;
+	}
+	for (int j = 0; j < g; j++) {
+		m[j] = -INFINITY;
+		l[j] = 0;
+	}
+
+	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
+		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
+		/* Resolve the chunk's rows once. */
+		for (int r = 0; r < n; r++) {
+			int32_t tok = t + r;
+			int32_t blk = table[tok / P];
+			int slot = tok % P;
+			int64_t row = kvb_row_index(s, blk, u->h, slot);
+			krow[r] = (const float *)(kpool + row * (int64_t)eb);
+			vrow[r] = (const float *)(vpool + row * (int64_t)eb);
+			if (dt == KVB_DTYPE_INT8) {
+				int64_t sr = kvb_scale_index(s, blk, u->h, slot);
+				ks[r] = kv->k_scales[sr];
+				vs[r] = kv->v_scales[sr];
+			}
+		}
+		if (dt != KVB_DTYPE_FP32)
+			for (int r = 0; r < n; r++) {
+				convert_row(dt, krow[r], kt + (size_t)r * d, d);
+				krow[r] = kt + (size_t)r * d;
+			}
+		/* Scores, each K row used by all g heads while it is in L1. */
+		for (int r = 0; r < n; r++)
+			for (int j = 0; j < g; j++)
+				S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], d);
+		if (dt == KVB_DTYPE_INT8)
+			for (int j = 0; j < g; j++)
+				for (int r = 0; r < n; r++)
+					S[j * CHUNK + r] *= ks[r];
+		/* Online softmax: one rescale of acc per chunk and head. */
+		for (int j = 0; j < g; j++) {
+			float *Sj = S + j * CHUNK;
+			float mx = m[j];
+			for (int r = 0; r < n; r++)
+				mx = Sj[r] > mx ? Sj[r] : mx;
+			for (int r = 0; r < n; r++)
+				Sj[r] -= mx;
+			kvb_exp2_nonpos(Sj, n);
+			/* -inf on the first chunk gives 0: acc is 0 anyway */
+			float alpha = exp2_nonpos(m[j] - mx);
+			float sum = 0;
+			for (int r = 0; r < n; r++)
+				sum += Sj[r];
+			l[j] = l[j] * alpha + sum;
+			if (alpha != 1.0f)
+				scale_row(acc + (size_t)j * d, alpha, d);
+			m[j] = mx;
+			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
+				for (int r = 0; r < n; r++)
+					Sj[r] *= vs[r];
+		}
+		if (dt != KVB_DTYPE_FP32)
+			for (int r = 0; r < n; r++) {
+				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
+				vrow[r] = vt + (size_t)r * d;
+			}
+		for (int r = 0; r < n; r++)
+			for (int j = 0; j < g; j++)
+				axpy(acc + (size_t)j * d, S[j * CHUNK + r], vrow[r], d);
+	}
+	*acc_out = acc;
+	*m_out = m;
+	*l_out = l;
+}
+
+static void decode_worker(void *arg, int tid, int nthreads)
+{
+	struct job *job = arg;
+	const struct kvb_paged_kv *kv = job->kv;
+	const struct kvb_shape *s = &kv->shape;
+	const int g = s->h_q / s->h_kv, d = s->d;
+	const float vscale = s->dtype == KVB_DTYPE_FP8 ? kv->v_scale : 1.0f;
+	float *ws = job->cpu->scratch + (size_t)tid * job->cpu->scratch_floats;
+	(void)nthreads;
+	for (;;) {
+		long long k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+		if (k >= job->nunits)
+			break;
+		const struct unit *u = &job->units[k];
+		float *acc, *m, *l;
+		attend(kv, job->q, u, ws, &acc, &m, &l);
+		if (u->part < 0) {
+			float *ob = job->o + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
+			for (int j = 0; j < g; j++) {
+				float inv = l[j] > 0 ? vscale / l[j] : 0.0f; /* length 0: zeros */
+				for (int i = 0; i < d; i++)
+					ob[(size_t)j * d + i] = acc[(size_t)j * d + i] * inv;
+			}
+		} else {
+			float *p = job->partials + u->part * (int64_t)g * (d + 2);
+			for (int j = 0; j < g; j++) {
+				float *pj = p + (size_t)j * (d + 2);
+				memcpy(pj, acc + (size_t)j * d, (size_t)d * sizeof *pj);
+				pj[d] = m[j];
+				pj[d + 1] = l[j];
+			}
+		}
+	}
+}
+
+/* Merge the partial states of split sequences: with M the largest max,
+ * o = sum_c acc_c 2^(m_c - M) / sum_c l_c 2^(m_c - M). */
+static void merge_worker(void *arg, int tid, int nthreads)
+{
+	struct job *job = arg;
+	const struct kvb_paged_kv *kv = job->kv;
+	const struct kvb_shape *s = &kv->shape;
+	const int g = s->h_q / s->h_kv, d = s->d;
+	const float vscale = s->dtype == KVB_DTYPE_FP8 ? kv->v_scale : 1.0f;
+	for (int32_t b = tid; b < kv->batch; b += nthreads) {
+		int32_t nc = job->splits[b];
+		if (nc <= 1)
+			continue;
+		for (int h = 0; h < s->h_kv; h++)
+			for (int j = 0; j < g; j++) {
+				float *ob = job->o + ((int64_t)b * s->h_q + (int64_t)h * g + j) * d;
+				const float *first = job->partials +
+					((job->part0[b] + (int64_t)h * nc) * g + j) * (int64_t)(d + 2);
+				const int64_t stride = (int64_t)g * (d + 2);
+				float M = -INFINITY, L = 0;
+				for (int32_t c = 0; c < nc; c++) {
+					float mc = first[c * stride + d];
+					M = mc > M ? mc : M;
+				}
+				for (int i = 0; i < d; i++)
+					ob[i] = 0;
+				for (int32_t c = 0; c < nc; c++) {
+					const float *pc = first + c * stride;
+					float w = exp2_nonpos(pc[d] - M);
+					L += pc[d + 1] * w;
+					axpy(ob, w, pc, d);
+				}
+				float inv = L > 0 ? vscale / L : 0.0f;
+				scale_row(ob, inv, d);
+			}
+	}
+}
+
+static int unit_longer(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+	int32_t lx = x->t1 - x->t0, ly = y->t1 - y->t0;
+	return (lx < ly) - (lx > ly);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	void *n = realloc(*p, need * elem);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = need;
+	return 0;
+}
+
+int kvb_cpu_decode(struct kvb_cpu *cpu, const struct kvb_paged_kv *kv, const float *q, float *o)
+{
+	const struct kvb_shape *s = &kv->shape;
+	const int T = cpu->threads, g = s->h_q / s->h_kv, d = s->d;
+	int32_t *splits = malloc((size_t)kv->batch * sizeof *splits);
+	int64_t *part0 = malloc((size_t)kv->batch * sizeof *part0);
+	int rc = -1;
+	if (!splits || !part0)
+		goto out;
+
+	/* Split sequences only when (sequence, head) units are too few to
+	 * balance T threads; aim for about 4 units per thread. */
+	int64_t tokens = 0;
+	for (int32_t b = 0; b < kv->batch; b++)
+		tokens += kv->seq_lens[b];
+	int64_t chunk = INT32_MAX;
+	if ((int64_t)kv->batch * s->h_kv < 4 * (int64_t)T && T > 1) {
+		chunk = (tokens * s->h_kv + 4 * (int64_t)T - 1) / (4 * (int64_t)T);
+		if (chunk < MIN_SPLIT)
+			chunk = MIN_SPLIT;
+	}
+	int64_t nunits = 0, slots = 0;
+	for (int32_t b = 0; b < kv->batch; b++) {
+		int64_t nc = kv->seq_lens[b] > chunk ? (kv->seq_lens[b] + chunk - 1) / chunk : 1;
+		splits[b] = (int32_t)nc;
+		part0[b] = nc > 1 ? slots : -1;
+		if (nc > 1)
+			slots += nc * s->h_kv;
+		nunits += nc * s->h_kv;
+	}
+	size_t need = scratch_need(s);
+	if (need > cpu->scratch_floats) {
+		free(cpu->scratch);
+		cpu->scratch = aligned_alloc(64, need * (size_t)T * sizeof(float));
+		cpu->scratch_floats = cpu->scratch ? need : 0;
+		if (!cpu->scratch)
+			goto out;
+	}
+	if (grow((void **)&cpu->units, &cpu->units_cap, (size_t)nunits, sizeof *cpu->units) ||
+	    grow((void **)&cpu->partials, &cpu->partials_cap,
+		 (size_t)(slots * g * (d + 2)), sizeof(float)))
+		goto out;
+	int64_t k = 0;
+	for (int32_t b = 0; b < kv->batch; b++)
+		for (int h = 0; h < s->h_kv; h++)
+			for (int32_t c = 0; c < splits[b]; c++) {
+				struct unit *u = &cpu->units[k++];
+				u->b = b;
+				u->h = h;
+				u->t0 = (int32_t)(c * (splits[b] > 1 ? chunk : 0));
+				u->t1 = splits[b] > 1 && (c + 1) * chunk < kv->seq_lens[b]
+						? (int32_t)((c + 1) * chunk) : kv->seq_lens[b];
+				u->part = splits[b] > 1 ? part0[b] + (int64_t)h * splits[b] + c : -1;
+			}
+	/* Longest first, so the last units to start are short ones. */
+	qsort(cpu->units, (size_t)nunits, sizeof *cpu->units, unit_longer);
+
+	struct job job = {
+		.kv = kv, .q = q, .o = o, .cpu = cpu, .units = cpu->units, .nunits = nunits,
+		.splits = splits, .part0 = part0, .partials = cpu->partials,
+		.chunk_tokens = (int32_t)(chunk < INT32_MAX ? chunk : 0),
+	};
+	atomic_init(&job.next, 0);
+	kvb_cpu_parallel(cpu, decode_worker, &job);
+	if (slots > 0)
+		kvb_cpu_parallel(cpu, merge_worker, &job);
+	rc = 0;
+out:
+	free(splits);
+	free(part0);
+	return rc;
+}
