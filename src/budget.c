@@ -1,0 +1,383 @@
+/* budget.c: one GPU's memory budget and KV pool under each engine's policy.
+ * Legend: n = tokens per sequence, B = sequences, P = block size in tokens,
+ * T = max_batched_tokens.  See budget.h for the four policies; the engine
+ * formulas are transcribed from peers.md section 2 and architectures.md
+ * section 1.4 (vLLM's hybrid KV groups). */
+#include "budget.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "units.h"
+
+static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm"};
+
+bool kvp_engine_parse(const char *s, enum kvp_engine *out)
+{
+	for (int i = 0; i < 4; i++)
+		if (strcasecmp(s, engine_names[i]) == 0) {
+			*out = (enum kvp_engine)i;
+			return true;
+		}
+	if (strcasecmp(s, "tensorrt-llm") == 0 || strcasecmp(s, "trt-llm") == 0) {
+		*out = KVP_ENGINE_TRTLLM;
+		return true;
+	}
+	return false;
+}
+
+const char *kvp_engine_name(enum kvp_engine e) { return engine_names[e]; }
+
+/* Activation peak of one forward pass over T tokens on one GPU, in the
+ * serving dtype: per token the hidden state and residual (2H), the q/k/v
+ * projections ((H_q/tp + 2 H_kv/tp) d_h) and the gated MLP's gate/up output
+ * and activation (3 I/tp, with I = max(dense I, top_k * expert I) for MoE);
+ * plus the sampler's fp32 logits and probabilities for min(S, T) sequences
+ * (2 * 4 * V/tp each).  A profile run's peak, as vLLM measures it. */
+uint64_t kvp_budget_activation_estimate(const struct kvp_spec *s, uint64_t tokens,
+					uint32_t max_num_seqs)
+{
+	const struct kvp_model *m = s->model;
+	uint64_t tp = s->par.tp;
+	uint64_t inter = m->intermediate_size;
+	if (m->moe_num_experts) {
+		uint64_t ei = m->moe_intermediate_size ? m->moe_intermediate_size : m->intermediate_size;
+		uint64_t moe = ei * m->moe_experts_per_token;
+		inter = moe > inter ? moe : inter;
+	}
+	uint64_t per_token = 2ULL * m->hidden_size +
+			     ((uint64_t)m->num_heads / tp + 2ULL * s->kv_heads_per_gpu) * m->head_dim +
+			     3ULL * inter / tp;
+	uint64_t elem = kvp_dtype_info(s->serving_dtype)->bits / 8;
+	uint64_t seqs = max_num_seqs < tokens ? max_num_seqs : tokens;
+	uint64_t a, b, t;
+	if (!kvp_mul(per_token, elem, &a) || !kvp_mul(a, tokens, &a) ||
+	    !kvp_mul(seqs, 8ULL * (m->vocab_size / tp), &b) || !kvp_add(a, b, &t))
+		return UINT64_MAX;
+	return t;
+}
+
+/* vLLM's per-request worst case in blocks for one layer of this kind
+ * (kv_cache_interface.py max_memory_usage_bytes / page). */
+static uint64_t vllm_blocks(enum kvp_layer_kind kind, uint32_t window, uint64_t n, uint32_t P,
+			    uint64_t T)
+{
+	uint64_t w;
+	switch (kind) {
+	case KVP_LAYER_SLIDING:
+		w = (uint64_t)window - 1 + T;
+		return kvp_cdiv(w < n ? w : n, P) + 1;
+	case KVP_LAYER_CHUNKED:
+		w = (uint64_t)window + T;
+		return kvp_cdiv(w < n ? w : n, P);
+	case KVP_LAYER_MAMBA:
+		return 1;
+	default:
+		return kvp_cdiv(n, P);
+	}
+}
+
+/* The kind a layer counts as in vLLM's grouping (MLA is full attention). */
+static enum kvp_layer_kind vllm_kind(enum kvp_layer_kind k, bool hybrid_off)
+{
+	if (k == KVP_LAYER_MLA)
+		return KVP_LAYER_FULL;
+	if (hybrid_off && (k == KVP_LAYER_SLIDING || k == KVP_LAYER_CHUNKED))
+		return KVP_LAYER_FULL;
+	return k;
+}
+
+/* Per-request blocks in vLLM's pool: cdiv(sum over layers of blocks, group size). */
+static uint64_t vllm_request_blocks(const struct kvp_budget *b, uint64_t n)
+{
+	uint64_t sum = 0;
+	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
+		const struct kvp_budget_group *g = &b->group[k];
+		if (!g->layers)
+			continue;
+		uint32_t window = 0;
+		for (uint32_t i = 0; i < b->spec.num_layers && !window; i++)
+			if (b->spec.layers[i].kind == (enum kvp_layer_kind)k)
+				window = b->spec.layers[i].window;
+		sum += (uint64_t)g->layers * vllm_blocks((enum kvp_layer_kind)k, window, n,
+							 b->block_size, b->max_batched_tokens);
+	}
+	return kvp_cdiv(sum, b->group_size);
+}
+
+/* Lay out vLLM's KV groups; sets page_bytes, group_size, groups, padding. */
+static void vllm_groups(struct kvp_budget *b, bool hybrid_off)
+{
+	const struct kvp_spec *s = &b->spec;
+	uint64_t attn_token_bytes = 0, state = 0;
+	for (uint32_t i = 0; i < s->num_layers; i++) {
+		const struct kvp_spec_layer *l = &s->layers[i];
+		if (l->kind == KVP_LAYER_NONE)
+			continue;
+		enum kvp_layer_kind k = vllm_kind(l->kind, hybrid_off);
+		b->group[k].kind = k;
+		b->group[k].layers++;
+		if (l->token_bytes > attn_token_bytes)
+			attn_token_bytes = l->token_bytes;
+		if (l->seq_bytes > state)
+			state = l->seq_bytes;
+	}
+	/* Mamba hybrids: the attention block grows (in steps of 16 tokens) until
+	 * one attention page holds a Mamba state; the state is padded to it. */
+	if (state && attn_token_bytes && (uint64_t)b->block_size * attn_token_bytes < state)
+		b->block_size = (uint32_t)(16 * kvp_cdiv(state, 16 * attn_token_bytes));
+	b->page_bytes = attn_token_bytes ? b->block_size * attn_token_bytes : state;
+	uint32_t lo = UINT32_MAX, hi = 0, types = 0;
+	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
+		uint32_t c = b->group[k].layers;
+		if (!c)
+			continue;
+		types++;
+		lo = c < lo ? c : lo;
+		hi = c > hi ? c : hi;
+	}
+	/* group size: the smallest layer count, or the largest when it is
+	 * under 1.5 times the smallest (kv_cache_utils.py) */
+	b->group_size = types <= 1 ? hi : (2 * hi < 3 * lo ? hi : lo);
+	b->num_groups = 0;
+	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
+		struct kvp_budget_group *g = &b->group[k];
+		if (!g->layers)
+			continue;
+		g->groups = (uint32_t)kvp_cdiv(g->layers, b->group_size);
+		b->num_groups += g->groups;
+		b->padding_layers += g->groups * b->group_size - g->layers;
+	}
+}
+
+kvp_status kvp_budget_pool_for(const struct kvp_budget *b, uint64_t n, uint64_t B, uint64_t *out)
+{
+	uint64_t per;
+	if (b->engine == KVP_ENGINE_VLLM) {
+		uint64_t blocks = vllm_request_blocks(b, n), slot;
+		if (!kvp_mul(b->page_bytes, b->group_size, &slot) || !kvp_mul(blocks, slot, &per))
+			return KVP_STATUS_OVERFLOW;
+	} else if (kvp_spec_seq_bytes(&b->spec, n, b->block_size, &per)) {
+		return KVP_STATUS_OVERFLOW;
+	}
+	return kvp_mul(per, B, out) ? KVP_STATUS_OK : KVP_STATUS_OVERFLOW;
+}
+
+static uint64_t max_sequences_at(const struct kvp_budget *b, uint64_t n)
+{
+	uint64_t per;
+	if (kvp_budget_pool_for(b, n, 1, &per) || per == 0)
+		return 0;
+	if (b->engine == KVP_ENGINE_VLLM)
+		return b->num_blocks / (per / (b->page_bytes * b->group_size));
+	return b->kv_pool_bytes / per;
+}
+
+uint64_t kvp_budget_max_context(const struct kvp_budget *b, uint64_t B, uint64_t limit)
+{
+	uint64_t lo = 0, hi = limit;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+		if (max_sequences_at(b, mid) >= B)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+double kvp_budget_utilization_for(const struct kvp_budget *b, uint64_t n, uint64_t B)
+{
+	uint64_t pool;
+	if (kvp_budget_pool_for(b, n, B, &pool))
+		return INFINITY;
+	double need = (double)pool, gpu = (double)b->gpu_memory_bytes;
+	double fixed = (double)b->weights_bytes + (double)b->activation_bytes +
+		       (double)b->overhead_bytes;
+	switch (b->engine) {
+	case KVP_ENGINE_SGLANG:
+		/* pool = f * (gpu - context overhead) - weights */
+		return (need + (double)b->weights_bytes) / (gpu - (double)b->overhead_bytes);
+	case KVP_ENGINE_TRTLLM:
+		/* pool = f * (gpu - weights - activations - overhead) */
+		return gpu > fixed ? need / (gpu - fixed) : INFINITY;
+	default:
+		return (need + fixed) / gpu;
+	}
+}
+
+kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
+			      const struct kvp_budget_opts *o, struct kvp_budget *b,
+			      struct kvp_error *err)
+{
+	memset(b, 0, sizeof *b);
+	kvp_status st = kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err);
+	if (st)
+		return st;
+	const struct kvp_spec *s = &b->spec;
+	b->engine = o->engine;
+	static const uint32_t default_block[] = {16, 16, 1, 32};
+	b->block_size = o->block_size ? o->block_size : default_block[o->engine];
+	b->context = o->context ? o->context : m->max_context;
+	b->batch = o->batch ? o->batch : 1;
+	b->max_batched_tokens = o->max_batched_tokens ? o->max_batched_tokens
+						      : KVP_DEFAULT_MAX_BATCHED_TOKENS;
+	uint32_t max_seqs = o->max_num_seqs ? o->max_num_seqs : KVP_DEFAULT_MAX_NUM_SEQS;
+	b->gpu_memory_bytes = o->has_gpu_memory ? o->gpu_memory_bytes : g->memory_bytes;
+	b->weights_bytes = o->has_weights ? o->weights_bytes : s->weights_bytes;
+	b->activation_bytes = o->has_activation
+		? o->activation_bytes
+		: kvp_budget_activation_estimate(s, b->max_batched_tokens, max_seqs);
+	uint64_t ctx = KVP_OVERHEAD_CONTEXT_BYTES +
+		       ((uint64_t)o->par.tp * o->par.pp > 1 ? KVP_OVERHEAD_NCCL_BYTES : 0);
+	if (o->has_overhead)
+		b->overhead_bytes = o->overhead_bytes;
+	else
+		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);
+	uint64_t fixed;
+	if (!kvp_add(b->weights_bytes, b->activation_bytes, &fixed) ||
+	    !kvp_add(fixed, b->overhead_bytes, &fixed))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights-bytes",
+				     "weights + activations + overhead overflow");
+	double gpu = (double)b->gpu_memory_bytes;
+
+	/* the pool, per engine */
+	double pool = 0;
+	switch (o->engine) {
+	case KVP_ENGINE_GENERIC:
+	case KVP_ENGINE_VLLM:
+		b->utilization = o->utilization > 0 ? o->utilization : KVP_DEFAULT_UTILIZATION;
+		b->usable_bytes = (uint64_t)floor(gpu * b->utilization);
+		pool = (double)b->usable_bytes - (double)fixed;
+		break;
+	case KVP_ENGINE_SGLANG: {
+		/* default mem_fraction_static (sglang PR #10975): reserve, in MiB,
+		 * 512 + max(chunked_prefill, 2048) * 1.5 + cuda_graph_max_bs * 2
+		 * + tp * pp / 8 * 1024, at least 10 GiB on GPUs over 60 GiB */
+		double gpu_mib = gpu / (double)KVP_MIB;
+		double mbt = (double)b->max_batched_tokens;
+		double reserved = 512 + (mbt > 2048 ? mbt : 2048) * 1.5 + max_seqs * 2.0 +
+				  (double)o->par.tp * o->par.pp / 8.0 * 1024;
+		if (gpu_mib > 60 * 1024 && reserved < 10 * 1024)
+			reserved = 10 * 1024;
+		b->utilization = o->utilization > 0 ? o->utilization
+						    : (gpu_mib - reserved) / gpu_mib;
+		double free_before = gpu - (double)b->overhead_bytes;
+		b->usable_bytes = (uint64_t)floor(free_before * b->utilization);
+		pool = (double)b->usable_bytes - (double)b->weights_bytes;
+		break;
+	}
+	case KVP_ENGINE_TRTLLM:
+		b->utilization = o->utilization > 0 ? o->utilization : KVP_DEFAULT_TRT_FREE_FRACTION;
+		pool = floor((gpu - (double)fixed) * b->utilization);
+		b->usable_bytes = pool > 0 ? (uint64_t)pool + fixed : fixed;
+		break;
+	}
+	b->weights_fit = pool > 0;
+	b->kv_pool_bytes = pool > 0 ? (uint64_t)pool : 0;
+	b->headroom_bytes = b->gpu_memory_bytes > b->usable_bytes
+		? b->gpu_memory_bytes - b->usable_bytes : 0;
+
+	/* paging */
+	if (o->engine == KVP_ENGINE_VLLM) {
+		vllm_groups(b, o->hybrid_off);
+		uint64_t slot;
+		if (!kvp_mul(b->page_bytes, b->group_size, &slot))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "block-size",
+					     "page size overflow");
+		b->num_blocks = slot ? b->kv_pool_bytes / slot : 0;
+		b->max_tokens = b->num_groups ? b->num_blocks / b->num_groups * b->block_size : 0;
+		for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
+			if (b->group[k].layers) {
+				uint32_t window = 0;
+				for (uint32_t i = 0; i < s->num_layers && !window; i++)
+					if (vllm_kind(s->layers[i].kind, o->hybrid_off) ==
+					    (enum kvp_layer_kind)k)
+						window = s->layers[i].window;
+				b->group[k].blocks_per_seq =
+					vllm_blocks((enum kvp_layer_kind)k,
+						    o->hybrid_off ? 0 : window, b->context,
+						    b->block_size, b->max_batched_tokens);
+			}
+	} else {
+		b->group_size = s->num_layers;
+		b->num_groups = 1;
+		if (!kvp_mul(b->block_size, s->token_bytes, &b->page_bytes))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "block-size",
+					     "page size overflow");
+		b->num_blocks = b->page_bytes ? b->kv_pool_bytes / b->page_bytes : 0;
+		b->max_tokens = b->num_blocks * b->block_size;
+	}
+	if (kvp_budget_pool_for(b, b->context, 1, &b->seq_bytes))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+				     "%llu tokens overflow the byte count",
+				     (unsigned long long)b->context);
+	b->max_sequences = max_sequences_at(b, b->context);
+	uint64_t exact;
+	if (kvp_spec_seq_bytes(s, b->context, 1, &exact) || !kvp_mul(exact, b->batch, &b->kv_bytes))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+				     "KV bytes of %llu x %llu tokens overflow",
+				     (unsigned long long)b->batch, (unsigned long long)b->context);
+	b->fits = b->weights_fit && b->max_sequences >= b->batch;
+	return KVP_STATUS_OK;
+}
+
+bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, struct kvp_record *r)
+{
+	const struct kvp_spec *s = &b->spec;
+	bool ok = kvp_record_str(r, "model", s->model->name) &&
+		  kvp_record_str(r, "gpu", gpu_name) &&
+		  kvp_record_str(r, "engine", kvp_engine_name(b->engine)) &&
+		  kvp_record_u64(r, "tp", s->par.tp) && kvp_record_u64(r, "pp", s->par.pp) &&
+		  kvp_record_u64(r, "block_size", b->block_size) &&
+		  kvp_record_str(r, "dtype", kvp_dtype_name(s->serving_dtype)) &&
+		  kvp_record_str(r, "kv_dtype", kvp_dtype_name(s->kv_dtype)) &&
+		  kvp_record_u64(r, "context", b->context) && kvp_record_u64(r, "batch", b->batch) &&
+		  kvp_record_u64(r, "kv_bytes_per_token", s->token_bytes) &&
+		  kvp_record_u64(r, "kv_bytes_per_token_total", s->token_bytes_total) &&
+		  kvp_record_u64(r, "kv_state_bytes_per_sequence", s->seq_bytes) &&
+		  kvp_record_u64(r, "kv_bytes_per_sequence", b->seq_bytes) &&
+		  kvp_record_u64(r, "kv_bytes", b->kv_bytes) &&
+		  kvp_record_u64(r, "gpu_memory_bytes", b->gpu_memory_bytes) &&
+		  kvp_record_f64(r, "utilization", b->utilization) &&
+		  kvp_record_u64(r, "usable_bytes", b->usable_bytes) &&
+		  kvp_record_u64(r, "weights_bytes", b->weights_bytes) &&
+		  kvp_record_u64(r, "activation_bytes", b->activation_bytes) &&
+		  kvp_record_u64(r, "overhead_bytes", b->overhead_bytes) &&
+		  kvp_record_u64(r, "headroom_bytes", b->headroom_bytes) &&
+		  kvp_record_u64(r, "kv_pool_bytes", b->kv_pool_bytes) &&
+		  kvp_record_u64(r, "page_bytes", b->page_bytes) &&
+		  kvp_record_u64(r, "kv_groups", b->num_groups) &&
+		  kvp_record_u64(r, "padding_layers", b->padding_layers) &&
+		  kvp_record_u64(r, "num_blocks", b->num_blocks) &&
+		  kvp_record_u64(r, "max_tokens", b->max_tokens) &&
+		  kvp_record_u64(r, "max_sequences", b->max_sequences) &&
+		  kvp_record_bool(r, "fits", b->fits);
+	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
+	if (!layers)
+		return false;
+	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
+		if (!s->count[k])
+			continue;
+		struct kvp_record *kr = kvp_record_new();
+		if (!kr)
+			break;
+		kvp_record_u64(kr, "layers", s->count[k]);
+		if (k == KVP_LAYER_MAMBA) {
+			uint64_t state = 0;
+			for (uint32_t i = 0; i < s->num_layers; i++)
+				state += s->layers[i].seq_bytes;
+			kvp_record_u64(kr, "state_bytes_per_sequence", state);
+		} else {
+			kvp_record_u64(kr, "bytes_per_token", s->kind_token_bytes[k]);
+		}
+		for (uint32_t i = 0; i < s->num_layers; i++)
+			if (s->layers[i].kind == (enum kvp_layer_kind)k && s->layers[i].window) {
+				kvp_record_u64(kr, "window", s->layers[i].window);
+				break;
+			}
+		kvp_record_rec(layers, kvp_layer_kind_name((enum kvp_layer_kind)k), kr);
+	}
+	return kvp_record_rec(r, "layers", layers);
+}

@@ -1,0 +1,272 @@
+/* cli.c: options, profile loading and error reporting shared by every kvplan
+ * subcommand.  Messages about user input always carry the option or the
+ * file:line:col and field; see cli.h for the exit codes. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+const char kvp_cli_common_help[] =
+	"Model and hardware:\n"
+	"  --model NAME|PATH         model profile name, YAML path or HF config.json\n"
+	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
+	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
+	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
+	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
+	"                            fp32 checkpoints are served in bf16)\n"
+	"  --kv-dtype D              auto|bf16|fp16|fp32|fp8|fp8_e5m2|fp8-pth|int8|int4|nvfp4\n"
+	"  --block-size N            KV block size in tokens (default 16; sglang 1; trtllm 32)\n"
+	"  --utilization F           memory fraction (vLLM gpu_memory_utilization, SGLang\n"
+	"                            mem_fraction_static, TRT-LLM free fraction); 0.9 or 90%\n"
+	"Workload:\n"
+	"  --context N               tokens per sequence (default: model maximum); 8192, 128k\n"
+	"  --batch B                 concurrent sequences (default 1)\n"
+	"  --max-batched-tokens N    tokens per forward pass for activations (default 8192)\n"
+	"  --max-num-seqs N          sequences per step, for the sampler (default 256)\n"
+	"Overrides (plug in what your engine logged):\n"
+	"  --weights-bytes SIZE      weights on one GPU, e.g. 14.99GiB\n"
+	"  --activation-bytes SIZE   activation peak\n"
+	"  --overhead-bytes SIZE     CUDA context, NCCL, CUDA graphs\n"
+	"  --gpu-memory SIZE         total GPU memory, e.g. 79.19GiB\n"
+	"  --disable-hybrid-kv       vLLM without the hybrid KV manager (windows not capped)\n"
+	"Output:\n"
+	"  --format F                table|json|csv (default table)\n"
+	"  --help                    this text\n";
+
+void kvp_cli_common_init(struct kvp_cli_common *c)
+{
+	memset(c, 0, sizeof *c);
+	c->format = KVP_FORMAT_TABLE;
+	c->opts.engine = KVP_ENGINE_GENERIC;
+	c->opts.par.tp = 1;
+	c->opts.par.pp = 1;
+	c->opts.dtype = KVP_DTYPE_AUTO;
+	c->opts.kv_dtype = KVP_DTYPE_AUTO;
+}
+
+int kvp_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "kvplan %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'kvplan %s --help'.\n", cmd);
+	return KVP_EXIT_USAGE;
+}
+
+int kvp_cli_error(const char *cmd, const struct kvp_error *err)
+{
+	char buf[1400];
+	kvp_error_format(err, buf, sizeof buf);
+	fprintf(stderr, "kvplan %s: %s\n", cmd, buf);
+	return kvp_status_exit_code(err->status);
+}
+
+bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out)
+{
+	int rc = kvp_parse_u64(arg, out);
+	if (rc == -2 || (rc == 0 && *out > UINT32_MAX && min > 0 && strcmp(opt, "--batch") != 0 &&
+			 strcmp(opt, "--context") != 0)) {
+		kvp_cli_usage_error(cmd, "%s: %s is too large", opt, arg);
+		return false;
+	}
+	if (rc) {
+		kvp_cli_usage_error(cmd, "%s: expected a whole number, got '%s'", opt, arg);
+		return false;
+	}
+	if (*out < min) {
+		kvp_cli_usage_error(cmd, "%s: must be at least %llu, got %s", opt,
+				    (unsigned long long)min, arg);
+		return false;
+	}
+	return true;
+}
+
+bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	int rc = kvp_parse_tokens(arg, out);
+	if (rc == -2) {
+		kvp_cli_usage_error(cmd, "%s: %s is too large", opt, arg);
+		return false;
+	}
+	if (rc || *out == 0) {
+		kvp_cli_usage_error(cmd, "%s: expected a positive token count such as 8192 or 128k, got '%s'",
+				    opt, arg);
+		return false;
+	}
+	return true;
+}
+
+bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+	int rc = kvp_parse_bytes(arg, out);
+	if (rc == -2) {
+		kvp_cli_usage_error(cmd, "%s: %s does not fit in 64 bits", opt, arg);
+		return false;
+	}
+	if (rc) {
+		kvp_cli_usage_error(cmd, "%s: expected a size such as 14.99GiB or 80GB, got '%s'",
+				    opt, arg);
+		return false;
+	}
+	return true;
+}
+
+bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
+			size_t max, size_t *n)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", arg);
+	*n = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == max) {
+			kvp_cli_usage_error(cmd, "%s: at most %zu values", opt, max);
+			return false;
+		}
+		if (!kvp_cli_tokens(cmd, opt, t, &out[(*n)++]))
+			return false;
+	}
+	if (*n == 0) {
+		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+		return false;
+	}
+	return true;
+}
+
+int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, const char *arg)
+{
+	struct kvp_budget_opts *o = &c->opts;
+	uint64_t v;
+	double d;
+	switch (opt) {
+	case KVP_OPT_MODEL: c->model = arg; return 0;
+	case KVP_OPT_GPU: c->gpu = arg; return 0;
+	case KVP_OPT_HELP: c->help = true; return 0;
+	case KVP_OPT_ENGINE:
+		if (!kvp_engine_parse(arg, &o->engine))
+			return kvp_cli_usage_error(cmd, "--engine: unknown engine '%s' (generic, vllm, sglang, trtllm)", arg);
+		return 0;
+	case KVP_OPT_TP:
+	case KVP_OPT_PP:
+		if (!kvp_cli_u64(cmd, opt == KVP_OPT_TP ? "--tp" : "--pp", arg, 1, &v))
+			return KVP_EXIT_USAGE;
+		if (v > 1u << 20)
+			return kvp_cli_usage_error(cmd, "%s: %s GPUs is more than kvplan plans for",
+						   opt == KVP_OPT_TP ? "--tp" : "--pp", arg);
+		*(opt == KVP_OPT_TP ? &o->par.tp : &o->par.pp) = (uint32_t)v;
+		return 0;
+	case KVP_OPT_DTYPE:
+	case KVP_OPT_KV_DTYPE: {
+		enum kvp_dtype dt;
+		const char *name = opt == KVP_OPT_DTYPE ? "--dtype" : "--kv-dtype";
+		if (!kvp_dtype_parse(arg, &dt))
+			return kvp_cli_usage_error(cmd, "%s: unknown dtype '%s'", name, arg);
+		if (opt == KVP_OPT_DTYPE && dt != KVP_DTYPE_AUTO && dt != KVP_DTYPE_BF16 &&
+		    dt != KVP_DTYPE_FP16 && dt != KVP_DTYPE_FP32)
+			return kvp_cli_usage_error(cmd, "--dtype: %s is not a serving dtype (auto, bf16, fp16, fp32); "
+						   "quantized weights belong in the model profile", arg);
+		if (opt == KVP_OPT_KV_DTYPE && !kvp_dtype_info(dt)->kv_ok)
+			return kvp_cli_usage_error(cmd, "--kv-dtype: %s is not a KV cache format", arg);
+		*(opt == KVP_OPT_DTYPE ? &o->dtype : &o->kv_dtype) = dt;
+		return 0;
+	}
+	case KVP_OPT_BLOCK_SIZE:
+		if (!kvp_cli_u64(cmd, "--block-size", arg, 1, &v))
+			return KVP_EXIT_USAGE;
+		if (v > 1u << 20)
+			return kvp_cli_usage_error(cmd, "--block-size: %s tokens is too large", arg);
+		o->block_size = (uint32_t)v;
+		return 0;
+	case KVP_OPT_UTILIZATION:
+		if (kvp_parse_fraction(arg, &d))
+			return kvp_cli_usage_error(cmd, "--utilization: expected a fraction in (0, 1] such as 0.9 or 90%%, got '%s'", arg);
+		o->utilization = d;
+		return 0;
+	case KVP_OPT_CONTEXT:
+		return kvp_cli_tokens(cmd, "--context", arg, &o->context) ? 0 : KVP_EXIT_USAGE;
+	case KVP_OPT_BATCH:
+		return kvp_cli_u64(cmd, "--batch", arg, 1, &o->batch) ? 0 : KVP_EXIT_USAGE;
+	case KVP_OPT_MAX_BATCHED_TOKENS:
+		return kvp_cli_tokens(cmd, "--max-batched-tokens", arg, &o->max_batched_tokens)
+			? 0 : KVP_EXIT_USAGE;
+	case KVP_OPT_MAX_NUM_SEQS:
+		if (!kvp_cli_u64(cmd, "--max-num-seqs", arg, 1, &v))
+			return KVP_EXIT_USAGE;
+		o->max_num_seqs = (uint32_t)v;
+		return 0;
+	case KVP_OPT_WEIGHTS_BYTES:
+		o->has_weights = true;
+		return kvp_cli_bytes(cmd, "--weights-bytes", arg, &o->weights_bytes) ? 0 : KVP_EXIT_USAGE;
+	case KVP_OPT_ACTIVATION_BYTES:
+		o->has_activation = true;
+		return kvp_cli_bytes(cmd, "--activation-bytes", arg, &o->activation_bytes) ? 0 : KVP_EXIT_USAGE;
+	case KVP_OPT_OVERHEAD_BYTES:
+		o->has_overhead = true;
+		return kvp_cli_bytes(cmd, "--overhead-bytes", arg, &o->overhead_bytes) ? 0 : KVP_EXIT_USAGE;
+	case KVP_OPT_GPU_MEMORY:
+		o->has_gpu_memory = true;
+		if (!kvp_cli_bytes(cmd, "--gpu-memory", arg, &o->gpu_memory_bytes))
+			return KVP_EXIT_USAGE;
+		if (o->gpu_memory_bytes == 0)
+			return kvp_cli_usage_error(cmd, "--gpu-memory: must be positive");
+		return 0;
+	case KVP_OPT_DISABLE_HYBRID:
+		o->hybrid_off = true;
+		return 0;
+	case KVP_OPT_FORMAT:
+		if (!kvp_format_parse(arg, &c->format))
+			return kvp_cli_usage_error(cmd, "--format: expected table, json or csv, got '%s'", arg);
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
+		 struct kvp_gpu *g, bool need_gpu)
+{
+	struct kvp_error err = {0};
+	if (!c->model)
+		return kvp_cli_usage_error(cmd, "--model is required");
+	if (need_gpu && !c->gpu && !c->opts.has_gpu_memory)
+		return kvp_cli_usage_error(cmd, "--gpu (or --gpu-memory) is required");
+	if (kvp_model_load(c->model, m, &err))
+		return kvp_cli_error(cmd, &err);
+	if (g) {
+		memset(g, 0, sizeof *g);
+		if (c->gpu) {
+			if (kvp_gpu_load(c->gpu, g, &err))
+				return kvp_cli_error(cmd, &err);
+		} else {
+			snprintf(g->name, sizeof g->name, "custom");
+		}
+	}
+	return 0;
+}
+
+void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *rows, size_t n,
+			const char *wrap)
+{
+	if (fmt == KVP_FORMAT_CSV) {
+		kvp_write_csv(f, rows, n);
+		return;
+	}
+	if (fmt == KVP_FORMAT_TABLE) {
+		kvp_write_table(f, rows, n);
+		return;
+	}
+	if (!wrap && n == 1) {
+		kvp_write_json(f, rows[0]);
+		return;
+	}
+	fprintf(f, "{\n  \"%s\": [", wrap ? wrap : "rows");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n", i ? "," : "");
+		kvp_write_json(f, rows[i]);
+	}
+	fprintf(f, "]\n}\n");
+}

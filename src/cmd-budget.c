@@ -1,0 +1,242 @@
+/* cmd-budget.c: `kvplan budget`: one GPU's memory budget, the KV pool it
+ * leaves and what fits in it, with the arithmetic shown step by step.
+ * Also the inverse questions: the longest context that fits B sequences
+ * (--max-context) and the utilization needed for B sequences
+ * (--target-utilization). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "units.h"
+
+static const char *const cmd = "budget";
+
+enum { OPT_MAX_CONTEXT = KVP_OPT_LAST + 1, OPT_TARGET_UTIL };
+
+static void help(void)
+{
+	printf("Usage: kvplan budget --model NAME --gpu NAME [OPTIONS]\n\n"
+	       "The memory budget of one GPU (the worst one under tp/pp): usable memory,\n"
+	       "weights, activations, overhead, the KV pool, its blocks, the maximum\n"
+	       "concurrent tokens and sequences at --context, and whether --batch fits.\n\n"
+	       "%s"
+	       "Inverse questions:\n"
+	       "  --max-context             the longest context at which --batch sequences fit\n"
+	       "  --target-utilization      the utilization needed for --batch x --context\n\n"
+	       "Example: kvplan budget --model llama-3.1-8b --gpu h100-sxm --context 8192\n",
+	       kvp_cli_common_help);
+}
+
+static void line_bytes(const char *label, uint64_t v)
+{
+	char h[32], d[32];
+	kvp_format_bytes(v, h, sizeof h);
+	kvp_format_u64(v, d, sizeof d);
+	printf("  %-44s %12s  (%s B)\n", label, h, d);
+}
+
+static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, bool ask_ctx,
+			uint64_t max_ctx, bool ask_util, double util)
+{
+	const struct kvp_spec *s = &b->spec;
+	const struct kvp_model *m = s->model;
+	char t1[64], t2[64], t3[64], t4[64];
+	printf("kvplan budget: %s on %s, engine %s, tp %u, pp %u, dtype %s, KV %s, block %u\n\n",
+	       m->name, g->name, kvp_engine_name(b->engine), s->par.tp, s->par.pp,
+	       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype), b->block_size);
+
+	printf("KV cache per token on one GPU (layers %u-%u of %u)\n", s->first_layer,
+	       s->first_layer + s->num_layers - 1, m->num_layers);
+	unsigned bytes_x8 = kvp_dtype_info(s->kv_dtype)->bits;
+	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
+		if (!s->count[k] || k == KVP_LAYER_NONE)
+			continue;
+		const struct kvp_spec_layer *l = NULL;
+		for (uint32_t i = 0; i < s->num_layers && !l; i++)
+			if (s->layers[i].kind == (enum kvp_layer_kind)k)
+				l = &s->layers[i];
+		kvp_format_u64(s->kind_token_bytes[k], t1, sizeof t1);
+		switch (k) {
+		case KVP_LAYER_MLA:
+			printf("  mla       %3u layers x (r %u + d_rope %u) x %g B = %s B/token\n",
+			       s->count[k], m->mla_kv_lora_rank, m->mla_rope_dim, bytes_x8 / 8.0, t1);
+			break;
+		case KVP_LAYER_MAMBA:
+			kvp_format_u64(s->seq_bytes, t1, sizeof t1);
+			printf("  mamba     %3u layers x state ((d_conv-1) + d_state) x d_inner/tp x %u B"
+			       " = %s B/sequence\n", s->count[k],
+			       kvp_dtype_info(s->serving_dtype)->bits / 8, t1);
+			break;
+		default:
+			printf("  %-9s %3u layers x 2 x %u KV heads x %u d_h x %g B = %s B/token",
+			       kvp_layer_kind_name((enum kvp_layer_kind)k), s->count[k],
+			       s->kv_heads_per_gpu, m->head_dim, bytes_x8 / 8.0, t1);
+			if (l && l->window)
+				printf(" (window %u tokens)", l->window);
+			printf("\n");
+			if (kvp_dtype_info(s->kv_dtype)->kv_scale_bytes)
+				printf("            (+ %u B scale per token and head for K and for V, included)\n",
+				       kvp_dtype_info(s->kv_dtype)->kv_scale_bytes);
+		}
+	}
+	kvp_format_u64(s->token_bytes, t1, sizeof t1);
+	kvp_format_u64(s->token_bytes_total, t2, sizeof t2);
+	printf("  = %s B per token on this GPU; whole model %s B per token\n", t1, t2);
+	kvp_format_u64(b->context, t1, sizeof t1);
+	kvp_format_u64(b->batch, t2, sizeof t2);
+	kvp_format_bytes(b->kv_bytes, t3, sizeof t3);
+	printf("  %s sequence(s) x %s tokens hold %s of KV on this GPU\n\n", t2, t1, t3);
+
+	printf("Memory budget of one GPU\n");
+	line_bytes("GPU memory (as the runtime reports it)", b->gpu_memory_bytes);
+	switch (b->engine) {
+	case KVP_ENGINE_SGLANG:
+		printf("  x mem_fraction_static %.4f of free memory before load\n", b->utilization);
+		line_bytes("= usable (weights + KV)", b->usable_bytes);
+		line_bytes("- weights", b->weights_bytes);
+		line_bytes("  (activations, in the other fraction)", b->activation_bytes);
+		line_bytes("  (CUDA context and NCCL, before load)", b->overhead_bytes);
+		break;
+	case KVP_ENGINE_TRTLLM:
+		line_bytes("- weights", b->weights_bytes);
+		line_bytes("- activation peak", b->activation_bytes);
+		line_bytes("- overhead (CUDA context, NCCL, graphs)", b->overhead_bytes);
+		printf("  x free_gpu_memory_fraction %.4f of what is left\n", b->utilization);
+		break;
+	default:
+		printf("  x utilization %.4f\n", b->utilization);
+		line_bytes("= usable", b->usable_bytes);
+		line_bytes("- weights", b->weights_bytes);
+		line_bytes("- activation peak", b->activation_bytes);
+		line_bytes("- overhead (CUDA context, NCCL, graphs)", b->overhead_bytes);
+	}
+	line_bytes("= KV pool", b->kv_pool_bytes);
+	line_bytes("  headroom left unused", b->headroom_bytes);
+	if (!b->weights_fit)
+		printf("  The weights, activations and overhead do not fit: no KV pool.\n");
+	printf("\n");
+
+	printf("Paging\n");
+	kvp_format_bytes(b->page_bytes, t1, sizeof t1);
+	kvp_format_u64(b->num_blocks, t2, sizeof t2);
+	kvp_format_u64(b->max_tokens, t3, sizeof t3);
+	if (b->engine == KVP_ENGINE_VLLM && b->num_groups > 1) {
+		printf("  vLLM hybrid KV groups of %u layers (%u groups, %u padding layer slots)\n",
+		       b->group_size, b->num_groups, b->padding_layers);
+		for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
+			if (b->group[k].layers)
+				printf("    %-8s %3u layers -> %u groups, %llu blocks per sequence each\n",
+				       kvp_layer_kind_name((enum kvp_layer_kind)k), b->group[k].layers,
+				       b->group[k].groups,
+				       (unsigned long long)b->group[k].blocks_per_seq);
+		printf("  page = %u tokens of one layer = %s; one block spans a group of %u layers\n",
+		       b->block_size, t1, b->group_size);
+		printf("  blocks = floor(KV pool / (page x %u)) = %s\n", b->group_size, t2);
+		printf("  max tokens = blocks / %u groups x %u = %s\n", b->num_groups, b->block_size, t3);
+	} else {
+		printf("  page = %u tokens x all layers = %s\n", b->block_size, t1);
+		printf("  blocks = floor(KV pool / page) = %s\n", t2);
+		printf("  max tokens = blocks x %u = %s\n", b->block_size, t3);
+	}
+	kvp_format_u64(b->context, t1, sizeof t1);
+	kvp_format_bytes(b->seq_bytes, t2, sizeof t2);
+	kvp_format_u64(b->max_sequences, t3, sizeof t3);
+	printf("  one sequence of %s tokens takes %s of the pool%s\n", t1, t2,
+	       b->engine == KVP_ENGINE_VLLM && b->num_groups > 1
+		       ? " (vLLM's worst case: windows + max-batched-tokens)" : "");
+	printf("  max sequences at %s tokens = %s\n\n", t1, t3);
+	kvp_format_u64(b->batch, t4, sizeof t4);
+	printf("Fit: %s sequence(s) x %s tokens %s (at most %s)\n", t4, t1,
+	       b->fits ? "FIT" : "DO NOT FIT", t3);
+	if (ask_ctx) {
+		kvp_format_u64(max_ctx, t1, sizeof t1);
+		printf("Longest context for %s sequence(s): %s tokens%s\n", t4, t1,
+		       max_ctx > m->max_context ? " (beyond the model's max_context)" : "");
+	}
+	if (ask_util)
+		printf("Utilization needed for %s x %s tokens: %.4f%s\n", t4,
+		       (kvp_format_u64(b->context, t2, sizeof t2), t2), util,
+		       util > 1 ? " (more than the whole GPU)" : "");
+}
+
+int kvp_cmd_budget(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		KVP_CLI_COMMON_OPTIONS,
+		{"max-context", no_argument, NULL, OPT_MAX_CONTEXT},
+		{"target-utilization", no_argument, NULL, OPT_TARGET_UTIL},
+		{NULL, 0, NULL, 0}
+	};
+	struct kvp_cli_common c;
+	kvp_cli_common_init(&c);
+	bool ask_ctx = false, ask_util = false;
+	int opt, rc;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			c.help = true;
+			continue;
+		}
+		if (opt == OPT_MAX_CONTEXT) {
+			ask_ctx = true;
+			continue;
+		}
+		if (opt == OPT_TARGET_UTIL) {
+			ask_util = true;
+			continue;
+		}
+		if (opt == '?' || opt == ':')
+			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'",
+						   argv[optind - 1]);
+		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
+		if (rc)
+			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
+	}
+	if (c.help) {
+		help();
+		return KVP_EXIT_OK;
+	}
+	if (optind < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_budget *b = malloc(sizeof *b);
+	struct kvp_gpu g;
+	struct kvp_record *r = NULL;
+	if (!m || !b) {
+		fprintf(stderr, "kvplan budget: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
+		goto out;
+	struct kvp_error err = {0};
+	if (kvp_budget_compute(m, &g, &c.opts, b, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	uint64_t max_ctx = ask_ctx ? kvp_budget_max_context(b, b->batch, 1ULL << 40) : 0;
+	double util = ask_util ? kvp_budget_utilization_for(b, b->context, b->batch) : 0;
+	if (c.format == KVP_FORMAT_TABLE) {
+		print_table(b, &g, ask_ctx, max_ctx, ask_util, util);
+	} else {
+		r = kvp_record_new();
+		if (!r || !kvp_budget_to_record(b, g.name, r)) {
+			fprintf(stderr, "kvplan budget: out of memory\n");
+			rc = KVP_EXIT_FAIL;
+			goto out;
+		}
+		if (ask_ctx)
+			kvp_record_u64(r, "max_context", max_ctx);
+		if (ask_util)
+			kvp_record_f64(r, "utilization_needed", util);
+		kvp_cli_write_rows(stdout, c.format, &r, 1, NULL);
+	}
+	rc = b->fits ? KVP_EXIT_OK : KVP_EXIT_FAIL;
+out:
+	kvp_record_free(r);
+	free(m);
+	free(b);
+	return rc;
+}

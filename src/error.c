@@ -1,0 +1,58 @@
+/* error.c: located error reports.  See error.h. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+kvp_status kvp_error_set(struct kvp_error *err, kvp_status status, const char *path,
+			 int line, int col, const char *field, const char *fmt, ...)
+{
+	if (!err)
+		return status;
+	err->status = status;
+	snprintf(err->path, sizeof err->path, "%s", path ? path : "");
+	err->line = line;
+	err->col = col;
+	snprintf(err->field, sizeof err->field, "%s", field ? field : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+void kvp_error_format(const struct kvp_error *err, char *buf, size_t size)
+{
+	char where[600] = "";
+	if (err->path[0] && err->line > 0)
+		snprintf(where, sizeof where, "%s:%d:%d: ", err->path, err->line, err->col);
+	else if (err->path[0])
+		snprintf(where, sizeof where, "%s: ", err->path);
+	snprintf(buf, size, "%serror: %s%s%s", where, err->field, err->field[0] ? ": " : "",
+		 err->msg);
+}
+
+const char *kvp_status_str(kvp_status status)
+{
+	switch (status) {
+	case KVP_STATUS_OK: return "ok";
+	case KVP_STATUS_USAGE: return "usage";
+	case KVP_STATUS_IO: return "i/o error";
+	case KVP_STATUS_PARSE: return "parse error";
+	case KVP_STATUS_INVALID: return "invalid value";
+	case KVP_STATUS_OVERFLOW: return "overflow";
+	case KVP_STATUS_NOT_FOUND: return "not found";
+	case KVP_STATUS_NOMEM: return "out of memory";
+	}
+	return "unknown";
+}
+
+int kvp_status_exit_code(kvp_status status)
+{
+	switch (status) {
+	case KVP_STATUS_OK: return 0;
+	case KVP_STATUS_USAGE: return 2;
+	default: return 3;
+	}
+}

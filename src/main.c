@@ -1,0 +1,54 @@
+/* main.c: kvplan's entry point: find the subcommand in the table and run it.
+ * Everything else lives in cmd-<name>.c and the library. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "config.h"
+
+static const struct kvp_cmd commands[] = {
+	{"budget", "memory budget, KV pool, blocks, max tokens and sequences", kvp_cmd_budget},
+	{"list", "list the built-in model, GPU or workload profiles", kvp_cmd_list},
+	/* --- commands: frag, perf, size, plot, report, check, validate --- */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: kvplan COMMAND [OPTIONS]\n"
+		   "       kvplan --help | --version\n\n"
+		   "Plan the GPU memory of LLM serving: weights, activations, KV cache.\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRun 'kvplan COMMAND --help' for a command's options; see kvplan(1).\n"
+		   "Exit status: 0 ok, 1 a check failed or it does not fit, 2 usage, 3 invalid input.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return KVP_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			char *args[] = {argv[2], "--help", NULL};
+			for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+				if (strcmp(commands[i].name, argv[2]) == 0)
+					return commands[i].exec(2, args);
+		}
+		usage(stdout);
+		return KVP_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("kvplan %s\n", PACKAGE_VERSION);
+		return KVP_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(commands[i].name, argv[1]) == 0)
+			return commands[i].exec(argc - 1, argv + 1);
+	fprintf(stderr, "kvplan: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return KVP_EXIT_USAGE;
+}

@@ -1,0 +1,167 @@
+/* model.h: the one description of a model that every command reads, and the
+ * arithmetic on it: KV bytes per token per layer, per-sequence state, weights.
+ *
+ * Legend: L = layers, n = tokens, H_kv = KV heads, d_h = head dim,
+ * b = bytes per element, B = sequences, tp/pp = tensor/pipeline parallel.
+ *
+ * A model is a list of layers, each of one kind.  kvp_spec_build turns it into
+ * the per-GPU layer list of the worst pipeline stage for a tp/pp split and a KV
+ * dtype: bytes per token for attention layers (2 * max(1, H_kv/tp) * d_h * b
+ * for MHA/GQA/MQA, (r + d_rope) * b for MLA, which tensor parallelism does not
+ * split), the window of sliding and chunked layers, and fixed bytes per
+ * sequence for Mamba layers.  Nothing else in kvplan recomputes these. */
+#ifndef KVP_MODEL_H
+#define KVP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define KVP_MAX_LAYERS 4096
+#define KVP_NAME_MAX 128
+
+enum kvp_layer_kind {
+	KVP_LAYER_FULL,     /* full attention: every token */
+	KVP_LAYER_SLIDING,  /* sliding window of W tokens */
+	KVP_LAYER_CHUNKED,  /* chunked local attention, chunk C */
+	KVP_LAYER_MLA,      /* multi-head latent attention: one latent per token */
+	KVP_LAYER_MAMBA,    /* Mamba / linear state: fixed bytes per sequence */
+	KVP_LAYER_NONE,     /* no KV (shared or encoder-only) */
+	KVP_LAYER_KIND_COUNT
+};
+
+/* Element formats for weights and KV.  Sizes are rational: bits per element
+ * plus scale bytes, see kvp_dtype_info. */
+enum kvp_dtype {
+	KVP_DTYPE_AUTO,       /* KV: follow the serving dtype */
+	KVP_DTYPE_FP32,
+	KVP_DTYPE_FP16,
+	KVP_DTYPE_BF16,
+	KVP_DTYPE_FP8,        /* e4m3; per-layer scalar scales */
+	KVP_DTYPE_FP8_E5M2,
+	KVP_DTYPE_FP8_PTH,    /* fp8 with an fp32 scale per token and head */
+	KVP_DTYPE_INT8,       /* int8 with an fp32 scale per token and head */
+	KVP_DTYPE_INT4,       /* KV int4 with fp16 scale + fp16 zero per token and head */
+	KVP_DTYPE_INT4_GPTQ,  /* weights: group 128, fp16 scales, 4-bit zeros */
+	KVP_DTYPE_INT4_AWQ,   /* weights: same footprint as GPTQ */
+	KVP_DTYPE_MXFP4,      /* weights: e8m0 scale per 32 */
+	KVP_DTYPE_NVFP4,      /* fp8 scale per 16 */
+	KVP_DTYPE_COUNT
+};
+
+struct kvp_dtype_info {
+	const char *name;
+	unsigned bits;             /* bits per element */
+	/* weights: extra bytes per parameter as num/den (group scales, zeros) */
+	unsigned scale_num, scale_den;
+	/* KV: extra bytes per (token, KV head) for K and again for V */
+	unsigned kv_scale_bytes;
+	bool kv_ok;                /* usable as a KV cache dtype */
+	bool weights_ok;           /* usable as a weights dtype */
+};
+
+const struct kvp_dtype_info *kvp_dtype_info(enum kvp_dtype dt);
+/* Accepts names and engine spellings: bf16/bfloat16, fp16/float16/half,
+ * fp8/fp8_e4m3/fp8-e4m3, fp8_e5m2, int8, int4, int4-gptq, int4-awq, mxfp4, nvfp4,
+ * fp32/float32, auto.  Returns false when unknown. */
+bool kvp_dtype_parse(const char *s, enum kvp_dtype *out);
+const char *kvp_dtype_name(enum kvp_dtype dt);
+const char *kvp_layer_kind_name(enum kvp_layer_kind kind);
+bool kvp_layer_kind_parse(const char *s, enum kvp_layer_kind *out);
+
+struct kvp_model {
+	char name[KVP_NAME_MAX];
+	char path[512];            /* where it was read from, for messages */
+	char hf_id[KVP_NAME_MAX];
+	char family[64];
+	enum kvp_dtype dtype;      /* checkpoint dtype */
+	uint32_t num_layers;
+	uint32_t hidden_size;
+	uint32_t num_heads;
+	uint32_t num_kv_heads;
+	uint32_t head_dim;
+	uint32_t head_dim_v;
+	uint32_t intermediate_size;
+	uint32_t vocab_size;
+	bool tie_word_embeddings;
+	uint64_t max_context;
+	uint8_t layers[KVP_MAX_LAYERS]; /* enum kvp_layer_kind per layer */
+	uint32_t sliding_window;   /* W, tokens */
+	uint32_t chunk_size;       /* C, tokens */
+	uint32_t mla_kv_lora_rank; /* r */
+	uint32_t mla_rope_dim;     /* d_rope */
+	uint32_t mamba_d_state, mamba_d_conv, mamba_expand;
+	uint32_t moe_num_experts, moe_experts_per_token, moe_intermediate_size;
+	uint64_t params;           /* total parameters, all experts */
+	uint64_t active_params;    /* per token */
+	uint64_t expert_params;    /* the part of params in MoE experts */
+	enum kvp_dtype weights_dtype;  /* AUTO: the serving dtype */
+	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
+};
+
+/* Check a filled description for consistency (heads divide, windows given
+ * for sliding layers, ...).  Errors name the field and carry the model's path. */
+kvp_status kvp_model_validate(const struct kvp_model *m, struct kvp_error *err);
+
+/* The dtype an engine serves a checkpoint in: fp32 checkpoints are served in
+ * bf16 (vLLM >= 0.10.1: "we use bfloat16 for float32 models"); `requested`
+ * (not AUTO) overrides. */
+enum kvp_dtype kvp_model_serving_dtype(const struct kvp_model *m, enum kvp_dtype requested);
+
+/* One layer as it lives on one GPU. */
+struct kvp_spec_layer {
+	enum kvp_layer_kind kind;
+	uint32_t index;            /* layer number in the model */
+	uint64_t token_bytes;      /* bytes per token (attention kinds), 0 otherwise */
+	uint64_t seq_bytes;        /* bytes per sequence (Mamba), 0 otherwise */
+	uint32_t window;           /* W or C tokens for sliding/chunked, 0 otherwise */
+};
+
+struct kvp_parallel {
+	uint32_t tp;               /* tensor parallel ranks, >= 1 */
+	uint32_t pp;               /* pipeline stages, >= 1 */
+};
+
+/* The per-GPU view of the worst pipeline stage (the one with the most KV bytes
+ * per token; ties go to the first). */
+struct kvp_spec {
+	const struct kvp_model *model;
+	struct kvp_parallel par;
+	enum kvp_dtype serving_dtype;
+	enum kvp_dtype kv_dtype;   /* resolved, never AUTO */
+	uint32_t kv_heads_per_gpu; /* max(1, H_kv / tp); 1 for MLA */
+	uint32_t stage;            /* which pp stage this is */
+	uint32_t first_layer, num_layers;
+	struct kvp_spec_layer layers[KVP_MAX_LAYERS];
+	uint32_t count[KVP_LAYER_KIND_COUNT];       /* layers of each kind on this GPU */
+	uint64_t kind_token_bytes[KVP_LAYER_KIND_COUNT]; /* per token, summed per kind */
+	uint64_t token_bytes;      /* sum over layers with per-token KV on this GPU */
+	uint64_t seq_bytes;        /* sum of per-sequence state on this GPU */
+	uint64_t token_bytes_total;/* whole model, unsplit: sum over all layers, tp = pp = 1 */
+	uint64_t weights_bytes;    /* on this GPU */
+	uint64_t weights_bytes_total;
+};
+
+/* Build the spec.  kv_dtype AUTO follows the serving dtype; serving_dtype AUTO
+ * follows kvp_model_serving_dtype.  Fails (INVALID) when tp does not divide the
+ * attention heads, or H_kv and tp do not divide one another, or pp exceeds the
+ * layers; OVERFLOW when a byte count does not fit. */
+kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
+			  enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype,
+			  struct kvp_spec *out, struct kvp_error *err);
+
+/* KV bytes one sequence of n tokens holds on this GPU with paged blocks of
+ * `block` tokens (block = 1: exact).  Sliding layers hold at most
+ * min(ceil(n/P), ceil(W/P) + 1) blocks (the window may straddle a block
+ * boundary); chunked layers at most ceil(C/P) + 1; Mamba layers their state. */
+kvp_status kvp_spec_seq_bytes(const struct kvp_spec *s, uint64_t n, uint32_t block,
+			      uint64_t *out);
+
+/* Tokens a layer keeps for a sequence of n tokens, in blocks of `block`. */
+uint64_t kvp_spec_layer_tokens(const struct kvp_spec_layer *l, uint64_t n, uint32_t block);
+
+/* Weights bytes for `params` parameters in dtype dt, rounded up. */
+kvp_status kvp_weights_bytes(uint64_t params, enum kvp_dtype dt, uint64_t *out);
+
+#endif

@@ -1,0 +1,337 @@
+/* output.c: records and the table, JSON and CSV writers.  See output.h. */
+#include "output.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kvp_record *kvp_record_new(void) { return calloc(1, sizeof(struct kvp_record)); }
+
+static void value_clear(struct kvp_value *v)
+{
+	free(v->s);
+	kvp_record_free(v->rec);
+	for (size_t i = 0; i < v->nlist; i++)
+		kvp_record_free(v->list[i]);
+	free(v->list);
+	memset(v, 0, sizeof *v);
+}
+
+void kvp_record_free(struct kvp_record *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->fields[i].name);
+		value_clear(&r->fields[i].v);
+	}
+	free(r->fields);
+	free(r);
+}
+
+/* The slot for `name`, cleared, or NULL when out of memory. */
+static struct kvp_value *slot(struct kvp_record *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->fields[i].name, name) == 0) {
+			value_clear(&r->fields[i].v);
+			return &r->fields[i].v;
+		}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct kvp_field_value *nf = realloc(r->fields, cap * sizeof *nf);
+		if (!nf)
+			return NULL;
+		r->fields = nf;
+		r->cap = cap;
+	}
+	char *nm = strdup(name);
+	if (!nm)
+		return NULL;
+	r->fields[r->n].name = nm;
+	memset(&r->fields[r->n].v, 0, sizeof r->fields[r->n].v);
+	return &r->fields[r->n++].v;
+}
+
+bool kvp_record_u64(struct kvp_record *r, const char *name, uint64_t v)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_U64;
+	s->u = v;
+	return true;
+}
+
+bool kvp_record_f64(struct kvp_record *r, const char *name, double v)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_F64;
+	s->f = v;
+	return true;
+}
+
+bool kvp_record_str(struct kvp_record *r, const char *name, const char *v)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_STR;
+	s->s = strdup(v ? v : "");
+	return s->s != NULL;
+}
+
+bool kvp_record_bool(struct kvp_record *r, const char *name, bool v)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_BOOL;
+	s->b = v;
+	return true;
+}
+
+bool kvp_record_null(struct kvp_record *r, const char *name)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_NULL;
+	return true;
+}
+
+bool kvp_record_rec(struct kvp_record *r, const char *name, struct kvp_record *sub)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s) {
+		kvp_record_free(sub);
+		return false;
+	}
+	s->type = KVP_VALUE_RECORD;
+	s->rec = sub;
+	return true;
+}
+
+bool kvp_record_push(struct kvp_record *r, const char *name, struct kvp_record *sub)
+{
+	struct kvp_value *s = NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->fields[i].name, name) == 0 && r->fields[i].v.type == KVP_VALUE_LIST)
+			s = &r->fields[i].v;
+	if (!s) {
+		s = slot(r, name);
+		if (!s) {
+			kvp_record_free(sub);
+			return false;
+		}
+		s->type = KVP_VALUE_LIST;
+	}
+	struct kvp_record **nl = realloc(s->list, (s->nlist + 1) * sizeof *nl);
+	if (!nl) {
+		kvp_record_free(sub);
+		return false;
+	}
+	s->list = nl;
+	s->list[s->nlist++] = sub;
+	return true;
+}
+
+const struct kvp_value *kvp_record_get(const struct kvp_record *r, const char *name)
+{
+	const char *dot = strchr(name, '.');
+	size_t len = dot ? (size_t)(dot - name) : strlen(name);
+	for (size_t i = 0; r && i < r->n; i++) {
+		if (strlen(r->fields[i].name) != len || strncmp(r->fields[i].name, name, len) != 0)
+			continue;
+		if (!dot)
+			return &r->fields[i].v;
+		if (r->fields[i].v.type == KVP_VALUE_RECORD)
+			return kvp_record_get(r->fields[i].v.rec, dot + 1);
+		return NULL;
+	}
+	return NULL;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_record(FILE *f, const struct kvp_record *r, int indent);
+
+static void json_value(FILE *f, const struct kvp_value *v, int indent)
+{
+	switch (v->type) {
+	case KVP_VALUE_U64: fprintf(f, "%llu", (unsigned long long)v->u); break;
+	case KVP_VALUE_F64:
+		if (isfinite(v->f))
+			fprintf(f, "%.10g", v->f);
+		else
+			fputs("null", f);
+		break;
+	case KVP_VALUE_STR: json_string(f, v->s); break;
+	case KVP_VALUE_BOOL: fputs(v->b ? "true" : "false", f); break;
+	case KVP_VALUE_NULL: fputs("null", f); break;
+	case KVP_VALUE_RECORD: json_record(f, v->rec, indent); break;
+	case KVP_VALUE_LIST:
+		fputs("[", f);
+		for (size_t i = 0; i < v->nlist; i++) {
+			fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
+			json_record(f, v->list[i], indent + 2);
+		}
+		fprintf(f, "%s]", v->nlist ? "\n" : "");
+		break;
+	}
+}
+
+static void json_record(FILE *f, const struct kvp_record *r, int indent)
+{
+	fputs("{", f);
+	for (size_t i = 0; i < r->n; i++) {
+		fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
+		json_string(f, r->fields[i].name);
+		fputs(": ", f);
+		json_value(f, &r->fields[i].v, indent + 2);
+	}
+	fprintf(f, "\n%*s}", indent, "");
+}
+
+void kvp_write_json(FILE *f, const struct kvp_record *r)
+{
+	json_record(f, r, 0);
+	fputc('\n', f);
+}
+
+void kvp_value_format(const struct kvp_value *v, char *buf, size_t size)
+{
+	switch (v->type) {
+	case KVP_VALUE_U64: snprintf(buf, size, "%llu", (unsigned long long)v->u); break;
+	case KVP_VALUE_F64: snprintf(buf, size, "%.6g", v->f); break;
+	case KVP_VALUE_STR: snprintf(buf, size, "%s", v->s); break;
+	case KVP_VALUE_BOOL: snprintf(buf, size, "%s", v->b ? "true" : "false"); break;
+	default: snprintf(buf, size, "%s", ""); break;
+	}
+}
+
+static bool scalar(const struct kvp_value *v)
+{
+	return v->type != KVP_VALUE_RECORD && v->type != KVP_VALUE_LIST;
+}
+
+static void csv_cell(FILE *f, const char *s)
+{
+	if (strpbrk(s, ",\"\n\r")) {
+		fputc('"', f);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', f);
+			fputc(*s, f);
+		}
+		fputc('"', f);
+	} else {
+		fputs(s, f);
+	}
+}
+
+void kvp_write_csv(FILE *f, struct kvp_record *const *rows, size_t n)
+{
+	if (n == 0)
+		return;
+	const struct kvp_record *h = rows[0];
+	bool first = true;
+	for (size_t i = 0; i < h->n; i++) {
+		if (!scalar(&h->fields[i].v))
+			continue;
+		if (!first)
+			fputc(',', f);
+		csv_cell(f, h->fields[i].name);
+		first = false;
+	}
+	fputc('\n', f);
+	for (size_t r = 0; r < n; r++) {
+		first = true;
+		for (size_t i = 0; i < h->n; i++) {
+			if (!scalar(&h->fields[i].v))
+				continue;
+			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
+			char buf[512] = "";
+			if (v)
+				kvp_value_format(v, buf, sizeof buf);
+			if (!first)
+				fputc(',', f);
+			csv_cell(f, buf);
+			first = false;
+		}
+		fputc('\n', f);
+	}
+}
+
+void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
+{
+	if (n == 0)
+		return;
+	const struct kvp_record *h = rows[0];
+	size_t *width = calloc(h->n, sizeof *width);
+	if (!width)
+		return;
+	char buf[512];
+	for (size_t i = 0; i < h->n; i++) {
+		width[i] = strlen(h->fields[i].name);
+		for (size_t r = 0; r < n; r++) {
+			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
+			if (v && scalar(v)) {
+				kvp_value_format(v, buf, sizeof buf);
+				if (strlen(buf) > width[i])
+					width[i] = strlen(buf);
+			}
+		}
+	}
+	for (size_t i = 0; i < h->n; i++)
+		if (scalar(&h->fields[i].v))
+			fprintf(f, "%-*s  ", (int)width[i], h->fields[i].name);
+	fputc('\n', f);
+	for (size_t r = 0; r < n; r++) {
+		for (size_t i = 0; i < h->n; i++) {
+			if (!scalar(&h->fields[i].v))
+				continue;
+			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
+			buf[0] = '\0';
+			if (v)
+				kvp_value_format(v, buf, sizeof buf);
+			bool num = v && (v->type == KVP_VALUE_U64 || v->type == KVP_VALUE_F64);
+			fprintf(f, num ? "%*s  " : "%-*s  ", (int)width[i], buf);
+		}
+		fputc('\n', f);
+	}
+	free(width);
+}
+
+bool kvp_format_parse(const char *s, enum kvp_format *out)
+{
+	if (strcmp(s, "table") == 0)
+		*out = KVP_FORMAT_TABLE;
+	else if (strcmp(s, "json") == 0)
+		*out = KVP_FORMAT_JSON;
+	else if (strcmp(s, "csv") == 0)
+		*out = KVP_FORMAT_CSV;
+	else
+		return false;
+	return true;
+}

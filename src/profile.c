@@ -1,0 +1,439 @@
+/* profile.c: load kvplan's model and GPU profiles (YAML) and find them by name.
+ * Each profile is walked with a key table: every key has a type and a place
+ * in the struct; unknown keys, wrong types and missing required keys are
+ * errors located at file:line:col.  See profile.h for the search order. */
+#include "profile.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hf-config.h"
+#include "units.h"
+#include "yaml-walk.h"
+
+#ifndef KVP_SRCDIR
+#define KVP_SRCDIR "."
+#endif
+#ifndef KVP_DATADIR
+#define KVP_DATADIR "/usr/local/share/kvplan"
+#endif
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool try_dir(const char *dir, const char *kind, const char *name, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s/%s.yaml", dir, kind, name);
+	if (is_file(path))
+		return true;
+	snprintf(path, size, "%s/%s.yaml", dir, name);
+	return is_file(path);
+}
+
+/* The profile roots, in search order; returns how many were written. */
+static int profile_roots(char roots[][512], int max)
+{
+	int n = 0;
+	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
+	const char *env = getenv("KVPLAN_PROFILE_PATH");
+	if (env) {
+		char buf[4096];
+		snprintf(buf, sizeof buf, "%s", env);
+		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 1;
+		     d = strtok_r(NULL, ":", &save))
+			snprintf(roots[n++], 512, "%s", d);
+	}
+	snprintf(roots[n++], 512, "%s/profiles", KVP_DATADIR);
+	return n;
+}
+
+kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, size_t size,
+			       struct kvp_error *err)
+{
+	if (!name || !name[0])
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind, "empty profile name");
+	if (strchr(name, '/') || is_file(name)) {
+		if (!is_file(name))
+			return kvp_error_set(err, KVP_STATUS_NOT_FOUND, name, 0, 0, NULL,
+					     "no such file");
+		snprintf(path, size, "%s", name);
+		return KVP_STATUS_OK;
+	}
+	char roots[34][512];
+	int n = profile_roots(roots, 34);
+	for (int i = 0; i < n; i++)
+		if (try_dir(roots[i], kind, name, path, size))
+			return KVP_STATUS_OK;
+	return kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, kind,
+			     "no profile named '%s' (see `kvplan list %s`)", name, kind);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t kvp_profile_list(const char *kind, char **names, size_t max)
+{
+	char roots[34][512];
+	int nroots = profile_roots(roots, 34);
+	size_t n = 0;
+	for (int r = 0; r < nroots; r++) {
+		char dir[1100];
+		snprintf(dir, sizeof dir, "%.511s/%.64s", roots[r], kind);
+		DIR *d = opendir(dir);
+		if (!d)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(d)) && n < max) {
+			size_t len = strlen(e->d_name);
+			if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+				continue;
+			char *nm = strndup(e->d_name, len - 5);
+			bool dup = false;
+			for (size_t i = 0; i < n && !dup; i++)
+				dup = strcmp(names[i], nm) == 0;
+			if (dup || !nm)
+				free(nm);
+			else
+				names[n++] = nm;
+		}
+		closedir(d);
+	}
+	qsort(names, n, sizeof *names, cmp_str);
+	return n;
+}
+
+/* ------------------------------------------------------------ key tables */
+
+enum field_type { F_STR, F_U32, F_U64, F_BOOL, F_DTYPE, F_BYTES, F_RATE, F_DOUBLE };
+
+struct field {
+	const char *key;
+	enum field_type type;
+	size_t offset;
+	size_t size;       /* F_STR buffer size */
+	bool required;
+	bool positive;     /* numbers: zero is refused */
+};
+
+static kvp_status read_field(const struct kvp_doc *doc, const struct kvp_node *node,
+			     const struct field *f, void *base, struct kvp_error *err)
+{
+	char *p = (char *)base + f->offset;
+	kvp_status st = KVP_STATUS_OK;
+	uint64_t u;
+	double d;
+	char buf[64];
+	switch (f->type) {
+	case F_STR:
+		return kvp_node_str(doc, node, f->key, p, f->size, err);
+	case F_BOOL:
+		return kvp_node_bool(doc, node, f->key, (bool *)p, err);
+	case F_U32:
+	case F_U64:
+		if ((st = kvp_node_u64(doc, node, f->key, &u, err)))
+			return st;
+		if (f->type == F_U32 && u > UINT32_MAX)
+			return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, f->key,
+					     "%s is larger than %u", node->value, UINT32_MAX);
+		if (f->positive && u == 0)
+			return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, f->key,
+					     "must be positive");
+		if (f->type == F_U32)
+			*(uint32_t *)p = (uint32_t)u;
+		else
+			*(uint64_t *)p = u;
+		return KVP_STATUS_OK;
+	case F_BYTES:
+		if ((st = kvp_node_bytes(doc, node, f->key, &u, err)))
+			return st;
+		if (f->positive && u == 0)
+			return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, f->key,
+					     "must be positive");
+		*(uint64_t *)p = u;
+		return KVP_STATUS_OK;
+	case F_RATE:
+	case F_DOUBLE:
+		st = f->type == F_RATE ? kvp_node_rate(doc, node, f->key, &d, err)
+				       : kvp_node_double(doc, node, f->key, &d, err);
+		if (st)
+			return st;
+		if (f->positive && !(d > 0))
+			return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, f->key,
+					     "must be positive");
+		*(double *)p = d;
+		return KVP_STATUS_OK;
+	case F_DTYPE:
+		if ((st = kvp_node_str(doc, node, f->key, buf, sizeof buf, err)))
+			return st;
+		if (!kvp_dtype_parse(buf, (enum kvp_dtype *)p) || *(enum kvp_dtype *)p == KVP_DTYPE_AUTO)
+			return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, f->key,
+					     "unknown dtype '%s' (fp32, fp16, bf16, fp8, int8, "
+					     "int4-gptq, int4-awq, mxfp4, nvfp4)", buf);
+		return KVP_STATUS_OK;
+	}
+	return st;
+}
+
+/* Walk `map` with `table`: unknown keys and missing required keys are errors. */
+static kvp_status walk(const struct kvp_doc *doc, const struct kvp_node *map,
+		       const struct field *table, size_t n, const char *const *extra_keys,
+		       void *base, struct kvp_error *err)
+{
+	kvp_status st = kvp_node_expect(doc, map, "", KVP_NODE_MAP, err);
+	if (st)
+		return st;
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->value;
+		bool known = false;
+		for (size_t j = 0; j < n && !known; j++)
+			known = strcmp(table[j].key, k) == 0;
+		for (const char *const *e = extra_keys; e && *e && !known; e++)
+			known = strcmp(*e, k) == 0;
+		if (!known)
+			return kvp_node_fail(doc, map->keys[i], err, KVP_STATUS_INVALID, k,
+					     "unknown key");
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct kvp_node *v = kvp_map_get(map, table[j].key);
+		if (!v) {
+			if (table[j].required)
+				return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, table[j].key,
+						     "missing required key");
+			continue;
+		}
+		if ((st = read_field(doc, v, &table[j], base, err)))
+			return st;
+	}
+	return KVP_STATUS_OK;
+}
+
+#define M(key, type, member, req, pos) \
+	{key, type, offsetof(struct kvp_model, member), sizeof(((struct kvp_model *)0)->member), req, pos}
+
+static const struct field model_fields[] = {
+	M("name", F_STR, name, true, false),
+	M("hf_id", F_STR, hf_id, false, false),
+	M("family", F_STR, family, false, false),
+	M("dtype", F_DTYPE, dtype, true, false),
+	M("num_layers", F_U32, num_layers, true, true),
+	M("hidden_size", F_U32, hidden_size, true, true),
+	M("num_heads", F_U32, num_heads, true, true),
+	M("num_kv_heads", F_U32, num_kv_heads, true, true),
+	M("head_dim", F_U32, head_dim, true, true),
+	M("head_dim_v", F_U32, head_dim_v, false, true),
+	M("intermediate_size", F_U32, intermediate_size, true, true),
+	M("vocab_size", F_U32, vocab_size, true, true),
+	M("tie_word_embeddings", F_BOOL, tie_word_embeddings, true, false),
+	M("max_context", F_U64, max_context, true, true),
+	M("sliding_window", F_U32, sliding_window, false, true),
+	M("chunk_size", F_U32, chunk_size, false, true),
+	M("params", F_U64, params, true, true),
+	M("active_params", F_U64, active_params, false, true),
+	M("expert_params", F_U64, expert_params, false, false),
+	M("weights_dtype", F_DTYPE, weights_dtype, false, false),
+	M("expert_dtype", F_DTYPE, expert_dtype, false, false),
+};
+
+static const struct field mla_fields[] = {
+	M("kv_lora_rank", F_U32, mla_kv_lora_rank, true, true),
+	M("qk_rope_head_dim", F_U32, mla_rope_dim, true, true),
+};
+
+static const struct field mamba_fields[] = {
+	M("d_state", F_U32, mamba_d_state, true, true),
+	M("d_conv", F_U32, mamba_d_conv, true, true),
+	M("expand", F_U32, mamba_expand, true, true),
+};
+
+static const struct field moe_fields[] = {
+	M("num_experts", F_U32, moe_num_experts, true, true),
+	M("experts_per_token", F_U32, moe_experts_per_token, true, true),
+	M("expert_intermediate_size", F_U32, moe_intermediate_size, false, true),
+};
+#undef M
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const model_sections[] = {"layer_pattern", "mla", "mamba", "moe", NULL};
+
+static kvp_status walk_section(const struct kvp_doc *doc, const struct kvp_node *root,
+			       const char *key, const struct field *t, size_t n,
+			       struct kvp_model *m, struct kvp_error *err)
+{
+	const struct kvp_node *sec = kvp_map_get(root, key);
+	if (!sec)
+		return KVP_STATUS_OK;
+	kvp_status st = kvp_node_expect(doc, sec, key, KVP_NODE_MAP, err);
+	return st ? st : walk(doc, sec, t, n, NULL, m, err);
+}
+
+kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *m, struct kvp_error *err)
+{
+	struct kvp_doc *doc;
+	kvp_status st = kvp_doc_load_file(path, &doc, err);
+	if (st)
+		return st;
+	memset(m, 0, sizeof *m);
+	snprintf(m->path, sizeof m->path, "%s", path);
+	if (!doc->root) {
+		st = kvp_node_fail(doc, NULL, err, KVP_STATUS_INVALID, NULL, "empty profile");
+		goto out;
+	}
+	if ((st = walk(doc, doc->root, model_fields, NELEM(model_fields), model_sections, m, err)) ||
+	    (st = walk_section(doc, doc->root, "mla", mla_fields, NELEM(mla_fields), m, err)) ||
+	    (st = walk_section(doc, doc->root, "mamba", mamba_fields, NELEM(mamba_fields), m, err)) ||
+	    (st = walk_section(doc, doc->root, "moe", moe_fields, NELEM(moe_fields), m, err)))
+		goto out;
+	if (m->num_layers > KVP_MAX_LAYERS) {
+		st = kvp_node_fail(doc, kvp_map_get(doc->root, "num_layers"), err,
+				   KVP_STATUS_INVALID, "num_layers", "more than %d layers",
+				   KVP_MAX_LAYERS);
+		goto out;
+	}
+	/* layer_pattern: repeated over the layers; default all full */
+	const struct kvp_node *pat = kvp_map_get(doc->root, "layer_pattern");
+	enum kvp_layer_kind kinds[KVP_MAX_LAYERS];
+	size_t nk = 1;
+	kinds[0] = KVP_LAYER_FULL;
+	if (pat) {
+		if ((st = kvp_node_expect(doc, pat, "layer_pattern", KVP_NODE_SEQ, err)))
+			goto out;
+		if (pat->n == 0 || pat->n > m->num_layers) {
+			st = kvp_node_fail(doc, pat, err, KVP_STATUS_INVALID, "layer_pattern",
+					   "needs between 1 and num_layers (%u) entries",
+					   m->num_layers);
+			goto out;
+		}
+		for (nk = 0; nk < pat->n; nk++) {
+			char buf[32];
+			const struct kvp_node *it = pat->items[nk];
+			if ((st = kvp_node_str(doc, it, "layer_pattern", buf, sizeof buf, err)))
+				goto out;
+			if (!kvp_layer_kind_parse(buf, &kinds[nk])) {
+				st = kvp_node_fail(doc, it, err, KVP_STATUS_INVALID, "layer_pattern",
+						   "unknown layer kind '%s' (full, sliding, chunked, "
+						   "mla, mamba, none)", buf);
+				goto out;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		m->layers[i] = (uint8_t)kinds[i % nk];
+	if (!m->head_dim_v)
+		m->head_dim_v = m->head_dim;
+	if (!m->active_params)
+		m->active_params = m->params;
+	/* the name must match the file so `--model NAME` finds what it says */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t blen = strlen(base);
+	if (blen > 5 && strcmp(base + blen - 5, ".yaml") == 0 &&
+	    (strlen(m->name) != blen - 5 || strncmp(m->name, base, blen - 5) != 0)) {
+		st = kvp_node_fail(doc, kvp_map_get(doc->root, "name"), err, KVP_STATUS_INVALID,
+				   "name", "'%s' differs from the file name '%.*s'", m->name,
+				   (int)(blen - 5), base);
+		goto out;
+	}
+	/* consistency checks, located at the offending key where there is one */
+	struct kvp_error e2;
+	if ((st = kvp_model_validate(m, &e2))) {
+		const struct kvp_node *at = kvp_map_get(doc->root, e2.field);
+		st = kvp_node_fail(doc, at ? at : doc->root, err, st, e2.field, "%s", e2.msg);
+	}
+out:
+	kvp_doc_free(doc);
+	return st;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struct kvp_error *err)
+{
+	char path[512];
+	kvp_status st = kvp_profile_resolve("models", name_or_path, path, sizeof path, err);
+	if (st)
+		return st;
+	if (ends_with(path, ".json"))
+		return kvp_hf_config_load(path, out, err);
+	return kvp_model_load_yaml(path, out, err);
+}
+
+#define G(key, type, member, req, pos) \
+	{key, type, offsetof(struct kvp_gpu, member), sizeof(((struct kvp_gpu *)0)->member), req, pos}
+
+static const struct field gpu_fields[] = {
+	G("name", F_STR, name, true, false),
+	G("vendor", F_STR, vendor, false, false),
+	G("memory", F_BYTES, memory_bytes, true, true),
+	G("bandwidth", F_RATE, bandwidth_bps, true, true),
+	G("bf16_tflops", F_DOUBLE, bf16_flops, true, true),
+	G("fp8_tflops", F_DOUBLE, fp8_flops, false, false),
+	G("host_link", F_STR, host_link, true, false),
+	G("nvlink", F_RATE, nvlink_bps, false, false),
+	G("price_per_hour", F_DOUBLE, price_per_hour, false, false),
+	G("l2_cache", F_BYTES, l2_bytes, false, false),
+};
+
+static const struct field calib_fields[] = {
+	G("decode_bw_efficiency", F_DOUBLE, decode_bw_efficiency, false, true),
+	G("prefill_flops_efficiency", F_DOUBLE, prefill_flops_efficiency, false, true),
+};
+#undef G
+
+static const char *const gpu_sections[] = {"calibration", NULL};
+
+kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_error *err)
+{
+	char path[512];
+	kvp_status st = kvp_profile_resolve("gpus", name_or_path, path, sizeof path, err);
+	if (st)
+		return st;
+	struct kvp_doc *doc;
+	if ((st = kvp_doc_load_file(path, &doc, err)))
+		return st;
+	memset(g, 0, sizeof *g);
+	snprintf(g->path, sizeof g->path, "%s", path);
+	if (!doc->root) {
+		st = kvp_node_fail(doc, NULL, err, KVP_STATUS_INVALID, NULL, "empty profile");
+		goto out;
+	}
+	if ((st = walk(doc, doc->root, gpu_fields, NELEM(gpu_fields), gpu_sections, g, err)))
+		goto out;
+	const struct kvp_node *cal = kvp_map_get(doc->root, "calibration");
+	if (cal && ((st = kvp_node_expect(doc, cal, "calibration", KVP_NODE_MAP, err)) ||
+		    (st = walk(doc, cal, calib_fields, NELEM(calib_fields), NULL, g, err))))
+		goto out;
+	/* TFLOPS in the file, FLOP/s in memory */
+	g->bf16_flops *= 1e12;
+	g->fp8_flops *= 1e12;
+	if (g->decode_bw_efficiency > 1 || g->prefill_flops_efficiency > 1) {
+		st = kvp_node_fail(doc, cal, err, KVP_STATUS_INVALID, "calibration",
+				   "efficiencies are fractions in (0, 1]");
+		goto out;
+	}
+	static const char *const links[] = {"pcie3x16", "pcie4x16", "pcie5x16", "pcie6x16",
+					    "nvlink-c2c", NULL};
+	bool ok = false;
+	for (const char *const *l = links; *l && !ok; l++)
+		ok = strcmp(*l, g->host_link) == 0;
+	if (!ok)
+		st = kvp_node_fail(doc, kvp_map_get(doc->root, "host_link"), err,
+				   KVP_STATUS_INVALID, "host_link",
+				   "unknown link '%s' (pcie3x16, pcie4x16, pcie5x16, pcie6x16, "
+				   "nvlink-c2c)", g->host_link);
+out:
+	kvp_doc_free(doc);
+	return st;
+}

@@ -1,0 +1,44 @@
+/* units.h: sizes, rates and token counts: parsing, printing, checked arithmetic.
+ *
+ * Byte counts are uint64_t everywhere; every product or sum that can grow goes
+ * through kvp_mul/kvp_add, which report overflow instead of wrapping.
+ * Size suffixes: KiB MiB GiB TiB (powers of 2), KB MB GB TB (powers of 10),
+ * B or none = bytes.  Rates are bytes per second: "4.8TB/s", "25GB/s",
+ * "900GiB/s".  Token counts take k/K = 1024 and m/M = 1048576, as in "128k
+ * context" = 131,072 tokens (Llama-3.1's max_position_embeddings). */
+#ifndef KVP_UNITS_H
+#define KVP_UNITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KVP_KIB 1024ULL
+#define KVP_MIB (1024ULL * 1024ULL)
+#define KVP_GIB (1024ULL * 1024ULL * 1024ULL)
+
+/* a*b and a+b into *out; false (and *out untouched) on overflow. */
+bool kvp_mul(uint64_t a, uint64_t b, uint64_t *out);
+bool kvp_add(uint64_t a, uint64_t b, uint64_t *out);
+/* ceil(a / b), b > 0. */
+static inline uint64_t kvp_cdiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/* Parsers return 0 on success, -1 on a malformed string, -2 on overflow or
+ * out-of-range.  They reject signs, NaN and infinity. */
+int kvp_parse_u64(const char *s, uint64_t *out);
+int kvp_parse_bytes(const char *s, uint64_t *out);
+int kvp_parse_tokens(const char *s, uint64_t *out);
+int kvp_parse_rate(const char *s, double *bytes_per_s);
+/* A finite non-negative decimal number. */
+int kvp_parse_double(const char *s, double *out);
+/* "90%" or "0.9" -> 0.9; must lie in (0, 1]. */
+int kvp_parse_fraction(const char *s, double *out);
+
+/* "15.00 GiB", "512 B", "1.50 MiB": binary units, two decimals. */
+void kvp_format_bytes(uint64_t bytes, char *buf, size_t size);
+/* "4.80 TB/s": decimal units. */
+void kvp_format_rate(double bytes_per_s, char *buf, size_t size);
+/* "1,234,567". */
+void kvp_format_u64(uint64_t v, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,104 @@
+#!/bin/sh
+# cli-budget.sh: golden tests of `kvplan budget`, table and JSON.  Expected
+# values are hand arithmetic written beside each check.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+# Llama-2-7B with every term given: 80 GiB x 0.9 = 72 GiB usable;
+# pool = 72 - 13 - 1 - 1 = 57 GiB = 61,203,283,968 B; page 16 x 512 KiB = 8 MiB;
+# blocks = 57 GiB / 8 MiB = 7,296; tokens = 116,736; at 4,096 tokens a sequence
+# takes 256 blocks -> 28 sequences.
+fixed="--model llama-2-7b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 13GiB
+       --activation-bytes 1GiB --overhead-bytes 1GiB --context 4096"
+run "$KVPLAN" budget $fixed --batch 28 --format json
+expect_rc 0
+expect_json kv_bytes_per_token 524288       # 2*32*32*128*2
+expect_json kv_bytes_per_token_total 524288
+expect_json kv_pool_bytes 61203283968
+expect_json num_blocks 7296
+expect_json max_tokens 116736
+expect_json max_sequences 28
+expect_json kv_bytes 60129542144            # 28 * 4096 * 524288 = 56 GiB
+expect_json fits true
+expect_json engine generic
+
+run "$KVPLAN" budget $fixed --batch 29 --format json
+expect_rc 1                                  # does not fit: exit 1
+expect_json fits false
+
+# inverse questions: longest context for 2 sequences = 7,296 / 2 * 16 = 58,368;
+# utilization for 28 x 4,096 = (56 + 15) / 80 = 0.8875
+run "$KVPLAN" budget $fixed --batch 2 --max-context --format json
+expect_json max_context 58368
+run "$KVPLAN" budget $fixed --batch 28 --target-utilization --format json
+expect_json utilization_needed 0.8875
+
+# the table shows the arithmetic step by step
+run "$KVPLAN" budget $fixed --batch 28
+expect_rc 0
+expect_out "32 layers x 2 x 32 KV heads x 128 d_h x 2 B = 524,288 B/token"
+expect_out "= KV pool"
+expect_out "blocks = floor(KV pool / page) = 7,296"
+expect_out "max sequences at 4,096 tokens = 28"
+expect_out "FIT"
+
+# CSV: a header line and one row
+run "$KVPLAN" budget $fixed --format csv
+expect_rc 0
+expect_out "model,gpu,engine,tp,pp,block_size"
+[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
+
+# vLLM log (reports/engine-logs.md, V2): A10 total 22.07 GiB x 0.90, weights
+# 14.99, non-torch 0.05, activations 0.22 -> logged 2,356 blocks, 37,696 tokens
+run "$KVPLAN" budget --model llama-3.1-8b --engine vllm --gpu-memory 22.07GiB --utilization 0.9 \
+	--weights-bytes 14.99GiB --overhead-bytes 0.05GiB --activation-bytes 0.22GiB \
+	--context 131072 --format json
+expect_json num_blocks 2356
+expect_json max_tokens 37696
+
+# built-in profiles: Llama-3.1-8B on H100 SXM; KV per token 2*8*128*2*32 = 131,072
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --format json
+expect_rc 0
+expect_json kv_bytes_per_token 131072
+expect_json gpu_memory_bytes 85520809984     # 81,559 MiB
+expect_json kv_bytes 1073741824              # 8,192 * 131,072 = 1 GiB
+expect_json weights_bytes 16060522496        # 8,030,261,248 params * 2 B
+
+# tensor parallel: Llama-3.1-70B at tp 8 holds one KV head per GPU: 2*1*128*2*80
+run "$KVPLAN" budget --model llama-3.1-70b --gpu h200 --tp 8 --context 8192 --format json
+expect_json kv_bytes_per_token 40960
+expect_json kv_bytes_per_token_total 327680
+
+# MLA: DeepSeek-V3 61 * (512 + 64) * 2 = 70,272 B on every one of 8 GPUs
+run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --tp 8 --context 8192 --format json
+expect_json kv_bytes_per_token 70272
+
+# fp8 KV halves it: Llama-2-7B 262,144
+run "$KVPLAN" budget $fixed --kv-dtype fp8 --format json
+expect_json kv_bytes_per_token 262144
+expect_json kv_dtype fp8
+
+# a Hugging Face config.json is read directly (fixture from tests/data/hf)
+if [ -f "$top_srcdir/tests/data/hf/llama-2-7b/config.json" ]; then
+	run "$KVPLAN" budget --model "$top_srcdir/tests/data/hf/llama-2-7b/config.json" \
+		--gpu h100-sxm --context 2048 --format json
+	expect_rc 0
+	expect_json kv_bytes 1073741824           # 2,048 * 512 KiB = 1 GiB
+fi
+
+# list, help, version
+run "$KVPLAN" list models
+expect_rc 0
+expect_out "llama-3.1-8b"
+expect_out "deepseek-v3"
+run "$KVPLAN" list gpus
+expect_out "h100-sxm"
+run "$KVPLAN" budget --help
+expect_rc 0
+expect_out "Usage: kvplan budget"
+run "$KVPLAN" --version
+expect_rc 0
+expect_out "kvplan "
+run "$KVPLAN" --help
+expect_rc 0
+expect_out "budget"
+finish

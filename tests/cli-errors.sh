@@ -1,0 +1,59 @@
+#!/bin/sh
+# cli-errors.sh: every bad input gets a clear located error and a non-zero
+# exit: usage mistakes exit 2, invalid files exit 3 with "path:line:col: error:".
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+bad_dir="$top_srcdir/tests/data/bad"
+
+count=0
+for f in "$bad_dir"/model-*.yaml "$bad_dir"/hf-*.json; do
+	[ -f "$f" ] || continue
+	count=$((count + 1))
+	run "$KVPLAN" budget --model "$f" --gpu-memory 80GiB --context 100
+	expect_rc 3
+	expect_err "$(basename "$f")"
+	expect_err "error: "
+done
+for f in "$bad_dir"/gpu-*.yaml; do
+	count=$((count + 1))
+	run "$KVPLAN" budget --model "$top_srcdir/tests/data/good/tiny.yaml" --gpu "$f"
+	expect_rc 3
+	expect_err "$(basename "$f"):"
+	expect_err "error: "
+done
+name="corpus size"
+[ "$count" -ge 30 ] && ok || bad "only $count bad inputs"
+
+# messages carry line:col and the field
+run "$KVPLAN" budget --model "$bad_dir/model-unknown-key.yaml" --gpu-memory 80GiB
+expect_err "model-unknown-key.yaml:15:1: error: parameters: unknown key"
+run "$KVPLAN" budget --model "$bad_dir/model-negative-heads.yaml" --gpu-memory 80GiB
+expect_err "model-negative-heads.yaml:7:12: error: num_heads: must not be negative"
+
+# usage mistakes: exit 2
+for args in "--tp 0" "--tp x" "--context -5" "--context 0" "--format xml" "--engine tgi" \
+	    "--kv-dtype mxfp4" "--utilization 1.5" "--utilization 0" "--gpu-memory lots" \
+	    "--weights-bytes -1GiB" "--batch 99999999999999999999999" "--bogus" "--dtype fp8"; do
+	run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm $args
+	expect_rc 2
+	expect_err "kvplan budget:"
+done
+run "$KVPLAN" budget --gpu h100-sxm
+expect_rc 2
+expect_err "--model is required"
+run "$KVPLAN" nosuchcommand
+expect_rc 2
+run "$KVPLAN"
+expect_rc 2
+
+# names that resolve to nothing, and splits that cannot be made: exit 3
+run "$KVPLAN" budget --model no-such-model --gpu h100-sxm
+expect_rc 3
+expect_err "no profile named 'no-such-model'"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --tp 3
+expect_rc 3
+expect_err "tp: 3 does not divide num_heads 32"
+# an overflow is an error, never a wrapped number: 2^60 tokens of 512 KiB
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --context 1152921504606846976
+expect_rc 3
+expect_err "overflow"
+finish
