@@ -1,0 +1,504 @@
+/* check-hfconfig.c: the Hugging Face config.json importer against real config
+ * files (tests/data/hf, sources in its README.md) and malformed ones
+ * (tests/data/bad/hf-*.json).  Expected values are public model facts and the
+ * hand arithmetic of ../shared/reference/architectures.md: KV bytes per token
+ * from table 3.3 (bf16, b = 2, tp = pp = 1) and parameter counts from table 3.2,
+ * which applies the section 4.1 formulas to the same configs.
+ * Legend: L = layers, Nkv = KV heads, d = head dim, W = sliding window. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hf-config.h"
+#include "model.h"
+#include "units.h"
+
+#ifndef KVP_SRCDIR
+#define KVP_SRCDIR "."
+#endif
+
+static struct kvp_model model;
+static struct kvp_spec spec;
+
+static const char *data_path(const char *rel)
+{
+	static char buf[1024];
+	const char *top = getenv("top_srcdir");
+	snprintf(buf, sizeof buf, "%s/tests/data/%s", top && top[0] ? top : KVP_SRCDIR, rel);
+	return buf;
+}
+
+static void load_path(const char *path)
+{
+	struct kvp_error err = {0};
+	kvp_status st = kvp_hf_config_load(path, &model, &err);
+	char msg[1200];
+	kvp_error_format(&err, msg, sizeof msg);
+	ck_assert_msg(st == KVP_STATUS_OK, "%s: %s", path, msg);
+}
+
+static void load(const char *dir)
+{
+	char rel[256];
+	snprintf(rel, sizeof rel, "hf/%s/config.json", dir);
+	load_path(data_path(rel));
+}
+
+static void build(uint32_t tp, uint32_t pp)
+{
+	struct kvp_error err = {0};
+	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){tp, pp}, KVP_DTYPE_AUTO,
+				       KVP_DTYPE_BF16, &spec, &err);
+	ck_assert_msg(st == KVP_STATUS_OK, "%s: %s: %s", model.name, err.field, err.msg);
+}
+
+/* A JSON document in a temporary file named kvp-hf-XXXXXX.json. */
+static char tmp_path[64];
+
+static const char *write_tmp(const char *json)
+{
+	snprintf(tmp_path, sizeof tmp_path, "/tmp/kvp-hf-XXXXXX.json");
+	int fd = mkstemps(tmp_path, 5);
+	ck_assert_msg(fd >= 0, "mkstemps");
+	size_t len = strlen(json);
+	ck_assert_uint_eq((size_t)write(fd, json, len), len);
+	close(fd);
+	return tmp_path;
+}
+
+/* ------------------------------------------------------------ core */
+
+static const struct {
+	const char *dir;
+	/* KV bytes per token, all layers, bf16 (table 3.3) */
+	uint64_t token_bytes;
+	const char *kv_arithmetic;
+	uint32_t full, sliding, mla, mamba;
+	uint32_t window;
+	uint32_t kv_heads, head_dim;
+	/* table 3.2 */
+	uint64_t params, active, expert;
+	const char *param_arithmetic;
+} cases[] = {
+	{"Llama-2-7b", 524288, "2*32*128*2 = 16,384 B x 32 layers = 524,288", 32, 0, 0, 0, 0, 32, 128,
+	 6738415616, 6738415616, 0,
+	 "2*V*H 262,144,000 + 32*(attn 67,108,864 + mlp 3*H*I 135,266,304 + norms 8,192) + 4,096"},
+	{"Llama-3.1-8B", 131072, "2*8*128*2 = 4,096 B x 32 = 131,072", 32, 0, 0, 0, 0, 8, 128,
+	 8030261248, 8030261248, 0,
+	 "2*V*H 1,050,673,152 + 32*(attn 41,943,040 + mlp 176,160,768 + 8,192) + 4,096"},
+	{"Mistral-7B-v0.1", 131072, "4,096 B x 32, every layer sliding W = 4096", 0, 32, 0, 0, 4096,
+	 8, 128, 7241732096, 7241732096, 0,
+	 "2*V*H 262,144,000 + 32*(41,943,040 + 176,160,768 + 8,192) + 4,096"},
+	{"Mixtral-8x7B", 131072, "4,096 B x 32 (sliding_window null)", 32, 0, 0, 0, 0, 8, 128,
+	 46702792704, 12879925248, 45097156608,
+	 "experts 32*8*3*4096*14336 = 45,097,156,608; active keeps 2 of 8: "
+	 "46,702,792,704 - 32*6*176,160,768 = 12,879,925,248"},
+	{"Qwen2.5-7B-Instruct", 57344, "2*4*128*2 = 2,048 B x 28 (sliding_window 131072 inactive)",
+	 28, 0, 0, 0, 0, 4, 128, 7615616512, 7615616512, 0,
+	 "2*V*H 1,089,994,752 + 28*(attn 29,360,128 + qkv bias 4,608 + mlp 203,685,888 + 7,168) "
+	 "+ 3,584"},
+	{"Qwen3-30B-A3B", 98304,
+	 "2*4*128*2 = 2,048 B x 48 = 98,304 (head_dim 128; hidden/heads = 64 would give 49,152)", 48,
+	 0, 0, 0, 0, 4, 128, 30532122624, 3353032704, 28991029248,
+	 "experts 48*128*3*2048*768 = 28,991,029,248; active keeps 8 of 128: "
+	 "30,532,122,624 - 48*120*4,718,592 = 3,353,032,704"},
+	{"gemma-2-9b", 344064, "2*8*256*2 = 8,192 B x 42 (21 full + 21 sliding, W 4096)", 21, 21, 0,
+	 0, 4096, 8, 256, 9241705984, 9241705984, 0,
+	 "tied V*H 917,504,000 + 42*(attn 51,380,224 + mlp 154,140,672 + 4 norms 14,336) + 3,584"},
+	{"gemma-2-27b-it-gptq-int4", 376832, "2*16*128*2 = 8,192 B x 46 (23 full + 23 sliding)", 23,
+	 23, 0, 0, 4096, 16, 128, 27227128320, 27227128320, 0,
+	 "tied V*H 1,179,648,000 + 46*(attn 113,246,208 + mlp 509,607,936 + 18,432) + 4,608"},
+	{"gemma-3-27b-it", 507904,
+	 "2*16*128*2 = 8,192 B x 62 (10 full + 52 sliding, W 1024); full-only 81,920", 10, 52, 0,
+	 0, 1024, 16, 128, 27009346304, 27009346304, 0,
+	 "tied V*H 1,409,720,832 + 62*(attn 88,080,384 + q/k norm 256 + mlp 346,816,512 + "
+	 "21,504) + 5,376"},
+	{"Phi-3-mini-4k", 393216, "2*32*96*2 = 12,288 B x 32, every layer sliding W = 2047", 0, 32,
+	 0, 0, 2047, 32, 96, 3821079552, 3821079552, 0,
+	 "2*V*H 197,001,216 + 32*(attn 37,748,736 + mlp 75,497,472 + 6,144) + 3,072"},
+	{"falcon-7b", 8192, "multi_query: 2*1*64*2 = 256 B x 32 = 8,192 (num_kv_heads 71 ignored)",
+	 32, 0, 0, 0, 0, 1, 64, 6921720704, 6921720704, 0,
+	 "tied V*H 295,479,296 + 32*(qkv 4544*73*64 + dense 4544^2 + mlp 2*4544*18176 + "
+	 "LN 9,088) + final LN 9,088"},
+	{"DeepSeek-V3", 70272, "MLA: (512 + 64)*2 = 1,152 B x 61 = 70,272", 0, 0, 61, 0, 0, 1, 192,
+	 671026419200, 37552297472, 653908770816,
+	 "MLA attn 187,107,328/layer; 3 dense + 58 MoE layers of 256 routed + 1 shared; "
+	 "experts 58*256*3*7168*2048 = 653,908,770,816"},
+	{"gpt-oss-20b", 49152, "2*8*64*2 = 2,048 B x 24 (12 full + 12 sliding, W 128)", 12, 12, 0, 0,
+	 128, 8, 64, 20914757184, 4187440704, 19116933120,
+	 "experts 24*32*(2880*5760 + 5760 + 2880*2880 + 2880) = 19,116,933,120; "
+	 "active keeps 4 of 32"},
+	{"Jamba-v0.1", 16384, "2*8*128*2 = 4,096 B x 4 attention layers (4, 12, 20, 28)", 4, 0, 0, 28,
+	 0, 8, 128, 51570323328, 12110311296, 45097156608,
+	 "16 MoE layers of 16 experts: 16*16*176,160,768 = 45,097,156,608; active: "
+	 "51,570,323,328 - 16*14*176,160,768 = 12,110,311,296 (AI21: ~12 B)"},
+	{"gpt2", 36864, "2*12*64*2 = 3,072 B x 12 = 36,864 (GPT-2 124M reference)", 12, 0, 0, 0, 0,
+	 12, 64, 124439808, 124439808, 0,
+	 "tied wte 38,597,376 + wpe 1024*768 + 12*(LN 3,072 + attn 2,362,368 + mlp 4,722,432) + "
+	 "LN 1,536"},
+};
+
+START_TEST(test_table)
+{
+	load(cases[_i].dir);
+	build(1, 1);
+	ck_assert_str_eq(model.name, cases[_i].dir);
+	ck_assert_msg(spec.token_bytes_total == cases[_i].token_bytes, "%s: %llu B/token, want %s",
+		      cases[_i].dir, (unsigned long long)spec.token_bytes_total,
+		      cases[_i].kv_arithmetic);
+	ck_assert_uint_eq(spec.token_bytes, cases[_i].token_bytes); /* tp = pp = 1: all here */
+	ck_assert_uint_eq(spec.count[KVP_LAYER_FULL], cases[_i].full);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_SLIDING], cases[_i].sliding);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_CHUNKED], 0);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MLA], cases[_i].mla);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MAMBA], cases[_i].mamba);
+	ck_assert_uint_eq(model.sliding_window, cases[_i].window);
+	for (uint32_t i = 0; i < spec.num_layers; i++)
+		ck_assert_uint_eq(spec.layers[i].window,
+				  spec.layers[i].kind == KVP_LAYER_SLIDING ? cases[_i].window : 0);
+	ck_assert_uint_eq(model.num_kv_heads, cases[_i].kv_heads);
+	ck_assert_uint_eq(model.head_dim, cases[_i].head_dim);
+	ck_assert_msg(model.params == cases[_i].params, "%s: %llu params, want %llu = %s",
+		      cases[_i].dir, (unsigned long long)model.params,
+		      (unsigned long long)cases[_i].params, cases[_i].param_arithmetic);
+	ck_assert_msg(model.active_params == cases[_i].active, "%s: %llu active, want %llu (%s)",
+		      cases[_i].dir, (unsigned long long)model.active_params,
+		      (unsigned long long)cases[_i].active, cases[_i].param_arithmetic);
+	ck_assert_msg(model.expert_params == cases[_i].expert, "%s: %llu expert, want %llu (%s)",
+		      cases[_i].dir, (unsigned long long)model.expert_params,
+		      (unsigned long long)cases[_i].expert, cases[_i].param_arithmetic);
+}
+END_TEST
+
+START_TEST(test_path_and_names)
+{
+	load("Llama-2-7b");
+	char want[1024];
+	snprintf(want, sizeof want, "%s", data_path("hf/Llama-2-7b/config.json"));
+	ck_assert_str_eq(model.path, want);
+	ck_assert_str_eq(model.name, "Llama-2-7b");            /* parent directory */
+	ck_assert_str_eq(model.hf_id, "meta-llama/Llama-2-7b-hf"); /* _name_or_path */
+	ck_assert_str_eq(model.family, "llama");
+	ck_assert_uint_eq(model.max_context, 4096);
+	load("Phi-3-mini-4k"); /* "_name_or_path": "Phi-3-mini-4k-instruct" is no hub id */
+	ck_assert_str_eq(model.hf_id, "");
+	load_path(write_tmp("{\"num_hidden_layers\": 1, \"hidden_size\": 8, "
+			    "\"num_attention_heads\": 1, \"vocab_size\": 2, "
+			    "\"intermediate_size\": 4}"));
+	ck_assert_int_eq(strncmp(model.name, "kvp-hf-", 7), 0); /* the file stem */
+	ck_assert_ptr_null(strstr(model.name, ".json"));
+	unlink(tmp_path);
+}
+END_TEST
+
+START_TEST(test_falcon_multi_query)
+{
+	/* RW naming (n_layer, n_head), multi_query true, new_decoder_architecture
+	 * absent: one KV head although num_kv_heads says 71 */
+	load("falcon-7b");
+	ck_assert_uint_eq(model.num_layers, 32);
+	ck_assert_uint_eq(model.num_heads, 71);
+	ck_assert_uint_eq(model.num_kv_heads, 1);
+	ck_assert_uint_eq(model.head_dim, 64);              /* 4544 / 71 */
+	ck_assert_uint_eq(model.intermediate_size, 18176);  /* 4 * 4544, implicit */
+	ck_assert(model.tie_word_embeddings);               /* PretrainedConfig default */
+	ck_assert_uint_eq(model.max_context, 2048);         /* FalconConfig default */
+	build(1, 1);
+	ck_assert_uint_eq(spec.kv_heads_per_gpu, 1);
+	ck_assert_uint_eq(spec.layers[0].token_bytes, 256); /* 2*1*64*2 */
+}
+END_TEST
+
+START_TEST(test_falcon_tp)
+{
+	load("falcon-7b"); /* 71 heads: no tensor-parallel split but 1 or 71 */
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){8, 1}, KVP_DTYPE_AUTO,
+					KVP_DTYPE_BF16, &spec, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "tp");
+}
+END_TEST
+
+START_TEST(test_gemma3_defaults)
+{
+	/* the official text_config omits vocab_size, sliding_window_pattern,
+	 * tie_word_embeddings and max_position_embeddings: class defaults apply */
+	load("gemma-3-27b-it");
+	ck_assert_str_eq(model.family, "gemma3_text");
+	ck_assert_uint_eq(model.vocab_size, 262208);
+	ck_assert(model.tie_word_embeddings);
+	ck_assert_uint_eq(model.max_context, 131072);
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_BF16);      /* top-level torch_dtype */
+	ck_assert_uint_eq(model.num_layers, 62);
+	ck_assert_uint_eq(model.head_dim, 128);             /* not 5376 / 32 = 168 */
+	/* pattern 6: full where (i + 1) % 6 == 0: 5, 11, ..., 59 */
+	for (uint32_t i = 0; i < 62; i++)
+		ck_assert_uint_eq(model.layers[i],
+				  (i + 1) % 6 ? KVP_LAYER_SLIDING : KVP_LAYER_FULL);
+	build(1, 1);
+	/* full-only bytes: 10 layers x 8,192 = 81,920 (table 3.3) */
+	ck_assert_uint_eq(spec.kind_token_bytes[KVP_LAYER_FULL], 81920);
+	ck_assert_uint_eq(spec.layers[0].window, 1024);
+}
+END_TEST
+
+START_TEST(test_layer_patterns)
+{
+	load("gemma-2-9b"); /* even i sliding */
+	ck_assert_uint_eq(model.layers[0], KVP_LAYER_SLIDING);
+	ck_assert_uint_eq(model.layers[1], KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.layers[41], KVP_LAYER_FULL);
+	load("gpt-oss-20b"); /* layer_types: even i sliding */
+	ck_assert_uint_eq(model.layers[0], KVP_LAYER_SLIDING);
+	ck_assert_uint_eq(model.layers[23], KVP_LAYER_FULL);
+	load("Qwen2.5-7B-Instruct"); /* use_sliding_window false: no window at all */
+	ck_assert_uint_eq(model.sliding_window, 0);
+	load("Jamba-v0.1"); /* attention at i % 8 == 4 */
+	for (uint32_t i = 0; i < 32; i++)
+		ck_assert_uint_eq(model.layers[i], i % 8 == 4 ? KVP_LAYER_FULL : KVP_LAYER_MAMBA);
+	ck_assert_uint_eq(model.mamba_d_state, 16);
+	ck_assert_uint_eq(model.mamba_d_conv, 4);
+	ck_assert_uint_eq(model.mamba_expand, 2);
+	build(1, 1);
+	/* d_inner 2*4096 = 8192; (conv 8192*3 + ssm 8192*16) * 2 B = 311,296 x 28
+	 * = 8,716,288 B per sequence (table 3.3) */
+	ck_assert_uint_eq(spec.seq_bytes, 8716288);
+}
+END_TEST
+
+START_TEST(test_dtypes)
+{
+	load("Llama-2-7b");
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_FP16);
+	ck_assert_int_eq(model.weights_dtype, KVP_DTYPE_AUTO);
+	load("gemma-2-9b"); /* base checkpoint in float32, served in bf16 */
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_FP32);
+	ck_assert_int_eq(kvp_model_serving_dtype(&model, KVP_DTYPE_AUTO), KVP_DTYPE_BF16);
+	load("DeepSeek-V3"); /* quant_method fp8, block 128x128 */
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_BF16);
+	ck_assert_int_eq(model.weights_dtype, KVP_DTYPE_FP8);
+	ck_assert_int_eq(model.expert_dtype, KVP_DTYPE_AUTO);
+	load("gpt-oss-20b"); /* no torch_dtype: float32 to vLLM; MXFP4 experts only */
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_FP32);
+	ck_assert_int_eq(model.weights_dtype, KVP_DTYPE_AUTO);
+	ck_assert_int_eq(model.expert_dtype, KVP_DTYPE_MXFP4);
+	ck_assert_uint_eq(model.moe_num_experts, 32);
+	ck_assert_uint_eq(model.moe_experts_per_token, 4);
+	load("gemma-2-27b-it-gptq-int4"); /* quant_method gptq, bits 4 */
+	ck_assert_int_eq(model.weights_dtype, KVP_DTYPE_INT4_GPTQ);
+	load_path(write_tmp("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, "
+			    "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+			    "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
+			    "\"vocab_size\": 100, \"dtype\": \"bfloat16\", "
+			    "\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4}}"));
+	unlink(tmp_path);
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_BF16); /* newer configs say "dtype" */
+	ck_assert_int_eq(model.weights_dtype, KVP_DTYPE_INT4_AWQ);
+}
+END_TEST
+
+START_TEST(test_mla)
+{
+	load("DeepSeek-V3");
+	ck_assert_uint_eq(model.mla_kv_lora_rank, 512);
+	ck_assert_uint_eq(model.mla_rope_dim, 64);
+	ck_assert_uint_eq(model.num_kv_heads, 1); /* num_key_value_heads 128 is a decoy */
+	ck_assert_uint_eq(model.moe_num_experts, 256);
+	ck_assert_uint_eq(model.moe_intermediate_size, 2048);
+	build(8, 1); /* the latent is not split: 70,272 B/token on every rank */
+	ck_assert_uint_eq(spec.token_bytes, 70272);
+	ck_assert_uint_eq(spec.kv_heads_per_gpu, 1);
+}
+END_TEST
+
+/* Rules checked on small documents written here: each value is hand arithmetic. */
+START_TEST(test_small_documents)
+{
+	/* one layer, H 8, 1 head: 2*V*H 32 + attn 3*64 + 64 + mlp 3*8*4 96 + norms 16
+	 * + final 8 = 408 params; KV 2*1*8*2 = 32 B/token.  JSON nulls read as
+	 * absent: head_dim -> 8 / 1, num_key_value_heads -> num_attention_heads. */
+	load_path(write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 1, "
+			    "\"hidden_size\": 8, \"num_attention_heads\": 1, \"vocab_size\": 2, "
+			    "\"intermediate_size\": 4, \"head_dim\": null, "
+			    "\"num_key_value_heads\": null, \"sliding_window\": null}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 408);
+	ck_assert_uint_eq(model.head_dim, 8);
+	ck_assert_uint_eq(model.num_kv_heads, 1);
+	ck_assert_int_eq(model.dtype, KVP_DTYPE_FP32); /* no dtype: float32 */
+	build(1, 1);
+	ck_assert_uint_eq(spec.token_bytes_total, 32);
+
+	/* Qwen2 with use_sliding_window: layers i >= max_window_layers (2) slide */
+	load_path(write_tmp("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 4, "
+			    "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+			    "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
+			    "\"vocab_size\": 100, \"use_sliding_window\": true, "
+			    "\"sliding_window\": 32, \"max_window_layers\": 2}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.layers[1], KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.layers[2], KVP_LAYER_SLIDING);
+	ck_assert_uint_eq(model.layers[3], KVP_LAYER_SLIDING);
+	ck_assert_uint_eq(model.sliding_window, 32);
+
+	/* Llama 4 behind text_config: attention_chunk_size with the default
+	 * NoPE interval 4 -> layers 3 and 7 global, the other 6 chunked;
+	 * KV 2*8*128*2 = 4,096 B x 8 = 32,768 */
+	load_path(write_tmp("{\"model_type\": \"llama4\", \"text_config\": {"
+			    "\"model_type\": \"llama4_text\", \"num_hidden_layers\": 8, "
+			    "\"hidden_size\": 5120, \"num_attention_heads\": 40, "
+			    "\"num_key_value_heads\": 8, \"head_dim\": 128, "
+			    "\"vocab_size\": 202048, \"intermediate_size\": 8192, "
+			    "\"intermediate_size_mlp\": 16384, \"num_local_experts\": 16, "
+			    "\"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 1, "
+			    "\"attention_chunk_size\": 8192}}"));
+	unlink(tmp_path);
+	build(1, 1);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_CHUNKED], 6);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_FULL], 2);
+	ck_assert_uint_eq(model.layers[3], KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.chunk_size, 8192);
+	ck_assert_uint_eq(spec.token_bytes_total, 32768);
+	ck_assert_uint_eq(model.expert_params, 8ULL * 16 * 3 * 5120 * 8192);
+
+	/* GPTBigCode-style multi_query on a non-Falcon model: one KV head */
+	load_path(write_tmp("{\"model_type\": \"gpt_bigcode\", \"n_layer\": 2, \"n_embd\": 64, "
+			    "\"n_head\": 4, \"vocab_size\": 10, \"intermediate_size\": 256, "
+			    "\"multi_query\": true}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.num_kv_heads, 1);
+
+	/* Falcon-40B style: new_decoder_architecture keeps num_kv_heads */
+	load_path(write_tmp("{\"model_type\": \"falcon\", \"num_hidden_layers\": 2, "
+			    "\"hidden_size\": 512, \"num_attention_heads\": 8, \"num_kv_heads\": 2, "
+			    "\"new_decoder_architecture\": true, \"multi_query\": true, "
+			    "\"vocab_size\": 10}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.num_kv_heads, 2);
+
+	/* MPT: attn_config.kv_n_heads wins over the top-level keys */
+	load_path(write_tmp("{\"model_type\": \"mpt\", \"n_layers\": 2, \"num_hidden_layers\": 2, "
+			    "\"hidden_size\": 64, \"num_attention_heads\": 8, "
+			    "\"num_key_value_heads\": 8, \"attn_config\": {\"kv_n_heads\": 2}, "
+			    "\"vocab_size\": 10, \"intermediate_size\": 128}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.num_kv_heads, 2);
+}
+END_TEST
+
+START_TEST(test_param_overflow)
+{
+	/* H = Nq*d = 2^32 - 1 with one head: 2*H*Nkv*d = 2*(2^32 - 1)^2 > 2^64 */
+	struct kvp_error err = {0};
+	const char *p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 1, "
+				  "\"hidden_size\": 4294967295, \"num_attention_heads\": 1, "
+				  "\"vocab_size\": 2, \"intermediate_size\": 4}");
+	kvp_status st = kvp_hf_config_load(p, &model, &err);
+	unlink(tmp_path);
+	ck_assert_int_eq(st, KVP_STATUS_OVERFLOW);
+	ck_assert_str_eq(err.field, "params");
+	ck_assert_int_eq(err.line, 1); /* the enclosing object */
+	ck_assert_int_eq(err.col, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------ errors */
+
+static const struct {
+	const char *file;
+	kvp_status status;
+	int line, col;   /* 1-based; the value, or the enclosing object when missing */
+	const char *field;
+} bad[] = {
+	/* EOF after line 4's newline: libyaml stops at 5:1 */
+	{"hf-truncated.json", KVP_STATUS_PARSE, 5, 1, ""},
+	{"hf-missing-layers.json", KVP_STATUS_INVALID, 1, 1, "num_hidden_layers"},
+	{"hf-missing-vocab.json", KVP_STATUS_INVALID, 1, 1, "vocab_size"},
+	/* `  "hidden_size": -4096,`: the value starts at column 18 */
+	{"hf-negative-hidden.json", KVP_STATUS_INVALID, 3, 18, "hidden_size"},
+	/* `  "num_attention_heads": "32",`: a string, column 26 */
+	{"hf-string-heads.json", KVP_STATUS_INVALID, 5, 26, "num_attention_heads"},
+	/* 5 KV heads do not divide 32 */
+	{"hf-heads-not-dividing.json", KVP_STATUS_INVALID, 7, 26, "num_key_value_heads"},
+	/* 99999999999999999999 > 2^64 - 1 */
+	{"hf-overflow-vocab.json", KVP_STATUS_OVERFLOW, 7, 17, "vocab_size"},
+	/* 4294967296 = 2^32 does not fit the 32-bit field */
+	{"hf-hidden-u32.json", KVP_STATUS_OVERFLOW, 3, 18, "hidden_size"},
+	{"hf-head-dim-zero.json", KVP_STATUS_INVALID, 3, 15, "head_dim"},
+	{"hf-fractional-layers.json", KVP_STATUS_INVALID, 6, 24, "num_hidden_layers"},
+	{"hf-too-many-layers.json", KVP_STATUS_INVALID, 6, 24, "num_hidden_layers"},
+	/* 4100 / 32 is not whole and no head_dim: point at the heads */
+	{"hf-hidden-not-multiple.json", KVP_STATUS_INVALID, 5, 26, "num_attention_heads"},
+	/* the list starts at line 6 column 18; 3 entries for 4 layers */
+	{"hf-layer-types-short.json", KVP_STATUS_INVALID, 6, 18, "layer_types"},
+	{"hf-layer-types-unknown.json", KVP_STATUS_INVALID, 8, 5, "layer_types"},
+	/* a llama has no default window: the object is at fault */
+	{"hf-sliding-no-window.json", KVP_STATUS_INVALID, 1, 1, "sliding_window"},
+	{"hf-experts-per-token.json", KVP_STATUS_INVALID, 11, 26, "num_experts_per_tok"},
+	/* the missing field is reported at text_config's object, line 4 column 18 */
+	{"hf-gemma3-no-layers.json", KVP_STATUS_INVALID, 4, 18, "num_hidden_layers"},
+	{"hf-not-object.json", KVP_STATUS_INVALID, 1, 1, ""},
+	{"hf-bad-dtype.json", KVP_STATUS_INVALID, 7, 18, "torch_dtype"},
+	{"hf-multi-query-string.json", KVP_STATUS_INVALID, 4, 18, "multi_query"},
+};
+
+START_TEST(test_bad)
+{
+	char rel[256];
+	snprintf(rel, sizeof rel, "bad/%s", bad[_i].file);
+	const char *path = data_path(rel);
+	struct kvp_error err = {0};
+	kvp_status st = kvp_hf_config_load(path, &model, &err);
+	char msg[1200];
+	kvp_error_format(&err, msg, sizeof msg);
+	ck_assert_msg(st == bad[_i].status, "%s: status %s, want %s (%s)", bad[_i].file,
+		      kvp_status_str(st), kvp_status_str(bad[_i].status), msg);
+	ck_assert_str_eq(err.path, path);
+	ck_assert_msg(err.line == bad[_i].line && err.col == bad[_i].col,
+		      "%s: at %d:%d, want %d:%d (%s)", bad[_i].file, err.line, err.col,
+		      bad[_i].line, bad[_i].col, msg);
+	ck_assert_str_eq(err.field, bad[_i].field);
+	ck_assert(err.msg[0]);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_hf_config_load(data_path("hf/no-such-model/config.json"), &model, &err),
+			 KVP_STATUS_IO);
+}
+END_TEST
+
+static Suite *hfconfig_suite(void)
+{
+	Suite *s = suite_create("hfconfig");
+	TCase *core = tcase_create("core");
+	tcase_add_loop_test(core, test_table, 0, sizeof cases / sizeof cases[0]);
+	tcase_add_test(core, test_path_and_names);
+	tcase_add_test(core, test_falcon_multi_query);
+	tcase_add_test(core, test_gemma3_defaults);
+	tcase_add_test(core, test_layer_patterns);
+	tcase_add_test(core, test_dtypes);
+	tcase_add_test(core, test_mla);
+	tcase_add_test(core, test_small_documents);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
+	tcase_add_test(errors, test_missing_file);
+	tcase_add_test(errors, test_falcon_tp);
+	tcase_add_test(errors, test_param_overflow);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(hfconfig_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
