@@ -1,0 +1,334 @@
+/* cmd-plot.c: `kvplan plot KIND`: draw one of the planner's charts.  The
+ * data (NAME.dat) and the gnuplot script (NAME.gp) are always written; the
+ * image is rendered by gnuplot when it can be run (on PATH, or
+ * $KVPLAN_GNUPLOT).  When it cannot, one warning names the two files and the
+ * command still exits 0: the chart is optional, the numbers are not. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plot.h"
+#include "units.h"
+
+static const char *const cmd = "plot";
+
+#define MAX_LIST 24
+
+enum { OPT_OUTPUT_DIR = KVP_OPT_LAST + 1, OPT_NAME, OPT_TERM, OPT_CONTEXTS };
+
+/* What the options asked for; lists where a chart compares several. */
+struct plot_args {
+	struct kvp_cli_common c;
+	char *models[MAX_LIST], *gpus[MAX_LIST];
+	size_t nmodels, ngpus;
+	uint32_t tps[MAX_LIST];
+	size_t ntps;
+	enum kvp_dtype kv[MAX_LIST];
+	size_t nkv;
+	uint64_t contexts[KVP_PLOT_MAX_ROWS];
+	size_t ncontexts;
+	const char *dir, *name;
+	enum kvp_plot_term term;
+	/* loaded */
+	struct kvp_model *m;   /* nmodels */
+	struct kvp_gpu *g;     /* ngpus, or one "custom" GPU */
+};
+
+typedef kvp_status (*build_fn)(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err);
+
+static kvp_status build_budget(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	return kvp_plot_budget(p, &a->m[0], a->g, a->ngpus, a->tps, a->ntps, &a->c.opts, err);
+}
+
+static kvp_status build_kv_context(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	return kvp_plot_kv_context(p, a->m, a->nmodels, a->contexts, a->ncontexts, a->c.opts.par,
+				   a->c.opts.kv_dtype, a->c.opts.block_size, err);
+}
+
+static kvp_status build_max_seqs(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	return kvp_plot_max_seqs(p, &a->m[0], a->g, a->ngpus, a->kv, a->nkv, a->contexts,
+				 a->ncontexts, &a->c.opts, err);
+}
+
+/* Which lists a kind takes (more than one value), and what it needs. */
+enum { MANY_MODELS = 1, MANY_GPUS = 2, MANY_TP = 4, MANY_KV = 8, NEEDS_GPU = 16 };
+
+static const struct plot_kind {
+	const char *name;
+	const char *summary;
+	unsigned flags;
+	const char *default_models;
+	build_fn build;
+} kinds[] = {
+	{"budget", "memory of one GPU as stacked bars, one per --gpu and --tp (lists)",
+	 MANY_GPUS | MANY_TP | NEEDS_GPU, NULL, build_budget},
+	{"kv-context", "KV bytes of one sequence against context, one line per --model (list)",
+	 MANY_MODELS, "llama-2-7b,llama-3.1-8b,mistral-7b-v0.1,gemma-2-9b,deepseek-v3",
+	 build_kv_context},
+	{"max-seqs", "max concurrent sequences against context, per --gpu and --kv-dtype (lists)",
+	 MANY_GPUS | MANY_KV | NEEDS_GPU, NULL, build_max_seqs},
+};
+
+static void help(void)
+{
+	printf("Usage: kvplan plot KIND [OPTIONS]\n\n"
+	       "Write a chart's data (NAME.dat) and gnuplot script (NAME.gp), then render it\n"
+	       "with gnuplot (on PATH, or $KVPLAN_GNUPLOT).  Without gnuplot the two files stay\n"
+	       "and one warning says so; the exit status is still 0.\n\nKinds:\n");
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		printf("  %-12s %s\n", kinds[i].name, kinds[i].summary);
+	printf("\nPlot options:\n"
+	       "  -o, --output-dir DIR      where the files go (default .; created if missing)\n"
+	       "  --name STEM               file stem (default: the kind)\n"
+	       "  --term png|svg|pdf|dumb   image format (default png; dumb draws in the terminal)\n"
+	       "  --contexts LIST           context points, e.g. 1k,4k,32k (default 256 ... 128k,\n"
+	       "                            powers of two)\n"
+	       "  --model, --gpu, --tp, --kv-dtype take comma-separated lists where the kind\n"
+	       "  compares several (see Kinds); kv-context defaults to\n"
+	       "  %s;\n"
+	       "  max-seqs to --kv-dtype auto,fp8.\n\n%s"
+	       "Example: kvplan plot budget --model llama-3.1-70b --gpu h100-sxm,h200 --tp 2,4,8\n",
+	       kinds[1].default_models, kvp_cli_common_help);
+}
+
+/* Split a comma list into at most MAX_LIST strings (pointers into a copy). */
+static bool split(const char *opt, const char *arg, char **out, size_t *n)
+{
+	*n = 0;
+	char *copy = strdup(arg);
+	if (!copy)
+		return false;
+	for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_LIST) {
+			kvp_cli_usage_error(cmd, "%s: at most %d values", opt, MAX_LIST);
+			free(copy);
+			*n = 0;
+			return false;
+		}
+		out[(*n)++] = t;
+	}
+	if (*n == 0) {
+		free(copy);
+		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+		return false;
+	}
+	return true; /* out[0] owns copy */
+}
+
+/* A list option whose values the common parser checks one by one. */
+static int parse_list(struct plot_args *a, int opt, const char *name, const char *arg)
+{
+	char *v[MAX_LIST];
+	size_t n;
+	if (!split(name, arg, v, &n))
+		return KVP_EXIT_USAGE;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct kvp_cli_common one;
+		kvp_cli_common_init(&one);
+		rc = kvp_cli_common_option(&one, cmd, opt, v[i]);
+		if (opt == KVP_OPT_TP)
+			a->tps[i] = one.opts.par.tp;
+		else
+			a->kv[i] = one.opts.kv_dtype;
+	}
+	free(v[0]);
+	if (rc)
+		return rc;
+	if (opt == KVP_OPT_TP) {
+		a->ntps = n;
+		a->c.opts.par.tp = a->tps[0];
+	} else {
+		a->nkv = n;
+		a->c.opts.kv_dtype = a->kv[0];
+	}
+	return 0;
+}
+
+static int load_all(struct plot_args *a, const struct plot_kind *k)
+{
+	struct kvp_error err = {0};
+	a->m = calloc(a->nmodels, sizeof *a->m);
+	a->g = calloc(a->ngpus ? a->ngpus : 1, sizeof *a->g);
+	if (!a->m || !a->g) {
+		fprintf(stderr, "kvplan plot: out of memory\n");
+		return KVP_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < a->nmodels; i++)
+		if (kvp_model_load(a->models[i], &a->m[i], &err))
+			return kvp_cli_error(cmd, &err);
+	for (size_t i = 0; i < a->ngpus; i++)
+		if (kvp_gpu_load(a->gpus[i], &a->g[i], &err))
+			return kvp_cli_error(cmd, &err);
+	if (a->ngpus == 0 && (k->flags & NEEDS_GPU)) {
+		if (!a->c.opts.has_gpu_memory)
+			return kvp_cli_usage_error(cmd, "plot %s: --gpu (or --gpu-memory) is required",
+						   k->name);
+		snprintf(a->g[0].name, sizeof a->g[0].name, "custom");
+		a->ngpus = 1;
+	}
+	return 0;
+}
+
+static void free_args(struct plot_args *a)
+{
+	if (a->nmodels)
+		free(a->models[0]);
+	if (a->ngpus && a->gpus[0])
+		free(a->gpus[0]);
+	free(a->m);
+	free(a->g);
+}
+
+int kvp_cmd_plot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		KVP_CLI_COMMON_OPTIONS,
+		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+		{"name", required_argument, NULL, OPT_NAME},
+		{"term", required_argument, NULL, OPT_TERM},
+		{"contexts", required_argument, NULL, OPT_CONTEXTS},
+		{NULL, 0, NULL, 0}
+	};
+	struct plot_args a;
+	memset(&a, 0, sizeof a);
+	kvp_cli_common_init(&a.c);
+	a.dir = ".";
+	a.term = KVP_PLOT_TERM_PNG;
+	const char *model_arg = NULL, *gpu_arg = NULL;
+	int opt, rc = 0;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			a.c.help = true;
+			continue;
+		case 'o':
+		case OPT_OUTPUT_DIR:
+			a.dir = optarg;
+			continue;
+		case OPT_NAME:
+			if (!*optarg || strchr(optarg, '/') || strspn(optarg, ".") == strlen(optarg))
+				return kvp_cli_usage_error(cmd, "--name: '%s' is not a file stem", optarg);
+			a.name = optarg;
+			continue;
+		case OPT_TERM:
+			if (!kvp_plot_term_parse(optarg, &a.term))
+				return kvp_cli_usage_error(cmd, "--term: expected png, svg, pdf or dumb, got '%s'",
+							   optarg);
+			continue;
+		case OPT_CONTEXTS:
+			if (!kvp_cli_token_list(cmd, "--contexts", optarg, a.contexts, KVP_PLOT_MAX_ROWS,
+						&a.ncontexts))
+				return KVP_EXIT_USAGE;
+			continue;
+		case KVP_OPT_MODEL:
+			model_arg = optarg;
+			continue;
+		case KVP_OPT_GPU:
+			gpu_arg = optarg;
+			continue;
+		case KVP_OPT_TP:
+			if ((rc = parse_list(&a, opt, "--tp", optarg)))
+				return rc;
+			continue;
+		case KVP_OPT_KV_DTYPE:
+			if ((rc = parse_list(&a, opt, "--kv-dtype", optarg)))
+				return rc;
+			continue;
+		case '?':
+		case ':':
+			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+		rc = kvp_cli_common_option(&a.c, cmd, opt, optarg);
+		if (rc)
+			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
+	}
+	if (a.c.help) {
+		help();
+		return KVP_EXIT_OK;
+	}
+	if (optind >= argc)
+		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs)");
+	const struct plot_kind *k = NULL;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(argv[optind], kinds[i].name) == 0)
+			k = &kinds[i];
+	if (!k)
+		return kvp_cli_usage_error(cmd, "unknown plot '%s'", argv[optind]);
+	if (optind + 1 < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	if (a.c.format != KVP_FORMAT_TABLE)
+		return kvp_cli_usage_error(cmd, "--format: a plot writes .dat and .gp files; use --term");
+
+	struct kvp_plot *p = NULL;
+	if (!model_arg)
+		model_arg = k->default_models;
+	if (!model_arg) {
+		rc = kvp_cli_usage_error(cmd, "plot %s: --model is required", k->name);
+		goto out;
+	}
+	if (!split("--model", model_arg, a.models, &a.nmodels) ||
+	    (gpu_arg && !split("--gpu", gpu_arg, a.gpus, &a.ngpus))) {
+		rc = KVP_EXIT_USAGE;
+		goto out;
+	}
+	const struct { size_t n; unsigned flag; const char *opt; } many[] = {
+		{a.nmodels, MANY_MODELS, "--model"}, {a.ngpus, MANY_GPUS, "--gpu"},
+		{a.ntps, MANY_TP, "--tp"}, {a.nkv, MANY_KV, "--kv-dtype"}};
+	for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+		if (many[i].n > 1 && !(k->flags & many[i].flag)) {
+			rc = kvp_cli_usage_error(cmd, "plot %s: %s takes one value", k->name, many[i].opt);
+			goto out;
+		}
+	if (a.ntps == 0)
+		a.tps[a.ntps++] = a.c.opts.par.tp;
+	if (a.nkv == 0) {
+		a.kv[a.nkv++] = KVP_DTYPE_AUTO;
+		if (k->flags & MANY_KV)
+			a.kv[a.nkv++] = KVP_DTYPE_FP8;
+	}
+	if (a.ncontexts == 0)
+		a.ncontexts = kvp_plot_default_contexts(a.contexts, KVP_PLOT_MAX_ROWS);
+	if ((rc = load_all(&a, k)))
+		goto out;
+
+	p = kvp_plot_new(a.name ? a.name : k->name);
+	if (!p) {
+		fprintf(stderr, "kvplan plot: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	size_t len = (size_t)snprintf(p->source, sizeof p->source, "kvplan");
+	for (int i = 0; i < argc && len < sizeof p->source; i++)
+		len += (size_t)snprintf(p->source + len, sizeof p->source - len, " %s", argv[i]);
+	struct kvp_error err = {0};
+	if (k->build(&a, p, &err) || kvp_plot_mkdir(a.dir, &err) ||
+	    kvp_plot_write(p, a.dir, a.term, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	for (size_t i = 0; i < p->nnotes; i++)
+		fprintf(stderr, "kvplan plot: note: %s\n", p->notes[i]);
+	kvp_status st = kvp_plot_render(p, a.dir, a.term, getenv("KVPLAN_GNUPLOT"), &err);
+	const char *ext = kvp_plot_term_ext(a.term);
+	if (st) {
+		char why[1400];
+		kvp_error_format(&err, why, sizeof why);
+		fprintf(stderr, "kvplan plot: warning: no image (%s); kept %s/%s.dat and %s/%s.gp: "
+				"render them with 'cd %s && gnuplot %s.gp'\n",
+			why, a.dir, p->name, a.dir, p->name, a.dir, p->name);
+	} else if (ext) {
+		printf("kvplan plot: wrote %s/%s.dat, %s/%s.gp and %s/%s.%s\n", a.dir, p->name, a.dir,
+		       p->name, a.dir, p->name, ext);
+	}
+	rc = KVP_EXIT_OK;
+out:
+	kvp_plot_free(p);
+	free_args(&a);
+	return rc;
+}

@@ -1,0 +1,921 @@
+/* plot.c: write a chart's data (.dat) and gnuplot script (.gp), run gnuplot
+ * on them, and build the planner's charts from the model and budget
+ * libraries.  See plot.h for the file layout and the stance: the numbers are
+ * always written, the image is optional. */
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "units.h"
+
+/* Image sizes in pixels: one panel, and the width each further panel adds. */
+#define PLOT_WIDTH 1000
+#define PLOT_HEIGHT 620
+#define PLOT_PANEL_WIDTH 700
+
+static const char *const term_names[] = {"png", "svg", "pdf", "dumb"};
+
+bool kvp_plot_term_parse(const char *s, enum kvp_plot_term *out)
+{
+	for (size_t i = 0; i < sizeof term_names / sizeof term_names[0]; i++)
+		if (strcmp(s, term_names[i]) == 0) {
+			*out = (enum kvp_plot_term)i;
+			return true;
+		}
+	return false;
+}
+
+const char *kvp_plot_term_ext(enum kvp_plot_term t)
+{
+	return t == KVP_PLOT_TERM_DUMB ? NULL : term_names[t];
+}
+
+/* ------------------------------------------------------------ the object */
+
+struct kvp_plot *kvp_plot_new(const char *name)
+{
+	struct kvp_plot *p = calloc(1, sizeof *p);
+	if (p)
+		snprintf(p->name, sizeof p->name, "%s", name);
+	return p;
+}
+
+void kvp_plot_free(struct kvp_plot *p)
+{
+	free(p);
+}
+
+struct kvp_plot_panel *kvp_plot_add_panel(struct kvp_plot *p, enum kvp_plot_style style)
+{
+	if (p->npanels == KVP_PLOT_MAX_PANELS)
+		return NULL;
+	struct kvp_plot_panel *pn = &p->panel[p->npanels++];
+	memset(pn, 0, sizeof *pn);
+	pn->style = style;
+	return pn;
+}
+
+struct kvp_plot_series *kvp_plot_add_series(struct kvp_plot_panel *pn, const char *title)
+{
+	if (pn->nseries == KVP_PLOT_MAX_SERIES)
+		return NULL;
+	struct kvp_plot_series *s = &pn->series[pn->nseries++];
+	memset(s, 0, sizeof *s);
+	snprintf(s->title, sizeof s->title, "%s", title);
+	for (size_t r = 0; r < pn->nrows; r++)
+		pn->y[r][pn->nseries - 1] = NAN;
+	return s;
+}
+
+/* Copy src (NULL: empty) into dst, cut to fit. */
+static void copy(char *dst, size_t size, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src ? src : "", n);
+	dst[n] = 0;
+}
+
+bool kvp_plot_add_row(struct kvp_plot_panel *pn, double x, const char *label, const char *tag,
+		      size_t *row)
+{
+	if (pn->nrows == KVP_PLOT_MAX_ROWS)
+		return false;
+	size_t r = pn->nrows++;
+	pn->x[r] = x;
+	copy(pn->label[r], sizeof pn->label[r], label);
+	copy(pn->tag[r], sizeof pn->tag[r], tag);
+	for (size_t s = 0; s < KVP_PLOT_MAX_SERIES; s++)
+		pn->y[r][s] = NAN;
+	if (row)
+		*row = r;
+	return true;
+}
+
+void kvp_plot_note(struct kvp_plot *p, const char *fmt, ...)
+{
+	if (p->nnotes == sizeof p->notes / sizeof p->notes[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->notes[p->nnotes++], sizeof p->notes[0], fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------ writing */
+
+/* A number as data: integers exactly (bytes up to 2^53), others to 10 digits. */
+static void put_number(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("NaN", f);
+	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.10g", v);
+}
+
+/* A string inside a gnuplot double-quoted literal ("\n" stays a line break). */
+static void put_gp_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || (*s == '\\' && s[1] != 'n'))
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* A string as one quoted data column: no quotes or line breaks inside. */
+static void put_dat_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++)
+		fputc(*s == '"' ? '\'' : *s == '\n' ? ' ' : *s, f);
+	fputc('"', f);
+}
+
+/* A title as one comment line: "\n" becomes "; ". */
+static void put_comment(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' && s[1] == 'n') {
+			fputs("; ", f);
+			s++;
+		} else if (*s == '\n') {
+			fputs("; ", f);
+		} else {
+			fputc(*s, f);
+		}
+	}
+}
+
+static double scale_of(double s)
+{
+	return s > 0 ? s : 1;
+}
+
+static kvp_status write_dat(const struct kvp_plot *p, FILE *f)
+{
+	fprintf(f, "# kvplan plot %s: ", p->name);
+	put_comment(f, p->title);
+	fprintf(f, "\n");
+	if (p->source[0])
+		fprintf(f, "# made by: %s\n", p->source);
+	for (size_t i = 0; i < p->nnotes; i++)
+		fprintf(f, "# note: %s\n", p->notes[i]);
+	fprintf(f, "# Drawn by %s.gp (gnuplot %s.gp in this directory).  One block per panel\n"
+		   "# (gnuplot index N); values in base units, NaN where none exists.\n",
+		p->name, p->name);
+	for (size_t k = 0; k < p->npanels; k++) {
+		const struct kvp_plot_panel *pn = &p->panel[k];
+		if (k)
+			fprintf(f, "\n\n");
+		fprintf(f, "#\n# panel %zu: ", k);
+		put_comment(f, pn->title[0] ? pn->title : p->title);
+		fprintf(f, "\n# columns: 1 x (%s); 2 label; 3 tag", pn->xunit[0] ? pn->xunit : "-");
+		for (size_t s = 0; s < pn->nseries; s++) {
+			const char *unit = pn->series[s].y2 ? pn->y2unit : pn->yunit;
+			fprintf(f, "; %zu %s (%s)", s + 4, pn->series[s].title, unit[0] ? unit : "-");
+		}
+		fprintf(f, "\n");
+		for (size_t r = 0; r < pn->nrows; r++) {
+			put_number(f, pn->x[r]);
+			fputc(' ', f);
+			put_dat_string(f, pn->label[r]);
+			fputc(' ', f);
+			put_dat_string(f, pn->tag[r]);
+			for (size_t s = 0; s < pn->nseries; s++) {
+				fputc(' ', f);
+				put_number(f, pn->y[r][s]);
+			}
+			fputc('\n', f);
+		}
+	}
+	return ferror(f) ? KVP_STATUS_IO : KVP_STATUS_OK;
+}
+
+/* Room for the bars: about 90 pixels each beyond ten. */
+static unsigned bars_width(const struct kvp_plot *p)
+{
+	unsigned w = 0;
+	for (size_t k = 0; k < p->npanels; k++)
+		if (p->panel[k].style == KVP_PLOT_STYLE_STACKED && p->panel[k].nrows > 10)
+			w += (unsigned)(p->panel[k].nrows - 10) * 90;
+	return w;
+}
+
+static void write_terminal(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
+{
+	unsigned w = PLOT_WIDTH + (p->npanels > 1 ? (unsigned)(p->npanels - 1) * PLOT_PANEL_WIDTH : 0) +
+		     bars_width(p);
+	unsigned h = PLOT_HEIGHT;
+	switch (term) {
+	case KVP_PLOT_TERM_PNG:
+		fprintf(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
+		break;
+	case KVP_PLOT_TERM_SVG:
+		fprintf(f, "set terminal svg noenhanced size %u,%u font \"sans,11\" background \"white\"\n",
+			w, h);
+		break;
+	case KVP_PLOT_TERM_PDF:
+		fprintf(f, "set terminal pdfcairo noenhanced size %.2fin,%.2fin font \"sans,9\"\n",
+			w / 100.0, h / 100.0);
+		break;
+	case KVP_PLOT_TERM_DUMB:
+		fprintf(f, "set terminal dumb size %u,32\n", 100 + (unsigned)(p->npanels - 1) * 70);
+		break;
+	}
+	if (term != KVP_PLOT_TERM_DUMB)
+		fprintf(f, "set output \"%s.%s\"\n", p->name, kvp_plot_term_ext(term));
+}
+
+/* The y value of series s of the panel, scaled for display, as a gnuplot
+ * expression; on a log axis values <= 0 are left undefined. */
+static void put_y(FILE *f, const struct kvp_plot_panel *pn, size_t s)
+{
+	bool y2 = pn->series[s].y2;
+	double scale = scale_of(y2 ? pn->y2scale : pn->yscale);
+	bool log = y2 ? pn->logy2 : pn->logy;
+	if (log)
+		fprintf(f, "($%zu > 0 ? $%zu/%.17g : NaN)", s + 4, s + 4, scale);
+	else
+		fprintf(f, "($%zu/%.17g)", s + 4, scale);
+}
+
+static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
+{
+	if (s->rgb)
+		fprintf(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
+	else
+		fprintf(f, " lc %d", s->color ? s->color : (int)i + 1);
+	fprintf(f, " dt %d", s->dash ? s->dash : 1);
+}
+
+static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
+{
+	const struct kvp_plot_panel *pn = &p->panel[k];
+	if (pn->xtic_labels && pn->nrows) {
+		fprintf(f, "set xtics (");
+		for (size_t r = 0; r < pn->nrows; r++) {
+			fprintf(f, "%s", r ? ", " : "");
+			put_gp_string(f, pn->label[r]);
+			fputc(' ', f);
+			put_number(f, pn->x[r]);
+		}
+		fprintf(f, ")\n");
+		/* a margin, so the end points and their tic labels are not cut */
+		double lo = pn->x[0], hi = pn->x[pn->nrows - 1];
+		if (pn->logx)
+			fprintf(f, "set xrange [%.10g:%.10g]\n", lo / 1.15, hi * 1.15);
+		else
+			fprintf(f, "set xrange [%.10g:%.10g]\n", lo - (hi - lo) * 0.03,
+				hi + (hi - lo) * 0.03);
+	}
+	/* the data's own range and a margin, so no point sits on the frame */
+	fprintf(f, "set autoscale yfix\nset autoscale y2fix\n"
+		   "set offsets 0, 0, graph 0.06, graph 0.06\n");
+	fprintf(f, "plot ");
+	for (size_t s = 0; s < pn->nseries; s++) {
+		fprintf(f, "%s\"%s.dat\" index %zu using 1:", s ? ", \\\n     " : "", p->name, k);
+		put_y(f, pn, s);
+		fprintf(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
+		put_style(f, &pn->series[s], s);
+		if (pn->series[s].y2)
+			fprintf(f, " axes x1y2");
+		fprintf(f, " title ");
+		put_gp_string(f, pn->series[s].title);
+	}
+	fprintf(f, "\n");
+}
+
+static void write_stacked(FILE *f, const struct kvp_plot *p, size_t k)
+{
+	const struct kvp_plot_panel *pn = &p->panel[k];
+	double scale = scale_of(pn->yscale);
+	size_t stack[KVP_PLOT_MAX_SERIES], nstack = 0, outline = SIZE_MAX;
+	for (size_t s = 0; s < pn->nseries; s++) {
+		if (pn->series[s].outline)
+			outline = s;
+		else
+			stack[nstack++] = s;
+	}
+	fprintf(f, "set style fill solid 0.85 border lc rgb \"gray30\"\n"
+		   "set boxwidth 0.6\n"
+		   "set xrange [-0.6:%.1f]\n"
+		   "set yrange [0:*]\n"
+		   "set offsets 0, 0, graph 0.08, 0\n"
+		   "set xtics nomirror\n"
+		   "set grid noxtics ytics\n",
+		pn->nrows ? pn->nrows - 0.4 : 0.6);
+	/* labels of two lines ("gpu\ntp N") push the axis label down */
+	for (size_t r = 0; r < pn->nrows; r++)
+		if (strstr(pn->label[r], "\\n")) {
+			fprintf(f, "set xlabel offset 0,-1\n");
+			break;
+		}
+	fprintf(f, "plot ");
+	/* the cumulative sums, tallest first, so each box covers the one above */
+	for (size_t i = nstack; i-- > 0;) {
+		fprintf(f, "%s\"%s.dat\" index %zu using 0:((", i + 1 < nstack ? ", \\\n     " : "",
+			p->name, k);
+		for (size_t j = 0; j <= i; j++)
+			fprintf(f, "%s$%zu", j ? "+" : "", stack[j] + 4);
+		fprintf(f, ")/%.17g)%s with boxes", scale, i + 1 == nstack ? ":xtic(2)" : "");
+		put_style(f, &pn->series[stack[i]], stack[i]);
+		fprintf(f, " title ");
+		put_gp_string(f, pn->series[stack[i]].title);
+	}
+	if (outline != SIZE_MAX) {
+		fprintf(f, ", \\\n     \"%s.dat\" index %zu using 0:($%zu/%.17g) with boxes fs empty"
+			   " lc rgb \"black\" lw 2 title ",
+			p->name, k, outline + 4, scale);
+		put_gp_string(f, pn->series[outline].title);
+	}
+	/* the tags, above the taller of the stack and the outline */
+	fprintf(f, ", \\\n     \"%s.dat\" index %zu using 0:(t = ", p->name, k);
+	for (size_t j = 0; j < nstack; j++)
+		fprintf(f, "%s$%zu", j ? "+" : "", stack[j] + 4);
+	if (outline != SIZE_MAX)
+		fprintf(f, ", (t > $%zu ? t : $%zu)", outline + 4, outline + 4);
+	else
+		fprintf(f, ", t");
+	fprintf(f, ")/%.17g:3 with labels offset 0,0.8 font \",10\" notitle\n", scale);
+}
+
+static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
+{
+	const struct kvp_plot_panel *pn = &p->panel[k];
+	double scale = scale_of(pn->yscale);
+	fprintf(f, "set size ratio -1\n");
+	fprintf(f, "plot ");
+	for (size_t s = 0; s < pn->nseries; s++) {
+		fprintf(f, "%s\"%s.dat\" index %zu using ($1/%.17g):", s ? ", \\\n     " : "",
+			p->name, k, scale);
+		put_y(f, pn, s);
+		fprintf(f, " with points pt 7 ps 1.2");
+		put_style(f, &pn->series[s], s);
+		fprintf(f, " title ");
+		put_gp_string(f, pn->series[s].title);
+	}
+	fprintf(f, ", \\\n     x with lines lc rgb \"black\" lw 1 title \"y = x\"");
+	if (pn->band > 0)
+		fprintf(f, ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 title \"+/- %g %%\""
+			   ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 notitle",
+			1 + pn->band, pn->band * 100, 1 - pn->band);
+	fprintf(f, "\n");
+}
+
+static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
+{
+	fprintf(f, "# %s.gp: ", p->name);
+	put_comment(f, p->title);
+	fprintf(f, "\n# Written by kvplan; edit it and re-render with `gnuplot %s.gp` in this\n"
+		   "# directory.  Data: %s.dat, one block per panel (index N), base units.\n",
+		p->name, p->name);
+	write_terminal(p, f, term);
+	fprintf(f, "set encoding utf8\nset grid\n");
+	bool multi = p->npanels > 1;
+	if (multi) {
+		fprintf(f, "set multiplot layout 1,%zu title ", p->npanels);
+		put_gp_string(f, p->title);
+		fprintf(f, " font \",12\"\n");
+	}
+	for (size_t k = 0; k < p->npanels; k++) {
+		const struct kvp_plot_panel *pn = &p->panel[k];
+		bool has_y2 = false;
+		for (size_t s = 0; s < pn->nseries; s++)
+			has_y2 |= pn->series[s].y2;
+		fprintf(f, "\n# panel %zu\n", k);
+		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nset autoscale\n"
+			   "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
+			   "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
+		fprintf(f, "set title ");
+		put_gp_string(f, multi ? pn->title : p->title);
+		fprintf(f, "\nset xlabel ");
+		put_gp_string(f, pn->xlabel);
+		fprintf(f, "\nset ylabel ");
+		put_gp_string(f, pn->ylabel);
+		fprintf(f, "\n");
+		if (has_y2) {
+			fprintf(f, "set y2label ");
+			put_gp_string(f, pn->y2label);
+			fprintf(f, "\nset ytics nomirror\nset y2tics\n");
+		}
+		if (pn->logx)
+			fprintf(f, "set logscale x 2\n");
+		if (pn->logy)
+			fprintf(f, "set logscale y\n");
+		if (pn->logy2 && has_y2)
+			fprintf(f, "set logscale y2\n");
+		switch (pn->style) {
+		case KVP_PLOT_STYLE_LINES:
+			write_lines(f, p, k);
+			break;
+		case KVP_PLOT_STYLE_STACKED:
+			write_stacked(f, p, k);
+			break;
+		case KVP_PLOT_STYLE_SCATTER:
+			write_scatter(f, p, k);
+			break;
+		}
+	}
+	if (multi)
+		fprintf(f, "unset multiplot\n");
+}
+
+static kvp_status write_file(const char *dir, const char *name, const char *ext,
+			     const struct kvp_plot *p, enum kvp_plot_term term, struct kvp_error *err)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
+				     strerror(errno));
+	kvp_status st = KVP_STATUS_OK;
+	if (strcmp(ext, "dat") == 0)
+		st = write_dat(p, f);
+	else
+		write_gp(p, f, term);
+	if (ferror(f))
+		st = KVP_STATUS_IO;
+	if (fclose(f) != 0)
+		st = KVP_STATUS_IO;
+	if (st)
+		return kvp_error_set(err, st, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
+			  struct kvp_error *err)
+{
+	kvp_status st = write_file(dir, p->name, "dat", p, term, err);
+	return st ? st : write_file(dir, p->name, "gp", p, term, err);
+}
+
+kvp_status kvp_plot_mkdir(const char *dir, struct kvp_error *err)
+{
+	char path[1024];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+		return kvp_error_set(err, KVP_STATUS_IO, dir, 0, 0, NULL, "path too long");
+	for (char *s = path + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(path, 0777) != 0 && errno != EEXIST)
+			return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL,
+					     "cannot create directory: %s", strerror(errno));
+		*s = c;
+		if (!c)
+			break;
+	}
+	struct stat sb;
+	if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "not a directory");
+	return KVP_STATUS_OK;
+}
+
+/* ------------------------------------------------------------ rendering */
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
+			   const char *gnuplot, struct kvp_error *err)
+{
+	char prog[1024], script[KVP_PLOT_LABEL_MAX + 8], image[1024] = "";
+	const char *ext = kvp_plot_term_ext(term);
+	if (!gnuplot || !*gnuplot)
+		gnuplot = "gnuplot";
+	/* the child runs in DIR: a relative program path must not move with it */
+	if (gnuplot[0] != '/' && strchr(gnuplot, '/')) {
+		char cwd[512];
+		if (!getcwd(cwd, sizeof cwd))
+			return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL,
+					     "cannot find the current directory: %s", strerror(errno));
+		snprintf(prog, sizeof prog, "%s/%s", cwd, gnuplot);
+	} else {
+		snprintf(prog, sizeof prog, "%s", gnuplot);
+	}
+	snprintf(script, sizeof script, "%s.gp", p->name);
+	if (ext) {
+		snprintf(image, sizeof image, "%s/%s.%s", dir, p->name, ext);
+		unlink(image); /* a stale image must not pass for a new one */
+	}
+
+	int errp[2] = {-1, -1}, execp[2] = {-1, -1};
+	if (pipe(errp) != 0 || pipe(execp) != 0 || fcntl(execp[1], F_SETFD, FD_CLOEXEC) != 0) {
+		close_fd(&errp[0]), close_fd(&errp[1]), close_fd(&execp[0]), close_fd(&execp[1]);
+		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close_fd(&errp[0]), close_fd(&errp[1]), close_fd(&execp[0]), close_fd(&execp[1]);
+		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(errp[1], 2);
+		close(errp[0]);
+		close(execp[0]);
+		int e = 0;
+		if (chdir(dir) != 0)
+			e = errno;
+		else
+			execlp(prog, prog, script, (char *)NULL);
+		if (!e)
+			e = errno;
+		if (write(execp[1], &e, sizeof e) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close_fd(&errp[1]);
+	close_fd(&execp[1]);
+	/* keep the tail of what gnuplot says, for the message */
+	char said[4096];
+	size_t nsaid = 0;
+	for (;;) {
+		char buf[1024];
+		ssize_t n = read(errp[0], buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (nsaid == sizeof said - 1) {
+				memmove(said, said + sizeof said / 2, sizeof said / 2 - 1);
+				nsaid = sizeof said / 2 - 1;
+			}
+			said[nsaid++] = buf[i];
+		}
+	}
+	said[nsaid] = 0;
+	int exec_errno = 0;
+	ssize_t got = read(execp[0], &exec_errno, sizeof exec_errno);
+	close_fd(&errp[0]);
+	close_fd(&execp[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == (ssize_t)sizeof exec_errno)
+		return kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, NULL,
+				     "cannot run %s: %s", prog, strerror(exec_errno));
+	/* the last non-empty line gnuplot printed */
+	while (nsaid && (said[nsaid - 1] == '\n' || said[nsaid - 1] == ' '))
+		said[--nsaid] = 0;
+	const char *last = strrchr(said, '\n');
+	last = last ? last + 1 : said;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
+				     script, *last ? ": " : "", last);
+	struct stat sb;
+	if (ext && (stat(image, &sb) != 0 || sb.st_size == 0))
+		return kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL,
+				     "%s wrote no image%s%s", prog, *last ? ": " : "", last);
+	return KVP_STATUS_OK;
+}
+
+/* ------------------------------------------------------------ builders */
+
+size_t kvp_plot_default_contexts(uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	for (uint64_t c = 256; c <= 131072 && n < max; c *= 2)
+		out[n++] = c;
+	return n;
+}
+
+/* "256", "4k", "128k", "1M": token counts as users type them (k = 1024). */
+static void token_label(uint64_t n, char *buf, size_t size)
+{
+	if (n >= KVP_MIB && n % KVP_MIB == 0)
+		snprintf(buf, size, "%lluM", (unsigned long long)(n / KVP_MIB));
+	else if (n >= 1024 && n % 1024 == 0)
+		snprintf(buf, size, "%lluk", (unsigned long long)(n / 1024));
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)n);
+}
+
+/* "MHA", "GQA 8/32", "MLA", and the layer mix: ", sliding 4096",
+ * ", 21 full + 21 sliding 4096", ", 4 attention + 28 Mamba". */
+static void arch_label(const struct kvp_spec *s, char *buf, size_t size)
+{
+	const struct kvp_model *m = s->model;
+	const uint32_t *c = s->count;
+	uint32_t window = 0;
+	for (uint32_t i = 0; i < s->num_layers && !window; i++)
+		window = s->layers[i].window;
+	int n;
+	if (c[KVP_LAYER_MLA])
+		n = snprintf(buf, size, "MLA");
+	else if (m->num_kv_heads == m->num_heads)
+		n = snprintf(buf, size, "MHA");
+	else if (m->num_kv_heads == 1)
+		n = snprintf(buf, size, "MQA");
+	else
+		n = snprintf(buf, size, "GQA %u/%u", m->num_kv_heads, m->num_heads);
+	if (n < 0 || (size_t)n >= size)
+		return;
+	uint32_t local = c[KVP_LAYER_SLIDING] + c[KVP_LAYER_CHUNKED];
+	const char *lname = c[KVP_LAYER_SLIDING] ? "sliding" : "chunked";
+	uint32_t attn = c[KVP_LAYER_FULL] + c[KVP_LAYER_MLA] + local;
+	if (local && attn == local)
+		snprintf(buf + n, size - n, ", %s %u", lname, window);
+	else if (local)
+		snprintf(buf + n, size - n, ", %u full + %u %s %u", attn - local, local, lname, window);
+	else if (c[KVP_LAYER_MAMBA])
+		snprintf(buf + n, size - n, ", %u attention + %u Mamba", attn, c[KVP_LAYER_MAMBA]);
+}
+
+static const char *kv_name(const struct kvp_spec *s, enum kvp_dtype asked, char *buf, size_t size)
+{
+	if (asked == KVP_DTYPE_AUTO)
+		snprintf(buf, size, "%s (auto)", kvp_dtype_name(s->kv_dtype));
+	else
+		snprintf(buf, size, "%s", kvp_dtype_name(s->kv_dtype));
+	return buf;
+}
+
+kvp_status kvp_plot_budget(struct kvp_plot *p, const struct kvp_model *m,
+			   const struct kvp_gpu *gpus, size_t ngpus, const uint32_t *tps,
+			   size_t ntps, const struct kvp_budget_opts *o, struct kvp_error *err)
+{
+	struct kvp_budget *b = malloc(sizeof *b);
+	if (!b)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_status st = KVP_STATUS_OK;
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_STACKED);
+	static const char *const parts[] = {
+		"weights", "activation peak", "overhead (CUDA context, NCCL, graphs)", "KV pool",
+		"free (headroom)", "GPU memory"};
+	for (size_t i = 0; pn && i < sizeof parts / sizeof parts[0]; i++) {
+		struct kvp_plot_series *s = kvp_plot_add_series(pn, parts[i]);
+		s->outline = i == 5;
+		/* weights blue, activations orange, overhead grey, KV green, free pale */
+		static const unsigned rgb[] = {0x4e79a7, 0xf28e2b, 0x9c9c9c, 0x59a14f, 0xf1ead0, 0};
+		s->rgb = rgb[i];
+	}
+	if (!pn) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
+		goto out;
+	}
+	snprintf(pn->xlabel, sizeof pn->xlabel, "GPU and tensor-parallel size (memory of one GPU)");
+	snprintf(pn->ylabel, sizeof pn->ylabel, "memory per GPU (GiB)");
+	snprintf(pn->xunit, sizeof pn->xunit, "bar");
+	snprintf(pn->yunit, sizeof pn->yunit, "bytes");
+	pn->yscale = (double)KVP_GIB;
+	char ctx[32], kv[32] = "", lbl[KVP_PLOT_LABEL_MAX], tag[KVP_PLOT_LABEL_MAX], num[32];
+	bool any = false;
+	enum kvp_engine engine = o->engine;
+	uint64_t context = 0;
+	uint32_t block = 0;
+	for (size_t gi = 0; gi < ngpus; gi++) {
+		for (size_t ti = 0; ti < ntps; ti++) {
+			struct kvp_budget_opts oo = *o;
+			oo.par.tp = tps[ti];
+			struct kvp_error e = {0};
+			st = kvp_budget_compute(m, &gpus[gi], &oo, b, &e);
+			if (st == KVP_STATUS_INVALID) {
+				kvp_plot_note(p, "%s tp %u left out: %s: %s", gpus[gi].name, tps[ti],
+					      e.field, e.msg);
+				st = KVP_STATUS_OK;
+				continue;
+			}
+			if (st) {
+				*err = e;
+				goto out;
+			}
+			if (ntps == 1 && tps[ti] == 1)
+				snprintf(lbl, sizeof lbl, "%s", gpus[gi].name);
+			else
+				snprintf(lbl, sizeof lbl, "%s\\ntp %u", gpus[gi].name, tps[ti]);
+			kvp_format_u64(b->max_sequences, num, sizeof num);
+			if (b->weights_fit)
+				snprintf(tag, sizeof tag, "%s seqs", num);
+			else
+				snprintf(tag, sizeof tag, "does not fit");
+			size_t r;
+			if (!kvp_plot_add_row(pn, (double)pn->nrows, lbl, tag, &r)) {
+				kvp_plot_note(p, "more than %d bars: the rest left out", KVP_PLOT_MAX_ROWS);
+				break;
+			}
+			double used = (double)b->weights_bytes + (double)b->activation_bytes +
+				      (double)b->overhead_bytes + (double)b->kv_pool_bytes;
+			double gpu = (double)b->gpu_memory_bytes;
+			pn->y[r][0] = (double)b->weights_bytes;
+			pn->y[r][1] = (double)b->activation_bytes;
+			pn->y[r][2] = (double)b->overhead_bytes;
+			pn->y[r][3] = (double)b->kv_pool_bytes;
+			pn->y[r][4] = gpu > used ? gpu - used : 0;
+			pn->y[r][5] = gpu;
+			if (!any)
+				kv_name(&b->spec, o->kv_dtype, kv, sizeof kv);
+			any = true;
+			context = b->context;
+			block = b->block_size;
+		}
+	}
+	if (!any) {
+		st = kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "tp",
+				   "no GPU and tensor-parallel size can hold %s: %s", m->name,
+				   p->nnotes ? p->notes[0] : "nothing to plot");
+		goto out;
+	}
+	token_label(context, ctx, sizeof ctx);
+	snprintf(p->title, sizeof p->title,
+		 "Memory budget of one GPU: %s, engine %s, KV %s, block %u\\n"
+		 "max sequences of %s tokens above each bar",
+		 m->name, kvp_engine_name(engine), kv, block, ctx);
+out:
+	free(b);
+	return st;
+}
+
+kvp_status kvp_plot_kv_context(struct kvp_plot *p, const struct kvp_model *models,
+			       size_t nmodels, const uint64_t *contexts, size_t ncontexts,
+			       struct kvp_parallel par, enum kvp_dtype kv_dtype, uint32_t block,
+			       struct kvp_error *err)
+{
+	struct kvp_spec *s = malloc(sizeof *s);
+	if (!s)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_status st = KVP_STATUS_OK;
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	if (!pn) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
+		goto out;
+	}
+	if (block == 0)
+		block = 1;
+	snprintf(pn->xlabel, sizeof pn->xlabel, "context (tokens per sequence, k = 1024)");
+	snprintf(pn->ylabel, sizeof pn->ylabel, "KV cache of one sequence on one GPU (GiB)");
+	snprintf(pn->xunit, sizeof pn->xunit, "tokens");
+	snprintf(pn->yunit, sizeof pn->yunit, "bytes");
+	pn->yscale = (double)KVP_GIB;
+	pn->logx = pn->logy = pn->xtic_labels = true;
+	char lbl[32];
+	for (size_t c = 0; c < ncontexts; c++) {
+		token_label(contexts[c], lbl, sizeof lbl);
+		if (!kvp_plot_add_row(pn, (double)contexts[c], lbl, NULL, NULL))
+			break;
+	}
+	char kv[32] = "";
+	for (size_t i = 0; i < nmodels; i++) {
+		struct kvp_error e = {0};
+		st = kvp_spec_build(&models[i], par, KVP_DTYPE_AUTO, kv_dtype, s, &e);
+		if (st == KVP_STATUS_INVALID) {
+			kvp_plot_note(p, "%s left out: %s: %s", models[i].name, e.field, e.msg);
+			st = KVP_STATUS_OK;
+			continue;
+		}
+		if (st) {
+			*err = e;
+			goto out;
+		}
+		char arch[96], per[32], title[KVP_PLOT_TITLE_MAX];
+		arch_label(s, arch, sizeof arch);
+		kvp_format_u64(s->token_bytes, per, sizeof per);
+		snprintf(title, sizeof title, "%s (%s; %s B/token)", models[i].name, arch, per);
+		struct kvp_plot_series *ser = kvp_plot_add_series(pn, title);
+		if (!ser) {
+			kvp_plot_note(p, "more than %d models: %s and later left out",
+				      KVP_PLOT_MAX_SERIES, models[i].name);
+			break;
+		}
+		if (!kv[0])
+			kv_name(s, kv_dtype, kv, sizeof kv);
+		size_t col = pn->nseries - 1;
+		for (size_t r = 0; r < pn->nrows; r++) {
+			uint64_t n = (uint64_t)pn->x[r], bytes;
+			if (models[i].max_context && n > models[i].max_context)
+				continue;
+			if (kvp_spec_seq_bytes(s, n, block, &bytes)) {
+				st = kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+						   "%s: KV bytes of %llu tokens overflow",
+						   models[i].name, (unsigned long long)n);
+				goto out;
+			}
+			pn->y[r][col] = (double)bytes;
+		}
+	}
+	if (pn->nseries == 0) {
+		st = kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "model",
+				   "no model to plot: %s", p->nnotes ? p->notes[0] : "none given");
+		goto out;
+	}
+	if (block == 1)
+		snprintf(lbl, sizeof lbl, "exact tokens");
+	else
+		snprintf(lbl, sizeof lbl, "blocks of %u tokens", block);
+	snprintf(p->title, sizeof p->title,
+		 "KV cache of one sequence against context: tp %u, pp %u, KV %s, %s\\n"
+		 "each line ends at the model's max_context",
+		 par.tp, par.pp, nmodels == 1 || kv_dtype != KVP_DTYPE_AUTO ? kv : "auto (serving dtype)",
+		 lbl);
+out:
+	free(s);
+	return st;
+}
+
+kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
+			     const struct kvp_gpu *gpus, size_t ngpus, const enum kvp_dtype *kv,
+			     size_t nkv, const uint64_t *contexts, size_t ncontexts,
+			     const struct kvp_budget_opts *o, struct kvp_error *err)
+{
+	struct kvp_budget *b = malloc(sizeof *b);
+	if (!b)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_status st = KVP_STATUS_OK;
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	if (!pn) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
+		goto out;
+	}
+	snprintf(pn->xlabel, sizeof pn->xlabel, "context (tokens per sequence, k = 1024)");
+	snprintf(pn->ylabel, sizeof pn->ylabel, "max concurrent sequences");
+	snprintf(pn->xunit, sizeof pn->xunit, "tokens");
+	snprintf(pn->yunit, sizeof pn->yunit, "sequences");
+	pn->logx = pn->logy = pn->xtic_labels = true;
+	char lbl[KVP_PLOT_TITLE_MAX];
+	for (size_t c = 0; c < ncontexts; c++) {
+		if (m->max_context && contexts[c] > m->max_context)
+			continue;
+		token_label(contexts[c], lbl, sizeof lbl);
+		if (!kvp_plot_add_row(pn, (double)contexts[c], lbl, NULL, NULL))
+			break;
+	}
+	if (pn->nrows == 0) {
+		st = kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "context",
+				   "every context is beyond %s's max_context %llu", m->name,
+				   (unsigned long long)m->max_context);
+		goto out;
+	}
+	for (size_t gi = 0; gi < ngpus; gi++) {
+		for (size_t ki = 0; ki < nkv; ki++) {
+			struct kvp_budget_opts oo = *o;
+			oo.kv_dtype = kv[ki];
+			char kvn[32] = "";
+			size_t col = pn->nseries;
+			bool fits = true;
+			for (size_t r = 0; r < pn->nrows; r++) {
+				oo.context = (uint64_t)pn->x[r];
+				st = kvp_budget_compute(m, &gpus[gi], &oo, b, err);
+				if (st)
+					goto out;
+				if (!kvn[0]) {
+					kv_name(&b->spec, kv[ki], kvn, sizeof kvn);
+					snprintf(lbl, sizeof lbl, "%s, KV %s", gpus[gi].name, kvn);
+					struct kvp_plot_series *ser = kvp_plot_add_series(pn, lbl);
+					if (!ser) {
+						kvp_plot_note(p, "more than %d lines: %s left out",
+							      KVP_PLOT_MAX_SERIES, lbl);
+						goto done;
+					}
+					ser->color = (int)gi + 1;
+					ser->dash = (int)ki + 1;
+				}
+				fits &= b->weights_fit;
+				pn->y[r][col] = (double)b->max_sequences;
+			}
+			if (!fits) {
+				kvp_plot_note(p, "%s: the weights do not fit, no line", lbl);
+				size_t n = strlen(pn->series[col].title);
+				snprintf(pn->series[col].title + n, sizeof pn->series[col].title - n,
+					 " (weights do not fit)");
+			}
+		}
+	}
+done:;
+	char tp[48] = "";
+	if (o->par.tp > 1 || o->par.pp > 1)
+		snprintf(tp, sizeof tp, ", tp %u, pp %u", o->par.tp, o->par.pp);
+	snprintf(p->title, sizeof p->title,
+		 "Max concurrent sequences against context: %s, engine %s%s, block %u\\n"
+		 "line colour: GPU; dash: KV dtype; the line ends at max_context %llu",
+		 m->name, kvp_engine_name(o->engine), tp, b->block_size,
+		 (unsigned long long)m->max_context);
+out:
+	free(b);
+	return st;
+}

@@ -1,0 +1,456 @@
+/* check-plot.c: the charts' data against hand arithmetic, the gnuplot script's
+ * labels and terminal, and the render path when gnuplot cannot be run or
+ * fails (the files stay, the status says why).  Rendering with a real
+ * gnuplot is tested by tests/cli-plot.sh, where one is installed. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plot.h"
+#include "units.h"
+
+static char dir[] = "/tmp/check-plot-XXXXXX";
+
+static void load_model(const char *name, struct kvp_model *m)
+{
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_model_load(name, m, &err) == KVP_STATUS_OK, "%s", err.msg);
+}
+
+static char *slurp(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s missing", path);
+	static char buf[1 << 16];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static bool exists(const char *name)
+{
+	char path[512];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return stat(path, &sb) == 0;
+}
+
+/* Llama-2-7B with every term given (tests/cli-budget.sh): 80 GiB x 0.9 = 72 GiB
+ * usable; pool = 72 - 13 - 1 - 1 = 57 GiB; page 16 x 512 KiB = 8 MiB. */
+static struct kvp_budget_opts fixed_opts(void)
+{
+	struct kvp_budget_opts o = {0};
+	o.par.tp = o.par.pp = 1;
+	o.utilization = 0.9;
+	o.has_gpu_memory = o.has_weights = o.has_activation = o.has_overhead = true;
+	o.gpu_memory_bytes = 80 * KVP_GIB;
+	o.weights_bytes = 13 * KVP_GIB;
+	o.activation_bytes = KVP_GIB;
+	o.overhead_bytes = KVP_GIB;
+	o.context = 4096;
+	return o;
+}
+
+/* KV bytes of one sequence: Llama-2-7B 2 * 32 heads * 128 * 2 B * 32 layers
+ * = 524,288 B/token (MHA), exact tokens; the line ends at max_context 4,096. */
+static const struct {
+	uint64_t n;
+	double bytes;
+} llama2[] = {
+	{256, 256.0 * 524288},   /* 128 MiB */
+	{1024, 1024.0 * 524288}, /* 512 MiB */
+	{4096, 4096.0 * 524288}, /* 2 GiB */
+	{8192, NAN},             /* beyond max_context */
+};
+
+START_TEST(test_kv_context_llama2)
+{
+	static struct kvp_model m;
+	load_model("llama-2-7b", &m);
+	uint64_t ctx[] = {256, 1024, 4096, 8192};
+	struct kvp_plot *p = kvp_plot_new("kv");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 4, (struct kvp_parallel){1, 1},
+					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_OK);
+	const struct kvp_plot_panel *pn = &p->panel[0];
+	ck_assert_uint_eq(pn->nrows, 4);
+	ck_assert_uint_eq(pn->nseries, 1);
+	ck_assert_double_eq(pn->x[_i], (double)llama2[_i].n);
+	if (isnan(llama2[_i].bytes))
+		ck_assert(isnan(pn->y[_i][0]));
+	else
+		ck_assert_double_eq(pn->y[_i][0], llama2[_i].bytes);
+	ck_assert_ptr_nonnull(strstr(pn->series[0].title, "MHA"));
+	ck_assert_ptr_nonnull(strstr(pn->series[0].title, "524,288 B/token"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* The architectures the chart compares, and their bytes per token at 8,192:
+ * Llama-3.1-8B GQA 8 of 32 heads: 2 * 8 * 128 * 2 * 32 = 131,072 B/token;
+ * Mistral-7B sliding window 4,096: the same per token, capped at 4,096 tokens;
+ * DeepSeek-V3 MLA: 61 * (512 + 64) * 2 = 70,272 B/token. */
+START_TEST(test_kv_context_architectures)
+{
+	static struct kvp_model m[3];
+	load_model("llama-3.1-8b", &m[0]);
+	load_model("mistral-7b-v0.1", &m[1]);
+	load_model("deepseek-v3", &m[2]);
+	uint64_t ctx[] = {8192};
+	struct kvp_plot *p = kvp_plot_new("kv");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_kv_context(p, m, 3, ctx, 1, (struct kvp_parallel){1, 1},
+					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_OK);
+	const struct kvp_plot_panel *pn = &p->panel[0];
+	ck_assert_double_eq(pn->y[0][0], 8192.0 * 131072);
+	ck_assert_double_eq(pn->y[0][1], 4096.0 * 131072);
+	ck_assert_double_eq(pn->y[0][2], 8192.0 * 70272);
+	ck_assert_ptr_nonnull(strstr(pn->series[0].title, "GQA 8/32"));
+	ck_assert_ptr_nonnull(strstr(pn->series[1].title, "sliding 4096"));
+	ck_assert_ptr_nonnull(strstr(pn->series[2].title, "MLA"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* Blocks round up: the tiny model holds 2,048 B/token (tests/data/good/tiny.yaml);
+ * 100 tokens in blocks of 16 take 7 blocks = 112 tokens = 229,376 B.  With tp 2
+ * the two KV heads split: 1,024 B/token, 114,688 B. */
+START_TEST(test_kv_context_blocks_tp)
+{
+	static struct kvp_model m;
+	load_model(KVP_SRCDIR "/tests/data/good/tiny.yaml", &m);
+	uint64_t ctx[] = {100};
+	struct kvp_error err = {0};
+	struct kvp_plot *p = kvp_plot_new("kv");
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 1, (struct kvp_parallel){1, 1},
+					     KVP_DTYPE_AUTO, 16, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(p->panel[0].y[0][0], 229376);
+	kvp_plot_free(p);
+	p = kvp_plot_new("kv");
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 1, (struct kvp_parallel){2, 1},
+					     KVP_DTYPE_AUTO, 16, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(p->panel[0].y[0][0], 114688);
+	kvp_plot_free(p);
+}
+END_TEST
+
+START_TEST(test_budget_bars)
+{
+	static struct kvp_model m;
+	load_model("llama-2-7b", &m);
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	struct kvp_budget_opts o = fixed_opts();
+	uint32_t tps[] = {1, 3};  /* 3 does not divide 32 heads: left out */
+	struct kvp_plot *p = kvp_plot_new("budget");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_budget(p, &m, &g, 1, tps, 2, &o, &err), KVP_STATUS_OK);
+	const struct kvp_plot_panel *pn = &p->panel[0];
+	ck_assert_int_eq(pn->style, KVP_PLOT_STYLE_STACKED);
+	ck_assert_uint_eq(pn->nrows, 1);
+	ck_assert_uint_eq(p->nnotes, 1);
+	ck_assert_ptr_nonnull(strstr(p->notes[0], "tp 3"));
+	/* weights 13, activations 1, overhead 1, KV pool 57, free 80 - 72 = 8 GiB,
+	 * and the GPU's 80 GiB as the outline */
+	static const double gib[] = {13, 1, 1, 57, 8, 80};
+	for (size_t s = 0; s < 6; s++)
+		ck_assert_double_eq(pn->y[0][s], gib[s] * KVP_GIB);
+	ck_assert(pn->series[5].outline);
+	/* 7,296 blocks / 256 per sequence of 4,096 tokens = 28 */
+	ck_assert_str_eq(pn->tag[0], "28 seqs");
+	ck_assert_str_eq(pn->label[0], "custom\\ntp 1");
+	ck_assert_ptr_nonnull(strstr(p->title, "llama-2-7b"));
+	ck_assert_ptr_nonnull(strstr(p->title, "engine generic"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* Weights larger than the GPU: no pool, "does not fit", nothing free. */
+START_TEST(test_budget_does_not_fit)
+{
+	static struct kvp_model m;
+	load_model("llama-2-7b", &m);
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	struct kvp_budget_opts o = fixed_opts();
+	o.weights_bytes = 90 * KVP_GIB;
+	uint32_t tp = 1;
+	struct kvp_plot *p = kvp_plot_new("budget");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_budget(p, &m, &g, 1, &tp, 1, &o, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(p->panel[0].tag[0], "does not fit");
+	ck_assert_str_eq(p->panel[0].label[0], "custom");
+	ck_assert_double_eq(p->panel[0].y[0][3], 0);
+	ck_assert_double_eq(p->panel[0].y[0][4], 0);
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* Max sequences: at 4,096 tokens 7,296 / 256 = 28; at 2,048, 7,296 / 128 = 57.
+ * fp8 halves the page (4 MiB): 14,592 blocks, 57 sequences of 4,096. */
+START_TEST(test_max_seqs)
+{
+	static struct kvp_model m;
+	load_model("llama-2-7b", &m);
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	struct kvp_budget_opts o = fixed_opts();
+	enum kvp_dtype kv[] = {KVP_DTYPE_AUTO, KVP_DTYPE_FP8};
+	uint64_t ctx[] = {2048, 4096, 8192};
+	struct kvp_plot *p = kvp_plot_new("max-seqs");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_max_seqs(p, &m, &g, 1, kv, 2, ctx, 3, &o, &err), KVP_STATUS_OK);
+	const struct kvp_plot_panel *pn = &p->panel[0];
+	ck_assert_uint_eq(pn->nrows, 2); /* 8,192 is beyond max_context */
+	ck_assert_uint_eq(pn->nseries, 2);
+	ck_assert_double_eq(pn->y[0][0], 57);
+	ck_assert_double_eq(pn->y[1][0], 28);
+	ck_assert_double_eq(pn->y[1][1], 57);
+	/* Llama-2-7B's checkpoint is float16 ("torch_dtype": "float16") */
+	ck_assert_str_eq(pn->series[0].title, "custom, KV fp16 (auto)");
+	ck_assert_str_eq(pn->series[1].title, "custom, KV fp8");
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* The files: data rows in base units, the script's labels and terminal. */
+START_TEST(test_write_files)
+{
+	static struct kvp_model m;
+	load_model("llama-2-7b", &m);
+	uint64_t ctx[] = {256, 4096, 8192};
+	struct kvp_plot *p = kvp_plot_new("kv");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 3, (struct kvp_parallel){1, 1},
+					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
+	const char *dat = slurp("kv.dat");
+	/* 256 * 524,288 = 134,217,728; 4,096 * 524,288 = 2,147,483,648 */
+	ck_assert_ptr_nonnull(strstr(dat, "\n256 \"256\" \"\" 134217728\n"));
+	ck_assert_ptr_nonnull(strstr(dat, "\n4096 \"4k\" \"\" 2147483648\n"));
+	ck_assert_ptr_nonnull(strstr(dat, "\n8192 \"8k\" \"\" NaN\n"));
+	ck_assert_ptr_nonnull(strstr(dat, "4 llama-2-7b (MHA; 524,288 B/token) (bytes)"));
+	const char *gp = slurp("kv.gp");
+	ck_assert_ptr_nonnull(strstr(gp, "set terminal pngcairo"));
+	ck_assert_ptr_nonnull(strstr(gp, "set output \"kv.png\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set xlabel \"context (tokens per sequence, k = 1024)\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set ylabel \"KV cache of one sequence on one GPU (GiB)\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set title \"KV cache of one sequence"));
+	ck_assert_ptr_nonnull(strstr(gp, "\"kv.dat\" index 0 using 1:"));
+	ck_assert_ptr_nonnull(strstr(gp, "/1073741824")); /* bytes to GiB */
+	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_SVG, &err), KVP_STATUS_OK);
+	gp = slurp("kv.gp");
+	ck_assert_ptr_nonnull(strstr(gp, "set terminal svg"));
+	ck_assert_ptr_nonnull(strstr(gp, "set output \"kv.svg\""));
+	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_DUMB, &err), KVP_STATUS_OK);
+	gp = slurp("kv.gp");
+	ck_assert_ptr_nonnull(strstr(gp, "set terminal dumb"));
+	ck_assert_ptr_null(strstr(gp, "set output"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* Titles with quotes and backslashes stay one gnuplot string. */
+START_TEST(test_write_escapes)
+{
+	struct kvp_plot *p = kvp_plot_new("esc");
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	snprintf(p->title, sizeof p->title, "a \"quoted\" C:\\dir");
+	kvp_plot_add_series(pn, "s \"1\"");
+	size_t r;
+	ck_assert(kvp_plot_add_row(pn, 1, "one \"1\"", NULL, &r));
+	pn->y[r][0] = 0.5;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
+	const char *gp = slurp("esc.gp");
+	ck_assert_ptr_nonnull(strstr(gp, "set title \"a \\\"quoted\\\" C:\\\\dir\""));
+	ck_assert_ptr_nonnull(strstr(gp, "title \"s \\\"1\\\"\""));
+	const char *dat = slurp("esc.dat");
+	ck_assert_ptr_nonnull(strstr(dat, "\n1 \"one '1'\" \"\" 0.5\n"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+static const struct {
+	const char *s;
+	bool ok;
+	enum kvp_plot_term t;
+	const char *ext;
+} terms[] = {
+	{"png", true, KVP_PLOT_TERM_PNG, "png"},
+	{"svg", true, KVP_PLOT_TERM_SVG, "svg"},
+	{"pdf", true, KVP_PLOT_TERM_PDF, "pdf"},
+	{"dumb", true, KVP_PLOT_TERM_DUMB, NULL},
+	{"jpeg", false, 0, NULL},
+	{"", false, 0, NULL},
+	{"PNG", false, 0, NULL},
+};
+
+START_TEST(test_term_parse)
+{
+	enum kvp_plot_term t;
+	ck_assert_int_eq(kvp_plot_term_parse(terms[_i].s, &t), terms[_i].ok);
+	if (!terms[_i].ok)
+		return;
+	ck_assert_int_eq(t, terms[_i].t);
+	if (terms[_i].ext)
+		ck_assert_str_eq(kvp_plot_term_ext(t), terms[_i].ext);
+	else
+		ck_assert_ptr_null(kvp_plot_term_ext(t));
+}
+END_TEST
+
+/* ------------------------------------------------------------ errors */
+
+static struct kvp_plot *small_plot(const char *name)
+{
+	struct kvp_plot *p = kvp_plot_new(name);
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	kvp_plot_add_series(pn, "one");
+	size_t r;
+	kvp_plot_add_row(pn, 1, "1", NULL, &r);
+	pn->y[r][0] = 1;
+	kvp_plot_add_row(pn, 2, "2", NULL, &r);
+	pn->y[r][0] = 2;
+	return p;
+}
+
+/* No gnuplot: NOT_FOUND, and the data and script stay. */
+START_TEST(test_render_missing)
+{
+	struct kvp_plot *p = small_plot("missing");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_plot_render(p, dir, KVP_PLOT_TERM_PNG, "/nonexistent/gnuplot", &err),
+			 KVP_STATUS_NOT_FOUND);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/gnuplot"));
+	ck_assert(exists("missing.dat"));
+	ck_assert(exists("missing.gp"));
+	ck_assert(!exists("missing.png"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* A gnuplot that fails, or succeeds without drawing: IO, files kept. */
+START_TEST(test_render_fails)
+{
+	struct kvp_plot *p = small_plot("fails");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_plot_render(p, dir, KVP_PLOT_TERM_PNG, "false", &err), KVP_STATUS_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "failed"));
+	ck_assert_int_eq(kvp_plot_render(p, dir, KVP_PLOT_TERM_PNG, "true", &err), KVP_STATUS_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "wrote no image"));
+	ck_assert(exists("fails.dat"));
+	ck_assert(exists("fails.gp"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+START_TEST(test_capacity)
+{
+	struct kvp_plot *p = kvp_plot_new("cap");
+	for (int i = 0; i < KVP_PLOT_MAX_PANELS; i++)
+		ck_assert_ptr_nonnull(kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES));
+	ck_assert_ptr_null(kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES));
+	struct kvp_plot_panel *pn = &p->panel[0];
+	for (int i = 0; i < KVP_PLOT_MAX_SERIES; i++)
+		ck_assert_ptr_nonnull(kvp_plot_add_series(pn, "s"));
+	ck_assert_ptr_null(kvp_plot_add_series(pn, "s"));
+	for (int i = 0; i < KVP_PLOT_MAX_ROWS; i++)
+		ck_assert(kvp_plot_add_row(pn, i, NULL, NULL, NULL));
+	ck_assert(!kvp_plot_add_row(pn, 0, NULL, NULL, NULL));
+	/* a new row starts undefined in every series */
+	ck_assert(isnan(pn->y[KVP_PLOT_MAX_ROWS - 1][KVP_PLOT_MAX_SERIES - 1]));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* Nothing to draw: every split invalid, every context beyond max_context. */
+START_TEST(test_builder_errors)
+{
+	static struct kvp_model m;
+	load_model("llama-2-7b", &m);
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	struct kvp_budget_opts o = fixed_opts();
+	uint32_t tp = 3;
+	struct kvp_error err = {0};
+	struct kvp_plot *p = kvp_plot_new("x");
+	ck_assert_int_eq(kvp_plot_budget(p, &m, &g, 1, &tp, 1, &o, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "tp");
+	kvp_plot_free(p);
+	p = kvp_plot_new("x");
+	uint64_t ctx = 8192;
+	enum kvp_dtype kv = KVP_DTYPE_AUTO;
+	ck_assert_int_eq(kvp_plot_max_seqs(p, &m, &g, 1, &kv, 1, &ctx, 1, &o, &err),
+			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "context");
+	kvp_plot_free(p);
+	p = kvp_plot_new("x");
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, &ctx, 1, (struct kvp_parallel){3, 1},
+					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "model");
+	kvp_plot_free(p);
+	/* an unwritable directory */
+	p = small_plot("x");
+	ck_assert_int_eq(kvp_plot_write(p, "/nonexistent/dir", KVP_PLOT_TERM_PNG, &err),
+			 KVP_STATUS_IO);
+	kvp_plot_free(p);
+}
+END_TEST
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	strcpy(dir, "/tmp/check-plot-XXXXXX");
+}
+
+static Suite *plot_suite(void)
+{
+	Suite *s = suite_create("plot");
+	TCase *core = tcase_create("core");
+	tcase_add_checked_fixture(core, setup, teardown);
+	tcase_add_loop_test(core, test_kv_context_llama2, 0, sizeof llama2 / sizeof llama2[0]);
+	tcase_add_test(core, test_kv_context_architectures);
+	tcase_add_test(core, test_kv_context_blocks_tp);
+	tcase_add_test(core, test_budget_bars);
+	tcase_add_test(core, test_budget_does_not_fit);
+	tcase_add_test(core, test_max_seqs);
+	tcase_add_test(core, test_write_files);
+	tcase_add_test(core, test_write_escapes);
+	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_checked_fixture(errors, setup, teardown);
+	tcase_add_test(errors, test_render_missing);
+	tcase_add_test(errors, test_render_fails);
+	tcase_add_test(errors, test_capacity);
+	tcase_add_test(errors, test_builder_errors);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(plot_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,132 @@
+#!/bin/sh
+# cli-plot.sh: golden tests of `kvplan plot` and `kvplan report`: the .dat
+# numbers against hand arithmetic, the .gp labels and terminal, real PNG and
+# SVG images where gnuplot is installed, and the missing-gnuplot path (one
+# warning, files kept, exit 0) with a fake PATH and KVPLAN_GNUPLOT.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+# The PNG's width and height from its IHDR chunk (bytes 17-24, big-endian),
+# and "png" when the 8-byte signature is right.
+png_sig() { od -An -tx1 -N8 "$1" | tr -d ' \n'; }
+png_dim() { od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%dx%d", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8 }'; }
+have_gnuplot=no
+command -v gnuplot >/dev/null 2>&1 && have_gnuplot=yes
+
+# --- kv-context: Llama-2-7B holds 2 * 32 heads * 128 * 2 B * 32 layers =
+# 524,288 B per token: 1,024 tokens = 536,870,912 B, 4,096 = 2,147,483,648 B;
+# 8,192 is beyond its max_context (4,096): NaN.
+d="$tmp/kv"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b,llama-3.1-8b \
+	--contexts 1k,4k,8k -o "$d"
+expect_rc 0
+dat=$(cat "$d/kv-context.dat")
+case "$dat" in *'1024 "1k" "" 536870912 134217728'*) ok ;; *) bad "1k row: $dat" ;; esac
+# Llama-3.1-8B: 2 * 8 * 128 * 2 * 32 = 131,072 B per token; 8,192 -> 1 GiB
+case "$dat" in *'4096 "4k" "" 2147483648 536870912'*) ok ;; *) bad "4k row" ;; esac
+case "$dat" in *'8192 "8k" "" NaN 1073741824'*) ok ;; *) bad "8k row" ;; esac
+gp=$(cat "$d/kv-context.gp")
+case "$gp" in *'set terminal pngcairo'*) ok ;; *) bad "no pngcairo terminal" ;; esac
+case "$gp" in *'set output "kv-context.png"'*) ok ;; *) bad "no output" ;; esac
+case "$gp" in *'set xlabel "context (tokens per sequence, k = 1024)"'*) ok ;; *) bad "xlabel" ;; esac
+case "$gp" in *'set ylabel "KV cache of one sequence on one GPU (GiB)"'*) ok ;; *) bad "ylabel" ;; esac
+case "$gp" in *'title "llama-2-7b (MHA; 524,288 B/token)"'*) ok ;; *) bad "series title" ;; esac
+# the missing gnuplot: exactly one warning naming both files, no image
+expect_err "warning: no image"
+expect_err "$d/kv-context.dat"
+expect_err "$d/kv-context.gp"
+name="one warning line"
+[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && ok || bad "stderr has $(printf '%s\n' "$err" | wc -l) lines: $err"
+[ ! -f "$d/kv-context.png" ] && ok || bad "an image without gnuplot"
+
+# a PATH without gnuplot behaves the same
+run env -u KVPLAN_GNUPLOT PATH=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b -o "$d"
+expect_rc 0
+expect_err "cannot run gnuplot"
+[ -f "$d/kv-context.dat" ] && [ -f "$d/kv-context.gp" ] && ok || bad "files not kept"
+
+# a gnuplot that fails: still exit 0, one warning
+run env KVPLAN_GNUPLOT=false "$KVPLAN" plot kv-context --model llama-2-7b -o "$d"
+expect_rc 0
+expect_err "failed"
+
+# --- budget: Llama-2-7B with every term given: 80 GiB x 0.9 = 72 GiB usable;
+# pool = 72 - 13 - 1 - 1 = 57 GiB = 61,203,283,968 B; free 8 GiB; 28 sequences
+# of 4,096 tokens (7,296 blocks / 256).
+fixed="--model llama-2-7b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 13GiB
+       --activation-bytes 1GiB --overhead-bytes 1GiB --context 4096"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget $fixed -o "$d"
+expect_rc 0
+dat=$(cat "$d/budget.dat")
+case "$dat" in *'0 "custom" "28 seqs" 13958643712 1073741824 1073741824 61203283968 8589934592 85899345920'*) ok ;;
+	*) bad "budget row: $dat" ;; esac
+gp=$(cat "$d/budget.gp")
+case "$gp" in *'set ylabel "memory per GPU (GiB)"'*) ok ;; *) bad "budget ylabel" ;; esac
+case "$gp" in *'title "KV pool"'*) ok ;; *) bad "KV pool series" ;; esac
+case "$gp" in *'llama-2-7b, engine generic'*) ok ;; *) bad "title names model and engine" ;; esac
+
+# tp 3 cannot split 32 heads: a note, the other bars drawn
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --model llama-3.1-8b --gpu h100-sxm,l40s \
+	--tp 1,3 --context 8k -o "$d"
+expect_rc 0
+expect_err "note: h100-sxm tp 3 left out"
+name="budget bars"
+[ "$(grep -c '^[0-9]' "$d/budget.dat")" = 2 ] && ok || bad "want 2 bars"
+
+# --- max-seqs: the same fixed terms; 2,048 tokens: 7,296 / 128 = 57 sequences;
+# fp8 halves the page: 14,592 blocks, 57 sequences of 4,096.
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot max-seqs $fixed --kv-dtype auto,fp8 \
+	--contexts 2k,4k -o "$d"
+expect_rc 0
+dat=$(cat "$d/max-seqs.dat")
+case "$dat" in *'2048 "2k" "" 57 114'*) ok ;; *) bad "2k row: $dat" ;; esac
+case "$dat" in *'4096 "4k" "" 28 57'*) ok ;; *) bad "4k row" ;; esac
+case "$(cat "$d/max-seqs.gp")" in *'set ylabel "max concurrent sequences"'*) ok ;; *) bad "ylabel" ;; esac
+
+# --- images, where gnuplot exists: PNG signature and size, SVG root
+if [ "$have_gnuplot" = yes ]; then
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b,deepseek-v3 -o "$d"
+	expect_rc 0
+	expect_out "wrote $d/kv-context.dat, $d/kv-context.gp and $d/kv-context.png"
+	name="png signature"
+	[ "$(png_sig "$d/kv-context.png")" = 89504e470d0a1a0a ] && ok || bad "not a PNG"
+	name="png size"
+	[ "$(png_dim "$d/kv-context.png")" = 1000x620 ] && ok || bad "$(png_dim "$d/kv-context.png")"
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot max-seqs --model llama-3.1-8b --gpu h100-sxm,l40s \
+		--term svg -o "$d"
+	expect_rc 0
+	name="svg"
+	[ -s "$d/max-seqs.svg" ] && grep -q '<svg' "$d/max-seqs.svg" && grep -q '</svg>' "$d/max-seqs.svg" &&
+		ok || bad "not an SVG"
+	grep -q 'width="1000"' "$d/max-seqs.svg" && ok || bad "svg width"
+	# twelve bars widen the image: 1000 + (12 - 10) * 90 = 1,180 pixels
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot budget --model llama-3.1-70b \
+		--gpu h100-sxm,h200,a100-80gb --tp 1,2,4,8 --context 8k -o "$d"
+	expect_rc 0
+	name="budget png"
+	[ "$(png_dim "$d/budget.png")" = 1180x620 ] && ok || bad "$(png_dim "$d/budget.png")"
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b --term pdf -o "$d"
+	name="pdf"
+	[ "$(head -c 5 "$d/kv-context.pdf")" = "%PDF-" ] && ok || bad "not a PDF"
+	# dumb draws on standard output
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b --term dumb -o "$d"
+	expect_rc 0
+	expect_out "llama-2-7b (MHA"
+	expect_out "context (tokens per sequence"
+fi
+
+# --- usage mistakes: exit 2
+for args in "" "nosuch" "kv-context --term jpeg" "kv-context --tp 1,2" "budget --model llama-2-7b" \
+	    "kv-context --format json" "budget --gpu h100-sxm --model a,b" "kv-context --name ../x" \
+	    "max-seqs --model llama-2-7b --gpu h100-sxm --kv-dtype fp8,mxfp4" "kv-context --contexts 0"; do
+	run "$KVPLAN" plot $args -o "$d"
+	expect_rc 2
+	expect_err "kvplan plot:"
+done
+# a model that does not exist: exit 3
+run "$KVPLAN" plot kv-context --model no-such-model -o "$d"
+expect_rc 3
+expect_err "no-such-model"
+run "$KVPLAN" plot --help
+expect_rc 0
+expect_out "Usage: kvplan plot KIND"
+finish
