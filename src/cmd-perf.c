@@ -1,0 +1,475 @@
+/* cmd-perf.c: `kvplan perf`: time to first token, time per output token and
+ * tokens per second of one replica as the batch grows, until memory runs out;
+ * with --kv-offload, the KV that lives off the GPU and the link it crosses
+ * every step; prefix reuse against recompute; and the context-doubling point.
+ * The table shows each term of the arithmetic; JSON and CSV carry the rows. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "perf.h"
+#include "units.h"
+
+static const char *const cmd = "perf";
+
+enum {
+	OPT_PROMPT = KVP_OPT_LAST + 1, OPT_OUTPUT, OPT_KV_OFFLOAD, OPT_HOST_LINK,
+	OPT_OFFLOAD_FRACTION, OPT_PREFIX, OPT_CALIBRATION, OPT_DECODE_EFF, OPT_PREFILL_EFF
+};
+
+#define MAX_BATCHES 64
+
+static void help(void)
+{
+	printf("Usage: kvplan perf --model NAME --gpu NAME [--prompt N] [--output N] [--batch LIST] [OPTIONS]\n\n"
+	       "Latency and throughput of one replica (tp x pp GPUs), a roofline:\n"
+	       "  prefill  FLOPs = 2 x active params x n + causal attention; time = max(FLOPs /\n"
+	       "           (peak x eff), bytes / (bandwidth x eff)) -> time to first token\n"
+	       "  decode   bytes = weights + KV of the batch; time = max(bytes / (bandwidth x\n"
+	       "           eff), FLOPs / (peak x eff)) -> time per output token, tokens/s\n"
+	       "  tp       two ring all-reduces per layer over NVLink (or PCIe)\n"
+	       "Decode is timed at the mean context of the output, prompt + (output - 1) / 2;\n"
+	       "memory is checked at prompt + output (the budget of `kvplan budget`).\n\n"
+	       "%s"
+	       "Perf:\n"
+	       "  --prompt N                prompt tokens (default: --context, else 1024)\n"
+	       "  --output N                output tokens (default 256)\n"
+	       "  --batch LIST              sequences per step, e.g. 1,8,32,128 (default 1)\n"
+	       "  --calibration FILE        efficiencies from kvbench --out or a table (kvplan(1))\n"
+	       "  --decode-bw-efficiency F  share of the memory bandwidth decode reaches (default %.2f)\n"
+	       "  --prefill-flops-efficiency F  share of peak FLOP/s prefill reaches (default %.2f)\n"
+	       "Offload:\n"
+	       "  --kv-offload T            none|cpu|cpu:RATE|nvme|nvme:RATE|sata|sata:RATE\n"
+	       "  --host-link L             pcie3x16|pcie4x16|pcie5x16|pcie6x16|nvlink-c2c, or\n"
+	       "                            L:RATE, or a RATE (default: the GPU profile's)\n"
+	       "  --offload-fraction F      share of the KV kept off the GPU (default: what does\n"
+	       "                            not fit in the KV pool)\n"
+	       "  --prefix N                prefix reuse: reload N saved tokens over the link or\n"
+	       "                            recompute them (default: the prompt)\n\n"
+	       "Example: kvplan perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 \\\n"
+	       "             --output 512 --batch 1,8,32,128\n",
+	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY);
+}
+
+struct row {
+	uint64_t batch;
+	struct kvp_perf_step prefill, decode;
+	struct kvp_perf_offload off;
+	bool offload;
+	double tpot_s, tokens_per_s;
+	uint64_t kv_bytes;        /* at prompt + output, budget */
+	bool fits;
+};
+
+static void fmt_s(double s, char *buf, size_t size)
+{
+	if (!isfinite(s))
+		snprintf(buf, size, "-");
+	else if (s >= 1)
+		snprintf(buf, size, "%.3f s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, size, "%.2f ms", s * 1e3);
+	else
+		snprintf(buf, size, "%.1f us", s * 1e6);
+}
+
+static void fmt_flops(double f, char *buf, size_t size)
+{
+	if (f >= 1e15)
+		snprintf(buf, size, "%.3f PFLOP", f / 1e15);
+	else if (f >= 1e12)
+		snprintf(buf, size, "%.3f TFLOP", f / 1e12);
+	else
+		snprintf(buf, size, "%.3f GFLOP", f / 1e9);
+}
+
+static struct kvp_record *row_record(const struct row *r)
+{
+	struct kvp_record *x = kvp_record_new();
+	if (!x)
+		return NULL;
+	bool ok = kvp_record_u64(x, "batch", r->batch) &&
+		  kvp_record_f64(x, "prefill_flops", r->prefill.flops) &&
+		  kvp_record_f64(x, "prefill_s", fmax(r->prefill.compute_s, r->prefill.memory_s)) &&
+		  kvp_record_str(x, "prefill_bound", kvp_perf_bound_name(r->prefill.bound)) &&
+		  kvp_record_f64(x, "ttft_s", r->prefill.time_s) &&
+		  kvp_record_u64(x, "decode_bytes_per_step", r->decode.bytes) &&
+		  kvp_record_u64(x, "decode_weights_bytes_per_step", r->decode.weights_bytes) &&
+		  kvp_record_u64(x, "decode_kv_bytes_per_step", r->decode.kv_bytes) &&
+		  kvp_record_f64(x, "decode_flops_per_step", r->decode.flops) &&
+		  kvp_record_f64(x, "decode_compute_s", r->decode.compute_s) &&
+		  kvp_record_f64(x, "decode_memory_s", r->decode.memory_s) &&
+		  kvp_record_f64(x, "comm_s_per_step", r->decode.comm_s) &&
+		  kvp_record_f64(x, "tpot_s", r->tpot_s) &&
+		  kvp_record_f64(x, "tokens_per_s", r->tokens_per_s) &&
+		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
+		  kvp_record_u64(x, "kv_bytes", r->kv_bytes) &&
+		  kvp_record_bool(x, "fits", r->fits);
+	if (ok && r->offload)
+		ok = kvp_record_u64(x, "transfer_bytes_per_step", r->off.transfer_bytes) &&
+		     kvp_record_f64(x, "transfer_s_per_step", r->off.transfer_s) &&
+		     kvp_record_f64(x, "tpot_serial_s", r->off.serial_s) &&
+		     kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
+	if (!ok) {
+		kvp_record_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+int kvp_cmd_perf(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		KVP_CLI_COMMON_OPTIONS,
+		{"prompt", required_argument, NULL, OPT_PROMPT},
+		{"output", required_argument, NULL, OPT_OUTPUT},
+		{"kv-offload", required_argument, NULL, OPT_KV_OFFLOAD},
+		{"host-link", required_argument, NULL, OPT_HOST_LINK},
+		{"offload-fraction", required_argument, NULL, OPT_OFFLOAD_FRACTION},
+		{"prefix", required_argument, NULL, OPT_PREFIX},
+		{"calibration", required_argument, NULL, OPT_CALIBRATION},
+		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
+		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
+		{NULL, 0, NULL, 0}
+	};
+	struct kvp_cli_common c;
+	kvp_cli_common_init(&c);
+	uint64_t batches[MAX_BATCHES] = {1}, prompt = 0, output = 256, prefix = 0;
+	size_t nbatch = 1;
+	const char *offload_arg = NULL, *link_arg = NULL, *calib_path = NULL;
+	double fraction = -1, decode_eff = 0, prefill_eff = 0;
+	int opt, rc;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h': c.help = true; continue;
+		case KVP_OPT_BATCH:
+			if (!kvp_cli_token_list(cmd, "--batch", optarg, batches, MAX_BATCHES, &nbatch))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_PROMPT:
+			if (!kvp_cli_tokens(cmd, "--prompt", optarg, &prompt))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_OUTPUT:
+			if (!kvp_cli_tokens(cmd, "--output", optarg, &output))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_PREFIX:
+			if (!kvp_cli_tokens(cmd, "--prefix", optarg, &prefix))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_KV_OFFLOAD: offload_arg = optarg; continue;
+		case OPT_HOST_LINK: link_arg = optarg; continue;
+		case OPT_CALIBRATION: calib_path = optarg; continue;
+		case OPT_OFFLOAD_FRACTION:
+			if (kvp_parse_double(optarg, &fraction) || fraction > 1)
+				return kvp_cli_usage_error(cmd, "--offload-fraction: expected a share in [0, 1], got '%s'",
+							   optarg);
+			continue;
+		case OPT_DECODE_EFF:
+		case OPT_PREFILL_EFF: {
+			double *d = opt == OPT_DECODE_EFF ? &decode_eff : &prefill_eff;
+			if (kvp_parse_fraction(optarg, d))
+				return kvp_cli_usage_error(cmd, "--%s: expected a fraction in (0, 1] such as 0.8 or 80%%, got '%s'",
+							   opt == OPT_DECODE_EFF ? "decode-bw-efficiency"
+										 : "prefill-flops-efficiency", optarg);
+			continue;
+		}
+		case '?':
+		case ':':
+			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
+		if (rc)
+			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
+	}
+	if (c.help) {
+		help();
+		return KVP_EXIT_OK;
+	}
+	if (optind < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (!prompt)
+		prompt = c.opts.context ? c.opts.context : 1024;
+	if (prompt > (1ULL << 40) || output > (1ULL << 40))
+		return kvp_cli_usage_error(cmd, "--prompt/--output: too many tokens");
+	if (fraction >= 0 && !offload_arg)
+		return kvp_cli_usage_error(cmd, "--offload-fraction needs --kv-offload");
+
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_budget *b = malloc(sizeof *b);
+	struct row *rows = calloc(nbatch, sizeof *rows);
+	struct kvp_record *top = NULL;
+	struct kvp_record **recs = calloc(nbatch, sizeof *recs);
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_perf_hw hw;
+	struct kvp_perf_ctx pc;
+	struct kvp_calibration cal = {0};
+	struct kvp_offload off = {.tier = KVP_OFFLOAD_NONE, .fraction = -1};
+	if (!m || !b || !rows || !recs) {
+		fprintf(stderr, "kvplan perf: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
+		goto out;
+	if (!c.gpu) {
+		rc = kvp_cli_usage_error(cmd, "--gpu is required: latency needs its bandwidth and FLOP/s");
+		goto out;
+	}
+	if (kvp_perf_hw_from_gpu(&g, m, &hw, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	if (link_arg) {
+		if (kvp_link_parse(link_arg, "--host-link", &hw.host_link, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
+		}
+		if (!(g.nvlink_bps > 0))
+			hw.tp_link_bps = hw.host_link.effective_bps;
+	}
+	if (calib_path) {
+		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
+		}
+		kvp_calibration_apply(&cal, &hw);
+	}
+	if (decode_eff > 0)
+		hw.decode_bw_efficiency = decode_eff;
+	if (prefill_eff > 0)
+		hw.prefill_flops_efficiency = prefill_eff;
+	if (offload_arg) {
+		if (kvp_offload_parse(offload_arg, &hw.host_link, &off, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
+		}
+		off.fraction = fraction;
+	}
+
+	uint64_t total = prompt + output;
+	uint64_t n_dec = prompt + (output - 1) / 2; /* mean context over the output's steps */
+	uint64_t max_batch = 0;
+	bool all_fit = true;
+	for (size_t i = 0; i < nbatch; i++) {
+		struct row *r = &rows[i];
+		struct kvp_budget_opts o = c.opts;
+		o.context = total;
+		o.batch = batches[i];
+		if (kvp_budget_compute(m, &g, &o, b, &err) ||
+		    kvp_perf_init(&pc, &b->spec, b->weights_bytes, &hw, &err) ||
+		    kvp_perf_prefill(&pc, batches[i], prompt, &r->prefill, &err) ||
+		    kvp_perf_decode_step(&pc, batches[i], n_dec, &r->decode, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
+		}
+		max_batch = b->max_sequences;
+		r->batch = batches[i];
+		r->kv_bytes = b->kv_bytes;
+		r->fits = b->fits;
+		r->tpot_s = r->decode.time_s;
+		if (off.tier != KVP_OFFLOAD_NONE && b->weights_fit) {
+			uint64_t stage_kv = r->decode.kv_bytes / b->spec.par.pp, x;
+			if (off.fraction >= 0)
+				x = (uint64_t)ceil(off.fraction * (double)stage_kv);
+			else
+				x = stage_kv > b->kv_pool_bytes ? stage_kv - b->kv_pool_bytes : 0;
+			kvp_perf_offload_step(&pc, &r->decode, x * b->spec.par.pp, &off.link, &r->off);
+			r->offload = true;
+			r->tpot_s = r->off.pipelined_s;
+			r->fits = true;
+		}
+		r->tokens_per_s = (double)r->batch / r->tpot_s;
+		all_fit = all_fit && r->fits;
+	}
+
+	/* the context-doubling point and prefix reuse, at the prompt */
+	uint64_t kv1, kv2;
+	kvp_spec_seq_bytes(&b->spec, prompt, 1, &kv1);
+	kvp_spec_seq_bytes(&b->spec, 2 * prompt, 1, &kv2);
+	double att1 = kvp_perf_attention_flops(m, prompt), att2 = kvp_perf_attention_flops(m, 2 * prompt);
+	const struct kvp_link *plink = off.tier != KVP_OFFLOAD_NONE ? &off.link : &hw.host_link;
+	if (!prefix)
+		prefix = prompt;
+	double reload_s = kvp_perf_prefix_reload_s(&pc, prefix, plink);
+	double recompute_s = kvp_perf_prefix_recompute_s(&pc, prefix);
+	uint64_t limit = m->max_context > prefix ? m->max_context : prefix;
+	uint64_t breakeven = kvp_perf_prefix_breakeven(&pc, plink, limit);
+	uint32_t gpus = b->spec.par.tp * b->spec.par.pp;
+
+	if (c.format == KVP_FORMAT_TABLE) {
+		const struct kvp_spec *s = &b->spec;
+		char t1[64], t2[64], t3[64], t4[64];
+		printf("kvplan perf: %s on %s, tp %u, pp %u, dtype %s, KV %s\n\n", m->name, g.name,
+		       s->par.tp, s->par.pp, kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
+		kvp_format_rate(hw.bandwidth_bps, t1, sizeof t1);
+		kvp_format_rate(hw.bandwidth_bps * hw.decode_bw_efficiency, t2, sizeof t2);
+		printf("Hardware (one GPU)\n");
+		printf("  memory bandwidth %s x efficiency %.2f = %s\n", t1, hw.decode_bw_efficiency, t2);
+		printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s\n", hw.flops / 1e12,
+		       hw.prefill_flops_efficiency, hw.flops * hw.prefill_flops_efficiency / 1e12);
+		if (cal.decode_bw_efficiency > 0 || cal.prefill_flops_efficiency > 0)
+			printf("  efficiencies calibrated from %s%s%s\n", calib_path,
+			       cal.gpu[0] ? " for " : "", cal.gpu);
+		if (s->par.tp > 1) {
+			kvp_format_rate(hw.tp_link_bps, t1, sizeof t1);
+			printf("  all-reduce link %s per direction (%s), %.0f us latency each\n", t1,
+			       g.nvlink_bps > 0 ? "NVLink" : hw.host_link.name, hw.allreduce_latency_s * 1e6);
+		}
+		kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
+		kvp_format_u64(s->token_bytes, t2, sizeof t2);
+		printf("  weights on one GPU %s; KV %s B per token on one GPU\n\n", t1, t2);
+
+		const struct row *r0 = &rows[0];
+		kvp_format_u64(prompt, t1, sizeof t1);
+		printf("Prefill of %s tokens (one sequence, whole model)\n", t1);
+		fmt_flops(2.0 * (double)m->active_params * (double)prompt, t2, sizeof t2);
+		fmt_flops(att1, t3, sizeof t3);
+		fmt_flops(kvp_perf_prefill_flops(m, prompt), t4, sizeof t4);
+		printf("  2 x %.3g active params x %s tokens = %s; causal attention %s; total %s\n",
+		       (double)m->active_params, t1, t2, t3, t4);
+		fmt_s(r0->prefill.compute_s, t1, sizeof t1);
+		fmt_s(r0->prefill.memory_s, t2, sizeof t2);
+		fmt_s(r0->prefill.comm_s, t3, sizeof t3);
+		fmt_s(r0->prefill.time_s, t4, sizeof t4);
+		printf("  batch %llu: compute %s, memory %s -> %s-bound; + all-reduce %s = TTFT %s\n\n",
+		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound), t3, t4);
+
+		kvp_format_u64(n_dec, t1, sizeof t1);
+		printf("Decode step at the mean context %s tokens\n", t1);
+		kvp_format_bytes(r0->decode.weights_bytes, t2, sizeof t2);
+		kvp_format_bytes(r0->decode.kv_bytes, t3, sizeof t3);
+		printf("  batch %llu reads weights %s + KV %s on one GPU", (unsigned long long)r0->batch, t2, t3);
+		fmt_s(r0->decode.memory_s, t2, sizeof t2);
+		fmt_s(r0->decode.compute_s, t3, sizeof t3);
+		printf(": memory %s, compute %s\n", t2, t3);
+		kvp_format_u64(total, t1, sizeof t1);
+		kvp_format_u64(max_batch, t2, sizeof t2);
+		printf("  memory holds %s sequences of %s tokens (kvplan budget)\n\n", t2, t1);
+
+		struct kvp_record **tab = calloc(nbatch, sizeof *tab);
+		for (size_t i = 0; tab && i < nbatch; i++) {
+			const struct row *r = &rows[i];
+			struct kvp_record *x = tab[i] = kvp_record_new();
+			if (!x)
+				break;
+			kvp_record_u64(x, "batch", r->batch);
+			fmt_s(r->prefill.time_s, t1, sizeof t1);
+			kvp_record_str(x, "ttft", t1);
+			if (r->offload) {
+				fmt_s(r->decode.time_s, t1, sizeof t1);
+				kvp_record_str(x, "step_on_gpu", t1);
+				kvp_format_bytes(r->off.transfer_bytes, t1, sizeof t1);
+				kvp_record_str(x, "offloaded_kv", t1);
+				fmt_s(r->off.transfer_s, t1, sizeof t1);
+				kvp_record_str(x, "transfer", t1);
+				kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
+			}
+			fmt_s(r->tpot_s, t1, sizeof t1);
+			kvp_record_str(x, "tpot", t1);
+			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s);
+			kvp_record_str(x, "tokens/s", t1);
+			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s / gpus);
+			kvp_record_str(x, "per_gpu", t1);
+			kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound));
+			kvp_record_str(x, "memory", r->offload ? (r->off.transfer_bytes ? "offload" : "fits")
+							       : r->fits ? "fits" : "DOES NOT FIT");
+		}
+		if (tab) {
+			kvp_write_table(stdout, tab, nbatch);
+			for (size_t i = 0; i < nbatch; i++)
+				kvp_record_free(tab[i]);
+			free(tab);
+		}
+		if (off.tier != KVP_OFFLOAD_NONE) {
+			kvp_format_rate(off.link.effective_bps, t1, sizeof t1);
+			kvp_format_rate(off.link.theoretical_bps, t2, sizeof t2);
+			printf("\nOffload to %s over %s: effective %s (theoretical %s)\n",
+			       off.tier == KVP_OFFLOAD_CPU ? "host memory" : "disk", off.link.name, t1, t2);
+			printf("  each step moves the offloaded KV; layer i+1's KV moves while layer i\n"
+			       "  computes, which hides it only while a layer's compute outlasts its transfer\n");
+		}
+		printf("\nDoubling the context (%llu -> %llu tokens): KV x%.2f, decode KV bytes x%.2f, "
+		       "prefill attention FLOPs x%.2f\n", (unsigned long long)prompt,
+		       (unsigned long long)(2 * prompt), (double)kv2 / (double)kv1,
+		       (double)kv2 / (double)kv1, att2 / att1);
+		fmt_s(reload_s, t1, sizeof t1);
+		fmt_s(recompute_s, t2, sizeof t2);
+		kvp_format_u64(prefix, t3, sizeof t3);
+		printf("Prefix of %s tokens: reload over %s %s, recompute %s -> %s\n", t3, plink->name, t1,
+		       t2, reload_s < recompute_s ? "reload" : "recompute");
+		if (breakeven == 1)
+			printf("  reloading beats recomputing from the first token\n");
+		else if (breakeven)
+			printf("  reloading beats recomputing from %llu tokens on\n",
+			       (unsigned long long)breakeven);
+		else
+			printf("  recomputing stays faster up to %llu tokens\n", (unsigned long long)limit);
+		if (!all_fit)
+			printf("\nSome batches do not fit in memory (see kvplan budget, or --kv-offload).\n");
+	} else {
+		top = kvp_record_new();
+		bool ok = top && kvp_record_str(top, "model", m->name) && kvp_record_str(top, "gpu", g.name) &&
+			  kvp_record_u64(top, "tp", b->spec.par.tp) && kvp_record_u64(top, "pp", b->spec.par.pp) &&
+			  kvp_record_str(top, "dtype", kvp_dtype_name(b->spec.serving_dtype)) &&
+			  kvp_record_str(top, "kv_dtype", kvp_dtype_name(b->spec.kv_dtype)) &&
+			  kvp_record_u64(top, "prompt", prompt) && kvp_record_u64(top, "output", output) &&
+			  kvp_record_u64(top, "decode_context", n_dec) &&
+			  kvp_record_f64(top, "bandwidth_bps", hw.bandwidth_bps) &&
+			  kvp_record_f64(top, "decode_bw_efficiency", hw.decode_bw_efficiency) &&
+			  kvp_record_f64(top, "peak_flops", hw.flops) &&
+			  kvp_record_f64(top, "prefill_flops_efficiency", hw.prefill_flops_efficiency) &&
+			  kvp_record_f64(top, "tp_link_bps", hw.tp_link_bps) &&
+			  kvp_record_u64(top, "weights_bytes", b->weights_bytes) &&
+			  kvp_record_u64(top, "kv_bytes_per_token", b->spec.token_bytes) &&
+			  kvp_record_u64(top, "max_batch", max_batch) &&
+			  kvp_record_f64(top, "prefill_attention_flops", att1) &&
+			  kvp_record_f64(top, "kv_ratio_2x_context", (double)kv2 / (double)kv1) &&
+			  kvp_record_f64(top, "attention_flops_ratio_2x_context", att2 / att1) &&
+			  kvp_record_u64(top, "prefix_tokens", prefix) &&
+			  kvp_record_str(top, "prefix_link", plink->name) &&
+			  kvp_record_f64(top, "prefix_reload_s", reload_s) &&
+			  kvp_record_f64(top, "prefix_recompute_s", recompute_s) &&
+			  kvp_record_u64(top, "prefix_breakeven_tokens", breakeven);
+		if (ok && calib_path)
+			ok = kvp_record_str(top, "calibration", calib_path);
+		if (ok && off.tier != KVP_OFFLOAD_NONE)
+			ok = kvp_record_str(top, "offload", off.tier == KVP_OFFLOAD_CPU ? "cpu" : "disk") &&
+			     kvp_record_str(top, "offload_link", off.link.name) &&
+			     kvp_record_f64(top, "offload_link_bps", off.link.effective_bps);
+		for (size_t i = 0; ok && i < nbatch; i++) {
+			recs[i] = row_record(&rows[i]);
+			ok = recs[i] && kvp_record_f64(recs[i], "tokens_per_s_per_gpu",
+						       rows[i].tokens_per_s / gpus);
+		}
+		if (!ok) {
+			fprintf(stderr, "kvplan perf: out of memory\n");
+			rc = KVP_EXIT_FAIL;
+			goto out;
+		}
+		if (c.format == KVP_FORMAT_CSV) {
+			kvp_write_csv(stdout, recs, nbatch);
+		} else {
+			for (size_t i = 0; i < nbatch; i++) {
+				kvp_record_push(top, "rows", recs[i]);
+				recs[i] = NULL;
+			}
+			kvp_write_json(stdout, top);
+		}
+	}
+	rc = all_fit ? KVP_EXIT_OK : KVP_EXIT_FAIL;
+out:
+	for (size_t i = 0; recs && i < nbatch; i++)
+		kvp_record_free(recs[i]);
+	free(recs);
+	kvp_record_free(top);
+	free(rows);
+	free(m);
+	free(b);
+	return rc;
+}

@@ -1,0 +1,841 @@
+/* perf.c: the roofline model of prefill, decode, tensor-parallel all-reduces,
+ * KV offload and prefix reuse, and the calibration files that replace its
+ * efficiencies with measured ones.  See perf.h for the model; the sources of
+ * every constant are here and in kvplan(1).
+ *
+ * Stance: a step's bytes come from the budget and the layer list (model.h),
+ * never from a formula of our own; FLOPs are whole-model counts divided by tp;
+ * times are a roofline plus communication, nothing hidden. */
+#include "perf.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+#include "yaml-walk.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *kvp_perf_bound_name(enum kvp_perf_bound b)
+{
+	return b == KVP_PERF_BOUND_COMPUTE ? "compute" : "bandwidth";
+}
+
+/* ------------------------------------------------------------------ links
+ * Theoretical rates per direction, x16: PCIe 3.0 8 GT/s, 4.0 16 GT/s, 5.0
+ * 32 GT/s with 128b/130b coding = 15.75, 31.5, 63 GB/s; PCIe 6.0 64 GT/s PAM4
+ * with 242B/256B FLITs = 121 GB/s (PCI-SIG specifications, as tabulated at
+ * fridayswithfaraday.com/posts/gpu-hw-pcie-gen5-bandwidth-bottleneck, which
+ * also measures real transfers "20-40% below theoretical peak").
+ * Effective rates: PCIe 3.0 12 GB/s (pinned host-to-device copies reach about
+ * 11-12 GB/s, e.g. "11GB/s H2D ... Titan X (PCI-E 3.0 16x)" on NVIDIA's "How to
+ * Optimize Data Transfers in CUDA C/C++" thread); PCIe 4.0 25 GB/s (the seed
+ * figure of issue 5, 79 % of 31.5); PCIe 5.0 50 GB/s and PCIe 6.0 96 GB/s (the
+ * same 79-80 % share; no measurement of ours).
+ * NVLink-C2C (Grace Hopper): 900 GB/s both directions = 450 GB/s each;
+ * 375 GB/s measured host-to-device (Fusco et al., "Understanding Data Movement
+ * in Tightly Coupled Heterogeneous Systems: A Case Study with the Grace Hopper
+ * Superchip", 2024, as reported by HPCwire).
+ * NVMe: a PCIe 4.0 x4 drive, link 7.88 GB/s; 7 GB/s sequential reads (the
+ * class of Samsung 990 PRO, 7,450 MB/s datasheet; issue 5's "nvme:7GB/s").
+ * SATA SSD: 6 Gb/s with 8b/10b = 600 MB/s; 550 MB/s sequential reads (SATA
+ * drives' datasheets quote 550-560 MB/s, e.g. Samsung 870 EVO 560 MB/s). */
+static const struct kvp_link link_presets[] = {
+	{"pcie3x16", 15.75e9, 12e9},
+	{"pcie4x16", 31.5e9, 25e9},
+	{"pcie5x16", 63e9, 50e9},
+	{"pcie6x16", 121e9, 96e9},
+	{"nvlink-c2c", 450e9, 375e9},
+	{"nvme", 7.88e9, 7e9},
+	{"sata", 0.6e9, 0.55e9},
+};
+
+bool kvp_link_preset(const char *name, struct kvp_link *out)
+{
+	for (size_t i = 0; i < NELEM(link_presets); i++)
+		if (strcmp(name, link_presets[i].name) == 0) {
+			*out = link_presets[i];
+			return true;
+		}
+	return false;
+}
+
+const struct kvp_link *kvp_link_preset_at(size_t i)
+{
+	return i < NELEM(link_presets) ? &link_presets[i] : NULL;
+}
+
+kvp_status kvp_link_parse(const char *spec, const char *field, struct kvp_link *out,
+			  struct kvp_error *err)
+{
+	char name[64];
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (len >= sizeof name)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field, "'%s' is too long", spec);
+	memcpy(name, spec, len);
+	name[len] = 0;
+	double rate;
+	if (!colon && kvp_parse_rate(spec, &rate) == 0) {
+		if (!(rate > 0))
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+					     "a rate must be positive, got '%s'", spec);
+		memset(out, 0, sizeof *out);
+		snprintf(out->name, sizeof out->name, "custom");
+		out->theoretical_bps = out->effective_bps = rate;
+		return KVP_STATUS_OK;
+	}
+	if (!kvp_link_preset(name, out))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+				     "unknown link '%s' (pcie3x16, pcie4x16, pcie5x16, pcie6x16, "
+				     "nvlink-c2c, nvme, sata, or a rate such as 25GB/s)", name);
+	if (colon) {
+		if (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0))
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+					     "expected a rate such as 7GB/s after '%s:', got '%s'",
+					     name, colon + 1);
+		out->effective_bps = rate;
+		if (out->theoretical_bps < rate)
+			out->theoretical_bps = rate;
+	}
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
+			     struct kvp_offload *out, struct kvp_error *err)
+{
+	static const char *const field = "--kv-offload";
+	memset(out, 0, sizeof *out);
+	out->fraction = -1;
+	if (strcmp(spec, "none") == 0) {
+		out->tier = KVP_OFFLOAD_NONE;
+		return KVP_STATUS_OK;
+	}
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+	double rate = 0;
+	if (colon && (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0)))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+				     "expected a rate such as 7GB/s after ':', got '%s'", colon + 1);
+	if (len == 3 && strncmp(spec, "cpu", 3) == 0) {
+		out->tier = KVP_OFFLOAD_CPU;
+		out->link = *host;
+		if (rate > 0) {
+			out->link.effective_bps = rate;
+			if (out->link.theoretical_bps < rate)
+				out->link.theoretical_bps = rate;
+		}
+		return KVP_STATUS_OK;
+	}
+	if ((len == 4 && strncmp(spec, "nvme", 4) == 0) || (len == 4 && strncmp(spec, "sata", 4) == 0)) {
+		char name[8];
+		memcpy(name, spec, 4);
+		name[4] = 0;
+		out->tier = KVP_OFFLOAD_DISK;
+		kvp_link_preset(name, &out->link);
+		if (rate > 0)
+			out->link.theoretical_bps = out->link.effective_bps = rate;
+		/* read through host memory: the slower of the disk and the host link */
+		if (host->effective_bps < out->link.effective_bps)
+			out->link.effective_bps = host->effective_bps;
+		return KVP_STATUS_OK;
+	}
+	return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+			     "expected none, cpu, cpu:RATE, nvme, nvme:RATE, sata or sata:RATE, got '%s'",
+			     spec);
+}
+
+/* --------------------------------------------------------------- hardware */
+
+kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
+				struct kvp_perf_hw *out, struct kvp_error *err)
+{
+	const char *where = g->path[0] ? g->path : g->name;
+	memset(out, 0, sizeof *out);
+	if (!(g->bandwidth_bps > 0) || !(g->bf16_flops > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0,
+				     g->bandwidth_bps > 0 ? "bf16_tflops" : "bandwidth",
+				     "needed for latency: give it in the GPU profile");
+	if (!kvp_link_preset(g->host_link[0] ? g->host_link : "pcie4x16", &out->host_link))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "host_link",
+				     "unknown link '%s'", g->host_link);
+	out->bandwidth_bps = g->bandwidth_bps;
+	out->flops = g->bf16_flops;
+	if (m && m->weights_dtype == KVP_DTYPE_FP8 && g->fp8_flops > 0)
+		out->flops = g->fp8_flops; /* fp8 GEMMs where weights (and activations) are fp8 */
+	out->decode_bw_efficiency = g->decode_bw_efficiency > 0 ? g->decode_bw_efficiency
+								: KVP_PERF_DECODE_BW_EFFICIENCY;
+	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
+		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
+	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
+	 * x 50 GB/s); a ring all-reduce sends one way on each link */
+	out->tp_link_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : out->host_link.effective_bps;
+	out->allreduce_latency_s = KVP_PERF_ALLREDUCE_LATENCY_S;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
+			 const struct kvp_perf_hw *hw, struct kvp_error *err)
+{
+	const struct kvp_model *m = s->model;
+	memset(c, 0, sizeof *c);
+	if (!(hw->bandwidth_bps > 0) || !(hw->flops > 0) || !(hw->decode_bw_efficiency > 0) ||
+	    !(hw->prefill_flops_efficiency > 0) || hw->decode_bw_efficiency > 1 ||
+	    hw->prefill_flops_efficiency > 1 || (s->par.tp > 1 && !(hw->tp_link_bps > 0)))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "bandwidth, peak FLOP/s and link rates must be positive and "
+				     "efficiencies in (0, 1]");
+	c->model = m;
+	c->spec = s;
+	c->hw = *hw;
+	c->weights_bytes = weights_bytes;
+	/* the experts' share of this GPU's weights, in their own dtype */
+	if (m->expert_params && m->moe_num_experts) {
+		enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? s->serving_dtype
+									: m->weights_dtype;
+		enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
+		uint64_t eb;
+		kvp_status st = kvp_weights_bytes(m->expert_params, edt, &eb);
+		if (st)
+			return kvp_error_set(err, st, NULL, 0, 0, "expert_params", "too large");
+		double share = s->weights_bytes_total ? (double)eb / (double)s->weights_bytes_total : 0;
+		if (share > 1)
+			share = 1;
+		c->expert_bytes = (uint64_t)llround(share * (double)weights_bytes);
+	}
+	return KVP_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ FLOPs
+ * Per layer and per (query, key) pair: QK^T 2 d_qk and PV 2 d_v FLOPs per query
+ * head.  d_qk = d_h (+ d_rope for MLA, whose heads attend over the
+ * decompressed keys), d_v = head_dim_v. */
+static double pair_flops(const struct kvp_model *m, enum kvp_layer_kind k)
+{
+	double dqk = m->head_dim, dv = m->head_dim_v ? m->head_dim_v : m->head_dim;
+	if (k == KVP_LAYER_MLA)
+		dqk += m->mla_rope_dim;
+	return 2.0 * m->num_heads * (dqk + dv);
+}
+
+/* Causal pairs of a prefill of n tokens in a layer of kind k. */
+static double prefill_pairs(const struct kvp_model *m, enum kvp_layer_kind k, uint64_t n)
+{
+	double dn = (double)n;
+	switch (k) {
+	case KVP_LAYER_FULL:
+	case KVP_LAYER_MLA:
+		return dn * (dn + 1) / 2;
+	case KVP_LAYER_SLIDING: {
+		double w = m->sliding_window ? m->sliding_window : dn;
+		if (dn <= w)
+			return dn * (dn + 1) / 2;
+		return w * (w + 1) / 2 + (dn - w) * w;
+	}
+	case KVP_LAYER_CHUNKED: {
+		uint64_t c = m->chunk_size ? m->chunk_size : n;
+		double full = (double)(n / c), r = (double)(n % c), dc = (double)c;
+		return full * dc * (dc + 1) / 2 + r * (r + 1) / 2;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Keys one decode token attends to over `context` tokens. */
+static double decode_keys(const struct kvp_model *m, enum kvp_layer_kind k, uint64_t context)
+{
+	switch (k) {
+	case KVP_LAYER_FULL:
+	case KVP_LAYER_MLA:
+		return (double)context;
+	case KVP_LAYER_SLIDING:
+		return (double)(m->sliding_window && context > m->sliding_window ? m->sliding_window
+										 : context);
+	case KVP_LAYER_CHUNKED:
+		return (double)(m->chunk_size && context ? (context - 1) % m->chunk_size + 1 : context);
+	default:
+		return 0;
+	}
+}
+
+double kvp_perf_attention_flops(const struct kvp_model *m, uint64_t n)
+{
+	double f = 0;
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
+		f += pair_flops(m, k) * prefill_pairs(m, k, n);
+	}
+	return f;
+}
+
+double kvp_perf_prefill_flops(const struct kvp_model *m, uint64_t n)
+{
+	return 2.0 * (double)m->active_params * (double)n + kvp_perf_attention_flops(m, n);
+}
+
+double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
+{
+	double f = 2.0 * (double)m->active_params;
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
+		f += pair_flops(m, k) * decode_keys(m, k, context);
+	}
+	return f;
+}
+
+/* ------------------------------------------------------------------- steps */
+
+/* Two ring all-reduces of `tokens` hidden states per layer, every layer of
+ * every stage in turn (Megatron-LM's tensor parallelism: one after attention,
+ * one after the MLP; Shoeybi et al. 2019, section 3). */
+static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	uint32_t tp = c->spec->par.tp;
+	if (tp <= 1)
+		return 0;
+	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
+	double msg = tokens * c->model->hidden_size * elem;
+	double one = 2.0 * (tp - 1) / tp * msg / c->hw.tp_link_bps + c->hw.allreduce_latency_s;
+	return 2.0 * c->model->num_layers * one;
+}
+
+static kvp_status finish(const struct kvp_perf_ctx *c, double flops, double eff_flops,
+			 uint64_t weights, uint64_t kv, double eff_bw, double tokens,
+			 struct kvp_perf_step *out, struct kvp_error *err)
+{
+	uint32_t pp = c->spec->par.pp;
+	uint64_t w, k, b;
+	if (!kvp_mul(weights, pp, &w) || !kvp_mul(kv, pp, &k) || !kvp_add(w, k, &b))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "bytes",
+				     "a step's bytes do not fit in 64 bits");
+	out->flops = flops;
+	out->gpu_flops = flops / c->spec->par.tp;
+	out->weights_bytes = w;
+	out->kv_bytes = k;
+	out->bytes = b;
+	out->compute_s = out->gpu_flops / (c->hw.flops * eff_flops);
+	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
+	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
+						    : KVP_PERF_BOUND_BANDWIDTH;
+	out->comm_s = allreduce_s(c, tokens);
+	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+			    struct kvp_perf_step *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (batch == 0 || n == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, batch ? "prompt" : "batch",
+				     "must be at least 1");
+	uint64_t one, kv;
+	kvp_status st = kvp_spec_seq_bytes(c->spec, n, 1, &one);
+	if (st)
+		return kvp_error_set(err, st, NULL, 0, 0, "prompt", "KV bytes overflow");
+	if (!kvp_mul(one, batch, &kv))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "batch",
+				     "KV bytes overflow");
+	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
+	/* all experts are touched by a prefill of many tokens */
+	return finish(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+		      c->hw.decode_bw_efficiency, (double)batch * (double)n, out, err);
+}
+
+/* Weights a decode step reads: dense weights, and of the experts the expected
+ * share that B tokens, each routed to k of E experts, touch in a layer:
+ * 1 - (1 - k/E)^B. */
+static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t batch)
+{
+	const struct kvp_model *m = c->model;
+	if (!c->expert_bytes || !m->moe_num_experts)
+		return c->weights_bytes;
+	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
+	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), (double)batch);
+	uint64_t dense = c->weights_bytes - c->expert_bytes;
+	return dense + (uint64_t)llround(frac * (double)c->expert_bytes);
+}
+
+kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
+				     struct kvp_perf_step *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (n == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "batch", "must be at least 1");
+	uint64_t kv = 0, one;
+	double flops = 0;
+	for (size_t i = 0; i < n; i++) {
+		kvp_status st = kvp_spec_seq_bytes(c->spec, lens[i], 1, &one);
+		if (st || !kvp_add(kv, one, &kv))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+					     "KV bytes overflow");
+		flops += kvp_perf_decode_flops(c->model, lens[i]);
+	}
+	return finish(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
+		      c->hw.decode_bw_efficiency, (double)n, out, err);
+}
+
+kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
+				struct kvp_perf_step *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (batch == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "batch", "must be at least 1");
+	uint64_t one, kv;
+	kvp_status st = kvp_spec_seq_bytes(c->spec, context, 1, &one);
+	if (st || !kvp_mul(one, batch, &kv))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+				     "KV bytes overflow");
+	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
+	return finish(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
+		      c->hw.decode_bw_efficiency, (double)batch, out, err);
+}
+
+/* ---------------------------------------------------------------- offload */
+
+void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_step *gpu,
+			   uint64_t transfer_bytes, const struct kvp_link *link,
+			   struct kvp_perf_offload *out)
+{
+	memset(out, 0, sizeof *out);
+	out->transfer_bytes = transfer_bytes;
+	out->transfer_s = (double)transfer_bytes / link->effective_bps;
+	out->gpu_s = gpu->time_s;
+	out->serial_s = out->transfer_s + out->gpu_s;
+	/* L layers in turn: layer i+1's KV crosses the link while layer i computes.
+	 * The first layer's transfer and the last layer's compute cannot be
+	 * hidden; in between each layer takes the longer of the two:
+	 * x + (L - 1) max(x, g) + g, never more than the serial x L + g L. */
+	double layers = (double)c->spec->num_layers * c->spec->par.pp;
+	if (layers < 1)
+		layers = 1;
+	double x = out->transfer_s / layers, g = out->gpu_s / layers;
+	out->transfer_bound = x > g;
+	out->pipelined_s = transfer_bytes ? x + (layers - 1) * fmax(x, g) + g : out->gpu_s;
+}
+
+/* ----------------------------------------------------------------- prefix */
+
+double kvp_perf_prefix_reload_s(const struct kvp_perf_ctx *c, uint64_t p, const struct kvp_link *link)
+{
+	uint64_t bytes;
+	if (kvp_spec_seq_bytes(c->spec, p, 1, &bytes))
+		return INFINITY;
+	/* each stage's GPUs load their own layers over their own links, at once */
+	return (double)bytes / link->effective_bps;
+}
+
+double kvp_perf_prefix_recompute_s(const struct kvp_perf_ctx *c, uint64_t p)
+{
+	return kvp_perf_prefill_flops(c->model, p) / c->spec->par.tp /
+	       (c->hw.flops * c->hw.prefill_flops_efficiency);
+}
+
+uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kvp_link *link,
+				   uint64_t limit)
+{
+	/* recompute - reload is 0 at p = 0 and convex in p (a linear term plus the
+	 * attention's growing pairs), so its sign turns positive at most once */
+#define WINS(p) (kvp_perf_prefix_reload_s(c, (p), link) < kvp_perf_prefix_recompute_s(c, (p)))
+	if (limit == 0 || !WINS(limit))
+		return 0;
+	if (WINS(1))
+		return 1;
+	uint64_t lo = 1, hi = limit; /* !WINS(lo), WINS(hi) */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (WINS(mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+#undef WINS
+}
+
+/* ------------------------------------------------------------ calibration
+ * Three forms are read:
+ *   kvplan's table (YAML):  calibration: [{gpu: h200, decode_bw_efficiency: 0.82,
+ *                            prefill_flops_efficiency: 0.55}, ...]
+ *   kvplan's table (CSV):   gpu,decode_bw_efficiency,prefill_flops_efficiency
+ *   kvbench --out (YAML):   kvbench: {backend, gpu, datasheet_gbps, ...}
+ *                           points: [{validated, gbps, moved_bytes, ...}, ...]
+ *   kvbench --out (CSV):    a header with backend, validated, gbps, moved_bytes
+ * From kvbench the decode efficiency is the median, over the validated timed
+ * points that move at least a quarter of the largest point's bytes (where fixed
+ * costs no longer dominate), of the achieved rate over the datasheet rate (the
+ * run's datasheet_gbps, else the GPU profile's bandwidth). */
+
+struct kb_point {
+	double gbps;
+	double moved;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static kvp_status kb_reduce(const char *path, struct kb_point *pts, size_t n, double datasheet_bps,
+			    struct kvp_calibration *out, struct kvp_error *err)
+{
+	double maxmoved = 0;
+	for (size_t i = 0; i < n; i++)
+		maxmoved = fmax(maxmoved, pts[i].moved);
+	double *r = malloc((n ? n : 1) * sizeof *r);
+	if (!r)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, path, 0, 0, NULL, "out of memory");
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pts[i].moved >= maxmoved / 4)
+			r[k++] = pts[i].gbps * 1e9 / datasheet_bps;
+	if (k == 0) {
+		free(r);
+		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "points",
+				     "no validated, timed point to calibrate from");
+	}
+	qsort(r, k, sizeof *r, cmp_double);
+	double med = k % 2 ? r[k / 2] : (r[k / 2 - 1] + r[k / 2]) / 2;
+	free(r);
+	if (!(med > 0) || med > 1)
+		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "gbps",
+				     "the median achieved rate is %.1f%% of the datasheet %.1f GB/s; "
+				     "expected a share in (0, 100]%%", 100 * med, datasheet_bps / 1e9);
+	out->decode_bw_efficiency = med;
+	out->points = k;
+	return KVP_STATUS_OK;
+}
+
+static kvp_status check_eff(const struct kvp_doc *doc, const struct kvp_node *node,
+			    const char *field, double *v, struct kvp_error *err)
+{
+	kvp_status st = kvp_node_double(doc, node, field, v, err);
+	if (st)
+		return st;
+	if (!(*v > 0) || *v > 1)
+		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
+				     "an efficiency is a fraction in (0, 1], got %s", node->value);
+	return KVP_STATUS_OK;
+}
+
+static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *list,
+			     const struct kvp_gpu *g, struct kvp_calibration *out,
+			     struct kvp_error *err)
+{
+	static const char *const keys[] = {"gpu", "decode_bw_efficiency",
+					   "prefill_flops_efficiency", "source", NULL};
+	kvp_status st;
+	char names[512] = "";
+	if (list->type == KVP_NODE_MAP) { /* a single entry */
+		if ((st = kvp_map_only(doc, list, keys, err)))
+			return st;
+	} else if ((st = kvp_node_expect(doc, list, "calibration", KVP_NODE_SEQ, err))) {
+		return st;
+	}
+	size_t n = list->type == KVP_NODE_MAP ? 1 : list->n;
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_node *e = list->type == KVP_NODE_MAP ? list : list->items[i];
+		if ((st = kvp_node_expect(doc, e, "calibration", KVP_NODE_MAP, err)) ||
+		    (st = kvp_map_only(doc, e, keys, err)))
+			return st;
+		char name[KVP_NAME_MAX] = "";
+		const struct kvp_node *gn = kvp_map_get(e, "gpu");
+		if (gn && (st = kvp_node_str(doc, gn, "gpu", name, sizeof name, err)))
+			return st;
+		if (name[0] && strcmp(name, g->name) != 0) {
+			size_t l = strlen(names);
+			snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", name);
+			continue;
+		}
+		const struct kvp_node *d = kvp_map_get(e, "decode_bw_efficiency");
+		const struct kvp_node *p = kvp_map_get(e, "prefill_flops_efficiency");
+		if (!d && !p)
+			return kvp_node_fail(doc, e, err, KVP_STATUS_INVALID, "calibration",
+					     "an entry needs decode_bw_efficiency or "
+					     "prefill_flops_efficiency");
+		if ((d && (st = check_eff(doc, d, "decode_bw_efficiency",
+					  &out->decode_bw_efficiency, err))) ||
+		    (p && (st = check_eff(doc, p, "prefill_flops_efficiency",
+					  &out->prefill_flops_efficiency, err))))
+			return st;
+		snprintf(out->gpu, sizeof out->gpu, "%s", name[0] ? name : g->name);
+		return KVP_STATUS_OK;
+	}
+	return kvp_node_fail(doc, list, err, KVP_STATUS_INVALID, "calibration",
+			     "no entry for GPU '%s' (entries: %s)", g->name, names[0] ? names : "none");
+}
+
+static kvp_status yaml_kvbench(const struct kvp_doc *doc, const struct kvp_gpu *g,
+			       struct kvp_calibration *out, struct kvp_error *err)
+{
+	const struct kvp_node *env = kvp_map_get(doc->root, "kvbench");
+	const struct kvp_node *pts = kvp_map_get(doc->root, "points");
+	kvp_status st;
+	char backend[32] = "";
+	double datasheet = g->bandwidth_bps;
+	if ((st = kvp_node_expect(doc, env, "kvbench", KVP_NODE_MAP, err)))
+		return st;
+	const struct kvp_node *b = kvp_map_get(env, "backend");
+	if (b && (st = kvp_node_str(doc, b, "backend", backend, sizeof backend, err)))
+		return st;
+	if (strcmp(backend, "cuda") != 0)
+		return kvp_node_fail(doc, b ? b : env, err, KVP_STATUS_INVALID, "backend",
+				     "a '%s' run measures the CPU, not a GPU; calibrate from a "
+				     "kvbench --backend cuda run", backend[0] ? backend : "unknown");
+	const struct kvp_node *gn = kvp_map_get(env, "gpu");
+	if (gn && (st = kvp_node_str(doc, gn, "gpu", out->gpu, sizeof out->gpu, err)))
+		return st;
+	const struct kvp_node *ds = kvp_map_get(env, "datasheet_gbps");
+	if (ds) {
+		if ((st = kvp_node_double(doc, ds, "datasheet_gbps", &datasheet, err)))
+			return st;
+		datasheet *= 1e9;
+	}
+	if (!(datasheet > 0))
+		return kvp_node_fail(doc, ds ? ds : env, err, KVP_STATUS_INVALID, "datasheet_gbps",
+				     "no datasheet bandwidth to compare with");
+	if (!pts || pts->type != KVP_NODE_SEQ)
+		return kvp_node_fail(doc, pts ? pts : doc->root, err, KVP_STATUS_INVALID, "points",
+				     "a list of measured points is needed");
+	struct kb_point *p = calloc(pts->n ? pts->n : 1, sizeof *p);
+	if (!p)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
+	size_t n = 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct kvp_node *e = pts->items[i];
+		if ((st = kvp_node_expect(doc, e, "points", KVP_NODE_MAP, err)))
+			goto out;
+		const struct kvp_node *v = kvp_map_get(e, "validated");
+		const struct kvp_node *gb = kvp_map_get(e, "gbps");
+		const struct kvp_node *mv = kvp_map_get(e, "moved_bytes");
+		if (!v || !v->value || strcmp(v->value, "pass") != 0 || !gb)
+			continue;
+		if ((st = kvp_node_double(doc, gb, "gbps", &p[n].gbps, err)))
+			goto out;
+		if (mv && (st = kvp_node_double(doc, mv, "moved_bytes", &p[n].moved, err)))
+			goto out;
+		if (p[n].gbps > 0)
+			n++;
+	}
+	st = kb_reduce(doc->path, p, n, datasheet, out, err);
+out:
+	free(p);
+	return st;
+}
+
+/* --- CSV: one record per line, RFC 4180 quotes, no embedded newlines. */
+
+#define CSV_MAX_FIELDS 64
+
+static size_t csv_split(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+	char *p = line;
+	line[strcspn(line, "\r\n")] = 0;
+	for (;;) {
+		if (n == max)
+			return n;
+		if (*p == '"') {
+			char *w = ++p;
+			f[n++] = w;
+			while (*p) {
+				if (*p == '"' && p[1] == '"') {
+					*w++ = '"';
+					p += 2;
+				} else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					*w++ = *p++;
+				}
+			}
+			char *rest = strchr(p, ',');
+			*w = 0;
+			if (!rest)
+				return n;
+			p = rest + 1;
+		} else {
+			f[n++] = p;
+			char *c = strchr(p, ',');
+			if (!c)
+				return n;
+			*c = 0;
+			p = c + 1;
+		}
+	}
+}
+
+static int csv_col(char **h, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(h[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static kvp_status csv_number(const char *path, int line, int col, const char *field,
+			     const char *s, double *out, struct kvp_error *err)
+{
+	char *end;
+	while (isspace((unsigned char)*s))
+		s++;
+	*out = strtod(s, &end);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (end == s || *end || !isfinite(*out))
+		return kvp_error_set(err, KVP_STATUS_INVALID, path, line, col, field,
+				     "expected a number, got '%s'", s);
+	return KVP_STATUS_OK;
+}
+
+static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp_calibration *out,
+			   struct kvp_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
+	char hline[4096], line[4096], names[512] = "";
+	char *h[CSV_MAX_FIELDS], *v[CSV_MAX_FIELDS];
+	kvp_status st = KVP_STATUS_OK;
+	struct kb_point *p = NULL;
+	size_t np = 0, cap = 0;
+	bool found = false;
+	if (!fgets(hline, sizeof hline, f)) {
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, NULL, "empty file");
+		goto out;
+	}
+	size_t nh = csv_split(hline, h, CSV_MAX_FIELDS);
+	int c_gpu = csv_col(h, nh, "gpu"), c_dec = csv_col(h, nh, "decode_bw_efficiency"),
+	    c_pre = csv_col(h, nh, "prefill_flops_efficiency"), c_gbps = csv_col(h, nh, "gbps"),
+	    c_val = csv_col(h, nh, "validated"), c_back = csv_col(h, nh, "backend"),
+	    c_moved = csv_col(h, nh, "moved_bytes");
+	bool kvbench = c_gbps >= 0 && c_val >= 0;
+	if (!kvbench && c_dec < 0 && c_pre < 0) {
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, "header",
+				   "expected gpu,decode_bw_efficiency,prefill_flops_efficiency "
+				   "or a kvbench --out CSV (backend,...,validated,...,gbps)");
+		goto out;
+	}
+	for (int ln = 2; fgets(line, sizeof line, f); ln++) {
+		if (line[strspn(line, " \t\r\n")] == 0 || line[0] == '#')
+			continue;
+		size_t n = csv_split(line, v, CSV_MAX_FIELDS);
+		if (n != nh) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, NULL,
+					   "%zu fields, the header has %zu", n, nh);
+			goto out;
+		}
+		if (kvbench) {
+			if (c_back >= 0 && strcmp(v[c_back], "cuda") != 0) {
+				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, c_back + 1,
+						   "backend", "a '%s' run measures the CPU, not a GPU; "
+						   "calibrate from a kvbench --backend cuda run",
+						   v[c_back]);
+				goto out;
+			}
+			if (strcmp(v[c_val], "pass") != 0 || !v[c_gbps][0])
+				continue;
+			if (np == cap) {
+				cap = cap ? 2 * cap : 16;
+				struct kb_point *q = realloc(p, cap * sizeof *q);
+				if (!q) {
+					st = kvp_error_set(err, KVP_STATUS_NOMEM, path, 0, 0, NULL,
+							   "out of memory");
+					goto out;
+				}
+				p = q;
+			}
+			memset(&p[np], 0, sizeof p[np]);
+			if ((st = csv_number(path, ln, c_gbps + 1, "gbps", v[c_gbps], &p[np].gbps, err)) ||
+			    (c_moved >= 0 && (st = csv_number(path, ln, c_moved + 1, "moved_bytes",
+							      v[c_moved], &p[np].moved, err))))
+				goto out;
+			if (p[np].gbps > 0)
+				np++;
+			continue;
+		}
+		if (found)
+			continue;
+		if (c_gpu >= 0 && v[c_gpu][0] && strcmp(v[c_gpu], g->name) != 0) {
+			size_t l = strlen(names);
+			snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", v[c_gpu]);
+			continue;
+		}
+		static const char *const fields[] = {"decode_bw_efficiency", "prefill_flops_efficiency"};
+		int cols[] = {c_dec, c_pre};
+		double *dst[] = {&out->decode_bw_efficiency, &out->prefill_flops_efficiency};
+		for (int k = 0; k < 2; k++) {
+			if (cols[k] < 0 || !v[cols[k]][0])
+				continue;
+			if ((st = csv_number(path, ln, cols[k] + 1, fields[k], v[cols[k]], dst[k], err)))
+				goto out;
+			if (!(*dst[k] > 0) || *dst[k] > 1) {
+				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, cols[k] + 1,
+						   fields[k], "an efficiency is a fraction in (0, 1], "
+						   "got %s", v[cols[k]]);
+				goto out;
+			}
+		}
+		snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+		found = true;
+	}
+	if (kvbench) {
+		if (!(g->bandwidth_bps > 0)) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "bandwidth",
+					   "the GPU profile has no bandwidth to compare with");
+			goto out;
+		}
+		st = kb_reduce(path, p, np, g->bandwidth_bps, out, err);
+	} else if (!found) {
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "gpu",
+				   "no entry for GPU '%s' (entries: %s)", g->name,
+				   names[0] ? names : "none");
+	}
+out:
+	free(p);
+	fclose(f);
+	return st;
+}
+
+kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
+				struct kvp_calibration *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const char *dot = strrchr(path, '.');
+	if (dot && strcmp(dot, ".csv") == 0)
+		return load_csv(path, g, out, err);
+	struct kvp_doc *doc;
+	kvp_status st = kvp_doc_load_file(path, &doc, err);
+	if (st)
+		return st;
+	if (!doc->root || doc->root->type != KVP_NODE_MAP) {
+		st = kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, NULL,
+				   "expected a map with 'calibration' or a kvbench result "
+				   "('kvbench' and 'points')");
+	} else if (kvp_map_get(doc->root, "kvbench")) {
+		st = yaml_kvbench(doc, g, out, err);
+	} else if (kvp_map_get(doc->root, "calibration")) {
+		static const char *const top[] = {"calibration", NULL};
+		if (!(st = kvp_map_only(doc, doc->root, top, err)))
+			st = yaml_table(doc, kvp_map_get(doc->root, "calibration"), g, out, err);
+	} else {
+		st = kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, NULL,
+				   "expected 'calibration' (a list of {gpu, decode_bw_efficiency, "
+				   "prefill_flops_efficiency}) or a kvbench result");
+	}
+	kvp_doc_free(doc);
+	return st;
+}
+
+void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw *hw)
+{
+	if (cal->decode_bw_efficiency > 0)
+		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
+	if (cal->prefill_flops_efficiency > 0)
+		hw->prefill_flops_efficiency = cal->prefill_flops_efficiency;
+}
