@@ -16,6 +16,10 @@
 
 #include "error.h"
 
+/* The longest length a spec or a sample may have (2^32 tokens), so that sums
+ * of a few lengths never overflow. */
+#define KVP_DIST_MAX_TOKENS (1ULL << 32)
+
 struct kvp_rng {
 	uint64_t s[4];
 };
