@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "checks.h"
 #include "cli.h"
 
 static const char *const cmd = "check";

@@ -1,10 +1,10 @@
-/* check.h: `kvplan check`, the CI guard of memory budgets: an expectations
+/* checks.h: `kvplan check`, the CI guard of memory budgets: an expectations
  * file of scenarios with assertions on their output records, a baseline of
  * every scalar field with a tolerance, and JUnit XML and TAP reports.
  *
  * The stance: a scenario is run by the same library call as its command
  * (`budget` today; each command kind is one scenario -> record function in
- * check.c's command table), and assertions read the record back by field
+ * checks.c's command table), and assertions read the record back by field
  * name (output.h), so `check` can test exactly what `kvplan CMD --format
  * json` prints and nothing else.  Parsing refuses what it does not
  * understand, with file:line:col; running never stops at the first failure:
@@ -30,9 +30,12 @@
  * "~ VALUE within P%" (|got - VALUE| <= P% of |VALUE|; exactly at P% holds).
  * FIELD names a scalar field of the record ("layers.full.bytes_per_token"
  * descends).  VALUE is true/false, a number, a size (58GiB, 80GB), a token
- * count (128k) or a string (bare or quoted). */
-#ifndef KVP_CHECK_H
-#define KVP_CHECK_H
+ * count (128k) or a string (bare or quoted).
+ *
+ * (Named checks.h, not check.h: the tests include the Check framework's
+ * <check.h> with src/ on the include path.) */
+#ifndef KVP_CHECKS_H
+#define KVP_CHECKS_H
 
 #include <stdbool.h>
 #include <stdint.h>

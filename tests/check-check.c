@@ -1,0 +1,582 @@
+/* check-check.c: `kvplan check`'s library: assertions and every operator on
+ * a record written by hand, the exact tolerance edges (the arithmetic beside
+ * each case), expectations files good and bad (tests/data/check/ and
+ * tests/data/bad/check-*.yaml, whose first line names the error by hand),
+ * the baseline's round trip, and the JUnit and TAP writers.  The budget
+ * figures are tests/cli-budget.sh's Llama-2-7B with every term given:
+ * pool 57 GiB = 61,203,283,968 B, 7,296 blocks of 8 MiB, 28 sequences. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "units.h"
+
+#define DATA KVP_SRCDIR "/tests/data/"
+
+/* The record a budget of that Llama-2-7B would give, plus two doubles. */
+static struct kvp_record *sample(void)
+{
+	struct kvp_record *r = kvp_record_new(), *layers = kvp_record_new(),
+			  *full = kvp_record_new();
+	ck_assert(r && layers && full);
+	kvp_record_str(r, "engine", "vllm");
+	kvp_record_u64(r, "kv_pool_bytes", 57 * KVP_GIB);   /* 61,203,283,968 */
+	kvp_record_u64(r, "num_blocks", 7296);
+	kvp_record_f64(r, "utilization", 0.9);
+	kvp_record_f64(r, "ttft_s", 0.5);
+	kvp_record_bool(r, "fits", true);
+	kvp_record_null(r, "nothing");
+	kvp_record_u64(full, "layers", 32);
+	kvp_record_rec(layers, "full", full);
+	kvp_record_rec(r, "layers", layers);
+	return r;
+}
+
+/* Parse one assertion through a whole expectations file, as users write it. */
+static struct kvp_check_file *parse_one(const char *assertion, struct kvp_error *err)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof buf,
+			 "scenarios:\n  - name: t\n    model: m\n    gpu: g\n    expect:\n      - %s\n",
+			 assertion);
+	struct kvp_check_file *f = NULL;
+	kvp_check_load_buffer("t.yaml", buf, (size_t)n, &f, err);
+	return f;
+}
+
+static const struct op_case {
+	const char *assertion;
+	enum kvp_check_outcome want;
+} op_cases[] = {
+	/* == and != on whole numbers, sizes, bools and strings */
+	{"num_blocks == 7296", KVP_CHECK_PASS},
+	{"num_blocks == 7297", KVP_CHECK_FAIL},
+	{"kv_pool_bytes == 57GiB", KVP_CHECK_PASS},
+	{"kv_pool_bytes == 61203283968", KVP_CHECK_PASS},
+	{"kv_pool_bytes == 61203283969", KVP_CHECK_FAIL},
+	{"num_blocks != 7295", KVP_CHECK_PASS},
+	{"num_blocks != 7296", KVP_CHECK_FAIL},
+	{"fits == true", KVP_CHECK_PASS},
+	{"fits == false", KVP_CHECK_FAIL},
+	{"fits != false", KVP_CHECK_PASS},
+	{"fits != true", KVP_CHECK_FAIL},
+	{"engine == vllm", KVP_CHECK_PASS},
+	{"engine == \"vllm\"", KVP_CHECK_PASS},
+	{"engine == 'sglang'", KVP_CHECK_FAIL},
+	{"engine != sglang", KVP_CHECK_PASS},
+	{"engine != vllm", KVP_CHECK_FAIL},
+	{"layers.full.layers == 32", KVP_CHECK_PASS},
+	{"fits: true", KVP_CHECK_PASS},
+	{"num_blocks: 7296", KVP_CHECK_PASS},
+	{"engine: \"trtllm\"", KVP_CHECK_FAIL},
+	/* ordering, on each side of 7,296 */
+	{"num_blocks < 7297", KVP_CHECK_PASS},
+	{"num_blocks < 7296", KVP_CHECK_FAIL},
+	{"num_blocks <= 7296", KVP_CHECK_PASS},
+	{"num_blocks <= 7295", KVP_CHECK_FAIL},
+	{"num_blocks > 7295", KVP_CHECK_PASS},
+	{"num_blocks > 7296", KVP_CHECK_FAIL},
+	{"num_blocks >= 7296", KVP_CHECK_PASS},
+	{"num_blocks >= 7297", KVP_CHECK_FAIL},
+	{"num_blocks > -1", KVP_CHECK_PASS},
+	{"kv_pool_bytes < 57.5GiB", KVP_CHECK_PASS},
+	{"kv_pool_bytes >= 58GiB", KVP_CHECK_FAIL},
+	{"ttft_s <= 0.5", KVP_CHECK_PASS},
+	{"ttft_s < 0.5", KVP_CHECK_FAIL},
+	{"utilization > 0.89", KVP_CHECK_PASS},
+	{"utilization >= 0.91", KVP_CHECK_FAIL},
+	/* ~ within P%: |got - want| <= P% of |want| */
+	/* |57 - 60| GiB = 3 GiB = 5% of 60 GiB exactly: holds */
+	{"kv_pool_bytes ~ 60GiB within 5%", KVP_CHECK_PASS},
+	/* one byte more: 3,221,225,473 x 100 = 322,122,547,300 > 5 x 64,424,509,441
+	 * = 322,122,547,205: beyond */
+	{"kv_pool_bytes ~ 64424509441 within 5%", KVP_CHECK_FAIL},
+	/* |57 - 50| GiB = 7 GiB = 14% of 50 GiB exactly: holds; 13.99% does not */
+	{"kv_pool_bytes ~ 50GiB within 14%", KVP_CHECK_PASS},
+	{"kv_pool_bytes ~ 50GiB within 13.99%", KVP_CHECK_FAIL},
+	/* 7k = 7,168 tokens; 7,296 - 7,168 = 128 = 1.785714...% of 7,168 */
+	{"num_blocks ~ 7k within 1.7858%", KVP_CHECK_PASS},
+	{"num_blocks ~ 7k within 1.7857%", KVP_CHECK_FAIL},
+	/* doubles: |0.5 - 0.625| = 0.125 = 20% of 0.625: holds at the edge */
+	{"ttft_s ~ 0.625 within 20%", KVP_CHECK_PASS},
+	{"ttft_s ~ 0.625 within 19.99%", KVP_CHECK_FAIL},
+	/* |0.5 - 0.4| = 0.1 = 25% of 0.4 (0.1 is not exact in binary) */
+	{"ttft_s ~ 0.4 within 25%", KVP_CHECK_PASS},
+	{"ttft_s ~ 0.4 within 24.999%", KVP_CHECK_FAIL},
+	{"utilization ~ 0.9 within 0%", KVP_CHECK_PASS},
+	/* errors: fields that do not exist, groups, and types that do not compare */
+	{"max_sequencs >= 1", KVP_CHECK_ERROR},
+	{"layers == 32", KVP_CHECK_ERROR},
+	{"layers.full == 32", KVP_CHECK_ERROR},
+	{"fits >= 1", KVP_CHECK_ERROR},
+	{"fits == 1", KVP_CHECK_ERROR},
+	{"engine < 3", KVP_CHECK_ERROR},
+	{"num_blocks == vllm", KVP_CHECK_ERROR},
+	{"num_blocks == true", KVP_CHECK_ERROR},
+	{"nothing == 0", KVP_CHECK_ERROR},
+};
+
+START_TEST(test_operators)
+{
+	const struct op_case *c = &op_cases[_i];
+	struct kvp_error err = {0};
+	struct kvp_check_file *f = parse_one(c->assertion, &err);
+	ck_assert_msg(f != NULL, "%s: %s", c->assertion, err.msg);
+	ck_assert_uint_eq(f->scenarios[0].nasserts, 1);
+	struct kvp_record *r = sample();
+	struct kvp_check_result res;
+	kvp_check_eval("t.yaml", &f->scenarios[0].asserts[0], r, &res);
+	ck_assert_msg(res.outcome == c->want, "%s: outcome %d, want %d (%s)", c->assertion,
+		      res.outcome, c->want, res.why);
+	if (res.outcome == KVP_CHECK_ERROR)   /* located at the assertion, line 6 */
+		ck_assert_msg(strncmp(res.why, "t.yaml:6:", 9) == 0, "%s", res.why);
+	if (res.outcome == KVP_CHECK_FAIL)
+		ck_assert_msg(strstr(res.why, "got ") == res.why, "%s", res.why);
+	kvp_record_free(r);
+	kvp_check_file_free(f);
+}
+END_TEST
+
+START_TEST(test_assertion_parts)
+{
+	struct kvp_error err = {0};
+	struct kvp_check_file *f = parse_one("kv_pool_bytes ~ 58GiB within 2.5%", &err);
+	ck_assert_ptr_nonnull(f);
+	const struct kvp_check_assert *a = &f->scenarios[0].asserts[0];
+	ck_assert_str_eq(a->field, "kv_pool_bytes");
+	ck_assert_int_eq(a->op, KVP_CHECK_OP_NEAR);
+	ck_assert(a->want.exact);
+	ck_assert_uint_eq(a->want.u, 58 * KVP_GIB);
+	ck_assert_uint_eq(a->within.num, 25);
+	ck_assert_uint_eq(a->within.scale, 1);
+	/* "      - " puts the field at column 9 of line 6, the value at 9 + 16 */
+	ck_assert_int_eq(a->line, 6);
+	ck_assert_int_eq(a->col, 9);
+	ck_assert_int_eq(a->value_col, 25);
+	kvp_check_file_free(f);
+	/* the defaults of a scenario: budget, tp = pp = 1 */
+	f = parse_one("fits == true", &err);
+	ck_assert_str_eq(f->scenarios[0].command, "budget");
+	ck_assert_uint_eq(f->scenarios[0].opts.par.tp, 1);
+	kvp_check_file_free(f);
+}
+END_TEST
+
+START_TEST(test_percent_and_near)
+{
+	struct kvp_check_pct p;
+	ck_assert_int_eq(kvp_check_pct_parse("2%", &p), 0);
+	ck_assert_uint_eq(p.num, 2);
+	ck_assert_uint_eq(p.scale, 0);
+	ck_assert_int_eq(kvp_check_pct_parse("0.25%", &p), 0);
+	ck_assert_uint_eq(p.num, 25);
+	ck_assert_uint_eq(p.scale, 2);
+	ck_assert_double_eq_tol(kvp_check_pct_fraction(&p), 0.0025, 1e-15);
+	ck_assert_int_eq(kvp_check_pct_parse("1 %", &p), 0);
+	ck_assert_int_eq(kvp_check_pct_parse("2", &p), -1);     /* the % is required */
+	ck_assert_int_eq(kvp_check_pct_parse("%", &p), -1);
+	ck_assert_int_eq(kvp_check_pct_parse("-1%", &p), -1);
+	ck_assert_int_eq(kvp_check_pct_parse("1.2.3%", &p), -1);
+	ck_assert_int_eq(kvp_check_pct_parse("1.0000000001%", &p), -2);  /* 10 decimals */
+	ck_assert_int_eq(kvp_check_pct_parse("99999999999999999999%", &p), -2);
+
+	/* 5% of 100: 95 and 105 hold, 94 and 106 do not */
+	kvp_check_pct_parse("5%", &p);
+	ck_assert(kvp_check_near_u64(105, 100, &p));
+	ck_assert(kvp_check_near_u64(95, 100, &p));
+	ck_assert(!kvp_check_near_u64(106, 100, &p));
+	ck_assert(!kvp_check_near_u64(94, 100, &p));
+	/* zero: only zero is within any percentage of zero */
+	ck_assert(kvp_check_near_u64(0, 0, &p));
+	ck_assert(!kvp_check_near_u64(1, 0, &p));
+	/* huge values do not overflow: 2^64 - 1 against 2^64 - 2 is 5.4e-18 % off */
+	struct kvp_check_pct tiny;
+	kvp_check_pct_parse("0.000000001%", &tiny);
+	ck_assert(kvp_check_near_u64(UINT64_MAX, UINT64_MAX - 1, &tiny));
+	ck_assert(!kvp_check_near_u64(UINT64_MAX, 1, &tiny));
+	/* 100% of 2^63 - 1 reaches 0 and 2^64 - 2 */
+	struct kvp_check_pct all;
+	kvp_check_pct_parse("100%", &all);
+	ck_assert(kvp_check_near_u64(0, INT64_MAX, &all));
+	ck_assert(kvp_check_near_u64(UINT64_MAX - 1, INT64_MAX, &all));
+	ck_assert(!kvp_check_near_u64(UINT64_MAX, INT64_MAX, &all));
+	/* doubles: 0.55 is 10% above 0.5 to a reader (and 0.55 - 0.5 > 0.05 in binary) */
+	struct kvp_check_pct ten;
+	kvp_check_pct_parse("10%", &ten);
+	ck_assert(kvp_check_near_f64(0.55, 0.5, &ten));
+	ck_assert(kvp_check_near_f64(0.45, 0.5, &ten));
+	ck_assert(!kvp_check_near_f64(0.5500001, 0.5, &ten));
+	ck_assert(!kvp_check_near_f64(NAN, 0.5, &ten));
+	ck_assert(kvp_check_near_f64(-0.55, -0.5, &ten));
+}
+END_TEST
+
+START_TEST(test_good_files)
+{
+	struct kvp_error err = {0};
+	struct kvp_check_file *f;
+	ck_assert_msg(kvp_check_load(DATA "check/pass.yaml", &f, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert_uint_eq(f->n, 2);
+	const struct kvp_check_scenario *s = &f->scenarios[0];
+	ck_assert_str_eq(s->name, "llama2-fixed");
+	/* defaults reached the scenario: 80 GiB, 0.9, 13 + 1 + 1 GiB, 4,096 tokens */
+	ck_assert(s->opts.has_gpu_memory);
+	ck_assert_uint_eq(s->opts.gpu_memory_bytes, 80 * KVP_GIB);
+	ck_assert_double_eq(s->opts.utilization, 0.9);
+	ck_assert_uint_eq(s->opts.weights_bytes, 13 * KVP_GIB);
+	ck_assert_uint_eq(s->opts.context, 4096);
+	ck_assert_uint_eq(s->opts.batch, 28);
+	ck_assert_str_eq(kvp_check_input_get(s, "batch")->value, "28");
+	struct kvp_check_report *r;
+	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(r->failed, 0);
+	ck_assert_uint_eq(r->errors, 0);
+	ck_assert_uint_eq(r->passed, f->scenarios[0].nasserts + f->scenarios[1].nasserts);
+	ck_assert_uint_eq(kvp_record_get(r->s[0].record, "num_blocks")->u, 7296);
+	kvp_check_report_free(r);
+	kvp_check_file_free(f);
+
+	/* fail.yaml: ten assertions, each false by the smallest step */
+	ck_assert_int_eq(kvp_check_load(DATA "check/fail.yaml", &f, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(r->passed, 0);
+	ck_assert_uint_eq(r->failed, 10);
+	ck_assert_uint_eq(r->errors, 0);
+	ck_assert_str_eq(r->s[0].results[1].why, "got 28, want >= 64");
+	kvp_check_report_free(r);
+	kvp_check_file_free(f);
+}
+END_TEST
+
+/* tests/data/bad/check-*.yaml: the first line of each reads
+ * "# error: LINE:COL: FIELD: MESSAGE", counted by hand. */
+static const char *const bad_files[] = {
+	"check-unknown-key.yaml", "check-bad-operator.yaml", "check-near-no-within.yaml",
+	"check-bad-percent.yaml", "check-order-string.yaml", "check-within-on-eq.yaml",
+	"check-duplicate-name.yaml", "check-missing-model.yaml", "check-unknown-command.yaml",
+	"check-expect-not-list.yaml", "check-bad-tp.yaml", "check-two-key-map.yaml",
+	"check-name-in-defaults.yaml", "check-no-scenarios.yaml",
+	/* these load, and fail once their scenario runs */
+	"check-unknown-field.yaml", "check-type-mismatch.yaml", "check-tp-not-divide.yaml",
+	"check-group-field.yaml",
+};
+
+START_TEST(test_bad_files)
+{
+	char path[1024], head[512], want[2048], got[1400];
+	snprintf(path, sizeof path, DATA "bad/%s", bad_files[_i]);
+	FILE *fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_ptr_nonnull(fgets(head, sizeof head, fp));
+	fclose(fp);
+	head[strcspn(head, "\n")] = '\0';
+	ck_assert_msg(strncmp(head, "# error: ", 9) == 0, "%s: no '# error:' line", path);
+	snprintf(want, sizeof want, "%s:%s", path, head + 9);
+	/* "path:L:C: FIELD: MSG" is "path:L:C: error: FIELD: MSG" once formatted */
+	char *third = strchr(strchr(want + strlen(path) + 1, ':') + 1, ':');
+	ck_assert_ptr_nonnull(third);
+	char rest[1000];
+	snprintf(rest, sizeof rest, "%s", third + 2);
+	snprintf(third, sizeof want - (size_t)(third - want), ": error: %s", rest);
+
+	struct kvp_error err = {0};
+	struct kvp_check_file *f;
+	kvp_status st = kvp_check_load(path, &f, &err);
+	if (st) {
+		ck_assert_ptr_null(f);
+		ck_assert_int_eq(kvp_status_exit_code(st), 3);
+		kvp_error_format(&err, got, sizeof got);
+	} else {
+		struct kvp_check_report *r;
+		ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+		ck_assert_uint_eq(r->errors, 1);
+		const struct kvp_check_scenario_result *res = &r->s[0];
+		if (res->record)
+			snprintf(got, sizeof got, "%s", res->results[0].why);
+		else
+			kvp_error_format(&res->err, got, sizeof got);
+		kvp_check_report_free(r);
+		kvp_check_file_free(f);
+	}
+	ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "\n got: %s\nwant: %s", got, want);
+}
+END_TEST
+
+START_TEST(test_baseline_round_trip)
+{
+	struct kvp_error err = {0};
+	struct kvp_check_file *f;
+	struct kvp_check_report *r;
+	ck_assert_int_eq(kvp_check_load(DATA "check/pass.yaml", &f, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	kvp_check_baseline_write(mem, r);
+	fclose(mem);
+	struct kvp_check_baseline *b;
+	ck_assert_msg(kvp_check_baseline_load_buffer("b.yaml", buf, len, &b, &err) == KVP_STATUS_OK,
+		      "%d:%d: %s: %s\n%s", err.line, err.col, err.field, err.msg, buf);
+	ck_assert_uint_eq(b->n, 2);
+	ck_assert_str_eq(b->e[0].scenario, "llama2-fixed");
+	const struct kvp_record *fl = b->e[0].fields;
+	/* every scalar field, flattened, with its type */
+	ck_assert_uint_eq(kvp_record_get(fl, "kv_pool_bytes")->u, 57 * KVP_GIB);
+	ck_assert_int_eq(kvp_record_get(fl, "utilization")->type, KVP_VALUE_F64);
+	ck_assert_double_eq(kvp_record_get(fl, "utilization")->f, 0.9);
+	ck_assert_int_eq(kvp_record_get(fl, "fits")->type, KVP_VALUE_BOOL);
+	ck_assert_str_eq(kvp_record_get(fl, "model")->s, "llama-2-7b");
+	bool nested = false;
+	for (size_t i = 0; i < fl->n; i++)
+		nested |= strcmp(fl->fields[i].name, "layers.full.bytes_per_token") == 0;
+	ck_assert(nested);
+	ck_assert_str_eq(kvp_record_get(b->e[0].inputs, "gpu_memory")->s, "80GiB");
+
+	/* the same run against its own baseline holds at 0% */
+	struct kvp_check_pct zero = {0, 0, "0%"};
+	ck_assert_int_eq(kvp_check_compare(r, b, &zero), KVP_STATUS_OK);
+	ck_assert_int_eq(r->s[0].baseline, KVP_CHECK_BASELINE_SAME);
+	ck_assert_int_eq(r->s[1].baseline, KVP_CHECK_BASELINE_SAME);
+	ck_assert_uint_eq(r->s[0].ndrift, 0);
+	ck_assert_uint_eq(r->failed, 0);
+	ck_assert_str_eq(r->s[0].inputs_changed, "");
+	kvp_check_baseline_free(b);
+	kvp_check_report_free(r);
+	kvp_check_file_free(f);
+
+	/* a new run with utilization 0.85 against that baseline: pool 68 - 15 =
+	 * 53 GiB against 57: (53 - 57) / 57 = -7.0175%; 7% is not enough, 7.1% is
+	 * for the pool, but the sequences drop 28 -> 26 (-7.14%) and fits turns false */
+	ck_assert_int_eq(kvp_check_load(DATA "check/drift.yaml", &f, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_check_baseline_load_buffer("b.yaml", buf, len, &b, &err), KVP_STATUS_OK);
+	struct kvp_check_pct seven;
+	kvp_check_pct_parse("7%", &seven);
+	ck_assert_int_eq(kvp_check_compare(r, b, &seven), KVP_STATUS_OK);
+	ck_assert_int_eq(r->s[0].baseline, KVP_CHECK_BASELINE_DRIFT);
+	const struct kvp_check_drift *pool = NULL;
+	for (size_t i = 0; i < r->s[0].ndrift; i++)
+		if (strcmp(r->s[0].drift[i].field, "kv_pool_bytes") == 0)
+			pool = &r->s[0].drift[i];
+	ck_assert_ptr_nonnull(pool);
+	ck_assert(pool->fail);
+	ck_assert_double_eq_tol(pool->change, -4.0 / 57.0, 1e-12);
+	ck_assert_str_eq(pool->old_value, "61203283968 (57.00 GiB)");
+	ck_assert_str_eq(pool->new_value, "56908316672 (53.00 GiB)");
+	ck_assert_str_eq(r->s[0].inputs_changed, "utilization 0.9 -> 0.85");
+	ck_assert_uint_eq(r->failed, 1);
+	kvp_check_baseline_free(b);
+	kvp_check_report_free(r);
+	kvp_check_file_free(f);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_baseline_tolerance_edge)
+{
+	/* baseline-60g.yaml records 60 GiB where kvplan computes 57: -3/60 = -5%
+	 * exactly; utilization 1.0 where it is 0.9: -10% */
+	static const struct { const char *tol; enum kvp_check_baseline_state s0, s1; } cases[] = {
+		{"5%", KVP_CHECK_BASELINE_SAME, KVP_CHECK_BASELINE_DRIFT},
+		{"4.9999%", KVP_CHECK_BASELINE_DRIFT, KVP_CHECK_BASELINE_DRIFT},
+		{"10%", KVP_CHECK_BASELINE_SAME, KVP_CHECK_BASELINE_SAME},
+		{"9.999%", KVP_CHECK_BASELINE_SAME, KVP_CHECK_BASELINE_DRIFT},
+	};
+	struct kvp_error err = {0};
+	struct kvp_check_file *f;
+	struct kvp_check_baseline *b;
+	ck_assert_int_eq(kvp_check_load(DATA "check/pass.yaml", &f, &err), KVP_STATUS_OK);
+	ck_assert_msg(kvp_check_baseline_load(DATA "check/baseline-60g.yaml", &b, &err) == 0, "%s",
+		      err.msg);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kvp_check_report *r;
+		struct kvp_check_pct tol;
+		ck_assert_int_eq(kvp_check_pct_parse(cases[i].tol, &tol), 0);
+		ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_check_compare(r, b, &tol), KVP_STATUS_OK);
+		ck_assert_msg(r->s[0].baseline == cases[i].s0 && r->s[1].baseline == cases[i].s1,
+			      "%s: %d %d", cases[i].tol, r->s[0].baseline, r->s[1].baseline);
+		/* fields the baseline lacks are noted, never failed */
+		for (size_t k = 0; k < r->s[0].ndrift; k++)
+			if (strcmp(r->s[0].drift[k].field, "kv_pool_bytes") != 0)
+				ck_assert(!r->s[0].drift[k].fail);
+		kvp_check_report_free(r);
+	}
+	kvp_check_baseline_free(b);
+	kvp_check_file_free(f);
+}
+END_TEST
+
+/* A report made by hand: one scenario, a record with awkward doubles and text. */
+static struct kvp_check_file hand_file;
+static struct kvp_check_scenario hand_scenario;
+static struct kvp_check_assert hand_asserts[2];
+static struct kvp_check_result hand_results[2];
+
+static struct kvp_check_report *hand_report(struct kvp_record *rec)
+{
+	memset(&hand_file, 0, sizeof hand_file);
+	memset(&hand_scenario, 0, sizeof hand_scenario);
+	snprintf(hand_file.path, sizeof hand_file.path, "x.yaml");
+	snprintf(hand_scenario.name, sizeof hand_scenario.name, "a#b <\"&\">");
+	snprintf(hand_scenario.command, sizeof hand_scenario.command, "budget");
+	snprintf(hand_asserts[0].text, sizeof hand_asserts[0].text, "x < 1");
+	snprintf(hand_asserts[0].field, sizeof hand_asserts[0].field, "x");
+	hand_asserts[0].line = 3;
+	hand_asserts[0].col = 9;
+	snprintf(hand_asserts[1].text, sizeof hand_asserts[1].text, "y == 2");
+	hand_scenario.asserts = hand_asserts;
+	hand_scenario.nasserts = 2;
+	hand_file.scenarios = &hand_scenario;
+	hand_file.n = 1;
+	struct kvp_check_report *r = calloc(1, sizeof *r);
+	r->file = &hand_file;
+	r->s = calloc(1, sizeof *r->s);
+	r->s[0].record = rec;
+	r->s[0].results = calloc(2, sizeof *r->s[0].results);
+	hand_results[0] = (struct kvp_check_result){KVP_CHECK_FAIL, "1.5", "got 1.5, want < 1"};
+	hand_results[1] = (struct kvp_check_result){KVP_CHECK_PASS, "2", ""};
+	memcpy(r->s[0].results, hand_results, sizeof hand_results);
+	r->passed = r->failed = 1;
+	return r;
+}
+
+START_TEST(test_baseline_doubles_exact)
+{
+	struct kvp_record *rec = kvp_record_new();
+	kvp_record_f64(rec, "third", 1.0 / 3.0);
+	kvp_record_f64(rec, "sum", 0.1 + 0.2);        /* 0.30000000000000004 */
+	kvp_record_f64(rec, "whole", 2.0);            /* stays a double: "2.0" */
+	kvp_record_f64(rec, "tiny", 5e-324);
+	kvp_record_str(rec, "text", "quote \" backslash \\ tab \t");
+	kvp_record_u64(rec, "max", UINT64_MAX);
+	struct kvp_check_report *r = hand_report(rec);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	kvp_check_baseline_write(mem, r);
+	fclose(mem);
+	struct kvp_error err = {0};
+	struct kvp_check_baseline *b;
+	ck_assert_msg(kvp_check_baseline_load_buffer("b.yaml", buf, len, &b, &err) == 0, "%s\n%s",
+		      err.msg, buf);
+	const struct kvp_record *fl = b->e[0].fields;
+	ck_assert_str_eq(b->e[0].scenario, "a#b <\"&\">");
+	ck_assert(kvp_record_get(fl, "third")->f == 1.0 / 3.0);
+	ck_assert(kvp_record_get(fl, "sum")->f == 0.1 + 0.2);
+	ck_assert_int_eq(kvp_record_get(fl, "whole")->type, KVP_VALUE_F64);
+	ck_assert(kvp_record_get(fl, "tiny")->f == 5e-324);
+	ck_assert_str_eq(kvp_record_get(fl, "text")->s, "quote \" backslash \\ tab \t");
+	ck_assert_uint_eq(kvp_record_get(fl, "max")->u, UINT64_MAX);
+	kvp_check_baseline_free(b);
+	free(buf);
+	kvp_check_report_free(r);
+}
+END_TEST
+
+START_TEST(test_tap)
+{
+	struct kvp_check_report *r = hand_report(kvp_record_new());
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	kvp_check_write_tap(mem, r);
+	fclose(mem);
+	/* TAP 13: version, plan, one line per point; '#' escaped in descriptions;
+	 * a failure's YAML block indented two spaces between --- and ... */
+	ck_assert_msg(strncmp(buf, "TAP version 13\n1..2\n", 20) == 0, "%s", buf);
+	ck_assert_msg(strstr(buf, "\nnot ok 1 - a\\#b <\"&\">: x < 1\n  ---\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "  message: \"x.yaml:3:9: x < 1: got 1.5, want < 1\"\n") != NULL,
+		      "%s", buf);
+	ck_assert_msg(strstr(buf, "  severity: fail\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "  ...\nok 2 - a\\#b <\"&\">: y == 2\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "\n# 1 passed, 1 failed, 0 errors\n") != NULL, "%s", buf);
+	free(buf);
+	kvp_check_report_free(r);
+}
+END_TEST
+
+START_TEST(test_junit)
+{
+	struct kvp_check_report *r = hand_report(kvp_record_new());
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	kvp_check_write_junit(mem, r);
+	fclose(mem);
+	/* counts add up; names and messages are escaped (validity against
+	 * tests/data/check/junit.xsd is tests/cli-check.sh's, with xmllint) */
+	ck_assert_msg(strstr(buf, "<testsuites name=\"kvplan check x.yaml\" tests=\"2\" "
+				  "failures=\"1\" errors=\"0\"") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "<testsuite name=\"a#b &lt;&quot;&amp;&quot;&gt;\" tests=\"2\" "
+				  "failures=\"1\" errors=\"0\" skipped=\"0\"") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "<testcase classname=\"a#b &lt;&quot;&amp;&quot;&gt;\" "
+				  "name=\"x &lt; 1\">\n      <failure type=\"assertion\" "
+				  "message=\"x.yaml:3:9: x &lt; 1: got 1.5, want &lt; 1\">") != NULL,
+		      "%s", buf);
+	ck_assert_msg(strstr(buf, "name=\"y == 2\"/>\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "</testsuites>\n") != NULL, "%s", buf);
+	free(buf);
+	kvp_check_report_free(r);
+}
+END_TEST
+
+START_TEST(test_baseline_errors)
+{
+	static const struct { const char *doc; int line, col; const char *field; } cases[] = {
+		{"baseline:\n  - scenario: a\n    feilds: {x: 1}\n", 3, 5, "feilds"},
+		{"baseline:\n  - scenario: a\n    command: budget\n", 2, 5, "fields"},
+		{"baseline:\n  - scenario: a\n    fields: {x: [1]}\n", 3, 17, "x"},
+		{"baseline:\n  - scenario: a\n    fields: {x: 99999999999999999999}\n", 3, 17, "x"},
+		{"baseline:\n  - {scenario: a, fields: {}}\n  - {scenario: a, fields: {}}\n", 3, 16,
+		 "scenario"},
+		{"scenarios: []\n", 1, 1, "scenarios"},
+		{"baseline: {}\n", 1, 11, "baseline"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kvp_error err = {0};
+		struct kvp_check_baseline *b;
+		kvp_status st = kvp_check_baseline_load_buffer("b.yaml", cases[i].doc,
+							       strlen(cases[i].doc), &b, &err);
+		ck_assert_msg(st != KVP_STATUS_OK, "case %zu loaded", i);
+		ck_assert_ptr_null(b);
+		ck_assert_msg(err.line == cases[i].line && err.col == cases[i].col &&
+				      strcmp(err.field, cases[i].field) == 0,
+			      "case %zu: %d:%d %s: %s", i, err.line, err.col, err.field, err.msg);
+	}
+}
+END_TEST
+
+static Suite *check_suite(void)
+{
+	Suite *s = suite_create("check");
+	TCase *core = tcase_create("core");
+	tcase_add_loop_test(core, test_operators, 0, sizeof op_cases / sizeof op_cases[0]);
+	tcase_add_test(core, test_assertion_parts);
+	tcase_add_test(core, test_percent_and_near);
+	tcase_add_test(core, test_good_files);
+	tcase_add_test(core, test_baseline_round_trip);
+	tcase_add_test(core, test_baseline_tolerance_edge);
+	tcase_add_test(core, test_baseline_doubles_exact);
+	tcase_add_test(core, test_tap);
+	tcase_add_test(core, test_junit);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_loop_test(errors, test_bad_files, 0, sizeof bad_files / sizeof bad_files[0]);
+	tcase_add_test(errors, test_baseline_errors);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(check_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
