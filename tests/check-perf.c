@@ -1,0 +1,498 @@
+/* check-perf.c: the latency model.  Expected values are hand arithmetic
+ * written beside each assertion, on round hardware (1 TB/s, 1 PFLOP/s,
+ * efficiencies 1) so the arithmetic stays checkable, and the seed figures of
+ * issue 5 (Llama-2-7B: 2,048 tokens hold 1 GiB of KV; over PCIe 4.0 x16 at an
+ * effective 25 GB/s one pass takes about 40 ms; at 32K one token costs over
+ * 0.6 s).  No test measures time. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf.h"
+#include "units.h"
+
+static struct kvp_model model;
+static struct kvp_spec spec;
+static struct kvp_perf_ctx ctx;
+static struct kvp_perf_hw hw;
+
+/* 1 TB/s, 1 PFLOP/s, efficiencies 1, a 450 GB/s all-reduce link, 10 us. */
+static void round_hw(void)
+{
+	memset(&hw, 0, sizeof hw);
+	hw.bandwidth_bps = 1e12;
+	hw.flops = 1e15;
+	hw.decode_bw_efficiency = 1;
+	hw.prefill_flops_efficiency = 1;
+	hw.tp_link_bps = 450e9;
+	hw.allreduce_latency_s = 10e-6;
+	ck_assert(kvp_link_preset("pcie4x16", &hw.host_link));
+}
+
+static void setup(const char *name, uint32_t tp)
+{
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_model_load(name, &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_parallel par = {tp, 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	round_hw();
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+}
+
+/* The seed: Llama-2-7B keeps 2 * 32 heads * 128 * 2 B * 32 layers = 512 KiB
+ * per token; 2,048 tokens = 1 GiB.  1 GiB / 25 GB/s = 1,073,741,824 / 25e9 =
+ * 42.9 ms, "about 40 ms".  32K tokens = 16 GiB -> 0.687 s, "over 0.6 s". */
+START_TEST(test_seed_offload)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_link pcie4;
+	ck_assert(kvp_link_preset("pcie4x16", &pcie4));
+	ck_assert_double_eq(pcie4.effective_bps, 25e9);
+	struct kvp_perf_step s;
+	struct kvp_perf_offload o;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.kv_bytes, KVP_GIB);
+	kvp_perf_offload_step(&ctx, &s, s.kv_bytes, &pcie4, &o);
+	ck_assert_double_eq_tol(o.transfer_s, 0.04294967296, 1e-12);
+	ck_assert(o.transfer_s > 0.035 && o.transfer_s < 0.045); /* "about 40 ms" */
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 32768, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.kv_bytes, 16 * KVP_GIB);
+	kvp_perf_offload_step(&ctx, &s, s.kv_bytes, &pcie4, &o);
+	ck_assert_double_eq_tol(o.transfer_s, 0.68719476736, 1e-11);
+	ck_assert(o.pipelined_s > 0.6); /* "one token costs over 0.6 s" */
+	/* the GPU step: (13,476,831,232 weights + 17,179,869,184 KV) / 1e12 =
+	 * 30.66 ms; per layer 0.958 ms of compute against 21.5 ms of transfer:
+	 * the transfer is not hidden.  Pipelined = x + 31 max(x, g) + g with
+	 * x = 0.687195 / 32 = 21.4748 ms, g = 30.6567 / 32 = 0.958022 ms:
+	 * 21.4748 * 32 + 0.958 = 688.15 ms, below serial 687.19 + 30.66 = 717.85 */
+	ck_assert(o.transfer_bound);
+	ck_assert_double_eq_tol(s.time_s, 0.030656700416, 1e-12);
+	ck_assert_double_eq_tol(o.serial_s, 0.68719476736 + 0.030656700416, 1e-11);
+	ck_assert_double_eq_tol(o.pipelined_s, 0.68719476736 + 0.030656700416 / 32, 1e-11);
+}
+END_TEST
+
+/* Offload targets and link presets (sources in perf.c and kvplan(1)). */
+START_TEST(test_links)
+{
+	struct kvp_link l, host;
+	struct kvp_offload o;
+	struct kvp_error err = {0};
+	/* x16 per direction: 8, 16, 32 GT/s x 16 lanes x 128/130 / 8 bits */
+	ck_assert(kvp_link_preset("pcie3x16", &l));
+	ck_assert_double_eq(l.theoretical_bps, 15.75e9);
+	ck_assert(kvp_link_preset("pcie5x16", &l));
+	ck_assert_double_eq(l.theoretical_bps, 63e9);
+	ck_assert(kvp_link_preset("pcie6x16", &l));
+	ck_assert_double_eq(l.theoretical_bps, 121e9);
+	ck_assert(kvp_link_preset("nvlink-c2c", &l));
+	ck_assert_double_eq(l.theoretical_bps, 450e9); /* 900 GB/s both ways */
+	ck_assert(l.effective_bps < l.theoretical_bps);
+	ck_assert(!kvp_link_preset("pcie7x16", &l));
+	for (size_t i = 0; kvp_link_preset_at(i); i++)
+		ck_assert(kvp_link_preset_at(i)->effective_bps <= kvp_link_preset_at(i)->theoretical_bps);
+
+	ck_assert(kvp_link_preset("pcie4x16", &host));
+	ck_assert_int_eq(kvp_offload_parse("cpu", &host, &o, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(o.tier, KVP_OFFLOAD_CPU);
+	ck_assert_double_eq(o.link.effective_bps, 25e9);
+	ck_assert_int_eq(kvp_offload_parse("cpu:12GB/s", &host, &o, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(o.link.effective_bps, 12e9);
+	/* a disk is read through host memory: the slower of 7 GB/s and 25 GB/s */
+	ck_assert_int_eq(kvp_offload_parse("nvme:7GB/s", &host, &o, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(o.tier, KVP_OFFLOAD_DISK);
+	ck_assert_double_eq(o.link.effective_bps, 7e9);
+	ck_assert_int_eq(kvp_offload_parse("nvme:40GB/s", &host, &o, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(o.link.effective_bps, 25e9);
+	ck_assert_int_eq(kvp_offload_parse("sata", &host, &o, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(o.link.effective_bps, 0.55e9);
+	ck_assert_int_eq(kvp_offload_parse("none", &host, &o, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(o.tier, KVP_OFFLOAD_NONE);
+	ck_assert_int_eq(kvp_link_parse("pcie5x16:40GB/s", "--host-link", &l, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(l.effective_bps, 40e9);
+	ck_assert_double_eq(l.theoretical_bps, 63e9);
+	ck_assert_int_eq(kvp_link_parse("20GB/s", "--host-link", &l, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(l.effective_bps, 20e9);
+}
+END_TEST
+
+/* Llama-2-7B on the round hardware, one sequence of 2,048 tokens:
+ * bytes = 13,476,831,232 weights (6,738,415,616 params x 2 B) + 1 GiB KV =
+ * 14,550,573,056 -> 14.55 ms; FLOPs = 2 x 6,738,415,616 + 32 layers x 2 x 32
+ * heads x (128 + 128) x 2,048 keys = 13,476,831,232 + 1,073,741,824 -> 14.6 us.
+ * Bandwidth-bound. */
+START_TEST(test_decode_by_hand)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.weights_bytes, 13476831232ULL);
+	ck_assert_uint_eq(s.bytes, 14550573056ULL);
+	ck_assert_double_eq_tol(s.memory_s, 0.014550573056, 1e-15);
+	ck_assert_double_eq_tol(s.flops, 14550573056.0, 1);
+	ck_assert_double_eq_tol(s.compute_s, 14.550573056e-6, 1e-15);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_BANDWIDTH);
+	ck_assert_double_eq(s.comm_s, 0);
+	ck_assert_double_eq_tol(s.time_s, 0.014550573056, 1e-15);
+	/* the lens form agrees with the uniform one */
+	uint64_t lens[3] = {2048, 2048, 2048};
+	struct kvp_perf_step u;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 3, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step_lens(&ctx, lens, 3, &u, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.bytes, u.bytes);
+	ck_assert_double_eq_tol(s.flops, u.flops, 1);
+}
+END_TEST
+
+/* Where decode turns compute-bound, one token of context: compute = B x
+ * (13,476,831,232 + 2 x 32 x 256 x 32 = 524,288) / 1e15; memory =
+ * (13,476,831,232 + B x 524,288) / 1e12.  Equal at B = 13,476,831,232,000 /
+ * (13,477,355,520 - 524,288,000) = 1,040.44: 1,040 is bandwidth-bound,
+ * 1,041 compute-bound. */
+START_TEST(test_decode_turns_compute_bound)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1040, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_BANDWIDTH);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1041, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
+}
+END_TEST
+
+/* Prefill of 1,000 tokens: FLOPs = 2 x 6,738,415,616 x 1,000 =
+ * 13,476,831,232,000 + attention 32 layers x 2 x 32 x 256 x (1,000 x 1,001 / 2)
+ * = 262,406,144,000 -> 13,739,237,376,000 = 13.74 ms at 1 PFLOP/s; bytes =
+ * weights 13,476,831,232 + KV written 1,000 x 524,288 = 14,001,119,232 ->
+ * 14.00 ms: still bandwidth-bound.  At 2,000 tokens: 26,953,662,464,000 +
+ * 32 x 16,384 x 2,001,000 = 1,049,100,288,000 -> 28.00 ms against 14.53 ms:
+ * compute-bound. */
+START_TEST(test_prefill_by_hand)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	ck_assert_double_eq_tol(kvp_perf_attention_flops(&model, 1000), 262406144000.0, 1);
+	ck_assert_double_eq_tol(kvp_perf_prefill_flops(&model, 1000), 13739237376000.0, 1);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 1000, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.bytes, 14001119232ULL);
+	ck_assert_double_eq_tol(s.compute_s, 0.013739237376, 1e-15);
+	ck_assert_double_eq_tol(s.memory_s, 0.014001119232, 1e-15);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_BANDWIDTH);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s, (26953662464000.0 + 1049100288000.0) / 1e15, 1e-15);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
+	/* a batch of 4 prompts: 4 x the FLOPs and the KV, the weights once */
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 4, 1000, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.flops, 4 * 13739237376000.0, 4);
+	ck_assert_uint_eq(s.bytes, 13476831232ULL + 4 * 524288000ULL);
+}
+END_TEST
+
+/* The seed's point: doubling the context doubles the KV and the decode bytes
+ * of the KV but quadruples the prefill attention: n(n + 1) -> 2n(2n + 1),
+ * ratio 2(2n + 1)/(n + 1) = 2 x 8,193 / 4,097 = 3.9995 at n = 4,096. */
+START_TEST(test_context_doubling)
+{
+	setup("llama-3.1-8b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_step a, b;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 8, 4096, &a, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 8, 8192, &b, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(b.kv_bytes, 2 * a.kv_bytes);      /* 8 x 4,096 x 131,072 B x 2 */
+	ck_assert_uint_eq(a.kv_bytes, 8ULL * 4096 * 131072);
+	ck_assert_uint_eq(b.weights_bytes, a.weights_bytes);
+	double r = kvp_perf_attention_flops(&model, 8192) / kvp_perf_attention_flops(&model, 4096);
+	ck_assert_double_eq_tol(r, 2.0 * 8193 / 4097, 1e-12);
+	ck_assert(fabs(r - 4) < 1e-3);
+	/* a sliding window caps it: Mistral-7B-v0.1, W = 4,096, pairs =
+	 * W(W + 1)/2 + (n - W)W: 8,390,656 + 4,096 x 4,096 = 25,167,872 at 8,192
+	 * and 8,390,656 + 12,288 x 4,096 = 58,722,304 at 16,384: x2.333 */
+	setup("mistral-7b-v0.1", 1);
+	r = kvp_perf_attention_flops(&model, 16384) / kvp_perf_attention_flops(&model, 8192);
+	ck_assert_double_eq_tol(r, 58722304.0 / 25167872.0, 1e-12);
+}
+END_TEST
+
+/* Tensor parallelism: Llama-3.1-70B (80 layers, hidden 8,192) at tp 4, one
+ * decode token: each all-reduce moves 8,192 x 2 B = 16,384 B; ring: 2 x 3/4 x
+ * 16,384 / 450e9 = 54.6 ns + 10 us; two per layer: 160 x 10.0546 us =
+ * 1.6087 ms. */
+START_TEST(test_tp_allreduce)
+{
+	setup("llama-3.1-70b", 4);
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1024, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.comm_s, 160 * (24576.0 / 450e9 + 10e-6), 1e-12);
+	/* FLOPs split four ways */
+	ck_assert_double_eq_tol(s.gpu_flops, s.flops / 4, 1e-3);
+	/* tp 1 has none */
+	setup("llama-3.1-70b", 1);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1024, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(s.comm_s, 0);
+}
+END_TEST
+
+/* MoE: one token touches 8 of 128 experts per layer.  Qwen3-30B-A3B in bf16:
+ * experts 28,991,029,248 x 2 B = 57,982,058,496 B of 61,064,245,248; one
+ * token reads the rest (3,082,186,752) and 1/16 of the experts
+ * (3,623,878,656) = 6,706,065,408 B = 2 x 3,353,032,704 active params.
+ * 256 tokens touch 1 - (15/16)^256 of them: all but 6.67e-8 x 57,982,058,496 =
+ * about 3.9 KB. */
+START_TEST(test_moe_weights)
+{
+	setup("qwen3-30b-a3b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	ck_assert_uint_eq(spec.weights_bytes, 61064245248ULL);
+	ck_assert_uint_eq(ctx.expert_bytes, 57982058496ULL);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.weights_bytes, 2 * model.active_params);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 256, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert(s.weights_bytes > 61064245248ULL - 4000 && s.weights_bytes < 61064245248ULL - 3800);
+}
+END_TEST
+
+/* Prefix reuse, Llama-2-7B at 1 PFLOP/s against 25 GB/s: reload = 524,288 p /
+ * 25e9 = 20,971,520 p fs; recompute = (2 x 6,738,415,616 p + 262,144 p(p + 1))
+ * / 1e15 = (13,477,093,376 p + 262,144 p^2) fs.  Reload wins once 262,144 p >
+ * 20,971,520,000 - 13,477,093,376 = 7,494,426,624, p > 28,588.97: from 28,589. */
+START_TEST(test_prefix_breakeven)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_link pcie4;
+	ck_assert(kvp_link_preset("pcie4x16", &pcie4));
+	ck_assert_double_eq_tol(kvp_perf_prefix_reload_s(&ctx, 1000, &pcie4), 0.02097152, 1e-12);
+	ck_assert_double_eq_tol(kvp_perf_prefix_recompute_s(&ctx, 1000),
+				(13477093376.0 * 1000 + 262144.0 * 1e6) / 1e15, 1e-12);
+	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &pcie4, 1 << 20), 28589);
+	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &pcie4, 28588), 0); /* never, up to there */
+	/* over NVLink-C2C (375 GB/s) reloading wins from the first token */
+	struct kvp_link c2c;
+	ck_assert(kvp_link_preset("nvlink-c2c", &c2c));
+	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &c2c, 1 << 20), 1);
+}
+END_TEST
+
+/* Hardware from a profile: H100 SXM datasheet 3.35 TB/s, 989.4 TFLOP/s bf16,
+ * NVLink 900 GB/s both ways -> 450 per direction, defaults 0.80 and 0.60. */
+START_TEST(test_hw_from_profile)
+{
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_perf_hw h;
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, NULL, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.bandwidth_bps, 3.35e12, 1);
+	ck_assert_double_eq_tol(h.flops, 989.4e12, 1);
+	ck_assert_double_eq_tol(h.tp_link_bps, 450e9, 1);
+	ck_assert_double_eq(h.decode_bw_efficiency, 0.80);
+	ck_assert_double_eq(h.prefill_flops_efficiency, 0.60);
+	ck_assert_str_eq(h.host_link.name, "pcie5x16");
+	/* no NVLink: all-reduces cross PCIe 4.0 (25 GB/s) */
+	ck_assert_int_eq(kvp_gpu_load("l40s", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, NULL, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(h.tp_link_bps, 25e9);
+}
+END_TEST
+
+/* ------------------------------------------------------------ calibration */
+
+static char tmpdir[64];
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[256];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert(f != NULL);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static struct kvp_gpu h200(void)
+{
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_gpu_load("h200", &g, &err), KVP_STATUS_OK);
+	return g;
+}
+
+START_TEST(test_calibration_table)
+{
+	struct kvp_gpu g = h200();
+	struct kvp_calibration cal;
+	struct kvp_error err = {0};
+	const char *p = write_tmp("cal.yaml",
+				  "calibration:\n"
+				  "  - gpu: h100-sxm\n"
+				  "    decode_bw_efficiency: 0.7\n"
+				  "  - gpu: h200\n"
+				  "    decode_bw_efficiency: 0.82\n"
+				  "    prefill_flops_efficiency: 0.55\n");
+	ck_assert_msg(kvp_calibration_load(p, &g, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_eq(cal.decode_bw_efficiency, 0.82);
+	ck_assert_double_eq(cal.prefill_flops_efficiency, 0.55);
+	struct kvp_perf_hw h = {.decode_bw_efficiency = 0.8, .prefill_flops_efficiency = 0.6};
+	kvp_calibration_apply(&cal, &h);
+	ck_assert_double_eq(h.decode_bw_efficiency, 0.82);
+	p = write_tmp("cal.csv", "gpu,decode_bw_efficiency,prefill_flops_efficiency\n"
+				 "a100-80gb,0.75,0.5\nh200,0.81,\n");
+	ck_assert_msg(kvp_calibration_load(p, &g, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_eq(cal.decode_bw_efficiency, 0.81);
+	ck_assert_double_eq(cal.prefill_flops_efficiency, 0); /* not given: default kept */
+}
+END_TEST
+
+/* kvbench --out: the decode efficiency is the median achieved / datasheet
+ * over the validated points moving at least a quarter of the largest point's
+ * bytes.  Points: 4,000 GB/s (1 GB moved), 3,800 (2 GB), 100 (1 MB: too
+ * small), 4,200 (FAIL: not counted); datasheet 4,800 -> median of 4,000/4,800
+ * = 0.8333 and 3,800/4,800 = 0.7917 = 0.8125. */
+START_TEST(test_calibration_kvbench)
+{
+	struct kvp_gpu g = h200();
+	struct kvp_calibration cal;
+	struct kvp_error err = {0};
+	const char *p = write_tmp("run.yaml",
+				  "# kvbench results\n"
+				  "kvbench:\n"
+				  "  version: \"0.1.0\"\n"
+				  "  backend: \"cuda\"\n"
+				  "  gpu: \"NVIDIA H200\"\n"
+				  "  datasheet_gbps: 4800.0\n"
+				  "points:\n"
+				  "  - backend: \"cuda\"\n    batch: 64\n    moved_bytes: 1000000000\n"
+				  "    validated: \"pass\"\n    gbps: 4000.00\n"
+				  "  - backend: \"cuda\"\n    batch: 128\n    moved_bytes: 2000000000\n"
+				  "    validated: \"pass\"\n    gbps: 3800.00\n"
+				  "  - backend: \"cuda\"\n    batch: 1\n    moved_bytes: 1000000\n"
+				  "    validated: \"pass\"\n    gbps: 100.00\n"
+				  "  - backend: \"cuda\"\n    batch: 256\n    moved_bytes: 2000000000\n"
+				  "    validated: \"FAIL\"\n    gbps: 4200.00\n");
+	ck_assert_msg(kvp_calibration_load(p, &g, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_eq_tol(cal.decode_bw_efficiency, 0.8125, 1e-12);
+	ck_assert_uint_eq(cal.points, 2);
+	ck_assert_str_eq(cal.gpu, "NVIDIA H200");
+	/* the same as CSV: no datasheet column, so the profile's 4.8 TB/s */
+	p = write_tmp("run.csv", "backend,batch,moved_bytes,validated,gbps\n"
+				 "cuda,64,1000000000,pass,4000.00\n"
+				 "cuda,128,2000000000,pass,3800.00\n"
+				 "cuda,1,1000000,pass,100.00\n");
+	ck_assert_msg(kvp_calibration_load(p, &g, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_eq_tol(cal.decode_bw_efficiency, 0.8125, 1e-12);
+}
+END_TEST
+
+START_TEST(test_calibration_errors)
+{
+	struct kvp_gpu g = h200();
+	struct kvp_calibration cal;
+	struct kvp_error err = {0};
+	const char *p = write_tmp("cpu.yaml", "kvbench:\n  backend: \"cpu\"\npoints: []\n");
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "backend");
+	ck_assert_int_eq(err.line, 2);
+	p = write_tmp("range.yaml", "calibration:\n  - gpu: h200\n    decode_bw_efficiency: 1.5\n");
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "decode_bw_efficiency");
+	ck_assert_int_eq(err.line, 3);
+	ck_assert_int_eq(err.col, 27);
+	p = write_tmp("other.yaml", "calibration:\n  - gpu: l4\n    decode_bw_efficiency: 0.5\n");
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert(strstr(err.msg, "h200") && strstr(err.msg, "l4"));
+	p = write_tmp("typo.yaml", "calibration:\n  - gpu: h200\n    decode_bw_eficiency: 0.5\n");
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	p = write_tmp("bad.csv", "gpu,decode_bw_efficiency\nh200,fast\n");
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_int_eq(err.line, 2);
+	ck_assert_int_eq(err.col, 2);
+	p = write_tmp("none.yaml", "kvbench:\n  backend: cuda\npoints: []\n");
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_int_eq(kvp_calibration_load("/nonexistent/cal.yaml", &g, &cal, &err), KVP_STATUS_IO);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	struct kvp_link l;
+	struct kvp_offload o;
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 0, 10, &s, &err), KVP_STATUS_USAGE);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 0, &s, &err), KVP_STATUS_USAGE);
+	/* 2^50 sequences x 2^20 tokens x 512 KiB overflows 64 bits */
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1ULL << 50, 1 << 20, &s, &err), KVP_STATUS_OVERFLOW);
+	struct kvp_perf_hw bad = hw;
+	bad.decode_bw_efficiency = 0;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &bad, &err), KVP_STATUS_INVALID);
+	bad = hw;
+	bad.prefill_flops_efficiency = 1.5;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &bad, &err), KVP_STATUS_INVALID);
+	ck_assert_int_eq(kvp_link_parse("floppy", "--host-link", &l, &err), KVP_STATUS_USAGE);
+	ck_assert_int_eq(kvp_link_parse("pcie4x16:fast", "--host-link", &l, &err), KVP_STATUS_USAGE);
+	ck_assert_int_eq(kvp_link_parse("0GB/s", "--host-link", &l, &err), KVP_STATUS_USAGE);
+	ck_assert_int_eq(kvp_offload_parse("gpu", &hw.host_link, &o, &err), KVP_STATUS_USAGE);
+	ck_assert_int_eq(kvp_offload_parse("nvme:", &hw.host_link, &o, &err), KVP_STATUS_USAGE);
+	ck_assert_str_eq(err.field, "--kv-offload");
+	/* a GPU profile without bandwidth cannot be timed */
+	struct kvp_gpu g = {0};
+	struct kvp_perf_hw h;
+	strcpy(g.name, "custom");
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, NULL, &h, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "bandwidth");
+}
+END_TEST
+
+static Suite *perf_suite(void)
+{
+	Suite *s = suite_create("perf");
+	TCase *core = tcase_create("core");
+	tcase_add_test(core, test_seed_offload);
+	tcase_add_test(core, test_links);
+	tcase_add_test(core, test_decode_by_hand);
+	tcase_add_test(core, test_decode_turns_compute_bound);
+	tcase_add_test(core, test_prefill_by_hand);
+	tcase_add_test(core, test_context_doubling);
+	tcase_add_test(core, test_tp_allreduce);
+	tcase_add_test(core, test_moe_weights);
+	tcase_add_test(core, test_prefix_breakeven);
+	tcase_add_test(core, test_hw_from_profile);
+	tcase_add_test(core, test_calibration_table);
+	tcase_add_test(core, test_calibration_kvbench);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_test(errors, test_calibration_errors);
+	tcase_add_test(errors, test_errors);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/check-perf-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("check-perf: mkdtemp");
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(perf_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "check-perf: could not remove %s\n", tmpdir);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
