@@ -1,0 +1,141 @@
+#!/bin/sh
+# cli-perf.sh: golden tests of `kvplan perf`.  Expected values are hand
+# arithmetic written beside each check, or the seed figures of issue 5.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+# expect_near NAME VALUE REL: json NAME within a relative tolerance of VALUE
+expect_near() {
+	v=$(json "$1")
+	if awk -v v="$v" -v w="$2" -v t="$3" 'BEGIN { d = v - w; if (d < 0) d = -d;
+		exit !(v != "" && d <= t * (w < 0 ? -w : w)) }'; then ok; else bad "$1 = '$v', want $2 (+-$3)"; fi
+}
+
+# The seed: Llama-2-7B, 2,048 tokens of KV = 2,048 x 512 KiB = 1 GiB; all of it
+# in host memory, over PCIe 4.0 x16 at an effective 25 GB/s:
+# 1,073,741,824 / 25e9 = 0.04294967296 s, "about 40 ms" per pass.
+seed="--model llama-2-7b --gpu a100-80gb --output 1 --kv-offload cpu --offload-fraction 1 --host-link pcie4x16"
+run "$KVPLAN" perf $seed --prompt 2048 --format json
+expect_rc 0
+expect_json kv_bytes_per_token 524288
+expect_json decode_context 2048                 # prompt + (1 - 1) / 2
+expect_json transfer_bytes_per_step 1073741824
+expect_json transfer_s_per_step 0.04294967296
+expect_json offload_bound transfer
+expect_json offload_link pcie4x16
+expect_json offload_link_bps 2.5e+10           # 25 GB/s
+# decode reads 6,738,415,616 x 2 B of weights + 1 GiB = 14,550,573,056 B
+expect_json decode_bytes_per_step 14550573056
+# at 32K one token costs over 0.6 s: 16 GiB / 25 GB/s = 0.6871947674 s
+run "$KVPLAN" perf $seed --prompt 32k --format json
+expect_json transfer_bytes_per_step 17179869184
+expect_json transfer_s_per_step 0.6871947674
+v=$(json tpot_s)
+awk -v v="$v" 'BEGIN { exit !(v > 0.6) }' && ok || bad "tpot_s $v is not over 0.6 s"
+
+# NVMe at 7 GB/s: 1 GiB / 7e9 = 0.1533916891 s
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
+	--kv-offload nvme:7GB/s --offload-fraction 1 --format json
+expect_json transfer_s_per_step 0.1533916891
+expect_json offload disk
+
+# Memory runs out: 24 GiB, all usable, 13 GiB of weights, nothing else: an
+# 11 GiB pool; 2,048 tokens = 128 blocks of 8 MiB = 1 GiB per sequence, so 11
+# sequences fit and 12 do not (exit 1).  Decode at prompt 2,047: 11 x 2,047 x
+# 524,288 = 11,805,392,896 B of KV read; weights read = the 13 GiB given.
+mem="--model llama-2-7b --gpu a100-80gb --gpu-memory 24GiB --utilization 1 --weights-bytes 13GiB
+     --activation-bytes 0 --overhead-bytes 0 --prompt 2047 --output 1"
+run "$KVPLAN" perf $mem --batch 11 --format json
+expect_rc 0
+expect_json max_batch 11
+expect_json fits true
+expect_json decode_kv_bytes_per_step 11805392896
+expect_json decode_weights_bytes_per_step 13958643712
+run "$KVPLAN" perf $mem --batch 11,12 --format json
+expect_rc 1
+# the KV that does not fit spills to host memory with --kv-offload cpu:
+# 12 x 2,047 x 524,288 = 12,878,610,432 - 11 GiB (11,811,160,064) = 1,067,450,368 B
+run "$KVPLAN" perf $mem --batch 12 --kv-offload cpu --format json
+expect_rc 0
+expect_json transfer_bytes_per_step 1067450368
+expect_json fits true
+
+# The efficiencies: A100 80GB 2.039 TB/s x 0.5 = 1.0195 TB/s; one sequence of
+# 2,048 tokens reads 14,550,573,056 B -> 14.2723 ms
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
+	--decode-bw-efficiency 0.5 --format json
+expect_json decode_bw_efficiency 0.5
+expect_near decode_memory_s 0.0142722639 1e-6
+# the same from a calibration file (kvplan's table)
+cat >"$tmp/cal.yaml" <<EOF
+calibration:
+  - gpu: a100-80gb
+    decode_bw_efficiency: 0.5
+    prefill_flops_efficiency: 0.25
+EOF
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
+	--calibration "$tmp/cal.yaml" --format json
+expect_rc 0
+expect_json decode_bw_efficiency 0.5
+expect_json prefill_flops_efficiency 0.25
+expect_near decode_memory_s 0.0142722639 1e-6
+
+# The context-doubling point at 4,096 tokens: KV x2; prefill attention
+# 8,192 x 8,193 / (4,096 x 4,097) = 2 x 8,193 / 4,097 = 3.999511838
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 4096 --output 1 --format json
+expect_json kv_ratio_2x_context 2
+expect_json attention_flops_ratio_2x_context 3.999511838
+# attention of 4,096 tokens: 32 layers x 2 x 32 heads x 256 x 4,096 x 4,097 / 2
+# = 262,144 x 16,781,312 = 4,399,120,252,928 FLOPs
+expect_json prefill_attention_flops 4.399120253e+12
+
+# Tensor parallel over NVLink: H100 SXM 900 GB/s both ways = 4.5e11 each way;
+# Llama-3.1-70B at tp 4: 80 layers x 2 all-reduces of 8,192 x 2 B per token:
+# 160 x (2 x 3/4 x 16,384 / 4.5e11 + 10 us) = 1.60874 ms per decode step
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+	--batch 1,8,32 --format json
+expect_rc 0
+expect_json tp_link_bps 4.5e+11
+expect_near comm_s_per_step 0.00160873813 1e-6
+expect_json batch 1
+expect_json bound bandwidth
+
+# the table shows the steps
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+	--batch 1,8,32,128
+expect_rc 1                                   # 128 sequences of 4,608 tokens do not fit
+expect_out "Prefill of 4,096 tokens"
+expect_out "Decode step at the mean context 4,351 tokens"   # 4,096 + 511 / 2
+expect_out "prefill attention FLOPs x4.00"
+expect_out "DOES NOT FIT"
+expect_out "all-reduce link 450.00 GB/s per direction (NVLink)"
+
+# CSV: the contract's fields, one line per batch
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
+expect_rc 0
+expect_out "batch,prefill_flops,prefill_s,prefill_bound,ttft_s,decode_bytes_per_step"
+expect_out ",tpot_s,tokens_per_s,bound,"
+[ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
+
+# mistakes
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --kv-offload gpu
+expect_rc 2
+expect_err "--kv-offload"
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --offload-fraction 0.5
+expect_rc 2
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --host-link pcie9x16
+expect_rc 2
+expect_err "unknown link 'pcie9x16'"
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --batch 0
+expect_rc 2
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --decode-bw-efficiency 1.2
+expect_rc 2
+printf 'calibration:\n  - gpu: a100-80gb\n    decode_bw_efficiency: 2\n' >"$tmp/bad.yaml"
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --calibration "$tmp/bad.yaml"
+expect_rc 3
+expect_err "bad.yaml:3:27: error: decode_bw_efficiency"
+run "$KVPLAN" perf --model llama-2-7b
+expect_rc 2
+run "$KVPLAN" perf --help
+expect_rc 0
+expect_out "Usage: kvplan perf"
+finish
