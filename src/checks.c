@@ -420,8 +420,7 @@ static kvp_status key_profile(const struct walk *w, const struct kvp_node *v,
 	kvp_status st = input_record(w, v, s, key, err);
 	if (st)
 		return st;
-	char *dst = strcmp(key, "model") == 0 ? s->model : strcmp(key, "gpu") == 0 ? s->gpu
-										   : s->workload;
+	char *dst = strcmp(key, "model") == 0 ? s->model : s->gpu;
 	const char *val = v->value;
 	size_t size = sizeof s->model;
 	snprintf(dst, size, "%s", val);
@@ -624,7 +623,6 @@ static const struct key {
 	{"command", key_command, false},
 	{"model", key_profile, false},
 	{"gpu", key_profile, false},
-	{"workload", key_profile, false},
 	{"engine", key_engine, false},
 	{"tp", key_count, false},
 	{"pp", key_count, false},

@@ -120,7 +120,6 @@ struct kvp_check_scenario {
 	int line, col;                   /* the scenario's mapping */
 	char model[512];                 /* a name, or a path resolved against the file */
 	char gpu[512];                   /* "" when gpu_memory stands in */
-	char workload[512];              /* "" when none (budget reads none) */
 	struct kvp_budget_opts opts;
 	struct kvp_check_input inputs[KVP_CHECK_INPUTS_MAX];
 	size_t ninputs;
