@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 need=""
-for pkg in build-essential autoconf automake pkgconf libyaml-dev check gnuplot-nox; do
+for pkg in build-essential autoconf automake pkgconf libyaml-dev check gnuplot-nox libxml2-utils; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need="$need $pkg"
 done
 if [ -n "$need" ]; then

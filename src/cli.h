@@ -103,5 +103,6 @@ void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *
 /* Subcommands */
 int kvp_cmd_budget(int argc, char **argv);
 int kvp_cmd_list(int argc, char **argv);
+int kvp_cmd_check(int argc, char **argv);
 
 #endif

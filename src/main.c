@@ -10,6 +10,7 @@ static const struct kvp_cmd commands[] = {
 	{"budget", "memory budget, KV pool, blocks, max tokens and sequences", kvp_cmd_budget},
 	{"list", "list the built-in model, GPU or workload profiles", kvp_cmd_list},
 	/* --- commands: frag, perf, size, plot, report, check, validate --- */
+	{"check", "check budgets in CI: assertions, baselines, JUnit XML, TAP", kvp_cmd_check},
 };
 
 static void usage(FILE *f)
