@@ -47,6 +47,19 @@ static struct kvp_check_file *parse_one(const char *assertion, struct kvp_error 
 	return f;
 }
 
+/* What a writer writes for r, as a string (free it). */
+static char *written(void (*writer)(FILE *, const struct kvp_check_report *),
+		     const struct kvp_check_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(mem);
+	writer(mem, r);
+	fclose(mem);
+	return buf;
+}
+
 static const struct op_case {
 	const char *assertion;
 	enum kvp_check_outcome want;
@@ -313,11 +326,8 @@ START_TEST(test_baseline_round_trip)
 	struct kvp_check_report *r;
 	ck_assert_int_eq(kvp_check_load(DATA "check/pass.yaml", &f, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	kvp_check_baseline_write(mem, r);
-	fclose(mem);
+	char *buf = written(kvp_check_baseline_write, r);
+	size_t len = strlen(buf);
 	struct kvp_check_baseline *b;
 	ck_assert_msg(kvp_check_baseline_load_buffer("b.yaml", buf, len, &b, &err) == KVP_STATUS_OK,
 		      "%d:%d: %s: %s\n%s", err.line, err.col, err.field, err.msg, buf);
@@ -455,14 +465,11 @@ START_TEST(test_baseline_doubles_exact)
 	kvp_record_str(rec, "text", "quote \" backslash \\ tab \t");
 	kvp_record_u64(rec, "max", UINT64_MAX);
 	struct kvp_check_report *r = hand_report(rec);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	kvp_check_baseline_write(mem, r);
-	fclose(mem);
+	char *buf = written(kvp_check_baseline_write, r);
 	struct kvp_error err = {0};
 	struct kvp_check_baseline *b;
-	ck_assert_msg(kvp_check_baseline_load_buffer("b.yaml", buf, len, &b, &err) == 0, "%s\n%s",
+	ck_assert_msg(kvp_check_baseline_load_buffer("b.yaml", buf, strlen(buf), &b, &err) == 0,
+		      "%s\n%s",
 		      err.msg, buf);
 	const struct kvp_record *fl = b->e[0].fields;
 	ck_assert_str_eq(b->e[0].scenario, "a#b <\"&\">");
@@ -481,11 +488,7 @@ END_TEST
 START_TEST(test_tap)
 {
 	struct kvp_check_report *r = hand_report(kvp_record_new());
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	kvp_check_write_tap(mem, r);
-	fclose(mem);
+	char *buf = written(kvp_check_write_tap, r);
 	/* TAP 13: version, plan, one line per point; '#' escaped in descriptions;
 	 * a failure's YAML block indented two spaces between --- and ... */
 	ck_assert_msg(strncmp(buf, "TAP version 13\n1..2\n", 20) == 0, "%s", buf);
@@ -503,11 +506,7 @@ END_TEST
 START_TEST(test_junit)
 {
 	struct kvp_check_report *r = hand_report(kvp_record_new());
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	kvp_check_write_junit(mem, r);
-	fclose(mem);
+	char *buf = written(kvp_check_write_junit, r);
 	/* counts add up; names and messages are escaped (validity against
 	 * tests/data/check/junit.xsd is tests/cli-check.sh's, with xmllint) */
 	ck_assert_msg(strstr(buf, "<testsuites name=\"kvplan check x.yaml\" tests=\"2\" "
