@@ -249,8 +249,14 @@ int kvp_cmd_check(int argc, char **argv)
 		kvp_check_write_tap(stdout, r);
 	else if (!(junit && strcmp(junit, "-") == 0))
 		print_text(r);
-	if ((junit && (rc = write_file(junit, r, kvp_check_write_junit))) ||
-	    (update && (rc = write_file(update, r, kvp_check_baseline_write))))
+	if (junit && (rc = write_file(junit, r, kvp_check_write_junit)))
+		goto out;
+	/* a baseline missing the scenarios that could not run would be committed
+	 * and then silently guard less: write none */
+	if (update && r->errors)
+		fprintf(stderr, "kvplan check: %s not written: %zu error%s above\n", update,
+			r->errors, r->errors == 1 ? "" : "s");
+	else if (update && (rc = write_file(update, r, kvp_check_baseline_write)))
 		goto out;
 	rc = r->errors ? KVP_EXIT_INPUT : r->failed ? KVP_EXIT_FAIL : KVP_EXIT_OK;
 out:

@@ -56,6 +56,13 @@ expect_out "fits            true                          false                 
 expect_out "inputs changed since the baseline: utilization 0.9 -> 0.85"
 expect_out "llama2-fixed  (budget: model llama-2-7b, gpu_memory 80GiB, utilization 0.85,"
 
+# no baseline is written while a scenario cannot run or an assertion errs
+run "$KVPLAN" check "$bad_dir/check-tp-not-divide.yaml" --update-baseline "$tmp/partial.yaml"
+expect_rc 3
+expect_err "partial.yaml not written: 1 error above"
+name="no partial baseline"
+[ ! -e "$tmp/partial.yaml" ] && ok || bad "$tmp/partial.yaml was written"
+
 # a scenario the baseline lacks fails
 run "$KVPLAN" check "$data/fail.yaml" --baseline "$tmp/base.yaml"
 expect_rc 1
