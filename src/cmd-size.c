@@ -1,0 +1,456 @@
+/* cmd-size.c: `kvplan size`: which GPUs, how many and split how, at what
+ * cost, for a model and a workload.  Every GPU profile (or --gpus) at every
+ * tensor-parallel size (or --tp) gets the fewest replicas that meet memory,
+ * throughput and the service levels; the configurations are ranked by cost and
+ * each rejected one says which constraint failed.  --emit prints the serving
+ * engine's settings for the cheapest. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "size.h"
+#include "units.h"
+
+static const char *const cmd = "size";
+
+enum {
+	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
+	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF
+};
+
+#define MAX_GPUS 64
+#define MAX_TPS 8
+#define MAX_PRICES 32
+
+static void help(void)
+{
+	printf("Usage: kvplan size --model NAME --workload NAME|PATH [--gpus all|LIST] [OPTIONS]\n\n"
+	       "GPU purchase sizing.  For each GPU and tensor-parallel size, the fewest replicas\n"
+	       "that meet every constraint, ranked by cost:\n"
+	       "  memory      weights fit; one request of max_model_len fits; the KV of the\n"
+	       "              sequences in flight fits (Little's law: C = rate x (TTFT +\n"
+	       "              output x TPOT), per replica)\n"
+	       "  throughput  prefill and decode keep up with the rate\n"
+	       "  ttft, tpot  the workload's service levels, TTFT at its percentile prompt\n"
+	       "Each rejected configuration lists the constraints it fails.\n\n"
+	       "%s"
+	       "Sizing:\n"
+	       "  --workload NAME|PATH      workload profile (kvplan-profiles(5)); required\n"
+	       "  --gpus all|LIST           GPU profiles to consider (default all); --gpu NAME: one\n"
+	       "  --tp LIST                 tensor-parallel sizes (default 1,2,4,8)\n"
+	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
+	       "  --users N                 concurrent users, when no rate is given\n"
+	       "  --ttft S, --tpot S        service levels in seconds (override the workload's)\n"
+	       "  --percentile P            the percentile of the TTFT level (default: workload's, 50)\n"
+	       "  --price GPU=USD           price per GPU-hour (repeatable; default: the profile's)\n"
+	       "  --max-replicas N          the most replicas tried (default 1024)\n"
+	       "  --decode-bw-efficiency F, --prefill-flops-efficiency F   as in kvplan perf\n"
+	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
+	       "                            (also plans with that engine unless --engine is given)\n\n"
+	       "Example: kvplan size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 \\\n"
+	       "             --tpot 0.05 --gpus all --emit vllm\n",
+	       kvp_cli_common_help);
+}
+
+static struct kvp_record *config_record(const struct kvp_size_config *c)
+{
+	struct kvp_record *x = kvp_record_new();
+	char failed[128];
+	kvp_size_fail_format(c->failed, failed, sizeof failed);
+	bool ok = x && kvp_record_str(x, "gpu", c->gpu) && kvp_record_u64(x, "count", c->count) &&
+		  kvp_record_u64(x, "tp", c->tp) && kvp_record_u64(x, "replicas", c->replicas) &&
+		  kvp_record_bool(x, "meets", c->meets) && kvp_record_str(x, "failed", failed) &&
+		  kvp_record_f64(x, "cost_per_hour", c->cost_per_hour) &&
+		  kvp_record_f64(x, "cost_per_mtok", c->cost_per_mtok) &&
+		  kvp_record_f64(x, "price_per_hour", c->price_per_hour) &&
+		  kvp_record_f64(x, "rate_per_replica", c->rate) &&
+		  kvp_record_f64(x, "concurrency", c->concurrency) &&
+		  kvp_record_u64(x, "sequences", c->sequences) &&
+		  kvp_record_f64(x, "prefill_s", c->prefill_s) &&
+		  kvp_record_f64(x, "prefill_utilization", c->prefill_utilization) &&
+		  kvp_record_f64(x, "queue_s", c->queue_s) &&
+		  kvp_record_f64(x, "ttft_s", c->ttft_s) && kvp_record_f64(x, "tpot_s", c->tpot_s) &&
+		  kvp_record_str(x, "bound", kvp_perf_bound_name(c->bound)) &&
+		  kvp_record_f64(x, "tokens_per_s", c->tokens_per_s) &&
+		  kvp_record_u64(x, "weights_bytes", c->weights_bytes) &&
+		  kvp_record_u64(x, "kv_pool_bytes", c->kv_pool_bytes) &&
+		  kvp_record_u64(x, "kv_bytes_needed", c->kv_bytes_needed) &&
+		  kvp_record_u64(x, "max_sequences", c->max_sequences) &&
+		  kvp_record_u64(x, "max_num_seqs", c->max_num_seqs) &&
+		  kvp_record_f64(x, "utilization", c->utilization);
+	if (!ok) {
+		kvp_record_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static void fmt_s(double s, char *buf, size_t size)
+{
+	if (!isfinite(s))
+		snprintf(buf, size, "-");
+	else if (s >= 1)
+		snprintf(buf, size, "%.2f s", s);
+	else
+		snprintf(buf, size, "%.1f ms", s * 1e3);
+}
+
+static void fmt_money(double v, char *buf, size_t size)
+{
+	if (isnan(v))
+		snprintf(buf, size, "?");
+	else
+		snprintf(buf, size, "%.2f", v);
+}
+
+struct price {
+	char gpu[KVP_NAME_MAX];
+	double usd;
+};
+
+int kvp_cmd_size(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		KVP_CLI_COMMON_OPTIONS,
+		{"workload", required_argument, NULL, OPT_WORKLOAD},
+		{"gpus", required_argument, NULL, OPT_GPUS},
+		{"rate", required_argument, NULL, OPT_RATE},
+		{"users", required_argument, NULL, OPT_USERS},
+		{"ttft", required_argument, NULL, OPT_TTFT},
+		{"tpot", required_argument, NULL, OPT_TPOT},
+		{"percentile", required_argument, NULL, OPT_PERCENTILE},
+		{"price", required_argument, NULL, OPT_PRICE},
+		{"max-replicas", required_argument, NULL, OPT_MAX_REPLICAS},
+		{"emit", required_argument, NULL, OPT_EMIT},
+		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
+		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
+		{NULL, 0, NULL, 0}
+	};
+	struct kvp_cli_common c;
+	kvp_cli_common_init(&c);
+	const char *workload = NULL, *gpus_arg = NULL;
+	uint64_t tps[MAX_TPS] = {1, 2, 4, 8}, users = 0, max_replicas = 0;
+	size_t ntp = 4, nprice = 0;
+	struct price prices[MAX_PRICES];
+	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
+	bool engine_given = false, has_emit = false;
+	enum kvp_engine emit = KVP_ENGINE_GENERIC;
+	int opt, rc;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		double *dp = NULL;
+		const char *name = NULL;
+		switch (opt) {
+		case 'h': c.help = true; continue;
+		case OPT_WORKLOAD: workload = optarg; continue;
+		case OPT_GPUS: gpus_arg = optarg; continue;
+		case KVP_OPT_TP:
+			if (!kvp_cli_token_list(cmd, "--tp", optarg, tps, MAX_TPS, &ntp))
+				return KVP_EXIT_USAGE;
+			for (size_t i = 0; i < ntp; i++)
+				if (tps[i] > 1024)
+					return kvp_cli_usage_error(cmd, "--tp: %llu GPUs is more than kvplan plans for",
+								   (unsigned long long)tps[i]);
+			continue;
+		case KVP_OPT_ENGINE: engine_given = true; break;
+		case OPT_USERS:
+			if (!kvp_cli_u64(cmd, "--users", optarg, 1, &users))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_MAX_REPLICAS:
+			if (!kvp_cli_u64(cmd, "--max-replicas", optarg, 1, &max_replicas))
+				return KVP_EXIT_USAGE;
+			if (max_replicas > 1u << 20)
+				return kvp_cli_usage_error(cmd, "--max-replicas: %s is too many", optarg);
+			continue;
+		case OPT_RATE: dp = &rate; name = "--rate"; break;
+		case OPT_TTFT: dp = &ttft; name = "--ttft"; break;
+		case OPT_TPOT: dp = &tpot; name = "--tpot"; break;
+		case OPT_PERCENTILE: dp = &percentile; name = "--percentile"; break;
+		case OPT_DECODE_EFF:
+		case OPT_PREFILL_EFF: {
+			double *d = opt == OPT_DECODE_EFF ? &decode_eff : &prefill_eff;
+			if (kvp_parse_fraction(optarg, d))
+				return kvp_cli_usage_error(cmd, "--%s: expected a fraction in (0, 1], got '%s'",
+							   opt == OPT_DECODE_EFF ? "decode-bw-efficiency"
+										 : "prefill-flops-efficiency", optarg);
+			continue;
+		}
+		case OPT_PRICE: {
+			const char *eq = strchr(optarg, '=');
+			if (nprice == MAX_PRICES)
+				return kvp_cli_usage_error(cmd, "--price: at most %d", MAX_PRICES);
+			if (!eq || eq == optarg || (size_t)(eq - optarg) >= KVP_NAME_MAX ||
+			    kvp_parse_double(eq + 1, &prices[nprice].usd))
+				return kvp_cli_usage_error(cmd, "--price: expected GPU=USD such as h100-sxm=2.5, got '%s'",
+							   optarg);
+			memcpy(prices[nprice].gpu, optarg, (size_t)(eq - optarg));
+			prices[nprice].gpu[eq - optarg] = 0;
+			nprice++;
+			continue;
+		}
+		case OPT_EMIT:
+			if (!kvp_engine_parse(optarg, &emit) || emit == KVP_ENGINE_GENERIC)
+				return kvp_cli_usage_error(cmd, "--emit: expected vllm, sglang or trtllm, got '%s'",
+							   optarg);
+			has_emit = true;
+			continue;
+		case '?':
+		case ':':
+			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+		if (dp) {
+			if (kvp_parse_double(optarg, dp) || (opt != OPT_PERCENTILE && !(*dp > 0)) ||
+			    (opt == OPT_PERCENTILE && (*dp <= 0 || *dp > 100)))
+				return kvp_cli_usage_error(cmd, "%s: expected a positive number%s, got '%s'", name,
+							   opt == OPT_PERCENTILE ? " up to 100" : "", optarg);
+			continue;
+		}
+		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
+		if (rc)
+			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
+	}
+	if (c.help) {
+		help();
+		return KVP_EXIT_OK;
+	}
+	if (optind < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (!workload)
+		return kvp_cli_usage_error(cmd, "--workload is required");
+	if (gpus_arg && c.gpu)
+		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
+	if (has_emit && !engine_given)
+		c.opts.engine = emit;
+
+	/* the GPU names */
+	char *names[MAX_GPUS];
+	size_t ngpu = 0;
+	if (c.gpu) {
+		names[ngpu++] = strdup(c.gpu);
+	} else if (!gpus_arg || strcmp(gpus_arg, "all") == 0) {
+		ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
+	} else {
+		char buf[2048];
+		snprintf(buf, sizeof buf, "%s", gpus_arg);
+		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ngpu < MAX_GPUS;
+		     t = strtok_r(NULL, ",", &save))
+			names[ngpu++] = strdup(t);
+	}
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_size_config *cfg = calloc(ngpu * ntp + 1, sizeof *cfg);
+	struct kvp_record *top = NULL;
+	struct kvp_record **recs = calloc(ngpu * ntp + 1, sizeof *recs);
+	struct kvp_workload w;
+	bool have_w = false;
+	struct kvp_error err = {0};
+	size_t n = 0;
+	memset(&w, 0, sizeof w);
+	if (!m || !cfg || !recs) {
+		fprintf(stderr, "kvplan size: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < ngpu; i++)
+		if (!names[i]) {
+			fprintf(stderr, "kvplan size: out of memory\n");
+			rc = KVP_EXIT_FAIL;
+			goto out;
+		}
+	if (ngpu == 0) {
+		rc = kvp_cli_usage_error(cmd, "no GPU profiles to consider");
+		goto out;
+	}
+	for (size_t i = 0; i < nprice; i++) {
+		bool known = false;
+		for (size_t k = 0; k < ngpu; k++)
+			known = known || strcmp(prices[i].gpu, names[k]) == 0;
+		if (!known) {
+			rc = kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
+						 prices[i].gpu);
+			goto out;
+		}
+	}
+	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
+		goto out;
+	if (kvp_workload_load(workload, &w, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	have_w = true;
+	if (rate > 0)
+		w.arrival_rate = rate;
+	if (users)
+		w.concurrent_users = users;
+	if (ttft > 0)
+		w.slo_ttft_s = ttft;
+	if (tpot > 0)
+		w.slo_tpot_s = tpot;
+	if (percentile > 0)
+		w.slo_percentile = percentile;
+	struct kvp_size_demand d;
+	if (kvp_size_demand(&w, m, &d, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = decode_eff,
+				   .prefill_flops_efficiency = prefill_eff,
+				   .max_replicas = (uint32_t)max_replicas};
+	for (size_t i = 0; i < ngpu; i++) {
+		struct kvp_gpu g;
+		if (kvp_gpu_load(names[i], &g, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
+		}
+		for (size_t k = 0; k < nprice; k++)
+			if (strcmp(prices[k].gpu, names[i]) == 0)
+				g.price_per_hour = prices[k].usd;
+		for (size_t t = 0; t < ntp; t++) {
+			if (kvp_size_search(m, &g, &d, &so, (uint32_t)tps[t], &cfg[n], &err)) {
+				rc = kvp_cli_error(cmd, &err);
+				goto out;
+			}
+			n++;
+		}
+	}
+	kvp_size_rank(cfg, n);
+	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
+
+	if (c.format == KVP_FORMAT_TABLE) {
+		char t1[64], t2[64], t3[64];
+		printf("kvplan size: %s for workload %s, engine %s\n\n", m->name, w.name,
+		       kvp_engine_name(c.opts.engine));
+		printf("Demand (%d requests drawn from the workload)\n", 65536);
+		if (d.rate > 0)
+			printf("  arrival rate %.3g requests/s\n", d.rate);
+		else if (d.users)
+			printf("  %llu concurrent users, one request each at a time\n",
+			       (unsigned long long)d.users);
+		else
+			printf("  no rate or users: one request at a time\n");
+		kvp_format_u64(d.prompt_p, t1, sizeof t1);
+		printf("  prompt mean %.1f tokens (p%g %s), output mean %.1f tokens\n", d.prompt_mean,
+		       d.percentile, t1, d.output_mean);
+		kvp_format_u64(d.mean_context, t1, sizeof t1);
+		kvp_format_u64(d.max_model_len, t2, sizeof t2);
+		printf("  a decoding sequence holds %s tokens on average; max_model_len %s\n", t1, t2);
+		fmt_s(d.slo_ttft_s, t1, sizeof t1);
+		fmt_s(d.slo_tpot_s, t2, sizeof t2);
+		printf("  service levels: TTFT %s at p%g, TPOT %s\n\n", d.slo_ttft_s > 0 ? t1 : "none",
+		       d.percentile, d.slo_tpot_s > 0 ? t2 : "none");
+		printf("Per replica: rate / R; Little's law C = rate x (TTFT + output x TPOT);\n"
+		       "TPOT = decode step of C sequences / (1 - prefill utilization)\n\n");
+		struct kvp_record **tab = calloc(n ? n : 1, sizeof *tab);
+		for (size_t i = 0; tab && i < n; i++) {
+			const struct kvp_size_config *x = &cfg[i];
+			struct kvp_record *r = tab[i] = kvp_record_new();
+			if (!r)
+				break;
+			kvp_record_u64(r, "rank", i + 1);
+			kvp_record_str(r, "gpu", x->gpu);
+			kvp_record_u64(r, "tp", x->tp);
+			kvp_record_u64(r, "replicas", x->replicas);
+			kvp_record_u64(r, "gpus", x->count);
+			fmt_money(x->cost_per_hour, t1, sizeof t1);
+			kvp_record_str(r, "$/hour", t1);
+			fmt_money(x->cost_per_mtok, t1, sizeof t1);
+			kvp_record_str(r, "$/Mtok", t1);
+			snprintf(t1, sizeof t1, "%.1f", x->concurrency);
+			kvp_record_str(r, "C", x->failed & (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
+			fmt_s(x->ttft_s, t1, sizeof t1);
+			kvp_record_str(r, "ttft", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);
+			fmt_s(x->tpot_s, t1, sizeof t1);
+			kvp_record_str(r, "tpot", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);
+			kvp_size_fail_format(x->failed, t3, sizeof t3);
+			kvp_record_str(r, "meets", x->meets ? "yes" : "no");
+			kvp_record_str(r, "failed", t3);
+		}
+		if (tab) {
+			kvp_write_table(stdout, tab, n);
+			for (size_t i = 0; i < n; i++)
+				kvp_record_free(tab[i]);
+			free(tab);
+		}
+		if (best) {
+			fmt_money(best->cost_per_hour, t1, sizeof t1);
+			fmt_money(best->cost_per_mtok, t2, sizeof t2);
+			printf("\nCheapest: %u x %s (tp %u, %u replica%s) at $%s/hour, $%s per million "
+			       "output tokens\n", best->count, best->gpu, best->tp, best->replicas,
+			       best->replicas == 1 ? "" : "s", t1, t2);
+			kvp_format_bytes(best->kv_bytes_needed, t1, sizeof t1);
+			kvp_format_bytes(best->kv_pool_bytes, t2, sizeof t2);
+			printf("  each replica holds %.1f sequences in flight: %s of KV of a %s pool per GPU\n",
+			       best->concurrency, t1, t2);
+			if (has_emit) {
+				printf("\n");
+				kvp_size_emit(stdout, emit, m, best);
+			}
+		} else {
+			printf("\nNo configuration meets every constraint.\n");
+		}
+	} else if (c.format == KVP_FORMAT_CSV) {
+		for (size_t i = 0; i < n; i++)
+			if (!(recs[i] = config_record(&cfg[i]))) {
+				fprintf(stderr, "kvplan size: out of memory\n");
+				rc = KVP_EXIT_FAIL;
+				goto out;
+			}
+		kvp_write_csv(stdout, recs, n);
+	} else {
+		top = kvp_record_new();
+		bool ok = top && kvp_record_str(top, "model", m->name) &&
+			  kvp_record_str(top, "workload", w.name) &&
+			  kvp_record_str(top, "engine", kvp_engine_name(c.opts.engine)) &&
+			  kvp_record_f64(top, "rate", d.rate) && kvp_record_u64(top, "users", d.users) &&
+			  kvp_record_f64(top, "prompt_mean", d.prompt_mean) &&
+			  kvp_record_f64(top, "output_mean", d.output_mean) &&
+			  kvp_record_f64(top, "percentile", d.percentile) &&
+			  kvp_record_u64(top, "prompt_percentile", d.prompt_p) &&
+			  kvp_record_u64(top, "mean_context", d.mean_context) &&
+			  kvp_record_u64(top, "max_model_len", d.max_model_len) &&
+			  kvp_record_f64(top, "slo_ttft_s", d.slo_ttft_s) &&
+			  kvp_record_f64(top, "slo_tpot_s", d.slo_tpot_s);
+		for (size_t i = 0; ok && i < n; i++) {
+			struct kvp_record *x = config_record(&cfg[i]);
+			ok = x && kvp_record_push(top, "configs", x);
+		}
+		if (ok && best) {
+			struct kvp_record *x = config_record(best);
+			ok = x && kvp_record_rec(top, "chosen", x);
+		} else if (ok) {
+			ok = kvp_record_null(top, "chosen");
+		}
+		if (ok && best && has_emit) {
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *f = open_memstream(&buf, &len);
+			if (f) {
+				kvp_size_emit(f, emit, m, best);
+				fclose(f);
+				ok = kvp_record_str(top, "emit", buf);
+			}
+			free(buf);
+		}
+		if (!ok) {
+			fprintf(stderr, "kvplan size: out of memory\n");
+			rc = KVP_EXIT_FAIL;
+			goto out;
+		}
+		kvp_write_json(stdout, top);
+	}
+	rc = best ? KVP_EXIT_OK : KVP_EXIT_FAIL;
+out:
+	for (size_t i = 0; i < ngpu; i++)
+		free(names[i]);
+	for (size_t i = 0; recs && i < n; i++)
+		kvp_record_free(recs[i]);
+	free(recs);
+	kvp_record_free(top);
+	if (have_w)
+		kvp_workload_free(&w);
+	free(cfg);
+	free(m);
+	return rc;
+}

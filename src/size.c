@@ -1,0 +1,478 @@
+/* size.c: GPU purchase sizing: the demand a workload makes, one
+ * configuration checked against memory, throughput and service levels, the
+ * search for the fewest replicas, the ranking by cost, and the engine
+ * settings that realise the choice.  See size.h for the model.
+ *
+ * Stance: every byte comes from kvp_budget_compute and every second from the
+ * perf module; this file only adds the queueing (Little's law, M/D/1 for the
+ * prefill) and the search. */
+#include "size.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+#define SIZE_SAMPLES 65536   /* requests drawn to measure a workload */
+#define SIZE_SEED 1
+#define SIZE_MAX_REPLICAS 1024
+#define SIZE_MAX_ITER 10000
+
+static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
+	"split", "weights", "context", "memory", "throughput", "ttft", "tpot"};
+
+const char *kvp_size_fail_name(unsigned bit)
+{
+	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
+		if (bit == 1u << i)
+			return fail_names[i];
+	return "?";
+}
+
+void kvp_size_fail_format(unsigned failed, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
+		if (failed & (1u << i)) {
+			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
+			if (k < 0 || (size_t)k >= size - len)
+				return;
+			len += (size_t)k;
+		}
+}
+
+double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, double tpot_s)
+{
+	return rate * (ttft_s + output_tokens * tpot_s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+kvp_status kvp_size_demand(const struct kvp_workload *w, const struct kvp_model *m,
+			   struct kvp_size_demand *out, struct kvp_error *err)
+{
+	const char *where = w->path[0] ? w->path : w->name;
+	memset(out, 0, sizeof *out);
+	out->rate = w->arrival_rate;
+	out->users = w->concurrent_users;
+	out->percentile = w->slo_percentile > 0 ? w->slo_percentile : 50;
+	out->slo_ttft_s = w->slo_ttft_s;
+	out->slo_tpot_s = w->slo_tpot_s;
+	/* the lengths as the workload draws them: pairs kept, max_len applied */
+	uint64_t *p = malloc(SIZE_SAMPLES * sizeof *p);
+	if (!p)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, where, 0, 0, NULL, "out of memory");
+	struct kvp_rng rng;
+	kvp_rng_seed(&rng, SIZE_SEED);
+	double sp = 0, so = 0;
+	for (size_t i = 0; i < SIZE_SAMPLES; i++) {
+		uint64_t pr, o;
+		kvp_workload_sample(w, &rng, &pr, &o);
+		p[i] = pr;
+		sp += (double)pr;
+		so += (double)o;
+	}
+	out->prompt_mean = sp / SIZE_SAMPLES;
+	out->output_mean = so / SIZE_SAMPLES;
+	qsort(p, SIZE_SAMPLES, sizeof *p, cmp_u64);
+	size_t k = (size_t)ceil(out->percentile / 100 * SIZE_SAMPLES);
+	out->prompt_p = p[k == 0 ? 0 : k - 1];
+	free(p);
+	if (!(out->prompt_mean >= 1) || !(out->output_mean >= 1))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0,
+				     out->prompt_mean >= 1 ? "output" : "prompt",
+				     "requests need at least one prompt and one output token on average");
+	out->mean_context = (uint64_t)ceil(out->prompt_mean + (out->output_mean - 1) / 2);
+	out->max_model_len = w->max_len ? w->max_len : m->max_context;
+	if (out->max_model_len < out->mean_context)
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "max_len",
+				     "%llu tokens is shorter than the mean request (%llu)",
+				     (unsigned long long)out->max_model_len,
+				     (unsigned long long)out->mean_context);
+	return KVP_STATUS_OK;
+}
+
+/* --------------------------------------------------------- one replica */
+
+struct replica {
+	struct kvp_perf_ctx pc;
+	double ttft_mean;     /* S + W_q */
+	double rho;
+	double output_mean;
+	uint64_t context;
+};
+
+/* The decode step of c sequences (c fractional: interpolated between the
+ * whole numbers around it, exact where the step is linear in the batch). */
+static kvp_status step_at(const struct replica *r, double c, double *time_s,
+			  enum kvp_perf_bound *bound, struct kvp_error *err)
+{
+	struct kvp_perf_step a, b;
+	uint64_t lo = c < 1 ? 1 : (uint64_t)floor(c);
+	kvp_status st = kvp_perf_decode_step(&r->pc, lo, r->context, &a, err);
+	if (st)
+		return st;
+	*bound = a.bound;
+	double f = c - (double)lo;
+	if (f <= 0) {
+		*time_s = a.time_s;
+		return KVP_STATUS_OK;
+	}
+	if ((st = kvp_perf_decode_step(&r->pc, lo + 1, r->context, &b, err)))
+		return st;
+	*bound = f >= 0.5 ? b.bound : a.bound;
+	*time_s = a.time_s + f * (b.time_s - a.time_s);
+	return KVP_STATUS_OK;
+}
+
+/* Little's law on one replica at rate lambda: the least C with
+ * C = lambda (TTFT + output x step(C) / (1 - rho)).  The map is increasing,
+ * so iterating from C = 0 climbs to the least fixed point or runs away
+ * (the decode cannot keep up): *converged false. */
+static kvp_status solve_open(const struct replica *r, double lambda, double cap, double *c,
+			     bool *converged, struct kvp_error *err)
+{
+	double x = 0, t;
+	enum kvp_perf_bound bd;
+	*converged = false;
+	for (int i = 0; i < SIZE_MAX_ITER; i++) {
+		kvp_status st = step_at(r, x, &t, &bd, err);
+		if (st)
+			return st;
+		double next = kvp_size_concurrency(lambda, r->ttft_mean, r->output_mean, t / (1 - r->rho));
+		if (fabs(next - x) <= 1e-9 * fmax(1, next)) {
+			*c = next;
+			*converged = true;
+			return KVP_STATUS_OK;
+		}
+		x = next;
+		if (x > cap)
+			break;
+	}
+	*c = x;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
+			     const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+			     uint32_t tp, uint32_t replicas, struct kvp_size_config *out,
+			     struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+	out->tp = tp;
+	out->replicas = replicas ? replicas : 1;
+	out->count = tp * out->replicas;
+	out->price_per_hour = g->price_per_hour;
+	out->cost_per_hour = g->price_per_hour > 0 ? g->price_per_hour * out->count : NAN;
+	out->cost_per_mtok = NAN;
+	out->max_model_len = d->max_model_len;
+	out->engine = o->budget.engine;
+	out->bound = KVP_PERF_BOUND_BANDWIDTH;
+
+	struct kvp_budget *b = malloc(sizeof *b);
+	struct replica *r = malloc(sizeof *r);
+	kvp_status st = KVP_STATUS_OK;
+	if (!b || !r) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		goto out;
+	}
+	memset(r, 0, sizeof *r);
+	struct kvp_budget_opts bo = o->budget;
+	bo.par.tp = tp;
+	bo.par.pp = 1;
+	bo.context = d->mean_context;
+	bo.batch = 1;
+	struct kvp_error e2 = {0};
+	if ((st = kvp_budget_compute(m, g, &bo, b, &e2))) {
+		if (st == KVP_STATUS_INVALID && strcmp(e2.field, "tp") == 0) {
+			out->failed = KVP_SIZE_FAIL_SPLIT; /* not an error: this split is impossible */
+			st = KVP_STATUS_OK;
+		} else {
+			*err = e2;
+		}
+		goto out;
+	}
+	out->kv_dtype = b->spec.kv_dtype;
+	out->block_size = b->block_size;
+	out->utilization = b->utilization;
+	out->max_batched_tokens = b->max_batched_tokens;
+	out->kv_pool_bytes = b->kv_pool_bytes;
+	out->weights_bytes = b->weights_bytes;
+	out->max_sequences = b->max_sequences;
+	if (!b->weights_fit)
+		out->failed |= KVP_SIZE_FAIL_WEIGHTS;
+	else if (kvp_budget_max_context(b, 1, d->max_model_len) < d->max_model_len)
+		out->failed |= KVP_SIZE_FAIL_CONTEXT;
+
+	struct kvp_perf_hw hw;
+	if ((st = kvp_perf_hw_from_gpu(g, m, &hw, err)))
+		goto out;
+	if (o->decode_bw_efficiency > 0)
+		hw.decode_bw_efficiency = o->decode_bw_efficiency;
+	if (o->prefill_flops_efficiency > 0)
+		hw.prefill_flops_efficiency = o->prefill_flops_efficiency;
+	if ((st = kvp_perf_init(&r->pc, &b->spec, b->weights_bytes, &hw, err)))
+		goto out;
+	r->context = d->mean_context;
+	r->output_mean = d->output_mean;
+
+	struct kvp_perf_step pre, pre_p;
+	if ((st = kvp_perf_prefill(&r->pc, 1, (uint64_t)llround(fmax(1, d->prompt_mean)), &pre, err)) ||
+	    (st = kvp_perf_prefill(&r->pc, 1, d->prompt_p ? d->prompt_p : 1, &pre_p, err)))
+		goto out;
+	out->prefill_s = pre.time_s;
+
+	/* the rate one replica sees and the sequences it holds */
+	double lambda = 0, c = 1;
+	double cap = fmax(1e4, 100.0 * (double)b->max_sequences);
+	bool saturated = false;
+	enum kvp_perf_bound bd = KVP_PERF_BOUND_BANDWIDTH;
+	double step = 0;
+	if (d->rate > 0) {
+		lambda = d->rate / out->replicas;
+		r->rho = lambda * pre.time_s;
+		if (r->rho >= 1) {
+			saturated = true;
+		} else {
+			out->queue_s = r->rho * pre.time_s / (2 * (1 - r->rho));
+			r->ttft_mean = pre.time_s + out->queue_s;
+			bool conv;
+			if ((st = solve_open(r, lambda, cap, &c, &conv, err)))
+				goto out;
+			saturated = !conv;
+		}
+	} else if (d->users > 0) {
+		/* closed loop: C in flight, each a request after the other */
+		c = (double)((d->users + out->replicas - 1) / out->replicas);
+		if ((st = step_at(r, c, &step, &bd, err)))
+			goto out;
+		for (int i = 0; i < 200; i++) {
+			double wq = r->rho < 1 ? r->rho * pre.time_s / (2 * (1 - r->rho)) : INFINITY;
+			double w = pre.time_s + wq + d->output_mean * step / (1 - fmin(r->rho, 0.999999));
+			double next = c / w;
+			r->rho = next * pre.time_s;
+			if (fabs(next - lambda) <= 1e-12 * fmax(1, next)) {
+				lambda = next;
+				break;
+			}
+			lambda = next;
+		}
+		out->queue_s = r->rho < 1 ? r->rho * pre.time_s / (2 * (1 - r->rho)) : INFINITY;
+		r->ttft_mean = pre.time_s + out->queue_s;
+		saturated = r->rho >= 1;
+	} else {
+		r->rho = 0;
+		r->ttft_mean = pre.time_s;
+	}
+	out->rate = lambda;
+	out->prefill_utilization = r->rho;
+	out->concurrency = c;
+	out->sequences = c < 1 ? 1 : (uint64_t)ceil(c - 1e-9);
+	if (saturated) {
+		out->failed |= KVP_SIZE_FAIL_THROUGHPUT;
+		out->ttft_s = out->tpot_s = INFINITY;
+	} else {
+		if ((st = step_at(r, c, &step, &bd, err)))
+			goto out;
+		out->step_s = step;
+		out->bound = bd;
+		out->tpot_s = step / (1 - r->rho);
+		out->ttft_s = pre_p.time_s + out->queue_s;
+		if (d->slo_ttft_s > 0 && out->ttft_s > d->slo_ttft_s)
+			out->failed |= KVP_SIZE_FAIL_TTFT;
+		if (d->slo_tpot_s > 0 && out->tpot_s > d->slo_tpot_s)
+			out->failed |= KVP_SIZE_FAIL_TPOT;
+	}
+	if (!(out->failed & (KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT))) {
+		if ((st = kvp_budget_pool_for(b, d->mean_context, out->sequences, &out->kv_bytes_needed)))
+			goto out;
+		if (out->sequences > b->max_sequences || saturated)
+			out->failed |= KVP_SIZE_FAIL_MEMORY;
+	}
+	/* what the deployment serves: the demand, when it keeps up */
+	if (!saturated) {
+		double served = lambda > 0 ? lambda * out->replicas
+					   : out->replicas / (r->ttft_mean + d->output_mean * out->tpot_s);
+		out->tokens_per_s = served * d->output_mean;
+		if (out->tokens_per_s > 0 && g->price_per_hour > 0)
+			out->cost_per_mtok = out->cost_per_hour / (out->tokens_per_s * 3600 / 1e6);
+	}
+	/* engine settings: schedule what the pool holds at the mean context, but
+	 * no more than keeps TPOT within its level (a burst above the planned
+	 * concurrency then queues instead of slowing every sequence), and at
+	 * least the planned concurrency */
+	uint64_t lo = out->sequences, hi = b->max_sequences > lo ? b->max_sequences : lo;
+	if (d->slo_tpot_s > 0 && !saturated && hi > lo) {
+		while (hi > lo) {
+			uint64_t mid = lo + (hi - lo + 1) / 2;
+			double t;
+			enum kvp_perf_bound bb;
+			if ((st = step_at(r, (double)mid, &t, &bb, err)))
+				goto out;
+			if (t / (1 - r->rho) <= d->slo_tpot_s)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+	}
+	out->max_num_seqs = hi;
+	out->meets = out->failed == 0;
+out:
+	free(b);
+	free(r);
+	return st;
+}
+
+kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
+			   const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+			   uint32_t tp, struct kvp_size_config *out, struct kvp_error *err)
+{
+	uint32_t maxr = o->max_replicas ? o->max_replicas : SIZE_MAX_REPLICAS;
+	kvp_status st = kvp_size_evaluate(m, g, d, o, tp, 1, out, err);
+	if (st || out->meets || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
+	    (d->rate <= 0 && d->users <= 1))
+		return st;
+	struct kvp_size_config *hi = malloc(sizeof *hi), *mid = malloc(sizeof *mid);
+	if (!hi || !mid) {
+		free(hi);
+		free(mid);
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	}
+	/* more replicas only lighten each one: the predicate is monotone */
+	if ((st = kvp_size_evaluate(m, g, d, o, tp, maxr, hi, err)))
+		goto out;
+	if (!hi->meets) {
+		/* only replicas short: say so at max_replicas; else keep one replica */
+		if (!(hi->failed & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
+			*out = *hi;
+		goto out;
+	}
+	uint32_t lo = 1, h = maxr; /* lo fails, h meets */
+	while (h - lo > 1) {
+		uint32_t r = lo + (h - lo) / 2;
+		if ((st = kvp_size_evaluate(m, g, d, o, tp, r, mid, err)))
+			goto out;
+		if (mid->meets) {
+			h = r;
+			*hi = *mid;
+		} else {
+			lo = r;
+		}
+	}
+	*out = *hi;
+out:
+	free(hi);
+	free(mid);
+	return st;
+}
+
+static int popcount(unsigned x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+static double cost_key(double v) { return isnan(v) ? INFINITY : v; }
+
+static int cmp_config(const void *pa, const void *pb)
+{
+	const struct kvp_size_config *a = pa, *b = pb;
+	if (a->meets != b->meets)
+		return a->meets ? -1 : 1;
+	if (!a->meets && popcount(a->failed) != popcount(b->failed))
+		return popcount(a->failed) - popcount(b->failed);
+	double x = cost_key(a->cost_per_hour), y = cost_key(b->cost_per_hour);
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	if (a->tpot_s != b->tpot_s)
+		return a->tpot_s < b->tpot_s ? -1 : 1;
+	return strcmp(a->gpu, b->gpu);
+}
+
+void kvp_size_rank(struct kvp_size_config *c, size_t n)
+{
+	qsort(c, n, sizeof *c, cmp_config);
+}
+
+/* ---------------------------------------------------------------- emit */
+
+/* The KV cache dtype as each engine spells it; NULL when it has none. */
+static const char *kv_name(enum kvp_engine e, enum kvp_dtype dt, enum kvp_dtype serving)
+{
+	bool native = dt == serving || dt == KVP_DTYPE_BF16 || dt == KVP_DTYPE_FP16 ||
+		      dt == KVP_DTYPE_AUTO;
+	switch (e) {
+	case KVP_ENGINE_SGLANG:
+		/* --kv-cache-dtype {auto, fp8_e5m2, fp8_e4m3} */
+		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8_e4m3"
+				       : dt == KVP_DTYPE_FP8_E5M2 ? "fp8_e5m2" : NULL;
+	case KVP_ENGINE_TRTLLM:
+		/* kv_cache_config.dtype: auto, fp8, nvfp4 */
+		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8" : dt == KVP_DTYPE_NVFP4 ? "nvfp4" : NULL;
+	default:
+		/* vLLM CacheDType: auto, fp8, fp8_e4m3, fp8_e5m2 */
+		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8"
+				       : dt == KVP_DTYPE_FP8_E5M2 ? "fp8_e5m2" : NULL;
+	}
+}
+
+void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
+		   const struct kvp_size_config *c)
+{
+	const char *id = m->hf_id[0] ? m->hf_id : m->name;
+	enum kvp_dtype serving = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
+	if (e == KVP_ENGINE_GENERIC) {
+		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c);
+		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c);
+		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c);
+		return;
+	}
+	const char *kv = kv_name(e, c->kv_dtype, serving);
+	fprintf(f, "# %s: %u replica%s of %u x %s (%u GPU%s); each replica:\n",
+		kvp_engine_name(e), c->replicas, c->replicas == 1 ? "" : "s", c->tp, c->gpu, c->count,
+		c->count == 1 ? "" : "s");
+	if (!kv)
+		fprintf(f, "# %s has no KV cache dtype %s: the plan's KV bytes do not apply as written\n",
+			kvp_engine_name(e), kvp_dtype_name(c->kv_dtype));
+	switch (e) {
+	case KVP_ENGINE_SGLANG:
+		fprintf(f, "python -m sglang.launch_server --model-path %s --tp-size %u \\\n"
+			   "    --context-length %llu --max-running-requests %llu \\\n"
+			   "    --mem-fraction-static %.4f --kv-cache-dtype %s --page-size %u\n",
+			id, c->tp, (unsigned long long)c->max_model_len,
+			(unsigned long long)c->max_num_seqs, c->utilization, kv ? kv : "auto",
+			c->block_size);
+		break;
+	case KVP_ENGINE_TRTLLM:
+		fprintf(f, "trtllm-serve %s --tp_size %u --max_seq_len %llu \\\n"
+			   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
+			   "    --kv_cache_free_gpu_memory_fraction %.4f%s\n",
+			id, c->tp, (unsigned long long)c->max_model_len,
+			(unsigned long long)c->max_num_seqs, (unsigned long long)c->max_batched_tokens,
+			c->utilization, kv && strcmp(kv, "auto") ? " \\\n    --extra_llm_api_options kv.yaml" : "");
+		if (kv && strcmp(kv, "auto"))
+			fprintf(f, "# kv.yaml:\n#   kv_cache_config:\n#     dtype: %s\n", kv);
+		break;
+	default:
+		fprintf(f, "vllm serve %s --tensor-parallel-size %u \\\n"
+			   "    --max-model-len %llu --max-num-seqs %llu \\\n"
+			   "    --gpu-memory-utilization %.4f --kv-cache-dtype %s --block-size %u \\\n"
+			   "    --max-num-batched-tokens %llu\n",
+			id, c->tp, (unsigned long long)c->max_model_len,
+			(unsigned long long)c->max_num_seqs, c->utilization, kv ? kv : "auto",
+			c->block_size, (unsigned long long)c->max_batched_tokens);
+		fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
+			(unsigned long long)c->kv_pool_bytes);
+	}
+}

@@ -1,0 +1,143 @@
+/* size.h: GPU purchase sizing.  For a model and a workload, which GPU, how
+ * many, split how, at what cost: each configuration (GPU, tensor parallel tp,
+ * replicas R) is checked against memory, throughput and the service levels,
+ * and the cheapest that meets them all is chosen.
+ *
+ *   per replica    rate  lambda_r = lambda / R
+ *   prefill        S = the prefill of a mean prompt; utilization rho = lambda_r S;
+ *                  queueing before the prefill, M/D/1: W_q = rho S / (2 (1 - rho))
+ *   decode         a step of C sequences at the mean context; decode only runs
+ *                  while no prefill does: TPOT = step(C) / (1 - rho)
+ *   Little's law   C = lambda_r (TTFT + output x TPOT(C)), solved by iteration
+ *   memory         ceil(C) sequences of the mean context fit the KV pool, and one
+ *                  request of max_model_len fits at all (kvplan budget)
+ *   SLOs           TTFT = prefill of the percentile prompt + W_q <= ttft_s;
+ *                  TPOT <= tpot_s (a step serves every sequence alike)
+ *   cost           price x tp x R per hour; per million output tokens
+ *
+ * Without an arrival rate, concurrent_users closes the loop: C = ceil(users /
+ * R) sequences in flight and the rate they generate.  Without either, one
+ * request at a time on one replica.  Legend: lambda = requests/s, R = replicas,
+ * C = sequences in flight on a replica, S = prefill seconds. */
+#ifndef KVP_SIZE_H
+#define KVP_SIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "budget.h"
+#include "error.h"
+#include "perf.h"
+#include "profile.h"
+#include "workload.h"
+
+/* The constraints a configuration can fail, as bits of kvp_size_config.failed. */
+enum kvp_size_fail {
+	KVP_SIZE_FAIL_SPLIT = 1u << 0,      /* tp does not divide the model's heads */
+	KVP_SIZE_FAIL_WEIGHTS = 1u << 1,    /* weights, activations, overhead do not fit */
+	KVP_SIZE_FAIL_CONTEXT = 1u << 2,    /* one request of max_model_len does not fit */
+	KVP_SIZE_FAIL_MEMORY = 1u << 3,     /* the KV of the concurrency does not fit */
+	KVP_SIZE_FAIL_THROUGHPUT = 1u << 4, /* the rate saturates prefill or decode */
+	KVP_SIZE_FAIL_TTFT = 1u << 5,
+	KVP_SIZE_FAIL_TPOT = 1u << 6,
+};
+#define KVP_SIZE_FAIL_BITS 7
+/* The failures no number of replicas can cure. */
+#define KVP_SIZE_FAIL_FIXED (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT)
+
+/* "split", "weights", "context", "memory", "throughput", "ttft", "tpot". */
+const char *kvp_size_fail_name(unsigned bit);
+/* "memory,tpot" ("" when none). */
+void kvp_size_fail_format(unsigned failed, char *buf, size_t size);
+
+/* What the workload asks of the deployment, derived once. */
+struct kvp_size_demand {
+	double rate;               /* requests/s; 0: not given */
+	uint64_t users;            /* concurrent users; 0: not given */
+	double prompt_mean, output_mean;
+	uint64_t prompt_p;         /* prompt at the SLO percentile */
+	uint64_t mean_context;     /* ceil(prompt_mean + (output_mean - 1) / 2): the
+				    * mean KV a sequence holds while it decodes */
+	uint64_t max_model_len;    /* the workload's max_len, else the model's max_context */
+	double percentile;         /* 50 when the workload gives none */
+	double slo_ttft_s, slo_tpot_s;  /* 0: none */
+};
+
+/* Derive the demand.  INVALID (naming the workload's path and field) when a
+ * mean is not positive or max_len is shorter than the percentile prompt. */
+kvp_status kvp_size_demand(const struct kvp_workload *w, const struct kvp_model *m,
+			   struct kvp_size_demand *out, struct kvp_error *err);
+
+struct kvp_size_opts {
+	struct kvp_budget_opts budget;  /* engine, dtypes, block, utilization, overrides;
+					 * tp, context and batch are set per configuration */
+	double decode_bw_efficiency;    /* 0: the GPU profile's (or the default) */
+	double prefill_flops_efficiency;
+	uint32_t max_replicas;          /* 0: 1024 */
+};
+
+struct kvp_size_config {
+	char gpu[KVP_NAME_MAX];
+	uint32_t tp, replicas, count;   /* count = tp x replicas GPUs */
+	bool meets;
+	unsigned failed;                /* enum kvp_size_fail bits */
+	double price_per_hour;          /* one GPU; 0 unknown */
+	double cost_per_hour;           /* the deployment; NAN when the price is unknown */
+	double cost_per_mtok;           /* per million output tokens */
+	/* one replica */
+	double rate;                    /* requests/s */
+	double concurrency;             /* C, Little's law */
+	uint64_t sequences;             /* ceil(C), at least 1 */
+	double prefill_s;               /* S: prefill of a mean prompt */
+	double prefill_utilization;     /* rho */
+	double queue_s;                 /* W_q */
+	double ttft_s;                  /* percentile prompt: prefill + W_q */
+	double tpot_s;
+	double step_s;                  /* one decode step of ceil(C), without prefill stalls */
+	enum kvp_perf_bound bound;      /* of that step */
+	uint64_t kv_pool_bytes;         /* on one GPU */
+	uint64_t kv_bytes_needed;       /* pool bytes of ceil(C) mean sequences, one GPU */
+	uint64_t max_sequences;         /* of the mean context that fit */
+	uint64_t weights_bytes;         /* on one GPU */
+	/* the deployment */
+	double tokens_per_s;            /* output tokens/s served */
+	/* what an engine needs to realise it */
+	enum kvp_engine engine;
+	enum kvp_dtype kv_dtype;
+	uint32_t block_size;
+	double utilization;
+	uint64_t max_model_len;
+	uint64_t max_num_seqs;
+	uint64_t max_batched_tokens;
+};
+
+/* Little's law: requests in the system = arrival rate x time each spends in
+ * it, here TTFT + output tokens x TPOT. */
+double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, double tpot_s);
+
+/* Check one configuration.  A configuration that fails a constraint is not an
+ * error (out->failed says which); errors are bad inputs (a GPU without
+ * bandwidth, an overflow). */
+kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
+			     const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+			     uint32_t tp, uint32_t replicas, struct kvp_size_config *out,
+			     struct kvp_error *err);
+
+/* The fewest replicas (1 .. max_replicas) at which (g, tp) meets every
+ * constraint.  When none does, *out is the configuration at one replica with
+ * its failures (or, where only replicas are short, at max_replicas). */
+kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
+			   const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+			   uint32_t tp, struct kvp_size_config *out, struct kvp_error *err);
+
+/* Order: configurations that meet everything first, cheapest per hour (then
+ * fewest GPUs, then lowest TPOT); then the others, fewest failures first. */
+void kvp_size_rank(struct kvp_size_config *c, size_t n);
+
+/* Write the serving-engine command that realises c (vLLM, SGLang or
+ * TensorRT-LLM; generic writes all three), for model m. */
+void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
+		   const struct kvp_size_config *c);
+
+#endif
