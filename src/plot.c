@@ -501,7 +501,7 @@ static void close_fd(int *fd)
 kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
 			   const char *gnuplot, struct kvp_error *err)
 {
-	char prog[1024], script[KVP_PLOT_LABEL_MAX + 8], image[1024] = "";
+	char prog[1024], script[sizeof p->name + 8], image[1024] = "";
 	const char *ext = kvp_plot_term_ext(term);
 	if (!gnuplot || !*gnuplot)
 		gnuplot = "gnuplot";
@@ -912,7 +912,7 @@ done:;
 		snprintf(tp, sizeof tp, ", tp %u, pp %u", o->par.tp, o->par.pp);
 	snprintf(p->title, sizeof p->title,
 		 "Max concurrent sequences against context: %s, engine %s%s, block %u\\n"
-		 "line colour: GPU; dash: KV dtype; the line ends at max_context %llu",
+		 "line colour: GPU; dash: KV dtype; a line stops where no sequence fits, or at max_context %llu",
 		 m->name, kvp_engine_name(o->engine), tp, b->block_size,
 		 (unsigned long long)m->max_context);
 out:

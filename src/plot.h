@@ -77,8 +77,8 @@ struct kvp_plot_panel {
 };
 
 struct kvp_plot {
-	char name[KVP_PLOT_LABEL_MAX];          /* file stem */
-	char title[KVP_PLOT_TITLE_MAX];         /* names model, GPU and settings */
+	char name[KVP_NAME_MAX + 16];           /* file stem */
+	char title[2 * KVP_PLOT_TITLE_MAX];     /* names model, GPU and settings */
 	char source[1024];                      /* how it was made, for the .dat header */
 	char notes[8][KVP_PLOT_TITLE_MAX];      /* what was left out and why */
 	size_t nnotes;

@@ -114,6 +114,101 @@ if [ "$have_gnuplot" = yes ]; then
 	expect_out "context (tokens per sequence"
 fi
 
+# --- report: the tiny scenario (tests/data/report/tiny.yaml), without gnuplot
+r="$tmp/report"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$top_srcdir/tests/data/report/tiny.yaml" -o "$r"
+expect_rc 0
+expect_out "wrote $r/report.md and $r/report.html (2 charts, 0 images)"
+expect_err "warning: 2 of 2 charts have no image"
+name="report: one warning line"
+[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && ok || bad "stderr: $err"
+md=$(cat "$r/report.md")
+html=$(cat "$r/report.html")
+for want in "# Tiny model on a tiny GPU" "## Memory budget of one GPU" "## Does each workload fit?" \
+	"## Longest context for each workload's batch" "## Memory fraction each workload needs" \
+	"## The arithmetic" \
+	"tiny on tinygpu at tp 3 is left out: tp: 3 does not divide num_heads 8" \
+	"4 layers x 2 x 2 KV heads x 64 d_h x 2 B = 2,048 B" \
+	"4 layers x 2 x 1 KV heads x 64 d_h x 2 B = 1,024 B" \
+	"4 layers x 2 x 1 KV heads x 64 d_h x 1 B = 512 B" \
+	"| tiny | 4 | 8 / 2 | 64 | 4,096 | 10,000,000 | 2,048 B |" \
+	"| short | 1,024 | 2 | 2,048 |" \
+	"| tiny | h100-sxm | generic | 2 | bf16 | 2 | \$7.56 |" \
+	"| tiny | tinygpu | generic | 1 | bf16 | 1 | - | 19.07 MiB |" \
+	"no: weights do not fit" \
+	"cd plots && gnuplot kv-context.gp"; do
+	name="report.md has '$want'"
+	case "$md" in *"$want"*) ok ;; *) bad "missing" ;; esac
+done
+# 10,000,000 parameters x 2 B = 20,000,000 B = 19.07 MiB (above); $3.78 x 2 GPUs = $7.56
+case "$html" in *"<h1>Tiny model on a tiny GPU</h1>"*) ok ;; *) bad "html h1" ;; esac
+case "$html" in *"with &lt;html&gt; &amp; &quot;quotes&quot;."*) ok ;; *) bad "html escaping" ;; esac
+case "$html" in *"</html>"*) ok ;; *) bad "html not closed" ;; esac
+[ -f "$r/plots/kv-context.dat" ] && [ -f "$r/plots/budget-tiny.gp" ] && ok || bad "report charts"
+
+# the example's numbers by hand: Llama-3.1-70B, 80 layers x 2 x 8 KV heads x 128 x 2 B
+# = 327,680 B per token; at tp 8 one KV head per GPU: 40,960 B; fp8 20,480 B
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$top_srcdir/reports/example/scenario.yaml" -o "$r"
+expect_rc 0
+md=$(cat "$r/report.md")
+for want in "| llama-3.1-70b | 80 | 64 / 8 | 128 | 131,072 |" "327,680 B |" \
+	"80 layers x 2 x 1 KV heads x 128 d_h x 2 B = 40,960 B" \
+	"80 layers x 2 x 1 KV heads x 128 d_h x 1 B = 20,480 B" \
+	"| llama-3.1-70b | h200 | vllm | 8 | fp8 | 8 | \$44.64 |"; do
+	name="example report has '$want'"
+	case "$md" in *"$want"*) ok ;; *) bad "missing" ;; esac
+done
+# the report and `kvplan budget` answer from the same library: H100 SXM, tp 8,
+# fp8, 8,192 tokens
+run "$KVPLAN" budget --model llama-3.1-70b --gpu h100-sxm --engine vllm --tp 8 --kv-dtype fp8 \
+	--utilization 0.9 --context 8k --format json
+seqs=$(json max_sequences)
+name="report agrees with budget"
+case "$md" in *"| llama-3.1-70b | h100-sxm | vllm | 8 | fp8 | yes (max $seqs) |"*) ok ;;
+	*) bad "no row with max $seqs" ;; esac
+
+if [ "$have_gnuplot" = yes ]; then
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" report "$top_srcdir/tests/data/report/tiny.yaml" -o "$r" --term svg
+	expect_rc 0
+	expect_out "(2 charts, 2 images)"
+	[ -z "$err" ] && ok || bad "stderr: $err"
+	# every image the HTML shows exists and is an SVG
+	for src in $(sed -n 's/.*<img src="\([^"]*\)".*/\1/p' "$r/report.html"); do
+		name="image $src"
+		grep -q '<svg' "$r/$src" && ok || bad "missing or not SVG"
+	done
+	grep -q '<img src="plots/kv-context.svg"' "$r/report.html" && ok || bad "no kv-context image"
+fi
+
+# malformed scenarios: exit 3 with file:line:col: error: field
+bad_dir="$top_srcdir/tests/data/bad"
+for case in "scenario-unknown-key.yaml:4:1: error: gpu: unknown key" \
+	    "scenario-bad-engine.yaml:5:17: error: engines: unknown engine 'tgi'" \
+	    "scenario-tp-zero.yaml:5:9: error: tp: must be between 1 and 1024, got 0" \
+	    "scenario-workload-no-context.yaml:9:5: error: context: required in every workload" \
+	    "scenario-unknown-model.yaml:5:5: error: models: llama-9-1t: no profile named" \
+	    "scenario-bad-context.yaml:6:27: error: context: expected a positive token count" \
+	    "scenario-models-not-list.yaml:3:9: error: models: expected a list, found a scalar" \
+	    "scenario-unknown-question.yaml:7:18: error: questions: unknown question 'cheapest'" \
+	    "scenario-no-workloads.yaml:5:12: error: workloads: must not be empty" \
+	    "scenario-kv-mxfp4.yaml:5:18: error: kv_dtypes: 'mxfp4' is not a KV cache dtype"; do
+	file=${case%%:*}
+	run "$KVPLAN" report "$bad_dir/$file" -o "$tmp/bad"
+	expect_rc 3
+	expect_err "$case"
+done
+name="every bad scenario tested"
+[ "$(ls "$bad_dir"/scenario-*.yaml | wc -l)" = 10 ] && ok || bad "$(ls "$bad_dir"/scenario-*.yaml | wc -l) files"
+for args in "" "x.yaml" "$bad_dir/scenario-tp-zero.yaml -o" "a.yaml b.yaml -o d" "a.yaml -o d --term pdf" \
+	    "a.yaml -o d --bogus"; do
+	run "$KVPLAN" report $args
+	expect_rc 2
+	expect_err "kvplan report:"
+done
+run "$KVPLAN" report --help
+expect_rc 0
+expect_out "Usage: kvplan report SCENARIO.yaml -o DIR"
+
 # --- usage mistakes: exit 2
 for args in "" "nosuch" "kv-context --term jpeg" "kv-context --tp 1,2" "budget --model llama-2-7b" \
 	    "kv-context --format json" "budget --gpu h100-sxm --model a,b" "kv-context --name ../x" \

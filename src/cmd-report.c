@@ -1,0 +1,100 @@
+/* cmd-report.c: `kvplan report SCENARIO -o DIR`: a design-review report,
+ * DIR/report.md and DIR/report.html with the tables, the arithmetic and the
+ * charts (DIR/plots/).  Without gnuplot the report is still written, with
+ * the charts' data and scripts, and one warning says so. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static const char *const cmd = "report";
+
+enum { OPT_TERM = KVP_OPT_LAST + 1 };
+
+static void help(void)
+{
+	printf("Usage: kvplan report SCENARIO.yaml -o DIR [--term png|svg]\n\n"
+	       "Write a design-review report for the models, GPUs, engines, splits, KV\n"
+	       "dtypes and workloads a scenario file names: DIR/report.md, DIR/report.html\n"
+	       "(open it in a browser) and the charts under DIR/plots/ (.dat, .gp and the\n"
+	       "image gnuplot draws, found on PATH or as $KVPLAN_GNUPLOT).\n\n"
+	       "  -o, --output-dir DIR   where the report goes (required; created if missing)\n"
+	       "  --term png|svg         the charts' image format (default png)\n"
+	       "  --help                 this text\n\n"
+	       "The scenario file is described in kvplan(1), REPORT; reports/example/ holds\n"
+	       "a worked one.  Exit status: 0 written (also without gnuplot), 2 usage,\n"
+	       "3 an invalid scenario (file:line:col: error: field: message).\n");
+}
+
+int kvp_cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"output-dir", required_argument, NULL, 'o'},
+		{"term", required_argument, NULL, OPT_TERM},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	struct kvp_report_opts o = {.term = KVP_PLOT_TERM_PNG};
+	int opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			help();
+			return KVP_EXIT_OK;
+		case 'o':
+			o.dir = optarg;
+			break;
+		case OPT_TERM:
+			if (!kvp_plot_term_parse(optarg, &o.term) ||
+			    (o.term != KVP_PLOT_TERM_PNG && o.term != KVP_PLOT_TERM_SVG))
+				return kvp_cli_usage_error(cmd, "--term: expected png or svg (what a "
+							   "browser shows), got '%s'", optarg);
+			break;
+		default:
+			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'",
+						   argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return kvp_cli_usage_error(cmd, "a scenario file is required");
+	if (optind + 1 < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	if (!o.dir)
+		return kvp_cli_usage_error(cmd, "-o DIR is required");
+
+	char source[1024];
+	size_t len = (size_t)snprintf(source, sizeof source, "kvplan");
+	for (int i = 0; i < argc && len < sizeof source; i++)
+		len += (size_t)snprintf(source + len, sizeof source - len, " %s", argv[i]);
+	o.source = source;
+	o.gnuplot = getenv("KVPLAN_GNUPLOT");
+
+	struct kvp_scenario *s = calloc(1, sizeof *s);
+	if (!s) {
+		fprintf(stderr, "kvplan report: out of memory\n");
+		return KVP_EXIT_FAIL;
+	}
+	struct kvp_error err = {0};
+	struct kvp_report_result res;
+	int rc = KVP_EXIT_OK;
+	if (kvp_scenario_load(argv[optind], s, &err) || kvp_report_write(s, &o, &res, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	printf("kvplan report: wrote %s/report.md and %s/report.html (%zu charts, %zu images)\n",
+	       o.dir, o.dir, res.plots, res.images);
+	if (res.render.status) {
+		char why[1400];
+		kvp_error_format(&res.render, why, sizeof why);
+		fprintf(stderr, "kvplan report: warning: %zu of %zu charts have no image (%s); their "
+				".dat and .gp files are in %s/plots\n",
+			res.plots - res.images, res.plots, why, o.dir);
+	}
+out:
+	kvp_scenario_free(s);
+	free(s);
+	return rc;
+}
