@@ -37,6 +37,7 @@ struct kvb_cpu {
 	int quit;
 	void (*fn)(void *, int, int);
 	void *arg;
+	int isa; /* index into isas[] */
 	/* decode scratch, grown on demand */
 	float *scratch;       /* threads * scratch_floats */
 	size_t scratch_floats;
@@ -87,6 +88,7 @@ int kvb_cpu_create(int threads, struct kvb_cpu **out)
 	if (threads < 1)
 		threads = 1;
 	cpu->threads = threads;
+	kvb_cpu_set_isa(cpu, NULL); /* the widest this CPU runs */
 	cpu->tids = calloc((size_t)threads, sizeof *cpu->tids);
 	if (!cpu->tids) {
 		free(cpu);
@@ -165,28 +167,10 @@ void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nt
 
 /* ------------------------------------------------------------ row math */
 
-static inline float dot(const float *restrict a, const float *restrict b, int d)
-{
-	float part[LANES] = {0};
-	int i = 0;
-	for (; i + LANES <= d; i += LANES)
-		for (int l = 0; l < LANES; l++)
-			part[l] += a[i + l] * b[i + l];
-	float s = 0;
-	for (; i < d; i++)
-		s += a[i] * b[i];
-	for (int l = 0; l < LANES; l++)
-		s += part[l];
-	return s;
-}
-
+/* y += a * x (the merge of split sequences). */
 static inline void axpy(float *restrict y, float a, const float *restrict x, int d)
 {
-	int i = 0;
-	for (; i + LANES <= d; i += LANES)
-		for (int l = 0; l < LANES; l++)
-			y[i + l] += a * x[i + l];
-	for (; i < d; i++)
+	for (int i = 0; i < d; i++)
 		y[i] += a * x[i];
 }
 
@@ -211,36 +195,6 @@ static inline void scale_row(float *restrict y, float a, int d)
 			BODY;                                   \
 		}                                               \
 	} while (0)
-
-/* One row of d stored elements to fp32 (scales applied elsewhere). */
-static void convert_row(enum kvb_dtype dtype, const void *restrict src, float *restrict dst, int d)
-{
-	switch (dtype) {
-	case KVB_DTYPE_FP16: {
-		const uint16_t *restrict s = src;
-		FOR_LANES(d, i, dst[i] = kvb_fp16_to_float(s[i]));
-		break;
-	}
-	case KVB_DTYPE_BF16: {
-		const uint16_t *restrict s = src;
-		FOR_LANES(d, i, dst[i] = kvb_bf16_to_float(s[i]));
-		break;
-	}
-	case KVB_DTYPE_FP8: {
-		const uint8_t *restrict s = src;
-		FOR_LANES(d, i, dst[i] = kvb_e4m3_to_float(s[i]));
-		break;
-	}
-	case KVB_DTYPE_INT8: {
-		const int8_t *restrict s = src;
-		FOR_LANES(d, i, dst[i] = (float)s[i]);
-		break;
-	}
-	default:
-		memcpy(dst, src, (size_t)d * sizeof *dst);
-		break;
-	}
-}
 
 /* 2^x for x <= 0: x = n + f with n = round(x), |f| <= 1/2; 2^f by its
  * Taylor series in f*ln2 to degree 7 (error below (ln2/2)^8/8! ~ 5e-9),
@@ -301,104 +255,74 @@ static size_t scratch_need(const struct kvb_shape *s)
 	return (n + 15) / 16 * 16 + 16; /* keep each worker's block 64-byte aligned */
 }
 
-/* Attend the g query heads of KV head u->h over tokens [t0, t1) of
- * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
- * and sum l[g]. */
-static void attend(const struct kvb_paged_kv *kv, const float *q, const struct unit *u,
-		   float *ws, float **acc_out, float **m_out, float **l_out)
+/* The inner loops, once per instruction set. */
+#define CAT2_(a, b) a##b
+#define CAT_(a, b) CAT2_(a, b)
+
+#define VW 4
+#define SFX(name) CAT_(name, _base)
+#include "decode-cpu-attend.h"
+#undef SFX
+#undef VW
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(KVB_NO_DISPATCH)
+#define KVB_AVX2 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#define VW 8
+#define SFX(name) CAT_(name, _avx2)
+#include "decode-cpu-attend.h"
+#undef SFX
+#undef VW
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+typedef void attend_fn(const struct kvb_paged_kv *, const float *, const struct unit *, float *,
+		       float **, float **, float **);
+
+static const struct {
+	const char *name;
+	attend_fn *fn;
+} isas[] = {
+	{"base", attend_base},
+#ifdef KVB_AVX2
+	{"avx2", attend_avx2},
+#endif
+};
+
+static int isa_runs(int i)
 {
-	const struct kvb_shape *s = &kv->shape;
-	const int g = s->h_q / s->h_kv, d = s->d, P = s->block_size;
-	const enum kvb_dtype dt = s->dtype;
-	const size_t eb = kvb_dtype_bytes(dt);
-	float *qs = ws;
-	float *acc = qs + (size_t)g * d;
-	float *S = acc + (size_t)g * d;
-	float *m = S + (size_t)g * CHUNK;
-	float *l = m + g;
-	float *kt = l + g;
-	float *vt = kt + (size_t)CHUNK * d;
-	float *ks = vt + (size_t)CHUNK * d;
-	float *vs = ks + CHUNK;
-	const float *krow[CHUNK], *vrow[CHUNK];
-	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
-	const char *kpool = kv->k_pool, *vpool = kv->v_pool;
+#ifdef KVB_AVX2
+	if (isas[i].fn == attend_avx2) {
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx2");
+	}
+#endif
+	return i == 0;
+}
 
-	/* log2(e) folds the base change in; fp8's per-tensor K scale too. */
-	float qscale = kv->sm_scale * LOG2E * (dt == KVB_DTYPE_FP8 ? kv->k_scale : 1.0f);
-	const float *qb = q + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
-	for (int j = 0; j < g * d; j++) {
-		qs[j] = qb[j] * qscale;
-		acc[j] = 0;
-	}
-	for (int j = 0; j < g; j++) {
-		m[j] = -INFINITY;
-		l[j] = 0;
-	}
+int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name)
+{
+	for (int i = 0; i < (int)(sizeof isas / sizeof isas[0]); i++)
+		if ((name == NULL || strcmp(name, isas[i].name) == 0) && isa_runs(i)) {
+			cpu->isa = i;
+			if (name)
+				return 0;
+		}
+	return name ? -1 : 0;
+}
 
-	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
-		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
-		/* Resolve the chunk's rows once. */
-		for (int r = 0; r < n; r++) {
-			int32_t tok = t + r;
-			int32_t blk = table[tok / P];
-			int slot = tok % P;
-			int64_t row = kvb_row_index(s, blk, u->h, slot);
-			krow[r] = (const float *)(kpool + row * (int64_t)eb);
-			vrow[r] = (const float *)(vpool + row * (int64_t)eb);
-			if (dt == KVB_DTYPE_INT8) {
-				int64_t sr = kvb_scale_index(s, blk, u->h, slot);
-				ks[r] = kv->k_scales[sr];
-				vs[r] = kv->v_scales[sr];
-			}
-		}
-		if (dt != KVB_DTYPE_FP32)
-			for (int r = 0; r < n; r++) {
-				convert_row(dt, krow[r], kt + (size_t)r * d, d);
-				krow[r] = kt + (size_t)r * d;
-			}
-		/* Scores, each K row used by all g heads while it is in L1. */
-		for (int r = 0; r < n; r++)
-			for (int j = 0; j < g; j++)
-				S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], d);
-		if (dt == KVB_DTYPE_INT8)
-			for (int j = 0; j < g; j++)
-				for (int r = 0; r < n; r++)
-					S[j * CHUNK + r] *= ks[r];
-		/* Online softmax: one rescale of acc per chunk and head. */
-		for (int j = 0; j < g; j++) {
-			float *Sj = S + j * CHUNK;
-			float mx = m[j];
-			for (int r = 0; r < n; r++)
-				mx = Sj[r] > mx ? Sj[r] : mx;
-			for (int r = 0; r < n; r++)
-				Sj[r] -= mx;
-			kvb_exp2_nonpos(Sj, n);
-			/* -inf on the first chunk gives 0: acc is 0 anyway */
-			float alpha = exp2_nonpos(m[j] - mx);
-			float sum = 0;
-			for (int r = 0; r < n; r++)
-				sum += Sj[r];
-			l[j] = l[j] * alpha + sum;
-			if (alpha != 1.0f)
-				scale_row(acc + (size_t)j * d, alpha, d);
-			m[j] = mx;
-			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
-				for (int r = 0; r < n; r++)
-					Sj[r] *= vs[r];
-		}
-		if (dt != KVB_DTYPE_FP32)
-			for (int r = 0; r < n; r++) {
-				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
-				vrow[r] = vt + (size_t)r * d;
-			}
-		for (int r = 0; r < n; r++)
-			for (int j = 0; j < g; j++)
-				axpy(acc + (size_t)j * d, S[j * CHUNK + r], vrow[r], d);
-	}
-	*acc_out = acc;
-	*m_out = m;
-	*l_out = l;
+const char *kvb_cpu_isa(const struct kvb_cpu *cpu)
+{
+	return isas[cpu->isa].name;
 }
 
 static void decode_worker(void *arg, int tid, int nthreads)
@@ -416,7 +340,7 @@ static void decode_worker(void *arg, int tid, int nthreads)
 			break;
 		const struct unit *u = &job->units[k];
 		float *acc, *m, *l;
-		attend(kv, job->q, u, ws, &acc, &m, &l);
+		isas[job->cpu->isa].fn(kv, job->q, u, ws, &acc, &m, &l);
 		if (u->part < 0) {
 			float *ob = job->o + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
 			for (int j = 0; j < g; j++) {

@@ -346,6 +346,12 @@ int kvb_cpu_threads(const struct kvb_cpu *cpu);
 /* Run fn(arg, tid, nthreads) on every worker and wait for all. */
 void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nthreads),
 		      void *arg);
+/* The instruction set the decode's inner loops use: "base" (SSE2 on
+ * x86-64, NEON on arm64, plain C elsewhere) or "avx2", the widest the CPU
+ * runs unless set.  kvb_cpu_set_isa returns -1 when the CPU (or this build)
+ * lacks the one named. */
+const char *kvb_cpu_isa(const struct kvb_cpu *cpu);
+int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name);
 /* One decode step: o[B][H_q][d] from q[B][H_q][d].  Returns 0, or -1 when
  * scratch memory could not be had. */
 int kvb_cpu_decode(struct kvb_cpu *cpu, const struct kvb_paged_kv *kv, const float *q, float *o);

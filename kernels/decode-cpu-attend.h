@@ -1,0 +1,358 @@
+/* decode-cpu-attend.h: the inner loops of the CPU decode, written once and
+ * compiled twice by decode-cpu.c: for the baseline ISA (16-byte vectors:
+ * SSE2 on x86-64, NEON on arm64) and, on x86-64, for AVX2 (32-byte), picked
+ * at run time.  That is how the default -O2 build, which may not assume
+ * more than SSE2, still uses the wider vectors of the machine it runs on.
+ *
+ * The includer defines VW (floats per vector) and SFX(name), which gives
+ * each copy's functions their own names, plus CHUNK, LANES, FOR_LANES,
+ * LOG2E, exp2_nonpos and struct unit.  The two products run on the GNU
+ * vector extension: plain C cannot say that a float reduction may be
+ * reordered (that takes -ffast-math), and -O2 keeps an accumulator array in
+ * memory; explicit vectors keep the running sums in registers.  Compilers
+ * without the extension get plain loops.  The conversions and the
+ * exponentials are plain loops of fixed width that -O2 vectorizes. */
+
+#define vf SFX(vf)
+#define vload SFX(vload)
+#define vstore SFX(vstore)
+#define vsum SFX(vsum)
+#define dot SFX(dot)
+#define dot2 SFX(dot2)
+#define pv1 SFX(pv1)
+#define pv2 SFX(pv2)
+#define convert_row SFX(convert_row)
+#define exp2_rows SFX(exp2_rows)
+#define attend SFX(attend)
+
+#if defined(__GNUC__)
+typedef float vf __attribute__((vector_size(VW * sizeof(float))));
+
+static inline vf vload(const float *p)
+{
+	vf v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline void vstore(float *p, vf v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+static inline float vsum(vf v)
+{
+	float s = 0;
+	for (int l = 0; l < VW; l++)
+		s += v[l];
+	return s;
+}
+
+/* q0 . k and q1 . k, each K element loaded once for both heads. */
+static inline void dot2(const float *restrict q0, const float *restrict q1,
+			const float *restrict k, int d, float *s0, float *s1)
+{
+	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+	int i = 0;
+	for (; i + 4 * VW <= d; i += 4 * VW) {
+		vf k0 = vload(k + i), k1 = vload(k + i + VW);
+		vf k2 = vload(k + i + 2 * VW), k3 = vload(k + i + 3 * VW);
+		a0 += vload(q0 + i) * k0;
+		a1 += vload(q0 + i + VW) * k1;
+		a2 += vload(q0 + i + 2 * VW) * k2;
+		a3 += vload(q0 + i + 3 * VW) * k3;
+		b0 += vload(q1 + i) * k0;
+		b1 += vload(q1 + i + VW) * k1;
+		b2 += vload(q1 + i + 2 * VW) * k2;
+		b3 += vload(q1 + i + 3 * VW) * k3;
+	}
+	float x = vsum((a0 + a1) + (a2 + a3)), y = vsum((b0 + b1) + (b2 + b3));
+	for (; i < d; i++) {
+		x += q0[i] * k[i];
+		y += q1[i] * k[i];
+	}
+	*s0 = x;
+	*s1 = y;
+}
+
+static inline float dot(const float *restrict q, const float *restrict k, int d)
+{
+	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+	int i = 0;
+	for (; i + 4 * VW <= d; i += 4 * VW) {
+		a0 += vload(q + i) * vload(k + i);
+		a1 += vload(q + i + VW) * vload(k + i + VW);
+		a2 += vload(q + i + 2 * VW) * vload(k + i + 2 * VW);
+		a3 += vload(q + i + 3 * VW) * vload(k + i + 3 * VW);
+	}
+	float x = vsum((a0 + a1) + (a2 + a3));
+	for (; i < d; i++)
+		x += q[i] * k[i];
+	return x;
+}
+
+/* acc0 += sum_r p0[r] v[r] and acc1 += sum_r p1[r] v[r] over n rows,
+ * 4 * VW columns at a time held in registers across all the rows, so each
+ * V element is loaded once per pair of heads and each accumulator once per
+ * chunk. */
+static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
+		       const float *p1, const float *const *v, int n, int d)
+{
+	int i = 0;
+	for (; i + 4 * VW <= d; i += 4 * VW) {
+		vf a0 = vload(acc0 + i), a1 = vload(acc0 + i + VW);
+		vf a2 = vload(acc0 + i + 2 * VW), a3 = vload(acc0 + i + 3 * VW);
+		vf b0 = vload(acc1 + i), b1 = vload(acc1 + i + VW);
+		vf b2 = vload(acc1 + i + 2 * VW), b3 = vload(acc1 + i + 3 * VW);
+		for (int r = 0; r < n; r++) {
+			const float *vr = v[r] + i;
+			vf v0 = vload(vr), v1 = vload(vr + VW);
+			vf v2 = vload(vr + 2 * VW), v3 = vload(vr + 3 * VW);
+			float x = p0[r], y = p1[r];
+			a0 += x * v0;
+			a1 += x * v1;
+			a2 += x * v2;
+			a3 += x * v3;
+			b0 += y * v0;
+			b1 += y * v1;
+			b2 += y * v2;
+			b3 += y * v3;
+		}
+		vstore(acc0 + i, a0);
+		vstore(acc0 + i + VW, a1);
+		vstore(acc0 + i + 2 * VW, a2);
+		vstore(acc0 + i + 3 * VW, a3);
+		vstore(acc1 + i, b0);
+		vstore(acc1 + i + VW, b1);
+		vstore(acc1 + i + 2 * VW, b2);
+		vstore(acc1 + i + 3 * VW, b3);
+	}
+	for (; i < d; i++)
+		for (int r = 0; r < n; r++) {
+			acc0[i] += p0[r] * v[r][i];
+			acc1[i] += p1[r] * v[r][i];
+		}
+}
+
+static inline void pv1(float *restrict acc, const float *p, const float *const *v, int n, int d)
+{
+	int i = 0;
+	for (; i + 4 * VW <= d; i += 4 * VW) {
+		vf a0 = vload(acc + i), a1 = vload(acc + i + VW);
+		vf a2 = vload(acc + i + 2 * VW), a3 = vload(acc + i + 3 * VW);
+		for (int r = 0; r < n; r++) {
+			const float *vr = v[r] + i;
+			float x = p[r];
+			a0 += x * vload(vr);
+			a1 += x * vload(vr + VW);
+			a2 += x * vload(vr + 2 * VW);
+			a3 += x * vload(vr + 3 * VW);
+		}
+		vstore(acc + i, a0);
+		vstore(acc + i + VW, a1);
+		vstore(acc + i + 2 * VW, a2);
+		vstore(acc + i + 3 * VW, a3);
+	}
+	for (; i < d; i++)
+		for (int r = 0; r < n; r++)
+			acc[i] += p[r] * v[r][i];
+}
+#else
+static inline float dot(const float *restrict q, const float *restrict k, int d)
+{
+	float x = 0;
+	for (int i = 0; i < d; i++)
+		x += q[i] * k[i];
+	return x;
+}
+
+static inline void dot2(const float *restrict q0, const float *restrict q1,
+			const float *restrict k, int d, float *s0, float *s1)
+{
+	*s0 = dot(q0, k, d);
+	*s1 = dot(q1, k, d);
+}
+
+static inline void pv1(float *restrict acc, const float *p, const float *const *v, int n, int d)
+{
+	for (int r = 0; r < n; r++)
+		for (int i = 0; i < d; i++)
+			acc[i] += p[r] * v[r][i];
+}
+
+static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
+		       const float *p1, const float *const *v, int n, int d)
+{
+	pv1(acc0, p0, v, n, d);
+	pv1(acc1, p1, v, n, d);
+}
+#endif
+
+/* One row of d stored elements to fp32 (scales applied elsewhere). */
+static void convert_row(enum kvb_dtype dtype, const void *restrict src, float *restrict dst, int d)
+{
+	switch (dtype) {
+	case KVB_DTYPE_FP16: {
+		const uint16_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = kvb_fp16_to_float(s[i]));
+		break;
+	}
+	case KVB_DTYPE_BF16: {
+		const uint16_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = kvb_bf16_to_float(s[i]));
+		break;
+	}
+	case KVB_DTYPE_FP8: {
+		const uint8_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = kvb_e4m3_to_float(s[i]));
+		break;
+	}
+	case KVB_DTYPE_INT8: {
+		const int8_t *restrict s = src;
+		FOR_LANES(d, i, dst[i] = (float)s[i]);
+		break;
+	}
+	default:
+		memcpy(dst, src, (size_t)d * sizeof *dst);
+		break;
+	}
+}
+
+static void exp2_rows(float *x, int n)
+{
+	FOR_LANES(n, i, x[i] = exp2_nonpos(x[i]));
+}
+
+/* Attend the g query heads of KV head u->h over tokens [t0, t1) of
+ * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
+ * and sum l[g]. */
+static void attend(const struct kvb_paged_kv *kv, const float *q, const struct unit *u,
+		   float *ws, float **acc_out, float **m_out, float **l_out)
+{
+	const struct kvb_shape *s = &kv->shape;
+	const int g = s->h_q / s->h_kv, d = s->d, P = s->block_size;
+	const enum kvb_dtype dt = s->dtype;
+	const size_t eb = kvb_dtype_bytes(dt);
+	float *qs = ws;
+	float *acc = qs + (size_t)g * d;
+	float *S = acc + (size_t)g * d;
+	float *m = S + (size_t)g * CHUNK;
+	float *l = m + g;
+	float *kt = l + g;
+	float *vt = kt + (size_t)CHUNK * d;
+	float *ks = vt + (size_t)CHUNK * d;
+	float *vs = ks + CHUNK;
+	const float *krow[CHUNK], *vrow[CHUNK];
+	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
+	const char *kpool = kv->k_pool, *vpool = kv->v_pool;
+	const size_t rowbytes = (size_t)d * eb;
+
+	/* log2(e) folds the base change in; fp8's per-tensor K scale too. */
+	float qscale = kv->sm_scale * LOG2E * (dt == KVB_DTYPE_FP8 ? kv->k_scale : 1.0f);
+	const float *qb = q + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
+	for (int j = 0; j < g * d; j++) {
+		qs[j] = qb[j] * qscale;
+		acc[j] = 0;
+	}
+	for (int j = 0; j < g; j++) {
+		m[j] = -INFINITY;
+		l[j] = 0;
+	}
+
+	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
+		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
+#if defined(__GNUC__)
+		/* Ask for the next chunk's rows now: its blocks are anywhere in
+		 * the pool, so no hardware prefetcher will guess them, and the
+		 * loads are in flight while this chunk computes. */
+		for (int32_t tok = t + CHUNK; tok < t + 2 * CHUNK && tok < u->t1; tok++) {
+			int64_t row = kvb_row_index(s, table[tok / P], u->h, tok % P) * (int64_t)eb;
+			for (int64_t off = 0; off < (int64_t)rowbytes; off += 64) {
+				__builtin_prefetch(kpool + row + off, 0, 3);
+				__builtin_prefetch(vpool + row + off, 0, 3);
+			}
+		}
+#endif
+		/* Resolve the chunk's rows once. */
+		for (int r = 0; r < n; r++) {
+			int32_t tok = t + r;
+			int32_t blk = table[tok / P];
+			int slot = tok % P;
+			int64_t row = kvb_row_index(s, blk, u->h, slot);
+			krow[r] = (const float *)(kpool + row * (int64_t)eb);
+			vrow[r] = (const float *)(vpool + row * (int64_t)eb);
+			if (dt == KVB_DTYPE_INT8) {
+				int64_t sr = kvb_scale_index(s, blk, u->h, slot);
+				ks[r] = kv->k_scales[sr];
+				vs[r] = kv->v_scales[sr];
+			}
+		}
+		if (dt != KVB_DTYPE_FP32)
+			for (int r = 0; r < n; r++) {
+				convert_row(dt, krow[r], kt + (size_t)r * d, d);
+				krow[r] = kt + (size_t)r * d;
+			}
+		/* Scores, each K row used by all g heads while it is in L1. */
+		for (int r = 0; r < n; r++) {
+			int j = 0;
+			for (; j + 2 <= g; j += 2)
+				dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], d,
+				     &S[j * CHUNK + r], &S[(j + 1) * CHUNK + r]);
+			if (j < g)
+				S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], d);
+		}
+		if (dt == KVB_DTYPE_INT8)
+			for (int j = 0; j < g; j++)
+				for (int r = 0; r < n; r++)
+					S[j * CHUNK + r] *= ks[r];
+		/* Online softmax: one rescale of acc per chunk and head. */
+		for (int j = 0; j < g; j++) {
+			float *Sj = S + j * CHUNK;
+			float mx = m[j];
+			for (int r = 0; r < n; r++)
+				mx = Sj[r] > mx ? Sj[r] : mx;
+			for (int r = 0; r < n; r++)
+				Sj[r] -= mx;
+			exp2_rows(Sj, n);
+			/* -inf on the first chunk gives 0: acc is 0 anyway */
+			float alpha = exp2_nonpos(m[j] - mx);
+			float sum = 0;
+			for (int r = 0; r < n; r++)
+				sum += Sj[r];
+			l[j] = l[j] * alpha + sum;
+			if (alpha != 1.0f)
+				scale_row(acc + (size_t)j * d, alpha, d);
+			m[j] = mx;
+			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
+				for (int r = 0; r < n; r++)
+					Sj[r] *= vs[r];
+		}
+		if (dt != KVB_DTYPE_FP32)
+			for (int r = 0; r < n; r++) {
+				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
+				vrow[r] = vt + (size_t)r * d;
+			}
+		int j = 0;
+		for (; j + 2 <= g; j += 2)
+			pv2(acc + (size_t)j * d, acc + (size_t)(j + 1) * d, S + j * CHUNK,
+			    S + (j + 1) * CHUNK, vrow, n, d);
+		if (j < g)
+			pv1(acc + (size_t)j * d, S + j * CHUNK, vrow, n, d);
+	}
+	*acc_out = acc;
+	*m_out = m;
+	*l_out = l;
+}
+
+
+#undef vf
+#undef vload
+#undef vstore
+#undef vsum
+#undef dot
+#undef dot2
+#undef pv1
+#undef pv2
+#undef convert_row
+#undef exp2_rows
+#undef attend

@@ -1,0 +1,1143 @@
+/* kvbench.c: the decode harness.  Runs a real paged-attention decode step
+ * over a real paged KV cache, on the CPU or a CUDA GPU, and reports the
+ * bandwidth it reaches against a streaming ceiling measured in the same
+ * run; or, with --capacity, allocates a KV pool for real under a memory
+ * limit and reports the blocks, tokens and sequences that fit.
+ *
+ * Stance: validate before timing.  Every point is first run on fresh
+ * random data with the output poisoned and compared with the double
+ * reference; a point that fails is reported and never timed.  Timing is
+ * cold: the caches are flushed before each timed run, each run is timed
+ * alone, and the median is reported.  kvbench measures; predictions come
+ * from the planner's library (not in a -DKVBENCH_STANDALONE build, which
+ * needs neither libyaml nor autotools and is what kernels/run-device.sh
+ * compiles on a GPU machine). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "decode.h"
+#include "units.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.1.0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE = 77 };
+enum backend { BACKEND_CPU, BACKEND_CUDA };
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
+
+/* --------------------------------------------------------------- options */
+
+struct int_list {
+	int64_t v[64];
+	int n;
+};
+
+struct heads_list {
+	int hq[32], hkv[32];
+	int n;
+};
+
+struct opts {
+	enum backend backend;
+	struct int_list batch, context, block, head_dim;
+	struct heads_list heads;
+	enum kvb_dtype dtypes[KVB_DTYPE_COUNT];
+	int ndtypes;
+	enum kvb_lengths lengths;
+	int threads, repeats, warmup;
+	uint64_t seed;
+	int validate_only, capacity, quick;
+	uint64_t weights_bytes, gpu_memory, stream_bytes;
+	int gpu_memory_set, stream_bytes_set;
+	double utilization;
+	int layers;
+	const char *out;
+	enum format format;
+	char command[2048];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: kvbench [options]\n"
+		"Run a paged-attention decode step, validate it against a double-precision\n"
+		"reference, and time it against a streaming ceiling measured in the same run.\n"
+		"\n"
+		"Sweep (each LIST is comma-separated; every combination is one point):\n"
+		"  --backend cpu|cuda      where the decode runs (default cpu)\n"
+		"  --batch LIST            sequences B (default 16)\n"
+		"  --context LIST          tokens per sequence, mean for --lengths uniform;\n"
+		"                          k = 1024 (default 4096)\n"
+		"  --block-size LIST       tokens per KV block P (default 16)\n"
+		"  --kv-dtype LIST         fp32, fp16, bf16, fp8 (e4m3), int8 (default bf16)\n"
+		"  --heads LIST            HQ:HKV query and KV heads, e.g. 32:32,32:8 (default 32:8)\n"
+		"  --head-dim LIST         head dim d (default 128; CUDA: 64, 128, 256)\n"
+		"  --lengths fixed|uniform all equal to the context, or uniform on\n"
+		"                          [1, 2*context-1] (default fixed)\n"
+		"\n"
+		"Run:\n"
+		"  --threads N             CPU threads (default: online CPUs)\n"
+		"  --warmup N              untimed runs before timing (default 2)\n"
+		"  --repeats N             timed runs; the median is reported (default 10)\n"
+		"  --seed N                random seed for data and lengths (default 1)\n"
+		"  --validate-only         validate every point, time nothing\n"
+		"  --stream-bytes SIZE     array size of the streaming ceiling\n"
+		"                          (default: 512MiB or 4x the last-level cache)\n"
+		"  --quick                 a small sweep for tests: B 3, context 200,\n"
+		"                          every dtype, heads 8:8 and 8:2, d 64\n"
+		"\n"
+		"Capacity (--capacity): allocate a KV pool for real and fill it:\n"
+		"  --gpu-memory SIZE       memory limit (default: the GPU's memory; 1GiB on cpu)\n"
+		"  --utilization FRAC      fraction of the limit kvbench may use (default 0.9)\n"
+		"  --weights-bytes SIZE    reserved and touched before the pool (default 0)\n"
+		"  --layers N              layers whose KV each block holds (default 1)\n"
+		"\n"
+		"Output:\n"
+		"  --format table|json|csv standard output format (default table)\n"
+		"  --out FILE              also write FILE: .csv, or .yaml/.yml with the\n"
+		"                          environment and ceiling\n"
+		"  --help, --version\n"
+		"\n"
+		"Exit status: 0 ok, 1 a point failed validation or the run failed,\n"
+		"2 usage, 77 --backend cuda without a CUDA device.\n");
+}
+
+static int die_usage(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("kvbench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'kvbench --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* Comma-separated positive integers; `tokens` takes k/M suffixes. */
+static int parse_list(const char *opt, const char *arg, int tokens, int64_t max,
+		      struct int_list *out)
+{
+	char buf[1024], *save = NULL;
+	if (strlen(arg) >= sizeof buf)
+		return die_usage("%s: list too long", opt);
+	strcpy(buf, arg);
+	out->n = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		int rc = tokens ? kvp_parse_tokens(tok, &v) : kvp_parse_u64(tok, &v);
+		if (rc != 0 || v == 0 || v > (uint64_t)max)
+			return die_usage("%s: '%s' is not a whole number in 1..%lld", opt, tok,
+					 (long long)max);
+		if (out->n == (int)(sizeof out->v / sizeof out->v[0]))
+			return die_usage("%s: more than %d values", opt, out->n);
+		out->v[out->n++] = (int64_t)v;
+	}
+	if (out->n == 0)
+		return die_usage("%s: empty list", opt);
+	return 0;
+}
+
+static int parse_heads(const char *arg, struct heads_list *out)
+{
+	char buf[1024], *save = NULL;
+	if (strlen(arg) >= sizeof buf)
+		return die_usage("--heads: list too long");
+	strcpy(buf, arg);
+	out->n = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		uint64_t hq, hkv;
+		if (!colon)
+			return die_usage("--heads: '%s' is not HQ:HKV", tok);
+		*colon = 0;
+		if (kvp_parse_u64(tok, &hq) || kvp_parse_u64(colon + 1, &hkv) || hq == 0 ||
+		    hkv == 0 || hq > 1024 || hkv > 1024)
+			return die_usage("--heads: '%s:%s' needs two whole numbers in 1..1024", tok,
+					 colon + 1);
+		if (hq % hkv != 0)
+			return die_usage("--heads: %s:%s: KV heads must divide query heads", tok,
+					 colon + 1);
+		if (out->n == (int)(sizeof out->hq / sizeof out->hq[0]))
+			return die_usage("--heads: more than %d values", out->n);
+		out->hq[out->n] = (int)hq;
+		out->hkv[out->n++] = (int)hkv;
+	}
+	if (out->n == 0)
+		return die_usage("--heads: empty list");
+	return 0;
+}
+
+static int parse_dtypes(const char *arg, struct opts *o)
+{
+	char buf[256], *save = NULL;
+	if (strlen(arg) >= sizeof buf)
+		return die_usage("--kv-dtype: list too long");
+	strcpy(buf, arg);
+	o->ndtypes = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum kvb_dtype dt;
+		if (kvb_dtype_parse(tok, &dt) != 0)
+			return die_usage("--kv-dtype: '%s' is not one of fp32, fp16, bf16, fp8, int8",
+					 tok);
+		if (o->ndtypes == KVB_DTYPE_COUNT)
+			return die_usage("--kv-dtype: more than %d values", KVB_DTYPE_COUNT);
+		o->dtypes[o->ndtypes++] = dt;
+	}
+	if (o->ndtypes == 0)
+		return die_usage("--kv-dtype: empty list");
+	return 0;
+}
+
+static int parse_count(const char *opt, const char *arg, int min, int max, int *out)
+{
+	uint64_t v;
+	if (kvp_parse_u64(arg, &v) != 0 || v < (uint64_t)min || v > (uint64_t)max)
+		return die_usage("%s: '%s' is not a whole number in %d..%d", opt, arg, min, max);
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_size(const char *opt, const char *arg, uint64_t *out)
+{
+	if (kvp_parse_bytes(arg, out) != 0)
+		return die_usage("%s: '%s' is not a size (e.g. 80GiB, 512MiB, 1e9 not allowed)",
+				 opt, arg);
+	return 0;
+}
+
+enum {
+	OPT_BACKEND = 256, OPT_BATCH, OPT_CONTEXT, OPT_BLOCK, OPT_DTYPE, OPT_HEADS, OPT_DIM,
+	OPT_LENGTHS, OPT_THREADS, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_VALIDATE, OPT_CAPACITY,
+	OPT_WEIGHTS, OPT_GPUMEM, OPT_UTIL, OPT_LAYERS, OPT_OUT, OPT_FORMAT, OPT_QUICK,
+	OPT_STREAM, OPT_HELP, OPT_VERSION
+};
+
+static const struct option long_opts[] = {
+	{"backend", required_argument, NULL, OPT_BACKEND},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"context", required_argument, NULL, OPT_CONTEXT},
+	{"block-size", required_argument, NULL, OPT_BLOCK},
+	{"kv-dtype", required_argument, NULL, OPT_DTYPE},
+	{"heads", required_argument, NULL, OPT_HEADS},
+	{"head-dim", required_argument, NULL, OPT_DIM},
+	{"lengths", required_argument, NULL, OPT_LENGTHS},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"repeats", required_argument, NULL, OPT_REPEATS},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"validate-only", no_argument, NULL, OPT_VALIDATE},
+	{"capacity", no_argument, NULL, OPT_CAPACITY},
+	{"weights-bytes", required_argument, NULL, OPT_WEIGHTS},
+	{"gpu-memory", required_argument, NULL, OPT_GPUMEM},
+	{"utilization", required_argument, NULL, OPT_UTIL},
+	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"out", required_argument, NULL, OPT_OUT},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"quick", no_argument, NULL, OPT_QUICK},
+	{"stream-bytes", required_argument, NULL, OPT_STREAM},
+	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+static void set_list(struct int_list *l, const int64_t *v, int n)
+{
+	l->n = n;
+	memcpy(l->v, v, (size_t)n * sizeof *v);
+}
+
+/* Returns -1 to go on, or an exit code. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int seen_batch = 0, seen_context = 0, seen_block = 0, seen_dim = 0, seen_heads = 0,
+	    seen_dtype = 0, seen_repeats = 0, seen_warmup = 0, seen_lengths = 0, c, rc;
+	memset(o, 0, sizeof *o);
+	o->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->threads < 1)
+		o->threads = 1;
+	o->seed = 1;
+	o->utilization = 0.9;
+	o->layers = 1;
+	size_t len = 0;
+	for (int i = 0; i < argc && len + 2 < sizeof o->command; i++)
+		len += (size_t)snprintf(o->command + len, sizeof o->command - len, "%s%s",
+					i ? " " : "", argv[i]);
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		rc = 0;
+		switch (c) {
+		case OPT_BACKEND:
+			if (strcmp(optarg, "cpu") == 0)
+				o->backend = BACKEND_CPU;
+			else if (strcmp(optarg, "cuda") == 0)
+				o->backend = BACKEND_CUDA;
+			else
+				return die_usage("--backend: '%s' is not cpu or cuda", optarg);
+			break;
+		case OPT_BATCH: rc = parse_list("--batch", optarg, 0, 1 << 20, &o->batch); seen_batch = 1; break;
+		case OPT_CONTEXT: rc = parse_list("--context", optarg, 1, 1 << 30, &o->context); seen_context = 1; break;
+		case OPT_BLOCK: rc = parse_list("--block-size", optarg, 0, 1 << 16, &o->block); seen_block = 1; break;
+		case OPT_DIM: rc = parse_list("--head-dim", optarg, 0, 4096, &o->head_dim); seen_dim = 1; break;
+		case OPT_HEADS: rc = parse_heads(optarg, &o->heads); seen_heads = 1; break;
+		case OPT_DTYPE: rc = parse_dtypes(optarg, o); seen_dtype = 1; break;
+		case OPT_LENGTHS:
+			if (kvb_lengths_parse(optarg, &o->lengths) != 0)
+				return die_usage("--lengths: '%s' is not fixed or uniform", optarg);
+			seen_lengths = 1;
+			break;
+		case OPT_THREADS: rc = parse_count("--threads", optarg, 1, 4096, &o->threads); break;
+		case OPT_REPEATS: rc = parse_count("--repeats", optarg, 1, 100000, &o->repeats); seen_repeats = 1; break;
+		case OPT_WARMUP: rc = parse_count("--warmup", optarg, 0, 100000, &o->warmup); seen_warmup = 1; break;
+		case OPT_SEED:
+			if (kvp_parse_u64(optarg, &o->seed) != 0)
+				return die_usage("--seed: '%s' is not a whole number", optarg);
+			break;
+		case OPT_VALIDATE: o->validate_only = 1; break;
+		case OPT_CAPACITY: o->capacity = 1; break;
+		case OPT_QUICK: o->quick = 1; break;
+		case OPT_WEIGHTS: rc = parse_size("--weights-bytes", optarg, &o->weights_bytes); break;
+		case OPT_GPUMEM:
+			rc = parse_size("--gpu-memory", optarg, &o->gpu_memory);
+			if (rc == 0 && o->gpu_memory == 0)
+				return die_usage("--gpu-memory: must be more than 0");
+			o->gpu_memory_set = 1;
+			break;
+		case OPT_STREAM:
+			rc = parse_size("--stream-bytes", optarg, &o->stream_bytes);
+			if (rc == 0 && o->stream_bytes < 4096)
+				return die_usage("--stream-bytes: at least 4KiB");
+			o->stream_bytes_set = 1;
+			break;
+		case OPT_UTIL:
+			if (kvp_parse_fraction(optarg, &o->utilization) != 0)
+				return die_usage("--utilization: '%s' is not a fraction in (0, 1] "
+						 "(0.9 or 90%%)", optarg);
+			break;
+		case OPT_LAYERS: rc = parse_count("--layers", optarg, 1, 100000, &o->layers); break;
+		case OPT_OUT: o->out = optarg; break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "table") == 0)
+				o->format = FORMAT_TABLE;
+			else if (strcmp(optarg, "json") == 0)
+				o->format = FORMAT_JSON;
+			else if (strcmp(optarg, "csv") == 0)
+				o->format = FORMAT_CSV;
+			else
+				return die_usage("--format: '%s' is not table, json or csv", optarg);
+			break;
+		case OPT_HELP: usage(stdout); return EXIT_OK;
+		case OPT_VERSION: printf("kvbench %s\n", PACKAGE_VERSION); return EXIT_OK;
+		default:
+			if (optopt)
+				return die_usage("unknown option or missing value: '%s'", argv[optind - 1]);
+			return die_usage("unknown option '%s'", argv[optind - 1]);
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return die_usage("unexpected argument '%s'", argv[optind]);
+
+	/* Defaults: one Llama-3-8B-like layer, or the quick sweep. */
+	static const int64_t q_batch[] = {3}, q_context[] = {200}, q_block[] = {16}, q_dim[] = {64};
+	static const int64_t d_batch[] = {16}, d_context[] = {4096}, d_block[] = {16}, d_dim[] = {128};
+	if (!seen_batch)
+		set_list(&o->batch, o->quick ? q_batch : d_batch, 1);
+	if (!seen_context)
+		set_list(&o->context, o->quick ? q_context : d_context, 1);
+	if (!seen_block)
+		set_list(&o->block, o->quick ? q_block : d_block, 1);
+	if (!seen_dim)
+		set_list(&o->head_dim, o->quick ? q_dim : d_dim, 1);
+	if (!seen_heads) {
+		o->heads.n = o->quick ? 2 : 1;
+		o->heads.hq[0] = o->quick ? 8 : 32;
+		o->heads.hkv[0] = 8;
+		o->heads.hq[1] = 8;
+		o->heads.hkv[1] = 2;
+	}
+	if (!seen_dtype) {
+		o->ndtypes = o->quick ? KVB_DTYPE_COUNT : 1;
+		for (int i = 0; i < o->ndtypes; i++)
+			o->dtypes[i] = o->quick ? (enum kvb_dtype)i : KVB_DTYPE_BF16;
+	}
+	if (!seen_lengths && o->quick)
+		o->lengths = KVB_LENGTHS_UNIFORM;
+	if (!seen_repeats)
+		o->repeats = o->quick ? 3 : 10;
+	if (!seen_warmup)
+		o->warmup = o->quick ? 1 : 2;
+	if (!o->stream_bytes_set && o->quick)
+		o->stream_bytes = 8 * KVP_MIB;
+	if (o->backend == BACKEND_CUDA)
+		for (int i = 0; i < o->head_dim.n; i++)
+			if (o->head_dim.v[i] != 64 && o->head_dim.v[i] != 128 && o->head_dim.v[i] != 256)
+				return die_usage("--head-dim: the CUDA backend is built for 64, 128 "
+						 "and 256, not %lld", (long long)o->head_dim.v[i]);
+	if (o->out) {
+		const char *dot = strrchr(o->out, '.');
+		if (!dot || (strcmp(dot, ".csv") && strcmp(dot, ".yaml") && strcmp(dot, ".yml")))
+			return die_usage("--out: '%s' must end in .csv, .yaml or .yml", o->out);
+	}
+	return -1;
+}
+
+/* ----------------------------------------------------------------- rows
+ * A row is an ordered list of (key, value) pairs; every writer walks it. */
+
+struct field {
+	const char *key;
+	char val[96];
+	int text; /* quoted in JSON/YAML */
+};
+
+struct row {
+	struct field f[48];
+	int n;
+};
+
+struct rows {
+	struct row *r;
+	int n, cap;
+};
+
+static void put(struct row *r, const char *key, int text, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void put(struct row *r, const char *key, int text, const char *fmt, ...)
+{
+	va_list ap;
+	if (r->n == (int)(sizeof r->f / sizeof r->f[0]))
+		return;
+	struct field *f = &r->f[r->n++];
+	f->key = key;
+	f->text = text;
+	va_start(ap, fmt);
+	vsnprintf(f->val, sizeof f->val, fmt, ap);
+	va_end(ap);
+}
+
+static const char *get(const struct row *r, const char *key)
+{
+	for (int i = 0; i < r->n; i++)
+		if (strcmp(r->f[i].key, key) == 0)
+			return r->f[i].val;
+	return "";
+}
+
+static int rows_add(struct rows *rs, const struct row *r)
+{
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? 2 * rs->cap : 16;
+		struct row *n = realloc(rs->r, (size_t)cap * sizeof *n);
+		if (!n)
+			return -1;
+		rs->r = n;
+		rs->cap = cap;
+	}
+	rs->r[rs->n++] = *r;
+	return 0;
+}
+
+static void write_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void write_value(FILE *f, const struct field *fl)
+{
+	if (fl->text)
+		write_quoted(f, fl->val);
+	else
+		fputs(fl->val, f);
+}
+
+static void write_csv(FILE *f, const struct rows *rs)
+{
+	if (rs->n == 0)
+		return;
+	for (int i = 0; i < rs->r[0].n; i++)
+		fprintf(f, "%s%s", i ? "," : "", rs->r[0].f[i].key);
+	fputc('\n', f);
+	for (int k = 0; k < rs->n; k++) {
+		for (int i = 0; i < rs->r[k].n; i++) {
+			const struct field *fl = &rs->r[k].f[i];
+			if (i)
+				fputc(',', f);
+			if (strpbrk(fl->val, ",\"\n"))
+				write_quoted(f, fl->val);
+			else
+				fputs(fl->val, f);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void write_json_row(FILE *f, const struct row *r, const char *indent)
+{
+	fputs("{", f);
+	for (int i = 0; i < r->n; i++) {
+		fprintf(f, "%s\n%s  \"%s\": ", i ? "," : "", indent, r->f[i].key);
+		write_value(f, &r->f[i]);
+	}
+	fprintf(f, "\n%s}", indent);
+}
+
+static void write_json(FILE *f, const struct row *env, const struct rows *rs)
+{
+	fputs("{\n  \"kvbench\": ", f);
+	write_json_row(f, env, "  ");
+	fputs(",\n  \"points\": [", f);
+	for (int k = 0; k < rs->n; k++) {
+		fputs(k ? ",\n    " : "\n    ", f);
+		write_json_row(f, &rs->r[k], "    ");
+	}
+	fputs(rs->n ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+static void write_yaml(FILE *f, const struct row *env, const struct rows *rs)
+{
+	fputs("# kvbench results: measured decode bandwidth or capacity, read by\n"
+	      "# `kvplan validate` and `kvplan perf --calibration`.\n"
+	      "kvbench:\n", f);
+	for (int i = 0; i < env->n; i++) {
+		fprintf(f, "  %s: ", env->f[i].key);
+		write_value(f, &env->f[i]);
+		fputc('\n', f);
+	}
+	fputs(rs->n ? "points:\n" : "points: []\n", f);
+	for (int k = 0; k < rs->n; k++)
+		for (int i = 0; i < rs->r[k].n; i++) {
+			fprintf(f, "%s%s: ", i ? "    " : "  - ", rs->r[k].f[i].key);
+			write_value(f, &rs->r[k].f[i]);
+			fputc('\n', f);
+		}
+}
+
+/* The table: chosen columns, right-aligned, under a header. */
+static void write_table(FILE *f, const struct rows *rs, const char *const *keys,
+			const char *const *titles, int ncols)
+{
+	int w[32];
+	for (int c = 0; c < ncols; c++) {
+		w[c] = (int)strlen(titles[c]);
+		for (int k = 0; k < rs->n; k++) {
+			int l = (int)strlen(get(&rs->r[k], keys[c]));
+			w[c] = l > w[c] ? l : w[c];
+		}
+	}
+	for (int c = 0; c < ncols; c++)
+		fprintf(f, "%s%*s", c ? "  " : "", w[c], titles[c]);
+	fputc('\n', f);
+	for (int k = 0; k < rs->n; k++) {
+		for (int c = 0; c < ncols; c++)
+			fprintf(f, "%s%*s", c ? "  " : "", w[c], get(&rs->r[k], keys[c]));
+		fputc('\n', f);
+	}
+}
+
+/* ------------------------------------------------------------ environment */
+
+static void cpu_model(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	snprintf(buf, size, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "model name", 10) == 0) {
+			char *p = strchr(line, ':');
+			if (p) {
+				p += 1 + strspn(p + 1, " \t");
+				p[strcspn(p, "\n")] = 0;
+				snprintf(buf, size, "%s", p);
+			}
+			break;
+		}
+	fclose(f);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* -------------------------------------------------------------- backends */
+
+struct ctx {
+	struct opts *o;
+	struct kvb_cpu *cpu;
+	struct kvb_ceiling ceiling;
+	int have_ceiling;
+	void *flush;
+	uint64_t flush_bytes;
+#ifdef HAVE_CUDA
+	struct kvb_cuda_info gpu;
+#endif
+};
+
+/* Sequences to compare with the reference: all when the reference's work
+ * (about 3 * len * H_q * d multiply-adds per sequence) fits a budget that
+ * grows with the threads; otherwise the first, the last, the longest and
+ * random others until the budget is spent. */
+static int pick_seqs(const struct kvb_paged_kv *kv, int threads, uint64_t seed, int32_t *out)
+{
+	const double per_token = 3.0 * kv->shape.h_q * kv->shape.d;
+	const double budget = 3e8 * threads;
+	double total = 0;
+	for (int32_t b = 0; b < kv->batch; b++)
+		total += per_token * kv->seq_lens[b];
+	if (total <= budget) {
+		for (int32_t b = 0; b < kv->batch; b++)
+			out[b] = b;
+		return kv->batch;
+	}
+	int32_t longest = 0;
+	for (int32_t b = 1; b < kv->batch; b++)
+		if (kv->seq_lens[b] > kv->seq_lens[longest])
+			longest = b;
+	int n = 0;
+	double spent = 0;
+	uint64_t st = seed ^ 0x636865636bull; /* "check" */
+	int32_t cand[3] = {0, kv->batch - 1, longest};
+	for (int i = 0; i < 3 + 8; i++) {
+		int32_t b = i < 3 ? cand[i] : (int32_t)(kvb_rng_next(&st) % (uint64_t)kv->batch);
+		int dup = 0;
+		for (int k = 0; k < n; k++)
+			dup |= out[k] == b;
+		double cost = per_token * kv->seq_lens[b];
+		if (dup || (n > 0 && spent + cost > budget))
+			continue;
+		out[n++] = b;
+		spent += cost;
+	}
+	return n;
+}
+
+/* One bandwidth point: validate, then time.  Fills the row; returns 0,
+ * 1 when validation failed, -1 on a run error (message printed). */
+static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batch, int32_t context,
+		     uint64_t seed, struct row *row)
+{
+	struct opts *o = cx->o;
+	struct kvb_paged_kv kv;
+	int32_t *lens = malloc((size_t)batch * sizeof *lens);
+	int32_t *seqs = malloc((size_t)batch * sizeof *seqs);
+	size_t nq = (size_t)batch * shape->h_q * shape->d;
+	float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
+	double *times = calloc((size_t)o->repeats, sizeof *times);
+	int rc = -1, splits = 1, chunk = 0;
+	struct kvb_check chk;
+	uint64_t moved = 0, table = 0, tokens = 0;
+#ifdef HAVE_CUDA
+	struct kvb_cuda_decode *dc = NULL;
+#endif
+	memset(&kv, 0, sizeof kv);
+	if (!lens || !seqs || !q || !out || !times) {
+		fprintf(stderr, "kvbench: out of memory\n");
+		goto out;
+	}
+	kvb_lengths_make(o->lengths, batch, context, seed, lens);
+	if (kvb_paged_kv_alloc(&kv, shape, batch, lens, seed) != 0 ||
+	    kvb_paged_kv_fill(&kv, seed, cx->cpu) != 0) {
+		fprintf(stderr, "kvbench: cannot allocate a cache of %lld blocks (%s)\n",
+			(long long)kv.num_blocks, strerror(errno));
+		goto out;
+	}
+	kvb_queries_fill(q, nq, seed);
+	for (int32_t b = 0; b < batch; b++)
+		tokens += (uint64_t)lens[b];
+	if (kvb_paged_kv_bytes(&kv, &moved, &table) != 0) {
+		fprintf(stderr, "kvbench: byte count overflows\n");
+		goto out;
+	}
+
+	/* Validate on this very cache, output poisoned first. */
+	kvb_poison(out, nq);
+	if (o->backend == BACKEND_CPU) {
+		if (kvb_cpu_decode(cx->cpu, &kv, q, out) != 0) {
+			fprintf(stderr, "kvbench: out of memory in the CPU decode\n");
+			goto out;
+		}
+	}
+#ifdef HAVE_CUDA
+	else {
+		int st = kvb_cuda_decode_create(&kv, q, &dc);
+		if (st == KVB_CUDA_OK)
+			st = kvb_cuda_decode_run(dc, out);
+		if (st != KVB_CUDA_OK) {
+			fprintf(stderr, "kvbench: %s\n", kvb_cuda_error());
+			goto out;
+		}
+		kvb_cuda_decode_split(dc, &splits, &chunk);
+	}
+#endif
+	int nseqs = pick_seqs(&kv, kvb_cpu_threads(cx->cpu), seed, seqs);
+	if (kvb_check_output(&kv, q, out, seqs, nseqs, cx->cpu, &chk) != 0) {
+		fprintf(stderr, "kvbench: out of memory in the check\n");
+		goto out;
+	}
+	int passed = kvb_check_passed(&kv, &chk);
+
+	double median = 0, best = 0, gbps = 0;
+	if (passed && !o->validate_only) {
+		if (o->backend == BACKEND_CPU) {
+			for (int r = 0; r < o->warmup; r++)
+				kvb_cpu_decode(cx->cpu, &kv, q, out);
+			for (int r = 0; r < o->repeats; r++) {
+				kvb_cpu_flush(cx->cpu, cx->flush, cx->flush_bytes);
+				double t0 = now_s();
+				kvb_cpu_decode(cx->cpu, &kv, q, out);
+				times[r] = now_s() - t0;
+			}
+		}
+#ifdef HAVE_CUDA
+		else if (kvb_cuda_decode_time(dc, o->warmup, o->repeats, times) != KVB_CUDA_OK) {
+			fprintf(stderr, "kvbench: %s\n", kvb_cuda_error());
+			goto out;
+		}
+#endif
+		qsort(times, (size_t)o->repeats, sizeof *times, cmp_double);
+		best = times[0];
+		median = o->repeats % 2 ? times[o->repeats / 2]
+					: 0.5 * (times[o->repeats / 2 - 1] + times[o->repeats / 2]);
+		gbps = (double)moved / median / 1e9;
+	}
+
+	put(row, "backend", 1, "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
+	put(row, "batch", 0, "%d", batch);
+	put(row, "context", 0, "%d", context);
+	put(row, "lengths", 1, "%s", kvb_lengths_name(o->lengths));
+	put(row, "tokens", 0, "%llu", (unsigned long long)tokens);
+	put(row, "block_size", 0, "%d", shape->block_size);
+	put(row, "kv_dtype", 1, "%s", kvb_dtype_name(shape->dtype));
+	put(row, "num_heads", 0, "%d", shape->h_q);
+	put(row, "num_kv_heads", 0, "%d", shape->h_kv);
+	put(row, "group", 0, "%d", shape->h_q / shape->h_kv);
+	put(row, "head_dim", 0, "%d", shape->d);
+	put(row, "threads", 0, "%d", o->backend == BACKEND_CPU ? kvb_cpu_threads(cx->cpu) : 0);
+	put(row, "splits", 0, "%d", splits);
+	put(row, "chunk_tokens", 0, "%d", chunk);
+	put(row, "pool_bytes", 0, "%llu",
+	    (unsigned long long)kvb_pool_bytes(shape, kv.num_blocks));
+	put(row, "moved_bytes", 0, "%llu", (unsigned long long)moved);
+	put(row, "table_bytes", 0, "%llu", (unsigned long long)table);
+	put(row, "validated", 1, "%s", passed ? "pass" : "FAIL");
+	put(row, "max_err", 0, "%.3g", chk.max_err);
+	put(row, "tolerance", 0, "%.3g", kvb_dtype_tolerance(shape->dtype));
+	put(row, "nonfinite", 0, "%lld", (long long)chk.nonfinite);
+	put(row, "seqs_checked", 0, "%d", chk.seqs_checked);
+	if (!o->validate_only) {
+		double ceil_gbps = o->backend == BACKEND_CPU ? cx->ceiling.read_gbps
+							     : cx->ceiling.copy_gbps;
+		put(row, "repeats", 0, "%d", o->repeats);
+		put(row, "time_median_s", 0, "%.6e", median);
+		put(row, "time_best_s", 0, "%.6e", best);
+		put(row, "time_us", 0, "%.1f", median * 1e6); /* the table's column */
+		put(row, "gbps", 0, "%.2f", gbps);
+		put(row, "ceiling_read_gbps", 0, "%.2f", cx->ceiling.read_gbps);
+		put(row, "ceiling_copy_gbps", 0, "%.2f", cx->ceiling.copy_gbps);
+		put(row, "ceiling_triad_gbps", 0, "%.2f", cx->ceiling.triad_gbps);
+		put(row, "ratio", 0, "%.3f", ceil_gbps > 0 ? gbps / ceil_gbps : 0.0);
+		put(row, "pct", 0, "%.1f%%", ceil_gbps > 0 ? 100 * gbps / ceil_gbps : 0.0);
+	}
+	if (!passed)
+		fprintf(stderr,
+			"kvbench: validation FAILED: %s B=%d ctx=%d P=%d %d:%d d=%d: max error %.3g "
+			"(bound %.3g) at sequence %d head %d element %d, %lld non-finite outputs\n",
+			kvb_dtype_name(shape->dtype), batch, context, shape->block_size, shape->h_q,
+			shape->h_kv, shape->d, chk.max_err, kvb_dtype_tolerance(shape->dtype),
+			chk.worst_seq, chk.worst_head, chk.worst_i, (long long)chk.nonfinite);
+	rc = passed ? 0 : 1;
+out:
+#ifdef HAVE_CUDA
+	kvb_cuda_decode_free(dc);
+#endif
+	kvb_paged_kv_free(&kv);
+	free(lens);
+	free(seqs);
+	free(q);
+	free(out);
+	free(times);
+	return rc;
+}
+
+static void env_row(struct ctx *cx, struct row *env)
+{
+	struct opts *o = cx->o;
+	char buf[256], date[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	put(env, "version", 1, "%s", PACKAGE_VERSION);
+	put(env, "date", 1, "%s", date);
+	put(env, "command", 1, "%s", o->command);
+	put(env, "mode", 1, "%s", o->capacity ? "capacity" : o->validate_only ? "validate" : "bandwidth");
+	put(env, "backend", 1, "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
+	cpu_model(buf, sizeof buf);
+	put(env, "cpu", 1, "%s", buf);
+	put(env, "threads", 0, "%d", kvb_cpu_threads(cx->cpu));
+	put(env, "llc_bytes", 0, "%llu", (unsigned long long)kvb_llc_bytes());
+#ifdef HAVE_CUDA
+	if (o->backend == BACKEND_CUDA) {
+		put(env, "gpu", 1, "%s", cx->gpu.name);
+		put(env, "compute_capability", 1, "%d.%d", cx->gpu.cc_major, cx->gpu.cc_minor);
+		put(env, "sm_count", 0, "%d", cx->gpu.sm_count);
+		put(env, "l2_bytes", 0, "%d", cx->gpu.l2_bytes);
+		put(env, "gpu_memory_bytes", 0, "%llu", (unsigned long long)cx->gpu.total_bytes);
+		put(env, "driver_version", 0, "%d", cx->gpu.driver_version);
+		put(env, "runtime_version", 0, "%d", cx->gpu.runtime_version);
+		put(env, "mem_clock_khz", 0, "%d", cx->gpu.mem_clock_khz);
+		put(env, "bus_width_bits", 0, "%d", cx->gpu.bus_width_bits);
+		put(env, "datasheet_gbps", 0, "%.1f", cx->gpu.datasheet_gbps);
+	}
+#endif
+	if (cx->have_ceiling) {
+		put(env, "ceiling_array_bytes", 0, "%llu", (unsigned long long)cx->ceiling.array_bytes);
+		put(env, "ceiling_read_gbps", 0, "%.2f", cx->ceiling.read_gbps);
+		put(env, "ceiling_copy_gbps", 0, "%.2f", cx->ceiling.copy_gbps);
+		put(env, "ceiling_triad_gbps", 0, "%.2f", cx->ceiling.triad_gbps);
+	}
+}
+
+static int run_bandwidth(struct ctx *cx, struct rows *rs)
+{
+	struct opts *o = cx->o;
+	int failed = 0, errors = 0;
+	uint64_t llc = kvb_llc_bytes();
+	if (llc == 0)
+		llc = 32 * KVP_MIB;
+	if (!o->validate_only) {
+		uint64_t bytes = o->stream_bytes;
+		if (!o->stream_bytes_set && !o->quick)
+			bytes = 4 * llc > 512 * KVP_MIB ? 4 * llc : 512 * KVP_MIB;
+		int st = -1;
+		if (o->backend == BACKEND_CPU)
+			st = kvb_stream_cpu(cx->cpu, bytes, 5, &cx->ceiling);
+#ifdef HAVE_CUDA
+		else {
+			if (!o->stream_bytes_set && !o->quick)
+				bytes = 1 * KVP_GIB;
+			st = kvb_cuda_stream(bytes, 10, &cx->ceiling);
+		}
+#endif
+		if (st != 0) {
+			fprintf(stderr, "kvbench: the streaming ceiling could not run: %s\n",
+				o->backend == BACKEND_CPU ? "out of memory"
+#ifdef HAVE_CUDA
+							  : kvb_cuda_error());
+#else
+							  : "no CUDA");
+#endif
+			return EXIT_FAILED;
+		}
+		cx->have_ceiling = 1;
+		/* A read of twice the LLC before each timed CPU run: a cold cache. */
+		cx->flush_bytes = 2 * llc;
+		cx->flush = kvb_big_alloc(cx->flush_bytes);
+		if (!cx->flush) {
+			fprintf(stderr, "kvbench: out of memory\n");
+			return EXIT_FAILED;
+		}
+		memset(cx->flush, 1, cx->flush_bytes);
+	}
+	uint64_t seed = o->seed;
+	for (int ib = 0; ib < o->batch.n; ib++)
+		for (int ic = 0; ic < o->context.n; ic++)
+			for (int ih = 0; ih < o->heads.n; ih++)
+				for (int id = 0; id < o->head_dim.n; id++)
+					for (int ip = 0; ip < o->block.n; ip++)
+						for (int it = 0; it < o->ndtypes; it++) {
+							struct kvb_shape s = {
+								.h_q = o->heads.hq[ih],
+								.h_kv = o->heads.hkv[ih],
+								.d = (int)o->head_dim.v[id],
+								.block_size = (int)o->block.v[ip],
+								.dtype = o->dtypes[it],
+							};
+							struct row row = {.n = 0};
+							int rc = run_point(cx, &s, (int32_t)o->batch.v[ib],
+									   (int32_t)o->context.v[ic], seed++, &row);
+							if (rc < 0) {
+								errors++;
+								continue;
+							}
+							failed += rc;
+							if (rows_add(rs, &row) != 0)
+								errors++;
+						}
+	kvb_big_free(cx->flush);
+	cx->flush = NULL;
+	return failed || errors ? EXIT_FAILED : EXIT_OK;
+}
+
+/* --------------------------------------------------------------- capacity
+ * The measured side of the planner's capacity numbers: allocate what the
+ * budget allows for real and count what fits. */
+
+/* Allocate, for real and touched, `weights` bytes and then pool chunks of
+ * whole blocks while the total stays within `limit`.  Returns blocks. */
+static int64_t cpu_capacity(uint64_t weights, uint64_t limit, uint64_t block_bytes, int *err)
+{
+	enum { MAXCHUNKS = 4096 };
+	void *chunk[MAXCHUNKS];
+	int nchunks = 0;
+	int64_t blocks = 0;
+	uint64_t used = 0;
+	const uint64_t chunk_max = 256 * KVP_MIB;
+	void *w = NULL;
+	*err = 0;
+	if (weights > limit)
+		return 0;
+	if (weights) {
+		w = kvb_big_alloc(weights);
+		if (!w) {
+			*err = 1;
+			return 0;
+		}
+		memset(w, 0x5a, weights);
+		used = weights;
+	}
+	while (used + block_bytes <= limit && nchunks < MAXCHUNKS) {
+		uint64_t room = limit - used;
+		uint64_t n = (room < chunk_max ? room : chunk_max) / block_bytes;
+		if (n == 0)
+			n = 1; /* a block larger than a chunk still gets its own */
+		void *p = kvb_big_alloc(n * block_bytes);
+		if (!p)
+			break; /* the machine said no before the limit did */
+		memset(p, 0xa5, n * block_bytes);
+		chunk[nchunks++] = p;
+		used += n * block_bytes;
+		blocks += (int64_t)n;
+	}
+	for (int i = 0; i < nchunks; i++)
+		kvb_big_free(chunk[i]);
+	kvb_big_free(w);
+	return blocks;
+}
+
+static int run_capacity(struct ctx *cx, struct rows *rs)
+{
+	struct opts *o = cx->o;
+	uint64_t cap = o->gpu_memory_set ? o->gpu_memory : KVP_GIB;
+#ifdef HAVE_CUDA
+	if (o->backend == BACKEND_CUDA && !o->gpu_memory_set)
+		cap = cx->gpu.total_bytes;
+#endif
+	uint64_t limit = (uint64_t)((double)cap * o->utilization);
+	int errors = 0;
+	for (int ih = 0; ih < o->heads.n; ih++)
+		for (int id = 0; id < o->head_dim.n; id++)
+			for (int ip = 0; ip < o->block.n; ip++)
+				for (int it = 0; it < o->ndtypes; it++)
+					for (int ic = 0; ic < o->context.n; ic++) {
+		struct kvb_shape s = {.h_q = o->heads.hq[ih], .h_kv = o->heads.hkv[ih],
+				      .d = (int)o->head_dim.v[id], .block_size = (int)o->block.v[ip],
+				      .dtype = o->dtypes[it]};
+		uint64_t block_bytes;
+		if (!kvp_mul(kvb_block_bytes(&s), (uint64_t)o->layers, &block_bytes)) {
+			fprintf(stderr, "kvbench: block size overflows\n");
+			errors++;
+			continue;
+		}
+		int64_t blocks = 0;
+		int err = 0;
+		if (o->backend == BACKEND_CPU)
+			blocks = cpu_capacity(o->weights_bytes, limit, block_bytes, &err);
+#ifdef HAVE_CUDA
+		else if (kvb_cuda_capacity(o->weights_bytes, limit, block_bytes, &blocks) != 0) {
+			fprintf(stderr, "kvbench: %s\n", kvb_cuda_error());
+			err = 1;
+		}
+#endif
+		if (err) {
+			fprintf(stderr, "kvbench: the weights (%llu bytes) could not be allocated\n",
+				(unsigned long long)o->weights_bytes);
+			errors++;
+			continue;
+		}
+		/* Admit sequences in order while their blocks fit (first come,
+		 * first served, as a serving engine's scheduler does). */
+		int64_t free_blocks = blocks, seqs = 0, admitted_tokens = 0;
+		uint64_t st = o->seed;
+		for (;;) {
+			int32_t len;
+			kvb_lengths_make(o->lengths, 1, (int32_t)o->context.v[ic],
+					 kvb_rng_next(&st), &len);
+			int64_t need = ((int64_t)len + s.block_size - 1) / s.block_size;
+			if (need > free_blocks)
+				break;
+			free_blocks -= need;
+			admitted_tokens += len;
+			seqs++;
+		}
+		struct row row = {.n = 0};
+		put(&row, "backend", 1, "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
+		put(&row, "memory_bytes", 0, "%llu", (unsigned long long)cap);
+		put(&row, "utilization", 0, "%.4g", o->utilization);
+		put(&row, "limit_bytes", 0, "%llu", (unsigned long long)limit);
+		put(&row, "weights_bytes", 0, "%llu", (unsigned long long)o->weights_bytes);
+		put(&row, "layers", 0, "%d", o->layers);
+		put(&row, "num_heads", 0, "%d", s.h_q);
+		put(&row, "num_kv_heads", 0, "%d", s.h_kv);
+		put(&row, "head_dim", 0, "%d", s.d);
+		put(&row, "kv_dtype", 1, "%s", kvb_dtype_name(s.dtype));
+		put(&row, "block_size", 0, "%d", s.block_size);
+		put(&row, "block_bytes", 0, "%llu", (unsigned long long)block_bytes);
+		put(&row, "context", 0, "%lld", (long long)o->context.v[ic]);
+		put(&row, "lengths", 1, "%s", kvb_lengths_name(o->lengths));
+		put(&row, "blocks", 0, "%lld", (long long)blocks);
+		put(&row, "token_slots", 0, "%lld", (long long)blocks * s.block_size);
+		put(&row, "sequences", 0, "%lld", (long long)seqs);
+		put(&row, "tokens", 0, "%lld", (long long)admitted_tokens);
+		if (rows_add(rs, &row) != 0)
+			errors++;
+	}
+	return errors ? EXIT_FAILED : EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void print_results(FILE *f, struct ctx *cx, const struct row *env, const struct rows *rs)
+{
+	struct opts *o = cx->o;
+	if (o->format == FORMAT_JSON) {
+		write_json(f, env, rs);
+		return;
+	}
+	if (o->format == FORMAT_CSV) {
+		write_csv(f, rs);
+		return;
+	}
+	if (o->capacity) {
+		static const char *const keys[] = {"kv_dtype", "num_kv_heads", "head_dim",
+			"block_size", "layers", "block_bytes", "limit_bytes", "weights_bytes",
+			"blocks", "token_slots", "context", "sequences", "tokens"};
+		static const char *const titles[] = {"dtype", "Hkv", "d", "P", "layers",
+			"block B", "limit B", "weights B", "blocks", "slots", "ctx", "seqs", "tokens"};
+		fprintf(f, "kvbench %s capacity (%s): limit = memory %s x utilization %.4g; the "
+			   "weights are allocated first,\nthen blocks of block B = layers x 2 (K,V) x "
+			   "Hkv x P x d x dtype bytes (+ int8 scales) until the limit;\nsequences of "
+			   "the context's length are admitted in order while their blocks fit.\n\n",
+			PACKAGE_VERSION, o->backend == BACKEND_CPU ? "cpu, malloc + touch" : "cuda, cudaMalloc",
+			get(&rs->r[0], "memory_bytes"), o->utilization);
+		write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
+		return;
+	}
+	if (o->validate_only) {
+		static const char *const keys[] = {"batch", "context", "block_size", "kv_dtype",
+			"num_heads", "num_kv_heads", "head_dim", "tokens", "seqs_checked", "max_err",
+			"tolerance", "nonfinite", "validated"};
+		static const char *const titles[] = {"B", "ctx", "P", "dtype", "Hq", "Hkv", "d",
+			"tokens", "checked", "max err", "bound", "NaN", "result"};
+		fprintf(f, "kvbench %s validation (%s): each point against the double reference, "
+			   "output poisoned with NaN first;\nerror = |o - ref| / sum_t p_t |v_t|, "
+			   "bound per KV dtype.\n\n", PACKAGE_VERSION,
+			o->backend == BACKEND_CPU ? "cpu" : "cuda");
+		write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
+		return;
+	}
+	static const char *const keys[] = {"batch", "context", "block_size", "kv_dtype",
+		"num_heads", "num_kv_heads", "head_dim", "splits", "moved_bytes", "time_us", "gbps",
+		"pct", "max_err", "validated"};
+	static const char *const titles[] = {"B", "ctx", "P", "dtype", "Hq", "Hkv", "d", "splits",
+		"bytes moved", "median us", "GB/s", "of ceil", "max err", "check"};
+	fprintf(f, "kvbench %s decode (%s, %d threads)\n", PACKAGE_VERSION,
+		o->backend == BACKEND_CPU ? "cpu" : "cuda", kvb_cpu_threads(cx->cpu));
+	fprintf(f, "ceiling: arrays of %.0f MiB, best of the runs: read %.2f GB/s, copy %.2f GB/s, "
+		   "triad %.2f GB/s (STREAM counting)\n",
+		(double)cx->ceiling.array_bytes / KVP_MIB, cx->ceiling.read_gbps,
+		cx->ceiling.copy_gbps, cx->ceiling.triad_gbps);
+	fprintf(f, "bytes moved = K + V of the valid tokens in the KV dtype (+ their scales) + Q + O "
+		   "in fp32; block tables not counted\nGB/s = bytes moved / median of %d runs "
+		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling\n\n",
+		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy");
+	write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ctx cx;
+	struct rows rs = {0};
+	struct row env = {.n = 0};
+	int rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	memset(&cx, 0, sizeof cx);
+	cx.o = &o;
+
+	if (o.backend == BACKEND_CUDA) {
+#ifdef HAVE_CUDA
+		int st = kvb_cuda_probe(&cx.gpu);
+		if (st == KVB_CUDA_NO_DEVICE) {
+			fprintf(stderr, "kvbench: no CUDA device (%s)\n", kvb_cuda_error());
+			return EXIT_NO_DEVICE;
+		}
+		if (st != KVB_CUDA_OK) {
+			fprintf(stderr, "kvbench: %s\n", kvb_cuda_error());
+			return EXIT_FAILED;
+		}
+#else
+		fprintf(stderr, "kvbench: no CUDA device (this kvbench was built without CUDA)\n");
+		return EXIT_NO_DEVICE;
+#endif
+	}
+	if (kvb_cpu_create(o.threads, &cx.cpu) != 0) {
+		fprintf(stderr, "kvbench: cannot start %d threads: %s\n", o.threads, strerror(errno));
+		return EXIT_FAILED;
+	}
+	rc = o.capacity ? run_capacity(&cx, &rs) : run_bandwidth(&cx, &rs);
+	env_row(&cx, &env);
+	if (rs.n > 0)
+		print_results(stdout, &cx, &env, &rs);
+	if (o.out) {
+		FILE *f = fopen(o.out, "w");
+		if (!f) {
+			fprintf(stderr, "kvbench: %s: %s\n", o.out, strerror(errno));
+			rc = EXIT_FAILED;
+		} else {
+			const char *dot = strrchr(o.out, '.');
+			if (strcmp(dot, ".csv") == 0)
+				write_csv(f, &rs);
+			else
+				write_yaml(f, &env, &rs);
+			if (fclose(f) != 0) {
+				fprintf(stderr, "kvbench: %s: %s\n", o.out, strerror(errno));
+				rc = EXIT_FAILED;
+			}
+		}
+	}
+	kvb_cpu_free(cx.cpu);
+	free(rs.r);
+	return rc;
+}
