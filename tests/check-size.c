@@ -1,0 +1,318 @@
+/* check-size.c: GPU purchase sizing.  Expected values are hand arithmetic
+ * beside each assertion, on round hardware (1 TB/s, efficiencies 1, compute
+ * so fast it never binds) and fixed-length workloads (tests/data/workloads/
+ * size-*.yaml), plus the issue's worked example: a 30B model in 4 bits on a
+ * 24 GB GPU leaves about 9 GB, about 36,000 tokens at 256 KiB per token. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "size.h"
+#include "units.h"
+
+static struct kvp_model model;
+static struct kvp_gpu gpu;
+static struct kvp_workload wl;
+static struct kvp_size_demand demand;
+static struct kvp_size_opts opts;
+
+/* A GPU of round numbers: 1 TB/s, 1e18 FLOP/s (compute never binds), no
+ * NVLink, PCIe 4.0, $2 per hour. */
+static void round_gpu(uint64_t memory)
+{
+	memset(&gpu, 0, sizeof gpu);
+	strcpy(gpu.name, "round");
+	gpu.memory_bytes = memory;
+	gpu.bandwidth_bps = 1e12;
+	gpu.bf16_flops = 1e18;
+	strcpy(gpu.host_link, "pcie4x16");
+	gpu.price_per_hour = 2.0;
+	gpu.decode_bw_efficiency = 1;
+	gpu.prefill_flops_efficiency = 1;
+}
+
+static void load(const char *model_name, const char *workload)
+{
+	struct kvp_error err = {0};
+	char path[1024];
+	ck_assert_msg(kvp_model_load(model_name, &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	snprintf(path, sizeof path, "%s/tests/data/workloads/%s.yaml", KVP_SRCDIR, workload);
+	ck_assert_msg(kvp_workload_load(path, &wl, &err) == KVP_STATUS_OK, "%s: %s", path, err.msg);
+	memset(&opts, 0, sizeof opts);
+	opts.budget.engine = KVP_ENGINE_GENERIC;
+	opts.budget.par.tp = opts.budget.par.pp = 1;
+	opts.budget.utilization = 1.0;
+	opts.budget.has_activation = opts.budget.has_overhead = true;
+}
+
+static void derive(void)
+{
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_size_demand(&wl, &model, &demand, &err) == KVP_STATUS_OK, "%s", err.msg);
+}
+
+/* Little's law: 4 requests/s, each 0.5 s to its first token and 200 tokens
+ * at 10 ms: 4 x (0.5 + 200 x 0.01) = 10 in the system. */
+START_TEST(test_littles_law)
+{
+	ck_assert_double_eq_tol(kvp_size_concurrency(4, 0.5, 200, 0.01), 10.0, 1e-12);
+	ck_assert_double_eq(kvp_size_concurrency(0, 0.5, 200, 0.01), 0);
+}
+END_TEST
+
+/* The replica search by hand.  Llama-2-7B, weights given as 10 GB (1e10 B),
+ * on an 80 GiB GPU at 1 TB/s; 5 requests/s of 100 prompt + 100 output
+ * tokens; TPOT level 10.7 ms.
+ *   mean context = 100 + 99 / 2 = 149.5 -> 150 tokens = 150 x 524,288 =
+ *     78,643,200 B of KV -> k = 78.6432 us per sequence per step
+ *   prefill S = (1e10 + 100 x 524,288) / 1e12 = 10.0524288 ms (bandwidth)
+ *   step(C) = 10 ms + k C
+ * One replica: rho = 5 x 0.0100524288 = 0.050262144; W_q = rho S / (2 (1 -
+ *   rho)) = 0.26600 ms; TTFT = 10.31843 ms; C = 5 (TTFT + 100 (0.01 + k C) /
+ *   (1 - rho)) -> C (1 - 500 k / 0.949737856) = 0.0515921 + 5.264610 ->
+ *   C = 5.545814; TPOT = (0.01 + k C) / 0.949737856 = 10.98844 ms > 10.7: fails.
+ * Two replicas: 2.5 requests/s each; rho = 0.025131072; W_q = 0.12957 ms;
+ *   TTFT = 10.18200 ms; C = 2.643210; TPOT = 10.47102 ms: meets.
+ * Cost: 2 GPUs x $2 = $4 per hour for 5 x 100 = 500 output tokens/s =
+ *   1.8 M per hour: $2.2222 per million. */
+START_TEST(test_replicas_by_hand)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	ck_assert_double_eq(demand.prompt_mean, 100);
+	ck_assert_double_eq(demand.output_mean, 100);
+	ck_assert_uint_eq(demand.mean_context, 150);
+	ck_assert_uint_eq(demand.prompt_p, 100);
+	ck_assert_uint_eq(demand.max_model_len, 4096); /* Llama-2's max_position_embeddings */
+	ck_assert_double_eq(demand.percentile, 90);
+
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.prefill_s, 0.0100524288, 1e-9);
+	ck_assert_double_eq_tol(c.prefill_utilization, 0.050262144, 1e-9);
+	ck_assert_double_eq_tol(c.queue_s, 0.00026600, 1e-8);
+	ck_assert_double_eq_tol(c.concurrency, 5.545814, 1e-5);
+	ck_assert_double_eq_tol(c.tpot_s, 0.01098844, 1e-7);
+	ck_assert_uint_eq(c.sequences, 6);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TPOT);
+	ck_assert(!c.meets);
+
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 2, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.rate, 2.5, 1e-12);
+	ck_assert_double_eq_tol(c.concurrency, 2.643210, 1e-5);
+	ck_assert_double_eq_tol(c.tpot_s, 0.01047102, 1e-7);
+	ck_assert_double_eq_tol(c.ttft_s, 0.01018200, 1e-7);
+	ck_assert(c.meets);
+	/* Little's law holds for what evaluate reports (fixed lengths: the
+	 * percentile prompt is the mean one) */
+	ck_assert_double_eq_tol(c.concurrency, kvp_size_concurrency(c.rate, c.ttft_s, 100, c.tpot_s), 1e-6);
+
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert_uint_eq(c.replicas, 2);
+	ck_assert_uint_eq(c.count, 2);
+	ck_assert_double_eq_tol(c.cost_per_hour, 4.0, 1e-12);
+	ck_assert_double_eq_tol(c.tokens_per_s, 500, 1e-9);
+	ck_assert_double_eq_tol(c.cost_per_mtok, 4.0 / 1.8, 1e-9);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* A 30B model quantized to 4 bits on a 24 GB GPU: 30e9 x 0.5 B = 15e9 B of
+ * weights, "about 9 GB left"; in the example's round binary figures, 24 GiB -
+ * 15 GiB = 9 GiB; at 256 KiB per token (64 layers x 2 x 8 KV heads x 128 x
+ * 2 B = 262,144 B) that is 9 x 2^30 / 2^18 = 36,864 tokens, "about 36,000".
+ * A sequence of 4,096 tokens takes 1 GiB: 9 of them fit.  9 users fit one
+ * GPU; 10 do not (memory), and two replicas of 5 do. */
+START_TEST(test_30b_int4_on_24gb)
+{
+	load("llama-2-7b", "size-memory");
+	model.num_layers = 64;
+	for (uint32_t i = 0; i < 64; i++)
+		model.layers[i] = KVP_LAYER_FULL;
+	model.num_kv_heads = 8;
+	model.params = model.active_params = 30000000000ULL;
+	model.max_context = 8192;
+	round_gpu(24 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 15 * KVP_GIB;
+	derive();
+	ck_assert_uint_eq(demand.mean_context, 4096); /* 3,072 + 2,048 / 2 */
+	ck_assert_uint_eq(demand.max_model_len, 6144);
+
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.kv_pool_bytes, 9 * KVP_GIB);
+	ck_assert_uint_eq(c.kv_pool_bytes / 262144, 36864);
+	ck_assert_uint_eq(c.max_sequences, 9);
+	ck_assert_uint_eq(c.sequences, 9);
+	ck_assert_uint_eq(c.kv_bytes_needed, 9 * KVP_GIB);
+	ck_assert_msg(c.meets, "failed %u", c.failed);
+
+	wl.concurrent_users = 10;
+	derive();
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.sequences, 10);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_MEMORY);
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.replicas, 2);
+	ck_assert_uint_eq(c.sequences, 5);
+	ck_assert(c.meets);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* Constraints no replica count cures, and saturation. */
+START_TEST(test_failures)
+{
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	/* tp 3 does not divide 32 heads: a failed split, not an error */
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 3, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_SPLIT);
+	ck_assert_uint_eq(c.count, 3);
+	/* 200 requests/s: rho = 200 x 10.05 ms = 2.01 on one replica */
+	demand.rate = 200;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.failed & KVP_SIZE_FAIL_THROUGHPUT);
+	opts.max_replicas = 1;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(!c.meets);
+	ck_assert_uint_eq(c.replicas, 1);
+	opts.max_replicas = 0;
+	/* a TPOT level below the bare weights read (10 ms) fails at any count */
+	demand.rate = 5;
+	demand.slo_tpot_s = 0.009;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.replicas, 1);
+	/* weights of 90 GB on 80 GiB (85.9 GB) */
+	demand.slo_tpot_s = 0.0107;
+	opts.budget.weights_bytes = 90000000000ULL;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.failed & KVP_SIZE_FAIL_WEIGHTS);
+	/* max_model_len 4,096 = 2 GiB of KV does not fit a 1.5 GiB pool */
+	round_gpu(10 * KVP_GIB + 3 * KVP_GIB / 2);
+	opts.budget.weights_bytes = 10 * KVP_GIB;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.failed & KVP_SIZE_FAIL_CONTEXT);
+	char buf[64];
+	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, buf, sizeof buf);
+	ck_assert_str_eq(buf, "memory,tpot");
+	kvp_size_fail_format(0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "");
+	ck_assert_str_eq(kvp_size_fail_name(KVP_SIZE_FAIL_THROUGHPUT), "throughput");
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+START_TEST(test_rank)
+{
+	struct kvp_size_config c[4] = {0};
+	strcpy(c[0].gpu, "a"); c[0].meets = false; c[0].failed = KVP_SIZE_FAIL_MEMORY; c[0].cost_per_hour = 1;
+	strcpy(c[1].gpu, "b"); c[1].meets = true; c[1].cost_per_hour = 8; c[1].count = 2;
+	strcpy(c[2].gpu, "c"); c[2].meets = true; c[2].cost_per_hour = 4; c[2].count = 4;
+	strcpy(c[3].gpu, "d"); c[3].meets = true; c[3].cost_per_hour = NAN; c[3].count = 1;
+	kvp_size_rank(c, 4);
+	ck_assert_str_eq(c[0].gpu, "c"); /* cheapest that meets */
+	ck_assert_str_eq(c[1].gpu, "b");
+	ck_assert_str_eq(c[2].gpu, "d"); /* unknown price after known ones */
+	ck_assert_str_eq(c[3].gpu, "a"); /* failures last */
+}
+END_TEST
+
+START_TEST(test_emit)
+{
+	load("llama-2-7b", "size-replicas");
+	struct kvp_size_config c = {0};
+	strcpy(c.gpu, "h100-sxm");
+	c.tp = 2;
+	c.replicas = 3;
+	c.count = 6;
+	c.kv_dtype = KVP_DTYPE_FP8;
+	c.block_size = 16;
+	c.utilization = 0.9;
+	c.max_model_len = 4096;
+	c.max_num_seqs = 64;
+	c.max_batched_tokens = 8192;
+	c.kv_pool_bytes = 1000;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c);
+	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c);
+	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "vllm serve meta-llama/Llama-2-7b-hf --tensor-parallel-size 2"));
+	ck_assert_ptr_nonnull(strstr(buf, "--max-model-len 4096 --max-num-seqs 64"));
+	ck_assert_ptr_nonnull(strstr(buf, "--gpu-memory-utilization 0.9000 --kv-cache-dtype fp8 --block-size 16"));
+	ck_assert_ptr_nonnull(strstr(buf, "3 replicas of 2 x h100-sxm (6 GPUs)"));
+	ck_assert_ptr_nonnull(strstr(buf, "--tp-size 2"));
+	ck_assert_ptr_nonnull(strstr(buf, "--kv-cache-dtype fp8_e4m3"));
+	ck_assert_ptr_nonnull(strstr(buf, "--max-running-requests 64"));
+	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve meta-llama/Llama-2-7b-hf --tp_size 2 --max_seq_len 4096"));
+	ck_assert_ptr_nonnull(strstr(buf, "--kv_cache_free_gpu_memory_fraction 0.9000"));
+	ck_assert_ptr_nonnull(strstr(buf, "dtype: fp8"));
+	free(buf);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+START_TEST(test_demand_errors)
+{
+	struct kvp_error err = {0};
+	load("llama-2-7b", "size-replicas");
+	/* no max_len: the model's max_context, here shorter than the mean
+	 * sequence of 150 tokens */
+	model.max_context = 120;
+	ck_assert_int_eq(kvp_size_demand(&wl, &model, &demand, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "max_len");
+	/* with max_len 120 the output is cut to 20 tokens: 100 + 19 / 2 = 109.5 -> 110 */
+	wl.max_len = 120;
+	ck_assert_int_eq(kvp_size_demand(&wl, &model, &demand, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(demand.output_mean, 20);
+	ck_assert_uint_eq(demand.mean_context, 110);
+	ck_assert_uint_eq(demand.max_model_len, 120);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+static Suite *size_suite(void)
+{
+	Suite *s = suite_create("size");
+	TCase *core = tcase_create("core");
+	tcase_set_timeout(core, 60);
+	tcase_add_test(core, test_littles_law);
+	tcase_add_test(core, test_replicas_by_hand);
+	tcase_add_test(core, test_30b_int4_on_24gb);
+	tcase_add_test(core, test_rank);
+	tcase_add_test(core, test_emit);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_set_timeout(errors, 60);
+	tcase_add_test(errors, test_failures);
+	tcase_add_test(errors, test_demand_errors);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(size_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
