@@ -133,6 +133,7 @@ int kvp_cmd_size(int argc, char **argv)
 	uint64_t tps[MAX_TPS] = {1, 2, 4, 8}, users = 0, max_replicas = 0;
 	size_t ntp = 4, nprice = 0;
 	struct price prices[MAX_PRICES];
+	bool priced[MAX_PRICES] = {false};
 	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
 	bool engine_given = false, has_emit = false;
 	enum kvp_engine emit = KVP_ENGINE_GENERIC;
@@ -263,16 +264,6 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_usage_error(cmd, "no GPU profiles to consider");
 		goto out;
 	}
-	for (size_t i = 0; i < nprice; i++) {
-		bool known = false;
-		for (size_t k = 0; k < ngpu; k++)
-			known = known || strcmp(prices[i].gpu, names[k]) == 0;
-		if (!known) {
-			rc = kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
-						 prices[i].gpu);
-			goto out;
-		}
-	}
 	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
 		goto out;
 	if (kvp_workload_load(workload, &w, &err)) {
@@ -305,8 +296,10 @@ int kvp_cmd_size(int argc, char **argv)
 			goto out;
 		}
 		for (size_t k = 0; k < nprice; k++)
-			if (strcmp(prices[k].gpu, names[i]) == 0)
+			if (strcmp(prices[k].gpu, names[i]) == 0 || strcmp(prices[k].gpu, g.name) == 0) {
 				g.price_per_hour = prices[k].usd;
+				priced[k] = true;
+			}
 		for (size_t t = 0; t < ntp; t++) {
 			if (kvp_size_search(m, &g, &d, &so, (uint32_t)tps[t], &cfg[n], &err)) {
 				rc = kvp_cli_error(cmd, &err);
@@ -315,6 +308,12 @@ int kvp_cmd_size(int argc, char **argv)
 			n++;
 		}
 	}
+	for (size_t k = 0; k < nprice; k++)
+		if (!priced[k]) {
+			rc = kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
+						 prices[k].gpu);
+			goto out;
+		}
 	kvp_size_rank(cfg, n);
 	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
 

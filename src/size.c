@@ -276,8 +276,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->concurrency = c;
 	out->sequences = c < 1 ? 1 : (uint64_t)ceil(c - 1e-9);
 	if (saturated) {
+		/* the queue grows without bound: no concurrency, memory or latency to speak of */
 		out->failed |= KVP_SIZE_FAIL_THROUGHPUT;
-		out->ttft_s = out->tpot_s = INFINITY;
+		out->concurrency = out->ttft_s = out->tpot_s = INFINITY;
+		out->sequences = 0;
 	} else {
 		if ((st = step_at(r, c, &step, &bd, err)))
 			goto out;
@@ -290,10 +292,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		if (d->slo_tpot_s > 0 && out->tpot_s > d->slo_tpot_s)
 			out->failed |= KVP_SIZE_FAIL_TPOT;
 	}
-	if (!(out->failed & (KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT))) {
+	if (!saturated && !(out->failed & (KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT))) {
 		if ((st = kvp_budget_pool_for(b, d->mean_context, out->sequences, &out->kv_bytes_needed)))
 			goto out;
-		if (out->sequences > b->max_sequences || saturated)
+		if (out->sequences > b->max_sequences)
 			out->failed |= KVP_SIZE_FAIL_MEMORY;
 	}
 	/* what the deployment serves: the demand, when it keeps up */

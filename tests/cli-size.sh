@@ -1,0 +1,146 @@
+#!/bin/sh
+# cli-size.sh: golden tests of `kvplan size`.  Expected values are hand
+# arithmetic written beside each check (the same cases as tests/check-size.c).
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+expect_near() {
+	v=$(json "$1")
+	if awk -v v="$v" -v w="$2" -v t="$3" 'BEGIN { d = v - w; if (d < 0) d = -d;
+		exit !(v != "" && d <= t * (w < 0 ? -w : w)) }'; then ok; else bad "$1 = '$v', want $2 (+-$3)"; fi
+}
+
+wl="$top_srcdir/tests/data/workloads"
+# A GPU of round numbers (a test fixture): 80 GiB, 1 TB/s, compute so fast it
+# never binds (1e6 TFLOP/s), efficiencies 1, $2 per hour.
+cat >"$tmp/round.yaml" <<EOF
+name: round
+vendor: test
+memory: "80GiB"
+bandwidth: "1TB/s"
+bf16_tflops: 1000000
+host_link: pcie4x16
+price_per_hour: 2
+calibration:
+  decode_bw_efficiency: 1
+  prefill_flops_efficiency: 1
+EOF
+fixed="--model llama-2-7b --gpu $tmp/round.yaml --weights-bytes 10GB --utilization 1
+       --activation-bytes 0 --overhead-bytes 0 --tp 1"
+
+# Llama-2-7B, 10 GB of weights at 1 TB/s; 5 requests/s of 100 + 100 tokens,
+# TPOT level 10.7 ms (tests/check-size.c has the steps): one replica holds
+# C = 5.5458 sequences at TPOT 10.988 ms (fails); two hold 2.6432 at
+# 10.471 ms (meet).  2 GPUs x $2 = $4/hour; 500 output tokens/s = 1.8 M/hour
+# -> $2.222222222 per million.
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --format json
+expect_rc 0
+expect_json mean_context 150                  # 100 + (100 - 1) / 2, rounded up
+expect_json gpu round
+expect_json count 2
+expect_json tp 1
+expect_json replicas 2
+expect_json meets true
+expect_json failed ""
+expect_json cost_per_hour 4
+expect_near cost_per_mtok 2.222222222 1e-9
+expect_near concurrency 2.6432096 1e-6
+expect_near tpot_s 0.0104710184 1e-6
+expect_json tokens_per_s 500
+
+# one replica at most: it fails TPOT, exit 1
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-replicas 1 --format json
+expect_rc 1
+expect_json failed tpot
+expect_json replicas 1
+expect_near concurrency 5.5458138 1e-6
+expect_json chosen null
+
+# the level relaxed to 11 ms: one replica meets; --price halves the bill
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --tpot 0.011 --price round=1 --format json
+expect_rc 0
+expect_json replicas 1
+expect_json cost_per_hour 1
+
+# Throughput at 200 requests/s, TPOT level relaxed to 1 s: prefill needs
+# 200 x 10.05 ms = 2.01 GPU-seconds per second, so at least 3 replicas; on 3
+# decode cannot keep up: each added sequence adds rate x output x k / (1 - rho)
+# = 66.7 x 100 x 78.6 us / (1 - 0.670) = 1.59 sequences (> 1: it runs away);
+# on 4: 50 x 100 x 78.6 us / (1 - 0.503) = 0.79, so C = 483.6 and TPOT =
+# (10 ms + 483.6 k) / 0.497 = 96.6 ms.
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 1 --format json
+expect_rc 0
+expect_json replicas 4
+expect_near prefill_utilization 0.50262144 1e-9
+expect_near tpot_s 0.0965750 1e-5
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 1 --max-replicas 3 --format json
+expect_rc 1
+expect_json replicas 3
+expect_json failed throughput
+
+# The issue's example: 30B in 4 bits on 24 GB; in binary round figures 24 GiB
+# - 15 GiB of weights = 9 GiB of KV; Llama-2-7B with fp8 KV keeps 256 KiB per
+# token (2 x 32 x 128 x 1 B x 32), 9 GiB / 256 KiB = 36,864 tokens; a
+# sequence of 3,072 + 2,048 / 2 = 4,096 tokens takes 1 GiB: 9 users fit.
+mem="--model llama-2-7b --gpu $tmp/round.yaml --gpu-memory 24GiB --weights-bytes 15GiB
+     --utilization 1 --activation-bytes 0 --overhead-bytes 0 --kv-dtype fp8 --tp 1"
+run "$KVPLAN" size $mem --workload "$wl/size-memory.yaml" --format json
+expect_rc 0
+expect_json kv_pool_bytes 9663676416         # 9 GiB
+expect_json max_sequences 9
+expect_json sequences 9
+expect_json replicas 1
+# 10 users: memory fails on one GPU, two replicas of 5 fit
+run "$KVPLAN" size $mem --workload "$wl/size-memory.yaml" --users 10 --format json
+expect_rc 0
+expect_json replicas 2
+expect_json sequences 5
+run "$KVPLAN" size $mem --workload "$wl/size-memory.yaml" --users 10 --max-replicas 1 --format json
+expect_rc 1
+expect_json failed memory
+
+# every GPU profile, the contract's fields; the table and the engine flags
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --ttft 2 --tpot 0.1 --gpus all \
+	--format json
+expect_rc 0
+for f in gpu count tp replicas meets failed cost_per_hour cost_per_mtok; do
+	case "$out" in *"\"$f\":"*) ok ;; *) bad "configs lack $f" ;; esac
+done
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --ttft 2 --tpot 0.1 \
+	--gpus h100-sxm,l4 --tp 1,2 --emit vllm
+expect_rc 0
+expect_out "Little's law"
+expect_out "Cheapest:"
+expect_out "vllm serve meta-llama/Llama-3.1-8B"
+expect_out "--tensor-parallel-size"
+expect_out "--max-model-len 8192"              # chat.yaml's max_len
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit sglang
+expect_out "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp-size 1"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit trtllm
+expect_out "trtllm-serve meta-llama/Llama-3.1-8B --tp_size 1"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
+expect_rc 0
+expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
+# Llama-3.1-8B has 32 heads: tp 3 cannot split them
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 3 --format json
+expect_rc 1
+expect_json failed split
+
+# mistakes
+run "$KVPLAN" size --model llama-3.1-8b
+expect_rc 2
+expect_err "--workload is required"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --emit tgi
+expect_rc 2
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --price h100-sxm
+expect_rc 2
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm --price l4=1
+expect_rc 2
+expect_err "'l4' is not among the GPUs"
+run "$KVPLAN" size --model llama-3.1-8b --workload no-such-workload
+expect_rc 3
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus no-such-gpu
+expect_rc 3
+run "$KVPLAN" size --help
+expect_rc 0
+expect_out "Usage: kvplan size"
+finish
