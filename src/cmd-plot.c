@@ -14,7 +14,10 @@ static const char *const cmd = "plot";
 
 #define MAX_LIST 24
 
-enum { OPT_OUTPUT_DIR = KVP_OPT_LAST + 1, OPT_NAME, OPT_TERM, OPT_CONTEXTS };
+enum { OPT_OUTPUT_DIR = KVP_OPT_LAST + 1, OPT_NAME, OPT_TERM, OPT_CONTEXTS, OPT_BATCHES };
+
+/* perf's context when --context is not given: a chat-sized one, not max_context */
+#define PERF_DEFAULT_CONTEXT 4096
 
 /* What the options asked for; lists where a chart compares several. */
 struct plot_args {
@@ -25,8 +28,8 @@ struct plot_args {
 	size_t ntps;
 	enum kvp_dtype kv[MAX_LIST];
 	size_t nkv;
-	uint64_t contexts[KVP_PLOT_MAX_ROWS];
-	size_t ncontexts;
+	uint64_t contexts[KVP_PLOT_MAX_ROWS], batches[KVP_PLOT_MAX_ROWS];
+	size_t ncontexts, nbatches;
 	const char *dir, *name;
 	enum kvp_plot_term term;
 	/* loaded */
@@ -53,6 +56,15 @@ static kvp_status build_max_seqs(struct plot_args *a, struct kvp_plot *p, struct
 				 a->ncontexts, &a->c.opts, err);
 }
 
+static kvp_status build_perf(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	struct kvp_budget_opts o = a->c.opts;
+	if (!o.context)
+		o.context = PERF_DEFAULT_CONTEXT;
+	return kvp_plot_perf(p, &a->m[0], &a->g[0], NULL, &o, a->batches, a->nbatches, a->contexts,
+			     a->ncontexts, err);
+}
+
 /* Which lists a kind takes (more than one value), and what it needs. */
 enum { MANY_MODELS = 1, MANY_GPUS = 2, MANY_TP = 4, MANY_KV = 8, NEEDS_GPU = 16 };
 
@@ -70,6 +82,9 @@ static const struct plot_kind {
 	 build_kv_context},
 	{"max-seqs", "max concurrent sequences against context, per --gpu and --kv-dtype (lists)",
 	 MANY_GPUS | MANY_KV | NEEDS_GPU, NULL, build_max_seqs},
+	{"perf", "decode step and throughput against --batches (roofline), and against\n"
+		 "               context with the KV brought over each host link (--batch)",
+	 NEEDS_GPU, NULL, build_perf},
 };
 
 static void help(void)
@@ -86,6 +101,8 @@ static void help(void)
 	       "  --term png|svg|pdf|dumb   image format (default png; dumb draws in the terminal)\n"
 	       "  --contexts LIST           context points, e.g. 1k,4k,32k (default 256 ... 128k,\n"
 	       "                            powers of two)\n"
+	       "  --batches LIST            perf: batch points (default 1, 2, 4 ... 512); its\n"
+	       "                            --context defaults to 4096, its --batch to 1\n"
 	       "  --model, --gpu, --tp, --kv-dtype take comma-separated lists where the kind\n"
 	       "  compares several (see Kinds); kv-context defaults to\n"
 	       "  %s;\n"
@@ -191,6 +208,7 @@ int kvp_cmd_plot(int argc, char **argv)
 		{"name", required_argument, NULL, OPT_NAME},
 		{"term", required_argument, NULL, OPT_TERM},
 		{"contexts", required_argument, NULL, OPT_CONTEXTS},
+		{"batches", required_argument, NULL, OPT_BATCHES},
 		{NULL, 0, NULL, 0}
 	};
 	struct plot_args a;
@@ -226,6 +244,11 @@ int kvp_cmd_plot(int argc, char **argv)
 						&a.ncontexts))
 				return KVP_EXIT_USAGE;
 			continue;
+		case OPT_BATCHES:
+			if (!kvp_cli_token_list(cmd, "--batches", optarg, a.batches, KVP_PLOT_MAX_ROWS,
+						&a.nbatches))
+				return KVP_EXIT_USAGE;
+			continue;
 		case KVP_OPT_MODEL:
 			model_arg = optarg;
 			continue;
@@ -253,7 +276,7 @@ int kvp_cmd_plot(int argc, char **argv)
 		return KVP_EXIT_OK;
 	}
 	if (optind >= argc)
-		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs)");
+		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf)");
 	const struct plot_kind *k = NULL;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (strcmp(argv[optind], kinds[i].name) == 0)
@@ -294,6 +317,8 @@ int kvp_cmd_plot(int argc, char **argv)
 	}
 	if (a.ncontexts == 0)
 		a.ncontexts = kvp_plot_default_contexts(a.contexts, KVP_PLOT_MAX_ROWS);
+	if (a.nbatches == 0)
+		a.nbatches = kvp_plot_default_batches(a.batches, KVP_PLOT_MAX_ROWS);
 	if ((rc = load_all(&a, k)))
 		goto out;
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "perf.h"
 #include "units.h"
 
 /* Image sizes in pixels: one panel, and the width each further panel adds. */
@@ -284,9 +285,19 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 			fprintf(f, "set xrange [%.10g:%.10g]\n", lo - (hi - lo) * 0.03,
 				hi + (hi - lo) * 0.03);
 	}
-	/* the data's own range and a margin, so no point sits on the frame */
-	fprintf(f, "set autoscale yfix\nset autoscale y2fix\n"
-		   "set offsets 0, 0, graph 0.06, graph 0.06\n");
+	/* the mark, when it falls among the rows; the key names it */
+	bool mark = pn->mark_x > 0 && pn->nrows && pn->mark_x >= pn->x[0] &&
+		    pn->mark_x <= pn->x[pn->nrows - 1];
+	if (mark)
+		fprintf(f, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 "
+			   "lc rgb \"gray30\"\n", pn->mark_x, pn->mark_x);
+	/* log axes: the data's own range and a margin, so no point sits on the
+	 * frame; linear axes (times, rates, counts) start at zero */
+	if (pn->logy)
+		fprintf(f, "set autoscale yfix\nset offsets 0, 0, graph 0.06, graph 0.06\n");
+	else
+		fprintf(f, "set yrange [0:*]\n");
+	fprintf(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
 	fprintf(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
 		fprintf(f, "%s\"%s.dat\" index %zu using 1:", s ? ", \\\n     " : "", p->name, k);
@@ -297,6 +308,10 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 			fprintf(f, " axes x1y2");
 		fprintf(f, " title ");
 		put_gp_string(f, pn->series[s].title);
+	}
+	if (mark) {
+		fprintf(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
+		put_gp_string(f, pn->mark_label);
 	}
 	fprintf(f, "\n");
 }
@@ -399,7 +414,7 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 		for (size_t s = 0; s < pn->nseries; s++)
 			has_y2 |= pn->series[s].y2;
 		fprintf(f, "\n# panel %zu\n", k);
-		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nset autoscale\n"
+		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\nset autoscale\n"
 			   "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
 			   "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
 		fprintf(f, "set title ");
@@ -915,6 +930,140 @@ done:;
 		 "line colour: GPU; dash: KV dtype; a line stops where no sequence fits, or at max_context %llu",
 		 m->name, kvp_engine_name(o->engine), tp, b->block_size,
 		 (unsigned long long)m->max_context);
+out:
+	free(b);
+	return st;
+}
+
+size_t kvp_plot_default_batches(uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	for (uint64_t b = 1; b <= 512 && n < max; b *= 2)
+		out[n++] = b;
+	return n;
+}
+
+kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const struct kvp_gpu *g,
+			 const struct kvp_perf_hw *hw_in, const struct kvp_budget_opts *o,
+			 const uint64_t *batches, size_t nbatches, const uint64_t *contexts,
+			 size_t ncontexts, struct kvp_error *err)
+{
+	struct kvp_budget *b = malloc(sizeof *b);
+	if (!b)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	struct kvp_perf_hw hw;
+	struct kvp_perf_ctx pc;
+	struct kvp_perf_step step;
+	kvp_status st;
+	if (hw_in)
+		hw = *hw_in;
+	else if ((st = kvp_perf_hw_from_gpu(g, m, &hw, err)))
+		goto out;
+	/* the spec and the weights on one GPU, from the budget */
+	if ((st = kvp_budget_compute(m, g, o, b, err)) ||
+	    (st = kvp_perf_init(&pc, &b->spec, b->weights_bytes, &hw, err)))
+		goto out;
+	uint64_t context = b->context, batch = b->batch, fit = b->max_sequences;
+	char lbl[KVP_PLOT_TITLE_MAX], n1[32], n2[32];
+
+	/* (a) the roofline against batch */
+	struct kvp_plot_panel *pa = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	struct kvp_plot_panel *pb = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	if (!pa || !pb) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
+		goto out;
+	}
+	token_label(context, n1, sizeof n1);
+	kvp_format_u64(fit, n2, sizeof n2);
+	snprintf(pa->title, sizeof pa->title,
+		 "(a) one decode step, %s tokens of context each\\n%s sequences fit the KV pool",
+		 n1, n2);
+	snprintf(pa->xlabel, sizeof pa->xlabel, "batch (sequences decoding together)");
+	snprintf(pa->ylabel, sizeof pa->ylabel, "time per decode step = per output token (ms)");
+	snprintf(pa->y2label, sizeof pa->y2label, "throughput (output tokens/s, all sequences)");
+	snprintf(pa->xunit, sizeof pa->xunit, "sequences");
+	snprintf(pa->yunit, sizeof pa->yunit, "seconds");
+	snprintf(pa->y2unit, sizeof pa->y2unit, "tokens/s");
+	pa->yscale = 1e-3;
+	pa->logx = pa->xtic_labels = true;
+	pa->mark_x = (double)fit;
+	snprintf(pa->mark_label, sizeof pa->mark_label, "%s sequences fit the pool", n2);
+	static const char *const roof[] = {"step time", "memory term (weights + KV read)",
+					   "compute term"};
+	for (size_t i = 0; i < 3; i++) {
+		struct kvp_plot_series *s = kvp_plot_add_series(pa, roof[i]);
+		s->color = 1;
+		s->dash = i ? (int)i + 1 : 1;
+		if (i)
+			s->color = i == 1 ? 3 : 4;
+	}
+	kvp_plot_add_series(pa, "throughput (right axis)")->y2 = true;
+	pa->series[3].color = 2;
+	for (size_t i = 0; i < nbatches; i++) {
+		size_t r;
+		snprintf(lbl, sizeof lbl, "%llu", (unsigned long long)batches[i]);
+		if (!kvp_plot_add_row(pa, (double)batches[i], lbl, NULL, &r))
+			break;
+		if ((st = kvp_perf_decode_step(&pc, batches[i], context, &step, err)))
+			goto out;
+		pa->y[r][0] = step.time_s;
+		pa->y[r][1] = step.memory_s;
+		pa->y[r][2] = step.compute_s;
+		pa->y[r][3] = (double)batches[i] / step.time_s;
+	}
+
+	/* (b) offload against context, per host link */
+	kvp_format_u64(batch, n1, sizeof n1);
+	snprintf(pb->title, sizeof pb->title,
+		 "(b) decode step of %s sequence(s), all KV brought over a link\\n"
+		 "each step, layer by layer (transfer overlaps compute)", n1);
+	snprintf(pb->xlabel, sizeof pb->xlabel, "context (tokens per sequence, k = 1024)");
+	snprintf(pb->ylabel, sizeof pb->ylabel, "time per decode step (ms)");
+	snprintf(pb->xunit, sizeof pb->xunit, "tokens");
+	snprintf(pb->yunit, sizeof pb->yunit, "seconds");
+	pb->yscale = 1e-3;
+	pb->logx = pb->logy = pb->xtic_labels = true;
+	kvp_plot_add_series(pb, "KV in GPU memory")->color = 8;
+	struct kvp_link links[16];
+	size_t nlinks = 0;
+	for (const struct kvp_link *l; nlinks < 16 && (l = kvp_link_preset_at(nlinks));)
+		links[nlinks++] = *l;
+	for (size_t i = 0; i < nlinks; i++) {
+		char rate[32];
+		kvp_format_rate(links[i].effective_bps, rate, sizeof rate);
+		snprintf(lbl, sizeof lbl, "over %.31s (%.31s)", links[i].name, rate);
+		struct kvp_plot_series *s = kvp_plot_add_series(pb, lbl);
+		if (!s)
+			break;
+		s->color = (int)i + 1;
+	}
+	for (size_t c = 0; c < ncontexts; c++) {
+		size_t r;
+		if (m->max_context && contexts[c] > m->max_context)
+			continue;
+		token_label(contexts[c], lbl, sizeof lbl);
+		if (!kvp_plot_add_row(pb, (double)contexts[c], lbl, NULL, &r))
+			break;
+		if ((st = kvp_perf_decode_step(&pc, batch, contexts[c], &step, err)))
+			goto out;
+		pb->y[r][0] = step.time_s;
+		for (size_t i = 0; i + 1 < pb->nseries; i++) {
+			struct kvp_perf_offload off;
+			kvp_perf_offload_step(&pc, &step, step.kv_bytes, &links[i], &off);
+			pb->y[r][i + 1] = off.pipelined_s;
+		}
+	}
+	char tp[48] = "";
+	if (o->par.tp > 1 || o->par.pp > 1)
+		snprintf(tp, sizeof tp, ", tp %u, pp %u", o->par.tp, o->par.pp);
+	char bw[32];
+	kvp_format_rate(hw.bandwidth_bps, bw, sizeof bw);
+	snprintf(p->title, sizeof p->title,
+		 "Decode roofline and KV offload: %s on %s%s, KV %s; %s x %.2f efficiency, "
+		 "%.0f TFLOP/s x %.2f",
+		 m->name, g->name, tp, kvp_dtype_name(b->spec.kv_dtype), bw, hw.decode_bw_efficiency,
+		 hw.flops / 1e12, hw.prefill_flops_efficiency);
+	st = KVP_STATUS_OK;
 out:
 	free(b);
 	return st;

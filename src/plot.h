@@ -68,6 +68,8 @@ struct kvp_plot_panel {
 	bool xtic_labels;        /* LINES: tics at the rows' x, named by their labels */
 	double yscale, y2scale;  /* displayed = value / scale (1 when 0) */
 	double band;             /* SCATTER: relative error band drawn around y = x */
+	double mark_x;           /* LINES: a dashed vertical line here when > 0 ... */
+	char mark_label[KVP_PLOT_LABEL_MAX];   /* ... named by this */
 	size_t nseries, nrows;
 	struct kvp_plot_series series[KVP_PLOT_MAX_SERIES];
 	double x[KVP_PLOT_MAX_ROWS];
@@ -147,5 +149,22 @@ kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
 			     const struct kvp_gpu *gpus, size_t ngpus, const enum kvp_dtype *kv,
 			     size_t nkv, const uint64_t *contexts, size_t ncontexts,
 			     const struct kvp_budget_opts *o, struct kvp_error *err);
+
+/* 5. The decode roofline and KV offload, two panels.  (a) One decode step of
+ * `batches` sequences holding o->context tokens each (kvp_perf_decode_step):
+ * its time, the memory and compute terms, and the tokens per second it
+ * yields (right axis).  (b) The step of o->batch sequences against their
+ * context with all of their KV brought over each host link every step,
+ * layer by layer (kvp_perf_offload_step, pipelined), beside the step with
+ * the KV on the GPU.  The hardware comes from the GPU profile
+ * (kvp_perf_hw_from_gpu); `hw` (may be NULL) replaces it, e.g. calibrated. */
+struct kvp_perf_hw;
+kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const struct kvp_gpu *g,
+			 const struct kvp_perf_hw *hw, const struct kvp_budget_opts *o,
+			 const uint64_t *batches, size_t nbatches, const uint64_t *contexts,
+			 size_t ncontexts, struct kvp_error *err);
+
+/* Default batch sweep: powers of two from 1 to 512. */
+size_t kvp_plot_default_batches(uint64_t *out, size_t max);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perf.h"
 #include "plot.h"
 #include "units.h"
 
@@ -216,6 +217,56 @@ START_TEST(test_max_seqs)
 	/* Llama-2-7B's checkpoint is float16 ("torch_dtype": "float16") */
 	ck_assert_str_eq(pn->series[0].title, "custom, KV fp16 (auto)");
 	ck_assert_str_eq(pn->series[1].title, "custom, KV fp8");
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* The roofline and offload panels, memory-bound by construction: the tiny
+ * model (2,048 B/token, 4 layers) with 1,000,000 B of weights on a GPU of
+ * 1 GB/s at full efficiency and 10^18 FLOP/s.
+ *   decode, 1 sequence of 1,000 tokens: 1,000,000 + 1,000 x 2,048 = 3,048,000 B
+ *     -> 3.048 ms, 1 / 3.048 ms = 328.08 tokens/s
+ *   decode, 4 sequences: 1,000,000 + 4 x 2,048,000 = 9,192,000 B -> 9.192 ms,
+ *     4 / 9.192 ms = 435.16 tokens/s
+ *   offload of the 2,048,000 B over pcie4x16 (25 GB/s effective): 81.92 us;
+ *     per layer x = 20.48 us < g = 762 us, so pipelined = x + 3 g + g
+ *     = 20.48 us + 3.048 ms = 3.06848 ms */
+START_TEST(test_perf_panels)
+{
+	static struct kvp_model m;
+	load_model(KVP_SRCDIR "/tests/data/good/tiny.yaml", &m);
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	struct kvp_budget_opts o = fixed_opts();
+	o.weights_bytes = 1000000;
+	o.context = 1000;
+	o.batch = 1;
+	struct kvp_perf_hw hw = {0};
+	hw.bandwidth_bps = 1e9;
+	hw.flops = 1e18;
+	hw.decode_bw_efficiency = hw.prefill_flops_efficiency = 1;
+	ck_assert(kvp_link_preset("pcie4x16", &hw.host_link));
+	uint64_t batches[] = {1, 4}, ctx[] = {1000};
+	struct kvp_plot *p = kvp_plot_new("perf");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_perf(p, &m, &g, &hw, &o, batches, 2, ctx, 1, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(p->npanels, 2);
+	const struct kvp_plot_panel *a = &p->panel[0], *b = &p->panel[1];
+	ck_assert_double_eq_tol(a->y[0][0], 3.048e-3, 1e-12);   /* step time */
+	ck_assert_double_eq_tol(a->y[0][1], 3.048e-3, 1e-12);   /* memory term */
+	ck_assert_double_eq_tol(a->y[1][0], 9.192e-3, 1e-12);
+	ck_assert_double_eq_tol(a->y[0][3], 1 / 3.048e-3, 1e-6);  /* 328.08 tokens/s */
+	ck_assert_double_eq_tol(a->y[1][3], 4 / 9.192e-3, 1e-6);  /* 435.16 tokens/s */
+	ck_assert(a->series[3].y2);
+	ck_assert_str_eq(b->series[0].title, "KV in GPU memory");
+	ck_assert_double_eq_tol(b->y[0][0], 3.048e-3, 1e-12);
+	size_t pcie4 = 0;
+	for (size_t s = 1; s < b->nseries; s++)
+		if (strstr(b->series[s].title, "pcie4x16"))
+			pcie4 = s;
+	ck_assert_uint_ne(pcie4, 0);
+	ck_assert_double_eq_tol(b->y[0][pcie4], 3.06848e-3, 1e-12);
+	ck_assert_ptr_nonnull(strstr(p->title, "tiny on custom"));
 	kvp_plot_free(p);
 }
 END_TEST
@@ -432,6 +483,7 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_budget_bars);
 	tcase_add_test(core, test_budget_does_not_fit);
 	tcase_add_test(core, test_max_seqs);
+	tcase_add_test(core, test_perf_panels);
 	tcase_add_test(core, test_write_files);
 	tcase_add_test(core, test_write_escapes);
 	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);

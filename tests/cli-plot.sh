@@ -82,6 +82,28 @@ case "$dat" in *'2048 "2k" "" 57 114'*) ok ;; *) bad "2k row: $dat" ;; esac
 case "$dat" in *'4096 "4k" "" 28 57'*) ok ;; *) bad "4k row" ;; esac
 case "$(cat "$d/max-seqs.gp")" in *'set ylabel "max concurrent sequences"'*) ok ;; *) bad "ylabel" ;; esac
 
+# --- perf: Llama-3.1-8B on an H100 SXM, one sequence of 4,096 tokens: weights
+# 16,060,522,496 B + KV 4,096 x 131,072 = 536,870,912 B = 16,597,393,408 B read
+# at 3.35 TB/s x 0.80 = 2.68 TB/s: 6.193 ms per step (memory-bound: 2 x 8.03e9
+# FLOP at 989.4 TFLOP/s x 0.6 is 0.03 ms)
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot perf --model llama-3.1-8b --gpu h100-sxm \
+	--batches 1,8 --contexts 4k -o "$d"
+expect_rc 0
+name="perf step time"
+awk '/^1 "1"/ { d = $4 - 0.006193057; exit !(d < 1e-8 && d > -1e-8) }' "$d/perf.dat" && ok ||
+	bad "$(grep '^1 "1"' "$d/perf.dat")"
+name="perf throughput"
+awk '/^1 "1"/ { d = $7 - 1 / 0.006193057; exit !(d < 1e-3 && d > -1e-3) }' "$d/perf.dat" && ok ||
+	bad "throughput"
+gp=$(cat "$d/perf.gp")
+case "$gp" in *'set multiplot layout 1,2'*) ok ;; *) bad "perf: not two panels" ;; esac
+case "$gp" in *'"perf.dat" index 1 using 1:'*) ok ;; *) bad "perf: no second block" ;; esac
+case "$gp" in *'set y2label "throughput (output tokens/s, all sequences)"'*) ok ;; *) bad "y2label" ;; esac
+case "$gp" in *'set ylabel "time per decode step = per output token (ms)"'*) ok ;; *) bad "ylabel" ;; esac
+case "$gp" in *'title "over pcie5x16 (50.00 GB/s)"'*) ok ;; *) bad "link series" ;; esac
+run "$KVPLAN" plot perf --model llama-3.1-8b --gpu-memory 80GiB -o "$d"
+expect_rc 3                                   # no bandwidth without a GPU profile
+
 # --- images, where gnuplot exists: PNG signature and size, SVG root
 if [ "$have_gnuplot" = yes ]; then
 	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b,deepseek-v3 -o "$d"
@@ -104,6 +126,11 @@ if [ "$have_gnuplot" = yes ]; then
 	expect_rc 0
 	name="budget png"
 	[ "$(png_dim "$d/budget.png")" = 1180x620 ] && ok || bad "$(png_dim "$d/budget.png")"
+	# two panels: 1000 + 700 pixels
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot perf --model llama-3.1-8b --gpu l40s -o "$d"
+	expect_rc 0
+	name="perf png"
+	[ "$(png_dim "$d/perf.png")" = 1700x620 ] && ok || bad "$(png_dim "$d/perf.png")"
 	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b --term pdf -o "$d"
 	name="pdf"
 	[ "$(head -c 5 "$d/kv-context.pdf")" = "%PDF-" ] && ok || bad "not a PDF"
