@@ -199,11 +199,15 @@ static inline void scale_row(float *restrict y, float a, int d)
 /* 2^x for x <= 0: x = n + f with n = round(x), |f| <= 1/2; 2^f by its
  * Taylor series in f*ln2 to degree 7 (error below (ln2/2)^8/8! ~ 5e-9),
  * 2^n put straight into the exponent field.  The rounding uses the
- * 1.5*2^23 trick, which plain (non-fast-math) C keeps as written. */
+ * 1.5*2^23 trick, which plain (non-fast-math) C keeps as written.  Below
+ * -126 (and -inf) gives 0; NaN stays NaN, so a NaN score read from a
+ * broken cache shows in the output. */
 static inline float exp2_nonpos(float v)
 {
-	uint32_t small = 0u - (uint32_t)!(v >= -126.0f); /* also -inf and NaN */
-	v = kvb_bits_to_float(kvb_select(small, kvb_float_to_bits(-126.0f), kvb_float_to_bits(v)));
+	uint32_t nan = 0u - (uint32_t)(v != v);
+	uint32_t small = 0u - (uint32_t)(v < -126.0f);
+	uint32_t vb = kvb_select(small | nan, kvb_float_to_bits(-126.0f), kvb_float_to_bits(v));
+	v = kvb_bits_to_float(vb);
 	float r = (v + 12582912.0f) - 12582912.0f;
 	float f = (v - r) * 0.69314718055994531f;
 	float p = 1.0f / 5040.0f;
@@ -216,7 +220,8 @@ static inline float exp2_nonpos(float v)
 	p = p * f + 1.0f;
 	int32_t e = (int32_t)r + 127;
 	float two_n = kvb_bits_to_float((uint32_t)e << 23);
-	return kvb_bits_to_float(kvb_float_to_bits(p * two_n) & ~small);
+	uint32_t y = kvb_float_to_bits(p * two_n) & ~small;
+	return kvb_bits_to_float(kvb_select(nan, 0x7fc00000u, y));
 }
 
 void kvb_exp2_nonpos(float *x, int n)

@@ -356,7 +356,8 @@ int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name);
  * scratch memory could not be had. */
 int kvb_cpu_decode(struct kvb_cpu *cpu, const struct kvb_paged_kv *kv, const float *q, float *o);
 /* exp2 of n values in place, for x <= 0 (the softmax's range): relative
- * error below 1e-6, 0 for x < -126 and for -inf.  Exported for tests. */
+ * error below 1e-6, 0 for x < -126 and for -inf, NaN for NaN.  Exported
+ * for tests. */
 void kvb_exp2_nonpos(float *x, int n);
 
 /* --------------------------------------------------------------- ceilings
