@@ -18,6 +18,11 @@
 
 #include "decode.h"
 #include "units.h"
+#ifndef KVBENCH_STANDALONE
+#include "perf.h"
+#include "predict.h"
+#include "profile.h"
+#endif
 
 #include <errno.h>
 #include <getopt.h>
@@ -62,6 +67,7 @@ struct opts {
 	int gpu_memory_set, stream_bytes_set;
 	double utilization;
 	int layers;
+	const char *gpu; /* profile for the predictions */
 	const char *out;
 	enum format format;
 	char command[2048];
@@ -103,6 +109,11 @@ static void usage(FILE *f)
 		"  --weights-bytes SIZE    reserved and touched before the pool (default 0)\n"
 		"  --layers N              layers whose KV each block holds (default 1)\n"
 		"\n"
+		"Predictions (builds with the planner's library):\n"
+		"  --gpu NAME              GPU profile whose bandwidth, peak and calibration\n"
+		"                          time the planner's prediction (default: the CPU's\n"
+		"                          read ceiling; the GPU's bus rate x %.2f)\n"
+		"\n"
 		"Output:\n"
 		"  --format table|json|csv standard output format (default table)\n"
 		"  --out FILE              also write FILE: .csv, or .yaml/.yml with the\n"
@@ -110,7 +121,13 @@ static void usage(FILE *f)
 		"  --help, --version\n"
 		"\n"
 		"Exit status: 0 ok, 1 a point failed validation or the run failed,\n"
-		"2 usage, 77 --backend cuda without a CUDA device.\n");
+		"2 usage, 77 --backend cuda without a CUDA device.\n"
+#ifndef KVBENCH_STANDALONE
+		, KVP_PERF_DECODE_BW_EFFICIENCY
+#else
+		, 0.8
+#endif
+	);
 }
 
 static int die_usage(const char *fmt, ...)
@@ -220,7 +237,7 @@ enum {
 	OPT_BACKEND = 256, OPT_BATCH, OPT_CONTEXT, OPT_BLOCK, OPT_DTYPE, OPT_HEADS, OPT_DIM,
 	OPT_LENGTHS, OPT_THREADS, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_VALIDATE, OPT_CAPACITY,
 	OPT_WEIGHTS, OPT_GPUMEM, OPT_UTIL, OPT_LAYERS, OPT_OUT, OPT_FORMAT, OPT_QUICK,
-	OPT_STREAM, OPT_HELP, OPT_VERSION
+	OPT_STREAM, OPT_GPU, OPT_HELP, OPT_VERSION
 };
 
 static const struct option long_opts[] = {
@@ -246,6 +263,7 @@ static const struct option long_opts[] = {
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"quick", no_argument, NULL, OPT_QUICK},
 	{"stream-bytes", required_argument, NULL, OPT_STREAM},
+	{"gpu", required_argument, NULL, OPT_GPU},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
@@ -327,6 +345,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_LAYERS: rc = parse_count("--layers", optarg, 1, 100000, &o->layers); break;
 		case OPT_OUT: o->out = optarg; break;
+		case OPT_GPU:
+#ifdef KVBENCH_STANDALONE
+			return die_usage("--gpu: this kvbench was built without the planner's "
+					 "library (-DKVBENCH_STANDALONE)");
+#else
+			o->gpu = optarg;
+			break;
+#endif
 		case OPT_FORMAT:
 			if (strcmp(optarg, "table") == 0)
 				o->format = FORMAT_TABLE;
@@ -601,7 +627,55 @@ struct ctx {
 #ifdef HAVE_CUDA
 	struct kvb_cuda_info gpu;
 #endif
+#ifndef KVBENCH_STANDALONE
+	struct kvp_gpu *profile; /* --gpu */
+#endif
 };
+
+#ifndef KVBENCH_STANDALONE
+/* The planner's time for this point's step, on the hardware the
+ * prediction assumes: the --gpu profile (its bandwidth, peak and
+ * calibration); else on the CPU the read ceiling measured in this run at
+ * efficiency 1; else the GPU's bus rate at the planner's default decode
+ * efficiency.  Adds predicted_* columns; a failure is reported, not fatal. */
+static void predict_point(struct ctx *cx, const struct kvb_shape *s, const struct kvb_paged_kv *kv,
+			  double median, struct row *row)
+{
+	struct opts *o = cx->o;
+	struct kvb_decode_prediction p;
+	char msg[512];
+	double bw = 0, eff = 1.0, flops = 0;
+	const char *basis = "";
+	if (cx->profile) {
+		bw = cx->profile->bandwidth_bps;
+		eff = cx->profile->decode_bw_efficiency > 0 ? cx->profile->decode_bw_efficiency
+							    : KVP_PERF_DECODE_BW_EFFICIENCY;
+		flops = cx->profile->bf16_flops;
+		basis = cx->profile->name;
+	} else if (o->backend == BACKEND_CPU) {
+		bw = cx->ceiling.read_gbps * 1e9;
+		basis = "read-ceiling";
+	}
+#ifdef HAVE_CUDA
+	else {
+		bw = cx->gpu.datasheet_gbps * 1e9;
+		eff = KVP_PERF_DECODE_BW_EFFICIENCY;
+		basis = "bus-rate";
+	}
+#endif
+	if (!(bw > 0))
+		return;
+	if (kvb_predict_decode(s, kv->seq_lens, kv->batch, bw, eff, flops, &p, msg, sizeof msg)) {
+		fprintf(stderr, "kvbench: no prediction: %s\n", msg);
+		return;
+	}
+	put(row, "predicted_on", 1, "%s", basis);
+	put(row, "predicted_kv_bytes", 0, "%llu", (unsigned long long)p.kv_bytes);
+	put(row, "predicted_s", 0, "%.6e", p.time_s);
+	put(row, "prediction_error", 0, "%.4f", median > 0 ? (p.time_s - median) / median : 0.0);
+	put(row, "pred_err", 0, "%+.1f%%", median > 0 ? 100 * (p.time_s - median) / median : 0.0);
+}
+#endif
 
 /* Sequences to compare with the reference: all when the reference's work
  * (about 3 * len * H_q * d multiply-adds per sequence) fits a budget that
@@ -743,6 +817,12 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	put(row, "group", 0, "%d", shape->h_q / shape->h_kv);
 	put(row, "head_dim", 0, "%d", shape->d);
 	put(row, "threads", 0, "%d", o->backend == BACKEND_CPU ? kvb_cpu_threads(cx->cpu) : 0);
+	if (o->backend == BACKEND_CPU)
+		put(row, "isa", 1, "%s", kvb_cpu_isa(cx->cpu));
+#ifdef HAVE_CUDA
+	else
+		put(row, "device", 1, "%s", cx->gpu.name);
+#endif
 	put(row, "splits", 0, "%d", splits);
 	put(row, "chunk_tokens", 0, "%d", chunk);
 	put(row, "pool_bytes", 0, "%llu",
@@ -767,6 +847,10 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		put(row, "ceiling_triad_gbps", 0, "%.2f", cx->ceiling.triad_gbps);
 		put(row, "ratio", 0, "%.3f", ceil_gbps > 0 ? gbps / ceil_gbps : 0.0);
 		put(row, "pct", 0, "%.1f%%", ceil_gbps > 0 ? 100 * gbps / ceil_gbps : 0.0);
+#ifndef KVBENCH_STANDALONE
+		if (passed)
+			predict_point(cx, shape, &kv, median, row);
+#endif
 	}
 	if (!passed)
 		fprintf(stderr,
@@ -805,6 +889,7 @@ static void env_row(struct ctx *cx, struct row *env)
 	cpu_model(buf, sizeof buf);
 	put(env, "cpu", 1, "%s", buf);
 	put(env, "threads", 0, "%d", kvb_cpu_threads(cx->cpu));
+	put(env, "isa", 1, "%s", kvb_cpu_isa(cx->cpu));
 	put(env, "llc_bytes", 0, "%llu", (unsigned long long)kvb_llc_bytes());
 #ifdef HAVE_CUDA
 	if (o->backend == BACKEND_CUDA) {
@@ -1019,6 +1104,23 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 		put(&row, "token_slots", 0, "%lld", (long long)blocks * s.block_size);
 		put(&row, "sequences", 0, "%lld", (long long)seqs);
 		put(&row, "tokens", 0, "%lld", (long long)admitted_tokens);
+#ifndef KVBENCH_STANDALONE
+		struct kvb_capacity_prediction cp;
+		char msg[512];
+		if (kvb_predict_capacity(&s, o->layers, cap, o->utilization, o->weights_bytes,
+					 (uint64_t)o->context.v[ic], &cp, msg, sizeof msg) == 0) {
+			put(&row, "predicted_block_bytes", 0, "%llu", (unsigned long long)cp.page_bytes);
+			put(&row, "predicted_blocks", 0, "%llu", (unsigned long long)cp.num_blocks);
+			put(&row, "predicted_token_slots", 0, "%llu", (unsigned long long)cp.max_tokens);
+			/* the planner's sequences are all of the context's length */
+			if (o->lengths == KVB_LENGTHS_FIXED)
+				put(&row, "predicted_sequences", 0, "%llu",
+				    (unsigned long long)cp.max_sequences);
+			put(&row, "blocks_diff", 0, "%lld", (long long)blocks - (long long)cp.num_blocks);
+		} else {
+			fprintf(stderr, "kvbench: no prediction: %s\n", msg);
+		}
+#endif
 		if (rows_add(rs, &row) != 0)
 			errors++;
 	}
@@ -1041,9 +1143,11 @@ static void print_results(FILE *f, struct ctx *cx, const struct row *env, const 
 	if (o->capacity) {
 		static const char *const keys[] = {"kv_dtype", "num_kv_heads", "head_dim",
 			"block_size", "layers", "block_bytes", "limit_bytes", "weights_bytes",
-			"blocks", "token_slots", "context", "sequences", "tokens"};
+			"blocks", "token_slots", "context", "sequences", "tokens",
+			"predicted_blocks", "predicted_sequences", "blocks_diff"};
 		static const char *const titles[] = {"dtype", "Hkv", "d", "P", "layers",
-			"block B", "limit B", "weights B", "blocks", "slots", "ctx", "seqs", "tokens"};
+			"block B", "limit B", "weights B", "blocks", "slots", "ctx", "seqs", "tokens",
+			"planner blocks", "planner seqs", "diff"};
 		fprintf(f, "kvbench %s capacity (%s): limit = memory %s x utilization %.4g; the "
 			   "weights are allocated first,\nthen blocks of block B = layers x 2 (K,V) x "
 			   "Hkv x P x d x dtype bytes (+ int8 scales) until the limit;\nsequences of "
@@ -1068,11 +1172,14 @@ static void print_results(FILE *f, struct ctx *cx, const struct row *env, const 
 	}
 	static const char *const keys[] = {"batch", "context", "block_size", "kv_dtype",
 		"num_heads", "num_kv_heads", "head_dim", "splits", "moved_bytes", "time_us", "gbps",
-		"pct", "max_err", "validated"};
+		"pct", "pred_err", "max_err", "validated"};
 	static const char *const titles[] = {"B", "ctx", "P", "dtype", "Hq", "Hkv", "d", "splits",
-		"bytes moved", "median us", "GB/s", "of ceil", "max err", "check"};
-	fprintf(f, "kvbench %s decode (%s, %d threads)\n", PACKAGE_VERSION,
-		o->backend == BACKEND_CPU ? "cpu" : "cuda", kvb_cpu_threads(cx->cpu));
+		"bytes moved", "median us", "GB/s", "of ceil", "planner", "max err", "check"};
+	if (o->backend == BACKEND_CPU)
+		fprintf(f, "kvbench %s decode (cpu, %d threads, %s loops)\n", PACKAGE_VERSION,
+			kvb_cpu_threads(cx->cpu), kvb_cpu_isa(cx->cpu));
+	else
+		fprintf(f, "kvbench %s decode (cuda, %s)\n", PACKAGE_VERSION, get(&rs->r[0], "device"));
 	fprintf(f, "ceiling: arrays of %.0f MiB, best of the runs: read %.2f GB/s, copy %.2f GB/s, "
 		   "triad %.2f GB/s (STREAM counting)\n",
 		(double)cx->ceiling.array_bytes / KVP_MIB, cx->ceiling.read_gbps,
@@ -1081,6 +1188,9 @@ static void print_results(FILE *f, struct ctx *cx, const struct row *env, const 
 		   "in fp32; block tables not counted\nGB/s = bytes moved / median of %d runs "
 		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling\n\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy");
+	if (*get(&rs->r[0], "predicted_on"))
+		fprintf(f, "planner = (predicted - measured) / measured: the planner's time for the step "
+			   "(its KV bytes on %s)\n\n", get(&rs->r[0], "predicted_on"));
 	write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
 }
 
@@ -1112,6 +1222,22 @@ int main(int argc, char **argv)
 		return EXIT_NO_DEVICE;
 #endif
 	}
+#ifndef KVBENCH_STANDALONE
+	if (o.gpu) {
+		struct kvp_error err;
+		char msg[1024];
+		cx.profile = calloc(1, sizeof *cx.profile);
+		if (!cx.profile)
+			return EXIT_FAILED;
+		kvp_status st = kvp_gpu_load(o.gpu, cx.profile, &err);
+		if (st != KVP_STATUS_OK) {
+			kvp_error_format(&err, msg, sizeof msg);
+			fprintf(stderr, "kvbench: --gpu: %s\n", msg);
+			free(cx.profile);
+			return kvp_status_exit_code(st);
+		}
+	}
+#endif
 	if (kvb_cpu_create(o.threads, &cx.cpu) != 0) {
 		fprintf(stderr, "kvbench: cannot start %d threads: %s\n", o.threads, strerror(errno));
 		return EXIT_FAILED;
@@ -1138,6 +1264,9 @@ int main(int argc, char **argv)
 		}
 	}
 	kvb_cpu_free(cx.cpu);
+#ifndef KVBENCH_STANDALONE
+	free(cx.profile);
+#endif
 	free(rs.r);
 	return rc;
 }

@@ -31,6 +31,9 @@ expect_json validated pass
 expect_json backend cpu
 expect_json seqs_checked 2
 expect_json ceiling_array_bytes 1048576
+# the planner's KV bytes of the step: the K+V part of the bytes moved
+expect_json predicted_kv_bytes 102400
+expect_json predicted_on read-ceiling
 for f in gbps ratio time_median_s ceiling_read_gbps ceiling_triad_gbps max_err; do
 	v=$(json "$f")
 	if [ -n "$v" ]; then ok; else bad "no $f in the JSON"; fi
@@ -75,6 +78,11 @@ expect_json blocks 496
 expect_json token_slots 7936
 expect_json sequences 70
 expect_json tokens 7000
+# the planner (budget.h, generic engine) predicts the same from its own math
+expect_json predicted_block_bytes 65536
+expect_json predicted_blocks 496
+expect_json predicted_sequences 70
+expect_json blocks_diff 0
 # int8 adds a 4 B scale per token and head: 2 x 8 x 16 x (128 + 4) = 33,792 B;
 # 32,505,856 / 33,792 = 961.9 -> 961 blocks; 961 / 7 = 137 sequences.
 run "$KVBENCH" --capacity --gpu-memory 64MiB --utilization 0.5 --weights-bytes 1MiB \
