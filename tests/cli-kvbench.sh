@@ -125,6 +125,10 @@ expect_err "64, 128 and 256"
 run "$KVBENCH" extra
 expect_rc 2
 
+run "$KVBENCH" --gpu no-such-gpu --quick
+expect_rc 3
+expect_err "no-such-gpu"
+
 run "$KVBENCH" --help
 expect_rc 0
 expect_out "Usage: kvbench"
@@ -132,6 +136,18 @@ expect_out "--capacity"
 run "$KVBENCH" --version
 expect_rc 0
 expect_out "kvbench "
+
+# kernels/run-device.sh's plain build line (no autotools, no libyaml) builds
+# a CPU kvbench that validates.
+run env OUT="$tmp/dev" BUILD="$tmp/devbuild" "$top_srcdir/kernels/run-device.sh" --cpu-only --build-only
+expect_rc 0
+run "$tmp/devbuild/kvbench" --quick --validate-only
+expect_rc 0
+n=$(printf '%s\n' "$out" | grep -c ' pass$')
+if [ "$n" = 10 ]; then ok; else bad "standalone build: $n points passed, want 10"; fi
+run "$tmp/devbuild/kvbench" --gpu h200
+expect_rc 2
+expect_err "without the planner's library"
 
 # CUDA: runs where there is a device, else says so and exits 77.
 run "$KVBENCH" --backend cuda --quick
