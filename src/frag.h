@@ -1,0 +1,194 @@
+/* frag.h: KV-cache fragmentation under four allocation policies, block-size
+ * choice, prefix sharing and a prefix cache, measured by simulating requests
+ * drawn from a workload (dist.h, workload.h).
+ *
+ * Legend: P = block size in tokens, p = prompt tokens (with any shared prefix),
+ * o = output tokens, k = shared prefix tokens, B = live sequences.
+ *
+ * Time is counted in decode steps: a request admitted at step a holds p tokens
+ * (its prefill is instantaneous), holds p + j tokens at step a + j and leaves
+ * after step a + o.  The server is saturated: requests always wait, first come
+ * first served, so what is measured is how many sequences the pool sustains.
+ *
+ *   contiguous-max      reserves max_len tokens per request, contiguously
+ *   contiguous-request  reserves p + requested max tokens, contiguously
+ *   paged               blocks of P tokens allocated as the sequence grows;
+ *                       admission needs the prompt's blocks, a step that finds
+ *                       no free block preempts the newest sequences (recompute)
+ *   paged-shared        paged, and requests carrying the shared prefix share its
+ *                       floor(k / P) full blocks (the partial block is copied)
+ *
+ * Contiguous reservations live in an address space with a first-fit or
+ * best-fit allocator that coalesces holes; a request refused while enough
+ * memory is free in total is external fragmentation.  Bytes come from the
+ * model's layer list (kvp_frag_shape_from_spec), never recomputed here. */
+#ifndef KVP_FRAG_H
+#define KVP_FRAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "model.h"
+#include "workload.h"
+
+enum kvp_frag_policy {
+	KVP_FRAG_POLICY_CONTIGUOUS_MAX,
+	KVP_FRAG_POLICY_CONTIGUOUS_REQUEST,
+	KVP_FRAG_POLICY_PAGED,
+	KVP_FRAG_POLICY_PAGED_SHARED,
+	KVP_FRAG_POLICY_COUNT
+};
+
+enum kvp_frag_fit { KVP_FRAG_FIT_FIRST, KVP_FRAG_FIT_BEST };
+
+const char *kvp_frag_policy_name(enum kvp_frag_policy p);
+const char *kvp_frag_fit_name(enum kvp_frag_fit f);
+
+/* ------------------------------------------------------------ shape */
+
+#define KVP_FRAG_MAX_CLASSES 3
+
+/* How one sequence's bytes grow with its tokens on one GPU: a class per kind
+ * of per-token layer (full and MLA together; sliding; chunked), each with
+ * its bytes per token and a representative layer for kvp_spec_layer_tokens,
+ * plus fixed bytes per sequence (Mamba state). */
+struct kvp_frag_shape {
+	uint32_t nclass;
+	uint64_t token_bytes[KVP_FRAG_MAX_CLASSES];
+	struct kvp_spec_layer layer[KVP_FRAG_MAX_CLASSES];
+	uint64_t seq_bytes;
+};
+
+/* Group the spec's layers into classes.  INVALID when the model keeps no KV. */
+kvp_status kvp_frag_shape_from_spec(const struct kvp_spec *s, struct kvp_frag_shape *out,
+				    struct kvp_error *err);
+/* A shape of plain tokens: one unbounded class of token_bytes (for tests and
+ * for pools counted in tokens). */
+void kvp_frag_shape_tokens(struct kvp_frag_shape *out, uint64_t token_bytes);
+/* Bytes one sequence of n tokens holds in blocks of P tokens (P = 1: exact);
+ * equals kvp_spec_seq_bytes for a shape from that spec.  UINT64_MAX on overflow. */
+uint64_t kvp_frag_seq_bytes(const struct kvp_frag_shape *sh, uint64_t n, uint32_t block);
+/* Bytes per token of all classes together. */
+uint64_t kvp_frag_token_bytes(const struct kvp_frag_shape *sh);
+
+/* ------------------------------------------------------------ arena */
+
+/* A contiguous address space [0, size) with first-fit and best-fit
+ * allocation and coalescing of freed ranges (holes in two treaps: by address,
+ * with the largest hole of each subtree, and by size). */
+struct kvp_frag_arena;
+
+/* by_size: also keep the holes ordered by size, which best fit needs (first
+ * fit alone is cheaper without it). */
+struct kvp_frag_arena *kvp_frag_arena_new(uint64_t size, bool by_size);
+void kvp_frag_arena_free(struct kvp_frag_arena *a);
+/* Reserve `size` bytes; false when no hole is large enough (or best fit is
+ * asked of an arena without by_size). */
+bool kvp_frag_arena_alloc(struct kvp_frag_arena *a, uint64_t size, enum kvp_frag_fit fit,
+			  uint64_t *addr);
+/* Give back a range obtained from kvp_frag_arena_alloc. */
+void kvp_frag_arena_release(struct kvp_frag_arena *a, uint64_t addr, uint64_t size);
+uint64_t kvp_frag_arena_free_bytes(const struct kvp_frag_arena *a);
+uint64_t kvp_frag_arena_largest_hole(const struct kvp_frag_arena *a);
+size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a);
+
+/* ------------------------------------------------------------ simulation */
+
+#define KVP_FRAG_MAX_BLOCK_SIZES 32
+#define KVP_FRAG_MAX_BLOCK 65536u
+#define KVP_FRAG_MAX_ROWS (4 + 2 * KVP_FRAG_MAX_BLOCK_SIZES)
+
+struct kvp_frag_config {
+	struct kvp_frag_shape shape;
+	uint64_t pool_bytes;          /* the KV pool (kvp_budget_compute's kv_pool_bytes) */
+	uint64_t max_len;             /* contiguous-max reservation, and the cap of p + o */
+	uint64_t max_tokens;          /* contiguous-request: requested max tokens; 0: o itself */
+	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
+	size_t nblock;
+	bool policy[KVP_FRAG_POLICY_COUNT];
+	bool fit[2];                  /* contiguous allocators to run: first, best */
+	uint64_t prefix_tokens;       /* k, prepended to the prompt of carriers */
+	double prefix_fraction;       /* share of requests carrying it */
+	uint64_t requests;            /* drawn from the workload */
+	uint64_t warmup;              /* admissions before measuring */
+	uint64_t seed;
+	uint64_t max_seqs;            /* 0: only memory limits the live sequences */
+};
+
+/* Defaults: every policy, first and best fit, block sizes 1, 8, 16, 32, 64,
+ * 128, 256, 100,000 requests, warm-up a tenth, seed 1. */
+void kvp_frag_config_init(struct kvp_frag_config *c);
+
+/* One row: a policy with an allocator (contiguous) or a block size (paged).
+ * Averages are over the steps after warm-up while requests were waiting. */
+struct kvp_frag_result {
+	enum kvp_frag_policy policy;
+	enum kvp_frag_fit fit;        /* contiguous */
+	uint32_t block_size;          /* paged; 0 for contiguous */
+	double used_fraction;         /* pool bytes holding real tokens */
+	double internal_waste_fraction; /* reserved or allocated but empty */
+	double external_waste_fraction; /* free while the next request was refused for
+					 * want of a large enough hole */
+	double free_fraction;         /* the rest: free, and enough for nobody waiting */
+	double mean_sequences;        /* time-average of live sequences */
+	uint64_t max_sequences;       /* floor(mean_sequences) */
+	uint64_t peak_sequences;
+	uint64_t refused_with_free_memory; /* requests refused at least once while the
+					    * pool had enough free bytes in total */
+	uint64_t preemptions;         /* paged: sequences evicted to let others grow */
+	uint64_t dropped;             /* requests that cannot fit even alone */
+	uint64_t metadata_bytes;      /* block table and allocator state, see frag.c */
+	uint64_t num_blocks;          /* paged: pool / bytes of a block of every class */
+	double waste_tokens_per_sequence;  /* internal waste in token slots per live sequence */
+	double expected_waste_tokens;      /* paged closed form (P - 1) / 2 */
+	double held_bytes_per_sequence;    /* pool bytes per live sequence */
+	uint64_t measured_steps;
+	uint64_t admitted;
+};
+
+/* Run every configured row over the same request stream.  Rows are written
+ * to out (up to max) in the order contiguous-max (first, best),
+ * contiguous-request (first, best), paged (each P), paged-shared (each P);
+ * paged-shared only when a prefix is configured.  Memory: the live set and a
+ * fixed buffer of requests, whatever cfg->requests is.  Errors: INVALID for a
+ * pool that holds no reservation at all, or bad settings; NOMEM. */
+kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+			struct kvp_frag_result *out, size_t max, size_t *n,
+			struct kvp_error *err);
+
+/* The recommended block size among the paged (or paged-shared, when present)
+ * rows: the largest P whose mean sequences are within 1% of the best, since
+ * a larger block means fewer blocks to track.  Returns the row index (or -1)
+ * and writes the reason. */
+int kvp_frag_recommend(const struct kvp_frag_result *rows, size_t n, char *reason, size_t size);
+
+/* ------------------------------------------------------------ prefix cache */
+
+struct kvp_frag_cache_config {
+	uint64_t prefixes;            /* distinct prefixes, popularity Zipf(s) */
+	double zipf_s;
+	uint64_t prefix_tokens;       /* k */
+	uint32_t block_size;          /* only full blocks are cached: floor(k / P) */
+	uint64_t entry_bytes;         /* bytes of one cached prefix (its full blocks) */
+	bool unique_first_token;      /* a timestamp or request id first: nothing repeats */
+	uint64_t requests;
+	uint64_t seed;
+};
+
+struct kvp_frag_cache_result {
+	uint64_t cache_bytes;
+	uint64_t capacity_prefixes;   /* floor(cache_bytes / entry_bytes) */
+	double hit_rate;
+	double saved_prefill_tokens;  /* per request: hit_rate * floor(k / P) * P */
+};
+
+/* LRU over the prefixes for each cache size in sizes[0..n).  INVALID when
+ * the prefix is shorter than a block and so caches nothing is not an error:
+ * every hit rate is then 0. */
+kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const uint64_t *sizes,
+				 size_t n, struct kvp_frag_cache_result *out,
+				 struct kvp_error *err);
+
+#endif

@@ -1,0 +1,528 @@
+/* check-frag.c: the fragmentation simulator.  Every expected value is hand
+ * arithmetic written beside its assertion: fixed lengths give exactly
+ * computable waste; uniform lengths give (P - 1) / 2 slots per sequence
+ * within a sampling error derived in the test; shared prefixes save
+ * (g - 1) k blocks.  Pools are counted in tokens (1 byte per token) unless a
+ * model is named. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frag.h"
+#include "profile.h"
+
+static struct kvp_workload wl;
+static struct kvp_frag_config cfg;
+
+/* A workload of two specs, and a config over a pool of `pool` tokens. */
+static void setup(const char *prompt, const char *output, uint64_t pool, uint64_t max_len)
+{
+	struct kvp_error err = {0};
+	kvp_workload_free(&wl);
+	memset(&wl, 0, sizeof wl);
+	ck_assert_msg(kvp_dist_parse(prompt, "prompt", &wl.prompt, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_dist_parse(output, "output", &wl.output, &err) == KVP_STATUS_OK, "%s", err.msg);
+	wl.max_len = max_len;
+	kvp_frag_config_init(&cfg);
+	kvp_frag_shape_tokens(&cfg.shape, 1);
+	cfg.pool_bytes = pool;
+	cfg.max_len = max_len;
+	cfg.requests = 10000;
+	cfg.warmup = 1000;
+}
+
+static struct kvp_frag_result rows[KVP_FRAG_MAX_ROWS];
+static size_t nrows;
+
+static void run(void)
+{
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err) == KVP_STATUS_OK,
+		      "%s: %s", err.field, err.msg);
+}
+
+static const struct kvp_frag_result *row(enum kvp_frag_policy p, int fit, uint32_t block)
+{
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i].policy == p && (fit < 0 || (int)rows[i].fit == fit) &&
+		    (block == 0 || rows[i].block_size == block))
+			return &rows[i];
+	ck_abort_msg("no row %s %u", kvp_frag_policy_name(p), block);
+	return NULL;
+}
+
+static void only_blocks(const uint32_t *b, size_t n)
+{
+	memcpy(cfg.block_sizes, b, n * sizeof *b);
+	cfg.nblock = n;
+}
+
+/* ------------------------------------------------------------ shape */
+
+START_TEST(test_shape_matches_spec)
+{
+	/* the per-class footprint equals the model's own kvp_spec_seq_bytes,
+	 * for full, sliding (Gemma 2, gpt-oss), MLA (DeepSeek-V3) and Mamba
+	 * (Jamba) layer lists */
+	static const char *const models[] = {"llama-3.1-8b", "gemma-2-9b", "gpt-oss-20b",
+					     "deepseek-v3", "jamba-v0.1", "gemma-3-27b"};
+	static const uint64_t lens[] = {0, 1, 15, 16, 17, 1000, 4095, 4096, 4097, 100000};
+	static const uint32_t blocks[] = {1, 16, 32, 80, 256};
+	for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+		struct kvp_model *model = malloc(sizeof *model);
+		struct kvp_spec *spec = malloc(sizeof *spec);
+		struct kvp_error err = {0};
+		struct kvp_frag_shape sh;
+		ck_assert_msg(kvp_model_load(models[m], model, &err) == KVP_STATUS_OK, "%s", err.msg);
+		ck_assert_int_eq(kvp_spec_build(model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+						KVP_DTYPE_AUTO, spec, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_frag_shape_from_spec(spec, &sh, &err), KVP_STATUS_OK);
+		for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+			for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+				uint64_t want;
+				ck_assert_int_eq(kvp_spec_seq_bytes(spec, lens[l], blocks[b], &want),
+						 KVP_STATUS_OK);
+				ck_assert_msg(kvp_frag_seq_bytes(&sh, lens[l], blocks[b]) == want,
+					      "%s n=%llu P=%u", models[m],
+					      (unsigned long long)lens[l], blocks[b]);
+			}
+		free(model);
+		free(spec);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------ arena */
+
+START_TEST(test_arena_first_and_best_fit)
+{
+	/* pool 100: A = 30 at 0, B = 50 at 30, C = 20 at 80; free A and C:
+	 * holes 30 at 0 and 20 at 80 */
+	for (int fit = 0; fit < 2; fit++) {
+		struct kvp_frag_arena *a = kvp_frag_arena_new(100, true);
+		uint64_t x;
+		ck_assert(kvp_frag_arena_alloc(a, 30, fit, &x) && x == 0);
+		ck_assert(kvp_frag_arena_alloc(a, 50, fit, &x) && x == 30);
+		ck_assert(kvp_frag_arena_alloc(a, 20, fit, &x) && x == 80);
+		ck_assert(!kvp_frag_arena_alloc(a, 1, fit, &x));
+		kvp_frag_arena_release(a, 0, 30);
+		kvp_frag_arena_release(a, 80, 20);
+		ck_assert_uint_eq(kvp_frag_arena_holes(a), 2);
+		ck_assert_uint_eq(kvp_frag_arena_free_bytes(a), 50);
+		ck_assert_uint_eq(kvp_frag_arena_largest_hole(a), 30);
+		/* 20 bytes: first fit takes the hole at 0 (leaving 10 at 20), best
+		 * fit the exact hole at 80 */
+		ck_assert(kvp_frag_arena_alloc(a, 20, fit, &x));
+		ck_assert_uint_eq(x, fit == KVP_FRAG_FIT_FIRST ? 0 : 80);
+		/* then 30 bytes: 30 are free in both cases, but first fit has
+		 * holes of 10 and 20 only -- refused with enough free memory */
+		ck_assert_uint_eq(kvp_frag_arena_free_bytes(a), 30);
+		ck_assert(kvp_frag_arena_alloc(a, 30, fit, &x) == (fit == KVP_FRAG_FIT_BEST));
+		kvp_frag_arena_free(a);
+	}
+	/* coalescing: freeing the middle of three neighbours leaves one hole */
+	struct kvp_frag_arena *a = kvp_frag_arena_new(90, true);
+	uint64_t x, y, z;
+	ck_assert(kvp_frag_arena_alloc(a, 30, KVP_FRAG_FIT_FIRST, &x));
+	ck_assert(kvp_frag_arena_alloc(a, 30, KVP_FRAG_FIT_FIRST, &y));
+	ck_assert(kvp_frag_arena_alloc(a, 30, KVP_FRAG_FIT_FIRST, &z));
+	kvp_frag_arena_release(a, x, 30);
+	kvp_frag_arena_release(a, z, 30);
+	ck_assert_uint_eq(kvp_frag_arena_holes(a), 2);
+	kvp_frag_arena_release(a, y, 30);
+	ck_assert_uint_eq(kvp_frag_arena_holes(a), 1);
+	ck_assert_uint_eq(kvp_frag_arena_largest_hole(a), 90);
+	kvp_frag_arena_free(a);
+}
+END_TEST
+
+/* ------------------------------------------------------------ exact cases */
+
+START_TEST(test_fixed_lengths_exact)
+{
+	/* 40-token prompts, no output: each request lives one step.  Pool 480.
+	 *   paged P=16: 3 blocks = 48 slots, 8 empty; 480 / 48 = 10 sequences;
+	 *     used 400 / 480, waste 80 / 480
+	 *   paged P=8: 5 blocks = 40 slots; 12 sequences, no waste
+	 *   paged P=32: 2 blocks = 64 slots, 24 empty; 7 sequences (448 slots);
+	 *     used 280 / 480, waste 168 / 480, free 32 / 480
+	 *   contiguous-request: 40 each, 12 sequences, used 480 / 480
+	 *   contiguous-max (max_len 64): 7 sequences, like P=32 */
+	setup("fixed:40", "fixed:0", 480, 64);
+	static const uint32_t b[] = {8, 16, 32};
+	only_blocks(b, 3);
+	run();
+	const struct kvp_frag_result *r = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	ck_assert_uint_eq(r->max_sequences, 10);
+	ck_assert_double_eq_tol(r->mean_sequences, 10, 1e-12);
+	ck_assert_double_eq_tol(r->used_fraction, 400.0 / 480, 1e-12);
+	ck_assert_double_eq_tol(r->internal_waste_fraction, 80.0 / 480, 1e-12);
+	ck_assert_double_eq_tol(r->waste_tokens_per_sequence, 8, 1e-12);
+	ck_assert_double_eq_tol(r->free_fraction, 0, 1e-12);
+	ck_assert_uint_eq(r->refused_with_free_memory, 0);
+	ck_assert_uint_eq(r->preemptions, 0);
+	/* 480 / 16 = 30 blocks */
+	ck_assert_uint_eq(r->num_blocks, 30);
+	/* metadata: 10 peak sequences x ceil(64 / 16) = 4 entries x 4 B = 160,
+	 * plus 30 blocks x 8 B = 240 */
+	ck_assert_uint_eq(r->metadata_bytes, 400);
+	r = row(KVP_FRAG_POLICY_PAGED, -1, 8);
+	ck_assert_uint_eq(r->max_sequences, 12);
+	ck_assert_double_eq_tol(r->used_fraction, 1, 1e-12);
+	ck_assert_double_eq_tol(r->waste_tokens_per_sequence, 0, 1e-12);
+	r = row(KVP_FRAG_POLICY_PAGED, -1, 32);
+	ck_assert_uint_eq(r->max_sequences, 7);
+	ck_assert_double_eq_tol(r->used_fraction, 280.0 / 480, 1e-12);
+	ck_assert_double_eq_tol(r->internal_waste_fraction, 168.0 / 480, 1e-12);
+	ck_assert_double_eq_tol(r->free_fraction, 32.0 / 480, 1e-12);
+	for (int fit = 0; fit < 2; fit++) {
+		r = row(KVP_FRAG_POLICY_CONTIGUOUS_REQUEST, fit, 0);
+		ck_assert_uint_eq(r->max_sequences, 12);
+		ck_assert_double_eq_tol(r->used_fraction, 1, 1e-12);
+		r = row(KVP_FRAG_POLICY_CONTIGUOUS_MAX, fit, 0);
+		ck_assert_uint_eq(r->max_sequences, 7);
+		ck_assert_double_eq_tol(r->used_fraction, 280.0 / 480, 1e-12);
+		ck_assert_double_eq_tol(r->internal_waste_fraction, 168.0 / 480, 1e-12);
+		/* the 32 free bytes are less than one reservation: not external */
+		ck_assert_double_eq_tol(r->external_waste_fraction, 0, 1e-12);
+		ck_assert_uint_eq(r->refused_with_free_memory, 0);
+	}
+	/* no shared prefix: no paged-shared rows */
+	for (size_t i = 0; i < nrows; i++)
+		ck_assert_int_ne(rows[i].policy, KVP_FRAG_POLICY_PAGED_SHARED);
+}
+END_TEST
+
+START_TEST(test_growth_exact)
+{
+	/* 1-token prompts that generate 15 tokens, P = 16, pool 160 = 10 blocks.
+	 * A sequence holds 1..16 tokens over its 16 steps, always in one block:
+	 * the empty slots are 15, 14, ..., 0, mean 7.5 = (16 - 1) / 2.  Ten
+	 * sequences live at every step; with 1,000 requests and 100 of warm-up
+	 * the measured steps are whole 16-step cycles (admissions at 0, 16, ...,
+	 * measured from step 144 to 1,583: 1,440 steps).
+	 * used = mean length 8.5 x 10 / 160 = 0.53125; waste 75 / 160 */
+	setup("fixed:1", "fixed:15", 160, 16);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	cfg.requests = 1000;
+	cfg.warmup = 100;
+	run();
+	const struct kvp_frag_result *r = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	ck_assert_uint_eq(r->measured_steps, 1440);
+	ck_assert_double_eq_tol(r->mean_sequences, 10, 1e-12);
+	ck_assert_double_eq_tol(r->waste_tokens_per_sequence, 7.5, 1e-12);
+	ck_assert_double_eq_tol(r->expected_waste_tokens, 7.5, 1e-12);
+	ck_assert_double_eq_tol(r->used_fraction, 0.53125, 1e-12);
+	ck_assert_double_eq_tol(r->internal_waste_fraction, 75.0 / 160, 1e-12);
+	ck_assert_uint_eq(r->preemptions, 0);
+	/* contiguous-request reserves p + o = 16: the same ten sequences */
+	r = row(KVP_FRAG_POLICY_CONTIGUOUS_REQUEST, KVP_FRAG_FIT_FIRST, 0);
+	ck_assert_double_eq_tol(r->mean_sequences, 10, 1e-12);
+	ck_assert_double_eq_tol(r->used_fraction, 0.53125, 1e-12);
+}
+END_TEST
+
+START_TEST(test_uniform_waste)
+{
+	/* Prompts uniform over 1..1024 (64 blocks of 16), no output: the empty
+	 * slots of a request, (-p) mod P, are uniform over 0..P-1: mean
+	 * (P - 1) / 2, variance (P^2 - 1) / 12.  Each request lives one step and
+	 * is counted once, so the simulated mean over the n ~ 180,000 measured
+	 * requests (200,000 less a tenth of warm-up) has standard error
+	 * sqrt((P^2 - 1) / 12 / n):
+	 *   P = 16: sqrt(21.25 / 180,000) = 0.01087; allow 4 se = 0.0435
+	 *   P = 64: sqrt(341.25 / 180,000) = 0.04354; allow 4 se = 0.174
+	 *   P = 1:  no waste at all */
+	setup("uniform:1,1024", "fixed:0", 100000, 1024);
+	static const uint32_t b[] = {1, 16, 64};
+	only_blocks(b, 3);
+	cfg.requests = 200000;
+	cfg.warmup = 20000;
+	run();
+	const struct kvp_frag_result *r = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	ck_assert_double_eq_tol(r->waste_tokens_per_sequence, 7.5, 0.0435);
+	r = row(KVP_FRAG_POLICY_PAGED, -1, 64);
+	ck_assert_double_eq_tol(r->waste_tokens_per_sequence, 31.5, 0.174);
+	r = row(KVP_FRAG_POLICY_PAGED, -1, 1);
+	ck_assert_double_eq_tol(r->waste_tokens_per_sequence, 0, 1e-12);
+	/* mean prompt 512.5: a pool of 100,000 holds about 100,000 / (512.5 +
+	 * 7.5) = 192 sequences at P = 16; check the order of magnitude */
+	r = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	ck_assert(r->mean_sequences > 185 && r->mean_sequences < 195);
+}
+END_TEST
+
+/* ------------------------------------------------------------ sharing */
+
+START_TEST(test_prefix_sharing)
+{
+	/* Prefix k = 64 tokens (4 full blocks of 16) before a 32-token prompt,
+	 * on every request; no output; pool 960 = 60 blocks.
+	 *   paged: 96 tokens = 6 blocks each -> 10 sequences
+	 *   paged-shared: 4 shared blocks + 2 private each: 4 + 2 g <= 60 ->
+	 *   g = 28; check: 28 requests alone need 28 x 6 = 168 blocks, sharing
+	 *   saves (g - 1) k = 27 x 4 = 108, leaving 60 = the pool. */
+	setup("fixed:32", "fixed:0", 960, 256);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	cfg.prefix_tokens = 64;
+	cfg.prefix_fraction = 1;
+	run();
+	ck_assert_uint_eq(row(KVP_FRAG_POLICY_PAGED, -1, 16)->max_sequences, 10);
+	const struct kvp_frag_result *r = row(KVP_FRAG_POLICY_PAGED_SHARED, -1, 16);
+	ck_assert_uint_eq(r->max_sequences, 28);
+	ck_assert_double_eq_tol(r->mean_sequences, 28, 1e-12);
+	/* 64 shared + 28 x 32 private = 960 real tokens: the pool is full */
+	ck_assert_double_eq_tol(r->used_fraction, 1, 1e-12);
+
+	/* k = 72 = 4.5 blocks: 4 shared, the partial fifth copied per request.
+	 *   paged: 104 tokens = 7 blocks -> floor(60 / 7) = 8
+	 *   shared: ceil(104 / 16) - 4 = 3 private: 4 + 3 g <= 60 -> g = 18 */
+	cfg.prefix_tokens = 72;
+	run();
+	ck_assert_uint_eq(row(KVP_FRAG_POLICY_PAGED, -1, 16)->max_sequences, 8);
+	ck_assert_uint_eq(row(KVP_FRAG_POLICY_PAGED_SHARED, -1, 16)->max_sequences, 18);
+
+	/* k = 10 < P: no full block to share; 42 tokens = 3 blocks -> 20 both */
+	cfg.prefix_tokens = 10;
+	run();
+	ck_assert_uint_eq(row(KVP_FRAG_POLICY_PAGED, -1, 16)->max_sequences, 20);
+	ck_assert_uint_eq(row(KVP_FRAG_POLICY_PAGED_SHARED, -1, 16)->max_sequences, 20);
+	ck_assert_double_eq_tol(row(KVP_FRAG_POLICY_PAGED_SHARED, -1, 16)->used_fraction,
+				row(KVP_FRAG_POLICY_PAGED, -1, 16)->used_fraction, 1e-12);
+}
+END_TEST
+
+/* ------------------------------------------------------------ dynamics */
+
+START_TEST(test_contiguous_fragmentation)
+{
+	/* Equal reservations (contiguous-max) never fragment: every hole is a
+	 * whole number of reservations.  Variable reservations (contiguous-
+	 * request over lognormal lengths, growing outputs) leave holes too small
+	 * for the next request while enough bytes are free in total. */
+	setup("lognormal:300,0.8", "lognormal:100,0.8", 60000, 4096);
+	cfg.requests = 50000;
+	cfg.warmup = 5000;
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	run();
+	for (int fit = 0; fit < 2; fit++) {
+		const struct kvp_frag_result *r = row(KVP_FRAG_POLICY_CONTIGUOUS_MAX, fit, 0);
+		ck_assert_uint_eq(r->refused_with_free_memory, 0);
+		ck_assert_double_eq_tol(r->external_waste_fraction, 0, 1e-12);
+		/* 60,000 / 4,096 = 14.6 -> 14 reservations, always */
+		ck_assert_double_eq_tol(r->mean_sequences, 14, 1e-12);
+		r = row(KVP_FRAG_POLICY_CONTIGUOUS_REQUEST, fit, 0);
+		ck_assert_uint_gt(r->refused_with_free_memory, 0);
+		ck_assert(r->external_waste_fraction > 0);
+		/* fractions add up to one */
+		ck_assert_double_eq_tol(r->used_fraction + r->internal_waste_fraction +
+					r->external_waste_fraction + r->free_fraction, 1, 1e-9);
+	}
+	/* paging beats contiguous reservation of max_len by far */
+	ck_assert(row(KVP_FRAG_POLICY_PAGED, -1, 16)->mean_sequences >
+		  4 * row(KVP_FRAG_POLICY_CONTIGUOUS_MAX, 0, 0)->mean_sequences);
+}
+END_TEST
+
+START_TEST(test_preemption)
+{
+	/* 1-token prompts growing to 64 tokens (4 blocks), pool 10 blocks:
+	 * admission takes one block, growth runs out, the newest sequences are
+	 * preempted and recomputed later.  At least 160 / 64 = 2.5 sequences
+	 * fit at full length, at most 10 at one block each. */
+	setup("fixed:1", "fixed:63", 160, 64);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_REQUEST] = false;
+	cfg.requests = 2000;
+	cfg.warmup = 200;
+	run();
+	const struct kvp_frag_result *r = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	ck_assert_uint_gt(r->preemptions, 0);
+	ck_assert_uint_eq(r->dropped, 0);
+	ck_assert(r->mean_sequences >= 2.5 && r->mean_sequences <= 10);
+	ck_assert(r->used_fraction <= 1 && r->internal_waste_fraction >= 0);
+}
+END_TEST
+
+START_TEST(test_determinism)
+{
+	/* the same seed gives the same rows, bit for bit; another seed differs */
+	setup("lognormal:500,1", "lognormal:200,1", 200000, 8192);
+	cfg.prefix_tokens = 100;
+	cfg.prefix_fraction = 0.5;
+	cfg.requests = 20000;
+	cfg.warmup = 2000;
+	cfg.seed = 7;
+	run();
+	struct kvp_frag_result first[KVP_FRAG_MAX_ROWS];
+	size_t n = nrows;
+	memcpy(first, rows, sizeof first);
+	run();
+	ck_assert_uint_eq(nrows, n);
+	ck_assert_int_eq(memcmp(first, rows, n * sizeof rows[0]), 0);
+	cfg.seed = 8;
+	run();
+	ck_assert(first[n - 1].mean_sequences != rows[n - 1].mean_sequences);
+	/* 4 contiguous rows, 7 paged, 7 paged-shared (prefix on half) */
+	ck_assert_uint_eq(n, 18);
+}
+END_TEST
+
+START_TEST(test_drop_too_long)
+{
+	/* a 200-token prompt never fits a 100-token pool: dropped, not looping */
+	setup("fixed:200", "fixed:5", 100, 300);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_REQUEST] = false;
+	cfg.requests = 50;
+	cfg.warmup = 0;
+	run();
+	ck_assert_uint_eq(rows[0].dropped, 50);
+	ck_assert_uint_eq(rows[0].admitted, 0);
+}
+END_TEST
+
+START_TEST(test_recommend)
+{
+	/* P = 1 holds 100, P = 16 99.5 (within 1%), P = 64 90: pick 16, which
+	 * has 16x fewer blocks than 1 */
+	struct kvp_frag_result r[3] = {
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 1, .mean_sequences = 100},
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 16, .mean_sequences = 99.5},
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 64, .mean_sequences = 90},
+	};
+	char why[512];
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
+	ck_assert_ptr_nonnull(strstr(why, "block 16"));
+	ck_assert_ptr_nonnull(strstr(why, "16x fewer"));
+	r[1].mean_sequences = 98; /* now 2% below: P = 1 wins */
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 0);
+	ck_assert_int_eq(kvp_frag_recommend(r, 0, why, sizeof why), -1);
+}
+END_TEST
+
+/* ------------------------------------------------------------ prefix cache */
+
+START_TEST(test_prefix_cache)
+{
+	struct kvp_frag_cache_config c = {.prefixes = 10, .zipf_s = 1, .prefix_tokens = 64,
+					  .block_size = 16, .entry_bytes = 64,
+					  .requests = 200000, .seed = 3};
+	uint64_t sizes[] = {0, 64, 640};
+	struct kvp_frag_cache_result out[3];
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
+	/* no cache, no hit */
+	ck_assert_double_eq(out[0].hit_rate, 0);
+	/* room for one prefix: a hit when a request repeats the previous one's
+	 * prefix, p = sum p_i^2 = (pi^2/6 - sum_{i>10} 1/i^2) / H_10^2 =
+	 * 1.549768 / 2.928968^2 = 0.180650.  Consecutive hits are correlated:
+	 * var = p (1 - p) + 2 (sum p_i^3 - p^2) = 0.148015 + 2 (0.047659 -
+	 * 0.032634) = 0.178065; se = sqrt(0.178065 / 200,000) = 0.000944;
+	 * allow 5 se = 0.0047 */
+	ck_assert_uint_eq(out[1].capacity_prefixes, 1);
+	ck_assert_double_eq_tol(out[1].hit_rate, 0.180650, 0.0047);
+	/* room for all ten: only the first use of each misses */
+	ck_assert_uint_eq(out[2].capacity_prefixes, 10);
+	ck_assert(out[2].hit_rate >= 1 - 10.0 / 200000);
+	/* a hit saves the 4 full blocks: 64 tokens */
+	ck_assert_double_eq_tol(out[2].saved_prefill_tokens, 64 * out[2].hit_rate, 1e-9);
+	/* a timestamp first: nothing repeats, nothing hits */
+	c.unique_first_token = true;
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(out[2].hit_rate, 0);
+	/* a prefix shorter than a block caches nothing */
+	c.unique_first_token = false;
+	c.prefix_tokens = 10;
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(out[2].hit_rate, 0);
+	ck_assert_double_eq(out[2].saved_prefill_tokens, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ errors */
+
+START_TEST(test_errors)
+{
+	struct kvp_error err = {0};
+	setup("fixed:10", "fixed:10", 1000, 100);
+	cfg.max_len = 0;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err),
+			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "max_len");
+	cfg.max_len = 100;
+	cfg.pool_bytes = 0;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err),
+			 KVP_STATUS_INVALID);
+	cfg.pool_bytes = 50; /* one max_len reservation (100) does not fit */
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err),
+			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "max_len");
+	cfg.pool_bytes = 1000;
+	cfg.prefix_tokens = 100; /* no room left under max_len */
+	cfg.prefix_fraction = 1;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err),
+			 KVP_STATUS_INVALID);
+	cfg.prefix_tokens = 0;
+	cfg.block_sizes[0] = 0;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err),
+			 KVP_STATUS_INVALID);
+	/* 2^40 bytes per token x 2^32 tokens overflows */
+	kvp_frag_config_init(&cfg);
+	kvp_frag_shape_tokens(&cfg.shape, 1ULL << 40);
+	cfg.pool_bytes = UINT64_MAX;
+	cfg.max_len = 1ULL << 32;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &nrows, &err),
+			 KVP_STATUS_OVERFLOW);
+	/* the cache needs prefixes and an exponent */
+	struct kvp_frag_cache_config c = {.prefixes = 0, .zipf_s = 1, .block_size = 16};
+	struct kvp_frag_cache_result out[1];
+	uint64_t sizes[] = {0};
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 1, out, &err), KVP_STATUS_INVALID);
+	/* a model without KV has no shape */
+	struct kvp_spec *spec = calloc(1, sizeof *spec);
+	struct kvp_frag_shape sh;
+	ck_assert_int_eq(kvp_frag_shape_from_spec(spec, &sh, &err), KVP_STATUS_INVALID);
+	free(spec);
+}
+END_TEST
+
+static Suite *frag_suite(void)
+{
+	Suite *s = suite_create("frag");
+	TCase *core = tcase_create("core");
+	tcase_add_test(core, test_shape_matches_spec);
+	tcase_add_test(core, test_arena_first_and_best_fit);
+	tcase_add_test(core, test_fixed_lengths_exact);
+	tcase_add_test(core, test_growth_exact);
+	tcase_add_test(core, test_uniform_waste);
+	tcase_add_test(core, test_prefix_sharing);
+	tcase_add_test(core, test_contiguous_fragmentation);
+	tcase_add_test(core, test_preemption);
+	tcase_add_test(core, test_determinism);
+	tcase_add_test(core, test_drop_too_long);
+	tcase_add_test(core, test_recommend);
+	tcase_add_test(core, test_prefix_cache);
+	tcase_set_timeout(core, 120);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_test(errors, test_errors);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(frag_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	kvp_workload_free(&wl);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
