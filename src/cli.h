@@ -103,6 +103,11 @@ void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *
 /* Subcommands */
 int kvp_cmd_budget(int argc, char **argv);
 int kvp_cmd_list(int argc, char **argv);
+int kvp_cmd_frag(int argc, char **argv);
+int kvp_cmd_perf(int argc, char **argv);
+int kvp_cmd_size(int argc, char **argv);
 int kvp_cmd_check(int argc, char **argv);
+int kvp_cmd_plot(int argc, char **argv);
+int kvp_cmd_report(int argc, char **argv);
 
 #endif

@@ -10,7 +10,12 @@ static const struct kvp_cmd commands[] = {
 	{"budget", "memory budget, KV pool, blocks, max tokens and sequences", kvp_cmd_budget},
 	{"list", "list the built-in model, GPU or workload profiles", kvp_cmd_list},
 	/* --- commands: frag, perf, size, plot, report, check, validate --- */
+	{"frag", "fragmentation, block size, prefix sharing and caching over real lengths", kvp_cmd_frag},
+	{"perf", "latency and throughput: prefill, decode, tensor parallel, KV offload", kvp_cmd_perf},
+	{"size", "GPU purchase sizing: which GPUs, how many, at what cost, engine flags", kvp_cmd_size},
 	{"check", "check budgets in CI: assertions, baselines, JUnit XML, TAP", kvp_cmd_check},
+	{"plot", "charts: budget bars, KV against context, sequences against context", kvp_cmd_plot},
+	{"report", "a design-review report (Markdown + HTML) from a scenario file", kvp_cmd_report},
 };
 
 static void usage(FILE *f)
