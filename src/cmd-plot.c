@@ -8,13 +8,16 @@
 
 #include "cli.h"
 #include "plot.h"
+#include "frag.h"
+#include "workload.h"
 #include "units.h"
 
 static const char *const cmd = "plot";
 
 #define MAX_LIST 24
 
-enum { OPT_OUTPUT_DIR = KVP_OPT_LAST + 1, OPT_NAME, OPT_TERM, OPT_CONTEXTS, OPT_BATCHES };
+enum { OPT_OUTPUT_DIR = KVP_OPT_LAST + 1, OPT_NAME, OPT_TERM, OPT_CONTEXTS, OPT_BATCHES,
+       OPT_WORKLOAD, OPT_BLOCK_SIZES, OPT_REQUESTS, OPT_RESULTS, OPT_BAND };
 
 /* perf's context when --context is not given: a chat-sized one, not max_context */
 #define PERF_DEFAULT_CONTEXT 4096
@@ -30,6 +33,13 @@ struct plot_args {
 	size_t nkv;
 	uint64_t contexts[KVP_PLOT_MAX_ROWS], batches[KVP_PLOT_MAX_ROWS];
 	size_t ncontexts, nbatches;
+	uint32_t blocks[KVP_PLOT_MAX_ROWS];
+	size_t nblocks;
+	uint64_t requests;
+	const char *workload;
+	char *results[MAX_LIST];
+	size_t nresults;
+	double band;
 	const char *dir, *name;
 	enum kvp_plot_term term;
 	/* loaded */
@@ -65,8 +75,26 @@ static kvp_status build_perf(struct plot_args *a, struct kvp_plot *p, struct kvp
 			     a->ncontexts, err);
 }
 
+static kvp_status build_block_size(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	kvp_status st = kvp_workload_load(a->workload ? a->workload : "chat", &w, err);
+	if (!st)
+		st = kvp_plot_block_size(p, &a->m[0], &a->g[0], &a->c.opts, &w, a->blocks, a->nblocks,
+					 a->requests, err);
+	kvp_workload_free(&w);
+	return st;
+}
+
+static kvp_status build_validate(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	return kvp_plot_validate(p, (const char *const *)a->results, a->nresults,
+				 a->band > 0 ? a->band : 0.2, err);
+}
+
 /* Which lists a kind takes (more than one value), and what it needs. */
-enum { MANY_MODELS = 1, MANY_GPUS = 2, MANY_TP = 4, MANY_KV = 8, NEEDS_GPU = 16 };
+enum { MANY_MODELS = 1, MANY_GPUS = 2, MANY_TP = 4, MANY_KV = 8, NEEDS_GPU = 16, NO_MODEL = 32 };
 
 static const struct plot_kind {
 	const char *name;
@@ -85,6 +113,12 @@ static const struct plot_kind {
 	{"perf", "decode step and throughput against --batches (roofline), and against\n"
 		 "               context with the KV brought over each host link (--batch)",
 	 NEEDS_GPU, NULL, build_perf},
+	{"block-size", "internal waste, metadata and live sequences against block size,\n"
+		       "               simulated over --workload (kvplan frag's simulator)",
+	 NEEDS_GPU, NULL, build_block_size},
+	{"validate", "kvplan's predictions against kvbench's measurements (--results\n"
+		     "               kvbench --out files), with y = x and a +/- --band",
+	 NO_MODEL, NULL, build_validate},
 };
 
 static void help(void)
@@ -103,6 +137,12 @@ static void help(void)
 	       "                            powers of two)\n"
 	       "  --batches LIST            perf: batch points (default 1, 2, 4 ... 512); its\n"
 	       "                            --context defaults to 4096, its --batch to 1\n"
+	       "  --workload NAME|PATH      block-size: the request lengths (default chat)\n"
+	       "  --block-sizes LIST        block-size: the sizes to simulate (default 1, 8, 16,\n"
+	       "                            32, 64, 128, 256)\n"
+	       "  --requests N              block-size: requests simulated (default 100,000)\n"
+	       "  --results FILE[,FILE]     validate: kvbench --out results (.yaml)\n"
+	       "  --band F                  validate: the error band drawn, 0.2 = +/- 20%% (default)\n"
 	       "  --model, --gpu, --tp, --kv-dtype take comma-separated lists where the kind\n"
 	       "  compares several (see Kinds); kv-context defaults to\n"
 	       "  %s;\n"
@@ -194,6 +234,8 @@ static void free_args(struct plot_args *a)
 {
 	if (a->nmodels)
 		free(a->models[0]);
+	if (a->nresults)
+		free(a->results[0]);
 	if (a->ngpus && a->gpus[0])
 		free(a->gpus[0]);
 	free(a->m);
@@ -209,6 +251,11 @@ int kvp_cmd_plot(int argc, char **argv)
 		{"term", required_argument, NULL, OPT_TERM},
 		{"contexts", required_argument, NULL, OPT_CONTEXTS},
 		{"batches", required_argument, NULL, OPT_BATCHES},
+		{"workload", required_argument, NULL, OPT_WORKLOAD},
+		{"results", required_argument, NULL, OPT_RESULTS},
+		{"band", required_argument, NULL, OPT_BAND},
+		{"block-sizes", required_argument, NULL, OPT_BLOCK_SIZES},
+		{"requests", required_argument, NULL, OPT_REQUESTS},
 		{NULL, 0, NULL, 0}
 	};
 	struct plot_args a;
@@ -244,6 +291,37 @@ int kvp_cmd_plot(int argc, char **argv)
 						&a.ncontexts))
 				return KVP_EXIT_USAGE;
 			continue;
+		case OPT_RESULTS:
+			if (a.nresults)
+				free(a.results[0]);
+			if (!split("--results", optarg, a.results, &a.nresults))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_BAND:
+			if (kvp_parse_fraction(optarg, &a.band) || a.band >= 1)
+				return kvp_cli_usage_error(cmd, "--band: expected a fraction in (0, 1) such as 0.2 or 20%%, got '%s'",
+							   optarg);
+			continue;
+		case OPT_WORKLOAD:
+			a.workload = optarg;
+			continue;
+		case OPT_REQUESTS:
+			if (!kvp_cli_u64(cmd, "--requests", optarg, 1, &a.requests))
+				return KVP_EXIT_USAGE;
+			continue;
+		case OPT_BLOCK_SIZES: {
+			uint64_t v[KVP_PLOT_MAX_ROWS];
+			if (!kvp_cli_token_list(cmd, "--block-sizes", optarg, v, KVP_FRAG_MAX_BLOCK_SIZES,
+						&a.nblocks))
+				return KVP_EXIT_USAGE;
+			for (size_t i = 0; i < a.nblocks; i++) {
+				if (v[i] > KVP_FRAG_MAX_BLOCK)
+					return kvp_cli_usage_error(cmd, "--block-sizes: %llu is more than %u tokens",
+								   (unsigned long long)v[i], KVP_FRAG_MAX_BLOCK);
+				a.blocks[i] = (uint32_t)v[i];
+			}
+			continue;
+		}
 		case OPT_BATCHES:
 			if (!kvp_cli_token_list(cmd, "--batches", optarg, a.batches, KVP_PLOT_MAX_ROWS,
 						&a.nbatches))
@@ -276,7 +354,7 @@ int kvp_cmd_plot(int argc, char **argv)
 		return KVP_EXIT_OK;
 	}
 	if (optind >= argc)
-		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf)");
+		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf, block-size, validate)");
 	const struct plot_kind *k = NULL;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (strcmp(argv[optind], kinds[i].name) == 0)
@@ -291,11 +369,20 @@ int kvp_cmd_plot(int argc, char **argv)
 	struct kvp_plot *p = NULL;
 	if (!model_arg)
 		model_arg = k->default_models;
-	if (!model_arg) {
+	if (k->flags & NO_MODEL) {
+		if (model_arg || gpu_arg) {
+			rc = kvp_cli_usage_error(cmd, "plot %s: takes no --model or --gpu", k->name);
+			goto out;
+		}
+		if (!a.nresults) {
+			rc = kvp_cli_usage_error(cmd, "plot %s: --results FILE is required", k->name);
+			goto out;
+		}
+	} else if (!model_arg) {
 		rc = kvp_cli_usage_error(cmd, "plot %s: --model is required", k->name);
 		goto out;
 	}
-	if (!split("--model", model_arg, a.models, &a.nmodels) ||
+	if ((model_arg && !split("--model", model_arg, a.models, &a.nmodels)) ||
 	    (gpu_arg && !split("--gpu", gpu_arg, a.gpus, &a.ngpus))) {
 		rc = KVP_EXIT_USAGE;
 		goto out;

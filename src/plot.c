@@ -16,8 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "frag.h"
 #include "perf.h"
 #include "units.h"
+#include "yaml-walk.h"
 
 /* Image sizes in pixels: one panel, and the width each further panel adds. */
 #define PLOT_WIDTH 1000
@@ -374,7 +376,35 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 {
 	const struct kvp_plot_panel *pn = &p->panel[k];
 	double scale = scale_of(pn->yscale);
-	fprintf(f, "set size ratio -1\n");
+	/* one range on both axes, square, so y = x is the diagonal */
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t r = 0; r < pn->nrows; r++)
+		for (size_t s = 0; s < pn->nseries; s++) {
+			double v[2] = {pn->x[r], pn->y[r][s]};
+			if (isnan(v[1]))
+				continue;
+			for (int k = 0; k < 2; k++)
+				if (!pn->logy || v[k] > 0) {
+					lo = fmin(lo, v[k] / scale);
+					hi = fmax(hi, v[k] / scale);
+				}
+		}
+	/* log axes only where the values span more than a decade or so */
+	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 20;
+	if (lo <= hi) {
+		if (log) {
+			lo /= 1.4;
+			hi *= 1.4;
+		} else {
+			double pad = fmax((hi - lo) * 0.1, fabs(hi) * 0.1);
+			lo -= pad;
+			hi += pad;
+		}
+		fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", lo, hi, lo, hi);
+	}
+	fprintf(f, "unset logscale\nset size square\n");
+	if (log)
+		fprintf(f, "set logscale xy 10\n");
 	fprintf(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
 		fprintf(f, "%s\"%s.dat\" index %zu using ($1/%.17g):", s ? ", \\\n     " : "",
@@ -415,6 +445,7 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 			has_y2 |= pn->series[s].y2;
 		fprintf(f, "\n# panel %zu\n", k);
 		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\nset autoscale\n"
+			   "set format y \"%% h\"\n"
 			   "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
 			   "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
 		fprintf(f, "set title ");
@@ -431,8 +462,8 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 		}
 		if (pn->logx)
 			fprintf(f, "set logscale x 2\n");
-		if (pn->logy)
-			fprintf(f, "set logscale y\n");
+		if (pn->logy)  /* 1000000, not 1e+06 */
+			fprintf(f, "set logscale y\nset format y \"%%.10g\"\n");
 		if (pn->logy2 && has_y2)
 			fprintf(f, "set logscale y2\n");
 		switch (pn->style) {
@@ -1067,4 +1098,289 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 out:
 	free(b);
 	return st;
+}
+
+kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
+			       const struct kvp_gpu *g, const struct kvp_budget_opts *o,
+			       const struct kvp_workload *w, const uint32_t *blocks, size_t nblocks,
+			       uint64_t requests, struct kvp_error *err)
+{
+	struct kvp_budget *b = malloc(sizeof *b);
+	struct kvp_frag_config *cfg = malloc(sizeof *cfg);
+	struct kvp_frag_result *rows = calloc(KVP_FRAG_MAX_ROWS, sizeof *rows);
+	kvp_status st = KVP_STATUS_OK;
+	if (!b || !cfg || !rows) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		goto out;
+	}
+	if ((st = kvp_budget_compute(m, g, o, b, err)))
+		goto out;
+	kvp_frag_config_init(cfg);
+	if ((st = kvp_frag_shape_from_spec(&b->spec, &cfg->shape, err)))
+		goto out;
+	cfg->pool_bytes = b->kv_pool_bytes;
+	cfg->max_len = w->max_len ? w->max_len : m->max_context;
+	for (int k = 0; k < KVP_FRAG_POLICY_COUNT; k++)
+		cfg->policy[k] = k == KVP_FRAG_POLICY_PAGED || k == KVP_FRAG_POLICY_PAGED_SHARED;
+	cfg->prefix_tokens = w->prefix_tokens;
+	cfg->prefix_fraction = w->prefix_fraction;
+	if (requests) {
+		cfg->requests = requests;
+		cfg->warmup = requests / 10;
+	}
+	if (nblocks) {
+		cfg->nblock = nblocks < KVP_FRAG_MAX_BLOCK_SIZES ? nblocks : KVP_FRAG_MAX_BLOCK_SIZES;
+		memcpy(cfg->block_sizes, blocks, cfg->nblock * sizeof *blocks);
+	}
+	size_t n = 0;
+	if ((st = kvp_frag_run(cfg, w, rows, KVP_FRAG_MAX_ROWS, &n, err)))
+		goto out;
+	char reason[512], pool[32], num[32];
+	int pick = kvp_frag_recommend(rows, n, reason, sizeof reason);
+
+	struct kvp_plot_panel *pa = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	struct kvp_plot_panel *pb = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	if (!pa || !pb) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
+		goto out;
+	}
+	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks");
+	snprintf(pa->ylabel, sizeof pa->ylabel, "internal waste (%% of the KV pool)");
+	snprintf(pa->y2label, sizeof pa->y2label, "metadata: block tables + allocator (MiB)");
+	snprintf(pa->yunit, sizeof pa->yunit, "fraction");
+	snprintf(pa->y2unit, sizeof pa->y2unit, "bytes");
+	pa->yscale = 0.01;
+	pa->y2scale = (double)KVP_MIB;
+	snprintf(pb->title, sizeof pb->title, "(b) what the pool holds");
+	snprintf(pb->ylabel, sizeof pb->ylabel, "live sequences (time average)");
+	snprintf(pb->yunit, sizeof pb->yunit, "sequences");
+	struct kvp_plot_panel *both[] = {pa, pb};
+	for (size_t k = 0; k < 2; k++) {
+		snprintf(both[k]->xlabel, sizeof both[k]->xlabel, "block size P (tokens per block)");
+		snprintf(both[k]->xunit, sizeof both[k]->xunit, "tokens");
+		both[k]->logx = both[k]->xtic_labels = true;
+	}
+	/* one column per paged policy that ran, rows by block size in order */
+	enum kvp_frag_policy pols[2];
+	size_t npol = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!npol || pols[npol - 1] != rows[i].policy)
+			pols[npol++] = rows[i].policy;
+	for (size_t k = 0; k < npol; k++) {
+		const char *pname = kvp_frag_policy_name(pols[k]);
+		char t[KVP_PLOT_TITLE_MAX];
+		snprintf(t, sizeof t, "internal waste, %s", pname);
+		kvp_plot_add_series(pa, t)->color = (int)k + 1;
+		snprintf(t, sizeof t, "metadata, %s (right axis)", pname);
+		struct kvp_plot_series *s = kvp_plot_add_series(pa, t);
+		s->y2 = true;
+		s->color = 4 + 3 * (int)k;
+		s->dash = 2;
+		snprintf(t, sizeof t, "live sequences, %s", pname);
+		kvp_plot_add_series(pb, t)->color = (int)k + 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0, r = SIZE_MAX;
+		while (pols[k] != rows[i].policy)
+			k++;
+		for (size_t j = 0; j < pa->nrows; j++)
+			if (pa->x[j] == rows[i].block_size)
+				r = j;
+		if (r == SIZE_MAX) {
+			snprintf(num, sizeof num, "%u", rows[i].block_size);
+			if (!kvp_plot_add_row(pa, rows[i].block_size, num, NULL, &r) ||
+			    !kvp_plot_add_row(pb, rows[i].block_size, num, NULL, NULL))
+				break;
+		}
+		pa->y[r][2 * k] = rows[i].internal_waste_fraction;
+		pa->y[r][2 * k + 1] = (double)rows[i].metadata_bytes;
+		pb->y[r][k] = rows[i].mean_sequences;
+	}
+	if (pick >= 0) {
+		pb->mark_x = rows[pick].block_size;
+		snprintf(pb->mark_label, sizeof pb->mark_label, "recommended: P = %u",
+			 rows[pick].block_size);
+		kvp_plot_note(p, "recommended block size: %s", reason);
+	}
+	kvp_format_bytes(b->kv_pool_bytes, pool, sizeof pool);
+	kvp_format_u64(cfg->requests, num, sizeof num);
+	snprintf(p->title, sizeof p->title,
+		 "Block size: %s on %s, engine %s, tp %u, KV %s, pool %s\\nworkload %s "
+		 "(%s requests simulated, max_len %llu)",
+		 m->name, g->name, kvp_engine_name(o->engine), o->par.tp,
+		 kvp_dtype_name(b->spec.kv_dtype), pool, w->name, num,
+		 (unsigned long long)cfg->max_len);
+out:
+	free(b);
+	free(cfg);
+	free(rows);
+	return st;
+}
+
+/* The points of one kvbench results file into the two scatter panels. */
+static kvp_status validate_file(struct kvp_plot *p, struct kvp_plot_panel *pt,
+				struct kvp_plot_panel *pc, const char *path, size_t *used,
+				size_t *skipped, struct kvp_error *err)
+{
+	struct kvp_doc *doc = NULL;
+	kvp_status st = kvp_doc_load_file(path, &doc, err);
+	if (st)
+		return st;
+	const struct kvp_node *root = doc->root, *env, *points;
+	if (!root || root->type != KVP_NODE_MAP) {
+		st = kvp_node_fail(doc, root, err, KVP_STATUS_INVALID, NULL,
+				   "not kvbench results (run kvbench --out FILE.yaml)");
+		goto out;
+	}
+	env = kvp_map_get(root, "kvbench");
+	points = kvp_map_get(root, "points");
+	if (!points) {
+		st = kvp_node_fail(doc, root, err, KVP_STATUS_INVALID, "points",
+				   "missing: not kvbench results");
+		goto out;
+	}
+	if ((st = kvp_node_expect(doc, points, "points", KVP_NODE_SEQ, err)))
+		goto out;
+	char where[64] = "cpu", base[96];
+	const char *slash = strrchr(path, '/');
+	snprintf(base, sizeof base, "%s", slash ? slash + 1 : path);
+	if (env && env->type == KVP_NODE_MAP) {
+		const struct kvp_node *d = kvp_map_get(env, "device");
+		if (!d)
+			d = kvp_map_get(env, "cpu");
+		if (d && d->type == KVP_NODE_SCALAR)
+			snprintf(where, sizeof where, "%.63s", d->value);
+	}
+	for (size_t i = 0; i < points->n; i++) {
+		const struct kvp_node *pnt = points->items[i];
+		if ((st = kvp_node_expect(doc, pnt, "points", KVP_NODE_MAP, err)))
+			goto out;
+		const struct kvp_node *meas = kvp_map_get(pnt, "time_median_s");
+		const struct kvp_node *pred = kvp_map_get(pnt, "predicted_s");
+		struct kvp_plot_panel *pn = pt;
+		const char *mfield = "time_median_s", *pfield = "predicted_s";
+		if (!meas && kvp_map_get(pnt, "predicted_blocks")) {
+			meas = kvp_map_get(pnt, "blocks");
+			pred = kvp_map_get(pnt, "predicted_blocks");
+			pn = pc;
+			mfield = "blocks";
+			pfield = "predicted_blocks";
+		}
+		const struct kvp_node *ok = kvp_map_get(pnt, "validated");
+		if (!meas || !pred || (ok && ok->value && strcmp(ok->value, "pass") != 0)) {
+			(*skipped)++;
+			continue;
+		}
+		double x, y;
+		if ((st = kvp_node_double(doc, pred, pfield, &x, err)) ||
+		    (st = kvp_node_double(doc, meas, mfield, &y, err)))
+			goto out;
+		/* the series: this file and KV dtype */
+		const struct kvp_node *dt = kvp_map_get(pnt, "kv_dtype");
+		char title[KVP_PLOT_TITLE_MAX], label[KVP_PLOT_LABEL_MAX];
+		snprintf(title, sizeof title, "%s, %s (%s)", where,
+			 dt && dt->value ? dt->value : "?", base);
+		size_t s = 0;
+		while (s < pn->nseries && strcmp(pn->series[s].title, title) != 0)
+			s++;
+		if (s == pn->nseries && !kvp_plot_add_series(pn, title)) {
+			(*skipped)++;
+			continue;
+		}
+		const struct kvp_node *b = kvp_map_get(pnt, "batch"), *c = kvp_map_get(pnt, "context"),
+				      *bs = kvp_map_get(pnt, "block_size");
+		snprintf(label, sizeof label, "B %s, n %s, P %s", b && b->value ? b->value : "?",
+			 c && c->value ? c->value : "?", bs && bs->value ? bs->value : "?");
+		size_t r;
+		if (!kvp_plot_add_row(pn, x, label, NULL, &r)) {
+			kvp_plot_note(p, "more than %d points: the rest of %s left out",
+				      KVP_PLOT_MAX_ROWS, base);
+			break;
+		}
+		pn->y[r][s] = y;
+		(*used)++;
+	}
+out:
+	kvp_doc_free(doc);
+	return st;
+}
+
+kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_t npaths,
+			     double band, struct kvp_error *err)
+{
+	/* both panels, the empty one dropped at the end */
+	size_t first = p->npanels;
+	struct kvp_plot_panel *a = kvp_plot_add_panel(p, KVP_PLOT_STYLE_SCATTER);
+	struct kvp_plot_panel *b = kvp_plot_add_panel(p, KVP_PLOT_STYLE_SCATTER);
+	if (!a || !b)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
+	size_t used = 0, skipped = 0;
+	for (size_t i = 0; i < npaths; i++) {
+		kvp_status st = validate_file(p, a, b, paths[i], &used, &skipped, err);
+		if (st)
+			return st;
+	}
+	if (!used)
+		return kvp_error_set(err, KVP_STATUS_INVALID, npaths ? paths[0] : NULL, 0, 0,
+				     "points", "no point with both a prediction and a measurement "
+				     "(kvbench built with the planner writes predicted_*)");
+	if (skipped)
+		kvp_plot_note(p, "%zu point(s) without a prediction, or that failed validation, "
+				 "left out", skipped);
+	/* the median relative error, for the title */
+	double errs[2 * KVP_PLOT_MAX_ROWS];
+	size_t nerr = 0;
+	const struct kvp_plot_panel *both[] = {a, b};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t r = 0; r < both[k]->nrows; r++)
+			for (size_t s = 0; s < both[k]->nseries; s++)
+				if (!isnan(both[k]->y[r][s]) && both[k]->y[r][s] > 0)
+					errs[nerr++] = fabs(both[k]->x[r] - both[k]->y[r][s]) /
+						       both[k]->y[r][s];
+	for (size_t i = 1; i < nerr; i++)  /* insertion sort: at most 256 */
+		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
+			double t = errs[j];
+			errs[j] = errs[j - 1];
+			errs[j - 1] = t;
+		}
+	double median = nerr ? (nerr % 2 ? errs[nerr / 2] : (errs[nerr / 2 - 1] + errs[nerr / 2]) / 2)
+			     : 0;
+	if (a->nrows) {
+		struct kvp_plot_panel *pn = a;
+		snprintf(pn->title, sizeof pn->title, "decode step time (%zu points)", a->nrows);
+		snprintf(pn->xlabel, sizeof pn->xlabel, "predicted by kvplan (ms)");
+		snprintf(pn->ylabel, sizeof pn->ylabel, "measured by kvbench, median (ms)");
+		snprintf(pn->xunit, sizeof pn->xunit, "seconds");
+		snprintf(pn->yunit, sizeof pn->yunit, "seconds");
+		pn->yscale = 1e-3;
+		pn->logx = pn->logy = true;
+		pn->band = band;
+	}
+	if (b->nrows) {
+		struct kvp_plot_panel *pn = b;
+		snprintf(pn->title, sizeof pn->title, "KV pool capacity (%zu points)", b->nrows);
+		snprintf(pn->xlabel, sizeof pn->xlabel, "predicted KV blocks");
+		snprintf(pn->ylabel, sizeof pn->ylabel, "blocks kvbench allocated");
+		snprintf(pn->xunit, sizeof pn->xunit, "blocks");
+		snprintf(pn->yunit, sizeof pn->yunit, "blocks");
+		pn->logx = pn->logy = true;
+		pn->band = band;
+	}
+	if (!b->nrows)
+		p->npanels--;
+	else if (!a->nrows) {
+		memmove(&p->panel[first], b, sizeof *b);
+		p->npanels--;
+	}
+	char files[256] = "";
+	for (size_t i = 0; i < npaths && strlen(files) < 200; i++) {
+		const char *slash = strrchr(paths[i], '/');
+		snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", i ? ", " : "",
+			 slash ? slash + 1 : paths[i]);
+	}
+	snprintf(p->title, sizeof p->title,
+		 "kvplan's predictions against kvbench's measurements: %s\\n"
+		 "median error %.1f %% over %zu points; band +/- %g %%",
+		 files, 100 * median, used, 100 * band);
+	return KVP_STATUS_OK;
 }

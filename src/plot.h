@@ -79,8 +79,8 @@ struct kvp_plot_panel {
 };
 
 struct kvp_plot {
-	char name[KVP_NAME_MAX + 16];           /* file stem */
-	char title[2 * KVP_PLOT_TITLE_MAX];     /* names model, GPU and settings */
+	char name[2 * KVP_NAME_MAX + 16];       /* file stem */
+	char title[4 * KVP_PLOT_TITLE_MAX];     /* names model, GPU and settings */
 	char source[1024];                      /* how it was made, for the .dat header */
 	char notes[8][KVP_PLOT_TITLE_MAX];      /* what was left out and why */
 	size_t nnotes;
@@ -163,6 +163,28 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 			 const struct kvp_perf_hw *hw, const struct kvp_budget_opts *o,
 			 const uint64_t *batches, size_t nbatches, const uint64_t *contexts,
 			 size_t ncontexts, struct kvp_error *err);
+
+/* 4. The block-size trade-off, two panels, from the fragmentation simulator
+ * (kvp_frag_run over `requests` requests of workload w in the KV pool the
+ * budget leaves): (a) the pool's internal waste (left) and the block tables'
+ * and allocator's metadata (right) against the block size; (b) the live
+ * sequences the pool sustains on average, with the block size
+ * kvp_frag_recommend picks marked.  Paged rows, and paged-shared ones when
+ * the workload carries a shared prefix. */
+struct kvp_workload;
+kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
+			       const struct kvp_gpu *g, const struct kvp_budget_opts *o,
+			       const struct kvp_workload *w, const uint32_t *blocks, size_t nblocks,
+			       uint64_t requests, struct kvp_error *err);
+
+/* 6. The planner against the harness: kvbench --out results (YAML), the
+ * predicted value on x and the measured one on y, with y = x and a band of
+ * +/- band (0.2: 20 %).  Bandwidth runs: predicted_s against time_median_s of
+ * the points that passed validation (panel a); capacity runs: predicted_blocks
+ * against blocks (panel b).  One series per file and KV dtype.  Errors carry
+ * file:line:col; a file with no usable point is INVALID. */
+kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_t npaths,
+			     double band, struct kvp_error *err);
 
 /* Default batch sweep: powers of two from 1 to 512. */
 size_t kvp_plot_default_batches(uint64_t *out, size_t max);

@@ -13,8 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include "config.h"
 #include "units.h"
+#include "workload.h"
 #include "yaml-walk.h"
 
 /* ================================================================ scenario */
@@ -48,20 +51,33 @@ static kvp_status each_item(struct parse *p, const struct kvp_node *n, const cha
 	return KVP_STATUS_OK;
 }
 
-/* A profile name or a path; a relative path is taken from the scenario's
- * directory.  A name that resolves to nothing is reported at the node. */
+/* A relative path is taken from the scenario's directory; a bare name (no
+ * '/', no .yaml, .yml or .json ending) stays a profile name. */
+static void scenario_path(const struct parse *p, const char *v, bool always, char *out,
+			  size_t size)
+{
+	size_t n = strlen(v);
+	bool file = strchr(v, '/') || (n > 5 && strcmp(v + n - 5, ".yaml") == 0) ||
+		    (n > 4 && strcmp(v + n - 4, ".yml") == 0) ||
+		    (n > 5 && strcmp(v + n - 5, ".json") == 0);
+	if ((always || file) && v[0] != '/' && p->dir[0])
+		snprintf(out, size, "%s/%s", p->dir, v);
+	else
+		snprintf(out, size, "%s", v);
+}
+
+/* A profile name or a path.  A name that resolves to nothing is reported at
+ * the node; a profile that is itself invalid, at its own line. */
 static kvp_status load_profile(struct parse *p, const struct kvp_node *n, const char *field,
 			       void *out)
 {
 	char name[1024];
 	const char *v = n->value;
-	if (strchr(v, '/') && v[0] != '/' && p->dir[0])
-		snprintf(name, sizeof name, "%s/%s", p->dir, v);
-	else
-		snprintf(name, sizeof name, "%s", v);
+	scenario_path(p, v, false, name, sizeof name);
 	struct kvp_error e = {0};
 	kvp_status st = strcmp(field, "models") == 0 ? kvp_model_load(name, out, &e)
-						      : kvp_gpu_load(name, out, &e);
+		      : strcmp(field, "gpus") == 0 ? kvp_gpu_load(name, out, &e)
+						   : kvp_workload_load(name, out, &e);
 	if (st == KVP_STATUS_NOT_FOUND)
 		return kvp_node_fail(p->doc, n, p->err, st, field, "%s: %s", v, e.msg);
 	if (st)
@@ -120,6 +136,9 @@ static const struct {
 	{"budget", KVP_REPORT_PLOT_BUDGET},
 	{"kv-context", KVP_REPORT_PLOT_KV_CONTEXT},
 	{"max-seqs", KVP_REPORT_PLOT_MAX_SEQS},
+	{"perf", KVP_REPORT_PLOT_PERF},
+	{"block-size", KVP_REPORT_PLOT_BLOCK_SIZE},
+	{"validate", KVP_REPORT_PLOT_VALIDATE},
 };
 
 static kvp_status item_question(struct parse *p, const struct kvp_node *n, size_t i)
@@ -141,7 +160,17 @@ static kvp_status item_plot(struct parse *p, const struct kvp_node *n, size_t i)
 			return KVP_STATUS_OK;
 		}
 	return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, "plots",
-			     "unknown plot '%s' (budget, kv-context, max-seqs)", n->value);
+			     "unknown plot '%s' (budget, kv-context, max-seqs, perf, block-size, "
+			     "validate)", n->value);
+}
+
+static kvp_status item_result(struct parse *p, const struct kvp_node *n, size_t i)
+{
+	scenario_path(p, n->value, true, p->s->results[i], sizeof p->s->results[i]);
+	if (access(p->s->results[i], R_OK) != 0)
+		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_NOT_FOUND, "results",
+				     "%s: %s", n->value, strerror(errno));
+	return KVP_STATUS_OK;
 }
 
 /* A token count written as 8192 or 8k (k = 1024), positive. */
@@ -215,6 +244,11 @@ static kvp_status key_plots(struct parse *p, const struct kvp_node *n)
 	return each_item(p, n, "plots", KVP_SCENARIO_MAX, NULL, item_plot);
 }
 
+static kvp_status key_results(struct parse *p, const struct kvp_node *n)
+{
+	return each_item(p, n, "results", KVP_SCENARIO_MAX, &p->s->nresults, item_result);
+}
+
 static kvp_status key_utilization(struct parse *p, const struct kvp_node *n)
 {
 	kvp_status st = kvp_node_double(p->doc, n, "utilization", &p->s->utilization, p->err);
@@ -240,16 +274,16 @@ static kvp_status key_max_batched(struct parse *p, const struct kvp_node *n)
 	return node_tokens(p, n, "max_batched_tokens", &p->s->max_batched_tokens);
 }
 
-/* One workload: {name, context, batch}, all three required. */
+/* One workload: {name, context, batch} required, profile optional. */
 static kvp_status workload(struct parse *p, const struct kvp_node *n, size_t i)
 {
-	static const char *const keys[] = {"name", "context", "batch", NULL};
+	static const char *const keys[] = {"name", "context", "batch", "profile", NULL};
 	struct kvp_scenario_workload *w = &p->s->workloads[i];
 	kvp_status st;
 	if ((st = kvp_node_expect(p->doc, n, "workloads", KVP_NODE_MAP, p->err)) ||
 	    (st = kvp_map_only(p->doc, n, keys, p->err)))
 		return st;
-	for (const char *const *k = keys; *k; k++)
+	for (const char *const *k = keys; k < keys + 3; k++)
 		if (!kvp_map_get(n, *k))
 			return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, *k,
 					     "required in every workload");
@@ -261,7 +295,14 @@ static kvp_status workload(struct parse *p, const struct kvp_node *n, size_t i)
 	if (w->batch == 0)
 		return kvp_node_fail(p->doc, kvp_map_get(n, "batch"), p->err, KVP_STATUS_INVALID,
 				     "batch", "must be at least 1");
-	return KVP_STATUS_OK;
+	const struct kvp_node *prof = kvp_map_get(n, "profile");
+	if (!prof)
+		return KVP_STATUS_OK;
+	if ((st = kvp_node_expect(p->doc, prof, "profile", KVP_NODE_SCALAR, p->err)))
+		return st;
+	if (!(w->lengths = calloc(1, sizeof *w->lengths)))
+		return kvp_error_set(p->err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	return load_profile(p, prof, "profile", w->lengths);
 }
 
 static kvp_status key_workloads(struct parse *p, const struct kvp_node *n)
@@ -296,6 +337,7 @@ static const struct scenario_key {
 	{"block_size", false, key_block_size},
 	{"max_batched_tokens", false, key_max_batched},
 	{"workloads", true, key_workloads},
+	{"results", false, key_results},
 	{"questions", false, key_questions},
 	{"plots", false, key_plots},
 };
@@ -304,6 +346,11 @@ static const struct scenario_key {
 
 void kvp_scenario_free(struct kvp_scenario *s)
 {
+	for (size_t i = 0; i < KVP_SCENARIO_MAX; i++)
+		if (s->workloads[i].lengths) {
+			kvp_workload_free(s->workloads[i].lengths);
+			free(s->workloads[i].lengths);
+		}
 	free(s->models);
 	free(s->gpus);
 	memset(s, 0, sizeof *s);
@@ -362,8 +409,22 @@ kvp_status kvp_scenario_load(const char *path, struct kvp_scenario *s, struct kv
 		s->kv[s->nkv++] = KVP_DTYPE_AUTO;
 	if (!p.has_questions)
 		s->questions = KVP_QUESTION_FIT;
+	bool lengths = false;
+	for (size_t i = 0; i < s->nworkloads; i++)
+		lengths |= s->workloads[i].lengths != NULL;
 	if (!p.has_plots)
-		s->plots = KVP_REPORT_PLOT_BUDGET | KVP_REPORT_PLOT_KV_CONTEXT | KVP_REPORT_PLOT_MAX_SEQS;
+		s->plots = KVP_REPORT_PLOT_BUDGET | KVP_REPORT_PLOT_KV_CONTEXT | KVP_REPORT_PLOT_MAX_SEQS |
+			   KVP_REPORT_PLOT_PERF | (lengths ? KVP_REPORT_PLOT_BLOCK_SIZE : 0) |
+			   (s->nresults ? KVP_REPORT_PLOT_VALIDATE : 0);
+	if (((s->plots & KVP_REPORT_PLOT_BLOCK_SIZE) && !lengths) ||
+	    ((s->plots & KVP_REPORT_PLOT_VALIDATE) && !s->nresults)) {
+		bool bs = (s->plots & KVP_REPORT_PLOT_BLOCK_SIZE) && !lengths;
+		st = kvp_node_fail(doc, kvp_map_get(doc->root, "plots"), err, KVP_STATUS_INVALID,
+				   "plots", bs ? "block-size needs a workload with a profile (its "
+						 "request lengths)"
+					       : "validate needs results (kvbench --out files)");
+		goto out;
+	}
 	size_t options = s->nmodels * s->ngpus * s->nengines * s->ntp * s->nkv;
 	if (options > KVP_SCENARIO_MAX_OPTIONS)
 		st = kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, "models",
@@ -945,7 +1006,7 @@ static kvp_status show_plot(struct report *r, struct kvp_plot *p, const char *ca
 		return fail(r, st, &err);
 	r->res->plots++;
 	const char *ext = kvp_plot_term_ext(r->o->term);
-	char src[256];
+	char src[sizeof p->name + 16];
 	snprintf(src, sizeof src, "plots/%s.%s", p->name, ext);
 	doc_heading(&r->d, 3, caption);
 	st = kvp_plot_render(p, r->dir, r->o->term, r->o->gnuplot, &err);
@@ -988,6 +1049,20 @@ static uint32_t chart_tp(struct report *r, const struct kvp_model *m)
 	return best ? best : largest;
 }
 
+/* The first GPU of the scenario on which the model's weights leave a pool at
+ * split tp (the block-size chart's), else the first. */
+static size_t chart_gpu(struct report *r, const struct kvp_model *m, uint32_t tp)
+{
+	const struct kvp_scenario *s = r->s;
+	for (size_t g = 0; g < s->ngpus; g++) {
+		struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
+		struct kvp_error e = {0};
+		if (!kvp_budget_compute(m, &s->gpus[g], &o, r->b, &e) && r->b->weights_fit)
+			return g;
+	}
+	return 0;
+}
+
 static kvp_status section_plots(struct report *r)
 {
 	const struct kvp_scenario *s = r->s;
@@ -997,7 +1072,7 @@ static kvp_status section_plots(struct report *r)
 	uint64_t ctx[KVP_PLOT_MAX_ROWS];
 	size_t nctx = kvp_plot_default_contexts(ctx, KVP_PLOT_MAX_ROWS);
 	kvp_status st = KVP_STATUS_OK;
-	char name[KVP_NAME_MAX + 16], caption[512];
+	char name[2 * KVP_NAME_MAX + 16], caption[512];
 	struct kvp_error err = {0};
 	for (size_t i = 0; i < s->nmodels && (s->plots & KVP_REPORT_PLOT_BUDGET); i++) {
 		snprintf(name, sizeof name, "budget-%s", s->models[i].name);
@@ -1056,6 +1131,83 @@ static kvp_status section_plots(struct report *r)
 				 tp ? err.msg : "no split in the scenario can hold it");
 			st = KVP_STATUS_OK;
 		}
+		kvp_plot_free(p);
+		if (st)
+			return r->err->status ? st : fail(r, st, &err);
+	}
+	/* the decode roofline and offload, per model and GPU, at the first
+	 * workload's context and batch */
+	uint64_t batches[KVP_PLOT_MAX_ROWS];
+	size_t nb = kvp_plot_default_batches(batches, KVP_PLOT_MAX_ROWS);
+	for (size_t i = 0; i < s->nmodels && (s->plots & KVP_REPORT_PLOT_PERF); i++) {
+		uint32_t tp = chart_tp(r, &s->models[i]);
+		for (size_t gi = 0; gi < s->ngpus; gi++) {
+			snprintf(name, sizeof name, "perf-%s-%s", s->models[i].name, s->gpus[gi].name);
+			struct kvp_plot *p = kvp_plot_new(name);
+			if (!p)
+				return fail(r, KVP_STATUS_NOMEM, NULL);
+			struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp ? tp : 1, s->kv[0],
+							       &s->workloads[0]);
+			st = kvp_plot_perf(p, &s->models[i], &s->gpus[gi], NULL, &o, batches, nb, ctx,
+					   nctx, &err);
+			snprintf(p->source, sizeof p->source, "%s",
+				 r->o->source ? r->o->source : "kvplan report");
+			snprintf(caption, sizeof caption, "Decode roofline and KV offload: %s on %u x %s",
+				 s->models[i].name, tp ? tp : 1, s->gpus[gi].name);
+			if (!st)
+				st = show_plot(r, p, caption);
+			else if (st == KVP_STATUS_INVALID) {
+				doc_note(&r->d, "No roofline chart for %s on %s: %s: %s",
+					 s->models[i].name, s->gpus[gi].name, err.field, err.msg);
+				st = KVP_STATUS_OK;
+			}
+			kvp_plot_free(p);
+			if (st)
+				return r->err->status ? st : fail(r, st, &err);
+		}
+	}
+	/* the block size, per model, on the first GPU that holds it, for the
+	 * first workload that names its request lengths */
+	const struct kvp_scenario_workload *lw = NULL;
+	for (size_t k = 0; k < s->nworkloads && !lw; k++)
+		if (s->workloads[k].lengths)
+			lw = &s->workloads[k];
+	for (size_t i = 0; lw && i < s->nmodels && (s->plots & KVP_REPORT_PLOT_BLOCK_SIZE); i++) {
+		snprintf(name, sizeof name, "block-size-%s", s->models[i].name);
+		struct kvp_plot *p = kvp_plot_new(name);
+		if (!p)
+			return fail(r, KVP_STATUS_NOMEM, NULL);
+		uint32_t tp = chart_tp(r, &s->models[i]);
+		tp = tp ? tp : 1;
+		size_t gi = chart_gpu(r, &s->models[i], tp);
+		struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
+		st = kvp_plot_block_size(p, &s->models[i], &s->gpus[gi], &o, lw->lengths, NULL, 0, 0,
+					 &err);
+		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
+		snprintf(caption, sizeof caption, "Block size: %s on %u x %s, workload %s",
+			 s->models[i].name, tp, s->gpus[gi].name, lw->name);
+		if (!st)
+			st = show_plot(r, p, caption);
+		else if (st == KVP_STATUS_INVALID) {
+			doc_note(&r->d, "No block-size chart for %s: %s: %s", s->models[i].name,
+				 err.field, err.msg);
+			st = KVP_STATUS_OK;
+		}
+		kvp_plot_free(p);
+		if (st)
+			return r->err->status ? st : fail(r, st, &err);
+	}
+	if (s->plots & KVP_REPORT_PLOT_VALIDATE) {
+		const char *paths[KVP_SCENARIO_MAX];
+		for (size_t k = 0; k < s->nresults; k++)
+			paths[k] = s->results[k];
+		struct kvp_plot *p = kvp_plot_new("validate");
+		if (!p)
+			return fail(r, KVP_STATUS_NOMEM, NULL);
+		st = kvp_plot_validate(p, paths, s->nresults, 0.2, &err);
+		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
+		if (!st)
+			st = show_plot(r, p, "kvplan's predictions against kvbench's measurements");
 		kvp_plot_free(p);
 		if (st)
 			return r->err->status ? st : fail(r, st, &err);

@@ -19,9 +19,18 @@
  *   block_size: 16                              # optional, as --block-size
  *   max_batched_tokens: 8192                    # optional
  *   workloads:                                  # required
- *     - {name: chat, context: 8k, batch: 64}
+ *     - {name: chat, context: 8k, batch: 64,
+ *        profile: chat}                         # optional: request lengths for
+ *                                               # the block-size chart
+ *   results: [kvbench-h100.yaml]                # optional: kvbench --out files
  *   questions: [fit, max-context, utilization]  # default [fit]
- *   plots: [budget, kv-context, max-seqs]       # default: all three; [] for none
+ *   plots: [budget, kv-context, max-seqs, perf, block-size, validate]
+ *                                               # default: every one that applies
+ *                                               # (block-size needs a profile,
+ *                                               # validate results); [] for none
+ *
+ * Paths (models, GPUs, profiles, results) are taken from the scenario's
+ * directory when relative.
  *
  * Lists hold at most KVP_SCENARIO_MAX entries; the options (models x GPUs x
  * engines x tp x KV dtypes) at most KVP_SCENARIO_MAX_OPTIONS. */
@@ -50,13 +59,19 @@ enum kvp_question {
 enum kvp_report_plot {
 	KVP_REPORT_PLOT_BUDGET = 1,
 	KVP_REPORT_PLOT_KV_CONTEXT = 2,
-	KVP_REPORT_PLOT_MAX_SEQS = 4
+	KVP_REPORT_PLOT_MAX_SEQS = 4,
+	KVP_REPORT_PLOT_PERF = 8,
+	KVP_REPORT_PLOT_BLOCK_SIZE = 16,
+	KVP_REPORT_PLOT_VALIDATE = 32
 };
+
+struct kvp_workload;
 
 struct kvp_scenario_workload {
 	char name[64];
 	uint64_t context;   /* tokens per sequence */
 	uint64_t batch;     /* concurrent sequences */
+	struct kvp_workload *lengths;  /* the profile named, owned; NULL: none */
 };
 
 struct kvp_scenario {
@@ -77,6 +92,8 @@ struct kvp_scenario {
 	size_t nworkloads;
 	unsigned questions;            /* enum kvp_question bits */
 	unsigned plots;                /* enum kvp_report_plot bits */
+	char results[KVP_SCENARIO_MAX][512];  /* kvbench --out files */
+	size_t nresults;
 };
 
 /* Read a scenario file and load the profiles it names.  Errors carry

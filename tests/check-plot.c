@@ -13,6 +13,7 @@
 #include "perf.h"
 #include "plot.h"
 #include "units.h"
+#include "workload.h"
 
 static char dir[] = "/tmp/check-plot-XXXXXX";
 
@@ -271,6 +272,104 @@ START_TEST(test_perf_panels)
 }
 END_TEST
 
+/* Block size, by hand: the tiny model (2,048 B/token) in a pool of exactly
+ * 1 GiB = 524,288 token slots, every request 100 prompt tokens + 1 output
+ * token (tests/data/report/fixed-100.yaml), so live sequences hold 100 or 101
+ * tokens, 100.5 on average.
+ *   P = 1:   no waste; 524,288 / 100.5 = 5,216 sequences; at most 524,288 / 100
+ *            = 5,242 at once; metadata 5,242 x 128 x 4 + 524,288 x 8 = 6,878,208 B
+ *   P = 16:  7 blocks (112 slots) a sequence: 32,768 / 7 = 4,681 sequences,
+ *            wasting 112 - 100.5 = 11.5 slots each: 4,681 x 11.5 / 524,288
+ *   P = 128: one block a sequence: 4,096 sequences, 27.5 / 128 = 21.48 % waste;
+ *            metadata 4,096 x 1 x 4 + 4,096 x 8 = 49,152 B
+ * P = 1 holds the most and 4,681 is 10 % fewer, beyond kvp_frag_recommend's
+ * 1 %, so P = 1 is the one marked. */
+START_TEST(test_block_size)
+{
+	static struct kvp_model m;
+	load_model(KVP_SRCDIR "/tests/data/good/tiny.yaml", &m);
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	struct kvp_budget_opts o = fixed_opts();
+	o.gpu_memory_bytes = KVP_GIB;
+	o.utilization = 1;
+	o.weights_bytes = o.activation_bytes = o.overhead_bytes = 0;
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_workload_load(KVP_SRCDIR "/tests/data/report/fixed-100.yaml", &w, &err) ==
+		      KVP_STATUS_OK, "%s", err.msg);
+	uint32_t blocks[] = {1, 16, 128};
+	struct kvp_plot *p = kvp_plot_new("bs");
+	ck_assert_int_eq(kvp_plot_block_size(p, &m, &g, &o, &w, blocks, 3, 20000, &err),
+			 KVP_STATUS_OK);
+	const struct kvp_plot_panel *a = &p->panel[0], *b = &p->panel[1];
+	ck_assert_uint_eq(a->nrows, 3);
+	ck_assert_double_eq(a->y[0][0], 0);
+	ck_assert_double_eq_tol(a->y[1][0], 4681 * 11.5 / 524288, 1e-9);
+	ck_assert_double_eq_tol(a->y[2][0], 27.5 / 128, 1e-9);
+	ck_assert_double_eq(a->y[0][1], 6878208);
+	ck_assert_double_eq(a->y[2][1], 49152);
+	ck_assert_double_eq_tol(b->y[0][0], 524288 / 100.5, 1);
+	ck_assert_double_eq(b->y[1][0], 4681);
+	ck_assert_double_eq(b->y[2][0], 4096);
+	ck_assert_double_eq(b->mark_x, 1);
+	ck_assert_ptr_nonnull(strstr(p->title, "workload fixed-100"));
+	kvp_plot_free(p);
+	kvp_workload_free(&w);
+}
+END_TEST
+
+/* Predicted against measured, from tests/data/report/kvbench-results.yaml:
+ * three usable points (1.0 vs 1.1 ms, 2 vs 2 ms, 4 vs 5 ms), one series per
+ * KV dtype, the failed point and the one without a prediction left out; the
+ * median relative error is 1/11 = 9.1 %. */
+START_TEST(test_validate)
+{
+	const char *path = KVP_SRCDIR "/tests/data/report/kvbench-results.yaml";
+	struct kvp_plot *p = kvp_plot_new("validate");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_validate(p, &path, 1, 0.2, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(p->npanels, 1);  /* no capacity points: one panel */
+	const struct kvp_plot_panel *pn = &p->panel[0];
+	ck_assert_int_eq(pn->style, KVP_PLOT_STYLE_SCATTER);
+	ck_assert_uint_eq(pn->nrows, 3);
+	ck_assert_uint_eq(pn->nseries, 2);
+	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16 (kvbench-results.yaml)");
+	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8 (kvbench-results.yaml)");
+	ck_assert_double_eq(pn->x[0], 1.0e-3);
+	ck_assert_double_eq(pn->y[0][0], 1.1e-3);
+	ck_assert(isnan(pn->y[0][1]));
+	ck_assert_double_eq(pn->x[2], 4.0e-3);
+	ck_assert_double_eq(pn->y[2][1], 5.0e-3);
+	ck_assert_double_eq(pn->band, 0.2);
+	ck_assert_ptr_nonnull(strstr(p->title, "median error 9.1 % over 3 points"));
+	ck_assert_uint_eq(p->nnotes, 1);
+	ck_assert_ptr_nonnull(strstr(p->notes[0], "2 point(s)"));
+	kvp_plot_free(p);
+}
+END_TEST
+
+/* Malformed results: located errors; no usable point: INVALID. */
+static const char *const bad_results[] = {
+	"results-negative-time.yaml",    /* 7:20: time_median_s: must not be negative */
+	"results-points-not-list.yaml",  /* 4:9: points: expected a list */
+	"results-no-predictions.yaml",   /* no predicted_s anywhere */
+};
+
+START_TEST(test_validate_errors)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/tests/data/bad/%s", KVP_SRCDIR, bad_results[_i]);
+	const char *paths[] = {path};
+	struct kvp_plot *p = kvp_plot_new("validate");
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_plot_validate(p, paths, 1, 0.2, &err), KVP_STATUS_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.path, bad_results[_i]));
+	kvp_plot_free(p);
+}
+END_TEST
+
 /* The files: data rows in base units, the script's labels and terminal. */
 START_TEST(test_write_files)
 {
@@ -484,6 +583,8 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_budget_does_not_fit);
 	tcase_add_test(core, test_max_seqs);
 	tcase_add_test(core, test_perf_panels);
+	tcase_add_test(core, test_block_size);
+	tcase_add_test(core, test_validate);
 	tcase_add_test(core, test_write_files);
 	tcase_add_test(core, test_write_escapes);
 	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);
@@ -494,6 +595,8 @@ static Suite *plot_suite(void)
 	tcase_add_test(errors, test_render_fails);
 	tcase_add_test(errors, test_capacity);
 	tcase_add_test(errors, test_builder_errors);
+	tcase_add_loop_test(errors, test_validate_errors, 0,
+			    sizeof bad_results / sizeof bad_results[0]);
 	suite_add_tcase(s, errors);
 	return s;
 }

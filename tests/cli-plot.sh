@@ -104,6 +104,50 @@ case "$gp" in *'title "over pcie5x16 (50.00 GB/s)"'*) ok ;; *) bad "link series"
 run "$KVPLAN" plot perf --model llama-3.1-8b --gpu-memory 80GiB -o "$d"
 expect_rc 3                                   # no bandwidth without a GPU profile
 
+# --- block-size: the tiny model (2,048 B/token) in a pool of exactly 1 GiB =
+# 524,288 token slots; every request 100 + 1 tokens (tests/data/report/fixed-100.yaml).
+# P = 128: one block a sequence, 4,096 of them, 27.5 of 128 slots empty = 21.484375 %;
+# metadata 4,096 x 4 B block table + 4,096 x 8 B allocator = 49,152 B.
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model "$top_srcdir/tests/data/good/tiny.yaml" \
+	--gpu-memory 1GiB --utilization 1 --weights-bytes 0 --activation-bytes 0 --overhead-bytes 0 \
+	--workload "$top_srcdir/tests/data/report/fixed-100.yaml" --block-sizes 1,16,128 --requests 20000 -o "$d"
+expect_rc 0
+expect_err "note: recommended block size: paged block 1"
+dat=$(cat "$d/block-size.dat")
+case "$dat" in *'128 "128" "" 0.21484375 49152'*) ok ;; *) bad "block-size row: $dat" ;; esac
+case "$dat" in *'128 "128" "" 4096'*) ok ;; *) bad "block-size sequences" ;; esac
+case "$(cat "$d/block-size.gp")" in *'set y2label "metadata: block tables + allocator (MiB)"'*) ok ;;
+	*) bad "block-size y2label" ;; esac
+
+# --- validate: hand-written kvbench results (tests/data/report/kvbench-results.yaml):
+# errors 1/11, 0, 1/5 -> median 9.1 %
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate \
+	--results "$top_srcdir/tests/data/report/kvbench-results.yaml" -o "$d"
+expect_rc 0
+dat=$(cat "$d/validate.dat")
+case "$dat" in *'0.001 "B 1, n 1024, P 16" "" 0.0011 NaN'*) ok ;; *) bad "validate row: $dat" ;; esac
+case "$dat" in *'median error 9.1 % over 3 points'*) ok ;; *) bad "validate title" ;; esac
+gp=$(cat "$d/validate.gp")
+case "$gp" in *'x with lines lc rgb "black" lw 1 title "y = x"'*) ok ;; *) bad "no y = x" ;; esac
+case "$gp" in *'x * 1.2 with lines'*) ok ;; *) bad "no band" ;; esac
+case "$gp" in *'set xlabel "predicted by kvplan (ms)"'*) ok ;; *) bad "validate xlabel" ;; esac
+for want in "results-negative-time.yaml:7:20: error: time_median_s: must not be negative" \
+	    "results-points-not-list.yaml:4:9: error: points: expected a list" \
+	    "results-no-predictions.yaml: error: points: no point with both"; do
+	run "$KVPLAN" plot validate --results "$top_srcdir/tests/data/bad/${want%%:*}" -o "$d"
+	expect_rc 3
+	expect_err "$want"
+done
+# a real kvbench run, when this tree built kvbench: every predicted point is drawn
+if [ -x "$top_builddir/kvbench" ] && "$top_builddir/kvbench" --quick --out "$tmp/kvb.yaml" >/dev/null 2>&1; then
+	want=$(grep -c '^    predicted_s:' "$tmp/kvb.yaml")
+	run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --results "$tmp/kvb.yaml" -o "$d"
+	expect_rc 0
+	name="validate draws kvbench's $want points"
+	[ "$want" -gt 0 ] && [ "$(grep -c '^[0-9.e+-]* "B ' "$d/validate.dat")" = "$want" ] && ok ||
+		bad "$(grep -c '^[0-9.e+-]* "B ' "$d/validate.dat") rows"
+fi
+
 # --- images, where gnuplot exists: PNG signature and size, SVG root
 if [ "$have_gnuplot" = yes ]; then
 	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b,deepseek-v3 -o "$d"
@@ -145,8 +189,8 @@ fi
 r="$tmp/report"
 run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$top_srcdir/tests/data/report/tiny.yaml" -o "$r"
 expect_rc 0
-expect_out "wrote $r/report.md and $r/report.html (2 charts, 0 images)"
-expect_err "warning: 2 of 2 charts have no image"
+expect_out "wrote $r/report.md and $r/report.html (4 charts, 0 images)"
+expect_err "warning: 4 of 4 charts have no image"
 name="report: one warning line"
 [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && ok || bad "stderr: $err"
 md=$(cat "$r/report.md")
@@ -171,7 +215,13 @@ done
 case "$html" in *"<h1>Tiny model on a tiny GPU</h1>"*) ok ;; *) bad "html h1" ;; esac
 case "$html" in *"with &lt;html&gt; &amp; &quot;quotes&quot;."*) ok ;; *) bad "html escaping" ;; esac
 case "$html" in *"</html>"*) ok ;; *) bad "html not closed" ;; esac
-[ -f "$r/plots/kv-context.dat" ] && [ -f "$r/plots/budget-tiny.gp" ] && ok || bad "report charts"
+for f in kv-context.dat budget-tiny.gp block-size-tiny.dat validate.gp; do
+	name="report chart $f"
+	[ -f "$r/plots/$f" ] && ok || bad "missing"
+done
+# the block-size chart ran on the H100 (the tiny GPU holds no pool) at tp 2
+case "$md" in *"### Block size: tiny on 2 x h100-sxm, workload short"*) ok ;; *) bad "block-size chart" ;; esac
+case "$md" in *"### kvplan's predictions against kvbench's measurements"*) ok ;; *) bad "validate chart" ;; esac
 
 # the example's numbers by hand: Llama-3.1-70B, 80 layers x 2 x 8 KV heads x 128 x 2 B
 # = 327,680 B per token; at tp 8 one KV head per GPU: 40,960 B; fp8 20,480 B
@@ -197,7 +247,7 @@ case "$md" in *"| llama-3.1-70b | h100-sxm | vllm | 8 | fp8 | yes (max $seqs) |"
 if [ "$have_gnuplot" = yes ]; then
 	run env -u KVPLAN_GNUPLOT "$KVPLAN" report "$top_srcdir/tests/data/report/tiny.yaml" -o "$r" --term svg
 	expect_rc 0
-	expect_out "(2 charts, 2 images)"
+	expect_out "(4 charts, 4 images)"
 	[ -z "$err" ] && ok || bad "stderr: $err"
 	# every image the HTML shows exists and is an SVG
 	for src in $(sed -n 's/.*<img src="\([^"]*\)".*/\1/p' "$r/report.html"); do
@@ -218,14 +268,16 @@ for case in "scenario-unknown-key.yaml:4:1: error: gpu: unknown key" \
 	    "scenario-models-not-list.yaml:3:9: error: models: expected a list, found a scalar" \
 	    "scenario-unknown-question.yaml:7:18: error: questions: unknown question 'cheapest'" \
 	    "scenario-no-workloads.yaml:5:12: error: workloads: must not be empty" \
-	    "scenario-kv-mxfp4.yaml:5:18: error: kv_dtypes: 'mxfp4' is not a KV cache dtype"; do
+	    "scenario-kv-mxfp4.yaml:5:18: error: kv_dtypes: 'mxfp4' is not a KV cache dtype" \
+	    "scenario-results-missing.yaml:7:11: error: results: no-such-kvbench-run.yaml: No such file" \
+	    "scenario-block-size-no-profile.yaml:7:8: error: plots: block-size needs a workload with a profile"; do
 	file=${case%%:*}
 	run "$KVPLAN" report "$bad_dir/$file" -o "$tmp/bad"
 	expect_rc 3
 	expect_err "$case"
 done
 name="every bad scenario tested"
-[ "$(ls "$bad_dir"/scenario-*.yaml | wc -l)" = 10 ] && ok || bad "$(ls "$bad_dir"/scenario-*.yaml | wc -l) files"
+[ "$(ls "$bad_dir"/scenario-*.yaml | wc -l)" = 12 ] && ok || bad "$(ls "$bad_dir"/scenario-*.yaml | wc -l) files"
 for args in "" "x.yaml" "$bad_dir/scenario-tp-zero.yaml -o" "a.yaml b.yaml -o d" "a.yaml -o d --term pdf" \
 	    "a.yaml -o d --bogus"; do
 	run "$KVPLAN" report $args
@@ -239,7 +291,10 @@ expect_out "Usage: kvplan report SCENARIO.yaml -o DIR"
 # --- usage mistakes: exit 2
 for args in "" "nosuch" "kv-context --term jpeg" "kv-context --tp 1,2" "budget --model llama-2-7b" \
 	    "kv-context --format json" "budget --gpu h100-sxm --model a,b" "kv-context --name ../x" \
-	    "max-seqs --model llama-2-7b --gpu h100-sxm --kv-dtype fp8,mxfp4" "kv-context --contexts 0"; do
+	    "max-seqs --model llama-2-7b --gpu h100-sxm --kv-dtype fp8,mxfp4" "kv-context --contexts 0" \
+	    "validate" "validate --results x.yaml --model llama-2-7b" "validate --results x.yaml --band 1.5" \
+	    "block-size --model llama-2-7b --gpu h100-sxm --block-sizes 0" \
+	    "block-size --model llama-2-7b --gpu h100-sxm --requests 0" "perf --model llama-2-7b --batches x"; do
 	run "$KVPLAN" plot $args -o "$d"
 	expect_rc 2
 	expect_err "kvplan plot:"
