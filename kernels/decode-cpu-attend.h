@@ -1,7 +1,7 @@
 /* decode-cpu-attend.h: the inner loops of the CPU decode, written once and
  * compiled twice by decode-cpu.c: for the baseline ISA (16-byte vectors:
- * SSE2 on x86-64, NEON on arm64) and, on x86-64, for AVX2 (32-byte), picked
- * at run time.  That is how the default -O2 build, which may not assume
+ * SSE2 on x86-64, NEON on arm64) and, on x86-64, for AVX2 with FMA
+ * (32-byte), picked at run time.  That is how the default -O2 build, which may not assume
  * more than SSE2, still uses the wider vectors of the machine it runs on.
  *
  * The includer defines VW (floats per vector) and SFX(name), which gives
