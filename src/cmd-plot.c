@@ -208,7 +208,7 @@ static int parse_list(struct plot_args *a, int opt, const char *name, const char
 static int load_all(struct plot_args *a, const struct plot_kind *k)
 {
 	struct kvp_error err = {0};
-	a->m = calloc(a->nmodels, sizeof *a->m);
+	a->m = calloc(a->nmodels ? a->nmodels : 1, sizeof *a->m);
 	a->g = calloc(a->ngpus ? a->ngpus : 1, sizeof *a->g);
 	if (!a->m || !a->g) {
 		fprintf(stderr, "kvplan plot: out of memory\n");
@@ -299,8 +299,8 @@ int kvp_cmd_plot(int argc, char **argv)
 			continue;
 		case OPT_BAND:
 			if (kvp_parse_fraction(optarg, &a.band) || a.band >= 1)
-				return kvp_cli_usage_error(cmd, "--band: expected a fraction in (0, 1) such as 0.2 or 20%%, got '%s'",
-							   optarg);
+				return kvp_cli_usage_error(cmd, "--band: expected a fraction in (0, 1) "
+							   "such as 0.2 or 20%%, got '%s'", optarg);
 			continue;
 		case OPT_WORKLOAD:
 			a.workload = optarg;
@@ -354,7 +354,8 @@ int kvp_cmd_plot(int argc, char **argv)
 		return KVP_EXIT_OK;
 	}
 	if (optind >= argc)
-		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf, block-size, validate)");
+		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf, "
+						"block-size, validate)");
 	const struct plot_kind *k = NULL;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (strcmp(argv[optind], kinds[i].name) == 0)

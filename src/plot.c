@@ -444,7 +444,8 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 		for (size_t s = 0; s < pn->nseries; s++)
 			has_y2 |= pn->series[s].y2;
 		fprintf(f, "\n# panel %zu\n", k);
-		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\nset autoscale\n"
+		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\n"
+			   "set autoscale\n"
 			   "set format y \"%% h\"\n"
 			   "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
 			   "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
@@ -644,12 +645,29 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 
 /* ------------------------------------------------------------ builders */
 
-size_t kvp_plot_default_contexts(uint64_t *out, size_t max)
+/* A panel's axis labels (with the display unit) and the base units of its
+ * .dat columns. */
+static void axes(struct kvp_plot_panel *pn, const char *xlabel, const char *xunit,
+		 const char *ylabel, const char *yunit)
+{
+	snprintf(pn->xlabel, sizeof pn->xlabel, "%s", xlabel);
+	snprintf(pn->xunit, sizeof pn->xunit, "%s", xunit);
+	snprintf(pn->ylabel, sizeof pn->ylabel, "%s", ylabel);
+	snprintf(pn->yunit, sizeof pn->yunit, "%s", yunit);
+}
+
+/* Powers of two from lo to hi, at most max of them. */
+static size_t powers_of_two(uint64_t lo, uint64_t hi, uint64_t *out, size_t max)
 {
 	size_t n = 0;
-	for (uint64_t c = 256; c <= 131072 && n < max; c *= 2)
-		out[n++] = c;
+	for (uint64_t v = lo; v <= hi && n < max; v *= 2)
+		out[n++] = v;
 	return n;
+}
+
+size_t kvp_plot_default_contexts(uint64_t *out, size_t max)
+{
+	return powers_of_two(256, 131072, out, max);
 }
 
 /* "256", "4k", "128k", "1M": token counts as users type them (k = 1024). */
@@ -726,10 +744,8 @@ kvp_status kvp_plot_budget(struct kvp_plot *p, const struct kvp_model *m,
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
 		goto out;
 	}
-	snprintf(pn->xlabel, sizeof pn->xlabel, "GPU and tensor-parallel size (memory of one GPU)");
-	snprintf(pn->ylabel, sizeof pn->ylabel, "memory per GPU (GiB)");
-	snprintf(pn->xunit, sizeof pn->xunit, "bar");
-	snprintf(pn->yunit, sizeof pn->yunit, "bytes");
+	axes(pn, "GPU and tensor-parallel size (memory of one GPU)", "bar",
+	     "memory per GPU (GiB)", "bytes");
 	pn->yscale = (double)KVP_GIB;
 	char ctx[32], kv[32] = "", lbl[KVP_PLOT_LABEL_MAX], tag[KVP_PLOT_LABEL_MAX], num[32];
 	bool any = false;
@@ -814,10 +830,8 @@ kvp_status kvp_plot_kv_context(struct kvp_plot *p, const struct kvp_model *model
 	}
 	if (block == 0)
 		block = 1;
-	snprintf(pn->xlabel, sizeof pn->xlabel, "context (tokens per sequence, k = 1024)");
-	snprintf(pn->ylabel, sizeof pn->ylabel, "KV cache of one sequence on one GPU (GiB)");
-	snprintf(pn->xunit, sizeof pn->xunit, "tokens");
-	snprintf(pn->yunit, sizeof pn->yunit, "bytes");
+	axes(pn, "context (tokens per sequence, k = 1024)", "tokens",
+	     "KV cache of one sequence on one GPU (GiB)", "bytes");
 	pn->yscale = (double)KVP_GIB;
 	pn->logx = pn->logy = pn->xtic_labels = true;
 	char lbl[32];
@@ -898,10 +912,8 @@ kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
 		goto out;
 	}
-	snprintf(pn->xlabel, sizeof pn->xlabel, "context (tokens per sequence, k = 1024)");
-	snprintf(pn->ylabel, sizeof pn->ylabel, "max concurrent sequences");
-	snprintf(pn->xunit, sizeof pn->xunit, "tokens");
-	snprintf(pn->yunit, sizeof pn->yunit, "sequences");
+	axes(pn, "context (tokens per sequence, k = 1024)", "tokens",
+	     "max concurrent sequences", "sequences");
 	pn->logx = pn->logy = pn->xtic_labels = true;
 	char lbl[KVP_PLOT_TITLE_MAX];
 	for (size_t c = 0; c < ncontexts; c++) {
@@ -968,10 +980,7 @@ out:
 
 size_t kvp_plot_default_batches(uint64_t *out, size_t max)
 {
-	size_t n = 0;
-	for (uint64_t b = 1; b <= 512 && n < max; b *= 2)
-		out[n++] = b;
-	return n;
+	return powers_of_two(1, 512, out, max);
 }
 
 kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const struct kvp_gpu *g,
@@ -1048,10 +1057,8 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	snprintf(pb->title, sizeof pb->title,
 		 "(b) decode step of %s sequence(s), all KV brought over a link\\n"
 		 "each step, layer by layer (transfer overlaps compute)", n1);
-	snprintf(pb->xlabel, sizeof pb->xlabel, "context (tokens per sequence, k = 1024)");
-	snprintf(pb->ylabel, sizeof pb->ylabel, "time per decode step (ms)");
-	snprintf(pb->xunit, sizeof pb->xunit, "tokens");
-	snprintf(pb->yunit, sizeof pb->yunit, "seconds");
+	axes(pb, "context (tokens per sequence, k = 1024)", "tokens",
+	     "time per decode step (ms)", "seconds");
 	pb->yscale = 1e-3;
 	pb->logx = pb->logy = pb->xtic_labels = true;
 	kvp_plot_add_series(pb, "KV in GPU memory")->color = 8;
@@ -1348,10 +1355,8 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 	if (a->nrows) {
 		struct kvp_plot_panel *pn = a;
 		snprintf(pn->title, sizeof pn->title, "decode step time (%zu points)", a->nrows);
-		snprintf(pn->xlabel, sizeof pn->xlabel, "predicted by kvplan (ms)");
-		snprintf(pn->ylabel, sizeof pn->ylabel, "measured by kvbench, median (ms)");
-		snprintf(pn->xunit, sizeof pn->xunit, "seconds");
-		snprintf(pn->yunit, sizeof pn->yunit, "seconds");
+		axes(pn, "predicted by kvplan (ms)", "seconds",
+		     "measured by kvbench, median (ms)", "seconds");
 		pn->yscale = 1e-3;
 		pn->logx = pn->logy = true;
 		pn->band = band;
@@ -1359,10 +1364,8 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 	if (b->nrows) {
 		struct kvp_plot_panel *pn = b;
 		snprintf(pn->title, sizeof pn->title, "KV pool capacity (%zu points)", b->nrows);
-		snprintf(pn->xlabel, sizeof pn->xlabel, "predicted KV blocks");
-		snprintf(pn->ylabel, sizeof pn->ylabel, "blocks kvbench allocated");
-		snprintf(pn->xunit, sizeof pn->xunit, "blocks");
-		snprintf(pn->yunit, sizeof pn->yunit, "blocks");
+		axes(pn, "predicted KV blocks", "blocks",
+		     "blocks kvbench allocated", "blocks");
 		pn->logx = pn->logy = true;
 		pn->band = band;
 	}

@@ -1063,156 +1063,133 @@ static size_t chart_gpu(struct report *r, const struct kvp_model *m, uint32_t tp
 	return 0;
 }
 
+/* Show a chart its builder returned st for: drawn when OK, a note when the
+ * scenario cannot have it (INVALID), the report stopped otherwise.  Frees p. */
+static kvp_status finish_chart(struct report *r, struct kvp_plot *p, kvp_status st,
+			       const struct kvp_error *err, const char *caption)
+{
+	snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
+	if (!st) {
+		st = show_plot(r, p, caption);
+	} else if (st == KVP_STATUS_INVALID) {
+		doc_note(&r->d, "No chart \"%s\": %s%s%s", caption, err->field,
+			 err->field[0] ? ": " : "", err->msg);
+		st = KVP_STATUS_OK;
+	} else if (!r->err->status) {
+		fail(r, st, err);
+	}
+	kvp_plot_free(p);
+	return st;
+}
+
+/* A new chart named by fmt, err cleared for its builder; NULL: no memory. */
+static struct kvp_plot *new_chart(struct kvp_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static struct kvp_plot *new_chart(struct kvp_error *err, const char *fmt, ...)
+{
+	char name[2 * KVP_NAME_MAX + 16];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof name, fmt, ap);
+	va_end(ap);
+	memset(err, 0, sizeof *err);
+	return kvp_plot_new(name);
+}
+
 static kvp_status section_plots(struct report *r)
 {
 	const struct kvp_scenario *s = r->s;
 	if (!s->plots)
 		return KVP_STATUS_OK;
 	doc_heading(&r->d, 2, "Charts");
-	uint64_t ctx[KVP_PLOT_MAX_ROWS];
+	uint64_t ctx[KVP_PLOT_MAX_ROWS], batches[KVP_PLOT_MAX_ROWS];
 	size_t nctx = kvp_plot_default_contexts(ctx, KVP_PLOT_MAX_ROWS);
+	size_t nb = kvp_plot_default_batches(batches, KVP_PLOT_MAX_ROWS);
 	kvp_status st = KVP_STATUS_OK;
-	char name[2 * KVP_NAME_MAX + 16], caption[512];
+	char caption[512];
 	struct kvp_error err = {0};
+	struct kvp_plot *p;
 	for (size_t i = 0; i < s->nmodels && (s->plots & KVP_REPORT_PLOT_BUDGET); i++) {
-		snprintf(name, sizeof name, "budget-%s", s->models[i].name);
-		struct kvp_plot *p = kvp_plot_new(name);
-		if (!p)
+		const struct kvp_model *m = &s->models[i];
+		if (!(p = new_chart(&err, "budget-%s", m->name)))
 			return fail(r, KVP_STATUS_NOMEM, NULL);
 		struct kvp_budget_opts o = budget_opts(s, s->engines[0], 1, s->kv[0], &s->workloads[0]);
-		st = kvp_plot_budget(p, &s->models[i], s->gpus, s->ngpus, s->tp, s->ntp, &o, &err);
-		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
-		snprintf(caption, sizeof caption, "Memory budget: %s (%s, workload %s)",
-			 s->models[i].name, kvp_engine_name(s->engines[0]), s->workloads[0].name);
-		if (!st)
-			st = show_plot(r, p, caption);
-		else if (st == KVP_STATUS_INVALID) {
-			doc_note(&r->d, "No budget chart for %s: %s", s->models[i].name, err.msg);
-			st = KVP_STATUS_OK;
-		}
-		kvp_plot_free(p);
-		if (st)
-			return r->err->status ? st : fail(r, st, &err);
+		st = kvp_plot_budget(p, m, s->gpus, s->ngpus, s->tp, s->ntp, &o, &err);
+		snprintf(caption, sizeof caption, "Memory budget: %s (%s, workload %s)", m->name,
+			 kvp_engine_name(s->engines[0]), s->workloads[0].name);
+		if ((st = finish_chart(r, p, st, &err, caption)))
+			return st;
 	}
 	if (s->plots & KVP_REPORT_PLOT_KV_CONTEXT) {
-		struct kvp_plot *p = kvp_plot_new("kv-context");
-		if (!p)
+		if (!(p = new_chart(&err, "kv-context")))
 			return fail(r, KVP_STATUS_NOMEM, NULL);
 		st = kvp_plot_kv_context(p, s->models, s->nmodels, ctx, nctx,
 					 (struct kvp_parallel){1, 1}, s->kv[0], 1, &err);
-		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
-		if (!st)
-			st = show_plot(r, p, "KV cache of one sequence against context");
-		else if (st == KVP_STATUS_INVALID) {
-			doc_note(&r->d, "No KV chart: %s", err.msg);
-			st = KVP_STATUS_OK;
-		}
-		kvp_plot_free(p);
-		if (st)
-			return r->err->status ? st : fail(r, st, &err);
+		if ((st = finish_chart(r, p, st, &err, "KV cache of one sequence against context")))
+			return st;
 	}
-	for (size_t i = 0; i < s->nmodels && (s->plots & KVP_REPORT_PLOT_MAX_SEQS); i++) {
-		snprintf(name, sizeof name, "max-seqs-%s", s->models[i].name);
-		struct kvp_plot *p = kvp_plot_new(name);
-		if (!p)
-			return fail(r, KVP_STATUS_NOMEM, NULL);
-		uint32_t tp = chart_tp(r, &s->models[i]);
-		struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp ? tp : 1, s->kv[0], NULL);
-		st = tp ? kvp_plot_max_seqs(p, &s->models[i], s->gpus, s->ngpus, s->kv, s->nkv, ctx,
-					    nctx, &o, &err)
-			: KVP_STATUS_INVALID;
-		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
-		snprintf(caption, sizeof caption, "Max concurrent sequences: %s (%s, tp %u)",
-			 s->models[i].name, kvp_engine_name(s->engines[0]), tp);
-		if (!st)
-			st = show_plot(r, p, caption);
-		else if (st == KVP_STATUS_INVALID) {
-			doc_note(&r->d, "No sequences chart for %s: %s", s->models[i].name,
-				 tp ? err.msg : "no split in the scenario can hold it");
-			st = KVP_STATUS_OK;
-		}
-		kvp_plot_free(p);
-		if (st)
-			return r->err->status ? st : fail(r, st, &err);
-	}
-	/* the decode roofline and offload, per model and GPU, at the first
-	 * workload's context and batch */
-	uint64_t batches[KVP_PLOT_MAX_ROWS];
-	size_t nb = kvp_plot_default_batches(batches, KVP_PLOT_MAX_ROWS);
-	for (size_t i = 0; i < s->nmodels && (s->plots & KVP_REPORT_PLOT_PERF); i++) {
-		uint32_t tp = chart_tp(r, &s->models[i]);
-		for (size_t gi = 0; gi < s->ngpus; gi++) {
-			snprintf(name, sizeof name, "perf-%s-%s", s->models[i].name, s->gpus[gi].name);
-			struct kvp_plot *p = kvp_plot_new(name);
-			if (!p)
-				return fail(r, KVP_STATUS_NOMEM, NULL);
-			struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp ? tp : 1, s->kv[0],
-							       &s->workloads[0]);
-			st = kvp_plot_perf(p, &s->models[i], &s->gpus[gi], NULL, &o, batches, nb, ctx,
-					   nctx, &err);
-			snprintf(p->source, sizeof p->source, "%s",
-				 r->o->source ? r->o->source : "kvplan report");
-			snprintf(caption, sizeof caption, "Decode roofline and KV offload: %s on %u x %s",
-				 s->models[i].name, tp ? tp : 1, s->gpus[gi].name);
-			if (!st)
-				st = show_plot(r, p, caption);
-			else if (st == KVP_STATUS_INVALID) {
-				doc_note(&r->d, "No roofline chart for %s on %s: %s: %s",
-					 s->models[i].name, s->gpus[gi].name, err.field, err.msg);
-				st = KVP_STATUS_OK;
-			}
-			kvp_plot_free(p);
-			if (st)
-				return r->err->status ? st : fail(r, st, &err);
-		}
-	}
-	/* the block size, per model, on the first GPU that holds it, for the
-	 * first workload that names its request lengths */
-	const struct kvp_scenario_workload *lw = NULL;
+	/* sequences, roofline and block size at the smallest split that holds
+	 * each model on every GPU */
+	const struct kvp_scenario_workload *lw = NULL;  /* the first with lengths */
 	for (size_t k = 0; k < s->nworkloads && !lw; k++)
 		if (s->workloads[k].lengths)
 			lw = &s->workloads[k];
-	for (size_t i = 0; lw && i < s->nmodels && (s->plots & KVP_REPORT_PLOT_BLOCK_SIZE); i++) {
-		snprintf(name, sizeof name, "block-size-%s", s->models[i].name);
-		struct kvp_plot *p = kvp_plot_new(name);
-		if (!p)
-			return fail(r, KVP_STATUS_NOMEM, NULL);
-		uint32_t tp = chart_tp(r, &s->models[i]);
-		tp = tp ? tp : 1;
-		size_t gi = chart_gpu(r, &s->models[i], tp);
-		struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
-		st = kvp_plot_block_size(p, &s->models[i], &s->gpus[gi], &o, lw->lengths, NULL, 0, 0,
-					 &err);
-		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
-		snprintf(caption, sizeof caption, "Block size: %s on %u x %s, workload %s",
-			 s->models[i].name, tp, s->gpus[gi].name, lw->name);
-		if (!st)
-			st = show_plot(r, p, caption);
-		else if (st == KVP_STATUS_INVALID) {
-			doc_note(&r->d, "No block-size chart for %s: %s: %s", s->models[i].name,
-				 err.field, err.msg);
-			st = KVP_STATUS_OK;
+	for (size_t i = 0; i < s->nmodels; i++) {
+		const struct kvp_model *m = &s->models[i];
+		uint32_t tp = chart_tp(r, m);
+		if (s->plots & KVP_REPORT_PLOT_MAX_SEQS) {
+			if (!(p = new_chart(&err, "max-seqs-%s", m->name)))
+				return fail(r, KVP_STATUS_NOMEM, NULL);
+			struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp ? tp : 1, s->kv[0],
+							       NULL);
+			st = tp ? kvp_plot_max_seqs(p, m, s->gpus, s->ngpus, s->kv, s->nkv, ctx, nctx,
+						    &o, &err)
+				: kvp_error_set(&err, KVP_STATUS_INVALID, NULL, 0, 0, "tp",
+						"no split in the scenario can hold it");
+			snprintf(caption, sizeof caption, "Max concurrent sequences: %s (%s, tp %u)",
+				 m->name, kvp_engine_name(s->engines[0]), tp);
+			if ((st = finish_chart(r, p, st, &err, caption)))
+				return st;
 		}
-		kvp_plot_free(p);
-		if (st)
-			return r->err->status ? st : fail(r, st, &err);
+		tp = tp ? tp : 1;
+		/* the decode roofline and offload on each GPU, at the first
+		 * workload's context and batch */
+		for (size_t gi = 0; gi < s->ngpus && (s->plots & KVP_REPORT_PLOT_PERF); gi++) {
+			if (!(p = new_chart(&err, "perf-%s-%s", m->name, s->gpus[gi].name)))
+				return fail(r, KVP_STATUS_NOMEM, NULL);
+			struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp, s->kv[0],
+							       &s->workloads[0]);
+			st = kvp_plot_perf(p, m, &s->gpus[gi], NULL, &o, batches, nb, ctx, nctx, &err);
+			snprintf(caption, sizeof caption, "Decode roofline and KV offload: %s on %u x %s",
+				 m->name, tp, s->gpus[gi].name);
+			if ((st = finish_chart(r, p, st, &err, caption)))
+				return st;
+		}
+		/* the block size on the first GPU that holds the model */
+		if (lw && (s->plots & KVP_REPORT_PLOT_BLOCK_SIZE)) {
+			size_t gi = chart_gpu(r, m, tp);
+			if (!(p = new_chart(&err, "block-size-%s", m->name)))
+				return fail(r, KVP_STATUS_NOMEM, NULL);
+			struct kvp_budget_opts o = budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
+			st = kvp_plot_block_size(p, m, &s->gpus[gi], &o, lw->lengths, NULL, 0, 0, &err);
+			snprintf(caption, sizeof caption, "Block size: %s on %u x %s, workload %s",
+				 m->name, tp, s->gpus[gi].name, lw->name);
+			if ((st = finish_chart(r, p, st, &err, caption)))
+				return st;
+		}
 	}
 	if (s->plots & KVP_REPORT_PLOT_VALIDATE) {
 		const char *paths[KVP_SCENARIO_MAX];
 		for (size_t k = 0; k < s->nresults; k++)
 			paths[k] = s->results[k];
-		struct kvp_plot *p = kvp_plot_new("validate");
-		if (!p)
+		if (!(p = new_chart(&err, "validate")))
 			return fail(r, KVP_STATUS_NOMEM, NULL);
 		st = kvp_plot_validate(p, paths, s->nresults, 0.2, &err);
-		snprintf(p->source, sizeof p->source, "%s", r->o->source ? r->o->source : "kvplan report");
-		if (!st)
-			st = show_plot(r, p, "kvplan's predictions against kvbench's measurements");
-		kvp_plot_free(p);
-		if (st)
-			return r->err->status ? st : fail(r, st, &err);
+		if ((st = finish_chart(r, p, st, &err,
+				       "kvplan's predictions against kvbench's measurements")))
+			return st;
 	}
-	return st;
+	return KVP_STATUS_OK;
 }
 
 /* The budget of one option, step by step, into buf. */

@@ -44,6 +44,14 @@ static bool exists(const char *name)
 	return stat(path, &sb) == 0;
 }
 
+/* A GPU known only by the overrides of the options. */
+static struct kvp_gpu custom_gpu(void)
+{
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "custom");
+	return g;
+}
+
 /* Llama-2-7B with every term given (tests/cli-budget.sh): 80 GiB x 0.9 = 72 GiB
  * usable; pool = 72 - 13 - 1 - 1 = 57 GiB; page 16 x 512 KiB = 8 MiB. */
 static struct kvp_budget_opts fixed_opts(void)
@@ -147,8 +155,7 @@ START_TEST(test_budget_bars)
 {
 	static struct kvp_model m;
 	load_model("llama-2-7b", &m);
-	struct kvp_gpu g = {0};
-	strcpy(g.name, "custom");
+	struct kvp_gpu g = custom_gpu();
 	struct kvp_budget_opts o = fixed_opts();
 	uint32_t tps[] = {1, 3};  /* 3 does not divide 32 heads: left out */
 	struct kvp_plot *p = kvp_plot_new("budget");
@@ -179,8 +186,7 @@ START_TEST(test_budget_does_not_fit)
 {
 	static struct kvp_model m;
 	load_model("llama-2-7b", &m);
-	struct kvp_gpu g = {0};
-	strcpy(g.name, "custom");
+	struct kvp_gpu g = custom_gpu();
 	struct kvp_budget_opts o = fixed_opts();
 	o.weights_bytes = 90 * KVP_GIB;
 	uint32_t tp = 1;
@@ -201,8 +207,7 @@ START_TEST(test_max_seqs)
 {
 	static struct kvp_model m;
 	load_model("llama-2-7b", &m);
-	struct kvp_gpu g = {0};
-	strcpy(g.name, "custom");
+	struct kvp_gpu g = custom_gpu();
 	struct kvp_budget_opts o = fixed_opts();
 	enum kvp_dtype kv[] = {KVP_DTYPE_AUTO, KVP_DTYPE_FP8};
 	uint64_t ctx[] = {2048, 4096, 8192};
@@ -236,8 +241,7 @@ START_TEST(test_perf_panels)
 {
 	static struct kvp_model m;
 	load_model(KVP_SRCDIR "/tests/data/good/tiny.yaml", &m);
-	struct kvp_gpu g = {0};
-	strcpy(g.name, "custom");
+	struct kvp_gpu g = custom_gpu();
 	struct kvp_budget_opts o = fixed_opts();
 	o.weights_bytes = 1000000;
 	o.context = 1000;
@@ -288,8 +292,7 @@ START_TEST(test_block_size)
 {
 	static struct kvp_model m;
 	load_model(KVP_SRCDIR "/tests/data/good/tiny.yaml", &m);
-	struct kvp_gpu g = {0};
-	strcpy(g.name, "custom");
+	struct kvp_gpu g = custom_gpu();
 	struct kvp_budget_opts o = fixed_opts();
 	o.gpu_memory_bytes = KVP_GIB;
 	o.utilization = 1;
@@ -528,8 +531,7 @@ START_TEST(test_builder_errors)
 {
 	static struct kvp_model m;
 	load_model("llama-2-7b", &m);
-	struct kvp_gpu g = {0};
-	strcpy(g.name, "custom");
+	struct kvp_gpu g = custom_gpu();
 	struct kvp_budget_opts o = fixed_opts();
 	uint32_t tp = 3;
 	struct kvp_error err = {0};
