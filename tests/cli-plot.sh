@@ -131,6 +131,14 @@ gp=$(cat "$d/validate.gp")
 case "$gp" in *'x with lines lc rgb "black" lw 1 title "y = x"'*) ok ;; *) bad "no y = x" ;; esac
 case "$gp" in *'x * 1.2 with lines'*) ok ;; *) bad "no band" ;; esac
 case "$gp" in *'set xlabel "predicted by kvplan (ms)"'*) ok ;; *) bad "validate xlabel" ;; esac
+# --band 10% draws y = 1.1 x and 0.9 x; --name sets the files' stem
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --band 10% --name v10 \
+	--results "$top_srcdir/tests/data/report/kvbench-results.yaml" -o "$d"
+expect_rc 0
+gp=$(cat "$d/v10.gp")
+case "$gp" in *'x * 1.1 with lines'*'x * 0.9 with lines'*) ok ;; *) bad "band 10%" ;; esac
+case "$gp" in *'"v10.dat" index 0'*) ok ;; *) bad "--name stem" ;; esac
+[ -f "$d/v10.dat" ] && ok || bad "no v10.dat"
 for want in "results-negative-time.yaml:7:20: error: time_median_s: must not be negative" \
 	    "results-points-not-list.yaml:4:9: error: points: expected a list" \
 	    "results-no-predictions.yaml: error: points: no point with both"; do
