@@ -121,9 +121,10 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 	kvp_format_bytes(b->page_bytes, t1, sizeof t1);
 	kvp_format_u64(b->num_blocks, t2, sizeof t2);
 	kvp_format_u64(b->max_tokens, t3, sizeof t3);
-	if (b->engine == KVP_ENGINE_VLLM && b->num_groups > 1) {
-		printf("  vLLM hybrid KV groups of %u layers (%u groups, %u padding layer slots)\n",
-		       b->group_size, b->num_groups, b->padding_layers);
+	if (b->engine == KVP_ENGINE_VLLM) {
+		if (b->num_groups > 1)
+			printf("  vLLM hybrid KV groups of %u layers (%u groups, %u padding layer slots)\n",
+			       b->group_size, b->num_groups, b->padding_layers);
 		for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
 			if (b->group[k].layers)
 				printf("    %-8s %3u layers -> %u groups, %llu blocks per sequence each\n",
