@@ -43,12 +43,17 @@ uint64_t kvp_budget_activation_estimate(const struct kvp_spec *s, uint64_t token
 	uint64_t inter = m->intermediate_size;
 	if (m->moe_num_experts) {
 		uint64_t ei = m->moe_intermediate_size ? m->moe_intermediate_size : m->intermediate_size;
-		uint64_t moe = ei * m->moe_experts_per_token;
+		uint64_t moe;
+		if (!kvp_mul(ei, m->moe_experts_per_token, &moe))
+			return UINT64_MAX;
 		inter = moe > inter ? moe : inter;
 	}
-	uint64_t per_token = 2ULL * m->hidden_size +
-			     ((uint64_t)m->num_heads / tp + 2ULL * s->kv_heads_per_gpu) * m->head_dim +
-			     3ULL * inter / tp;
+	/* heads (2^32 at most) times d_h (2^32) and 3 I can pass 2^64: checked */
+	uint64_t qkv, mlp, per_token;
+	if (!kvp_mul((uint64_t)m->num_heads / tp + 2ULL * s->kv_heads_per_gpu, m->head_dim, &qkv) ||
+	    !kvp_mul(inter / tp, 3, &mlp) || !kvp_add(qkv, mlp, &per_token) ||
+	    !kvp_add(per_token, 2ULL * m->hidden_size, &per_token))
+		return UINT64_MAX;
 	uint64_t elem = kvp_dtype_info(s->serving_dtype)->bits / 8;
 	uint64_t seqs = max_num_seqs < tokens ? max_num_seqs : tokens;
 	uint64_t a, b, t;
@@ -59,17 +64,23 @@ uint64_t kvp_budget_activation_estimate(const struct kvp_spec *s, uint64_t token
 }
 
 /* vLLM's per-request worst case in blocks for one layer of this kind
- * (kv_cache_interface.py max_memory_usage_bytes / page). */
+ * (kv_cache_interface.py max_memory_usage_bytes / page).  W - 1 + T past
+ * 2^64 is more than n anyway, so the window sum saturates; the result itself
+ * is UINT64_MAX only when it does not fit (n near 2^64 with P = 1), which
+ * every caller's checked product then reports as an overflow. */
 static uint64_t vllm_blocks(enum kvp_layer_kind kind, uint32_t window, uint64_t n, uint32_t P,
 			    uint64_t T)
 {
 	uint64_t w;
 	switch (kind) {
 	case KVP_LAYER_SLIDING:
-		w = (uint64_t)window - 1 + T;
-		return kvp_cdiv(w < n ? w : n, P) + 1;
+		if (!kvp_add((uint64_t)window - 1, T, &w))
+			w = UINT64_MAX;
+		w = kvp_cdiv(w < n ? w : n, P);
+		return w < UINT64_MAX ? w + 1 : UINT64_MAX;
 	case KVP_LAYER_CHUNKED:
-		w = (uint64_t)window + T;
+		if (!kvp_add(window, T, &w))
+			w = UINT64_MAX;
 		return kvp_cdiv(w < n ? w : n, P);
 	case KVP_LAYER_MAMBA:
 		return 1;
@@ -88,10 +99,11 @@ static enum kvp_layer_kind vllm_kind(enum kvp_layer_kind k, bool hybrid_off)
 	return k;
 }
 
-/* Per-request blocks in vLLM's pool: cdiv(sum over layers of blocks, group size). */
-static uint64_t vllm_request_blocks(const struct kvp_budget *b, uint64_t n)
+/* Per-request blocks in vLLM's pool: cdiv(sum over layers of blocks, group
+ * size); false when the sum does not fit in 64 bits. */
+static bool vllm_request_blocks(const struct kvp_budget *b, uint64_t n, uint64_t *out)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, t;
 	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
 		const struct kvp_budget_group *g = &b->group[k];
 		if (!g->layers)
@@ -100,14 +112,18 @@ static uint64_t vllm_request_blocks(const struct kvp_budget *b, uint64_t n)
 		for (uint32_t i = 0; i < b->spec.num_layers && !window; i++)
 			if (b->spec.layers[i].kind == (enum kvp_layer_kind)k)
 				window = b->spec.layers[i].window;
-		sum += (uint64_t)g->layers * vllm_blocks((enum kvp_layer_kind)k, window, n,
-							 b->block_size, b->max_batched_tokens);
+		if (!kvp_mul(g->layers, vllm_blocks((enum kvp_layer_kind)k, window, n, b->block_size,
+						    b->max_batched_tokens), &t) ||
+		    !kvp_add(sum, t, &sum))
+			return false;
 	}
-	return kvp_cdiv(sum, b->group_size);
+	*out = kvp_cdiv(sum, b->group_size);
+	return true;
 }
 
-/* Lay out vLLM's KV groups; sets page_bytes, group_size, groups, padding. */
-static void vllm_groups(struct kvp_budget *b, bool hybrid_off)
+/* Lay out vLLM's KV groups; sets page_bytes, group_size, groups, padding.
+ * False when the grown block size or the page does not fit. */
+static bool vllm_groups(struct kvp_budget *b, bool hybrid_off)
 {
 	const struct kvp_spec *s = &b->spec;
 	uint64_t attn_token_bytes = 0, state = 0;
@@ -125,9 +141,17 @@ static void vllm_groups(struct kvp_budget *b, bool hybrid_off)
 	}
 	/* Mamba hybrids: the attention block grows (in steps of 16 tokens) until
 	 * one attention page holds a Mamba state; the state is padded to it. */
-	if (state && attn_token_bytes && (uint64_t)b->block_size * attn_token_bytes < state)
-		b->block_size = (uint32_t)(16 * kvp_cdiv(state, 16 * attn_token_bytes));
-	b->page_bytes = attn_token_bytes ? b->block_size * attn_token_bytes : state;
+	uint64_t page, step, grown;
+	if (!kvp_mul(b->block_size, attn_token_bytes, &page))
+		return false;
+	if (state && attn_token_bytes && page < state) {
+		if (!kvp_mul(16, attn_token_bytes, &step) ||
+		    !kvp_mul(16, kvp_cdiv(state, step), &grown) || grown > UINT32_MAX ||
+		    !kvp_mul(grown, attn_token_bytes, &page))
+			return false;
+		b->block_size = (uint32_t)grown;
+	}
+	b->page_bytes = attn_token_bytes ? page : state;
 	uint32_t lo = UINT32_MAX, hi = 0, types = 0;
 	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++) {
 		uint32_t c = b->group[k].layers;
@@ -149,14 +173,16 @@ static void vllm_groups(struct kvp_budget *b, bool hybrid_off)
 		b->num_groups += g->groups;
 		b->padding_layers += g->groups * b->group_size - g->layers;
 	}
+	return true;
 }
 
 kvp_status kvp_budget_pool_for(const struct kvp_budget *b, uint64_t n, uint64_t B, uint64_t *out)
 {
 	uint64_t per;
 	if (b->engine == KVP_ENGINE_VLLM) {
-		uint64_t blocks = vllm_request_blocks(b, n), slot;
-		if (!kvp_mul(b->page_bytes, b->group_size, &slot) || !kvp_mul(blocks, slot, &per))
+		uint64_t blocks, slot;
+		if (!vllm_request_blocks(b, n, &blocks) ||
+		    !kvp_mul(b->page_bytes, b->group_size, &slot) || !kvp_mul(blocks, slot, &per))
 			return KVP_STATUS_OVERFLOW;
 	} else if (kvp_spec_seq_bytes(&b->spec, n, b->block_size, &per)) {
 		return KVP_STATUS_OVERFLOW;
@@ -198,13 +224,28 @@ double kvp_budget_utilization_for(const struct kvp_budget *b, uint64_t n, uint64
 	switch (b->engine) {
 	case KVP_ENGINE_SGLANG:
 		/* pool = f * (gpu - context overhead) - weights */
-		return (need + (double)b->weights_bytes) / (gpu - (double)b->overhead_bytes);
+		return gpu > (double)b->overhead_bytes
+			? (need + (double)b->weights_bytes) / (gpu - (double)b->overhead_bytes)
+			: INFINITY;
 	case KVP_ENGINE_TRTLLM:
 		/* pool = f * (gpu - weights - activations - overhead) */
 		return gpu > fixed ? need / (gpu - fixed) : INFINITY;
 	default:
 		return (need + fixed) / gpu;
 	}
+}
+
+/* floor(x) bytes, at most cap: 0 for a negative or NaN x (a fraction of a
+ * GPU smaller than its overhead), cap beyond it (casting a double past 2^64
+ * to uint64_t is undefined, and rounding can lift x over the exact cap). */
+static uint64_t bytes_floor(double x, uint64_t cap)
+{
+	x = floor(x);
+	if (!(x > 0))
+		return 0;
+	if (x >= (double)cap)
+		return cap;
+	return (uint64_t)x;
 }
 
 kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -236,20 +277,24 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);
 	uint64_t fixed;
+	if (!o->has_activation && b->activation_bytes == UINT64_MAX)
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "max-batched-tokens",
+				     "the activation estimate for %llu tokens overflows",
+				     (unsigned long long)b->max_batched_tokens);
 	if (!kvp_add(b->weights_bytes, b->activation_bytes, &fixed) ||
 	    !kvp_add(fixed, b->overhead_bytes, &fixed))
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights-bytes",
 				     "weights + activations + overhead overflow");
 	double gpu = (double)b->gpu_memory_bytes;
 
-	/* the pool, per engine */
-	double pool = 0;
+	/* the pool, per engine, in exact integers once the fraction is applied */
+	uint64_t gpu_bytes = b->gpu_memory_bytes;
 	switch (o->engine) {
 	case KVP_ENGINE_GENERIC:
 	case KVP_ENGINE_VLLM:
 		b->utilization = o->utilization > 0 ? o->utilization : KVP_DEFAULT_UTILIZATION;
-		b->usable_bytes = (uint64_t)floor(gpu * b->utilization);
-		pool = (double)b->usable_bytes - (double)fixed;
+		b->usable_bytes = bytes_floor(gpu * b->utilization, gpu_bytes);
+		b->kv_pool_bytes = b->usable_bytes > fixed ? b->usable_bytes - fixed : 0;
 		break;
 	case KVP_ENGINE_SGLANG: {
 		/* default mem_fraction_static (sglang PR #10975): reserve, in MiB,
@@ -261,33 +306,40 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				  (double)o->par.tp * o->par.pp / 8.0 * 1024;
 		if (gpu_mib > 60 * 1024 && reserved < 10 * 1024)
 			reserved = 10 * 1024;
+		/* on a GPU smaller than the reserve the default fraction would be
+		 * negative: nothing is left for weights and KV */
 		b->utilization = o->utilization > 0 ? o->utilization
-						    : (gpu_mib - reserved) / gpu_mib;
-		double free_before = gpu - (double)b->overhead_bytes;
-		b->usable_bytes = (uint64_t)floor(free_before * b->utilization);
-		pool = (double)b->usable_bytes - (double)b->weights_bytes;
+			: gpu_mib > reserved ? (gpu_mib - reserved) / gpu_mib : 0;
+		uint64_t free_before = gpu_bytes > b->overhead_bytes ? gpu_bytes - b->overhead_bytes : 0;
+		b->usable_bytes = bytes_floor((double)free_before * b->utilization, free_before);
+		b->kv_pool_bytes = b->usable_bytes > b->weights_bytes
+			? b->usable_bytes - b->weights_bytes : 0;
 		break;
 	}
-	case KVP_ENGINE_TRTLLM:
+	case KVP_ENGINE_TRTLLM: {
 		b->utilization = o->utilization > 0 ? o->utilization : KVP_DEFAULT_TRT_FREE_FRACTION;
-		pool = floor((gpu - (double)fixed) * b->utilization);
-		b->usable_bytes = pool > 0 ? (uint64_t)pool + fixed : fixed;
+		uint64_t left = gpu_bytes > fixed ? gpu_bytes - fixed : 0;
+		b->kv_pool_bytes = bytes_floor((double)left * b->utilization, left);
+		b->usable_bytes = b->kv_pool_bytes + fixed; /* at most gpu when the pool is not 0 */
 		break;
 	}
-	b->weights_fit = pool > 0;
-	b->kv_pool_bytes = pool > 0 ? (uint64_t)pool : 0;
+	}
+	b->weights_fit = b->kv_pool_bytes > 0;
 	b->headroom_bytes = b->gpu_memory_bytes > b->usable_bytes
 		? b->gpu_memory_bytes - b->usable_bytes : 0;
 
 	/* paging */
 	if (o->engine == KVP_ENGINE_VLLM) {
-		vllm_groups(b, o->hybrid_off);
 		uint64_t slot;
-		if (!kvp_mul(b->page_bytes, b->group_size, &slot))
+		if (!vllm_groups(b, o->hybrid_off) || !kvp_mul(b->page_bytes, b->group_size, &slot))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "block-size",
 					     "page size overflow");
 		b->num_blocks = slot ? b->kv_pool_bytes / slot : 0;
-		b->max_tokens = b->num_groups ? b->num_blocks / b->num_groups * b->block_size : 0;
+		/* a Mamba-only page holds a state, not tokens: its blocks x P can pass 2^64 */
+		if (b->num_groups &&
+		    !kvp_mul(b->num_blocks / b->num_groups, b->block_size, &b->max_tokens))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "block-size",
+					     "token count overflow");
 		for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
 			if (b->group[k].layers) {
 				uint32_t window = 0;

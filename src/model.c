@@ -416,7 +416,10 @@ uint64_t kvp_spec_layer_tokens(const struct kvp_spec_layer *l, uint64_t n, uint3
 	default:
 		return 0;
 	}
-	return blocks * block;
+	/* n within a block of 2^64 rounds up past it: saturate, and let the
+	 * checked products of kvp_spec_seq_bytes report the overflow */
+	uint64_t tokens;
+	return kvp_mul(blocks, block, &tokens) ? tokens : UINT64_MAX;
 }
 
 kvp_status kvp_spec_seq_bytes(const struct kvp_spec *s, uint64_t n, uint32_t block,
@@ -425,7 +428,8 @@ kvp_status kvp_spec_seq_bytes(const struct kvp_spec *s, uint64_t n, uint32_t blo
 	uint64_t total = 0, t;
 	for (uint32_t i = 0; i < s->num_layers; i++) {
 		const struct kvp_spec_layer *l = &s->layers[i];
-		if (!kvp_mul(kvp_spec_layer_tokens(l, n, block), l->token_bytes, &t) ||
+		uint64_t tokens = kvp_spec_layer_tokens(l, n, block);
+		if ((tokens == UINT64_MAX && l->token_bytes) || !kvp_mul(tokens, l->token_bytes, &t) ||
 		    !kvp_add(total, t, &total) || !kvp_add(total, l->seq_bytes, &total))
 			return KVP_STATUS_OVERFLOW;
 	}

@@ -158,7 +158,8 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 kvp_status kvp_spec_seq_bytes(const struct kvp_spec *s, uint64_t n, uint32_t block,
 			      uint64_t *out);
 
-/* Tokens a layer keeps for a sequence of n tokens, in blocks of `block`. */
+/* Tokens a layer keeps for a sequence of n tokens, in blocks of `block`;
+ * UINT64_MAX when n rounded up to whole blocks passes 2^64. */
 uint64_t kvp_spec_layer_tokens(const struct kvp_spec_layer *l, uint64_t n, uint32_t block);
 
 /* Weights bytes for `params` parameters in dtype dt, rounded up. */

@@ -5,6 +5,7 @@
 #include "profile.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,9 +416,16 @@ kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_
 	if (cal && ((st = kvp_node_expect(doc, cal, "calibration", KVP_NODE_MAP, err)) ||
 		    (st = walk(doc, cal, calib_fields, NELEM(calib_fields), NULL, g, err))))
 		goto out;
-	/* TFLOPS in the file, FLOP/s in memory */
+	/* TFLOPS in the file, FLOP/s in memory: 1e300 TFLOPS is a finite
+	 * number in the file but an infinite one here, so it is refused */
 	g->bf16_flops *= 1e12;
 	g->fp8_flops *= 1e12;
+	if (!isfinite(g->bf16_flops) || !isfinite(g->fp8_flops)) {
+		const char *key = isfinite(g->bf16_flops) ? "fp8_tflops" : "bf16_tflops";
+		st = kvp_node_fail(doc, kvp_map_get(doc->root, key), err, KVP_STATUS_OVERFLOW, key,
+				   "%s TFLOPS is out of range", kvp_map_get(doc->root, key)->value);
+		goto out;
+	}
 	if (g->decode_bw_efficiency > 1 || g->prefill_flops_efficiency > 1) {
 		st = kvp_node_fail(doc, cal, err, KVP_STATUS_INVALID, "calibration",
 				   "efficiencies are fractions in (0, 1]");

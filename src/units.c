@@ -218,7 +218,9 @@ void kvp_format_rate(double bytes_per_s, char *buf, size_t size)
 		v /= 1000.0;
 		u++;
 	}
-	snprintf(buf, size, "%.2f %s", v, units[u]);
+	/* beyond 10^9 PB/s "%.2f" needs more digits than any buffer the
+	 * callers pass, and a cut-off number is a wrong number */
+	snprintf(buf, size, v < 1e9 ? "%.2f %s" : "%.3e %s", v, units[u]);
 }
 
 void kvp_format_u64(uint64_t v, char *buf, size_t size)

@@ -36,7 +36,7 @@ int kvp_parse_fraction(const char *s, double *out);
 
 /* "15.00 GiB", "512 B", "1.50 MiB": binary units, two decimals. */
 void kvp_format_bytes(uint64_t bytes, char *buf, size_t size);
-/* "4.80 TB/s": decimal units. */
+/* "4.80 TB/s": decimal units; from 10^9 PB/s on "1.000e+09 PB/s", never cut off. */
 void kvp_format_rate(double bytes_per_s, char *buf, size_t size);
 /* "1,234,567". */
 void kvp_format_u64(uint64_t v, char *buf, size_t size);

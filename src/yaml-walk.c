@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "units.h"
@@ -71,6 +72,75 @@ static kvp_status push(struct kvp_node *parent, struct kvp_node *key, struct kvp
 	return KVP_STATUS_OK;
 }
 
+/* The keys of one mapping being loaded, for the duplicate check: a plain
+ * scan while there are few, then an open-addressing hash of their positions,
+ * so a mapping of 500,000 keys costs 500,000 lookups rather than 10^11
+ * comparisons (a 4 MB profile must not hang the planner). */
+#define KEY_SCAN_MAX 16
+
+struct key_index {
+	size_t *slot;  /* 1 + a key's position in the map; 0: empty */
+	size_t cap;    /* a power of two; 0 while the keys are scanned */
+};
+
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
+static size_t key_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a: the wrap is the hash */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* The key of `map` equal to `key`, or NULL. */
+static const struct kvp_node *key_index_find(const struct key_index *ix,
+					     const struct kvp_node *map, const char *key)
+{
+	if (!ix->cap) {
+		for (size_t i = 0; i < map->n; i++)
+			if (strcmp(map->keys[i]->value, key) == 0)
+				return map->keys[i];
+		return NULL;
+	}
+	for (size_t i = key_hash(key) & (ix->cap - 1); ix->slot[i]; i = (i + 1) & (ix->cap - 1))
+		if (strcmp(map->keys[ix->slot[i] - 1]->value, key) == 0)
+			return map->keys[ix->slot[i] - 1];
+	return NULL;
+}
+
+static void key_index_put(struct key_index *ix, const struct kvp_node *map, size_t pos)
+{
+	size_t i = key_hash(map->keys[pos]->value) & (ix->cap - 1);
+	while (ix->slot[i])
+		i = (i + 1) & (ix->cap - 1);
+	ix->slot[i] = pos + 1;
+}
+
+/* Index the key just pushed (the map's last); false when memory runs out. */
+static bool key_index_add(struct key_index *ix, const struct kvp_node *map)
+{
+	if (map->n <= KEY_SCAN_MAX)
+		return true;
+	if (2 * map->n > ix->cap) {
+		size_t cap = ix->cap ? 2 * ix->cap : 4 * KEY_SCAN_MAX;
+		size_t *slot = calloc(cap, sizeof *slot);
+		if (!slot)
+			return false;
+		free(ix->slot);
+		ix->slot = slot;
+		ix->cap = cap;
+		for (size_t i = 0; i + 1 < map->n; i++)
+			key_index_put(ix, map, i);
+	}
+	key_index_put(ix, map, map->n - 1);
+	return true;
+}
+
+static kvp_status load_children(struct loader *ld, struct kvp_node *n, int depth,
+				struct key_index *ix);
+
 /* Parse one node whose first event is *ev (already taken); recursion bounded by depth. */
 static kvp_status load_node(struct loader *ld, yaml_event_t *ev, int depth, struct kvp_node **out)
 {
@@ -108,8 +178,18 @@ static kvp_status load_node(struct loader *ld, yaml_event_t *ev, int depth, stru
 	if (ev->type != YAML_MAPPING_START_EVENT && ev->type != YAML_SEQUENCE_START_EVENT)
 		return kvp_error_set(ld->err, KVP_STATUS_PARSE, ld->doc->path, line, col, NULL,
 				     "unexpected YAML event");
-	bool is_map = ev->type == YAML_MAPPING_START_EVENT;
-	n->type = is_map ? KVP_NODE_MAP : KVP_NODE_SEQ;
+	n->type = ev->type == YAML_MAPPING_START_EVENT ? KVP_NODE_MAP : KVP_NODE_SEQ;
+	struct key_index ix = {NULL, 0};
+	kvp_status st = load_children(ld, n, depth, &ix);
+	free(ix.slot);
+	return st;
+}
+
+/* The items (and keys) of mapping or sequence n, up to its end event. */
+static kvp_status load_children(struct loader *ld, struct kvp_node *n, int depth,
+				struct key_index *ix)
+{
+	bool is_map = n->type == KVP_NODE_MAP;
 	yaml_event_type_t end = is_map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT;
 	for (;;) {
 		yaml_event_t child;
@@ -135,15 +215,14 @@ static kvp_status load_node(struct loader *ld, yaml_event_t *ev, int depth, stru
 				node_free(key);
 				return st;
 			}
-			for (size_t i = 0; i < n->n; i++)
-				if (strcmp(n->keys[i]->value, key->value) == 0) {
-					st = kvp_error_set(ld->err, KVP_STATUS_PARSE, ld->doc->path,
-							   key->line, key->col, key->value,
-							   "duplicate key (first at line %d)",
-							   n->keys[i]->line);
-					node_free(key);
-					return st;
-				}
+			const struct kvp_node *first = key_index_find(ix, n, key->value);
+			if (first) {
+				st = kvp_error_set(ld->err, KVP_STATUS_PARSE, ld->doc->path,
+						   key->line, key->col, key->value,
+						   "duplicate key (first at line %d)", first->line);
+				node_free(key);
+				return st;
+			}
 			if (!yaml_parser_parse(&ld->parser, &child)) {
 				node_free(key);
 				return parser_fail(ld);
@@ -159,9 +238,12 @@ static kvp_status load_node(struct loader *ld, yaml_event_t *ev, int depth, stru
 		if (push(n, key, value)) {
 			node_free(key);
 			node_free(value);
-			return kvp_error_set(ld->err, KVP_STATUS_NOMEM, ld->doc->path, line, col,
-					     NULL, "out of memory");
+			return kvp_error_set(ld->err, KVP_STATUS_NOMEM, ld->doc->path, n->line,
+					     n->col, NULL, "out of memory");
 		}
+		if (is_map && !key_index_add(ix, n))
+			return kvp_error_set(ld->err, KVP_STATUS_NOMEM, ld->doc->path, n->line,
+					     n->col, NULL, "out of memory");
 	}
 }
 
@@ -233,6 +315,14 @@ kvp_status kvp_doc_load_file(const char *path, struct kvp_doc **out, struct kvp_
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	kvp_status st = KVP_STATUS_OK;
+	/* a regular file over the limit is refused unread (a 100 MB profile
+	 * costs nothing); other files are read up to twice the limit */
+	struct stat sb;
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > KVP_DOC_MAX_BYTES) {
+		fclose(f);
+		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, NULL,
+				     "file is larger than %u MiB", KVP_DOC_MAX_BYTES >> 20);
+	}
 	for (;;) {
 		if (len == cap) {
 			if (cap > KVP_DOC_MAX_BYTES) {
