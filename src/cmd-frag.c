@@ -17,7 +17,7 @@ static const char *const cmd = "frag";
 enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_LENGTHS, OPT_PROMPT, OPT_OUTPUT, OPT_MAX_LEN,
 	OPT_BLOCK_SIZES, OPT_SHARED_PREFIX, OPT_MAX_TOKENS, OPT_REQUESTS, OPT_SEED, OPT_WARMUP,
-	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES
+	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES, OPT_POLICIES
 };
 
 static void help(void)
@@ -43,6 +43,8 @@ static void help(void)
 	       "  --shared-prefix K[:F]     K tokens before the prompt of a share F of the\n"
 	       "                            requests (default F = 1)\n"
 	       "Simulation:\n"
+	       "  --policies LIST           of contiguous-max, contiguous-request, paged,\n"
+	       "                            paged-shared (default all)\n"
 	       "  --block-sizes LIST        paged block sizes (default 1,8,16,32,64,128,256)\n"
 	       "  --allocator A             first-fit|best-fit|both (default both)\n"
 	       "  --requests N              requests simulated (default 100000)\n"
@@ -67,6 +69,8 @@ struct frag_opts {
 	uint64_t blocks[KVP_FRAG_MAX_BLOCK_SIZES];
 	size_t nblock;
 	bool fit[2];
+	bool policy[KVP_FRAG_POLICY_COUNT];
+	bool has_policies;
 	uint64_t cache_sizes[16];
 	size_t ncache;
 };
@@ -113,6 +117,24 @@ static int parse_sizes(struct frag_opts *o, const char *arg)
 	return o->ncache ? 0 : kvp_cli_usage_error(cmd, "--cache-sizes: empty list");
 }
 
+static int parse_policies(struct frag_opts *o, const char *arg)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", arg);
+	memset(o->policy, 0, sizeof o->policy);
+	o->has_policies = true;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int p = 0;
+		while (p < KVP_FRAG_POLICY_COUNT && strcmp(t, kvp_frag_policy_name((enum kvp_frag_policy)p)))
+			p++;
+		if (p == KVP_FRAG_POLICY_COUNT)
+			return kvp_cli_usage_error(cmd, "--policies: unknown policy '%s' (contiguous-max, "
+						   "contiguous-request, paged, paged-shared)", t);
+		o->policy[p] = true;
+	}
+	return 0;
+}
+
 static int frag_option(struct frag_opts *o, int opt, const char *arg)
 {
 	switch (opt) {
@@ -135,6 +157,7 @@ static int frag_option(struct frag_opts *o, int opt, const char *arg)
 	case OPT_SHARED_PREFIX: return parse_prefix(o, arg);
 	case OPT_ALLOCATOR: return parse_allocator(o, arg);
 	case OPT_CACHE_SIZES: return parse_sizes(o, arg);
+	case OPT_POLICIES: return parse_policies(o, arg);
 	case OPT_BLOCK_SIZES:
 		if (!kvp_cli_token_list(cmd, "--block-sizes", arg, o->blocks, KVP_FRAG_MAX_BLOCK_SIZES,
 					&o->nblock))
@@ -335,6 +358,7 @@ int kvp_cmd_frag(int argc, char **argv)
 		{"allocator", required_argument, NULL, OPT_ALLOCATOR},
 		{"prefix-cache", required_argument, NULL, OPT_PREFIX_CACHE},
 		{"cache-sizes", required_argument, NULL, OPT_CACHE_SIZES},
+		{"policies", required_argument, NULL, OPT_POLICIES},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -417,6 +441,8 @@ int kvp_cmd_frag(int argc, char **argv)
 	fc->prefix_tokens = w.prefix_tokens;
 	fc->prefix_fraction = w.prefix_fraction;
 	fc->max_seqs = 0;
+	if (o.has_policies)
+		memcpy(fc->policy, o.policy, sizeof fc->policy);
 	if (o.nblock) {
 		fc->nblock = o.nblock;
 		for (size_t i = 0; i < o.nblock; i++)
@@ -440,6 +466,13 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 	char reason[512];
 	int rec = kvp_frag_recommend(rows, n, reason, sizeof reason);
+	for (size_t i = 0; i < n; i++)
+		if (!rows[i].measured_steps) {
+			fprintf(stderr, "kvplan frag: warning: %s measured nothing: the requests ran out "
+					"during the warm-up; raise --requests or lower --warmup\n",
+				kvp_frag_policy_name(rows[i].policy));
+			break;
+		}
 
 	/* the prefix cache, at the recommended block (or the first paged one) */
 	if (o.prefix_cache) {

@@ -5,13 +5,14 @@
  * the nearest integer and clamped to [1, KVP_DIST_MAX_TOKENS] (fixed:N is taken
  * as given, so fixed:0 is a zero-length output).  Sampling must be cheap: the
  * fragmentation simulator draws two lengths per request for a million
- * requests, so the normal deviate uses Marsaglia's polar method and the Zipf
+ * requests, so the normal deviate uses the ziggurat method and the Zipf
  * tail uses rejection-inversion (Hörmann and Derflinger 1996), both O(1).
  * Means and quantiles are of the rounded, clamped law; where that has no
  * closed form the continuous law's value is used and the comment says so. */
 #include "dist.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,17 +68,60 @@ static inline uint64_t rng_below(struct kvp_rng *r, uint64_t n)
 	return (uint64_t)(((unsigned __int128)kvp_rng_next(r) * n) >> 64);
 }
 
-/* A standard normal deviate (Marsaglia's polar method; the second deviate
- * of each pair is dropped so that the generator holds no hidden state). */
+/* A standard normal deviate by the ziggurat method (Marsaglia and Tsang,
+ * "The Ziggurat Method for Generating Random Variables", J. Stat. Softw.
+ * 5(8), 2000) with 128 strips: one 64-bit draw, a multiply and a compare
+ * 98.8% of the time.  The strip index comes from the low 7 bits and the
+ * signed abscissa from the high 32, so the two are independent (the original
+ * shares bits between them, the flaw Doornik (2005) points out). */
+static uint32_t zig_k[128];
+static double zig_w[128], zig_f[128];
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_init(void)
+{
+	const double m1 = 2147483648.0, vn = 9.91256303526217e-3;
+	double dn = 3.442619855899, tn = dn;
+	double q = vn / exp(-0.5 * dn * dn);
+	zig_k[0] = (uint32_t)((dn / q) * m1);
+	zig_k[1] = 0;
+	zig_w[0] = q / m1;
+	zig_w[127] = dn / m1;
+	zig_f[0] = 1.0;
+	zig_f[127] = exp(-0.5 * dn * dn);
+	for (int i = 126; i >= 1; i--) {
+		dn = sqrt(-2.0 * log(vn / dn + exp(-0.5 * dn * dn)));
+		zig_k[i + 1] = (uint32_t)((dn / tn) * m1);
+		tn = dn;
+		zig_f[i] = exp(-0.5 * dn * dn);
+		zig_w[i] = dn / m1;
+	}
+}
+
 static double rng_normal(struct kvp_rng *r)
 {
-	double u, v, s;
-	do {
-		u = 2.0 * kvp_rng_uniform(r) - 1.0;
-		v = 2.0 * kvp_rng_uniform(r) - 1.0;
-		s = u * u + v * v;
-	} while (s >= 1.0 || s == 0.0);
-	return u * sqrt(-2.0 * log(s) / s);
+	const double tail = 3.442619855899;
+	for (;;) {
+		uint64_t u = kvp_rng_next(r);
+		int32_t hz = (int32_t)(u >> 32);
+		unsigned iz = (unsigned)(u & 127);
+		uint32_t mag = hz < 0 ? (uint32_t)(-(int64_t)hz) : (uint32_t)hz;
+		double x = hz * zig_w[iz];
+		if (mag < zig_k[iz])
+			return x;
+		if (iz == 0) {
+			/* the tail beyond 3.44: Marsaglia's exponential rejection */
+			double t, y;
+			do {
+				t = -log(1.0 - kvp_rng_uniform(r)) / tail;
+				y = -log(1.0 - kvp_rng_uniform(r));
+			} while (y + y < t * t);
+			return hz > 0 ? tail + t : -tail - t;
+		}
+		/* the wedge between two strips */
+		if (zig_f[iz] + kvp_rng_uniform(r) * (zig_f[iz - 1] - zig_f[iz]) < exp(-0.5 * x * x))
+			return x;
+	}
 }
 
 /* ------------------------------------------------------------ normal law */
@@ -364,6 +408,8 @@ static inline uint64_t round_clamp(double x)
 
 uint64_t kvp_dist_sample(const struct kvp_dist *d, struct kvp_rng *r)
 {
+	if (d->kind == KVP_DIST_NORMAL || d->kind == KVP_DIST_LOGNORMAL)
+		pthread_once(&zig_once, zig_init);
 	switch (d->kind) {
 	case KVP_DIST_FIXED:
 		return (uint64_t)d->a;

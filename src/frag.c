@@ -180,46 +180,127 @@ static uint32_t merge(struct kvp_frag_arena *a, int t, uint32_t L, uint32_t R)
 	return R;
 }
 
+static inline uint64_t key1(const struct hole *x, int t) { return t ? x->size : x->addr; }
+
+/* Insert node i below root: descend to where its priority belongs, then
+ * split the (small, expected) subtree there around it. */
+static uint32_t insert_at(struct kvp_frag_arena *a, int t, uint32_t root, uint32_t i)
+{
+	struct hole *h = a->h;
+	if (!root)
+		return i;
+	if (h[i].prio > h[root].prio) {
+		split(a, t, root, key1(&h[i], t), h[i].addr, &h[i].l[t], &h[i].r[t]);
+		fix(a, t, i);
+		return i;
+	}
+	if (key_lt(&h[i], t, key1(&h[root], t), h[root].addr))
+		h[root].l[t] = insert_at(a, t, h[root].l[t], i);
+	else
+		h[root].r[t] = insert_at(a, t, h[root].r[t], i);
+	fix(a, t, root);
+	return root;
+}
+
+/* Remove node i from below root: its children take its place. */
+static uint32_t erase_at(struct kvp_frag_arena *a, int t, uint32_t root, uint32_t i)
+{
+	struct hole *h = a->h;
+	if (root == i)
+		return merge(a, t, h[i].l[t], h[i].r[t]);
+	if (key_lt(&h[i], t, key1(&h[root], t), h[root].addr))
+		h[root].l[t] = erase_at(a, t, h[root].l[t], i);
+	else
+		h[root].r[t] = erase_at(a, t, h[root].r[t], i);
+	fix(a, t, root);
+	return root;
+}
+
+/* Node x before node y in tree 1's (size, address) order? */
+static inline bool size_before(const struct hole *x, const struct hole *y)
+{
+	return x->size < y->size || (x->size == y->size && x->addr < y->addr);
+}
+
+/* Tree 1 keeps no subtree values, so its insert and erase walk down a link
+ * iteratively instead of recursing back up. */
 static void tree_insert(struct kvp_frag_arena *a, int t, uint32_t i)
 {
-	uint32_t L, R;
-	a->h[i].l[t] = a->h[i].r[t] = 0;
+	struct hole *h = a->h;
+	h[i].l[t] = h[i].r[t] = 0;
 	fix(a, t, i);
-	split(a, t, a->root[t], t ? a->h[i].size : a->h[i].addr, a->h[i].addr, &L, &R);
-	a->root[t] = merge(a, t, merge(a, t, L, i), R);
+	if (t == 0) {
+		a->root[0] = insert_at(a, 0, a->root[0], i);
+		return;
+	}
+	uint32_t *link = &a->root[1];
+	while (*link && h[*link].prio > h[i].prio)
+		link = size_before(&h[i], &h[*link]) ? &h[*link].l[1] : &h[*link].r[1];
+	split(a, 1, *link, h[i].size, h[i].addr, &h[i].l[1], &h[i].r[1]);
+	*link = i;
 }
 
 static void tree_erase(struct kvp_frag_arena *a, int t, uint32_t i)
 {
-	uint32_t L, M, R;
-	uint64_t k1 = t ? a->h[i].size : a->h[i].addr;
-	split(a, t, a->root[t], k1, a->h[i].addr, &L, &R);
-	/* the node itself is the smallest key of R */
-	split(a, t, R, t ? k1 : k1 + 1, t ? a->h[i].addr + 1 : 0, &M, &R);
-	a->root[t] = merge(a, t, L, R);
-}
-
-/* Re-fix the largest-hole values on the path to the node at addr (tree 0),
- * after its size or address changed without changing the address order. */
-static void fix_path(struct kvp_frag_arena *a, uint32_t i, uint64_t addr)
-{
-	if (!i)
+	struct hole *h = a->h;
+	if (t == 0) {
+		a->root[0] = erase_at(a, 0, a->root[0], i);
 		return;
-	if (addr < a->h[i].addr)
-		fix_path(a, a->h[i].l[0], addr);
-	else if (addr > a->h[i].addr)
-		fix_path(a, a->h[i].r[0], addr);
-	fix(a, 0, i);
+	}
+	uint32_t *link = &a->root[1];
+	while (*link != i)
+		link = size_before(&h[i], &h[*link]) ? &h[*link].l[1] : &h[*link].r[1];
+	*link = merge(a, 1, h[i].l[1], h[i].r[1]);
 }
 
-/* Give hole i a new address and size that keep its place in address order. */
-static void hole_move(struct kvp_frag_arena *a, uint32_t i, uint64_t addr, uint64_t size)
+#define ARENA_PATH 192
+
+/* Re-fix the largest-hole values along path[0..n) (root first, the changed
+ * node last), bottom-up, stopping where a subtree's value is unchanged. */
+static void fix_up(struct kvp_frag_arena *a, const uint32_t *path, int n)
+{
+	if (n-- > 0)
+		fix(a, 0, path[n]);
+	while (n-- > 0) {
+		uint64_t before = a->h[path[n]].maxsz;
+		fix(a, 0, path[n]);
+		if (a->h[path[n]].maxsz == before)
+			break;
+	}
+}
+
+/* The same, finding the path to the node at addr first (tree 0). */
+static void fix_path(struct kvp_frag_arena *a, uint64_t addr)
+{
+	uint32_t path[ARENA_PATH];
+	int n = 0;
+	for (uint32_t i = a->root[0]; i; i = addr < a->h[i].addr ? a->h[i].l[0] : a->h[i].r[0]) {
+		if (n == ARENA_PATH) {
+			/* a treap this deep is astronomically unlikely: fix it all */
+			for (int k = n - 1; k >= 0; k--)
+				fix(a, 0, path[k]);
+			n = 0;
+		}
+		path[n++] = i;
+		if (addr == a->h[i].addr)
+			break;
+	}
+	fix_up(a, path, n);
+}
+
+/* Give hole i a new address and size that keep its place in address order;
+ * path[0..n) leads to it when the caller knows the way (n = 0: find it). */
+static void hole_move(struct kvp_frag_arena *a, uint32_t i, uint64_t addr, uint64_t size,
+		      const uint32_t *path, int n)
 {
 	if (a->by_size)
 		tree_erase(a, 1, i);
 	a->h[i].addr = addr;
 	a->h[i].size = size;
-	fix_path(a, a->root[0], addr);
+	if (n > 0 && n < ARENA_PATH)
+		fix_up(a, path, n);
+	else
+		fix_path(a, addr);
 	if (a->by_size)
 		tree_insert(a, 1, i);
 }
@@ -290,13 +371,16 @@ void kvp_frag_arena_free(struct kvp_frag_arena *a)
 bool kvp_frag_arena_alloc(struct kvp_frag_arena *a, uint64_t size, enum kvp_frag_fit fit,
 			  uint64_t *addr)
 {
-	uint32_t i = 0;
+	uint32_t i = 0, path[ARENA_PATH];
+	int n = 0;
 	if (size == 0 || maxsz(a, a->root[0]) < size)
 		return false;
 	if (fit == KVP_FRAG_FIT_FIRST) {
 		/* the lowest address whose hole is large enough */
 		uint32_t x = a->root[0];
 		while (x) {
+			if (n < ARENA_PATH)
+				path[n++] = x;
 			if (maxsz(a, a->h[x].l[0]) >= size) {
 				x = a->h[x].l[0];
 			} else if (a->h[x].size >= size) {
@@ -316,6 +400,7 @@ bool kvp_frag_arena_alloc(struct kvp_frag_arena *a, uint64_t size, enum kvp_frag
 				x = a->h[x].r[1];
 			}
 		}
+		n = 0;
 	}
 	if (!i)
 		return false;
@@ -323,20 +408,27 @@ bool kvp_frag_arena_alloc(struct kvp_frag_arena *a, uint64_t size, enum kvp_frag
 	if (a->h[i].size == size)
 		hole_drop(a, i);
 	else
-		hole_move(a, i, a->h[i].addr + size, a->h[i].size - size);
+		hole_move(a, i, a->h[i].addr + size, a->h[i].size - size, path, n);
 	a->free_bytes -= size;
 	return true;
 }
 
 void kvp_frag_arena_release(struct kvp_frag_arena *a, uint64_t addr, uint64_t size)
 {
-	uint32_t pred = 0, succ = 0;
+	/* the neighbours lie on the search path: the last turn right passed the
+	 * predecessor, the last turn left the successor */
+	uint32_t pred = 0, succ = 0, path[ARENA_PATH];
+	int n = 0, np = 0, ns = 0;
 	for (uint32_t x = a->root[0]; x;) {
+		if (n < ARENA_PATH)
+			path[n++] = x;
 		if (a->h[x].addr < addr) {
 			pred = x;
+			np = n;
 			x = a->h[x].r[0];
 		} else {
 			succ = x;
+			ns = n;
 			x = a->h[x].l[0];
 		}
 	}
@@ -345,11 +437,11 @@ void kvp_frag_arena_release(struct kvp_frag_arena *a, uint64_t addr, uint64_t si
 	if (left && right) {
 		uint64_t len = a->h[pred].size + size + a->h[succ].size;
 		hole_drop(a, succ);
-		hole_move(a, pred, a->h[pred].addr, len);
+		hole_move(a, pred, a->h[pred].addr, len, NULL, 0);
 	} else if (left) {
-		hole_move(a, pred, a->h[pred].addr, a->h[pred].size + size);
+		hole_move(a, pred, a->h[pred].addr, a->h[pred].size + size, path, np);
 	} else if (right) {
-		hole_move(a, succ, addr, a->h[succ].size + size);
+		hole_move(a, succ, addr, a->h[succ].size + size, path, ns);
 	} else {
 		hole_new(a, addr, size);
 	}
@@ -441,10 +533,11 @@ struct sim {
 	uint64_t t;
 	struct seq *seqs;
 	uint32_t nseqs, slot_free, head, tail;  /* slot 0 is the null slot */
+	size_t capseqs;
 	uint64_t live;
 	struct evbucket {
 		struct event *e;
-		uint32_t n, cap;
+		size_t n, cap;
 	} ev[65];                               /* radix heap of events */
 	uint64_t ev_last;                       /* the last minimum taken */
 	size_t nev;
@@ -483,6 +576,23 @@ static inline uint64_t held_bytes(const struct sim *s, uint64_t l, bool carrier)
 	return b;
 }
 
+/* Make room for one more element in a growing array (doubling from `first`);
+ * false (and the simulation marked out of memory) when realloc fails. */
+static bool grow(struct sim *s, void **items, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n < *cap)
+		return true;
+	size_t want = *cap ? *cap * 2 : first;
+	void *p = realloc(*items, want * size);
+	if (!p) {
+		s->oom = true;
+		return false;
+	}
+	*items = p;
+	*cap = want;
+	return true;
+}
+
 /* Events wait in a radix heap: event times never precede the last minimum
  * taken (time only moves forward), so an event sits in the bucket of the
  * highest bit in which its time differs from that minimum, a push is O(1)
@@ -495,16 +605,8 @@ static inline int ev_bucket(uint64_t t, uint64_t last)
 static bool ev_append(struct sim *s, int b, struct event e)
 {
 	struct evbucket *q = &s->ev[b];
-	if (q->n == q->cap) {
-		uint32_t cap = q->cap ? q->cap * 2 : 64;
-		struct event *nb = realloc(q->e, cap * sizeof *nb);
-		if (!nb) {
-			s->oom = true;
-			return false;
-		}
-		q->e = nb;
-		q->cap = cap;
-	}
+	if (!grow(s, (void **)&q->e, &q->cap, q->n, sizeof *q->e, 64))
+		return false;
 	q->e[q->n++] = e;
 	return true;
 }
@@ -527,13 +629,13 @@ static uint64_t heap_min(struct sim *s)
 		b++;
 	struct evbucket *q = &s->ev[b];
 	uint64_t m = q->e[0].t;
-	for (uint32_t i = 1; i < q->n; i++)
+	for (size_t i = 1; i < q->n; i++)
 		if (q->e[i].t < m)
 			m = q->e[i].t;
 	s->ev_last = m;
-	uint32_t n = q->n;
+	size_t n = q->n;
 	q->n = 0;
-	for (uint32_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		ev_append(s, ev_bucket(q->e[i].t, m), q->e[i]); /* always a lower bucket */
 	return m;
 }
@@ -547,16 +649,8 @@ static struct event heap_pop(struct sim *s)
 
 static bool push_waiting(struct sim *s, struct req r)
 {
-	if (s->nstack == s->capstack) {
-		size_t cap = s->capstack ? s->capstack * 2 : 64;
-		struct req *ns = realloc(s->stack, cap * sizeof *ns);
-		if (!ns) {
-			s->oom = true;
-			return false;
-		}
-		s->stack = ns;
-		s->capstack = cap;
-	}
+	if (!grow(s, (void **)&s->stack, &s->capstack, s->nstack, sizeof *s->stack, 64))
+		return false;
 	s->stack[s->nstack++] = r;
 	return true;
 }
@@ -568,14 +662,8 @@ static uint32_t slot_get(struct sim *s)
 		s->slot_free = s->seqs[i].next;
 		return i;
 	}
-	if (s->nseqs % 1024 == 0) {
-		struct seq *ns = realloc(s->seqs, (s->nseqs + 1024) * sizeof *ns);
-		if (!ns) {
-			s->oom = true;
-			return 0;
-		}
-		s->seqs = ns;
-	}
+	if (!grow(s, (void **)&s->seqs, &s->capseqs, s->nseqs, sizeof *s->seqs, 1024))
+		return 0;
 	uint32_t i = s->nseqs++;
 	s->seqs[i].gen = 0;
 	return i;
@@ -877,7 +965,8 @@ static bool sim_init(struct sim *s, const struct kvp_frag_config *cfg, struct kv
 	s->seq_bytes = sh->seq_bytes;
 	s->pool = cfg->pool_bytes;
 	s->nseqs = 1; /* slot 0 is null */
-	s->seqs = malloc(1024 * sizeof *s->seqs);
+	s->capseqs = 1024;
+	s->seqs = malloc(s->capseqs * sizeof *s->seqs);
 	s->admitting = true;
 	if (!s->seqs)
 		return false;

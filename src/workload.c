@@ -219,10 +219,12 @@ out:
 	return st;
 }
 
-static bool has_suffix(const char *s, const char *suffix)
+/* The extension of path's last component, with its dot ("" when none). */
+static const char *extension(const char *path)
 {
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcmp(s + a - b, suffix) == 0;
+	const char *base = strrchr(path, '/'), *dot;
+	dot = strrchr(base ? base + 1 : path, '.');
+	return dot ? dot : "";
 }
 
 /* The file stem of path ("dir/chat.yaml" -> "chat"). */
@@ -245,7 +247,8 @@ kvp_status kvp_workload_load_lengths(const char *path, struct kvp_workload *out,
 {
 	struct rows r = {0};
 	kvp_status st;
-	if (has_suffix(path, ".yaml") || has_suffix(path, ".yml") || has_suffix(path, ".json"))
+	const char *ext = extension(path);
+	if (!strcmp(ext, ".yaml") || !strcmp(ext, ".yml") || !strcmp(ext, ".json"))
 		st = load_yaml_rows(path, &r, err);
 	else
 		st = load_csv(path, &r, err);
@@ -406,7 +409,7 @@ kvp_status kvp_workload_load(const char *name_or_path, struct kvp_workload *out,
 		goto out;
 	char want[128];
 	stem(path, want, sizeof want);
-	if (has_suffix(path, ".yaml") && strcmp(want, out->name) != 0) {
+	if (!strcmp(extension(path), ".yaml") && strcmp(want, out->name) != 0) {
 		st = kvp_node_fail(doc, n, err, KVP_STATUS_INVALID, "name",
 				   "'%s' differs from the file name '%s'", out->name, want);
 		goto out;

@@ -164,6 +164,29 @@ START_TEST(test_means)
 }
 END_TEST
 
+START_TEST(test_normal_shape)
+{
+	/* The ziggurat sampler against the normal law, through normal:10000,1000
+	 * (no clamping): X = round(10000 + 1000 Z), so |X - 10000| <= 1000 iff
+	 * |Z| <= 1.0005: p = 0.682689 + 2 phi(1) 0.0005 = 0.682931; over n = 10^6
+	 * draws se = sqrt(p (1 - p) / n) = 0.000465, allow 5 se = 0.0023.
+	 * |X - 10000| > 3500 iff |Z| > 3.5005 (this takes the tail branch):
+	 * p = 2 (1 - Phi(3.5005)) = 4.644e-4, expected count 464.4, sd 21.5,
+	 * allow 5 sd = 108. */
+	struct kvp_dist d = parse("normal:10000,1000");
+	struct kvp_rng r;
+	kvp_rng_seed(&r, 12);
+	long within = 0, tail = 0;
+	for (int i = 0; i < 1000000; i++) {
+		long x = (long)kvp_dist_sample(&d, &r) - 10000;
+		within += labs(x) <= 1000;
+		tail += labs(x) > 3500;
+	}
+	ck_assert_double_eq_tol(within / 1e6, 0.682931, 0.0023);
+	ck_assert_msg(labs(tail - 464) <= 108, "tail count %ld", tail);
+}
+END_TEST
+
 START_TEST(test_zipf_frequencies)
 {
 	/* zipf:10,1: each count of n = 1..10 over N = 2*10^5 draws is binomial
@@ -478,6 +501,7 @@ static Suite *dist_suite(void)
 	tcase_add_test(core, test_rng_reference);
 	tcase_add_loop_test(core, test_parse_good, 0, sizeof good_specs / sizeof good_specs[0]);
 	tcase_add_test(core, test_means);
+	tcase_add_test(core, test_normal_shape);
 	tcase_add_test(core, test_zipf_frequencies);
 	tcase_add_test(core, test_quantiles);
 	tcase_add_test(core, test_empirical);

@@ -137,6 +137,107 @@ START_TEST(test_arena_first_and_best_fit)
 }
 END_TEST
 
+/* A plain reference allocator: holes in an address-sorted array, first fit
+ * and best fit by scanning, coalescing by hand. */
+struct ref_arena {
+	uint64_t addr[4096], size[4096];
+	size_t n;
+};
+
+static void ref_remove(struct ref_arena *r, size_t i)
+{
+	memmove(&r->addr[i], &r->addr[i + 1], (r->n - i - 1) * sizeof r->addr[0]);
+	memmove(&r->size[i], &r->size[i + 1], (r->n - i - 1) * sizeof r->size[0]);
+	r->n--;
+}
+
+static bool ref_alloc(struct ref_arena *r, uint64_t want, int fit, uint64_t *at)
+{
+	size_t pick = r->n;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->size[i] >= want &&
+		    (pick == r->n || (fit == KVP_FRAG_FIT_BEST && r->size[i] < r->size[pick]))) {
+			pick = i;
+			if (fit == KVP_FRAG_FIT_FIRST)
+				break;
+		}
+	if (pick == r->n)
+		return false;
+	*at = r->addr[pick];
+	r->addr[pick] += want;
+	r->size[pick] -= want;
+	if (!r->size[pick])
+		ref_remove(r, pick);
+	return true;
+}
+
+static void ref_release(struct ref_arena *r, uint64_t at, uint64_t len)
+{
+	size_t i = 0;
+	while (i < r->n && r->addr[i] < at)
+		i++;
+	memmove(&r->addr[i + 1], &r->addr[i], (r->n - i) * sizeof r->addr[0]);
+	memmove(&r->size[i + 1], &r->size[i], (r->n - i) * sizeof r->size[0]);
+	r->addr[i] = at;
+	r->size[i] = len;
+	r->n++;
+	if (i + 1 < r->n && r->addr[i] + r->size[i] == r->addr[i + 1]) {
+		r->size[i] += r->size[i + 1];
+		ref_remove(r, i + 1);
+	}
+	if (i > 0 && r->addr[i - 1] + r->size[i - 1] == r->addr[i]) {
+		r->size[i - 1] += r->size[i];
+		ref_remove(r, i);
+	}
+}
+
+START_TEST(test_arena_against_reference)
+{
+	/* 200,000 random reservations and releases on both allocators: every
+	 * address, refusal, free total, largest hole and hole count must match
+	 * the plain reference above */
+	for (int fit = 0; fit < 2; fit++) {
+		static struct ref_arena ref;
+		static uint64_t live_at[512], live_len[512];
+		size_t nlive = 0;
+		struct kvp_frag_arena *a = kvp_frag_arena_new(1000000, true);
+		struct kvp_rng rng;
+		kvp_rng_seed(&rng, 11 + fit);
+		ref.n = 1;
+		ref.addr[0] = 0;
+		ref.size[0] = 1000000;
+		for (int step = 0; step < 200000; step++) {
+			bool grab = nlive == 0 || (nlive < 512 && kvp_rng_uniform(&rng) < 0.5);
+			if (grab) {
+				uint64_t want = 1 + kvp_rng_next(&rng) % 20000, x = 0, y = 0;
+				bool got = kvp_frag_arena_alloc(a, want, fit, &x);
+				ck_assert_int_eq(got, ref_alloc(&ref, want, fit, &y));
+				if (got) {
+					ck_assert_uint_eq(x, y);
+					live_at[nlive] = x;
+					live_len[nlive++] = want;
+				}
+			} else {
+				size_t k = kvp_rng_next(&rng) % nlive;
+				kvp_frag_arena_release(a, live_at[k], live_len[k]);
+				ref_release(&ref, live_at[k], live_len[k]);
+				live_at[k] = live_at[--nlive];
+				live_len[k] = live_len[nlive];
+			}
+			uint64_t free_total = 0, largest = 0;
+			for (size_t i = 0; i < ref.n; i++) {
+				free_total += ref.size[i];
+				largest = ref.size[i] > largest ? ref.size[i] : largest;
+			}
+			ck_assert_uint_eq(kvp_frag_arena_free_bytes(a), free_total);
+			ck_assert_uint_eq(kvp_frag_arena_largest_hole(a), largest);
+			ck_assert_uint_eq(kvp_frag_arena_holes(a), ref.n);
+		}
+		kvp_frag_arena_free(a);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ exact cases */
 
 START_TEST(test_fixed_lengths_exact)
@@ -499,6 +600,7 @@ static Suite *frag_suite(void)
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_shape_matches_spec);
 	tcase_add_test(core, test_arena_first_and_best_fit);
+	tcase_add_test(core, test_arena_against_reference);
 	tcase_add_test(core, test_fixed_lengths_exact);
 	tcase_add_test(core, test_growth_exact);
 	tcase_add_test(core, test_uniform_waste);

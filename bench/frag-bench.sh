@@ -1,0 +1,57 @@
+#!/bin/sh
+# frag-bench.sh: the 1,000,000-request benchmark of `kvplan frag` (a
+# measurement, not a test).  Prints, for each simulated row and for the full
+# default comparison, the wall time and requests per second on one core
+# (taskset -c 0 when available), and the peak memory at 100,000 and at
+# 1,000,000 requests, which should not differ: the simulator keeps only the
+# live set and a fixed buffer of requests.
+#
+# Usage: bench/frag-bench.sh [PATH-TO-KVPLAN]     (default: ./kvplan)
+#        N=2000000 bench/frag-bench.sh            (another request count)
+# Workload: Llama-3.1-8B on an H100 SXM, the chat profile (lognormal
+# prompts around 1,020 tokens, outputs around 129), seed 1.
+set -e
+top=$(cd "$(dirname "$0")/.." && pwd)
+kvplan=${1:-$top/kvplan}
+n=${N:-1000000}
+[ -x "$kvplan" ] || { echo "frag-bench: build kvplan first (make)" >&2; exit 1; }
+pin=""
+command -v taskset >/dev/null 2>&1 && pin="taskset -c 0"
+common="--model llama-3.1-8b --gpu h100-sxm --workload chat --format csv"
+
+# bench LABEL REQUESTS ARGS...: one timed run
+bench() {
+	label=$1
+	reqs=$2
+	shift 2
+	start=$(date +%s.%N)
+	$pin "$kvplan" frag $common --requests "$reqs" "$@" >/dev/null
+	end=$(date +%s.%N)
+	awk -v s="$start" -v e="$end" -v n="$reqs" -v l="$label" \
+		'BEGIN { t = e - s; printf "%-44s %8.3f s %12.0f requests/s\n", l, t, n / t }'
+}
+
+# peak LABEL REQUESTS ARGS...: peak resident memory, when GNU time is there
+peak() {
+	label=$1
+	reqs=$2
+	shift 2
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f "%M" -o /tmp/frag-bench.$$ $pin "$kvplan" frag $common \
+			--requests "$reqs" "$@" >/dev/null
+		printf '%-44s %8s KiB peak resident\n' "$label" "$(cat /tmp/frag-bench.$$)"
+		rm -f /tmp/frag-bench.$$
+	fi
+}
+
+echo "kvplan frag, $n requests, $(uname -m), $(nproc) cores available, run on one${pin:+ (taskset -c 0)}"
+bench "paged, block 16" "$n" --policies paged --block-sizes 16
+bench "paged, block 1" "$n" --policies paged --block-sizes 1
+bench "paged-shared, block 16 (prefix 512:0.5)" "$n" --policies paged-shared --block-sizes 16 \
+	--shared-prefix 512:0.5
+bench "contiguous-max, first fit" "$n" --policies contiguous-max --allocator first-fit
+bench "contiguous-request, first fit" "$n" --policies contiguous-request --allocator first-fit
+bench "contiguous-request, best fit" "$n" --policies contiguous-request --allocator best-fit
+bench "full comparison (4 contiguous + 7 paged rows)" "$n"
+peak "memory, 100,000 requests, full comparison" 100000
+peak "memory, $n requests, full comparison" "$n"

@@ -1,0 +1,180 @@
+#!/bin/sh
+# cli-frag.sh: golden tests of `kvplan frag`: CSV, JSON and table, errors.
+# Expected values are hand arithmetic written beside each check.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+data="$top_srcdir/tests/data"
+
+# csv_field POLICY ALLOCATOR BLOCK FIELD: a cell of the last CSV output
+csv_field() {
+	awk -F, -v p="$1" -v a="$2" -v b="$3" -v f="$4" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == p && $2 == a && $3 == b { print $col[f]; exit }' "$tmp/out"
+}
+expect_csv() {
+	v=$(csv_field "$1" "$2" "$3" "$4")
+	if [ "$v" = "$5" ]; then ok; else bad "$1 $2 $3 $4 = '$v', want '$5'"; fi
+}
+
+# Llama-2-7B with every term given (as in cli-budget.sh): pool 57 GiB;
+# 524,288 B per token -> 116,736 token slots = 7,296 blocks of 16.
+fixed="--model llama-2-7b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 13GiB
+       --activation-bytes 1GiB --overhead-bytes 1GiB"
+
+# 1,000-token prompts, no output: each request lives one step.
+#   paged 16: 63 blocks = 1,008 slots (8 empty); 7,296 / 63 = 115.8 -> 115;
+#     used 115,000 / 116,736 = 0.985129; waste 920 / 116,736 = 0.00788103
+#   contiguous-request: 116,736 / 1,000 -> 116; used 116,000 / 116,736 = 0.993695
+#   contiguous-max 4,096: 116,736 / 4,096 = 28.5 -> 28; used 28,000 / 116,736
+#     = 0.239857; free 2,048 / 116,736 = 0.0175439
+run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--block-sizes 16 --allocator first-fit --requests 2000 --format csv
+expect_rc 0
+expect_out "policy,allocator,block_size,used_fraction,internal_waste_fraction,external_waste_fraction"
+expect_csv paged "" 16 max_sequences 115
+expect_csv paged "" 16 used_fraction 0.985129
+expect_csv paged "" 16 internal_waste_fraction 0.00788103
+expect_csv paged "" 16 waste_tokens_per_sequence 8
+expect_csv paged "" 16 expected_waste_tokens 7.5
+expect_csv paged "" 16 num_blocks 7296
+# metadata: 115 x ceil(4,096 / 16) x 4 B = 117,760 + 7,296 blocks x 8 B = 58,368
+expect_csv paged "" 16 metadata_bytes 176128
+expect_csv contiguous-request first-fit "" max_sequences 116
+expect_csv contiguous-request first-fit "" used_fraction 0.993695
+expect_csv contiguous-max first-fit "" max_sequences 28
+expect_csv contiguous-max first-fit "" used_fraction 0.239857
+expect_csv contiguous-max first-fit "" free_fraction 0.0175439
+expect_csv contiguous-max first-fit "" refused_with_free_memory 0
+# 1 header + 3 rows (contiguous-max, contiguous-request, paged 16)
+[ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
+
+# the same lengths from a file, through a workload profile beside it
+run "$KVPLAN" frag $fixed --workload "$data/workloads/fixed-1000.yaml" --block-sizes 16 \
+	--allocator first-fit --requests 2000 --format csv
+expect_rc 0
+expect_csv paged "" 16 max_sequences 115
+run "$KVPLAN" frag $fixed --lengths "$data/workloads/fixed-1000.csv" --max-len 4096 \
+	--block-sizes 16 --requests 2000 --format json
+expect_json workload fixed-1000
+expect_json max_len 4096
+expect_json kv_pool_bytes 61203283968       # 57 GiB
+expect_json kv_bytes_per_token 524288
+
+# A shared 64-token prefix (4 blocks) before 32-token prompts: paged needs
+# 6 blocks each: 7,296 / 6 = 1,216; shared: 4 + 2 g <= 7,296 -> g = 3,646.
+run "$KVPLAN" frag $fixed --prompt fixed:32 --output fixed:0 --shared-prefix 64 \
+	--max-len 4096 --block-sizes 16 --requests 20000 --format csv
+expect_rc 0
+expect_csv paged "" 16 max_sequences 1216
+expect_csv paged-shared "" 16 max_sequences 3646
+# a prefix shorter than a block shares nothing: 42 tokens = 3 blocks -> 2,432
+run "$KVPLAN" frag $fixed --prompt fixed:32 --output fixed:0 --shared-prefix 10 \
+	--max-len 4096 --block-sizes 16 --requests 20000 --format csv
+expect_csv paged "" 16 max_sequences 2432
+expect_csv paged-shared "" 16 max_sequences 2432
+
+# JSON: rows with the contract's field names, the recommendation an object
+run "$KVPLAN" frag $fixed --prompt uniform:100,3000 --output uniform:1,500 --max-len 4096 \
+	--requests 20000 --format json
+expect_rc 0
+for f in policy block_size used_fraction internal_waste_fraction external_waste_fraction \
+	 metadata_bytes max_sequences refused_with_free_memory recommended_block_size reason; do
+	case "$out" in *"\"$f\":"*) ok ;; *) bad "json lacks $f" ;; esac
+done
+expect_out '"recommendation": {'
+expect_out '"policy": "contiguous-max"'
+expect_out '"policy": "paged"'
+expect_out '"allocator": "best-fit"'
+
+# deterministic for a seed; another seed, other numbers
+run "$KVPLAN" frag $fixed --prompt lognormal:800,1 --output lognormal:200,1 --max-len 4096 \
+	--requests 20000 --seed 5 --format csv
+first=$out
+run "$KVPLAN" frag $fixed --prompt lognormal:800,1 --output lognormal:200,1 --max-len 4096 \
+	--requests 20000 --seed 5 --format csv
+[ "$out" = "$first" ] && ok || bad "seed 5 gave two different answers"
+run "$KVPLAN" frag $fixed --prompt lognormal:800,1 --output lognormal:200,1 --max-len 4096 \
+	--requests 20000 --seed 6 --format csv
+[ "$out" != "$first" ] && ok || bad "seeds 5 and 6 gave the same answer"
+
+# the table explains itself and recommends a block size
+run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --workload chat --requests 20000
+expect_rc 0
+expect_out "Workload chat: prompt lognormal:1020,1, output lognormal:129,1"
+expect_out "KV pool (kvplan budget):"
+expect_out "131,072 B per token"                # 2 * 8 * 128 * 2 * 32
+expect_out "Engine's worst case (every request at max_len 8,192)"
+expect_out "Recommended block size:"
+expect_out "contiguous-request first"
+
+# the prefix cache: one prefix only, so every request after the first hits
+# as soon as the cache holds one prefix; a request id first never hits
+run "$KVPLAN" frag $fixed --prompt fixed:100 --output fixed:10 --shared-prefix 64 \
+	--max-len 4096 --block-sizes 16 --requests 1000 --prefix-cache 1 \
+	--cache-sizes 0,1GiB --format json
+expect_rc 0
+expect_out '"prefix_first": "shared"'
+expect_out '"prefix_first": "request-id"'
+expect_out '"hit_rate": 0.999'                # (1,000 - 1) / 1,000
+run "$KVPLAN" frag $fixed --prompt fixed:100 --output fixed:10 --shared-prefix 64 \
+	--max-len 4096 --block-sizes 16 --requests 1000 --prefix-cache 100:1.2
+expect_out "Prefix cache: LRU over 100 prefixes of 64 tokens, Zipf(1.2)"
+expect_out "hit% id first"
+
+# the shipped workloads run by name
+for wname in chat rag code-completion batch-summarize; do
+	run "$KVPLAN" frag --model qwen2.5-7b --gpu h100-sxm --workload "$wname" --requests 5000 \
+		--format json
+	expect_rc 0
+	expect_json workload "$wname"
+done
+run "$KVPLAN" list workloads
+expect_out "batch-summarize"
+
+# errors: usage mistakes exit 2
+for args in "--prompt fixed:10" "--prompt lognormal:5 --output fixed:1" "--prompt poisson:3 --output fixed:1" \
+	    "--workload chat --allocator worst-fit" "--workload chat --block-sizes 0" \
+	    "--workload chat --block-sizes 100000" "--workload chat --shared-prefix 64:1.5" \
+	    "--workload chat --shared-prefix 9000" "--workload chat --requests 0" \
+	    "--workload chat --prefix-cache x" "--workload chat --prefix-cache 10" "" \
+	    "--workload chat --bogus"; do
+	run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm $args
+	expect_rc 2
+	expect_err "kvplan frag:"
+done
+run "$KVPLAN" frag --gpu h100-sxm --workload chat
+expect_rc 2
+expect_err "--model is required"
+
+# invalid files exit 3 with path:line:col: error: field: message
+count=0
+for f in "$data"/bad/workload-*.yaml; do
+	count=$((count + 1))
+	run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$f"
+	expect_rc 3
+	expect_err "$(basename "$f"):"
+	expect_err "error: "
+done
+name="bad workload corpus"
+[ "$count" -ge 6 ] && ok || bad "only $count bad workload files"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$data/bad/workload-unknown-key.yaml"
+expect_err "workload-unknown-key.yaml:5:1: error: arival_rate: unknown key"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$data/bad/workload-bad-dist.yaml"
+expect_err "workload-bad-dist.yaml:3:9: error: prompt: lognormal takes two parameters"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$data/workloads/bad-row.csv"
+expect_rc 3
+expect_err "bad-row.csv:3:6: error: output: expected a whole number of tokens"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$data/workloads/no-such.csv"
+expect_rc 3
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload no-such-workload
+expect_rc 3
+expect_err "no profile named 'no-such-workload'"
+
+# the weights leave no pool: exit 1
+run "$KVPLAN" frag --model llama-3.1-70b --gpu-memory 24GiB --workload chat
+expect_rc 1
+expect_err "leave no KV pool"
+
+run "$KVPLAN" frag --help
+expect_rc 0
+expect_out "Usage: kvplan frag"
+finish
