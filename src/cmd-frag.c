@@ -308,7 +308,10 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 	       "  ext.w: free while the next request waited for a large enough hole; seqs: the\n"
 	       "  time-average of live sequences; refused*: requests refused while enough bytes\n"
 	       "  were free in total; waste/seq: empty token slots per sequence, against the\n"
-	       "  closed form (P - 1) / 2 for lengths spread over many blocks.\n\n");
+	       "  closed form (P - 1) / 2 for lengths spread over many blocks.\n%s\n",
+	       fc->shape.nclass > 1 ? "  The closed form is for full-attention layers; sliding and "
+				      "chunked layers add\n  the partial blocks at both ends of "
+				      "their window.\n" : "");
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].dropped) {
 			printf("  %s: %llu requests longer than the whole pool were dropped\n",
