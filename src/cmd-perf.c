@@ -18,7 +18,7 @@ enum {
 	OPT_OFFLOAD_FRACTION, OPT_PREFIX, OPT_CALIBRATION, OPT_DECODE_EFF, OPT_PREFILL_EFF
 };
 
-#define MAX_BATCHES 64
+#define MAX_BATCHES KVP_PERF_MAX_BATCHES
 
 static void help(void)
 {
@@ -52,16 +52,6 @@ static void help(void)
 	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY);
 }
 
-struct row {
-	uint64_t batch;
-	struct kvp_perf_step prefill, decode;
-	struct kvp_perf_offload off;
-	bool offload;
-	double tpot_s, tokens_per_s;
-	uint64_t kv_bytes;        /* at prompt + output, budget */
-	bool fits;
-};
-
 static void fmt_s(double s, char *buf, size_t size)
 {
 	if (!isfinite(s))
@@ -82,40 +72,6 @@ static void fmt_flops(double f, char *buf, size_t size)
 		snprintf(buf, size, "%.3f TFLOP", f / 1e12);
 	else
 		snprintf(buf, size, "%.3f GFLOP", f / 1e9);
-}
-
-static struct kvp_record *row_record(const struct row *r)
-{
-	struct kvp_record *x = kvp_record_new();
-	if (!x)
-		return NULL;
-	bool ok = kvp_record_u64(x, "batch", r->batch) &&
-		  kvp_record_f64(x, "prefill_flops", r->prefill.flops) &&
-		  kvp_record_f64(x, "prefill_s", fmax(r->prefill.compute_s, r->prefill.memory_s)) &&
-		  kvp_record_str(x, "prefill_bound", kvp_perf_bound_name(r->prefill.bound)) &&
-		  kvp_record_f64(x, "ttft_s", r->prefill.time_s) &&
-		  kvp_record_u64(x, "decode_bytes_per_step", r->decode.bytes) &&
-		  kvp_record_u64(x, "decode_weights_bytes_per_step", r->decode.weights_bytes) &&
-		  kvp_record_u64(x, "decode_kv_bytes_per_step", r->decode.kv_bytes) &&
-		  kvp_record_f64(x, "decode_flops_per_step", r->decode.flops) &&
-		  kvp_record_f64(x, "decode_compute_s", r->decode.compute_s) &&
-		  kvp_record_f64(x, "decode_memory_s", r->decode.memory_s) &&
-		  kvp_record_f64(x, "comm_s_per_step", r->decode.comm_s) &&
-		  kvp_record_f64(x, "tpot_s", r->tpot_s) &&
-		  kvp_record_f64(x, "tokens_per_s", r->tokens_per_s) &&
-		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
-		  kvp_record_u64(x, "kv_bytes", r->kv_bytes) &&
-		  kvp_record_bool(x, "fits", r->fits);
-	if (ok && r->offload)
-		ok = kvp_record_u64(x, "transfer_bytes_per_step", r->off.transfer_bytes) &&
-		     kvp_record_f64(x, "transfer_s_per_step", r->off.transfer_s) &&
-		     kvp_record_f64(x, "tpot_serial_s", r->off.serial_s) &&
-		     kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
-	if (!ok) {
-		kvp_record_free(x);
-		return NULL;
-	}
-	return x;
 }
 
 int kvp_cmd_perf(int argc, char **argv)
@@ -200,17 +156,19 @@ int kvp_cmd_perf(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--offload-fraction needs --kv-offload");
 
 	struct kvp_model *m = malloc(sizeof *m);
-	struct kvp_budget *b = malloc(sizeof *b);
-	struct row *rows = calloc(nbatch, sizeof *rows);
+	struct kvp_perf_result *run = malloc(sizeof *run);
 	struct kvp_record *top = NULL;
 	struct kvp_record **recs = calloc(nbatch, sizeof *recs);
 	struct kvp_gpu g;
 	struct kvp_error err = {0};
 	struct kvp_perf_hw hw;
-	struct kvp_perf_ctx pc;
 	struct kvp_calibration cal = {0};
-	struct kvp_offload off = {.tier = KVP_OFFLOAD_NONE, .fraction = -1};
-	if (!m || !b || !rows || !recs) {
+	struct kvp_perf_opts po = {.prompt = prompt, .output = output, .nbatch = nbatch,
+				   .prefix = prefix, .calibration = calib_path,
+				   .offload = {.tier = KVP_OFFLOAD_NONE, .fraction = -1}};
+	struct kvp_offload *off = &po.offload;
+	memcpy(po.batches, batches, nbatch * sizeof batches[0]);
+	if (!m || !run || !recs) {
 		fprintf(stderr, "kvplan perf: out of memory\n");
 		rc = KVP_EXIT_FAIL;
 		goto out;
@@ -226,12 +184,12 @@ int kvp_cmd_perf(int argc, char **argv)
 		goto out;
 	}
 	if (link_arg) {
-		if (kvp_link_parse(link_arg, "--host-link", &hw.host_link, &err)) {
+		struct kvp_link link;
+		if (kvp_link_parse(link_arg, "--host-link", &link, &err)) {
 			rc = kvp_cli_error(cmd, &err);
 			goto out;
 		}
-		if (!(g.nvlink_bps > 0))
-			hw.tp_link_bps = hw.host_link.effective_bps;
+		kvp_perf_hw_host_link(&hw, &g, &link);
 	}
 	if (calib_path) {
 		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
@@ -245,62 +203,28 @@ int kvp_cmd_perf(int argc, char **argv)
 	if (prefill_eff > 0)
 		hw.prefill_flops_efficiency = prefill_eff;
 	if (offload_arg) {
-		if (kvp_offload_parse(offload_arg, &hw.host_link, &off, &err)) {
+		if (kvp_offload_parse(offload_arg, &hw.host_link, off, &err)) {
 			rc = kvp_cli_error(cmd, &err);
 			goto out;
 		}
-		off.fraction = fraction;
+		off->fraction = fraction;
+	}
+	if (kvp_perf_run(m, &g, &c.opts, &hw, &po, run, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
 	}
 
-	uint64_t total = prompt + output;
-	uint64_t n_dec = prompt + (output - 1) / 2; /* mean context over the output's steps */
-	uint64_t max_batch = 0;
-	bool all_fit = true;
-	for (size_t i = 0; i < nbatch; i++) {
-		struct row *r = &rows[i];
-		struct kvp_budget_opts o = c.opts;
-		o.context = total;
-		o.batch = batches[i];
-		if (kvp_budget_compute(m, &g, &o, b, &err) ||
-		    kvp_perf_init(&pc, &b->spec, b->weights_bytes, &hw, &err) ||
-		    kvp_perf_prefill(&pc, batches[i], prompt, &r->prefill, &err) ||
-		    kvp_perf_decode_step(&pc, batches[i], n_dec, &r->decode, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		max_batch = b->max_sequences;
-		r->batch = batches[i];
-		r->kv_bytes = b->kv_bytes;
-		r->fits = b->fits;
-		r->tpot_s = r->decode.time_s;
-		if (off.tier != KVP_OFFLOAD_NONE && b->weights_fit) {
-			uint64_t stage_kv = r->decode.kv_bytes / b->spec.par.pp, x;
-			if (off.fraction >= 0)
-				x = (uint64_t)ceil(off.fraction * (double)stage_kv);
-			else
-				x = stage_kv > b->kv_pool_bytes ? stage_kv - b->kv_pool_bytes : 0;
-			kvp_perf_offload_step(&pc, &r->decode, x * b->spec.par.pp, &off.link, &r->off);
-			r->offload = true;
-			r->tpot_s = r->off.pipelined_s;
-			r->fits = true;
-		}
-		r->tokens_per_s = (double)r->batch / r->tpot_s;
-		all_fit = all_fit && r->fits;
-	}
-
-	/* the context-doubling point and prefix reuse, at the prompt */
-	uint64_t kv1, kv2;
-	kvp_spec_seq_bytes(&b->spec, prompt, 1, &kv1);
-	kvp_spec_seq_bytes(&b->spec, 2 * prompt, 1, &kv2);
-	double att1 = kvp_perf_attention_flops(m, prompt), att2 = kvp_perf_attention_flops(m, 2 * prompt);
-	const struct kvp_link *plink = off.tier != KVP_OFFLOAD_NONE ? &off.link : &hw.host_link;
-	if (!prefix)
-		prefix = prompt;
-	double reload_s = kvp_perf_prefix_reload_s(&pc, prefix, plink);
-	double recompute_s = kvp_perf_prefix_recompute_s(&pc, prefix);
-	uint64_t limit = m->max_context > prefix ? m->max_context : prefix;
-	uint64_t breakeven = kvp_perf_prefix_breakeven(&pc, plink, limit);
-	uint32_t gpus = b->spec.par.tp * b->spec.par.pp;
+	const struct kvp_budget *b = &run->budget;
+	const struct kvp_perf_row *rows = run->rows;
+	const struct kvp_link *plink = &run->prefix_link;
+	uint64_t total = prompt + output, n_dec = run->decode_context, max_batch = run->max_batch;
+	uint64_t kv1 = run->kv_1x_bytes, kv2 = run->kv_2x_bytes, breakeven = run->prefix_breakeven;
+	uint64_t limit = run->prefix_limit;
+	double att1 = run->attention_1x_flops, att2 = run->attention_2x_flops;
+	double reload_s = run->prefix_reload_s, recompute_s = run->prefix_recompute_s;
+	uint32_t gpus = run->gpus;
+	bool all_fit = run->all_fit;
+	prefix = run->opts.prefix;
 
 	if (c.format == KVP_FORMAT_TABLE) {
 		const struct kvp_spec *s = &b->spec;
@@ -325,7 +249,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		kvp_format_u64(s->token_bytes, t2, sizeof t2);
 		printf("  weights on one GPU %s; KV %s B per token on one GPU\n\n", t1, t2);
 
-		const struct row *r0 = &rows[0];
+		const struct kvp_perf_row *r0 = &rows[0];
 		kvp_format_u64(prompt, t1, sizeof t1);
 		printf("Prefill of %s tokens (one sequence, whole model)\n", t1);
 		fmt_flops(2.0 * (double)m->active_params * (double)prompt, t2, sizeof t2);
@@ -354,7 +278,7 @@ int kvp_cmd_perf(int argc, char **argv)
 
 		struct kvp_record **tab = calloc(nbatch, sizeof *tab);
 		for (size_t i = 0; tab && i < nbatch; i++) {
-			const struct row *r = &rows[i];
+			const struct kvp_perf_row *r = &rows[i];
 			struct kvp_record *x = tab[i] = kvp_record_new();
 			if (!x)
 				break;
@@ -386,11 +310,11 @@ int kvp_cmd_perf(int argc, char **argv)
 				kvp_record_free(tab[i]);
 			free(tab);
 		}
-		if (off.tier != KVP_OFFLOAD_NONE) {
-			kvp_format_rate(off.link.effective_bps, t1, sizeof t1);
-			kvp_format_rate(off.link.theoretical_bps, t2, sizeof t2);
+		if (off->tier != KVP_OFFLOAD_NONE) {
+			kvp_format_rate(off->link.effective_bps, t1, sizeof t1);
+			kvp_format_rate(off->link.theoretical_bps, t2, sizeof t2);
 			printf("\nOffload to %s over %s: effective %s (theoretical %s)\n",
-			       off.tier == KVP_OFFLOAD_CPU ? "host memory" : "disk", off.link.name, t1, t2);
+			       off->tier == KVP_OFFLOAD_CPU ? "host memory" : "disk", off->link.name, t1, t2);
 			printf("  each step moves the offloaded KV; layer i+1's KV moves while layer i\n"
 			       "  computes, which hides it only while a layer's compute outlasts its transfer\n");
 		}
@@ -414,53 +338,21 @@ int kvp_cmd_perf(int argc, char **argv)
 			printf("\nSome batches do not fit in memory (see kvplan budget, or --kv-offload).\n");
 	} else {
 		top = kvp_record_new();
-		bool ok = top && kvp_record_str(top, "model", m->name) && kvp_record_str(top, "gpu", g.name) &&
-			  kvp_record_u64(top, "tp", b->spec.par.tp) && kvp_record_u64(top, "pp", b->spec.par.pp) &&
-			  kvp_record_str(top, "dtype", kvp_dtype_name(b->spec.serving_dtype)) &&
-			  kvp_record_str(top, "kv_dtype", kvp_dtype_name(b->spec.kv_dtype)) &&
-			  kvp_record_u64(top, "prompt", prompt) && kvp_record_u64(top, "output", output) &&
-			  kvp_record_u64(top, "decode_context", n_dec) &&
-			  kvp_record_f64(top, "bandwidth_bps", hw.bandwidth_bps) &&
-			  kvp_record_f64(top, "decode_bw_efficiency", hw.decode_bw_efficiency) &&
-			  kvp_record_f64(top, "peak_flops", hw.flops) &&
-			  kvp_record_f64(top, "prefill_flops_efficiency", hw.prefill_flops_efficiency) &&
-			  kvp_record_f64(top, "tp_link_bps", hw.tp_link_bps) &&
-			  kvp_record_u64(top, "weights_bytes", b->weights_bytes) &&
-			  kvp_record_u64(top, "kv_bytes_per_token", b->spec.token_bytes) &&
-			  kvp_record_u64(top, "max_batch", max_batch) &&
-			  kvp_record_f64(top, "prefill_attention_flops", att1) &&
-			  kvp_record_f64(top, "kv_ratio_2x_context", (double)kv2 / (double)kv1) &&
-			  kvp_record_f64(top, "attention_flops_ratio_2x_context", att2 / att1) &&
-			  kvp_record_u64(top, "prefix_tokens", prefix) &&
-			  kvp_record_str(top, "prefix_link", plink->name) &&
-			  kvp_record_f64(top, "prefix_reload_s", reload_s) &&
-			  kvp_record_f64(top, "prefix_recompute_s", recompute_s) &&
-			  kvp_record_u64(top, "prefix_breakeven_tokens", breakeven);
-		if (ok && calib_path)
-			ok = kvp_record_str(top, "calibration", calib_path);
-		if (ok && off.tier != KVP_OFFLOAD_NONE)
-			ok = kvp_record_str(top, "offload", off.tier == KVP_OFFLOAD_CPU ? "cpu" : "disk") &&
-			     kvp_record_str(top, "offload_link", off.link.name) &&
-			     kvp_record_f64(top, "offload_link_bps", off.link.effective_bps);
-		for (size_t i = 0; ok && i < nbatch; i++) {
-			recs[i] = row_record(&rows[i]);
-			ok = recs[i] && kvp_record_f64(recs[i], "tokens_per_s_per_gpu",
-						       rows[i].tokens_per_s / gpus);
-		}
+		bool ok = top != NULL;
+		if (c.format == KVP_FORMAT_CSV)
+			for (size_t i = 0; ok && i < nbatch; i++)
+				ok = (recs[i] = kvp_perf_row_to_record(run, i)) != NULL;
+		else
+			ok = ok && kvp_perf_to_record(run, top);
 		if (!ok) {
 			fprintf(stderr, "kvplan perf: out of memory\n");
 			rc = KVP_EXIT_FAIL;
 			goto out;
 		}
-		if (c.format == KVP_FORMAT_CSV) {
+		if (c.format == KVP_FORMAT_CSV)
 			kvp_write_csv(stdout, recs, nbatch);
-		} else {
-			for (size_t i = 0; i < nbatch; i++) {
-				kvp_record_push(top, "rows", recs[i]);
-				recs[i] = NULL;
-			}
+		else
 			kvp_write_json(stdout, top);
-		}
 	}
 	rc = all_fit ? KVP_EXIT_OK : KVP_EXIT_FAIL;
 out:
@@ -468,8 +360,7 @@ out:
 		kvp_record_free(recs[i]);
 	free(recs);
 	kvp_record_free(top);
-	free(rows);
+	free(run);
 	free(m);
-	free(b);
 	return rc;
 }

@@ -177,6 +177,14 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 	return KVP_STATUS_OK;
 }
 
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_gpu *g,
+			   const struct kvp_link *link)
+{
+	hw->host_link = *link;
+	if (!(g->nvlink_bps > 0))
+		hw->tp_link_bps = link->effective_bps;
+}
+
 kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
 			 const struct kvp_perf_hw *hw, struct kvp_error *err)
 {
@@ -838,4 +846,154 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
 	if (cal->prefill_flops_efficiency > 0)
 		hw->prefill_flops_efficiency = cal->prefill_flops_efficiency;
+}
+
+/* --------------------------------------------------------------- runs */
+
+kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
+			const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+			const struct kvp_perf_opts *po, struct kvp_perf_result *out,
+			struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!po->prompt || !po->output || !po->nbatch || po->nbatch > KVP_PERF_MAX_BATCHES)
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, NULL,
+				     "perf needs prompt > 0, output > 0 and 1 to %d batches",
+				     KVP_PERF_MAX_BATCHES);
+	out->model = m;
+	snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+	out->opts = *po;
+	out->hw = *hw;
+	const struct kvp_offload *off = &po->offload;
+	uint64_t prompt = po->prompt, total = prompt + po->output;
+	out->decode_context = prompt + (po->output - 1) / 2;
+	out->all_fit = true;
+	struct kvp_budget *b = &out->budget;
+	struct kvp_perf_ctx *pc = &out->ctx;
+	kvp_status st;
+	for (size_t i = 0; i < po->nbatch; i++) {
+		struct kvp_perf_row *r = &out->rows[i];
+		struct kvp_budget_opts bo = *o;
+		bo.context = total;
+		bo.batch = po->batches[i];
+		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
+		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
+		    (st = kvp_perf_prefill(pc, bo.batch, prompt, &r->prefill, err)) ||
+		    (st = kvp_perf_decode_step(pc, bo.batch, out->decode_context, &r->decode, err)))
+			return st;
+		out->max_batch = b->max_sequences;
+		r->batch = bo.batch;
+		r->kv_bytes = b->kv_bytes;
+		r->fits = b->fits;
+		r->tpot_s = r->decode.time_s;
+		if (off->tier != KVP_OFFLOAD_NONE && b->weights_fit) {
+			/* the KV of one stage, less what the pool keeps (or the share asked) */
+			uint64_t stage_kv = r->decode.kv_bytes / b->spec.par.pp, x;
+			if (off->fraction >= 0)
+				x = (uint64_t)ceil(off->fraction * (double)stage_kv);
+			else
+				x = stage_kv > b->kv_pool_bytes ? stage_kv - b->kv_pool_bytes : 0;
+			kvp_perf_offload_step(pc, &r->decode, x * b->spec.par.pp, &off->link, &r->off);
+			r->offload = true;
+			r->tpot_s = r->off.pipelined_s;
+			r->fits = true;
+		}
+		r->tokens_per_s = (double)r->batch / r->tpot_s;
+		out->all_fit = out->all_fit && r->fits;
+		out->nrows++;
+	}
+	kvp_spec_seq_bytes(&b->spec, prompt, 1, &out->kv_1x_bytes);
+	kvp_spec_seq_bytes(&b->spec, 2 * prompt, 1, &out->kv_2x_bytes);
+	out->attention_1x_flops = kvp_perf_attention_flops(m, prompt);
+	out->attention_2x_flops = kvp_perf_attention_flops(m, 2 * prompt);
+	out->prefix_link = off->tier != KVP_OFFLOAD_NONE ? off->link : hw->host_link;
+	if (!out->opts.prefix)
+		out->opts.prefix = prompt;
+	uint64_t p = out->opts.prefix;
+	out->prefix_reload_s = kvp_perf_prefix_reload_s(pc, p, &out->prefix_link);
+	out->prefix_recompute_s = kvp_perf_prefix_recompute_s(pc, p);
+	out->prefix_limit = m->max_context > p ? m->max_context : p;
+	out->prefix_breakeven = kvp_perf_prefix_breakeven(pc, &out->prefix_link, out->prefix_limit);
+	out->gpus = b->spec.par.tp * b->spec.par.pp;
+	return KVP_STATUS_OK;
+}
+
+struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, size_t i)
+{
+	const struct kvp_perf_row *r = &run->rows[i];
+	struct kvp_record *x = kvp_record_new();
+	if (!x)
+		return NULL;
+	bool ok = kvp_record_u64(x, "batch", r->batch) &&
+		  kvp_record_f64(x, "prefill_flops", r->prefill.flops) &&
+		  kvp_record_f64(x, "prefill_s", fmax(r->prefill.compute_s, r->prefill.memory_s)) &&
+		  kvp_record_str(x, "prefill_bound", kvp_perf_bound_name(r->prefill.bound)) &&
+		  kvp_record_f64(x, "ttft_s", r->prefill.time_s) &&
+		  kvp_record_u64(x, "decode_bytes_per_step", r->decode.bytes) &&
+		  kvp_record_u64(x, "decode_weights_bytes_per_step", r->decode.weights_bytes) &&
+		  kvp_record_u64(x, "decode_kv_bytes_per_step", r->decode.kv_bytes) &&
+		  kvp_record_f64(x, "decode_flops_per_step", r->decode.flops) &&
+		  kvp_record_f64(x, "decode_compute_s", r->decode.compute_s) &&
+		  kvp_record_f64(x, "decode_memory_s", r->decode.memory_s) &&
+		  kvp_record_f64(x, "comm_s_per_step", r->decode.comm_s) &&
+		  kvp_record_f64(x, "tpot_s", r->tpot_s) &&
+		  kvp_record_f64(x, "tokens_per_s", r->tokens_per_s) &&
+		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
+		  kvp_record_u64(x, "kv_bytes", r->kv_bytes) &&
+		  kvp_record_bool(x, "fits", r->fits);
+	if (ok && r->offload)
+		ok = kvp_record_u64(x, "transfer_bytes_per_step", r->off.transfer_bytes) &&
+		     kvp_record_f64(x, "transfer_s_per_step", r->off.transfer_s) &&
+		     kvp_record_f64(x, "tpot_serial_s", r->off.serial_s) &&
+		     kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
+	ok = ok && kvp_record_f64(x, "tokens_per_s_per_gpu", r->tokens_per_s / run->gpus);
+	if (!ok) {
+		kvp_record_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
+{
+	const struct kvp_budget *b = &run->budget;
+	const struct kvp_perf_hw *hw = &run->hw;
+	const struct kvp_offload *off = &run->opts.offload;
+	bool ok = kvp_record_str(r, "model", run->model->name) && kvp_record_str(r, "gpu", run->gpu) &&
+		  kvp_record_u64(r, "tp", b->spec.par.tp) && kvp_record_u64(r, "pp", b->spec.par.pp) &&
+		  kvp_record_str(r, "dtype", kvp_dtype_name(b->spec.serving_dtype)) &&
+		  kvp_record_str(r, "kv_dtype", kvp_dtype_name(b->spec.kv_dtype)) &&
+		  kvp_record_u64(r, "prompt", run->opts.prompt) &&
+		  kvp_record_u64(r, "output", run->opts.output) &&
+		  kvp_record_u64(r, "decode_context", run->decode_context) &&
+		  kvp_record_f64(r, "bandwidth_bps", hw->bandwidth_bps) &&
+		  kvp_record_f64(r, "decode_bw_efficiency", hw->decode_bw_efficiency) &&
+		  kvp_record_f64(r, "peak_flops", hw->flops) &&
+		  kvp_record_f64(r, "prefill_flops_efficiency", hw->prefill_flops_efficiency) &&
+		  kvp_record_f64(r, "tp_link_bps", hw->tp_link_bps) &&
+		  kvp_record_u64(r, "weights_bytes", b->weights_bytes) &&
+		  kvp_record_u64(r, "kv_bytes_per_token", b->spec.token_bytes) &&
+		  kvp_record_u64(r, "max_batch", run->max_batch) &&
+		  kvp_record_f64(r, "prefill_attention_flops", run->attention_1x_flops) &&
+		  kvp_record_f64(r, "kv_ratio_2x_context",
+				 (double)run->kv_2x_bytes / (double)run->kv_1x_bytes) &&
+		  kvp_record_f64(r, "attention_flops_ratio_2x_context",
+				 run->attention_2x_flops / run->attention_1x_flops) &&
+		  kvp_record_u64(r, "prefix_tokens", run->opts.prefix) &&
+		  kvp_record_str(r, "prefix_link", run->prefix_link.name) &&
+		  kvp_record_f64(r, "prefix_reload_s", run->prefix_reload_s) &&
+		  kvp_record_f64(r, "prefix_recompute_s", run->prefix_recompute_s) &&
+		  kvp_record_u64(r, "prefix_breakeven_tokens", run->prefix_breakeven);
+	if (ok && run->opts.calibration)
+		ok = kvp_record_str(r, "calibration", run->opts.calibration);
+	if (ok && off->tier != KVP_OFFLOAD_NONE)
+		ok = kvp_record_str(r, "offload", off->tier == KVP_OFFLOAD_CPU ? "cpu" : "disk") &&
+		     kvp_record_str(r, "offload_link", off->link.name) &&
+		     kvp_record_f64(r, "offload_link_bps", off->link.effective_bps);
+	for (size_t i = 0; ok && i < run->nrows; i++) {
+		struct kvp_record *x = kvp_perf_row_to_record(run, i);
+		/* kvp_record_push owns x, even when it fails */
+		ok = x && kvp_record_push(r, "rows", x);
+	}
+	return ok;
 }

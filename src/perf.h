@@ -26,8 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "error.h"
 #include "model.h"
+#include "output.h"
 #include "profile.h"
 
 /* Defaults, documented with their sources in kvplan(1) (PERFORMANCE MODEL). */
@@ -87,6 +89,10 @@ struct kvp_perf_hw {
  * INVALID when the profile's host_link is not a preset or a rate is missing. */
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err);
+/* Replace the host link (--host-link); on a GPU without NVLink the
+ * all-reduces cross it too. */
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_gpu *g,
+			   const struct kvp_link *link);
 
 /* Efficiencies measured by kvbench, or written by hand (format: kvplan(1),
  * CALIBRATION FILES).  A value of 0 was not given. */
@@ -177,5 +183,71 @@ double kvp_perf_prefix_recompute_s(const struct kvp_perf_ctx *c, uint64_t p);
  * recomputing; 0 when recomputing stays faster up to limit. */
 uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kvp_link *link,
 				   uint64_t limit);
+
+/* ------------------------------------------------------------ runs */
+
+/* What `kvplan perf` computes for one replica, and what `kvplan check`
+ * asserts on: a row per batch, timed at the mean context of the output
+ * (prompt + (output - 1) / 2), its memory checked at prompt + output. */
+#define KVP_PERF_MAX_BATCHES 64
+
+struct kvp_perf_opts {
+	uint64_t prompt, output;          /* tokens; both > 0 */
+	uint64_t batches[KVP_PERF_MAX_BATCHES];
+	size_t nbatch;                    /* >= 1 */
+	struct kvp_offload offload;       /* tier NONE: everything on the GPU;
+					   * fraction < 0: what does not fit in the pool */
+	uint64_t prefix;                  /* prefix reuse, tokens; 0: the prompt */
+	const char *calibration;          /* a label for the record, or NULL */
+};
+
+struct kvp_perf_row {
+	uint64_t batch;
+	struct kvp_perf_step prefill, decode;
+	bool offload;                     /* off holds the offloaded step */
+	struct kvp_perf_offload off;
+	double tpot_s, tokens_per_s;
+	uint64_t kv_bytes;                /* at prompt + output (the budget's) */
+	bool fits;                        /* in memory, or offloaded */
+};
+
+struct kvp_perf_result {
+	const struct kvp_model *model;    /* borrowed */
+	char gpu[KVP_NAME_MAX];
+	struct kvp_perf_opts opts;        /* prefix resolved */
+	struct kvp_perf_hw hw;
+	struct kvp_budget budget;         /* at prompt + output, the last batch */
+	struct kvp_perf_ctx ctx;          /* points into budget */
+	uint64_t decode_context;          /* prompt + (output - 1) / 2 */
+	uint64_t max_batch;               /* sequences of prompt + output that fit */
+	struct kvp_perf_row rows[KVP_PERF_MAX_BATCHES];
+	size_t nrows;
+	bool all_fit;
+	/* the context-doubling point and prefix reuse, at the prompt */
+	uint64_t kv_1x_bytes, kv_2x_bytes;      /* one sequence of prompt, 2 x prompt */
+	double attention_1x_flops, attention_2x_flops;
+	struct kvp_link prefix_link;            /* the offload link, else the host link */
+	double prefix_reload_s, prefix_recompute_s;
+	uint64_t prefix_limit;                  /* breakeven searched up to this */
+	uint64_t prefix_breakeven;              /* 0: recomputing stays faster */
+	uint32_t gpus;                          /* tp x pp */
+};
+
+/* Run `kvplan perf`: a budget at prompt + output for each batch (o gives
+ * the split, dtypes and budget terms; its context and batch are replaced),
+ * the prefill and decode roofline, offload when asked, and prefix reuse.
+ * hw is the hardware after any overrides.  *out is large: allocate it.
+ * Errors: the budget's (INVALID split, OVERFLOW) and kvp_perf_init's. */
+kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
+			const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+			const struct kvp_perf_opts *po, struct kvp_perf_result *out,
+			struct kvp_error *err);
+
+/* The output contract (man/kvplan.1, PERF): row i as its record (a new
+ * record, NULL when memory runs out), and the whole run as `kvplan perf
+ * --format json` prints it, its rows under "rows" (false when memory runs
+ * out; r keeps what was added). */
+struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, size_t i);
+bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r);
 
 #endif
