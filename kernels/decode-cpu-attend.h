@@ -261,18 +261,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 
 	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
 		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
-#if defined(__GNUC__)
-		/* Ask for the next chunk's rows now: its blocks are anywhere in
-		 * the pool, so no hardware prefetcher will guess them, and the
-		 * loads are in flight while this chunk computes. */
-		for (int32_t tok = t + CHUNK; tok < t + 2 * CHUNK && tok < u->t1; tok++) {
-			int64_t row = kvb_row_index(s, table[tok / P], u->h, tok % P) * (int64_t)eb;
-			for (int64_t off = 0; off < (int64_t)rowbytes; off += 64) {
-				__builtin_prefetch(kpool + row + off, 0, 3);
-				__builtin_prefetch(vpool + row + off, 0, 3);
-			}
-		}
-#endif
+		/* The next chunk's rows, to be asked for while this chunk
+		 * computes: its blocks are anywhere in the pool, so no hardware
+		 * prefetcher guesses them.  The requests are spread over the
+		 * score loop, a row at a time, so they overlap the arithmetic
+		 * instead of stalling on a full set of fill buffers. */
+		int64_t next[CHUNK];
+		int nn = 0;
+		for (int32_t tok = t + CHUNK; tok < t + 2 * CHUNK && tok < u->t1; tok++)
+			next[nn++] = kvb_row_index(s, table[tok / P], u->h, tok % P) * (int64_t)eb;
 		/* Resolve the chunk's rows once. */
 		for (int r = 0; r < n; r++) {
 			int32_t tok = t + r;
@@ -294,6 +291,14 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			}
 		/* Scores, each K row used by all g heads while it is in L1. */
 		for (int r = 0; r < n; r++) {
+#if defined(__GNUC__)
+			if (r < nn)
+				for (size_t off = 0; off < rowbytes; off += 64) {
+					__builtin_prefetch(kpool + next[r] + off, 0, 3);
+					if (dt == KVB_DTYPE_FP32) /* no V pass per row: both here */
+						__builtin_prefetch(vpool + next[r] + off, 0, 3);
+				}
+#endif
 			int j = 0;
 			for (; j + 2 <= g; j += 2)
 				dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], d,
@@ -329,6 +334,11 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		}
 		if (dt != KVB_DTYPE_FP32)
 			for (int r = 0; r < n; r++) {
+#if defined(__GNUC__)
+				if (r < nn)
+					for (size_t off = 0; off < rowbytes; off += 64)
+						__builtin_prefetch(vpool + next[r] + off, 0, 3);
+#endif
 				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
 				vrow[r] = vt + (size_t)r * d;
 			}
