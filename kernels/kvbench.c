@@ -423,10 +423,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 /* ----------------------------------------------------------------- rows
  * A row is an ordered list of (key, value) pairs; every writer walks it. */
 
+enum { NUMBER = 0, TEXT = 1, SHOWN = 2 }; /* SHOWN: the table's, not in files */
+
 struct field {
 	const char *key;
 	char val[96];
-	int text; /* quoted in JSON/YAML */
+	int text; /* NUMBER, TEXT (quoted in JSON and YAML) or SHOWN */
 };
 
 struct row {
@@ -490,7 +492,7 @@ static void write_quoted(FILE *f, const char *s)
 
 static void write_value(FILE *f, const struct field *fl)
 {
-	if (fl->text)
+	if (fl->text == TEXT)
 		write_quoted(f, fl->val);
 	else
 		fputs(fl->val, f);
@@ -500,14 +502,22 @@ static void write_csv(FILE *f, const struct rows *rs)
 {
 	if (rs->n == 0)
 		return;
+	int first = 1;
 	for (int i = 0; i < rs->r[0].n; i++)
-		fprintf(f, "%s%s", i ? "," : "", rs->r[0].f[i].key);
+		if (rs->r[0].f[i].text != SHOWN) {
+			fprintf(f, "%s%s", first ? "" : ",", rs->r[0].f[i].key);
+			first = 0;
+		}
 	fputc('\n', f);
 	for (int k = 0; k < rs->n; k++) {
+		first = 1;
 		for (int i = 0; i < rs->r[k].n; i++) {
 			const struct field *fl = &rs->r[k].f[i];
-			if (i)
+			if (fl->text == SHOWN)
+				continue;
+			if (!first)
 				fputc(',', f);
+			first = 0;
 			if (strpbrk(fl->val, ",\"\n"))
 				write_quoted(f, fl->val);
 			else
@@ -519,10 +529,14 @@ static void write_csv(FILE *f, const struct rows *rs)
 
 static void write_json_row(FILE *f, const struct row *r, const char *indent)
 {
+	int first = 1;
 	fputs("{", f);
 	for (int i = 0; i < r->n; i++) {
-		fprintf(f, "%s\n%s  \"%s\": ", i ? "," : "", indent, r->f[i].key);
+		if (r->f[i].text == SHOWN)
+			continue;
+		fprintf(f, "%s\n%s  \"%s\": ", first ? "" : ",", indent, r->f[i].key);
 		write_value(f, &r->f[i]);
+		first = 0;
 	}
 	fprintf(f, "\n%s}", indent);
 }
@@ -551,10 +565,13 @@ static void write_yaml(FILE *f, const struct row *env, const struct rows *rs)
 	}
 	fputs(rs->n ? "points:\n" : "points: []\n", f);
 	for (int k = 0; k < rs->n; k++)
-		for (int i = 0; i < rs->r[k].n; i++) {
-			fprintf(f, "%s%s: ", i ? "    " : "  - ", rs->r[k].f[i].key);
+		for (int i = 0, first = 1; i < rs->r[k].n; i++) {
+			if (rs->r[k].f[i].text == SHOWN)
+				continue;
+			fprintf(f, "%s%s: ", first ? "  - " : "    ", rs->r[k].f[i].key);
 			write_value(f, &rs->r[k].f[i]);
 			fputc('\n', f);
+			first = 0;
 		}
 }
 
@@ -673,7 +690,7 @@ static void predict_point(struct ctx *cx, const struct kvb_shape *s, const struc
 	put(row, "predicted_kv_bytes", 0, "%llu", (unsigned long long)p.kv_bytes);
 	put(row, "predicted_s", 0, "%.6e", p.time_s);
 	put(row, "prediction_error", 0, "%.4f", median > 0 ? (p.time_s - median) / median : 0.0);
-	put(row, "pred_err", 0, "%+.1f%%", median > 0 ? 100 * (p.time_s - median) / median : 0.0);
+	put(row, "pred_err", SHOWN, "%+.1f%%", median > 0 ? 100 * (p.time_s - median) / median : 0.0);
 }
 #endif
 
@@ -840,13 +857,13 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		put(row, "repeats", 0, "%d", o->repeats);
 		put(row, "time_median_s", 0, "%.6e", median);
 		put(row, "time_best_s", 0, "%.6e", best);
-		put(row, "time_us", 0, "%.1f", median * 1e6); /* the table's column */
+		put(row, "time_us", SHOWN, "%.1f", median * 1e6);
 		put(row, "gbps", 0, "%.2f", gbps);
 		put(row, "ceiling_read_gbps", 0, "%.2f", cx->ceiling.read_gbps);
 		put(row, "ceiling_copy_gbps", 0, "%.2f", cx->ceiling.copy_gbps);
 		put(row, "ceiling_triad_gbps", 0, "%.2f", cx->ceiling.triad_gbps);
 		put(row, "ratio", 0, "%.3f", ceil_gbps > 0 ? gbps / ceil_gbps : 0.0);
-		put(row, "pct", 0, "%.1f%%", ceil_gbps > 0 ? 100 * gbps / ceil_gbps : 0.0);
+		put(row, "pct", SHOWN, "%.1f%%", ceil_gbps > 0 ? 100 * gbps / ceil_gbps : 0.0);
 #ifndef KVBENCH_STANDALONE
 		if (passed)
 			predict_point(cx, shape, &kv, median, row);
