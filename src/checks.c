@@ -12,6 +12,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -149,7 +150,62 @@ static void value_parse(const char *text, bool quoted, struct kvp_check_value *v
 	v->d = (double)u;
 }
 
-static bool is_field_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.'; }
+static bool is_name_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+static bool is_sel_char(char c) { return is_name_char(c) || c == '.' || c == '-' || c == '+'; }
+
+/* The length of the field name at s: NAME(.NAME)*, where a NAME may carry a
+ * row selector [KEY=VALUE,...] (VALUE: letters, digits and _ . - +).  0 when
+ * s does not start with a name, or when a selector is malformed: then *msg
+ * says why and *bad is the offset it points at. */
+static size_t field_scan(const char *s, size_t *bad, const char **msg)
+{
+	size_t i = 0;
+	*msg = NULL;
+	if (!is_name_char(s[0]) || isdigit((unsigned char)s[0]))
+		return 0;
+	for (;;) {
+		while (is_name_char(s[i]))
+			i++;
+		if (s[i] == '[') {
+			size_t open = i++;
+			for (;;) {
+				size_t k0 = i;
+				while (is_name_char(s[i]))
+					i++;
+				if (i == k0 || s[i] != '=') {
+					*bad = i;
+					*msg = "a row selector reads [FIELD=VALUE,...], e.g. rows[batch=8]";
+					return 0;
+				}
+				size_t v0 = ++i;
+				while (is_sel_char(s[i]))
+					i++;
+				if (i == v0) {
+					*bad = i;
+					*msg = "missing VALUE after '=' in the row selector";
+					return 0;
+				}
+				if (s[i] == ',') {
+					i++;
+					continue;
+				}
+				if (s[i] == ']') {
+					i++;
+					break;
+				}
+				*bad = s[i] ? i : open;
+				*msg = s[i] ? "unexpected character in the row selector [FIELD=VALUE,...]"
+					    : "unclosed '[' of a row selector";
+				return 0;
+			}
+		}
+		if (s[i] == '.' && is_name_char(s[i + 1])) {
+			i++;
+			continue;
+		}
+		return i;
+	}
+}
 
 /* ------------------------------------------------------------ assertions */
 
@@ -201,12 +257,12 @@ static kvp_status assert_from_text(const struct kvp_doc *doc, const struct kvp_n
 	size_t i = 0, n = strlen(s);
 	while (s[i] == ' ')
 		i++;
-	size_t f0 = i;
-	while (is_field_char(s[i]))
-		i++;
-	const char *dots = strstr(s + f0, "..");
-	if (i == f0 || isdigit((unsigned char)s[f0]) || s[f0] == '.' || s[i - 1] == '.' ||
-	    (dots && dots < s + i))
+	size_t f0 = i, bad = 0;
+	const char *why;
+	i += field_scan(s + f0, &bad, &why);
+	if (why)
+		return fail_at(&c, f0 + bad, err, NULL, "%s", why);
+	if (i == f0 || s[i] == '.')
 		return fail_at(&c, f0, err, NULL, "%s", assert_hint);
 	if (i - f0 >= sizeof a->field)
 		return fail_at(&c, f0, err, NULL, "field name longer than %zu characters",
@@ -293,12 +349,12 @@ static kvp_status assert_from_map(const struct kvp_doc *doc, const struct kvp_no
 				     "a map assertion holds one 'FIELD: VALUE' (==); %s", assert_hint);
 	const struct kvp_node *k = node->keys[0], *v = node->items[0];
 	struct cursor c = {doc, k, k->col + (k->quoted ? 1 : 0)};
-	size_t len = strlen(k->value);
-	bool ok = len > 0 && len < sizeof a->field && !isdigit((unsigned char)k->value[0]) &&
-		  k->value[0] != '.' && k->value[len - 1] != '.' && !strstr(k->value, "..");
-	for (size_t i = 0; ok && i < len; i++)
-		ok = is_field_char(k->value[i]);
-	if (!ok)
+	size_t len = strlen(k->value), bad = 0;
+	const char *why;
+	size_t n = field_scan(k->value, &bad, &why);
+	if (why)
+		return fail_at(&c, bad, err, NULL, "%s", why);
+	if (n == 0 || n != len || len >= sizeof a->field)
 		return fail_at(&c, 0, err, NULL, "'%s' is not a field name; %s", k->value, assert_hint);
 	snprintf(a->field, sizeof a->field, "%s", k->value);
 	a->op = KVP_CHECK_OP_EQ;
@@ -358,17 +414,73 @@ out:
 	return st;
 }
 
-/* One entry per command kind: its scenario -> record function and the keys
- * it reads beyond the common ones (struct kvp_check_scenario.inputs). */
+/* kvplan perf: the same defaults (prompt: context, else 1024; output 256;
+ * batch 1) and the same library run; the record is its --format json. */
+static kvp_status run_perf(const struct kvp_check_scenario *s, struct kvp_record *out,
+			   struct kvp_error *err)
+{
+	const struct kvp_check_perf *p = &s->perf;
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_perf_result *res = malloc(sizeof *res);
+	struct kvp_perf_opts po = {
+		.prompt = p->prompt ? p->prompt : s->opts.context ? s->opts.context : 1024,
+		.output = p->output ? p->output : 256,
+		.prefix = p->prefix,
+		.offload = {.tier = KVP_OFFLOAD_NONE, .fraction = -1},
+	};
+	struct kvp_gpu g;
+	struct kvp_perf_hw hw;
+	kvp_status st = KVP_STATUS_NOMEM;
+	if (!m || !res) {
+		kvp_error_set(err, st, NULL, 0, 0, NULL, "out of memory");
+		goto out;
+	}
+	if ((st = kvp_model_load(s->model, m, err)) || (st = kvp_gpu_load(s->gpu, &g, err)) ||
+	    (st = kvp_perf_hw_from_gpu(&g, m, &hw, err)))
+		goto out;
+	if (p->host_link[0]) {
+		struct kvp_link link;
+		if ((st = kvp_link_parse(p->host_link, "host_link", &link, err)))
+			goto out;
+		kvp_perf_hw_host_link(&hw, &g, &link);
+	}
+	if (p->decode_bw_efficiency > 0)
+		hw.decode_bw_efficiency = p->decode_bw_efficiency;
+	if (p->prefill_flops_efficiency > 0)
+		hw.prefill_flops_efficiency = p->prefill_flops_efficiency;
+	if (p->kv_offload[0]) {
+		if ((st = kvp_offload_parse(p->kv_offload, &hw.host_link, &po.offload, err))) {
+			snprintf(err->field, sizeof err->field, "kv_offload");
+			goto out;
+		}
+		po.offload.fraction = p->offload_fraction;
+	}
+	po.nbatch = p->nbatch ? p->nbatch : 1;
+	if (p->nbatch)
+		memcpy(po.batches, p->batches, p->nbatch * sizeof p->batches[0]);
+	else
+		po.batches[0] = s->opts.batch ? s->opts.batch : 1;
+	if ((st = kvp_perf_run(m, &g, &s->opts, &hw, &po, res, err)))
+		goto out;
+	if (!kvp_perf_to_record(res, out))
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+out:
+	free(m);
+	free(res);
+	return st;
+}
+
+/* One entry per command kind: its scenario -> record function.  The keys
+ * each reads beyond the common ones are in keys[] below. */
 static const struct command {
 	const char *name;
 	kvp_check_run_fn run;
-	const char *const *keys;
 } commands[] = {
-	{"budget", run_budget, NULL},
+	{"budget", run_budget},
+	{"perf", run_perf},
 };
 /* Command kinds of kvplan whose library does not exist yet. */
-static const char *const planned[] = {"frag", "perf", NULL};
+static const char *const planned[] = {"frag", NULL};
 
 static const struct command *command_find(const char *name)
 {
@@ -393,7 +505,23 @@ static kvp_status input_record(const struct walk *w, const struct kvp_node *v,
 			       struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
 {
 	char buf[512];
-	kvp_status st = kvp_node_str(w->doc, v, key, buf, sizeof buf, err);
+	kvp_status st = KVP_STATUS_OK;
+	if (v->type == KVP_NODE_SEQ) {
+		/* a list as written, "[1, 8, 32]" */
+		size_t len = (size_t)snprintf(buf, sizeof buf, "[");
+		for (size_t i = 0; i < v->n && !st; i++) {
+			char item[128];
+			if (!(st = kvp_node_str(w->doc, v->items[i], key, item, sizeof item, err)))
+				len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0,
+							"%s%s", i ? ", " : "", item);
+		}
+		if (!st && len + 1 >= sizeof buf)
+			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key, "list too long");
+		if (!st)
+			snprintf(buf + len, sizeof buf - len, "]");
+	} else {
+		st = kvp_node_str(w->doc, v, key, buf, sizeof buf, err);
+	}
 	if (st)
 		return st;
 	size_t i;
@@ -420,7 +548,8 @@ static kvp_status key_profile(const struct walk *w, const struct kvp_node *v,
 	kvp_status st = input_record(w, v, s, key, err);
 	if (st)
 		return st;
-	char *dst = strcmp(key, "model") == 0 ? s->model : s->gpu;
+	char *dst = strcmp(key, "model") == 0 ? s->model
+		    : strcmp(key, "workload") == 0 ? s->frag.workload : s->gpu;
 	const char *val = v->value;
 	size_t size = sizeof s->model;
 	snprintf(dst, size, "%s", val);
@@ -452,7 +581,7 @@ static kvp_status key_command(const struct walk *w, const struct kvp_node *v,
 			if (strcmp(*p, v->value) == 0)
 				return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 						     "'%s' is not available to check in this kvplan "
-						     "yet (budget)", v->value);
+						     "yet (budget, perf)", v->value);
 		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 				     "unknown command '%s' (budget, frag, perf)", v->value);
 	}
@@ -537,7 +666,23 @@ static kvp_status key_tokens(const struct walk *w, const struct kvp_node *v,
 		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 				     "expected a positive token count such as 8192 or 128k, got '%s'",
 				     v->value);
-	*(strcmp(key, "context") == 0 ? &s->opts.context : &s->opts.max_batched_tokens) = n;
+	static const struct { const char *key; size_t off; bool perf; } dst[] = {
+		{"context", offsetof(struct kvp_check_scenario, opts.context), false},
+		{"max_batched_tokens", offsetof(struct kvp_check_scenario, opts.max_batched_tokens), false},
+		{"prompt", offsetof(struct kvp_check_scenario, perf.prompt), true},
+		{"output", offsetof(struct kvp_check_scenario, perf.output), true},
+		{"prefix", offsetof(struct kvp_check_scenario, perf.prefix), true},
+		{"max_len", offsetof(struct kvp_check_scenario, frag.max_len), false},
+		{"max_tokens", offsetof(struct kvp_check_scenario, frag.max_tokens), false},
+	};
+	for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++) {
+		if (strcmp(dst[i].key, key) != 0)
+			continue;
+		if (dst[i].perf && n > (1ULL << 40))   /* kvplan perf's bound */
+			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+					     "too many tokens (at most 2^40)");
+		*(uint64_t *)((char *)s + dst[i].off) = n;
+	}
 	return KVP_STATUS_OK;
 }
 
@@ -545,7 +690,11 @@ static kvp_status key_utilization(const struct walk *w, const struct kvp_node *v
 				  struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
 {
 	kvp_status st = input_record(w, v, s, key, err);
-	if (!st && kvp_parse_fraction(v->value, &s->opts.utilization))
+	double *dst = strcmp(key, "decode_bw_efficiency") == 0 ? &s->perf.decode_bw_efficiency
+		      : strcmp(key, "prefill_flops_efficiency") == 0
+			      ? &s->perf.prefill_flops_efficiency
+			      : &s->opts.utilization;
+	if (!st && kvp_parse_fraction(v->value, dst))
 		st = kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 				   "expected a fraction in (0, 1] such as 0.9 or 90%%, got '%s'",
 				   v->value);
@@ -580,6 +729,147 @@ static kvp_status key_flag(const struct walk *w, const struct kvp_node *v,
 	return st ? st : kvp_node_bool(w->doc, v, key, &s->opts.hybrid_off, err);
 }
 
+/* batch: one number, or for perf a list ([1, 8, 32]) of distinct numbers. */
+static kvp_status key_batch(const struct walk *w, const struct kvp_node *v,
+			    struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
+{
+	if (v->type != KVP_NODE_SEQ) {
+		s->perf.nbatch = 0;
+		return key_count(w, v, s, key, err);
+	}
+	kvp_status st = input_record(w, v, s, key, err);
+	if (st)
+		return st;
+	if (v->n == 0 || v->n > KVP_PERF_MAX_BATCHES)
+		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+				     "a list of 1 to %d batches", KVP_PERF_MAX_BATCHES);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct kvp_node *it = v->items[i];
+		uint64_t n;
+		if ((st = kvp_node_u64(w->doc, it, key, &n, err)))
+			return st;
+		if (n < 1)
+			return kvp_node_fail(w->doc, it, err, KVP_STATUS_INVALID, key,
+					     "must be at least 1, got %s", it->value);
+		for (size_t j = 0; j < i; j++)
+			if (s->perf.batches[j] == n)
+				return kvp_node_fail(w->doc, it, err, KVP_STATUS_INVALID, key,
+						     "%s is listed twice: each batch names one row",
+						     it->value);
+		s->perf.batches[i] = n;
+	}
+	s->perf.nbatch = v->n;
+	s->opts.batch = s->perf.batches[0];
+	return KVP_STATUS_OK;
+}
+
+/* A string checked by the library's own parser, kept as written. */
+static kvp_status key_spec(const struct walk *w, const struct kvp_node *v,
+			   struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
+{
+	kvp_status st = input_record(w, v, s, key, err);
+	if (st)
+		return st;
+	struct kvp_error e = {0};
+	struct kvp_link link;
+	struct kvp_offload off;
+	char *dst = s->perf.host_link;
+	size_t size = sizeof s->perf.host_link;
+	if (strcmp(key, "kv_offload") == 0) {
+		dst = s->perf.kv_offload;
+		size = sizeof s->perf.kv_offload;
+		kvp_link_preset("pcie4x16", &link);   /* any host link: only the syntax counts */
+		st = kvp_offload_parse(v->value, &link, &off, &e);
+	} else if (strcmp(key, "host_link") == 0) {
+		st = kvp_link_parse(v->value, key, &link, &e);
+	} else {
+		bool first = strcmp(v->value, "first-fit") == 0, best = strcmp(v->value, "best-fit") == 0,
+		     both = strcmp(v->value, "both") == 0;
+		if (!first && !best && !both)
+			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+					     "expected first-fit, best-fit or both, got '%s'", v->value);
+		s->frag.fit[0] = first || both;
+		s->frag.fit[1] = best || both;
+		return KVP_STATUS_OK;
+	}
+	if (st)
+		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key, "%s", e.msg);
+	if (strlen(v->value) >= size)
+		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key, "too long");
+	snprintf(dst, size, "%s", v->value);
+	return KVP_STATUS_OK;
+}
+
+static kvp_status key_share(const struct walk *w, const struct kvp_node *v,
+			    struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
+{
+	kvp_status st = input_record(w, v, s, key, err);
+	double d;
+	if (!st)
+		st = kvp_node_double(w->doc, v, key, &d, err);
+	if (!st && !(d >= 0 && d <= 1))
+		st = kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+				   "expected a share in [0, 1], got %s", v->value);
+	if (!st)
+		s->perf.offload_fraction = d;
+	return st;
+}
+
+/* frag's counts: requests (>= 1), seed and warmup (>= 0). */
+static kvp_status key_u64(const struct walk *w, const struct kvp_node *v,
+			  struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
+{
+	kvp_status st = input_record(w, v, s, key, err);
+	uint64_t n;
+	if (!st)
+		st = kvp_node_u64(w->doc, v, key, &n, err);
+	if (st)
+		return st;
+	if (strcmp(key, "requests") == 0) {
+		if (n < 1)
+			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+					     "must be at least 1, got %s", v->value);
+		s->frag.requests = n;
+	} else if (strcmp(key, "seed") == 0) {
+		s->frag.seed = n;
+	} else {
+		s->frag.warmup = n;
+		s->frag.has_warmup = true;
+	}
+	return KVP_STATUS_OK;
+}
+
+/* block_sizes: one size or a list, each 1 to KVP_FRAG_MAX_BLOCK tokens, distinct. */
+static kvp_status key_blocks(const struct walk *w, const struct kvp_node *v,
+			     struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
+{
+	kvp_status st = input_record(w, v, s, key, err);
+	if (st)
+		return st;
+	size_t n = v->type == KVP_NODE_SEQ ? v->n : 1;
+	if (n == 0 || n > KVP_FRAG_MAX_BLOCK_SIZES)
+		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+				     "a list of 1 to %d block sizes", KVP_FRAG_MAX_BLOCK_SIZES);
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_node *it = v->type == KVP_NODE_SEQ ? v->items[i] : v;
+		uint64_t b;
+		if ((st = kvp_node_u64(w->doc, it, key, &b, err)))
+			return st;
+		if (b < 1 || b > KVP_FRAG_MAX_BLOCK)
+			return kvp_node_fail(w->doc, it, err, KVP_STATUS_INVALID, key,
+					     "must be between 1 and %u tokens, got %s", KVP_FRAG_MAX_BLOCK,
+					     it->value);
+		for (size_t j = 0; j < i; j++)
+			if (s->frag.block_sizes[j] == b)
+				return kvp_node_fail(w->doc, it, err, KVP_STATUS_INVALID, key,
+						     "%s is listed twice: each block size names one row",
+						     it->value);
+		s->frag.block_sizes[i] = (uint32_t)b;
+	}
+	s->frag.nblock = n;
+	return KVP_STATUS_OK;
+}
+
 static kvp_status key_name(const struct walk *w, const struct kvp_node *v,
 			   struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
 {
@@ -608,39 +898,63 @@ static kvp_status key_expect(const struct walk *w, const struct kvp_node *v,
 	return KVP_STATUS_OK;
 }
 
-static kvp_status key_extra(const struct walk *w, const struct kvp_node *v,
-			    struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
-{
-	return input_record(w, v, s, key, err);
-}
-
+/* The keys of a scenario: the common ones (command NULL), then each
+ * command's own.  `defaults` may hold any command's keys; a scenario takes
+ * those its command reads. */
 static const struct key {
 	const char *name;
 	key_fn fn;
 	bool scenario_only;     /* not in defaults */
+	const char *command;    /* read by this command only; NULL: by all */
 } keys[] = {
-	{"name", key_name, true},
-	{"command", key_command, false},
-	{"model", key_profile, false},
-	{"gpu", key_profile, false},
-	{"engine", key_engine, false},
-	{"tp", key_count, false},
-	{"pp", key_count, false},
-	{"dtype", key_dtype, false},
-	{"kv_dtype", key_dtype, false},
-	{"block_size", key_count, false},
-	{"utilization", key_utilization, false},
-	{"context", key_tokens, false},
-	{"batch", key_count, false},
-	{"max_batched_tokens", key_tokens, false},
-	{"max_num_seqs", key_count, false},
-	{"weights_bytes", key_bytes, false},
-	{"activation_bytes", key_bytes, false},
-	{"overhead_bytes", key_bytes, false},
-	{"gpu_memory", key_bytes, false},
-	{"disable_hybrid_kv", key_flag, false},
-	{"expect", key_expect, true},
+	{"name", key_name, true, NULL},
+	{"command", key_command, false, NULL},
+	{"model", key_profile, false, NULL},
+	{"gpu", key_profile, false, NULL},
+	{"engine", key_engine, false, NULL},
+	{"tp", key_count, false, NULL},
+	{"pp", key_count, false, NULL},
+	{"dtype", key_dtype, false, NULL},
+	{"kv_dtype", key_dtype, false, NULL},
+	{"block_size", key_count, false, NULL},
+	{"utilization", key_utilization, false, NULL},
+	{"context", key_tokens, false, NULL},
+	{"batch", key_batch, false, NULL},
+	{"max_batched_tokens", key_tokens, false, NULL},
+	{"max_num_seqs", key_count, false, NULL},
+	{"weights_bytes", key_bytes, false, NULL},
+	{"activation_bytes", key_bytes, false, NULL},
+	{"overhead_bytes", key_bytes, false, NULL},
+	{"gpu_memory", key_bytes, false, NULL},
+	{"disable_hybrid_kv", key_flag, false, NULL},
+	{"expect", key_expect, true, NULL},
+	/* kvplan perf */
+	{"prompt", key_tokens, false, "perf"},
+	{"output", key_tokens, false, "perf"},
+	{"kv_offload", key_spec, false, "perf"},
+	{"host_link", key_spec, false, "perf"},
+	{"offload_fraction", key_share, false, "perf"},
+	{"prefix", key_tokens, false, "perf"},
+	{"decode_bw_efficiency", key_utilization, false, "perf"},
+	{"prefill_flops_efficiency", key_utilization, false, "perf"},
+	/* kvplan frag */
+	{"workload", key_profile, false, "frag"},
+	{"block_sizes", key_blocks, false, "frag"},
+	{"requests", key_u64, false, "frag"},
+	{"seed", key_u64, false, "frag"},
+	{"warmup", key_u64, false, "frag"},
+	{"max_len", key_tokens, false, "frag"},
+	{"max_tokens", key_tokens, false, "frag"},
+	{"allocator", key_spec, false, "frag"},
 };
+
+static const struct key *key_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
 
 static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map,
 				struct kvp_check_scenario *s, struct kvp_error *err)
@@ -649,35 +963,67 @@ static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map
 					KVP_NODE_MAP, err);
 	if (st)
 		return st;
-	/* the command first: it decides which extra keys are known */
+	/* the command first: it decides which command keys are known */
 	const struct kvp_node *cmd = kvp_map_get(map, "command");
 	if (cmd && (st = key_command(w, cmd, s, "command", err)))
 		return st;
-	const struct command *c = command_find(s->command);
 	for (size_t i = 0; i < map->n; i++) {
 		const char *k = map->keys[i]->value;
 		const struct kvp_node *v = map->items[i];
 		if (v == cmd)
 			continue;
-		key_fn fn = NULL;
-		for (size_t j = 0; j < sizeof keys / sizeof keys[0] && !fn; j++)
-			if (strcmp(keys[j].name, k) == 0 && !(w->defaults && keys[j].scenario_only))
-				fn = keys[j].fn;
-		for (const char *const *e = c && c->keys ? c->keys : NULL; e && *e && !fn; e++)
-			if (strcmp(*e, k) == 0)
-				fn = key_extra;
-		if (!fn)
+		const struct key *key = key_find(k);
+		if (!key || (w->defaults && key->scenario_only))
 			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
-					     w->defaults && (strcmp(k, "name") == 0 ||
-							     strcmp(k, "expect") == 0)
-						     ? "belongs in a scenario, not in defaults"
-						     : "unknown key");
+					     key ? "belongs in a scenario, not in defaults"
+						 : "unknown key");
+		if (!w->defaults && key->command && strcmp(key->command, s->command) != 0)
+			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
+					     "is a key of %s scenarios; this one runs %s (command: %s)",
+					     key->command, s->command, key->command);
 		if (kvp_node_is_null(v))
 			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
 					     "has no value");
-		if ((st = fn(w, v, s, k, err)))
+		if ((st = key->fn(w, v, s, k, err)))
 			return st;
 	}
+	return KVP_STATUS_OK;
+}
+
+/* After a scenario's keys: drop the inputs from defaults its command does not
+ * read, and check what needs several keys together. */
+static kvp_status scenario_finish(const struct kvp_doc *doc, const struct kvp_node *m,
+				  struct kvp_check_scenario *s, struct kvp_error *err)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->ninputs; i++) {
+		const struct key *key = key_find(s->inputs[i].key);
+		if (!key || !key->command || strcmp(key->command, s->command) == 0)
+			s->inputs[n++] = s->inputs[i];
+	}
+	s->ninputs = n;
+	const struct kvp_check_input *in;
+	if (strcmp(s->command, "perf") != 0 && s->perf.nbatch > 1) {
+		in = kvp_check_input_get(s, "batch");
+		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, in->line, in->col, "batch",
+				     "a list of batches is for perf scenarios; %s takes one",
+				     s->command);
+	}
+	if (strcmp(s->command, "perf") == 0) {
+		if (!s->gpu[0])
+			return kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "gpu",
+					     "missing in perf scenario '%s': latency needs the GPU's "
+					     "bandwidth and FLOP/s (gpu_memory only replaces its memory)",
+					     s->name);
+		if ((in = kvp_check_input_get(s, "offload_fraction")) &&
+		    !kvp_check_input_get(s, "kv_offload"))
+			return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, in->line, in->col,
+					     "offload_fraction", "needs kv_offload");
+	}
+	if (strcmp(s->command, "frag") == 0 && !s->frag.workload[0])
+		return kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "workload",
+				     "missing in frag scenario '%s': a profile name or a path",
+				     s->name);
 	return KVP_STATUS_OK;
 }
 
@@ -703,6 +1049,10 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	snprintf(tmpl->command, sizeof tmpl->command, "budget");
 	tmpl->run = run_budget;
 	tmpl->opts.par.tp = tmpl->opts.par.pp = 1;
+	tmpl->perf.offload_fraction = -1;
+	tmpl->frag.requests = 100000;   /* kvplan frag's defaults */
+	tmpl->frag.seed = 1;
+	tmpl->frag.fit[0] = tmpl->frag.fit[1] = true;
 	const struct kvp_node *defs = kvp_map_get(doc->root, "defaults");
 	if (defs) {
 		w.defaults = true;
@@ -760,6 +1110,8 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 					   "missing in scenario '%s': give gpu or gpu_memory", s->name);
 			goto out;
 		}
+		if ((st = scenario_finish(doc, m, s, err)))
+			goto out;
 	}
 out:
 	free(tmpl);
@@ -899,6 +1251,193 @@ static void suggest(const struct kvp_record *r, const char *prefix, const char *
 	}
 }
 
+/* ------------------------------------------------------------ rows */
+
+/* The field `name` of r itself (no descent), or NULL. */
+static const struct kvp_value *direct(const struct kvp_record *r, const char *name)
+{
+	for (size_t i = 0; r && i < r->n; i++)
+		if (strcmp(r->fields[i].name, name) == 0)
+			return &r->fields[i].v;
+	return NULL;
+}
+
+/* Does a row's value equal the selector's text?  Numbers compare as numbers
+ * (block_size=16 matches 16 and 16.0), null only "null". */
+static bool value_matches(const struct kvp_value *v, const char *text)
+{
+	struct kvp_check_value want;
+	value_parse(text, false, &want);
+	switch (v->type) {
+	case KVP_VALUE_STR: return strcmp(v->s, want.text) == 0;
+	case KVP_VALUE_U64:
+		return want.kind == KVP_CHECK_VALUE_NUMBER &&
+		       (want.exact ? v->u == want.u : (double)v->u == want.d);
+	case KVP_VALUE_F64: return want.kind == KVP_CHECK_VALUE_NUMBER && v->f == want.d;
+	case KVP_VALUE_BOOL: return want.kind == KVP_CHECK_VALUE_BOOL && v->b == want.b;
+	case KVP_VALUE_NULL: return strcmp(text, "null") == 0;
+	default: return false;
+	}
+}
+
+/* Does row match every KEY=VALUE of sel ("policy=paged,block_size=16")?
+ * *known: some KEY is a field of the row. */
+static bool row_matches(const struct kvp_record *row, const char *sel, bool *known)
+{
+	char buf[KVP_CHECK_NAME_MAX];
+	snprintf(buf, sizeof buf, "%s", sel);
+	bool all = true;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		if (!eq)
+			return false;
+		*eq = '\0';
+		const struct kvp_value *v = direct(row, t);
+		if (v && known)
+			*known = true;
+		all = all && v && value_matches(v, eq + 1);
+	}
+	return all;
+}
+
+/* A row's key, the selector that names it: its leading string and whole
+ * number fields (nulls skipped), as few as tell it from the other rows of
+ * the list ("batch=8", "policy=paged,block_size=16"); all of them when no
+ * prefix does. */
+static void row_key(const struct kvp_value *list, size_t i, char *buf, size_t size)
+{
+	const struct kvp_record *row = list->list[i];
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < row->n; k++) {
+		const struct kvp_value *v = &row->fields[k].v;
+		char text[64];
+		if (v->type == KVP_VALUE_U64) {
+			snprintf(text, sizeof text, "%llu", (unsigned long long)v->u);
+		} else if (v->type == KVP_VALUE_STR && v->s[0] && strlen(v->s) < sizeof text) {
+			snprintf(text, sizeof text, "%s", v->s);
+			bool plain = true;
+			for (const char *c = text; *c && plain; c++)
+				plain = is_sel_char(*c);
+			if (!plain)
+				continue;
+		} else {
+			continue;
+		}
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s=%s",
+					len ? "," : "", row->fields[k].name, text);
+		if (len >= size) {
+			buf[0] = '\0';   /* too long to name: no key */
+			return;
+		}
+		size_t same = 0;
+		for (size_t j = 0; j < list->nlist; j++)
+			same += row_matches(list->list[j], buf, NULL);
+		if (same == 1)
+			return;
+	}
+}
+
+/* Where a lookup stopped, for messages and suggestions. */
+struct find {
+	const struct kvp_record *at;          /* the record the last name was looked up in */
+	char prefix[KVP_CHECK_NAME_MAX * 2];  /* its name, "rows[batch=8]." */
+	char why[400];                        /* "" when the name is simply not there */
+};
+
+/* The value `field` names in r: "a.b" descends into records, "rows[K=V,...]"
+ * picks the one row of the list whose fields K equal V, and a bare name r
+ * lacks is its only row's (r's list "rows" of one). */
+static const struct kvp_value *field_find(const struct kvp_record *r, const char *field,
+					  struct find *f)
+{
+	const struct kvp_record *cur = r;
+	const char *p = field;
+	memset(f, 0, sizeof *f);
+	f->at = r;
+	for (bool top = true;; top = false) {
+		char name[KVP_CHECK_NAME_MAX], sel[KVP_CHECK_NAME_MAX] = "";
+		size_t n = strcspn(p, "[.");
+		snprintf(name, sizeof name, "%.*s", (int)n, p);
+		p += n;
+		bool has_sel = *p == '[';
+		if (has_sel) {
+			size_t m = strcspn(p + 1, "]");
+			snprintf(sel, sizeof sel, "%.*s", (int)m, p + 1);
+			p += m + 1 + (p[m + 1] == ']');
+		}
+		const struct kvp_value *v = direct(cur, name);
+		const struct kvp_value *rows = direct(cur, "rows");
+		if (!v && top && !has_sel && rows && rows->type == KVP_VALUE_LIST && rows->nlist &&
+		    direct(rows->list[0], name)) {
+			if (rows->nlist > 1) {
+				char key[KVP_CHECK_NAME_MAX];
+				row_key(rows, 0, key, sizeof key);
+				snprintf(f->why, sizeof f->why, "is a field of each of the %zu rows; name "
+					 "one, e.g. rows[%.100s].%.100s", rows->nlist, key, field);
+				return NULL;
+			}
+			cur = f->at = rows->list[0];
+			v = direct(cur, name);
+		}
+		if (!v)
+			return NULL;
+		if (has_sel) {
+			if (v->type != KVP_VALUE_LIST) {
+				snprintf(f->why, sizeof f->why, "'%.100s' is not a list of rows; "
+					 "[FIELD=VALUE] selects a row of one", name);
+				return NULL;
+			}
+			size_t hits = 0, first = 0;
+			bool known = false;
+			for (size_t i = 0; i < v->nlist; i++)
+				if (row_matches(v->list[i], sel, &known) && hits++ == 0)
+					first = i;
+			if (hits != 1) {
+				char keys[300] = "";
+				size_t len = 0;
+				for (size_t i = 0; i < v->nlist && len < sizeof keys; i++) {
+					if (hits && !row_matches(v->list[i], sel, NULL))
+						continue;
+					char key[KVP_CHECK_NAME_MAX];
+					row_key(v, i, key, sizeof key);
+					len += (size_t)snprintf(keys + len, sizeof keys - len, "%s[%s]",
+								len ? ", " : "", key);
+				}
+				if (!known)
+					snprintf(f->why, sizeof f->why, "the %.60s have no field named in "
+						 "[%.80s]; they are %.200s", name, sel, keys);
+				else if (!hits)
+					snprintf(f->why, sizeof f->why, "no such row; the %.60s are %.200s",
+						 name, keys);
+				else
+					snprintf(f->why, sizeof f->why, "[%.80s] matches %zu rows (%.200s); "
+						 "add a field to the selector", sel, hits, keys);
+				return NULL;
+			}
+			cur = f->at = v->list[first];
+			size_t len = strlen(f->prefix);
+			snprintf(f->prefix + len, sizeof f->prefix - len, "%s[%s].", name, sel);
+			if (!*p) {
+				snprintf(f->why, sizeof f->why, "is a row, not a value; name one of its "
+					 "fields, e.g. %.120s%.100s", f->prefix,
+					 cur->n ? cur->fields[cur->n - 1].name : "");
+				return NULL;
+			}
+			p++;
+			continue;
+		}
+		if (!*p)
+			return v;
+		if (v->type != KVP_VALUE_RECORD)
+			return NULL;
+		cur = f->at = v->rec;
+		size_t len = strlen(f->prefix);
+		snprintf(f->prefix + len, sizeof f->prefix - len, "%s.", name);
+		p++;
+	}
+}
+
 static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
 static int cmp_f64(double a, double b) { return (a > b) - (a < b); }
 
@@ -935,17 +1474,38 @@ void kvp_check_eval(const char *path, const struct kvp_check_assert *a,
 		    const struct kvp_record *r, struct kvp_check_result *out)
 {
 	memset(out, 0, sizeof *out);
-	const struct kvp_value *v = kvp_record_get(r, a->field);
+	struct find f;
+	const struct kvp_value *v = field_find(r, a->field, &f);
+	if (!v && f.why[0]) {
+		eval_error(path, a, false, out, "%s", f.why);
+		return;
+	}
 	if (!v) {
 		char best[KVP_CHECK_NAME_MAX * 2] = "";
 		size_t dist = (size_t)-1;
-		suggest(r, "", a->field, best, sizeof best, &dist);
+		suggest(f.at, f.prefix, a->field, best, sizeof best, &dist);
+		/* a bare name may be a row's: suggest the only row's fields bare */
+		const struct kvp_value *rows = direct(r, "rows");
+		if (f.at == r && rows && rows->type == KVP_VALUE_LIST && rows->nlist == 1)
+			suggest(rows->list[0], "", a->field, best, sizeof best, &dist);
 		eval_error(path, a, false, out, "no such field in the output%s%s%s",
 			   best[0] ? "; did you mean " : "", best, best[0] ? "?" : "");
 		return;
 	}
-	if (v->type == KVP_VALUE_RECORD || v->type == KVP_VALUE_LIST) {
-		const struct kvp_record *sub = v->type == KVP_VALUE_RECORD ? v->rec : NULL;
+	if (v->type == KVP_VALUE_LIST) {
+		char hint[320] = "";
+		if (v->nlist) {
+			char key[KVP_CHECK_NAME_MAX];
+			const struct kvp_record *row = v->list[0];
+			row_key(v, 0, key, sizeof key);
+			snprintf(hint, sizeof hint, "; pick one, e.g. %.100s[%.100s].%.60s", a->field, key,
+				 row->n ? row->fields[row->n - 1].name : "");
+		}
+		eval_error(path, a, false, out, "is a list of %zu rows, not a value%s", v->nlist, hint);
+		return;
+	}
+	if (v->type == KVP_VALUE_RECORD) {
+		const struct kvp_record *sub = v->rec;
 		char hint[KVP_CHECK_NAME_MAX * 2] = "";
 		if (sub && sub->n)
 			snprintf(hint, sizeof hint, "; name one, e.g. %s.%s", a->field,
@@ -1149,7 +1709,17 @@ static bool flatten(const struct kvp_record *r, const char *prefix, struct kvp_r
 			ok = flatten(v->rec, name, flat);
 			break;
 		}
-		case KVP_VALUE_LIST: break;   /* rows of their own: not a field */
+		case KVP_VALUE_LIST:
+			/* each row under its key, as an assertion names it: rows[batch=8].ttft_s */
+			for (size_t k = 0; k < v->nlist && ok; k++) {
+				char key[KVP_CHECK_NAME_MAX], row[KVP_CHECK_NAME_MAX];
+				row_key(v, k, key, sizeof key);
+				if (!key[0] ||
+				    (size_t)snprintf(row, sizeof row, "%s[%s].", name, key) >= sizeof row)
+					continue;   /* a row with no name cannot be compared */
+				ok = flatten(v->list[k], row, flat);
+			}
+			break;
 		}
 		if (!ok)
 			return false;

@@ -3,8 +3,8 @@
  * every scalar field with a tolerance, and JUnit XML and TAP reports.
  *
  * The stance: a scenario is run by the same library call as its command
- * (`budget` today; each command kind is one scenario -> record function in
- * checks.c's command table), and assertions read the record back by field
+ * (budget, perf, frag: each command kind is one scenario -> record function
+ * in checks.c's command table), and assertions read the record back by field
  * name (output.h), so `check` can test exactly what `kvplan CMD --format
  * json` prints and nothing else.  Parsing refuses what it does not
  * understand, with file:line:col; running never stops at the first failure:
@@ -29,8 +29,12 @@
  * An assertion is FIELD OP VALUE with OP one of == != < <= > >= and
  * "~ VALUE within P%" (|got - VALUE| <= P% of |VALUE|; exactly at P% holds).
  * FIELD names a scalar field of the record ("layers.full.bytes_per_token"
- * descends).  VALUE is true/false, a number, a size (58GiB, 80GB), a token
- * count (128k) or a string (bare or quoted).
+ * descends).  Commands that print rows (perf: one per batch; frag: one per
+ * policy and allocator or block size) are addressed with a selector,
+ * "rows[batch=8].ttft_s", "rows[policy=paged,block_size=16].used_fraction":
+ * the one row whose fields equal the values given; with a single row, a bare
+ * row field ("ttft_s") names it.  VALUE is true/false, a number, a size
+ * (58GiB, 80GB), a token count (128k) or a string (bare or quoted).
  *
  * (Named checks.h, not check.h: the tests include the Check framework's
  * <check.h> with src/ on the include path.) */
@@ -43,7 +47,9 @@
 
 #include "budget.h"
 #include "error.h"
+#include "frag.h"
 #include "output.h"
+#include "perf.h"
 
 #define KVP_CHECK_NAME_MAX 128
 #define KVP_CHECK_TEXT_MAX 256
@@ -106,6 +112,31 @@ struct kvp_check_input {
 	int line, col;
 };
 
+/* The inputs of `command: perf` beyond the common ones (kvplan perf's options). */
+struct kvp_check_perf {
+	uint64_t prompt, output;          /* tokens; 0: context (else 1024), and 256 */
+	uint64_t batches[KVP_PERF_MAX_BATCHES];
+	size_t nbatch;                    /* `batch` as a list, else 0 */
+	char kv_offload[64];              /* "" none */
+	char host_link[64];               /* "" the GPU profile's */
+	double offload_fraction;          /* < 0: what does not fit in the pool */
+	uint64_t prefix;                  /* 0: the prompt */
+	double decode_bw_efficiency, prefill_flops_efficiency;   /* 0: the GPU's */
+};
+
+/* The inputs of `command: frag` beyond the common ones (kvplan frag's options). */
+struct kvp_check_frag {
+	char workload[512];               /* a name, or a path resolved against the file */
+	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
+	size_t nblock;                    /* 0: block_size, else kvplan frag's list */
+	uint64_t requests, seed;          /* 100,000 and 1 */
+	uint64_t warmup;                  /* has_warmup, else a tenth of the requests */
+	bool has_warmup;
+	uint64_t max_len;                 /* 0: the workload's, context, the model's */
+	uint64_t max_tokens;              /* contiguous-request's requested max; 0: o */
+	bool fit[2];                      /* first-fit, best-fit */
+};
+
 struct kvp_check_scenario;
 /* One command kind: run a scenario and fill `out` with the same record the
  * command prints with --format json.  Errors come back located (the CLI adds
@@ -121,6 +152,8 @@ struct kvp_check_scenario {
 	char model[512];                 /* a name, or a path resolved against the file */
 	char gpu[512];                   /* "" when gpu_memory stands in */
 	struct kvp_budget_opts opts;
+	struct kvp_check_perf perf;
+	struct kvp_check_frag frag;
 	struct kvp_check_input inputs[KVP_CHECK_INPUTS_MAX];
 	size_t ninputs;
 	struct kvp_check_assert *asserts;
