@@ -209,40 +209,6 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 	return 0;
 }
 
-static struct kvp_record *row_record(const struct kvp_frag_result *r)
-{
-	struct kvp_record *x = kvp_record_new();
-	bool paged = r->policy >= KVP_FRAG_POLICY_PAGED, ok = x != NULL;
-	ok = ok && kvp_record_str(x, "policy", kvp_frag_policy_name(r->policy));
-	ok = ok && (paged ? kvp_record_null(x, "allocator")
-			  : kvp_record_str(x, "allocator", kvp_frag_fit_name(r->fit)));
-	ok = ok && (paged ? kvp_record_u64(x, "block_size", r->block_size)
-			  : kvp_record_null(x, "block_size"));
-	ok = ok && kvp_record_f64(x, "used_fraction", r->used_fraction) &&
-	     kvp_record_f64(x, "internal_waste_fraction", r->internal_waste_fraction) &&
-	     kvp_record_f64(x, "external_waste_fraction", r->external_waste_fraction) &&
-	     kvp_record_f64(x, "free_fraction", r->free_fraction) &&
-	     kvp_record_u64(x, "metadata_bytes", r->metadata_bytes) &&
-	     kvp_record_u64(x, "max_sequences", r->max_sequences) &&
-	     kvp_record_f64(x, "mean_sequences", r->mean_sequences) &&
-	     kvp_record_u64(x, "peak_sequences", r->peak_sequences) &&
-	     kvp_record_u64(x, "refused_with_free_memory", r->refused_with_free_memory) &&
-	     kvp_record_u64(x, "preemptions", r->preemptions) &&
-	     kvp_record_u64(x, "dropped", r->dropped) &&
-	     kvp_record_f64(x, "waste_tokens_per_sequence", r->waste_tokens_per_sequence);
-	ok = ok && (paged ? kvp_record_f64(x, "expected_waste_tokens", r->expected_waste_tokens)
-			  : kvp_record_null(x, "expected_waste_tokens"));
-	ok = ok && (paged ? kvp_record_u64(x, "num_blocks", r->num_blocks)
-			  : kvp_record_null(x, "num_blocks"));
-	ok = ok && kvp_record_f64(x, "held_bytes_per_sequence", r->held_bytes_per_sequence) &&
-	     kvp_record_u64(x, "measured_steps", r->measured_steps);
-	if (!ok) {
-		kvp_record_free(x);
-		return NULL;
-	}
-	return x;
-}
-
 struct cache_row {
 	struct kvp_frag_cache_result shared, stamped;
 	double displaced;
@@ -393,17 +359,15 @@ int kvp_cmd_frag(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--model is required");
 
 	struct kvp_model *m = malloc(sizeof *m);
-	struct kvp_budget *b = malloc(sizeof *b);
-	struct kvp_frag_config *fc = malloc(sizeof *fc);
+	struct kvp_frag_report *rep = malloc(sizeof *rep);
 	struct kvp_workload w = {0};
 	struct kvp_gpu g;
-	struct kvp_frag_result rows[KVP_FRAG_MAX_ROWS];
 	struct cache_row cache[16];
 	struct kvp_frag_cache_config cc = {0};
 	struct kvp_record *top = NULL;
-	size_t n = 0, ncache = 0;
+	size_t ncache = 0;
 	struct kvp_error err = {0};
-	if (!m || !b || !fc) {
+	if (!m || !rep) {
 		fprintf(stderr, "kvplan frag: out of memory\n");
 		rc = KVP_EXIT_FAIL;
 		goto out;
@@ -411,64 +375,44 @@ int kvp_cmd_frag(int argc, char **argv)
 	if ((rc = load_workload(&o, &w)) || (rc = kvp_cli_load(&c, cmd, m, &g, true)))
 		goto out;
 
-	/* max_len: the option, the workload, --context, the model */
-	uint64_t max_len = o.max_len ? o.max_len
-			   : w.max_len ? w.max_len
-			   : c.opts.context ? c.opts.context : m->max_context;
-	w.max_len = max_len;
-	c.opts.context = max_len;
-	if (kvp_budget_compute(m, &g, &c.opts, b, &err)) {
+	struct kvp_frag_opts fo;
+	kvp_frag_opts_init(&fo);
+	fo.max_len = o.max_len;
+	fo.max_tokens = o.max_tokens;
+	fo.requests = o.requests;
+	fo.seed = o.seed;
+	fo.warmup = o.warmup;
+	fo.has_warmup = o.has_warmup;
+	fo.fit[0] = o.fit[0];
+	fo.fit[1] = o.fit[1];
+	fo.has_policies = o.has_policies;
+	memcpy(fo.policy, o.policy, sizeof fo.policy);
+	fo.nblock = o.nblock;
+	for (size_t i = 0; i < o.nblock; i++)
+		fo.block_sizes[i] = (uint32_t)o.blocks[i];
+	uint64_t max_len = kvp_frag_max_len(&fo, &w, &c.opts, m);
+	if (w.prefix_tokens >= max_len) {
+		rc = kvp_cli_usage_error(cmd, "--shared-prefix: %llu tokens leave no room under max_len %llu",
+					 (unsigned long long)w.prefix_tokens,
+					 (unsigned long long)max_len);
+		goto out;
+	}
+	if (kvp_frag_plan(m, &g, &c.opts, &w, &fo, rep, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	const struct kvp_budget *b = &rep->budget;
+	const struct kvp_frag_config *fc = &rep->cfg;
+	const struct kvp_frag_result *rows = rep->rows;
+	size_t n = rep->nrows;
 	if (!b->kv_pool_bytes) {
 		fprintf(stderr, "kvplan frag: the weights, activations and overhead leave no KV pool "
 				"on %s (see kvplan budget)\n", g.name);
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-
-	kvp_frag_config_init(fc);
-	if (kvp_frag_shape_from_spec(&b->spec, &fc->shape, &err)) {
-		rc = kvp_cli_error(cmd, &err);
-		goto out;
-	}
-	fc->pool_bytes = b->kv_pool_bytes;
-	fc->max_len = max_len;
-	fc->max_tokens = o.max_tokens;
-	fc->requests = o.requests;
-	fc->warmup = o.has_warmup ? o.warmup : o.requests / 10;
-	fc->seed = o.seed;
-	fc->fit[0] = o.fit[0];
-	fc->fit[1] = o.fit[1];
-	fc->prefix_tokens = w.prefix_tokens;
-	fc->prefix_fraction = w.prefix_fraction;
-	fc->max_seqs = 0;
-	if (o.has_policies)
-		memcpy(fc->policy, o.policy, sizeof fc->policy);
-	if (o.nblock) {
-		fc->nblock = o.nblock;
-		for (size_t i = 0; i < o.nblock; i++)
-			fc->block_sizes[i] = (uint32_t)o.blocks[i];
-	} else if (c.opts.block_size) {
-		fc->nblock = 1;
-		fc->block_sizes[0] = c.opts.block_size;
-	}
-	if (fc->prefix_tokens >= max_len) {
-		rc = kvp_cli_usage_error(cmd, "--shared-prefix: %llu tokens leave no room under max_len %llu",
-					 (unsigned long long)fc->prefix_tokens,
-					 (unsigned long long)max_len);
-		goto out;
-	}
-	bool max_fits = kvp_frag_seq_bytes(&fc->shape, max_len, 1) <= fc->pool_bytes;
-	if (!max_fits)
-		fc->policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
-	if (kvp_frag_run(fc, &w, rows, KVP_FRAG_MAX_ROWS, &n, &err)) {
-		rc = kvp_cli_error(cmd, &err);
-		goto out;
-	}
-	char reason[512];
-	int rec = kvp_frag_recommend(rows, n, reason, sizeof reason);
+	int rec = rep->recommended;
+	const char *reason = rep->reason;
 	for (size_t i = 0; i < n; i++)
 		if (!rows[i].measured_steps) {
 			fprintf(stderr, "kvplan frag: warning: %s measured nothing: the requests ran out "
@@ -531,56 +475,24 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 
 	if (c.format == KVP_FORMAT_TABLE) {
-		print_table(b, &g, &w, fc, rows, n, rec, reason, max_fits, cache, ncache, &cc);
+		print_table(b, &g, &w, fc, rows, n, rec, reason, rep->max_fits, cache, ncache, &cc);
 		rc = KVP_EXIT_OK;
 		goto out;
 	}
-	struct kvp_record *recs[KVP_FRAG_MAX_ROWS];
-	size_t nrec = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((recs[nrec] = row_record(&rows[i])))
-			nrec++;
 	if (c.format == KVP_FORMAT_CSV) {
+		struct kvp_record *recs[KVP_FRAG_MAX_ROWS];
+		size_t nrec = 0;
+		for (size_t i = 0; i < n; i++)
+			if ((recs[nrec] = kvp_frag_row_to_record(&rows[i])))
+				nrec++;
 		kvp_cli_write_rows(stdout, c.format, recs, nrec, NULL);
 		for (size_t i = 0; i < nrec; i++)
 			kvp_record_free(recs[i]);
 		rc = KVP_EXIT_OK;
 		goto out;
 	}
-	char spec[128];
 	top = kvp_record_new();
-	bool ok = top && kvp_record_str(top, "model", m->name) && kvp_record_str(top, "gpu", g.name) &&
-		  kvp_record_str(top, "engine", kvp_engine_name(b->engine)) &&
-		  kvp_record_u64(top, "tp", b->spec.par.tp) && kvp_record_u64(top, "pp", b->spec.par.pp) &&
-		  kvp_record_str(top, "kv_dtype", kvp_dtype_name(b->spec.kv_dtype)) &&
-		  kvp_record_str(top, "workload", w.name);
-	kvp_dist_format(&w.prompt, spec, sizeof spec);
-	ok = ok && kvp_record_str(top, "prompt", spec);
-	kvp_dist_format(&w.output, spec, sizeof spec);
-	ok = ok && kvp_record_str(top, "output", spec) && kvp_record_u64(top, "max_len", max_len) &&
-	     kvp_record_u64(top, "prefix_tokens", fc->prefix_tokens) &&
-	     kvp_record_f64(top, "prefix_fraction", fc->prefix_tokens ? fc->prefix_fraction : 0) &&
-	     kvp_record_u64(top, "requests", fc->requests) && kvp_record_u64(top, "seed", fc->seed) &&
-	     kvp_record_u64(top, "kv_pool_bytes", fc->pool_bytes) &&
-	     kvp_record_u64(top, "kv_bytes_per_token", kvp_frag_token_bytes(&fc->shape)) &&
-	     kvp_record_u64(top, "engine_max_sequences", b->max_sequences) &&
-	     kvp_record_bool(top, "contiguous_max_fits", max_fits);
-	/* kvp_record_push and kvp_record_rec own what they are given, even on failure */
-	for (size_t i = 0; i < nrec; i++)
-		if (!top || !kvp_record_push(top, "rows", recs[i]))
-			ok = false, top ? (void)0 : kvp_record_free(recs[i]);
-	struct kvp_record *rr = kvp_record_new();
-	if (rr && rec >= 0)
-		ok = kvp_record_u64(rr, "recommended_block_size", rows[rec].block_size) &&
-		     kvp_record_str(rr, "reason", reason) && ok;
-	else if (rr)
-		ok = kvp_record_null(rr, "recommended_block_size") &&
-		     kvp_record_str(rr, "reason", reason) && ok;
-	if (!rr || !top || !kvp_record_rec(top, "recommendation", rr)) {
-		ok = false;
-		if (!top)
-			kvp_record_free(rr);
-	}
+	bool ok = top && kvp_frag_to_record(rep, top);
 	for (size_t i = 0; i < ncache && top; i++)
 		for (int stamped = 0; stamped < 2; stamped++) {
 			const struct kvp_frag_cache_result *x = stamped ? &cache[i].stamped : &cache[i].shared;
@@ -609,7 +521,6 @@ out:
 	kvp_record_free(top);
 	kvp_workload_free(&w);
 	free(m);
-	free(b);
-	free(fc);
+	free(rep);
 	return rc;
 }

@@ -29,8 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "error.h"
 #include "model.h"
+#include "output.h"
 #include "workload.h"
 
 enum kvp_frag_policy {
@@ -190,5 +192,62 @@ struct kvp_frag_cache_result {
 kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const uint64_t *sizes,
 				 size_t n, struct kvp_frag_cache_result *out,
 				 struct kvp_error *err);
+
+/* ------------------------------------------------------------ runs */
+
+/* What `kvplan frag` is asked beyond the budget's inputs. */
+struct kvp_frag_opts {
+	uint64_t max_len;             /* 0: the workload's, the budget's context, the model's */
+	uint64_t max_tokens;          /* contiguous-request's requested max; 0: o itself */
+	uint64_t requests, seed;
+	uint64_t warmup;              /* when has_warmup; else a tenth of the requests */
+	bool has_warmup;
+	bool fit[2];                  /* first fit, best fit */
+	bool policy[KVP_FRAG_POLICY_COUNT];
+	bool has_policies;            /* policy[] replaces the default (all) */
+	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
+	size_t nblock;                /* 0: the budget's block_size, else the defaults */
+};
+
+/* kvplan frag's defaults: 100,000 requests, seed 1, both allocators. */
+void kvp_frag_opts_init(struct kvp_frag_opts *o);
+
+/* The max_len a run uses: the option, the workload's, the budget's context,
+ * the model's. */
+uint64_t kvp_frag_max_len(const struct kvp_frag_opts *fo, const struct kvp_workload *w,
+			  const struct kvp_budget_opts *o, const struct kvp_model *m);
+
+/* One `kvplan frag` run: the budget at max_len gives the pool, every row
+ * runs over the same requests, and the recommended block size. */
+struct kvp_frag_report {
+	const struct kvp_model *model;       /* borrowed */
+	const struct kvp_workload *workload; /* borrowed */
+	char gpu[KVP_NAME_MAX];
+	struct kvp_budget budget;            /* at max_len */
+	struct kvp_frag_config cfg;
+	bool max_fits;                       /* one reservation of max_len fits the pool */
+	struct kvp_frag_result rows[KVP_FRAG_MAX_ROWS];
+	size_t nrows;
+	int recommended;                     /* a row index, or -1 */
+	char reason[512];
+};
+
+/* Run `kvplan frag` for model m on GPU g (o: the split, dtypes and budget
+ * terms; its context is replaced by max_len) over workload w (w->max_len
+ * becomes the max_len used).  *out is large: allocate it.  A budget that
+ * leaves no KV pool is not a failure: budget.kv_pool_bytes is 0 and no row
+ * runs.  Errors: the budget's, INVALID for a shared prefix that leaves no
+ * room under max_len (field shared_prefix) and kvp_frag_run's. */
+kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
+			 const struct kvp_budget_opts *o, struct kvp_workload *w,
+			 const struct kvp_frag_opts *fo, struct kvp_frag_report *out,
+			 struct kvp_error *err);
+
+/* The output contract (man/kvplan.1, FRAG): one row as its record (new; NULL
+ * when memory runs out), and the whole run as `kvplan frag --format json`
+ * prints it without the prefix cache: the inputs, "rows" and
+ * "recommendation" (false when memory runs out; r keeps what was added). */
+struct kvp_record *kvp_frag_row_to_record(const struct kvp_frag_result *row);
+bool kvp_frag_to_record(const struct kvp_frag_report *rep, struct kvp_record *r);
 
 #endif
