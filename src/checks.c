@@ -470,6 +470,46 @@ out:
 	return st;
 }
 
+/* kvplan frag: the workload, the budget at max_len, every row and the
+ * recommendation; the record is its --format json (no prefix cache). */
+static kvp_status run_frag(const struct kvp_check_scenario *s, struct kvp_record *out,
+			   struct kvp_error *err)
+{
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_frag_report *rep = malloc(sizeof *rep);
+	struct kvp_workload w;
+	struct kvp_gpu g;
+	kvp_status st = KVP_STATUS_NOMEM;
+	memset(&w, 0, sizeof w);
+	memset(&g, 0, sizeof g);
+	if (!m || !rep) {
+		kvp_error_set(err, st, NULL, 0, 0, NULL, "out of memory");
+		goto out;
+	}
+	if ((st = kvp_model_load(s->model, m, err)))
+		goto out;
+	if (s->gpu[0]) {
+		if ((st = kvp_gpu_load(s->gpu, &g, err)))
+			goto out;
+	} else {
+		snprintf(g.name, sizeof g.name, "custom");
+	}
+	if ((st = kvp_workload_load(s->frag.workload, &w, err)) ||
+	    (st = kvp_frag_plan(m, &g, &s->opts, &w, &s->frag.opts, rep, err)))
+		goto out;
+	if (!rep->budget.kv_pool_bytes)
+		st = kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, NULL,
+				   "the weights, activations and overhead leave no KV pool on %s "
+				   "(see kvplan budget)", g.name);
+	else if (!kvp_frag_to_record(rep, out))
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+out:
+	kvp_workload_free(&w);
+	free(m);
+	free(rep);
+	return st;
+}
+
 /* One entry per command kind: its scenario -> record function.  The keys
  * each reads beyond the common ones are in keys[] below. */
 static const struct command {
@@ -478,9 +518,8 @@ static const struct command {
 } commands[] = {
 	{"budget", run_budget},
 	{"perf", run_perf},
+	{"frag", run_frag},
 };
-/* Command kinds of kvplan whose library does not exist yet. */
-static const char *const planned[] = {"frag", NULL};
 
 static const struct command *command_find(const char *name)
 {
@@ -576,15 +615,9 @@ static kvp_status key_command(const struct walk *w, const struct kvp_node *v,
 	if (st)
 		return st;
 	const struct command *c = command_find(v->value);
-	if (!c) {
-		for (const char *const *p = planned; *p; p++)
-			if (strcmp(*p, v->value) == 0)
-				return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
-						     "'%s' is not available to check in this kvplan "
-						     "yet (budget, perf)", v->value);
+	if (!c)
 		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 				     "unknown command '%s' (budget, frag, perf)", v->value);
-	}
 	snprintf(s->command, sizeof s->command, "%s", c->name);
 	s->run = c->run;
 	return KVP_STATUS_OK;
@@ -672,8 +705,8 @@ static kvp_status key_tokens(const struct walk *w, const struct kvp_node *v,
 		{"prompt", offsetof(struct kvp_check_scenario, perf.prompt), true},
 		{"output", offsetof(struct kvp_check_scenario, perf.output), true},
 		{"prefix", offsetof(struct kvp_check_scenario, perf.prefix), true},
-		{"max_len", offsetof(struct kvp_check_scenario, frag.max_len), false},
-		{"max_tokens", offsetof(struct kvp_check_scenario, frag.max_tokens), false},
+		{"max_len", offsetof(struct kvp_check_scenario, frag.opts.max_len), false},
+		{"max_tokens", offsetof(struct kvp_check_scenario, frag.opts.max_tokens), false},
 	};
 	for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++) {
 		if (strcmp(dst[i].key, key) != 0)
@@ -788,8 +821,8 @@ static kvp_status key_spec(const struct walk *w, const struct kvp_node *v,
 		if (!first && !best && !both)
 			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 					     "expected first-fit, best-fit or both, got '%s'", v->value);
-		s->frag.fit[0] = first || both;
-		s->frag.fit[1] = best || both;
+		s->frag.opts.fit[0] = first || both;
+		s->frag.opts.fit[1] = best || both;
 		return KVP_STATUS_OK;
 	}
 	if (st)
@@ -829,12 +862,12 @@ static kvp_status key_u64(const struct walk *w, const struct kvp_node *v,
 		if (n < 1)
 			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 					     "must be at least 1, got %s", v->value);
-		s->frag.requests = n;
+		s->frag.opts.requests = n;
 	} else if (strcmp(key, "seed") == 0) {
-		s->frag.seed = n;
+		s->frag.opts.seed = n;
 	} else {
-		s->frag.warmup = n;
-		s->frag.has_warmup = true;
+		s->frag.opts.warmup = n;
+		s->frag.opts.has_warmup = true;
 	}
 	return KVP_STATUS_OK;
 }
@@ -860,13 +893,41 @@ static kvp_status key_blocks(const struct walk *w, const struct kvp_node *v,
 					     "must be between 1 and %u tokens, got %s", KVP_FRAG_MAX_BLOCK,
 					     it->value);
 		for (size_t j = 0; j < i; j++)
-			if (s->frag.block_sizes[j] == b)
+			if (s->frag.opts.block_sizes[j] == b)
 				return kvp_node_fail(w->doc, it, err, KVP_STATUS_INVALID, key,
 						     "%s is listed twice: each block size names one row",
 						     it->value);
-		s->frag.block_sizes[i] = (uint32_t)b;
+		s->frag.opts.block_sizes[i] = (uint32_t)b;
 	}
-	s->frag.nblock = n;
+	s->frag.opts.nblock = n;
+	return KVP_STATUS_OK;
+}
+
+/* policies: one policy or a list of them, the rows frag runs. */
+static kvp_status key_policies(const struct walk *w, const struct kvp_node *v,
+			       struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
+{
+	kvp_status st = input_record(w, v, s, key, err);
+	if (st)
+		return st;
+	struct kvp_frag_opts *o = &s->frag.opts;
+	size_t n = v->type == KVP_NODE_SEQ ? v->n : 1;
+	if (n == 0)
+		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key, "empty list");
+	memset(o->policy, 0, sizeof o->policy);
+	o->has_policies = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_node *it = v->type == KVP_NODE_SEQ ? v->items[i] : v;
+		int p = 0;
+		while (p < KVP_FRAG_POLICY_COUNT &&
+		       strcmp(it->value, kvp_frag_policy_name((enum kvp_frag_policy)p)) != 0)
+			p++;
+		if (p == KVP_FRAG_POLICY_COUNT)
+			return kvp_node_fail(w->doc, it, err, KVP_STATUS_INVALID, key,
+					     "unknown policy '%s' (contiguous-max, contiguous-request, "
+					     "paged, paged-shared)", it->value);
+		o->policy[p] = true;
+	}
 	return KVP_STATUS_OK;
 }
 
@@ -946,6 +1007,7 @@ static const struct key {
 	{"max_len", key_tokens, false, "frag"},
 	{"max_tokens", key_tokens, false, "frag"},
 	{"allocator", key_spec, false, "frag"},
+	{"policies", key_policies, false, "frag"},
 };
 
 static const struct key *key_find(const char *name)
@@ -1050,9 +1112,7 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	tmpl->run = run_budget;
 	tmpl->opts.par.tp = tmpl->opts.par.pp = 1;
 	tmpl->perf.offload_fraction = -1;
-	tmpl->frag.requests = 100000;   /* kvplan frag's defaults */
-	tmpl->frag.seed = 1;
-	tmpl->frag.fit[0] = tmpl->frag.fit[1] = true;
+	kvp_frag_opts_init(&tmpl->frag.opts);
 	const struct kvp_node *defs = kvp_map_get(doc->root, "defaults");
 	if (defs) {
 		w.defaults = true;

@@ -127,14 +127,7 @@ struct kvp_check_perf {
 /* The inputs of `command: frag` beyond the common ones (kvplan frag's options). */
 struct kvp_check_frag {
 	char workload[512];               /* a name, or a path resolved against the file */
-	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
-	size_t nblock;                    /* 0: block_size, else kvplan frag's list */
-	uint64_t requests, seed;          /* 100,000 and 1 */
-	uint64_t warmup;                  /* has_warmup, else a tenth of the requests */
-	bool has_warmup;
-	uint64_t max_len;                 /* 0: the workload's, context, the model's */
-	uint64_t max_tokens;              /* contiguous-request's requested max; 0: o */
-	bool fit[2];                      /* first-fit, best-fit */
+	struct kvp_frag_opts opts;
 };
 
 struct kvp_check_scenario;
