@@ -332,12 +332,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		/* Scores, each K row used by all g heads while it is in L1. */
 		for (int r = 0; r < n; r++) {
 #if defined(__GNUC__)
-			if (r < nn)
+			if (r < nn) {
 				for (size_t off = 0; off < rowbytes; off += 64) {
 					__builtin_prefetch(kpool + next[r] + off, 0, 3);
 					if (dt == KVB_DTYPE_FP32) /* no V pass per row: both here */
 						__builtin_prefetch(vpool + next[r] + off, 0, 3);
 				}
+				if (dt == KVB_DTYPE_INT8) /* the row's scale: row index / d */
+					__builtin_prefetch(kv->k_scales + next[r] / (int64_t)rowbytes, 0, 3);
+			}
 #endif
 			int j = 0;
 			for (; j + 2 <= g; j += 2)
@@ -375,9 +378,12 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		if (dt != KVB_DTYPE_FP32)
 			for (int r = 0; r < n; r++) {
 #if defined(__GNUC__)
-				if (r < nn)
+				if (r < nn) {
 					for (size_t off = 0; off < rowbytes; off += 64)
 						__builtin_prefetch(vpool + next[r] + off, 0, 3);
+					if (dt == KVB_DTYPE_INT8)
+						__builtin_prefetch(kv->v_scales + next[r] / (int64_t)rowbytes, 0, 3);
+				}
 #endif
 				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
 				vrow[r] = vt + (size_t)r * d;
