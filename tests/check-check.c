@@ -4,7 +4,10 @@
  * tests/data/bad/check-*.yaml, whose first line names the error by hand),
  * the baseline's round trip, and the JUnit and TAP writers.  The budget
  * figures are tests/cli-budget.sh's Llama-2-7B with every term given:
- * pool 57 GiB = 61,203,283,968 B, 7,296 blocks of 8 MiB, 28 sequences. */
+ * pool 57 GiB = 61,203,283,968 B, 7,296 blocks of 8 MiB, 28 sequences.
+ * Commands that print rows (perf, frag) are checked through row selectors
+ * on records written by hand and through tests/data/check/rows.yaml, whose
+ * perf and frag figures are hand arithmetic written in that file. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -178,6 +181,148 @@ START_TEST(test_assertion_parts)
 }
 END_TEST
 
+/* Records shaped like perf's (rows by batch) and frag's (rows by policy,
+ * allocator or block size, with nulls), written by hand. */
+static struct kvp_record *row(const char *policy, const char *alloc, uint64_t block, double used)
+{
+	struct kvp_record *x = kvp_record_new();
+	ck_assert_ptr_nonnull(x);
+	kvp_record_str(x, "policy", policy);
+	if (alloc)
+		kvp_record_str(x, "allocator", alloc);
+	else
+		kvp_record_null(x, "allocator");
+	if (block)
+		kvp_record_u64(x, "block_size", block);
+	else
+		kvp_record_null(x, "block_size");
+	kvp_record_f64(x, "used_fraction", used);
+	return x;
+}
+
+static struct kvp_record *rows_sample(void)
+{
+	struct kvp_record *r = kvp_record_new();
+	kvp_record_str(r, "model", "m");
+	kvp_record_push(r, "rows", row("contiguous-max", "first-fit", 0, 0.25));
+	kvp_record_push(r, "rows", row("contiguous-max", "best-fit", 0, 0.26));
+	kvp_record_push(r, "rows", row("paged", NULL, 16, 0.985));
+	kvp_record_push(r, "rows", row("paged", NULL, 32, 0.97));
+	return r;
+}
+
+static struct kvp_record *one_row_sample(void)
+{
+	struct kvp_record *r = kvp_record_new(), *x = kvp_record_new();
+	kvp_record_u64(r, "max_batch", 11);
+	kvp_record_u64(x, "batch", 8);
+	kvp_record_f64(x, "ttft_s", 0.5);
+	kvp_record_bool(x, "fits", true);
+	kvp_record_push(r, "rows", x);
+	return r;
+}
+
+static const struct row_case {
+	bool one;                 /* one_row_sample, else rows_sample */
+	const char *assertion;
+	enum kvp_check_outcome want;
+	const char *why;          /* the start of the message after "t.yaml:6:9: error: FIELD: " */
+} row_cases[] = {
+	{false, "rows[policy=paged,block_size=16].used_fraction == 0.985", KVP_CHECK_PASS, NULL},
+	{false, "rows[policy=paged,block_size=32].used_fraction < 0.97", KVP_CHECK_FAIL, NULL},
+	{false, "rows[block_size=32].used_fraction >= 0.97", KVP_CHECK_PASS, NULL},
+	{false, "rows[block_size=32.0].used_fraction >= 0.97", KVP_CHECK_PASS, NULL},
+	{false, "rows[policy=contiguous-max,allocator=best-fit].used_fraction == 0.26",
+	 KVP_CHECK_PASS, NULL},
+	{false, "rows[allocator=null,block_size=16].policy == paged", KVP_CHECK_PASS, NULL},
+	{false, "rows[policy=paged,block_size=16].block_size: 16", KVP_CHECK_PASS, NULL},
+	{false, "model == m", KVP_CHECK_PASS, NULL},
+	/* errors: ambiguous, absent, misnamed, not a row */
+	{false, "rows[policy=paged].used_fraction > 0", KVP_CHECK_ERROR,
+	 "[policy=paged] matches 2 rows ([policy=paged,block_size=16], "
+	 "[policy=paged,block_size=32]); add a field to the selector"},
+	{false, "rows[policy=paged,block_size=8].used_fraction > 0", KVP_CHECK_ERROR,
+	 "no such row; the rows are [policy=contiguous-max,allocator=first-fit], "
+	 "[policy=contiguous-max,allocator=best-fit], [policy=paged,block_size=16], "
+	 "[policy=paged,block_size=32]"},
+	{false, "rows[polcy=paged].used_fraction > 0", KVP_CHECK_ERROR,
+	 "the rows have no field named in [polcy=paged]"},
+	{false, "used_fraction > 0", KVP_CHECK_ERROR,
+	 "is a field of each of the 4 rows; name one, e.g. "
+	 "rows[policy=contiguous-max,allocator=first-fit].used_fraction"},
+	{false, "rows[block_size=16].used_fractoin > 0", KVP_CHECK_ERROR,
+	 "no such field in the output; did you mean rows[block_size=16].used_fraction?"},
+	{false, "rows == 4", KVP_CHECK_ERROR, "is a list of 4 rows, not a value"},
+	{false, "rows[block_size=16] == 1", KVP_CHECK_ERROR, "is a row, not a value"},
+	{false, "model[x=1].y == 1", KVP_CHECK_ERROR, "'model' is not a list of rows"},
+	/* one row: its fields may be named bare */
+	{true, "ttft_s <= 0.5", KVP_CHECK_PASS, NULL},
+	{true, "ttft_s < 0.5", KVP_CHECK_FAIL, NULL},
+	{true, "fits == true", KVP_CHECK_PASS, NULL},
+	{true, "rows[batch=8].ttft_s == 0.5", KVP_CHECK_PASS, NULL},
+	{true, "max_batch == 11", KVP_CHECK_PASS, NULL},
+	{true, "ttft <= 1", KVP_CHECK_ERROR, "no such field in the output; did you mean ttft_s?"},
+};
+
+START_TEST(test_rows)
+{
+	const struct row_case *c = &row_cases[_i];
+	struct kvp_error err = {0};
+	struct kvp_check_file *f = parse_one(c->assertion, &err);
+	ck_assert_msg(f != NULL, "%s: %s", c->assertion, err.msg);
+	struct kvp_record *r = c->one ? one_row_sample() : rows_sample();
+	struct kvp_check_result res;
+	const struct kvp_check_assert *a = &f->scenarios[0].asserts[0];
+	kvp_check_eval("t.yaml", a, r, &res);
+	ck_assert_msg(res.outcome == c->want, "%s: outcome %d, want %d (%s)", c->assertion,
+		      res.outcome, c->want, res.why);
+	if (c->why) {
+		char want[640];
+		snprintf(want, sizeof want, "t.yaml:6:9: error: %s: %s", a->field, c->why);
+		ck_assert_msg(strncmp(res.why, want, strlen(want)) == 0, "\n got: %s\nwant: %s",
+			      res.why, want);
+	}
+	kvp_record_free(r);
+	kvp_check_file_free(f);
+}
+END_TEST
+
+/* Row selectors that do not parse: the column of the mistake, by hand
+ * ("      - " puts the field at column 9 of line 6). */
+START_TEST(test_row_selector_syntax)
+{
+	static const struct { const char *assertion; int col; const char *msg; } cases[] = {
+		{"rows[batch 8].ttft_s < 1", 19, "a row selector reads [FIELD=VALUE,...]"},
+		{"rows[=8].ttft_s < 1", 14, "a row selector reads [FIELD=VALUE,...]"},
+		{"rows[batch=].ttft_s < 1", 20, "missing VALUE after '='"},
+		{"rows[batch=8;x=1].ttft_s < 1", 21, "unexpected character in the row selector"},
+		{"rows[batch=8", 13, "unclosed '[' of a row selector"},
+		{"rows[batch=8]..ttft_s < 1", 9, "an assertion is 'FIELD OP VALUE'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kvp_error err = {0};
+		struct kvp_check_file *f = parse_one(cases[i].assertion, &err);
+		ck_assert_msg(f == NULL, "%s parsed", cases[i].assertion);
+		ck_assert_msg(err.line == 6 && err.col == cases[i].col &&
+				      strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) == 0,
+			      "%s: %d:%d %s", cases[i].assertion, err.line, err.col, err.msg);
+	}
+	/* a selector keeps the whole name, in text and in map form */
+	struct kvp_error err = {0};
+	struct kvp_check_file *f = parse_one("rows[policy=paged,block_size=16].used_fraction > 0.9",
+					     &err);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(f->scenarios[0].asserts[0].field,
+			 "rows[policy=paged,block_size=16].used_fraction");
+	kvp_check_file_free(f);
+	f = parse_one("rows[batch=8].fits: true", &err);
+	ck_assert_msg(f != NULL, "%s", err.msg);
+	ck_assert_str_eq(f->scenarios[0].asserts[0].field, "rows[batch=8].fits");
+	ck_assert_int_eq(f->scenarios[0].asserts[0].op, KVP_CHECK_OP_EQ);
+	kvp_check_file_free(f);
+}
+END_TEST
+
 START_TEST(test_percent_and_near)
 {
 	struct kvp_check_pct p;
@@ -265,6 +410,115 @@ START_TEST(test_good_files)
 }
 END_TEST
 
+/* rows.yaml: perf and frag scenarios, every figure hand arithmetic in the file. */
+START_TEST(test_rows_files)
+{
+	struct kvp_error err = {0};
+	struct kvp_check_file *f;
+	struct kvp_check_report *r;
+	ck_assert_msg(kvp_check_load(DATA "check/rows.yaml", &f, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert_uint_eq(f->n, 4);
+	const struct kvp_check_scenario *s = &f->scenarios[1];
+	ck_assert_str_eq(s->command, "perf");
+	ck_assert_uint_eq(s->perf.prompt, 2047);
+	ck_assert_uint_eq(s->perf.nbatch, 2);
+	ck_assert_uint_eq(s->perf.batches[1], 12);
+	ck_assert_str_eq(kvp_check_input_get(s, "batch")->value, "[11, 12]");
+	/* requests is frag's: in the defaults, perf scenarios do not take it */
+	ck_assert_ptr_null(kvp_check_input_get(s, "requests"));
+	s = &f->scenarios[2];
+	ck_assert_str_eq(s->command, "frag");
+	ck_assert_uint_eq(s->frag.opts.requests, 2000);
+	ck_assert_uint_eq(s->frag.opts.nblock, 2);
+	ck_assert(s->frag.opts.fit[0] && !s->frag.opts.fit[1]);
+	/* the workload path, beside the expectations file */
+	ck_assert_str_eq(s->frag.workload, DATA "check/prompts-1000.yaml");
+	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++)
+		n += f->scenarios[i].nasserts;
+	ck_assert_msg(r->failed == 0 && r->errors == 0, "%zu failed, %zu errors", r->failed,
+		      r->errors);
+	ck_assert_uint_eq(r->passed, n);
+	/* 11 x 2,047 x 524,288 B, read back through the selector */
+	const struct kvp_value *rows = kvp_record_get(r->s[1].record, "rows");
+	ck_assert_int_eq(rows->type, KVP_VALUE_LIST);
+	ck_assert_uint_eq(rows->nlist, 2);
+	ck_assert_uint_eq(kvp_record_get(rows->list[0], "decode_kv_bytes_per_step")->u, 11805392896u);
+
+	/* the baseline records every row under its key and reads it back */
+	char *buf = written(kvp_check_baseline_write, r);
+	struct kvp_check_baseline *b;
+	ck_assert_msg(kvp_check_baseline_load_buffer("b.yaml", buf, strlen(buf), &b, &err) ==
+			      KVP_STATUS_OK, "%s\n%s", err.msg, buf);
+	const struct kvp_record *fl = b->e[1].fields;
+	ck_assert_uint_eq(kvp_record_get(fl, "max_batch")->u, 11);
+	bool found = false;
+	for (size_t i = 0; i < fl->n; i++)
+		if (strcmp(fl->fields[i].name, "rows[batch=11].decode_kv_bytes_per_step") == 0)
+			found = fl->fields[i].v.u == 11805392896u;
+	ck_assert_msg(found, "no rows[batch=11] field in\n%s", buf);
+	fl = b->e[2].fields;
+	found = false;
+	for (size_t i = 0; i < fl->n; i++)
+		if (strcmp(fl->fields[i].name, "rows[policy=paged,block_size=32].max_sequences") == 0)
+			found = fl->fields[i].v.u == 114;
+	ck_assert_msg(found, "no paged 32 row in\n%s", buf);
+	struct kvp_check_pct zero = {0, 0, "0%"};
+	ck_assert_int_eq(kvp_check_compare(r, b, &zero), KVP_STATUS_OK);
+	for (size_t i = 0; i < f->n; i++)
+		ck_assert_int_eq(r->s[i].baseline, KVP_CHECK_BASELINE_SAME);
+	kvp_check_baseline_free(b);
+	kvp_check_report_free(r);
+	free(buf);
+
+	/* a row field that moved: 0.0125 s recorded where the run gives
+	 * 25,764,036,608 / 2.039e12 = 0.0126356236 s, +1.0849888%: beyond 1%,
+	 * within 1.1% */
+	static const char base[] =
+		"baseline:\n  - scenario: perf-two-batches\n    command: perf\n"
+		"    fields:\n      \"rows[batch=11].tpot_s\": 0.0125\n";
+	ck_assert_int_eq(kvp_check_baseline_load_buffer("b.yaml", base, strlen(base), &b, &err),
+			 KVP_STATUS_OK);
+	static const struct { const char *tol; enum kvp_check_baseline_state want; } tol[] = {
+		{"1%", KVP_CHECK_BASELINE_DRIFT}, {"1.1%", KVP_CHECK_BASELINE_SAME}};
+	for (size_t k = 0; k < 2; k++) {
+		struct kvp_check_pct p;
+		kvp_check_pct_parse(tol[k].tol, &p);
+		ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_check_compare(r, b, &p), KVP_STATUS_OK);
+		ck_assert_int_eq(r->s[1].baseline, tol[k].want);
+		const struct kvp_check_drift *d = NULL;
+		for (size_t i = 0; i < r->s[1].ndrift; i++)
+			if (r->s[1].drift[i].fail)
+				d = &r->s[1].drift[i];
+		if (tol[k].want == KVP_CHECK_BASELINE_DRIFT) {
+			ck_assert_ptr_nonnull(d);
+			ck_assert_str_eq(d->field, "rows[batch=11].tpot_s");
+			ck_assert_double_eq_tol(d->change, 25764036608.0 / 2.039e12 / 0.0125 - 1, 1e-12);
+		} else {
+			ck_assert_ptr_null(d);
+		}
+		kvp_check_report_free(r);
+	}
+	kvp_check_baseline_free(b);
+	kvp_check_file_free(f);
+
+	/* rows-fail.yaml: each assertion false by the smallest step */
+	ck_assert_int_eq(kvp_check_load(DATA "check/rows-fail.yaml", &f, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_check_run(f, &r, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(r->passed, 0);
+	ck_assert_uint_eq(r->failed, 7);
+	ck_assert_uint_eq(r->errors, 0);
+	ck_assert_str_eq(r->s[0].results[1].why, "got 11805392896, want == 11805392897");
+	ck_assert_str_eq(r->s[1].results[0].why, "got 115, want >= 116");
+	ck_assert_str_eq(r->s[1].results[2].why, "got 32, want == 16");
+	kvp_check_report_free(r);
+	kvp_check_file_free(f);
+}
+END_TEST
+
 /* tests/data/bad/check-*.yaml: the first line of each reads
  * "# error: LINE:COL: FIELD: MESSAGE", counted by hand. */
 static const char *const bad_files[] = {
@@ -273,9 +527,15 @@ static const char *const bad_files[] = {
 	"check-duplicate-name.yaml", "check-missing-model.yaml", "check-unknown-command.yaml",
 	"check-expect-not-list.yaml", "check-bad-tp.yaml", "check-two-key-map.yaml",
 	"check-name-in-defaults.yaml", "check-no-scenarios.yaml",
+	/* perf and frag scenarios, and row selectors */
+	"check-perf-no-gpu.yaml", "check-perf-bad-offload.yaml", "check-perf-key-in-budget.yaml",
+	"check-perf-batch-twice.yaml", "check-perf-batch-list-budget.yaml",
+	"check-perf-fraction-alone.yaml", "check-row-selector.yaml", "check-frag-no-workload.yaml",
+	"check-frag-bad-block.yaml", "check-frag-bad-policy.yaml",
 	/* these load, and fail once their scenario runs */
 	"check-unknown-field.yaml", "check-type-mismatch.yaml", "check-tp-not-divide.yaml",
-	"check-group-field.yaml",
+	"check-group-field.yaml", "check-frag-unknown-workload.yaml", "check-perf-no-row.yaml",
+	"check-perf-bare-row-field.yaml",
 };
 
 START_TEST(test_bad_files)
@@ -558,6 +818,9 @@ static Suite *check_suite(void)
 	tcase_add_test(core, test_assertion_parts);
 	tcase_add_test(core, test_percent_and_near);
 	tcase_add_test(core, test_good_files);
+	tcase_add_loop_test(core, test_rows, 0, sizeof row_cases / sizeof row_cases[0]);
+	tcase_add_test(core, test_row_selector_syntax);
+	tcase_add_test(core, test_rows_files);
 	tcase_add_test(core, test_baseline_round_trip);
 	tcase_add_test(core, test_baseline_tolerance_edge);
 	tcase_add_test(core, test_baseline_doubles_exact);

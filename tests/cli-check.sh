@@ -31,7 +31,53 @@ expect_out "0 passed, 10 failed, 0 errors"
 # the example shipped with kvplan holds on the built-in profiles
 run "$KVPLAN" check "$top_srcdir/examples/budgets.yaml"
 expect_rc 0
-expect_out "12 passed, 0 failed, 0 errors"
+expect_out "20 passed, 0 failed, 0 errors"
+
+# perf and frag scenarios (rows.yaml: the arithmetic beside each assertion)
+run "$KVPLAN" check "$data/rows.yaml"
+expect_rc 0
+# one prefill of 28,686,048,288,768 FLOP at 312e12 x 0.6 = 0.15323743744 s
+expect_out "ok    ttft_s <= 0.5                           0.153237"
+# 11 x 2,047 x 524,288 B of KV read per step
+expect_out "ok    rows[batch=11].decode_kv_bytes_per_step == 11805392896  11805392896"
+# paged 16: 7,296 blocks / 63 per sequence = 115.8 -> 115
+expect_out "ok    rows[policy=paged,block_size=16].max_sequences == 115"
+expect_out "ok    recommendation.recommended_block_size == 32"
+expect_out "perf-two-batches  (perf: model llama-2-7b,"
+expect_out "30 passed, 0 failed, 0 errors"
+run "$KVPLAN" check "$data/rows-fail.yaml"
+expect_rc 1
+expect_out "FAIL  rows[batch=12].fits == true"
+expect_out "got 11805392896, want == 11805392897  ($data/rows-fail.yaml:20:9)"
+expect_out "got 115, want >= 116  ($data/rows-fail.yaml:35:9)"
+expect_out "0 passed, 7 failed, 0 errors"
+# their baseline keeps every row under its selector, and holds at 0%
+run "$KVPLAN" check "$data/rows.yaml" --update-baseline "$tmp/rows-base.yaml"
+expect_rc 0
+name="rows in the baseline"
+grep -q '^      "rows\[batch=11\].decode_kv_bytes_per_step": 11805392896$' "$tmp/rows-base.yaml" &&
+	ok || bad "no perf row field"
+grep -q '^      "rows\[policy=paged,block_size=32\].max_sequences": 114$' "$tmp/rows-base.yaml" &&
+	ok || bad "no frag row field"
+grep -q '^      batch: "\[11, 12\]"$' "$tmp/rows-base.yaml" && ok || bad "batch list not recorded"
+run "$KVPLAN" check "$data/rows.yaml" --baseline "$tmp/rows-base.yaml"
+expect_rc 0
+expect_out "34 passed, 0 failed, 0 errors"          # 30 assertions + 4 baselines
+# a row field that moved: 0.0125 s recorded, 25,764,036,608 / 2.039e12 =
+# 0.0126356 s now: +1.085%, beyond 1%, within 1.1%
+cat >"$tmp/tpot-base.yaml" <<EOF
+baseline:
+  - scenario: perf-two-batches
+    command: perf
+    fields:
+      "rows[batch=11].tpot_s": 0.0125
+EOF
+run "$KVPLAN" check "$data/rows.yaml" --baseline "$tmp/tpot-base.yaml" --tolerance 1%
+expect_rc 1
+expect_out "FAIL  baseline: 1 field moved beyond 1%"
+expect_out "rows[batch=11].tpot_s  0.0125                        0.0126356                     +1.085%"
+run "$KVPLAN" check "$data/rows.yaml" --baseline "$tmp/tpot-base.yaml" --tolerance 1.1% --tap
+expect_out "ok 20 - perf-two-batches: baseline"    # after 11 + 1 + 7 assertions
 
 # baseline round trip: record, then compare with itself at 0%
 run "$KVPLAN" check "$data/pass.yaml" --update-baseline "$tmp/base.yaml"
@@ -112,6 +158,8 @@ junit_case 1 "$data/drift.yaml" --baseline "$tmp/base.yaml"
 junit_case 3 "$bad_dir/check-unknown-field.yaml"
 junit_case 3 "$bad_dir/check-tp-not-divide.yaml"
 junit_case 0 "$top_srcdir/examples/budgets.yaml"
+junit_case 0 "$data/rows.yaml"
+junit_case 1 "$data/rows-fail.yaml"
 run "$KVPLAN" check "$data/fail.yaml" --junit -
 expect_rc 1
 expect_out '<testsuites name="kvplan check '
