@@ -384,27 +384,29 @@ static kvp_status assert_parse(const struct kvp_doc *doc, const struct kvp_node 
 
 /* ------------------------------------------------------------ commands */
 
+/* The scenario's model and GPU (a "custom" one when gpu_memory stands in);
+ * m and g are the caller's, NULL for out of memory. */
+static kvp_status scenario_profiles(const struct kvp_check_scenario *s, struct kvp_model *m,
+				    struct kvp_gpu *g, struct kvp_error *err)
+{
+	memset(g, 0, sizeof *g);
+	if (!m)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_status st = kvp_model_load(s->model, m, err);
+	if (st || s->gpu[0])
+		return st ? st : kvp_gpu_load(s->gpu, g, err);
+	snprintf(g->name, sizeof g->name, "custom");
+	return KVP_STATUS_OK;
+}
+
 static kvp_status run_budget(const struct kvp_check_scenario *s, struct kvp_record *out,
 			     struct kvp_error *err)
 {
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_budget *b = malloc(sizeof *b);
 	struct kvp_gpu g;
-	kvp_status st = KVP_STATUS_NOMEM;
-	memset(&g, 0, sizeof g);
-	if (!m || !b) {
-		kvp_error_set(err, st, NULL, 0, 0, NULL, "out of memory");
-		goto out;
-	}
-	if ((st = kvp_model_load(s->model, m, err)))
-		goto out;
-	if (s->gpu[0]) {
-		if ((st = kvp_gpu_load(s->gpu, &g, err)))
-			goto out;
-	} else {
-		snprintf(g.name, sizeof g.name, "custom");
-	}
-	if ((st = kvp_budget_compute(m, &g, &s->opts, b, err)))
+	kvp_status st = scenario_profiles(s, b ? m : NULL, &g, err);
+	if (st || (st = kvp_budget_compute(m, &g, &s->opts, b, err)))
 		goto out;
 	if (!kvp_budget_to_record(b, g.name, out))
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -430,13 +432,8 @@ static kvp_status run_perf(const struct kvp_check_scenario *s, struct kvp_record
 	};
 	struct kvp_gpu g;
 	struct kvp_perf_hw hw;
-	kvp_status st = KVP_STATUS_NOMEM;
-	if (!m || !res) {
-		kvp_error_set(err, st, NULL, 0, 0, NULL, "out of memory");
-		goto out;
-	}
-	if ((st = kvp_model_load(s->model, m, err)) || (st = kvp_gpu_load(s->gpu, &g, err)) ||
-	    (st = kvp_perf_hw_from_gpu(&g, m, &hw, err)))
+	kvp_status st = scenario_profiles(s, res ? m : NULL, &g, err);
+	if (st || (st = kvp_perf_hw_from_gpu(&g, m, &hw, err)))
 		goto out;
 	if (p->host_link[0]) {
 		struct kvp_link link;
@@ -479,22 +476,9 @@ static kvp_status run_frag(const struct kvp_check_scenario *s, struct kvp_record
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
 	struct kvp_workload w;
 	struct kvp_gpu g;
-	kvp_status st = KVP_STATUS_NOMEM;
 	memset(&w, 0, sizeof w);
-	memset(&g, 0, sizeof g);
-	if (!m || !rep) {
-		kvp_error_set(err, st, NULL, 0, 0, NULL, "out of memory");
-		goto out;
-	}
-	if ((st = kvp_model_load(s->model, m, err)))
-		goto out;
-	if (s->gpu[0]) {
-		if ((st = kvp_gpu_load(s->gpu, &g, err)))
-			goto out;
-	} else {
-		snprintf(g.name, sizeof g.name, "custom");
-	}
-	if ((st = kvp_workload_load(s->frag.workload, &w, err)) ||
+	kvp_status st = scenario_profiles(s, rep ? m : NULL, &g, err);
+	if (st || (st = kvp_workload_load(s->frag.workload, &w, err)) ||
 	    (st = kvp_frag_plan(m, &g, &s->opts, &w, &s->frag.opts, rep, err)))
 		goto out;
 	if (!rep->budget.kv_pool_bytes)
@@ -655,7 +639,25 @@ static kvp_status key_dtype(const struct walk *w, const struct kvp_node *v,
 	return KVP_STATUS_OK;
 }
 
-/* Whole numbers with a lower bound and an upper one (uint32 fields). */
+/* Whole numbers: their bounds and where they go (32 or 64 bits). */
+#define SC(member) offsetof(struct kvp_check_scenario, member), \
+	sizeof(((struct kvp_check_scenario *)0)->member)
+static const struct count_key {
+	const char *key;
+	uint64_t min, max;
+	size_t off, size;
+} count_keys[] = {
+	{"tp", 1, 1u << 20, SC(opts.par.tp)},
+	{"pp", 1, 1u << 20, SC(opts.par.pp)},
+	{"block_size", 1, 1u << 20, SC(opts.block_size)},
+	{"max_num_seqs", 1, UINT32_MAX, SC(opts.max_num_seqs)},
+	{"batch", 1, UINT64_MAX, SC(opts.batch)},
+	{"requests", 1, UINT64_MAX, SC(frag.opts.requests)},   /* frag's */
+	{"seed", 0, UINT64_MAX, SC(frag.opts.seed)},
+	{"warmup", 0, UINT64_MAX, SC(frag.opts.warmup)},
+};
+#undef SC
+
 static kvp_status key_count(const struct walk *w, const struct kvp_node *v,
 			    struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
 {
@@ -665,22 +667,27 @@ static kvp_status key_count(const struct walk *w, const struct kvp_node *v,
 		st = kvp_node_u64(w->doc, v, key, &n, err);
 	if (st)
 		return st;
-	bool batch = strcmp(key, "batch") == 0;
-	uint64_t max = batch ? UINT64_MAX : strcmp(key, "max_num_seqs") == 0 ? UINT32_MAX : 1u << 20;
-	if (n < 1 || n > max)
-		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
-				     "must be between 1 and %llu, got %s", (unsigned long long)max,
-				     v->value);
-	if (batch)
-		s->opts.batch = n;
-	else if (strcmp(key, "tp") == 0)
-		s->opts.par.tp = (uint32_t)n;
-	else if (strcmp(key, "pp") == 0)
-		s->opts.par.pp = (uint32_t)n;
-	else if (strcmp(key, "block_size") == 0)
-		s->opts.block_size = (uint32_t)n;
-	else
-		s->opts.max_num_seqs = (uint32_t)n;
+	const struct count_key *c = count_keys;
+	while (strcmp(c->key, key) != 0)
+		c++;
+	if (n < c->min || n > c->max)
+		return c->max == UINT64_MAX
+			       ? kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+					       "must be at least %llu, got %s",
+					       (unsigned long long)c->min, v->value)
+			       : kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+					       "must be between %llu and %llu, got %s",
+					       (unsigned long long)c->min, (unsigned long long)c->max,
+					       v->value);
+	char *dst = (char *)s + c->off;
+	if (c->size == sizeof(uint32_t)) {
+		uint32_t u = (uint32_t)n;
+		memcpy(dst, &u, sizeof u);
+	} else {
+		memcpy(dst, &n, sizeof n);
+	}
+	if (strcmp(key, "warmup") == 0)
+		s->frag.opts.has_warmup = true;
 	return KVP_STATUS_OK;
 }
 
@@ -848,30 +855,6 @@ static kvp_status key_share(const struct walk *w, const struct kvp_node *v,
 	return st;
 }
 
-/* frag's counts: requests (>= 1), seed and warmup (>= 0). */
-static kvp_status key_u64(const struct walk *w, const struct kvp_node *v,
-			  struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
-{
-	kvp_status st = input_record(w, v, s, key, err);
-	uint64_t n;
-	if (!st)
-		st = kvp_node_u64(w->doc, v, key, &n, err);
-	if (st)
-		return st;
-	if (strcmp(key, "requests") == 0) {
-		if (n < 1)
-			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
-					     "must be at least 1, got %s", v->value);
-		s->frag.opts.requests = n;
-	} else if (strcmp(key, "seed") == 0) {
-		s->frag.opts.seed = n;
-	} else {
-		s->frag.opts.warmup = n;
-		s->frag.opts.has_warmup = true;
-	}
-	return KVP_STATUS_OK;
-}
-
 /* block_sizes: one size or a list, each 1 to KVP_FRAG_MAX_BLOCK tokens, distinct. */
 static kvp_status key_blocks(const struct walk *w, const struct kvp_node *v,
 			     struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
@@ -1001,9 +984,9 @@ static const struct key {
 	/* kvplan frag */
 	{"workload", key_profile, false, "frag"},
 	{"block_sizes", key_blocks, false, "frag"},
-	{"requests", key_u64, false, "frag"},
-	{"seed", key_u64, false, "frag"},
-	{"warmup", key_u64, false, "frag"},
+	{"requests", key_count, false, "frag"},
+	{"seed", key_count, false, "frag"},
+	{"warmup", key_count, false, "frag"},
 	{"max_len", key_tokens, false, "frag"},
 	{"max_tokens", key_tokens, false, "frag"},
 	{"allocator", key_spec, false, "frag"},
