@@ -17,6 +17,7 @@
 #endif
 
 #include "decode.h"
+#include "output.h"
 #include "units.h"
 #ifndef KVBENCH_STANDALONE
 #include "perf.h"
@@ -26,6 +27,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,180 +423,159 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 }
 
 /* ----------------------------------------------------------------- rows
- * A row is an ordered list of (key, value) pairs; every writer walks it. */
-
-enum { NUMBER = 0, TEXT = 1, SHOWN = 2 }; /* SHOWN: the table's, not in files */
-
-struct field {
-	const char *key;
-	char val[96];
-	int text; /* NUMBER, TEXT (quoted in JSON and YAML) or SHOWN */
-};
-
-struct row {
-	struct field f[48];
-	int n;
-};
+ * Each point is a kvp_record (output.h): the JSON, CSV and table writers
+ * are the library's; YAML, which kvplan's other commands only read, is
+ * written here from the same records. */
 
 struct rows {
-	struct row *r;
-	int n, cap;
+	struct kvp_record **r;
+	size_t n, cap;
 };
 
-static void put(struct row *r, const char *key, int text, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static void rec_str(struct kvp_record *r, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void put(struct row *r, const char *key, int text, const char *fmt, ...)
+static void rec_str(struct kvp_record *r, const char *key, const char *fmt, ...)
 {
+	char buf[2048];
 	va_list ap;
-	if (r->n == (int)(sizeof r->f / sizeof r->f[0]))
-		return;
-	struct field *f = &r->f[r->n++];
-	f->key = key;
-	f->text = text;
 	va_start(ap, fmt);
-	vsnprintf(f->val, sizeof f->val, fmt, ap);
+	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
+	kvp_record_str(r, key, buf);
 }
 
-static const char *get(const struct row *r, const char *key)
+/* x to `decimals` places: rates and ratios carry no more than they mean. */
+static double rounded(double x, int decimals)
 {
-	for (int i = 0; i < r->n; i++)
-		if (strcmp(r->f[i].key, key) == 0)
-			return r->f[i].val;
-	return "";
+	double p = pow(10, decimals);
+	return isfinite(x) ? round(x * p) / p : x;
 }
 
-static int rows_add(struct rows *rs, const struct row *r)
+static double num(const struct kvp_record *r, const char *key)
+{
+	const struct kvp_value *v = kvp_record_get(r, key);
+	return !v ? 0 : v->type == KVP_VALUE_U64 ? (double)v->u : v->type == KVP_VALUE_F64 ? v->f : 0;
+}
+
+static const char *str(const struct kvp_record *r, const char *key)
+{
+	const struct kvp_value *v = kvp_record_get(r, key);
+	return v && v->type == KVP_VALUE_STR ? v->s : "";
+}
+
+static int rows_add(struct rows *rs, struct kvp_record *r)
 {
 	if (rs->n == rs->cap) {
-		int cap = rs->cap ? 2 * rs->cap : 16;
-		struct row *n = realloc(rs->r, (size_t)cap * sizeof *n);
+		size_t cap = rs->cap ? 2 * rs->cap : 16;
+		struct kvp_record **n = realloc(rs->r, cap * sizeof *n);
 		if (!n)
 			return -1;
 		rs->r = n;
 		rs->cap = cap;
 	}
-	rs->r[rs->n++] = *r;
+	rs->r[rs->n++] = r;
 	return 0;
 }
 
-static void write_quoted(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
-static void write_value(FILE *f, const struct field *fl)
+static void yaml_value(FILE *f, const struct kvp_value *v)
 {
-	if (fl->text == TEXT)
-		write_quoted(f, fl->val);
-	else
-		fputs(fl->val, f);
-}
-
-static void write_csv(FILE *f, const struct rows *rs)
-{
-	if (rs->n == 0)
-		return;
-	int first = 1;
-	for (int i = 0; i < rs->r[0].n; i++)
-		if (rs->r[0].f[i].text != SHOWN) {
-			fprintf(f, "%s%s", first ? "" : ",", rs->r[0].f[i].key);
-			first = 0;
+	char buf[64];
+	switch (v->type) {
+	case KVP_VALUE_STR:
+		fputc('"', f);
+		for (const char *c = v->s; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				fputc('\\', f);
+			fputc(*c, f);
 		}
-	fputc('\n', f);
-	for (int k = 0; k < rs->n; k++) {
-		first = 1;
-		for (int i = 0; i < rs->r[k].n; i++) {
-			const struct field *fl = &rs->r[k].f[i];
-			if (fl->text == SHOWN)
-				continue;
-			if (!first)
-				fputc(',', f);
-			first = 0;
-			if (strpbrk(fl->val, ",\"\n"))
-				write_quoted(f, fl->val);
-			else
-				fputs(fl->val, f);
-		}
-		fputc('\n', f);
+		fputc('"', f);
+		break;
+	case KVP_VALUE_F64:
+		if (isnan(v->f))
+			fputs(".nan", f);
+		else if (isinf(v->f))
+			fputs(v->f > 0 ? ".inf" : "-.inf", f);
+		else
+			fprintf(f, "%.10g", v->f);
+		break;
+	default:
+		kvp_value_format(v, buf, sizeof buf);
+		fputs(buf, f);
+		break;
 	}
 }
 
-static void write_json_row(FILE *f, const struct row *r, const char *indent)
-{
-	int first = 1;
-	fputs("{", f);
-	for (int i = 0; i < r->n; i++) {
-		if (r->f[i].text == SHOWN)
-			continue;
-		fprintf(f, "%s\n%s  \"%s\": ", first ? "" : ",", indent, r->f[i].key);
-		write_value(f, &r->f[i]);
-		first = 0;
-	}
-	fprintf(f, "\n%s}", indent);
-}
-
-static void write_json(FILE *f, const struct row *env, const struct rows *rs)
-{
-	fputs("{\n  \"kvbench\": ", f);
-	write_json_row(f, env, "  ");
-	fputs(",\n  \"points\": [", f);
-	for (int k = 0; k < rs->n; k++) {
-		fputs(k ? ",\n    " : "\n    ", f);
-		write_json_row(f, &rs->r[k], "    ");
-	}
-	fputs(rs->n ? "\n  ]\n}\n" : "]\n}\n", f);
-}
-
-static void write_yaml(FILE *f, const struct row *env, const struct rows *rs)
+static void write_yaml(FILE *f, const struct kvp_record *env, const struct rows *rs)
 {
 	fputs("# kvbench results: measured decode bandwidth or capacity, read by\n"
 	      "# `kvplan validate` and `kvplan perf --calibration`.\n"
 	      "kvbench:\n", f);
-	for (int i = 0; i < env->n; i++) {
-		fprintf(f, "  %s: ", env->f[i].key);
-		write_value(f, &env->f[i]);
+	for (size_t i = 0; i < env->n; i++) {
+		fprintf(f, "  %s: ", env->fields[i].name);
+		yaml_value(f, &env->fields[i].v);
 		fputc('\n', f);
 	}
 	fputs(rs->n ? "points:\n" : "points: []\n", f);
-	for (int k = 0; k < rs->n; k++)
-		for (int i = 0, first = 1; i < rs->r[k].n; i++) {
-			if (rs->r[k].f[i].text == SHOWN)
-				continue;
-			fprintf(f, "%s%s: ", first ? "  - " : "    ", rs->r[k].f[i].key);
-			write_value(f, &rs->r[k].f[i]);
+	for (size_t k = 0; k < rs->n; k++)
+		for (size_t i = 0; i < rs->r[k]->n; i++) {
+			fprintf(f, "%s%s: ", i ? "    " : "  - ", rs->r[k]->fields[i].name);
+			yaml_value(f, &rs->r[k]->fields[i].v);
 			fputc('\n', f);
-			first = 0;
 		}
 }
 
-/* The table: chosen columns, right-aligned, under a header. */
-static void write_table(FILE *f, const struct rows *rs, const char *const *keys,
-			const char *const *titles, int ncols)
+/* A column of the table: a field copied, or one derived for reading. */
+enum col_kind { COPY, TIME_US, PERCENT, SIGNED_PERCENT };
+
+struct col {
+	const char *key, *title;
+	enum col_kind kind;
+};
+
+static void write_table(FILE *f, const struct rows *rs, const struct col *cols, size_t ncols)
 {
-	int w[32];
-	for (int c = 0; c < ncols; c++) {
-		w[c] = (int)strlen(titles[c]);
-		for (int k = 0; k < rs->n; k++) {
-			int l = (int)strlen(get(&rs->r[k], keys[c]));
-			w[c] = l > w[c] ? l : w[c];
+	struct kvp_record **view = calloc(rs->n ? rs->n : 1, sizeof *view);
+	char buf[64];
+	if (!view)
+		return;
+	for (size_t k = 0; k < rs->n; k++) {
+		const struct kvp_record *r = rs->r[k];
+		if (!(view[k] = kvp_record_new()))
+			goto out;
+		for (size_t c = 0; c < ncols; c++) {
+			const struct kvp_value *v = kvp_record_get(r, cols[c].key);
+			double x = num(r, cols[c].key);
+			switch (cols[c].kind) {
+			case COPY:
+				if (!v)
+					kvp_record_str(view[k], cols[c].title, "");
+				else if (v->type == KVP_VALUE_STR)
+					kvp_record_str(view[k], cols[c].title, v->s);
+				else if (v->type == KVP_VALUE_U64)
+					kvp_record_u64(view[k], cols[c].title, v->u);
+				else
+					kvp_record_f64(view[k], cols[c].title, v->f);
+				continue;
+			case TIME_US:
+				kvp_record_f64(view[k], cols[c].title, rounded(x * 1e6, 1));
+				continue;
+			case PERCENT:
+				snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+				break;
+			case SIGNED_PERCENT:
+				snprintf(buf, sizeof buf, v ? "%+.1f%%" : "", 100 * x);
+				break;
+			}
+			kvp_record_str(view[k], cols[c].title, buf);
 		}
 	}
-	for (int c = 0; c < ncols; c++)
-		fprintf(f, "%s%*s", c ? "  " : "", w[c], titles[c]);
-	fputc('\n', f);
-	for (int k = 0; k < rs->n; k++) {
-		for (int c = 0; c < ncols; c++)
-			fprintf(f, "%s%*s", c ? "  " : "", w[c], get(&rs->r[k], keys[c]));
-		fputc('\n', f);
-	}
+	kvp_write_table(f, view, rs->n);
+out:
+	for (size_t k = 0; k < rs->n; k++)
+		kvp_record_free(view[k]);
+	free(view);
 }
 
 /* ------------------------------------------------------------ environment */
@@ -656,7 +637,7 @@ struct ctx {
  * efficiency 1; else the GPU's bus rate at the planner's default decode
  * efficiency.  Adds predicted_* columns; a failure is reported, not fatal. */
 static void predict_point(struct ctx *cx, const struct kvb_shape *s, const struct kvb_paged_kv *kv,
-			  double median, struct row *row)
+			  double median, struct kvp_record *row)
 {
 	struct opts *o = cx->o;
 	struct kvb_decode_prediction p;
@@ -686,11 +667,10 @@ static void predict_point(struct ctx *cx, const struct kvb_shape *s, const struc
 		fprintf(stderr, "kvbench: no prediction: %s\n", msg);
 		return;
 	}
-	put(row, "predicted_on", 1, "%s", basis);
-	put(row, "predicted_kv_bytes", 0, "%llu", (unsigned long long)p.kv_bytes);
-	put(row, "predicted_s", 0, "%.6e", p.time_s);
-	put(row, "prediction_error", 0, "%.4f", median > 0 ? (p.time_s - median) / median : 0.0);
-	put(row, "pred_err", SHOWN, "%+.1f%%", median > 0 ? 100 * (p.time_s - median) / median : 0.0);
+	rec_str(row, "predicted_on", "%s", basis);
+	kvp_record_u64(row, "predicted_kv_bytes", (uint64_t)(p.kv_bytes));
+	kvp_record_f64(row, "predicted_s", p.time_s);
+	kvp_record_f64(row, "prediction_error", rounded(median > 0 ? (p.time_s - median) / median : 0.0, 4));
 }
 #endif
 
@@ -735,7 +715,7 @@ static int pick_seqs(const struct kvb_paged_kv *kv, int threads, uint64_t seed, 
 /* One bandwidth point: validate, then time.  Fills the row; returns 0,
  * 1 when validation failed, -1 on a run error (message printed). */
 static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batch, int32_t context,
-		     uint64_t seed, struct row *row)
+		     uint64_t seed, struct kvp_record *row)
 {
 	struct opts *o = cx->o;
 	struct kvb_paged_kv kv;
@@ -822,48 +802,45 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		gbps = (double)moved / median / 1e9;
 	}
 
-	put(row, "backend", 1, "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
-	put(row, "batch", 0, "%d", batch);
-	put(row, "context", 0, "%d", context);
-	put(row, "lengths", 1, "%s", kvb_lengths_name(o->lengths));
-	put(row, "tokens", 0, "%llu", (unsigned long long)tokens);
-	put(row, "block_size", 0, "%d", shape->block_size);
-	put(row, "kv_dtype", 1, "%s", kvb_dtype_name(shape->dtype));
-	put(row, "num_heads", 0, "%d", shape->h_q);
-	put(row, "num_kv_heads", 0, "%d", shape->h_kv);
-	put(row, "group", 0, "%d", shape->h_q / shape->h_kv);
-	put(row, "head_dim", 0, "%d", shape->d);
-	put(row, "threads", 0, "%d", o->backend == BACKEND_CPU ? kvb_cpu_threads(cx->cpu) : 0);
+	rec_str(row, "backend", "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
+	kvp_record_u64(row, "batch", (uint64_t)(batch));
+	kvp_record_u64(row, "context", (uint64_t)(context));
+	rec_str(row, "lengths", "%s", kvb_lengths_name(o->lengths));
+	kvp_record_u64(row, "tokens", (uint64_t)(tokens));
+	kvp_record_u64(row, "block_size", (uint64_t)(shape->block_size));
+	rec_str(row, "kv_dtype", "%s", kvb_dtype_name(shape->dtype));
+	kvp_record_u64(row, "num_heads", (uint64_t)(shape->h_q));
+	kvp_record_u64(row, "num_kv_heads", (uint64_t)(shape->h_kv));
+	kvp_record_u64(row, "group", (uint64_t)(shape->h_q / shape->h_kv));
+	kvp_record_u64(row, "head_dim", (uint64_t)(shape->d));
+	kvp_record_u64(row, "threads", (uint64_t)(o->backend == BACKEND_CPU ? kvb_cpu_threads(cx->cpu) : 0));
 	if (o->backend == BACKEND_CPU)
-		put(row, "isa", 1, "%s", kvb_cpu_isa(cx->cpu));
+		rec_str(row, "isa", "%s", kvb_cpu_isa(cx->cpu));
 #ifdef HAVE_CUDA
 	else
-		put(row, "device", 1, "%s", cx->gpu.name);
+		rec_str(row, "device", "%s", cx->gpu.name);
 #endif
-	put(row, "splits", 0, "%d", splits);
-	put(row, "chunk_tokens", 0, "%d", chunk);
-	put(row, "pool_bytes", 0, "%llu",
-	    (unsigned long long)kvb_pool_bytes(shape, kv.num_blocks));
-	put(row, "moved_bytes", 0, "%llu", (unsigned long long)moved);
-	put(row, "table_bytes", 0, "%llu", (unsigned long long)table);
-	put(row, "validated", 1, "%s", passed ? "pass" : "FAIL");
-	put(row, "max_err", 0, "%.3g", chk.max_err);
-	put(row, "tolerance", 0, "%.3g", kvb_dtype_tolerance(shape->dtype));
-	put(row, "nonfinite", 0, "%lld", (long long)chk.nonfinite);
-	put(row, "seqs_checked", 0, "%d", chk.seqs_checked);
+	kvp_record_u64(row, "splits", (uint64_t)(splits));
+	kvp_record_u64(row, "chunk_tokens", (uint64_t)(chunk));
+	kvp_record_u64(row, "pool_bytes", (uint64_t)(kvb_pool_bytes(shape, kv.num_blocks)));
+	kvp_record_u64(row, "moved_bytes", (uint64_t)(moved));
+	kvp_record_u64(row, "table_bytes", (uint64_t)(table));
+	rec_str(row, "validated", "%s", passed ? "pass" : "FAIL");
+	kvp_record_f64(row, "max_err", chk.max_err);
+	kvp_record_f64(row, "tolerance", kvb_dtype_tolerance(shape->dtype));
+	kvp_record_u64(row, "nonfinite", (uint64_t)(chk.nonfinite));
+	kvp_record_u64(row, "seqs_checked", (uint64_t)(chk.seqs_checked));
 	if (!o->validate_only) {
 		double ceil_gbps = o->backend == BACKEND_CPU ? cx->ceiling.read_gbps
 							     : cx->ceiling.copy_gbps;
-		put(row, "repeats", 0, "%d", o->repeats);
-		put(row, "time_median_s", 0, "%.6e", median);
-		put(row, "time_best_s", 0, "%.6e", best);
-		put(row, "time_us", SHOWN, "%.1f", median * 1e6);
-		put(row, "gbps", 0, "%.2f", gbps);
-		put(row, "ceiling_read_gbps", 0, "%.2f", cx->ceiling.read_gbps);
-		put(row, "ceiling_copy_gbps", 0, "%.2f", cx->ceiling.copy_gbps);
-		put(row, "ceiling_triad_gbps", 0, "%.2f", cx->ceiling.triad_gbps);
-		put(row, "ratio", 0, "%.3f", ceil_gbps > 0 ? gbps / ceil_gbps : 0.0);
-		put(row, "pct", SHOWN, "%.1f%%", ceil_gbps > 0 ? 100 * gbps / ceil_gbps : 0.0);
+		kvp_record_u64(row, "repeats", (uint64_t)(o->repeats));
+		kvp_record_f64(row, "time_median_s", median);
+		kvp_record_f64(row, "time_best_s", best);
+		kvp_record_f64(row, "gbps", rounded(gbps, 2));
+		kvp_record_f64(row, "ceiling_read_gbps", rounded(cx->ceiling.read_gbps, 2));
+		kvp_record_f64(row, "ceiling_copy_gbps", rounded(cx->ceiling.copy_gbps, 2));
+		kvp_record_f64(row, "ceiling_triad_gbps", rounded(cx->ceiling.triad_gbps, 2));
+		kvp_record_f64(row, "ratio", rounded(ceil_gbps > 0 ? gbps / ceil_gbps : 0.0, 3));
 #ifndef KVBENCH_STANDALONE
 		if (passed)
 			predict_point(cx, shape, &kv, median, row);
@@ -890,7 +867,7 @@ out:
 	return rc;
 }
 
-static void env_row(struct ctx *cx, struct row *env)
+static void env_row(struct ctx *cx, struct kvp_record *env)
 {
 	struct opts *o = cx->o;
 	char buf[256], date[64];
@@ -898,35 +875,35 @@ static void env_row(struct ctx *cx, struct row *env)
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	put(env, "version", 1, "%s", PACKAGE_VERSION);
-	put(env, "date", 1, "%s", date);
-	put(env, "command", 1, "%s", o->command);
-	put(env, "mode", 1, "%s", o->capacity ? "capacity" : o->validate_only ? "validate" : "bandwidth");
-	put(env, "backend", 1, "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
+	rec_str(env, "version", "%s", PACKAGE_VERSION);
+	rec_str(env, "date", "%s", date);
+	rec_str(env, "command", "%s", o->command);
+	rec_str(env, "mode", "%s", o->capacity ? "capacity" : o->validate_only ? "validate" : "bandwidth");
+	rec_str(env, "backend", "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
 	cpu_model(buf, sizeof buf);
-	put(env, "cpu", 1, "%s", buf);
-	put(env, "threads", 0, "%d", kvb_cpu_threads(cx->cpu));
-	put(env, "isa", 1, "%s", kvb_cpu_isa(cx->cpu));
-	put(env, "llc_bytes", 0, "%llu", (unsigned long long)kvb_llc_bytes());
+	rec_str(env, "cpu", "%s", buf);
+	kvp_record_u64(env, "threads", (uint64_t)(kvb_cpu_threads(cx->cpu)));
+	rec_str(env, "isa", "%s", kvb_cpu_isa(cx->cpu));
+	kvp_record_u64(env, "llc_bytes", (uint64_t)(kvb_llc_bytes()));
 #ifdef HAVE_CUDA
 	if (o->backend == BACKEND_CUDA) {
-		put(env, "gpu", 1, "%s", cx->gpu.name);
-		put(env, "compute_capability", 1, "%d.%d", cx->gpu.cc_major, cx->gpu.cc_minor);
-		put(env, "sm_count", 0, "%d", cx->gpu.sm_count);
-		put(env, "l2_bytes", 0, "%d", cx->gpu.l2_bytes);
-		put(env, "gpu_memory_bytes", 0, "%llu", (unsigned long long)cx->gpu.total_bytes);
-		put(env, "driver_version", 0, "%d", cx->gpu.driver_version);
-		put(env, "runtime_version", 0, "%d", cx->gpu.runtime_version);
-		put(env, "mem_clock_khz", 0, "%d", cx->gpu.mem_clock_khz);
-		put(env, "bus_width_bits", 0, "%d", cx->gpu.bus_width_bits);
-		put(env, "datasheet_gbps", 0, "%.1f", cx->gpu.datasheet_gbps);
+		rec_str(env, "gpu", "%s", cx->gpu.name);
+		rec_str(env, "compute_capability", "%d.%d", cx->gpu.cc_major, cx->gpu.cc_minor);
+		kvp_record_u64(env, "sm_count", (uint64_t)(cx->gpu.sm_count));
+		kvp_record_u64(env, "l2_bytes", (uint64_t)(cx->gpu.l2_bytes));
+		kvp_record_u64(env, "gpu_memory_bytes", (uint64_t)(cx->gpu.total_bytes));
+		kvp_record_u64(env, "driver_version", (uint64_t)(cx->gpu.driver_version));
+		kvp_record_u64(env, "runtime_version", (uint64_t)(cx->gpu.runtime_version));
+		kvp_record_u64(env, "mem_clock_khz", (uint64_t)(cx->gpu.mem_clock_khz));
+		kvp_record_u64(env, "bus_width_bits", (uint64_t)(cx->gpu.bus_width_bits));
+		kvp_record_f64(env, "datasheet_gbps", rounded(cx->gpu.datasheet_gbps, 1));
 	}
 #endif
 	if (cx->have_ceiling) {
-		put(env, "ceiling_array_bytes", 0, "%llu", (unsigned long long)cx->ceiling.array_bytes);
-		put(env, "ceiling_read_gbps", 0, "%.2f", cx->ceiling.read_gbps);
-		put(env, "ceiling_copy_gbps", 0, "%.2f", cx->ceiling.copy_gbps);
-		put(env, "ceiling_triad_gbps", 0, "%.2f", cx->ceiling.triad_gbps);
+		kvp_record_u64(env, "ceiling_array_bytes", (uint64_t)(cx->ceiling.array_bytes));
+		kvp_record_f64(env, "ceiling_read_gbps", rounded(cx->ceiling.read_gbps, 2));
+		kvp_record_f64(env, "ceiling_copy_gbps", rounded(cx->ceiling.copy_gbps, 2));
+		kvp_record_f64(env, "ceiling_triad_gbps", rounded(cx->ceiling.triad_gbps, 2));
 	}
 }
 
@@ -985,16 +962,16 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 								.block_size = (int)o->block.v[ip],
 								.dtype = o->dtypes[it],
 							};
-							struct row row = {.n = 0};
-							int rc = run_point(cx, &s, (int32_t)o->batch.v[ib],
-									   (int32_t)o->context.v[ic], seed++, &row);
-							if (rc < 0) {
+							struct kvp_record *row = kvp_record_new();
+							int rc = row ? run_point(cx, &s, (int32_t)o->batch.v[ib],
+										 (int32_t)o->context.v[ic], seed++, row)
+								     : -1;
+							if (rc < 0 || rows_add(rs, row) != 0) {
+								kvp_record_free(row);
 								errors++;
 								continue;
 							}
 							failed += rc;
-							if (rows_add(rs, &row) != 0)
-								errors++;
 						}
 	kvb_big_free(cx->flush);
 	cx->flush = NULL;
@@ -1102,113 +1079,146 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 			admitted_tokens += len;
 			seqs++;
 		}
-		struct row row = {.n = 0};
-		put(&row, "backend", 1, "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
-		put(&row, "memory_bytes", 0, "%llu", (unsigned long long)cap);
-		put(&row, "utilization", 0, "%.4g", o->utilization);
-		put(&row, "limit_bytes", 0, "%llu", (unsigned long long)limit);
-		put(&row, "weights_bytes", 0, "%llu", (unsigned long long)o->weights_bytes);
-		put(&row, "layers", 0, "%d", o->layers);
-		put(&row, "num_heads", 0, "%d", s.h_q);
-		put(&row, "num_kv_heads", 0, "%d", s.h_kv);
-		put(&row, "head_dim", 0, "%d", s.d);
-		put(&row, "kv_dtype", 1, "%s", kvb_dtype_name(s.dtype));
-		put(&row, "block_size", 0, "%d", s.block_size);
-		put(&row, "block_bytes", 0, "%llu", (unsigned long long)block_bytes);
-		put(&row, "context", 0, "%lld", (long long)o->context.v[ic]);
-		put(&row, "lengths", 1, "%s", kvb_lengths_name(o->lengths));
-		put(&row, "blocks", 0, "%lld", (long long)blocks);
-		put(&row, "token_slots", 0, "%lld", (long long)blocks * s.block_size);
-		put(&row, "sequences", 0, "%lld", (long long)seqs);
-		put(&row, "tokens", 0, "%lld", (long long)admitted_tokens);
+		struct kvp_record *row = kvp_record_new();
+		if (!row) {
+			errors++;
+			continue;
+		}
+		rec_str(row, "backend", "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
+		kvp_record_u64(row, "memory_bytes", (uint64_t)(cap));
+		kvp_record_f64(row, "utilization", o->utilization);
+		kvp_record_u64(row, "limit_bytes", (uint64_t)(limit));
+		kvp_record_u64(row, "weights_bytes", (uint64_t)(o->weights_bytes));
+		kvp_record_u64(row, "layers", (uint64_t)(o->layers));
+		kvp_record_u64(row, "num_heads", (uint64_t)(s.h_q));
+		kvp_record_u64(row, "num_kv_heads", (uint64_t)(s.h_kv));
+		kvp_record_u64(row, "head_dim", (uint64_t)(s.d));
+		rec_str(row, "kv_dtype", "%s", kvb_dtype_name(s.dtype));
+		kvp_record_u64(row, "block_size", (uint64_t)(s.block_size));
+		kvp_record_u64(row, "block_bytes", (uint64_t)(block_bytes));
+		kvp_record_u64(row, "context", (uint64_t)(o->context.v[ic]));
+		rec_str(row, "lengths", "%s", kvb_lengths_name(o->lengths));
+		kvp_record_u64(row, "blocks", (uint64_t)(blocks));
+		kvp_record_u64(row, "token_slots", (uint64_t)(blocks * s.block_size));
+		kvp_record_u64(row, "sequences", (uint64_t)(seqs));
+		kvp_record_u64(row, "tokens", (uint64_t)(admitted_tokens));
 #ifndef KVBENCH_STANDALONE
 		struct kvb_capacity_prediction cp;
 		char msg[512];
 		if (kvb_predict_capacity(&s, o->layers, cap, o->utilization, o->weights_bytes,
 					 (uint64_t)o->context.v[ic], &cp, msg, sizeof msg) == 0) {
-			put(&row, "predicted_block_bytes", 0, "%llu", (unsigned long long)cp.page_bytes);
-			put(&row, "predicted_blocks", 0, "%llu", (unsigned long long)cp.num_blocks);
-			put(&row, "predicted_token_slots", 0, "%llu", (unsigned long long)cp.max_tokens);
+			kvp_record_u64(row, "predicted_block_bytes", (uint64_t)(cp.page_bytes));
+			kvp_record_u64(row, "predicted_blocks", (uint64_t)(cp.num_blocks));
+			kvp_record_u64(row, "predicted_token_slots", (uint64_t)(cp.max_tokens));
 			/* the planner's sequences are all of the context's length */
 			if (o->lengths == KVB_LENGTHS_FIXED)
-				put(&row, "predicted_sequences", 0, "%llu",
-				    (unsigned long long)cp.max_sequences);
-			put(&row, "blocks_diff", 0, "%lld", (long long)blocks - (long long)cp.num_blocks);
+				kvp_record_u64(row, "predicted_sequences", (uint64_t)(cp.max_sequences));
+			kvp_record_f64(row, "blocks_diff", (double)blocks - (double)cp.num_blocks);
 		} else {
 			fprintf(stderr, "kvbench: no prediction: %s\n", msg);
 		}
 #endif
-		if (rows_add(rs, &row) != 0)
+		if (rows_add(rs, row) != 0) {
+			kvp_record_free(row);
 			errors++;
+		}
 	}
 	return errors ? EXIT_FAILED : EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ main */
 
-static void print_results(FILE *f, struct ctx *cx, const struct row *env, const struct rows *rs)
+/* The JSON root: {"kvbench": env, "points": [...]}, owning env and the
+ * rows (rs keeps borrowed pointers). */
+static struct kvp_record *results_root(struct kvp_record *env, const struct rows *rs)
+{
+	struct kvp_record *root = kvp_record_new();
+	if (!root || !kvp_record_rec(root, "kvbench", env)) {
+		kvp_record_free(root);
+		return NULL;
+	}
+	for (size_t k = 0; k < rs->n; k++)
+		if (!kvp_record_push(root, "points", rs->r[k])) {
+			kvp_record_free(root);
+			return NULL;
+		}
+	return root;
+}
+
+static void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
+			  const struct rows *rs)
 {
 	struct opts *o = cx->o;
 	if (o->format == FORMAT_JSON) {
-		write_json(f, env, rs);
+		kvp_write_json(f, root);
 		return;
 	}
 	if (o->format == FORMAT_CSV) {
-		write_csv(f, rs);
+		kvp_write_csv(f, rs->r, rs->n);
 		return;
 	}
 	if (o->capacity) {
-		static const char *const keys[] = {"kv_dtype", "num_kv_heads", "head_dim",
-			"block_size", "layers", "block_bytes", "limit_bytes", "weights_bytes",
-			"blocks", "token_slots", "context", "sequences", "tokens",
-			"predicted_blocks", "predicted_sequences", "blocks_diff"};
-		static const char *const titles[] = {"dtype", "Hkv", "d", "P", "layers",
-			"block B", "limit B", "weights B", "blocks", "slots", "ctx", "seqs", "tokens",
-			"planner blocks", "planner seqs", "diff"};
-		fprintf(f, "kvbench %s capacity (%s): limit = memory %s x utilization %.4g; the "
+		static const struct col cols[] = {
+			{"kv_dtype", "dtype", COPY}, {"num_kv_heads", "Hkv", COPY},
+			{"head_dim", "d", COPY}, {"block_size", "P", COPY}, {"layers", "layers", COPY},
+			{"block_bytes", "block B", COPY}, {"limit_bytes", "limit B", COPY},
+			{"weights_bytes", "weights B", COPY}, {"blocks", "blocks", COPY},
+			{"token_slots", "slots", COPY}, {"context", "ctx", COPY},
+			{"sequences", "seqs", COPY}, {"tokens", "tokens", COPY},
+			{"predicted_blocks", "planner blocks", COPY},
+			{"predicted_sequences", "planner seqs", COPY}, {"blocks_diff", "diff", COPY},
+		};
+		fprintf(f, "kvbench %s capacity (%s): limit = memory %.0f B x utilization %.4g; the "
 			   "weights are allocated first,\nthen blocks of block B = layers x 2 (K,V) x "
 			   "Hkv x P x d x dtype bytes (+ int8 scales) until the limit;\nsequences of "
 			   "the context's length are admitted in order while their blocks fit.\n\n",
 			PACKAGE_VERSION, o->backend == BACKEND_CPU ? "cpu, malloc + touch" : "cuda, cudaMalloc",
-			get(&rs->r[0], "memory_bytes"), o->utilization);
-		write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
+			num(rs->r[0], "memory_bytes"), o->utilization);
+		write_table(f, rs, cols, sizeof cols / sizeof cols[0]);
 		return;
 	}
 	if (o->validate_only) {
-		static const char *const keys[] = {"batch", "context", "block_size", "kv_dtype",
-			"num_heads", "num_kv_heads", "head_dim", "tokens", "seqs_checked", "max_err",
-			"tolerance", "nonfinite", "validated"};
-		static const char *const titles[] = {"B", "ctx", "P", "dtype", "Hq", "Hkv", "d",
-			"tokens", "checked", "max err", "bound", "NaN", "result"};
+		static const struct col cols[] = {
+			{"batch", "B", COPY}, {"context", "ctx", COPY}, {"block_size", "P", COPY},
+			{"kv_dtype", "dtype", COPY}, {"num_heads", "Hq", COPY},
+			{"num_kv_heads", "Hkv", COPY}, {"head_dim", "d", COPY}, {"tokens", "tokens", COPY},
+			{"seqs_checked", "checked", COPY}, {"max_err", "max err", COPY},
+			{"tolerance", "bound", COPY}, {"nonfinite", "NaN", COPY},
+			{"validated", "result", COPY},
+		};
 		fprintf(f, "kvbench %s validation (%s): each point against the double reference, "
 			   "output poisoned with NaN first;\nerror = |o - ref| / sum_t p_t |v_t|, "
 			   "bound per KV dtype.\n\n", PACKAGE_VERSION,
 			o->backend == BACKEND_CPU ? "cpu" : "cuda");
-		write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
+		write_table(f, rs, cols, sizeof cols / sizeof cols[0]);
 		return;
 	}
-	static const char *const keys[] = {"batch", "context", "block_size", "kv_dtype",
-		"num_heads", "num_kv_heads", "head_dim", "splits", "moved_bytes", "time_us", "gbps",
-		"pct", "pred_err", "max_err", "validated"};
-	static const char *const titles[] = {"B", "ctx", "P", "dtype", "Hq", "Hkv", "d", "splits",
-		"bytes moved", "median us", "GB/s", "of ceil", "planner", "max err", "check"};
+	static const struct col cols[] = {
+		{"batch", "B", COPY}, {"context", "ctx", COPY}, {"block_size", "P", COPY},
+		{"kv_dtype", "dtype", COPY}, {"num_heads", "Hq", COPY}, {"num_kv_heads", "Hkv", COPY},
+		{"head_dim", "d", COPY}, {"splits", "splits", COPY}, {"moved_bytes", "bytes moved", COPY},
+		{"time_median_s", "median us", TIME_US}, {"gbps", "GB/s", COPY},
+		{"ratio", "of ceil", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
+		{"max_err", "max err", COPY}, {"validated", "check", COPY},
+	};
 	if (o->backend == BACKEND_CPU)
 		fprintf(f, "kvbench %s decode (cpu, %d threads, %s loops)\n", PACKAGE_VERSION,
 			kvb_cpu_threads(cx->cpu), kvb_cpu_isa(cx->cpu));
 	else
-		fprintf(f, "kvbench %s decode (cuda, %s)\n", PACKAGE_VERSION, get(&rs->r[0], "device"));
+		fprintf(f, "kvbench %s decode (cuda, %s)\n", PACKAGE_VERSION, str(rs->r[0], "device"));
 	fprintf(f, "ceiling: arrays of %.0f MiB, best of the runs: read %.2f GB/s, copy %.2f GB/s, "
 		   "triad %.2f GB/s (STREAM counting)\n",
 		(double)cx->ceiling.array_bytes / KVP_MIB, cx->ceiling.read_gbps,
 		cx->ceiling.copy_gbps, cx->ceiling.triad_gbps);
 	fprintf(f, "bytes moved = K + V of the valid tokens in the KV dtype (+ their scales) + Q + O "
 		   "in fp32; block tables not counted\nGB/s = bytes moved / median of %d runs "
-		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling\n\n",
+		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy");
-	if (*get(&rs->r[0], "predicted_on"))
+	if (*str(rs->r[0], "predicted_on"))
 		fprintf(f, "planner = (predicted - measured) / measured: the planner's time for the step "
-			   "(its KV bytes on %s)\n\n", get(&rs->r[0], "predicted_on"));
-	write_table(f, rs, keys, titles, (int)(sizeof keys / sizeof keys[0]));
+			   "(its KV bytes on %s)\n", str(rs->r[0], "predicted_on"));
+	fputc('\n', f);
+	write_table(f, rs, cols, sizeof cols / sizeof cols[0]);
 }
 
 int main(int argc, char **argv)
@@ -1216,7 +1226,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct ctx cx;
 	struct rows rs = {0};
-	struct row env = {.n = 0};
+	struct kvp_record *env = NULL, *root = NULL;
 	int rc = parse_opts(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -1260,9 +1270,15 @@ int main(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	rc = o.capacity ? run_capacity(&cx, &rs) : run_bandwidth(&cx, &rs);
-	env_row(&cx, &env);
+	env = kvp_record_new();
+	if (env)
+		env_row(&cx, env);
+	if (!env || !(root = results_root(env, &rs))) {
+		fprintf(stderr, "kvbench: out of memory\n");
+		return EXIT_FAILED; /* what was built is left to the exit */
+	}
 	if (rs.n > 0)
-		print_results(stdout, &cx, &env, &rs);
+		print_results(stdout, &cx, root, &rs);
 	if (o.out) {
 		FILE *f = fopen(o.out, "w");
 		if (!f) {
@@ -1271,9 +1287,9 @@ int main(int argc, char **argv)
 		} else {
 			const char *dot = strrchr(o.out, '.');
 			if (strcmp(dot, ".csv") == 0)
-				write_csv(f, &rs);
+				kvp_write_csv(f, rs.r, rs.n);
 			else
-				write_yaml(f, &env, &rs);
+				write_yaml(f, env, &rs);
 			if (fclose(f) != 0) {
 				fprintf(stderr, "kvbench: %s: %s\n", o.out, strerror(errno));
 				rc = EXIT_FAILED;
@@ -1284,6 +1300,7 @@ int main(int argc, char **argv)
 #ifndef KVBENCH_STANDALONE
 	free(cx.profile);
 #endif
+	kvp_record_free(root); /* env and the rows with it */
 	free(rs.r);
 	return rc;
 }

@@ -3,9 +3,10 @@
 #
 # For a machine with nvcc and a C compiler but no autotools, no libyaml and
 # no network: kvbench is built with plain nvcc and cc lines as a
-# -DKVBENCH_STANDALONE program (the kernels, the reference, the driver and
-# src/units.c; no planner library, so no predictions: `kvplan validate`
-# compares the results with the planner afterwards).  Then it validates
+# -DKVBENCH_STANDALONE program (the kernels, the reference, the driver,
+# src/units.c and src/output.c; not the rest of the planner's library, so no
+# predictions: `kvplan validate` compares the results with the planner
+# afterwards).  Then it validates
 # every kernel variant, runs the bandwidth sweep (batch x context x block x
 # dtype x GQA; 1M-token points at d 128, block 16, bf16 and fp8, MHA and
 # GQA-8) and a capacity run, in well under 8 minutes on an H200.
@@ -62,7 +63,7 @@ run() {
 cflags="-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DKVBENCH_STANDALONE"
 cflags="$cflags -I$top/src -I$top/kernels"
 csrc="kernels/kvbench.c kernels/paged.c kernels/decode-ref.c kernels/decode-cpu.c
-      kernels/stream.c src/units.c"
+      kernels/stream.c src/units.c src/output.c"
 say "# kvbench device run $stamp in $out"
 t0=$(date +%s)
 objs=""
