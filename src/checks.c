@@ -532,11 +532,11 @@ static kvp_status input_record(const struct walk *w, const struct kvp_node *v,
 	if (v->type == KVP_NODE_SEQ) {
 		/* a list as written, "[1, 8, 32]" */
 		size_t len = (size_t)snprintf(buf, sizeof buf, "[");
-		for (size_t i = 0; i < v->n && !st; i++) {
+		for (size_t i = 0; i < v->n && !st && len < sizeof buf; i++) {
 			char item[128];
 			if (!(st = kvp_node_str(w->doc, v->items[i], key, item, sizeof item, err)))
-				len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0,
-							"%s%s", i ? ", " : "", item);
+				len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
+							i ? ", " : "", item);
 		}
 		if (!st && len + 1 >= sizeof buf)
 			return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key, "list too long");
