@@ -558,8 +558,11 @@ static void write_table(FILE *f, const struct rows *rs, const struct col *cols, 
 				else
 					kvp_record_f64(view[k], cols[c].title, v->f);
 				continue;
-			case TIME_US:
-				kvp_record_f64(view[k], cols[c].title, rounded(x * 1e6, 1));
+			case TIME_US: /* whole microseconds once they are many */
+				if (x * 1e6 >= 1e5)
+					kvp_record_u64(view[k], cols[c].title, (uint64_t)llround(x * 1e6));
+				else
+					kvp_record_f64(view[k], cols[c].title, rounded(x * 1e6, 1));
 				continue;
 			case PERCENT:
 				snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
