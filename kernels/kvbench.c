@@ -568,7 +568,10 @@ static void write_table(FILE *f, const struct rows *rs, const struct col *cols, 
 				snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
 				break;
 			case SIGNED_PERCENT:
-				snprintf(buf, sizeof buf, v ? "%+.1f%%" : "", 100 * x);
+				if (v)
+					snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
+				else
+					buf[0] = 0;
 				break;
 			}
 			kvp_record_str(view[k], cols[c].title, buf);
