@@ -35,8 +35,10 @@ static void range(uint64_t n, int tid, int nthreads, uint64_t *lo, uint64_t *hi)
 
 #if defined(__GNUC__)
 /* Eight sums in registers (GNU vector extension; see decode-cpu-attend.h
- * for why plain C does not get there at -O2): the loads, not the adds,
- * must be what limits this loop. */
+ * for why plain C does not get there at -O2), and each line asked for 8 KiB
+ * ahead: the decode prefetches its rows, so a ceiling without prefetching
+ * would be one the decode can pass (on one Ice Lake core, 7.0 GB/s without,
+ * 8-10 GB/s with). */
 typedef double v2d __attribute__((vector_size(16)));
 
 static inline v2d v2_load(const double *p)
@@ -50,7 +52,8 @@ static double read_sum(const double *restrict x, uint64_t lo, uint64_t hi)
 {
 	v2d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
 	uint64_t i = lo;
-	for (; i + LANES <= hi; i += LANES) {
+	for (; i + LANES <= hi; i += LANES) { /* LANES doubles: one 64-byte line */
+		__builtin_prefetch(x + i + 1024, 0, 3);
 		a0 += v2_load(x + i);
 		a1 += v2_load(x + i + 2);
 		a2 += v2_load(x + i + 4);
