@@ -51,10 +51,14 @@ static kvp_status parser_fail(struct loader *ld)
 			     p->context ? " " : "", p->context ? p->context : "");
 }
 
+/* Append an item (and its key, for maps).  The arrays double from 16, so a
+ * list of a million items costs 17 reallocations, not 62,500 (each a copy
+ * under allocators that do not grow in place: quadratic). */
 static kvp_status push(struct kvp_node *parent, struct kvp_node *key, struct kvp_node *item)
 {
-	if (parent->n % 16 == 0) {
-		size_t cap = parent->n + 16;
+	size_t n = parent->n;
+	if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+		size_t cap = n ? 2 * n : 16;
 		struct kvp_node **items = realloc(parent->items, cap * sizeof *items);
 		if (!items)
 			return KVP_STATUS_NOMEM;
