@@ -15,6 +15,8 @@
 # fuzzers.  CLANG names the compiler (default clang), FUZZ_JOBS runs that many
 # targets at once (default 1), FUZZ_CFLAGS adds flags (with its own
 # FUZZ_BUILD), e.g. -fsanitize=unsigned-integer-overflow to look for wraps.
+# FUZZ_KEEP_GOING=1 (the long run) fuzzes on past a crash, timeout or OOM
+# (libFuzzer -fork=1 -ignore_crashes=1 ...) and keeps every distinct input.
 set -eu
 secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
@@ -36,13 +38,22 @@ if ! "$cc" -fsanitize=fuzzer "$probe" -o "$out/probe" 2>/dev/null; then
 	exit 77
 fi
 
-# The library sources the targets link (the parsers and what they feed).
-lib="error units yaml-walk profile hf-config model budget output"
+# The library the targets link: libkvplan.a's C sources as Makefile.am lists them.
+lib=$(awk '/^libkvplan_a_SOURCES/ { on = 1 }
+	on { for (i = 1; i <= NF; i++) if ($i ~ /^src\/.*\.c$/) { sub(/^src\//, "", $i); sub(/\.c$/, "", $i); print $i }
+	     if ($0 !~ /\\$/) on = 0 }' "$top/Makefile.am")
 flags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 $(pkg-config --cflags yaml-0.1) ${FUZZ_CFLAGS:-}"
 # compile: $cc with the flags, the source tree's headers and profiles
-cc_() { "$cc" $flags -I"$top/src" "-DKVP_SRCDIR=\"$top\"" "-DKVP_DATADIR=\"$top\"" "$@"; }
+# config.h: the configured tree's, else the one macro the library reads
+mkdir -p "$out/include"
+if [ -f "$top/config.h" ]; then
+	cp "$top/config.h" "$out/include/config.h"
+else
+	printf '#define PACKAGE_VERSION "fuzz"\n' >"$out/include/config.h"
+fi
+cc_() { "$cc" $flags -I"$out/include" -I"$top/src" -I"$top/kernels" "-DKVP_SRCDIR=\"$top\"" "-DKVP_DATADIR=\"$top\"" "$@"; }
 libs="$(pkg-config --libs yaml-0.1) -lm"
 objs=""
 for s in $lib; do
@@ -68,12 +79,35 @@ seed profile "$top"/profiles/models/*.yaml "$d"/good/*.yaml "$d"/bad/model-*.yam
 seed gpu "$top"/profiles/gpus/*.yaml "$d"/good/*gpu*.yaml "$d"/bad/gpu-*.yaml
 seed hfconfig "$d"/hf/*/config.json "$d"/bad/hf-*.json
 seed yaml "$top"/profiles/*/*.yaml "$d"/good/*.yaml "$d"/bad/*.yaml "$d"/hf/*/config.json
-mkdir -p "$out/corpus/units"
-n=0
-while IFS= read -r line; do
-	n=$((n + 1))
-	printf '%s' "$line" >"$out/corpus/units/seed-$n"
-done <"$top/fuzz/seeds/units.txt"
+seed workload "$top"/profiles/workloads/*.yaml "$d"/workloads/*.yaml "$d"/bad/workload-*.yaml \
+	"$d"/report/fixed-*.yaml
+seed expect "$d"/check/*.yaml "$d"/bad/check-*.yaml "$top"/examples/*.yaml
+seed baseline "$d"/check/baseline*.yaml
+seed scenario "$d"/report/tiny.yaml "$d"/bad/scenario-*.yaml "$top"/reports/*/scenario*.yaml
+# targets whose input starts with a byte that picks the form (see each target)
+first() {
+	t=$1 c=$2
+	shift 2
+	mkdir -p "$out/corpus/$t"
+	for f in "$@"; do
+		[ -f "$f" ] && { printf '%s' "$c"; cat "$f"; } >"$out/corpus/$t/seed-$c-$(basename "$f")"
+	done
+	return 0
+}
+first lengths b "$d"/workloads/*.csv
+first lengths y "$d"/workloads/*.yaml
+first results b "$d"/report/kvbench-results.yaml "$d"/bad/results-*.yaml "$top"/reports/*/*.yaml
+first results c "$d"/*/*.csv
+# one-line inputs: fuzz/seeds/TARGET.txt, a file per line
+for t in $targets; do
+	mkdir -p "$out/corpus/$t"
+	[ -f "$top/fuzz/seeds/$t.txt" ] || continue
+	n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		printf '%s' "$line" >"$out/corpus/$t/seed-line-$n"
+	done <"$top/fuzz/seeds/$t.txt"
+done
 for t in $targets; do
 	[ -d "$top/fuzz/regress/$t" ] && seed "$t" "$top/fuzz/regress/$t"/*
 	[ -d "$top/fuzz/seeds/$t" ] && seed "$t" "$top/fuzz/seeds/$t"/*
@@ -88,10 +122,12 @@ done
 run_one() {
 	t=$1
 	log="$out/fuzz-$t.log"
+	rm -rf "$out/crashes/$t"
 	mkdir -p "$out/crashes/$t"
 	: >"$log"
 	if [ -d "$top/fuzz/regress/$t" ] && [ -n "$(ls "$top/fuzz/regress/$t")" ]; then
-		if ! TMPDIR="$out/tmp" "$out/fuzz-$t" -runs=1 "$top/fuzz/regress/$t"/* >>"$log" 2>&1; then
+		mkdir -p "$out/tmp/$t"
+		if ! TMPDIR="$out/tmp/$t" "$out/fuzz-$t" -runs=1 "$top/fuzz/regress/$t"/* >>"$log" 2>&1; then
 			echo "fuzz-$t: a regression input fails again; see $log" >&2
 			return 1
 		fi
@@ -99,22 +135,35 @@ run_one() {
 	dict=""
 	[ "$t" = units ] || dict="-dict=$top/fuzz/profile.dict"
 	rc=0
-	TMPDIR="$out/tmp" "$out/fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-max_len=65536 -print_final_stats=1 $dict \
+	keep=""
+	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
+	mkdir -p "$out/tmp/$t"
+	TMPDIR="$out/tmp/$t" "$out/fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=65536 -print_final_stats=1 $dict $keep \
 		-artifact_prefix="$out/crashes/$t/" "$out/corpus/$t" >>"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	# fork mode reports "#EXECS: cov: ..." lines instead of final stats
+	[ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -n 1)
 	crashes=$(ls "$out/crashes/$t" | wc -l)
 	printf '%-10s %6ss %12s execs %6s corpus files %3s crash inputs  exit %s\n' "$t" "$secs" \
 		"${execs:-?}" "$(ls "$out/corpus/$t" | wc -l)" "$crashes" "$rc"
-	[ "$rc" = 0 ]
+	[ "$rc" = 0 ] && [ "$crashes" = 0 ]
 }
 : >"$out/summary.txt"
 status=0
 if [ "$jobs" -gt 1 ]; then
+	# batches of $jobs targets at once
 	pids=""
+	n=0
 	for t in $targets; do
 		run_one "$t" >"$out/summary-$t.txt" &
 		pids="$pids $!"
+		n=$((n + 1))
+		if [ "$n" -ge "$jobs" ]; then
+			for p in $pids; do wait "$p" || status=1; done
+			pids=""
+			n=0
+		fi
 	done
 	for p in $pids; do wait "$p" || status=1; done
 	for t in $targets; do cat "$out/summary-$t.txt" >>"$out/summary.txt"; done

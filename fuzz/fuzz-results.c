@@ -1,0 +1,56 @@
+/* fuzz-results.c: libFuzzer target for kvbench results read back by kvplan:
+ * the calibration reader (perf.h, kvp_calibration_load: kvplan's table, CSV,
+ * or kvbench --out YAML, for an H100 SXM) and the validate chart's reader
+ * (plot.h, kvp_plot_validate).  The input's first byte picks the suffix
+ * (even: .yaml, odd: .csv), the rest is the file.  A calibration that loads
+ * has efficiencies in (0, 1].  Build: fuzz/run.sh. */
+#include <math.h>
+#include <stdint.h>
+
+#include "fuzz-common.h"
+#include "perf.h"
+#include "plot.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct kvp_gpu g;
+	static int init;
+	if (!init) {
+		struct kvp_error e = {0};
+		if (kvp_gpu_load("h100-sxm", &g, &e))
+			abort();
+		init = 1;
+	}
+	if (size == 0)
+		return 0;
+	bool csv = data[0] & 1;
+	const char *path = fuzz_write_input("results", data + 1, size - 1);
+	static char named[600];
+	snprintf(named, sizeof named, "%s.%s", path, csv ? "csv" : "yaml");
+	if (rename(path, named) != 0)
+		abort();
+	struct kvp_calibration cal;
+	memset(&cal, 0, sizeof cal);
+	struct kvp_error err = {0};
+	kvp_status st = kvp_calibration_load(named, &g, &cal, &err);
+	if (st) {
+		FUZZ_ASSERT(err.status == st && err.msg[0], "failure without a message");
+	} else {
+		FUZZ_ASSERT(cal.decode_bw_efficiency >= 0 && cal.decode_bw_efficiency <= 1 &&
+				    cal.prefill_flops_efficiency >= 0 &&
+				    cal.prefill_flops_efficiency <= 1,
+			    "an efficiency outside [0, 1]");
+	}
+	if (!csv) {
+		struct kvp_plot *p = kvp_plot_new("fuzz");
+		if (!p)
+			return 0;
+		const char *paths[] = {named};
+		memset(&err, 0, sizeof err);
+		st = kvp_plot_validate(p, paths, 1, 0.2, &err);
+		if (st)
+			FUZZ_ASSERT(err.status == st && err.msg[0], "failure without a message");
+		kvp_plot_free(p);
+	}
+	return 0;
+}
