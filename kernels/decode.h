@@ -376,6 +376,11 @@ struct kvb_ceiling {
  * cpu's threads.  Returns 0, or -1 when memory is short. */
 int kvb_stream_cpu(struct kvb_cpu *cpu, uint64_t array_bytes, int repeats,
 		   struct kvb_ceiling *out);
+/* The read-only kernel alone over an existing buffer: the best GB/s of
+ * `repeats` timed passes after an untimed one.  kvbench measures it beside
+ * each point, so that a machine whose load changes during a sweep is
+ * compared with itself. */
+double kvb_stream_cpu_read(struct kvb_cpu *cpu, const void *buf, uint64_t bytes, int repeats);
 /* Bytes of the last-level cache (sysfs, then sysconf), 0 when unknown. */
 uint64_t kvb_llc_bytes(void);
 /* Read `bytes` of buf on cpu's threads so the caches hold it and nothing

@@ -134,6 +134,12 @@ double kvb_cpu_flush(struct kvb_cpu *cpu, const void *buf, uint64_t bytes)
 	return s;
 }
 
+double kvb_stream_cpu_read(struct kvb_cpu *cpu, const void *buf, uint64_t bytes, int repeats)
+{
+	struct stream_job job = {.src = buf, .n = bytes / sizeof(double)};
+	return (double)(job.n * sizeof(double)) / run_best(cpu, &job, STREAM_READ, repeats) / 1e9;
+}
+
 int kvb_stream_cpu(struct kvb_cpu *cpu, uint64_t array_bytes, int repeats, struct kvb_ceiling *out)
 {
 	struct stream_job job = {.n = array_bytes / sizeof(double)};
