@@ -24,7 +24,7 @@
 #include <stdlib.h>
 
 #define LANES 16      /* width of the unrolled inner loops */
-#define CHUNK 32      /* tokens per softmax update */
+#define CHUNK 16      /* tokens per softmax update: K and V tiles of 16 KiB at d 128 */
 #define MIN_SPLIT 512 /* fewest tokens worth a split of their own */
 #define LOG2E 1.4426950408889634f
 
