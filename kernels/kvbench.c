@@ -41,7 +41,6 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_NO_DEVICE = 77 };
 enum backend { BACKEND_CPU, BACKEND_CUDA };
-enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
 
 /* --------------------------------------------------------------- options */
 
@@ -71,7 +70,7 @@ struct opts {
 	int layers;
 	const char *gpu; /* profile for the predictions */
 	const char *out;
-	enum format format;
+	enum kvp_format format;
 	char command[2048];
 };
 
@@ -356,13 +355,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 #endif
 		case OPT_FORMAT:
-			if (strcmp(optarg, "table") == 0)
-				o->format = FORMAT_TABLE;
-			else if (strcmp(optarg, "json") == 0)
-				o->format = FORMAT_JSON;
-			else if (strcmp(optarg, "csv") == 0)
-				o->format = FORMAT_CSV;
-			else
+			if (!kvp_format_parse(optarg, &o->format))
 				return die_usage("--format: '%s' is not table, json or csv", optarg);
 			break;
 		case OPT_HELP: usage(stdout); return EXIT_OK;
@@ -954,20 +947,21 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 			return EXIT_FAILED;
 		}
 		cx->have_ceiling = 1;
-		/* A read of twice the LLC before each timed CPU run: a cold cache. */
+	}
+	if (!o->validate_only && o->backend == BACKEND_CPU) {
+		/* A read of twice the LLC before each timed run (a cold cache),
+		 * and the ceiling's array to measure it again beside each point. */
 		cx->flush_bytes = 2 * llc;
 		cx->flush = kvb_big_alloc(cx->flush_bytes);
-		if (o->backend == BACKEND_CPU)
-			cx->ceil_buf = kvb_big_alloc(cx->ceiling.array_bytes);
-		if (!cx->flush || (o->backend == BACKEND_CPU && !cx->ceil_buf)) {
+		cx->ceil_buf = kvb_big_alloc(cx->ceiling.array_bytes);
+		if (!cx->flush || !cx->ceil_buf) {
 			fprintf(stderr, "kvbench: out of memory\n");
 			kvb_big_free(cx->flush);
 			kvb_big_free(cx->ceil_buf);
 			return EXIT_FAILED;
 		}
 		memset(cx->flush, 1, cx->flush_bytes);
-		if (cx->ceil_buf)
-			memset(cx->ceil_buf, 1, cx->ceiling.array_bytes);
+		memset(cx->ceil_buf, 1, cx->ceiling.array_bytes);
 	}
 	uint64_t seed = o->seed;
 	for (int ib = 0; ib < o->batch.n; ib++)
@@ -1171,11 +1165,11 @@ static void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root
 			  const struct rows *rs)
 {
 	struct opts *o = cx->o;
-	if (o->format == FORMAT_JSON) {
+	if (o->format == KVP_FORMAT_JSON) {
 		kvp_write_json(f, root);
 		return;
 	}
-	if (o->format == FORMAT_CSV) {
+	if (o->format == KVP_FORMAT_CSV) {
 		kvp_write_csv(f, rs->r, rs->n);
 		return;
 	}
