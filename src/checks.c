@@ -568,8 +568,8 @@ static kvp_status input_record(const struct walk *w, const struct kvp_node *v,
 static kvp_status key_profile(const struct walk *w, const struct kvp_node *v,
 			      struct kvp_check_scenario *s, const char *key, struct kvp_error *err)
 {
-	kvp_status st = input_record(w, v, s, key, err);
-	if (st)
+	kvp_status st = kvp_node_expect(w->doc, v, key, KVP_NODE_SCALAR, err);
+	if (st || (st = input_record(w, v, s, key, err)))
 		return st;
 	char *dst = strcmp(key, "model") == 0 ? s->model
 		    : strcmp(key, "workload") == 0 ? s->frag.workload : s->gpu;

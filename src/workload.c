@@ -10,6 +10,8 @@
  * prompt is cut to max_len and the output to what is left. */
 #include "workload.h"
 
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -95,11 +97,24 @@ static bool is_header(const char *line)
 	return strcmp(buf, "prompt,output") == 0;
 }
 
+/* Length files larger than this are refused (the Azure 2023 conversation
+ * trace, 19,366 rows, is under 1 MiB). */
+#define KVP_LENGTHS_MAX_BYTES (256ULL << 20)
+
 static kvp_status load_csv(const char *path, struct rows *r, struct kvp_error *err)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "%s", strerror(errno));
+	/* a regular file of bounded size: a device or a pipe could be endless */
+	struct stat sb;
+	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size > KVP_LENGTHS_MAX_BYTES) {
+		fclose(f);
+		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, NULL,
+				     "not a regular file of at most %u MiB",
+				     (unsigned)(KVP_LENGTHS_MAX_BYTES >> 20));
+	}
 	char line[512];
 	int lineno = 0;
 	kvp_status st = KVP_STATUS_OK;
@@ -107,6 +122,11 @@ static kvp_status load_csv(const char *path, struct rows *r, struct kvp_error *e
 	while (fgets(line, sizeof line, f)) {
 		lineno++;
 		size_t len = strlen(line);
+		if (len == 0 || (len < sizeof line - 1 && line[len - 1] != '\n' && !feof(f))) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, (int)len + 1, NULL,
+					   "NUL byte in a text file");
+			goto out;
+		}
 		if (len == sizeof line - 1 && line[len - 1] != '\n') {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, NULL,
 					   "line longer than %zu characters", sizeof line - 2);

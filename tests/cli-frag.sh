@@ -154,6 +154,14 @@ for f in "$data"/bad/workload-*.yaml; do
 	expect_err "$(basename "$f"):"
 	expect_err "error: "
 done
+# an endless length file (found by fuzzing: it used to hang) is refused
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$data/bad/lengths-dev-zero.yaml"
+expect_rc 3
+expect_err "/dev/zero: error: not a regular file"
+printf '100,10\n\000\000\n' > "$tmp/nul.csv"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$tmp/nul.csv"
+expect_rc 3
+expect_err "nul.csv:2:1: error: NUL byte"
 name="bad workload corpus"
 [ "$count" -ge 6 ] && ok || bad "only $count bad workload files"
 run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$data/bad/workload-unknown-key.yaml"
