@@ -59,7 +59,7 @@ expect_json max_tokens 37696
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --format json
 expect_rc 0
 expect_json kv_bytes_per_token 131072
-expect_json gpu_memory_bytes 85520809984     # 81,559 MiB
+expect_json gpu_memory_bytes 85028896768     # CUDA runtime total (deviceQuery bytes), not nvidia-smi 81,559 MiB
 expect_json kv_bytes 1073741824              # 8,192 * 131,072 = 1 GiB
 expect_json weights_bytes 16060522496        # 8,030,261,248 params * 2 B
 
