@@ -1,11 +1,11 @@
-# block-size-gemma-3-27b.gp: Block size: gemma-3-27b on h100-sxm, engine vllm, tp 1, KV bf16, pool 18.60 GiB; workload chat (100,000 requests simulated, max_len 8192)
+# block-size-gemma-3-27b.gp: Block size: gemma-3-27b on h100-sxm, engine vllm, tp 1, KV bf16, pool 18.19 GiB; workload chat (100,000 requests simulated, max_len 8192)
 # Written by kvplan; edit it and re-render with `gnuplot block-size-gemma-3-27b.gp` in this
 # directory.  Data: block-size-gemma-3-27b.dat, one block per panel (index N), base units.
 set terminal pngcairo noenhanced size 1700,620 font "sans,11"
 set output "block-size-gemma-3-27b.png"
 set encoding utf8
 set grid
-set multiplot layout 1,2 title "Block size: gemma-3-27b on h100-sxm, engine vllm, tp 1, KV bf16, pool 18.60 GiB\nworkload chat (100,000 requests simulated, max_len 8192)" font ",12"
+set multiplot layout 1,2 title "Block size: gemma-3-27b on h100-sxm, engine vllm, tp 1, KV bf16, pool 18.19 GiB\nworkload chat (100,000 requests simulated, max_len 8192)" font ",12"
 
 # panel 0
 unset logscale

@@ -1,11 +1,11 @@
-# block-size-llama-3.1-70b.gp: Block size: llama-3.1-70b on h100-sxm, engine vllm, tp 2, KV bf16, pool 3.62 GiB; workload chat (100,000 requests simulated, max_len 8192)
+# block-size-llama-3.1-70b.gp: Block size: llama-3.1-70b on h100-sxm, engine vllm, tp 2, KV bf16, pool 3.21 GiB; workload chat (100,000 requests simulated, max_len 8192)
 # Written by kvplan; edit it and re-render with `gnuplot block-size-llama-3.1-70b.gp` in this
 # directory.  Data: block-size-llama-3.1-70b.dat, one block per panel (index N), base units.
 set terminal pngcairo noenhanced size 1700,620 font "sans,11"
 set output "block-size-llama-3.1-70b.png"
 set encoding utf8
 set grid
-set multiplot layout 1,2 title "Block size: llama-3.1-70b on h100-sxm, engine vllm, tp 2, KV bf16, pool 3.62 GiB\nworkload chat (100,000 requests simulated, max_len 8192)" font ",12"
+set multiplot layout 1,2 title "Block size: llama-3.1-70b on h100-sxm, engine vllm, tp 2, KV bf16, pool 3.21 GiB\nworkload chat (100,000 requests simulated, max_len 8192)" font ",12"
 
 # panel 0
 unset logscale
@@ -55,9 +55,9 @@ set ylabel "live sequences (time average)"
 set logscale x 2
 set xtics ("1" 1, "8" 8, "16" 16, "32" 32, "64" 64, "128" 128, "256" 256)
 set xrange [0.8695652174:294.4]
-set arrow from 16, graph 0 to 16, graph 1 nohead dt 3 lw 1.5 lc rgb "gray30"
+set arrow from 32, graph 0 to 32, graph 1 nohead dt 3 lw 1.5 lc rgb "gray30"
 set yrange [0:*]
 set y2range [0:*]
 plot "block-size-llama-3.1-70b.dat" index 1 using 1:($4/1) with linespoints lw 2 pt 5 ps 0.8 lc 1 dt 1 title "live sequences, paged", \
-     NaN with lines dt 3 lw 1.5 lc rgb "gray30" title "recommended: P = 16"
+     NaN with lines dt 3 lw 1.5 lc rgb "gray30" title "recommended: P = 32"
 unset multiplot
