@@ -1001,6 +1001,14 @@ static const struct key *key_find(const char *name)
 	return NULL;
 }
 
+/* Keys whose value may be a list (or a mapping, for expect); every other
+ * key's handler reads a scalar, so anything else is refused before it runs. */
+static bool key_takes_list(const struct key *key)
+{
+	return key->fn == key_batch || key->fn == key_blocks || key->fn == key_policies ||
+	       key->fn == key_expect;
+}
+
 static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map,
 				struct kvp_check_scenario *s, struct kvp_error *err)
 {
@@ -1010,7 +1018,8 @@ static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map
 		return st;
 	/* the command first: it decides which command keys are known */
 	const struct kvp_node *cmd = kvp_map_get(map, "command");
-	if (cmd && (st = key_command(w, cmd, s, "command", err)))
+	if (cmd && ((st = kvp_node_expect(w->doc, cmd, "command", KVP_NODE_SCALAR, err)) ||
+		    (st = key_command(w, cmd, s, "command", err))))
 		return st;
 	for (size_t i = 0; i < map->n; i++) {
 		const char *k = map->keys[i]->value;
@@ -1029,6 +1038,9 @@ static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map
 		if (kvp_node_is_null(v))
 			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
 					     "has no value");
+		if (!key_takes_list(key) &&
+		    (st = kvp_node_expect(w->doc, v, k, KVP_NODE_SCALAR, err)))
+			return st;
 		if ((st = key->fn(w, v, s, k, err)))
 			return st;
 	}
