@@ -18,6 +18,10 @@
 #define vload SFX(vload)
 #define vstore SFX(vstore)
 #define vsum SFX(vsum)
+#define rload SFX(rload)
+#define rscalar SFX(rscalar)
+#define vh SFX(vh)
+#define vu SFX(vu)
 #define dot SFX(dot)
 #define dot2 SFX(dot2)
 #define pv1 SFX(pv1)
@@ -50,15 +54,39 @@ static inline float vsum(vf v)
 	return s;
 }
 
+/* K and V rows are fp32 (a converted tile, or an fp32 pool) or, with
+ * bf16 set, bf16 straight from the pool: a bf16 value is the top half of
+ * an fp32 one, so widening it costs a shift and no tile is written.  The
+ * callers pass bf16 as a constant, so each use is compiled for one kind. */
+typedef uint16_t vh __attribute__((vector_size(VW * sizeof(uint16_t))));
+typedef uint32_t vu __attribute__((vector_size(VW * sizeof(uint32_t))));
+
+static inline vf rload(const void *p, int i, int bf16)
+{
+	if (!bf16)
+		return vload((const float *)p + i);
+	vh h;
+	memcpy(&h, (const uint16_t *)p + i, sizeof h);
+	vu u = __builtin_convertvector(h, vu) << 16;
+	vf f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static inline float rscalar(const void *p, int i, int bf16)
+{
+	return bf16 ? kvb_bf16_to_float(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+}
+
 /* q0 . k and q1 . k, each K element loaded once for both heads. */
 static inline void dot2(const float *restrict q0, const float *restrict q1,
-			const float *restrict k, int d, float *s0, float *s1)
+			const void *restrict k, int bf16, int d, float *s0, float *s1)
 {
 	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
-		vf k0 = vload(k + i), k1 = vload(k + i + VW);
-		vf k2 = vload(k + i + 2 * VW), k3 = vload(k + i + 3 * VW);
+		vf k0 = rload(k, i, bf16), k1 = rload(k, i + VW, bf16);
+		vf k2 = rload(k, i + 2 * VW, bf16), k3 = rload(k, i + 3 * VW, bf16);
 		a0 += vload(q0 + i) * k0;
 		a1 += vload(q0 + i + VW) * k1;
 		a2 += vload(q0 + i + 2 * VW) * k2;
@@ -70,26 +98,26 @@ static inline void dot2(const float *restrict q0, const float *restrict q1,
 	}
 	float x = vsum((a0 + a1) + (a2 + a3)), y = vsum((b0 + b1) + (b2 + b3));
 	for (; i < d; i++) {
-		x += q0[i] * k[i];
-		y += q1[i] * k[i];
+		x += q0[i] * rscalar(k, i, bf16);
+		y += q1[i] * rscalar(k, i, bf16);
 	}
 	*s0 = x;
 	*s1 = y;
 }
 
-static inline float dot(const float *restrict q, const float *restrict k, int d)
+static inline float dot(const float *restrict q, const void *restrict k, int bf16, int d)
 {
 	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
-		a0 += vload(q + i) * vload(k + i);
-		a1 += vload(q + i + VW) * vload(k + i + VW);
-		a2 += vload(q + i + 2 * VW) * vload(k + i + 2 * VW);
-		a3 += vload(q + i + 3 * VW) * vload(k + i + 3 * VW);
+		a0 += vload(q + i) * rload(k, i, bf16);
+		a1 += vload(q + i + VW) * rload(k, i + VW, bf16);
+		a2 += vload(q + i + 2 * VW) * rload(k, i + 2 * VW, bf16);
+		a3 += vload(q + i + 3 * VW) * rload(k, i + 3 * VW, bf16);
 	}
 	float x = vsum((a0 + a1) + (a2 + a3));
 	for (; i < d; i++)
-		x += q[i] * k[i];
+		x += q[i] * rscalar(k, i, bf16);
 	return x;
 }
 
@@ -98,7 +126,7 @@ static inline float dot(const float *restrict q, const float *restrict k, int d)
  * V element is loaded once per pair of heads and each accumulator once per
  * chunk. */
 static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
-		       const float *p1, const float *const *v, int n, int d)
+		       const float *p1, const void *const *v, int bf16, int n, int d)
 {
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
@@ -107,9 +135,8 @@ static inline void pv2(float *restrict acc0, float *restrict acc1, const float *
 		vf b0 = vload(acc1 + i), b1 = vload(acc1 + i + VW);
 		vf b2 = vload(acc1 + i + 2 * VW), b3 = vload(acc1 + i + 3 * VW);
 		for (int r = 0; r < n; r++) {
-			const float *vr = v[r] + i;
-			vf v0 = vload(vr), v1 = vload(vr + VW);
-			vf v2 = vload(vr + 2 * VW), v3 = vload(vr + 3 * VW);
+			vf v0 = rload(v[r], i, bf16), v1 = rload(v[r], i + VW, bf16);
+			vf v2 = rload(v[r], i + 2 * VW, bf16), v3 = rload(v[r], i + 3 * VW, bf16);
 			float x = p0[r], y = p1[r];
 			a0 += x * v0;
 			a1 += x * v1;
@@ -131,24 +158,24 @@ static inline void pv2(float *restrict acc0, float *restrict acc1, const float *
 	}
 	for (; i < d; i++)
 		for (int r = 0; r < n; r++) {
-			acc0[i] += p0[r] * v[r][i];
-			acc1[i] += p1[r] * v[r][i];
+			acc0[i] += p0[r] * rscalar(v[r], i, bf16);
+			acc1[i] += p1[r] * rscalar(v[r], i, bf16);
 		}
 }
 
-static inline void pv1(float *restrict acc, const float *p, const float *const *v, int n, int d)
+static inline void pv1(float *restrict acc, const float *p, const void *const *v, int bf16, int n,
+		       int d)
 {
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
 		vf a0 = vload(acc + i), a1 = vload(acc + i + VW);
 		vf a2 = vload(acc + i + 2 * VW), a3 = vload(acc + i + 3 * VW);
 		for (int r = 0; r < n; r++) {
-			const float *vr = v[r] + i;
 			float x = p[r];
-			a0 += x * vload(vr);
-			a1 += x * vload(vr + VW);
-			a2 += x * vload(vr + 2 * VW);
-			a3 += x * vload(vr + 3 * VW);
+			a0 += x * rload(v[r], i, bf16);
+			a1 += x * rload(v[r], i + VW, bf16);
+			a2 += x * rload(v[r], i + 2 * VW, bf16);
+			a3 += x * rload(v[r], i + 3 * VW, bf16);
 		}
 		vstore(acc + i, a0);
 		vstore(acc + i + VW, a1);
@@ -157,36 +184,42 @@ static inline void pv1(float *restrict acc, const float *p, const float *const *
 	}
 	for (; i < d; i++)
 		for (int r = 0; r < n; r++)
-			acc[i] += p[r] * v[r][i];
+			acc[i] += p[r] * rscalar(v[r], i, bf16);
 }
 #else
-static inline float dot(const float *restrict q, const float *restrict k, int d)
+static inline float rscalar(const void *p, int i, int bf16)
+{
+	return bf16 ? kvb_bf16_to_float(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+}
+
+static inline float dot(const float *restrict q, const void *restrict k, int bf16, int d)
 {
 	float x = 0;
 	for (int i = 0; i < d; i++)
-		x += q[i] * k[i];
+		x += q[i] * rscalar(k, i, bf16);
 	return x;
 }
 
 static inline void dot2(const float *restrict q0, const float *restrict q1,
-			const float *restrict k, int d, float *s0, float *s1)
+			const void *restrict k, int bf16, int d, float *s0, float *s1)
 {
-	*s0 = dot(q0, k, d);
-	*s1 = dot(q1, k, d);
+	*s0 = dot(q0, k, bf16, d);
+	*s1 = dot(q1, k, bf16, d);
 }
 
-static inline void pv1(float *restrict acc, const float *p, const float *const *v, int n, int d)
+static inline void pv1(float *restrict acc, const float *p, const void *const *v, int bf16, int n,
+		       int d)
 {
 	for (int r = 0; r < n; r++)
 		for (int i = 0; i < d; i++)
-			acc[i] += p[r] * v[r][i];
+			acc[i] += p[r] * rscalar(v[r], i, bf16);
 }
 
 static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
-		       const float *p1, const float *const *v, int n, int d)
+		       const float *p1, const void *const *v, int bf16, int n, int d)
 {
-	pv1(acc0, p0, v, n, d);
-	pv1(acc1, p1, v, n, d);
+	pv1(acc0, p0, v, bf16, n, d);
+	pv1(acc1, p1, v, bf16, n, d);
 }
 #endif
 
@@ -282,7 +315,9 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	float *vt = kt + (size_t)CHUNK * d;
 	float *ks = vt + (size_t)CHUNK * d;
 	float *vs = ks + CHUNK;
-	const float *krow[CHUNK], *vrow[CHUNK];
+	const void *krow[CHUNK], *vrow[CHUNK];
+	/* bf16 rows are read in place; other dtypes are converted into tiles */
+	const int raw = dt == KVB_DTYPE_FP32 || dt == KVB_DTYPE_BF16;
 	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
 	const char *kpool = kv->k_pool, *vpool = kv->v_pool;
 	const size_t rowbytes = (size_t)d * eb;
@@ -316,15 +351,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			int32_t blk = table[tok / P];
 			int slot = tok % P;
 			int64_t row = kvb_row_index(s, blk, u->h, slot);
-			krow[r] = (const float *)(kpool + row * (int64_t)eb);
-			vrow[r] = (const float *)(vpool + row * (int64_t)eb);
+			krow[r] = kpool + row * (int64_t)eb;
+			vrow[r] = vpool + row * (int64_t)eb;
 			if (dt == KVB_DTYPE_INT8) {
 				int64_t sr = kvb_scale_index(s, blk, u->h, slot);
 				ks[r] = kv->k_scales[sr];
 				vs[r] = kv->v_scales[sr];
 			}
 		}
-		if (dt != KVB_DTYPE_FP32)
+		if (!raw)
 			for (int r = 0; r < n; r++) {
 				convert_row(dt, krow[r], kt + (size_t)r * d, d);
 				krow[r] = kt + (size_t)r * d;
@@ -335,7 +370,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			if (r < nn) {
 				for (size_t off = 0; off < rowbytes; off += 64) {
 					__builtin_prefetch(kpool + next[r] + off, 0, 3);
-					if (dt == KVB_DTYPE_FP32) /* no V pass per row: both here */
+					if (raw) /* no V pass per row: both here */
 						__builtin_prefetch(vpool + next[r] + off, 0, 3);
 				}
 				if (dt == KVB_DTYPE_INT8) /* the row's scale: row index / d */
@@ -343,11 +378,19 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			}
 #endif
 			int j = 0;
-			for (; j + 2 <= g; j += 2)
-				dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], d,
-				     &S[j * CHUNK + r], &S[(j + 1) * CHUNK + r]);
-			if (j < g)
-				S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], d);
+			if (dt == KVB_DTYPE_BF16) {
+				for (; j + 2 <= g; j += 2)
+					dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], 1, d,
+					     &S[j * CHUNK + r], &S[(j + 1) * CHUNK + r]);
+				if (j < g)
+					S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], 1, d);
+			} else {
+				for (; j + 2 <= g; j += 2)
+					dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], 0, d,
+					     &S[j * CHUNK + r], &S[(j + 1) * CHUNK + r]);
+				if (j < g)
+					S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], 0, d);
+			}
 		}
 		if (dt == KVB_DTYPE_INT8)
 			for (int j = 0; j < g; j++)
@@ -375,7 +418,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				for (int r = 0; r < n; r++)
 					Sj[r] *= vs[r];
 		}
-		if (dt != KVB_DTYPE_FP32)
+		if (!raw)
 			for (int r = 0; r < n; r++) {
 #if defined(__GNUC__)
 				if (r < nn) {
@@ -389,11 +432,19 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				vrow[r] = vt + (size_t)r * d;
 			}
 		int j = 0;
-		for (; j + 2 <= g; j += 2)
-			pv2(acc + (size_t)j * d, acc + (size_t)(j + 1) * d, S + j * CHUNK,
-			    S + (j + 1) * CHUNK, vrow, n, d);
-		if (j < g)
-			pv1(acc + (size_t)j * d, S + j * CHUNK, vrow, n, d);
+		if (dt == KVB_DTYPE_BF16) {
+			for (; j + 2 <= g; j += 2)
+				pv2(acc + (size_t)j * d, acc + (size_t)(j + 1) * d, S + j * CHUNK,
+				    S + (j + 1) * CHUNK, vrow, 1, n, d);
+			if (j < g)
+				pv1(acc + (size_t)j * d, S + j * CHUNK, vrow, 1, n, d);
+		} else {
+			for (; j + 2 <= g; j += 2)
+				pv2(acc + (size_t)j * d, acc + (size_t)(j + 1) * d, S + j * CHUNK,
+				    S + (j + 1) * CHUNK, vrow, 0, n, d);
+			if (j < g)
+				pv1(acc + (size_t)j * d, S + j * CHUNK, vrow, 0, n, d);
+		}
 	}
 	*acc_out = acc;
 	*m_out = m;
@@ -405,6 +456,10 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef vload
 #undef vstore
 #undef vsum
+#undef rload
+#undef rscalar
+#undef vh
+#undef vu
 #undef dot
 #undef dot2
 #undef pv1
