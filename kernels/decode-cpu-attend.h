@@ -6,7 +6,7 @@
  *
  * The includer defines VW (floats per vector) and SFX(name), which gives
  * each copy's functions their own names, plus CHUNK, LANES, FOR_LANES,
- * LOG2E, exp2_nonpos and struct unit, and KVB_F16C where the copy may use
+ * LOG2E, exp2_nonpos, struct unit and the ROW_ kinds, and KVB_F16C where the copy may use
  * the F16C instructions (through <immintrin.h>) for fp16 and fp8 rows.  The two products run on the GNU
  * vector extension: plain C cannot say that a float reduction may be
  * reordered (that takes -ffast-math), and -O2 keeps an accumulator array in
@@ -54,39 +54,54 @@ static inline float vsum(vf v)
 	return s;
 }
 
-/* K and V rows are fp32 (a converted tile, or an fp32 pool) or, with
- * bf16 set, bf16 straight from the pool: a bf16 value is the top half of
- * an fp32 one, so widening it costs a shift and no tile is written.  The
- * callers pass bf16 as a constant, so each use is compiled for one kind. */
+/* Where K and V rows are read from: ROW_F32 for fp32 (a converted tile,
+ * or an fp32 pool), or the pool's own bf16 or (with F16C) fp16 elements,
+ * widened inside the products so that no tile is written: a bf16 value is
+ * the top half of an fp32 one, fp16 has an instruction.  The callers pass
+ * the kind as a constant, so each use is compiled for one kind.  fp8 and
+ * int8 go through a tile (int8 widened in place measured 2-4x slower). */
 typedef uint16_t vh __attribute__((vector_size(VW * sizeof(uint16_t))));
 typedef uint32_t vu __attribute__((vector_size(VW * sizeof(uint32_t))));
 
-static inline vf rload(const void *p, int i, int bf16)
+static inline vf rload(const void *p, int i, int kind)
 {
-	if (!bf16)
-		return vload((const float *)p + i);
-	vh h;
-	memcpy(&h, (const uint16_t *)p + i, sizeof h);
-	vu u = __builtin_convertvector(h, vu) << 16;
-	vf f;
-	memcpy(&f, &u, sizeof f);
-	return f;
+	if (kind == ROW_BF16) {
+		vh h;
+		memcpy(&h, (const uint16_t *)p + i, sizeof h);
+		vu u = __builtin_convertvector(h, vu) << 16;
+		vf f;
+		memcpy(&f, &u, sizeof f);
+		return f;
+	}
+#ifdef KVB_F16C
+	if (kind == ROW_FP16) {
+		vf f;
+		__m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+		memcpy(&f, &x, sizeof f);
+		return f;
+	}
+#endif
+	return vload((const float *)p + i);
 }
 
-static inline float rscalar(const void *p, int i, int bf16)
+static inline float rscalar(const void *p, int i, int kind)
 {
-	return bf16 ? kvb_bf16_to_float(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+	switch (kind) {
+	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
+	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
+	default: return ((const float *)p)[i];
+	}
 }
 
 /* q0 . k and q1 . k, each K element loaded once for both heads. */
 static inline void dot2(const float *restrict q0, const float *restrict q1,
-			const void *restrict k, int bf16, int d, float *s0, float *s1)
+			const void *restrict k, int kind, int d, float *s0, float *s1)
 {
 	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
-		vf k0 = rload(k, i, bf16), k1 = rload(k, i + VW, bf16);
-		vf k2 = rload(k, i + 2 * VW, bf16), k3 = rload(k, i + 3 * VW, bf16);
+		vf k0 = rload(k, i, kind), k1 = rload(k, i + VW, kind);
+		vf k2 = rload(k, i + 2 * VW, kind), k3 = rload(k, i + 3 * VW, kind);
 		a0 += vload(q0 + i) * k0;
 		a1 += vload(q0 + i + VW) * k1;
 		a2 += vload(q0 + i + 2 * VW) * k2;
@@ -98,26 +113,26 @@ static inline void dot2(const float *restrict q0, const float *restrict q1,
 	}
 	float x = vsum((a0 + a1) + (a2 + a3)), y = vsum((b0 + b1) + (b2 + b3));
 	for (; i < d; i++) {
-		x += q0[i] * rscalar(k, i, bf16);
-		y += q1[i] * rscalar(k, i, bf16);
+		x += q0[i] * rscalar(k, i, kind);
+		y += q1[i] * rscalar(k, i, kind);
 	}
 	*s0 = x;
 	*s1 = y;
 }
 
-static inline float dot(const float *restrict q, const void *restrict k, int bf16, int d)
+static inline float dot(const float *restrict q, const void *restrict k, int kind, int d)
 {
 	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
-		a0 += vload(q + i) * rload(k, i, bf16);
-		a1 += vload(q + i + VW) * rload(k, i + VW, bf16);
-		a2 += vload(q + i + 2 * VW) * rload(k, i + 2 * VW, bf16);
-		a3 += vload(q + i + 3 * VW) * rload(k, i + 3 * VW, bf16);
+		a0 += vload(q + i) * rload(k, i, kind);
+		a1 += vload(q + i + VW) * rload(k, i + VW, kind);
+		a2 += vload(q + i + 2 * VW) * rload(k, i + 2 * VW, kind);
+		a3 += vload(q + i + 3 * VW) * rload(k, i + 3 * VW, kind);
 	}
 	float x = vsum((a0 + a1) + (a2 + a3));
 	for (; i < d; i++)
-		x += q[i] * rscalar(k, i, bf16);
+		x += q[i] * rscalar(k, i, kind);
 	return x;
 }
 
@@ -126,7 +141,7 @@ static inline float dot(const float *restrict q, const void *restrict k, int bf1
  * V element is loaded once per pair of heads and each accumulator once per
  * chunk. */
 static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
-		       const float *p1, const void *const *v, int bf16, int n, int d)
+		       const float *p1, const void *const *v, int kind, int n, int d)
 {
 	int i = 0;
 	for (; i + 4 * VW <= d; i += 4 * VW) {
@@ -135,8 +150,8 @@ static inline void pv2(float *restrict acc0, float *restrict acc1, const float *
 		vf b0 = vload(acc1 + i), b1 = vload(acc1 + i + VW);
 		vf b2 = vload(acc1 + i + 2 * VW), b3 = vload(acc1 + i + 3 * VW);
 		for (int r = 0; r < n; r++) {
-			vf v0 = rload(v[r], i, bf16), v1 = rload(v[r], i + VW, bf16);
-			vf v2 = rload(v[r], i + 2 * VW, bf16), v3 = rload(v[r], i + 3 * VW, bf16);
+			vf v0 = rload(v[r], i, kind), v1 = rload(v[r], i + VW, kind);
+			vf v2 = rload(v[r], i + 2 * VW, kind), v3 = rload(v[r], i + 3 * VW, kind);
 			float x = p0[r], y = p1[r];
 			a0 += x * v0;
 			a1 += x * v1;
@@ -158,12 +173,12 @@ static inline void pv2(float *restrict acc0, float *restrict acc1, const float *
 	}
 	for (; i < d; i++)
 		for (int r = 0; r < n; r++) {
-			acc0[i] += p0[r] * rscalar(v[r], i, bf16);
-			acc1[i] += p1[r] * rscalar(v[r], i, bf16);
+			acc0[i] += p0[r] * rscalar(v[r], i, kind);
+			acc1[i] += p1[r] * rscalar(v[r], i, kind);
 		}
 }
 
-static inline void pv1(float *restrict acc, const float *p, const void *const *v, int bf16, int n,
+static inline void pv1(float *restrict acc, const float *p, const void *const *v, int kind, int n,
 		       int d)
 {
 	int i = 0;
@@ -172,10 +187,10 @@ static inline void pv1(float *restrict acc, const float *p, const void *const *v
 		vf a2 = vload(acc + i + 2 * VW), a3 = vload(acc + i + 3 * VW);
 		for (int r = 0; r < n; r++) {
 			float x = p[r];
-			a0 += x * rload(v[r], i, bf16);
-			a1 += x * rload(v[r], i + VW, bf16);
-			a2 += x * rload(v[r], i + 2 * VW, bf16);
-			a3 += x * rload(v[r], i + 3 * VW, bf16);
+			a0 += x * rload(v[r], i, kind);
+			a1 += x * rload(v[r], i + VW, kind);
+			a2 += x * rload(v[r], i + 2 * VW, kind);
+			a3 += x * rload(v[r], i + 3 * VW, kind);
 		}
 		vstore(acc + i, a0);
 		vstore(acc + i + VW, a1);
@@ -184,42 +199,47 @@ static inline void pv1(float *restrict acc, const float *p, const void *const *v
 	}
 	for (; i < d; i++)
 		for (int r = 0; r < n; r++)
-			acc[i] += p[r] * rscalar(v[r], i, bf16);
+			acc[i] += p[r] * rscalar(v[r], i, kind);
 }
 #else
-static inline float rscalar(const void *p, int i, int bf16)
+
+static inline float rscalar(const void *p, int i, int kind)
 {
-	return bf16 ? kvb_bf16_to_float(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+	switch (kind) {
+	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
+	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
+	default: return ((const float *)p)[i];
+	}
 }
 
-static inline float dot(const float *restrict q, const void *restrict k, int bf16, int d)
+static inline float dot(const float *restrict q, const void *restrict k, int kind, int d)
 {
 	float x = 0;
 	for (int i = 0; i < d; i++)
-		x += q[i] * rscalar(k, i, bf16);
+		x += q[i] * rscalar(k, i, kind);
 	return x;
 }
 
 static inline void dot2(const float *restrict q0, const float *restrict q1,
-			const void *restrict k, int bf16, int d, float *s0, float *s1)
+			const void *restrict k, int kind, int d, float *s0, float *s1)
 {
-	*s0 = dot(q0, k, bf16, d);
-	*s1 = dot(q1, k, bf16, d);
+	*s0 = dot(q0, k, kind, d);
+	*s1 = dot(q1, k, kind, d);
 }
 
-static inline void pv1(float *restrict acc, const float *p, const void *const *v, int bf16, int n,
+static inline void pv1(float *restrict acc, const float *p, const void *const *v, int kind, int n,
 		       int d)
 {
 	for (int r = 0; r < n; r++)
 		for (int i = 0; i < d; i++)
-			acc[i] += p[r] * rscalar(v[r], i, bf16);
+			acc[i] += p[r] * rscalar(v[r], i, kind);
 }
 
 static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
-		       const float *p1, const void *const *v, int bf16, int n, int d)
+		       const float *p1, const void *const *v, int kind, int n, int d)
 {
-	pv1(acc0, p0, v, bf16, n, d);
-	pv1(acc1, p1, v, bf16, n, d);
+	pv1(acc0, p0, v, kind, n, d);
+	pv1(acc1, p1, v, kind, n, d);
 }
 #endif
 
@@ -296,6 +316,28 @@ static void exp2_rows(float *x, int n)
 	FOR_LANES(n, i, x[i] = exp2_nonpos(x[i]));
 }
 
+/* Scores of row r for all g heads, and the chunk's V rows into the
+ * accumulators, for rows of one kind (a constant, so each is compiled for
+ * it). */
+#define QK_ROW(KIND)                                                                    \
+	do {                                                                            \
+		int j_ = 0;                                                             \
+		for (; j_ + 2 <= g; j_ += 2)                                            \
+			dot2(qs + (size_t)j_ * d, qs + (size_t)(j_ + 1) * d, krow[r], KIND, d, \
+			     &S[j_ * CHUNK + r], &S[(j_ + 1) * CHUNK + r]);             \
+		if (j_ < g)                                                             \
+			S[j_ * CHUNK + r] = dot(qs + (size_t)j_ * d, krow[r], KIND, d); \
+	} while (0)
+#define PV_CHUNK(KIND)                                                                  \
+	do {                                                                            \
+		int j_ = 0;                                                             \
+		for (; j_ + 2 <= g; j_ += 2)                                            \
+			pv2(acc + (size_t)j_ * d, acc + (size_t)(j_ + 1) * d, S + j_ * CHUNK, \
+			    S + (j_ + 1) * CHUNK, vrow, KIND, n, d);                    \
+		if (j_ < g)                                                             \
+			pv1(acc + (size_t)j_ * d, S + j_ * CHUNK, vrow, KIND, n, d);    \
+	} while (0)
+
 /* Attend the g query heads of KV head u->h over tokens [t0, t1) of
  * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
  * and sum l[g]. */
@@ -316,8 +358,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	float *ks = vt + (size_t)CHUNK * d;
 	float *vs = ks + CHUNK;
 	const void *krow[CHUNK], *vrow[CHUNK];
-	/* bf16 rows are read in place; other dtypes are converted into tiles */
-	const int raw = dt == KVB_DTYPE_FP32 || dt == KVB_DTYPE_BF16;
+	/* rows read in place (their kind), or converted into tiles (fp32 kind) */
+	int kind = ROW_F32;
+	if (dt == KVB_DTYPE_BF16)
+		kind = ROW_BF16;
+#ifdef KVB_F16C
+	else if (dt == KVB_DTYPE_FP16)
+		kind = ROW_FP16;
+#endif
+	const int raw = dt == KVB_DTYPE_FP32 || kind != ROW_F32;
 	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
 	const char *kpool = kv->k_pool, *vpool = kv->v_pool;
 	const size_t rowbytes = (size_t)d * eb;
@@ -373,23 +422,16 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 					if (raw) /* no V pass per row: both here */
 						__builtin_prefetch(vpool + next[r] + off, 0, 3);
 				}
-				if (dt == KVB_DTYPE_INT8) /* the row's scale: row index / d */
+				if (dt == KVB_DTYPE_INT8) { /* the row's scales: row index / d */
 					__builtin_prefetch(kv->k_scales + next[r] / (int64_t)rowbytes, 0, 3);
+					__builtin_prefetch(kv->v_scales + next[r] / (int64_t)rowbytes, 0, 3);
+				}
 			}
 #endif
-			int j = 0;
-			if (dt == KVB_DTYPE_BF16) {
-				for (; j + 2 <= g; j += 2)
-					dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], 1, d,
-					     &S[j * CHUNK + r], &S[(j + 1) * CHUNK + r]);
-				if (j < g)
-					S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], 1, d);
-			} else {
-				for (; j + 2 <= g; j += 2)
-					dot2(qs + (size_t)j * d, qs + (size_t)(j + 1) * d, krow[r], 0, d,
-					     &S[j * CHUNK + r], &S[(j + 1) * CHUNK + r]);
-				if (j < g)
-					S[j * CHUNK + r] = dot(qs + (size_t)j * d, krow[r], 0, d);
+			switch (kind) {
+			case ROW_BF16: QK_ROW(ROW_BF16); break;
+			case ROW_FP16: QK_ROW(ROW_FP16); break;
+			default: QK_ROW(ROW_F32); break;
 			}
 		}
 		if (dt == KVB_DTYPE_INT8)
@@ -421,29 +463,17 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		if (!raw)
 			for (int r = 0; r < n; r++) {
 #if defined(__GNUC__)
-				if (r < nn) {
+				if (r < nn)
 					for (size_t off = 0; off < rowbytes; off += 64)
 						__builtin_prefetch(vpool + next[r] + off, 0, 3);
-					if (dt == KVB_DTYPE_INT8)
-						__builtin_prefetch(kv->v_scales + next[r] / (int64_t)rowbytes, 0, 3);
-				}
 #endif
 				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
 				vrow[r] = vt + (size_t)r * d;
 			}
-		int j = 0;
-		if (dt == KVB_DTYPE_BF16) {
-			for (; j + 2 <= g; j += 2)
-				pv2(acc + (size_t)j * d, acc + (size_t)(j + 1) * d, S + j * CHUNK,
-				    S + (j + 1) * CHUNK, vrow, 1, n, d);
-			if (j < g)
-				pv1(acc + (size_t)j * d, S + j * CHUNK, vrow, 1, n, d);
-		} else {
-			for (; j + 2 <= g; j += 2)
-				pv2(acc + (size_t)j * d, acc + (size_t)(j + 1) * d, S + j * CHUNK,
-				    S + (j + 1) * CHUNK, vrow, 0, n, d);
-			if (j < g)
-				pv1(acc + (size_t)j * d, S + j * CHUNK, vrow, 0, n, d);
+		switch (kind) {
+		case ROW_BF16: PV_CHUNK(ROW_BF16); break;
+		case ROW_FP16: PV_CHUNK(ROW_FP16); break;
+		default: PV_CHUNK(ROW_F32); break;
 		}
 	}
 	*acc_out = acc;
@@ -468,3 +498,5 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef convert_f16c
 #undef exp2_rows
 #undef attend
+#undef QK_ROW
+#undef PV_CHUNK

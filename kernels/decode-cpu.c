@@ -263,6 +263,9 @@ static size_t scratch_need(const struct kvb_shape *s)
 	return (n + 15) / 16 * 16 + 16; /* keep each worker's block 64-byte aligned */
 }
 
+/* How the inner loops read a K or V row (decode-cpu-attend.h). */
+enum { ROW_F32, ROW_BF16, ROW_FP16 };
+
 /* The inner loops, once per instruction set. */
 #define CAT2_(a, b) a##b
 #define CAT_(a, b) CAT2_(a, b)
