@@ -5,17 +5,19 @@
  * K and V row once and keep the cores busy enough to saturate memory.  One
  * work unit is a (sequence, KV head) pair: it scales the g query rows of its
  * group once, then walks the sequence in chunks of CHUNK tokens, resolving
- * block-table entries for a whole chunk up front, converting the chunk's
- * rows to fp32 in an L1-sized tile, and applying each row to all g query
- * heads (online softmax in fp32, base-2 exponentials with log2(e) folded
- * into the query).  When there are fewer units than about four per thread,
- * sequences are cut into chunks of at least MIN_SPLIT tokens whose partial
- * (max, sum, accumulator) states are merged afterwards.  The next chunk's
+ * block-table entries for a whole chunk up front and applying each K and V
+ * row to all g query heads (fp32 and bf16 rows, and fp16 ones where F16C
+ * exists, are read in place and widened inside the products; fp8 and int8
+ * rows are converted into an L1-sized tile first), with an online softmax
+ * in fp32 and base-2 exponentials (log2(e) folded into the query).  When
+ * there are fewer units than about four per thread, sequences are cut into
+ * chunks of at least MIN_SPLIT tokens whose partial (max, sum, accumulator)
+ * states are merged afterwards.  The next chunk's
  * rows are prefetched while this one computes: a sequence's blocks are
  * scattered, so no hardware prefetcher guesses them.  The inner loops
  * (decode-cpu-attend.h) are built for the baseline ISA and, on x86-64, for
- * AVX2 + FMA, chosen at run time: the default -O2 build assumes nothing
- * about the CPU yet uses what it has. */
+ * AVX2 + FMA + F16C, chosen at run time: the default -O2 build assumes
+ * nothing about the CPU yet uses what it has. */
 #include "decode.h"
 
 #include <errno.h>
