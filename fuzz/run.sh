@@ -17,6 +17,8 @@
 # FUZZ_BUILD), e.g. -fsanitize=unsigned-integer-overflow to look for wraps.
 # FUZZ_KEEP_GOING=1 (the long run) fuzzes on past a crash, timeout or OOM
 # (libFuzzer -fork=1 -ignore_crashes=1 ...) and keeps every distinct input.
+# FUZZ_SEED fixes libFuzzer's random seed (CI: the same mutations each run,
+# so a short run does not pass or fail by luck); default random.
 set -eu
 secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
@@ -139,7 +141,7 @@ run_one() {
 	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
 	mkdir -p "$out/tmp/$t"
 	TMPDIR="$out/tmp/$t" "$out/fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-max_len=65536 -print_final_stats=1 $dict $keep \
+		-max_len=65536 -print_final_stats=1 -seed="${FUZZ_SEED:-0}" $dict $keep \
 		-artifact_prefix="$out/crashes/$t/" "$out/corpus/$t" >>"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	# fork mode reports "#EXECS: cov: ..." lines instead of final stats
