@@ -55,11 +55,15 @@ static inline float vsum(vf v)
 }
 
 /* Where K and V rows are read from: ROW_F32 for fp32 (a converted tile,
- * or an fp32 pool), or the pool's own bf16 or (with F16C) fp16 elements,
- * widened inside the products so that no tile is written: a bf16 value is
- * the top half of an fp32 one, fp16 has an instruction.  The callers pass
- * the kind as a constant, so each use is compiled for one kind.  fp8 and
- * int8 go through a tile (int8 widened in place measured 2-4x slower). */
+ * or an fp32 pool), or the pool's own elements widened inside the
+ * products so that no tile is written: bf16 everywhere (a bf16 value is the
+ * top half of an fp32 one), fp16 and int8 in the AVX2 copy (F16C and AVX2
+ * conversions; written with plain vector code int8 measured 2-4x slower
+ * than through a tile, so the baseline copy keeps tiles for them).  fp8
+ * always goes through a tile: widened in place it measured no faster for
+ * MHA and slower for GQA, whose head pairs would convert it again.  The
+ * callers pass the kind as a constant, so each use is compiled for one
+ * kind. */
 typedef uint16_t vh __attribute__((vector_size(VW * sizeof(uint16_t))));
 typedef uint32_t vu __attribute__((vector_size(VW * sizeof(uint32_t))));
 
@@ -80,6 +84,13 @@ static inline vf rload(const void *p, int i, int kind)
 		memcpy(&f, &x, sizeof f);
 		return f;
 	}
+	if (kind == ROW_INT8) {
+		vf f;
+		__m256 x = _mm256_cvtepi32_ps(
+			_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)((const int8_t *)p + i))));
+		memcpy(&f, &x, sizeof f);
+		return f;
+	}
 #endif
 	return vload((const float *)p + i);
 }
@@ -89,6 +100,7 @@ static inline float rscalar(const void *p, int i, int kind)
 	switch (kind) {
 	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
 	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
+	case ROW_INT8: return (float)((const int8_t *)p)[i];
 	default: return ((const float *)p)[i];
 	}
 }
@@ -208,6 +220,7 @@ static inline float rscalar(const void *p, int i, int kind)
 	switch (kind) {
 	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
 	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
+	case ROW_INT8: return (float)((const int8_t *)p)[i];
 	default: return ((const float *)p)[i];
 	}
 }
@@ -365,6 +378,8 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #ifdef KVB_F16C
 	else if (dt == KVB_DTYPE_FP16)
 		kind = ROW_FP16;
+	else if (dt == KVB_DTYPE_INT8)
+		kind = ROW_INT8;
 #endif
 	const int raw = dt == KVB_DTYPE_FP32 || kind != ROW_F32;
 	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
@@ -431,6 +446,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			switch (kind) {
 			case ROW_BF16: QK_ROW(ROW_BF16); break;
 			case ROW_FP16: QK_ROW(ROW_FP16); break;
+			case ROW_INT8: QK_ROW(ROW_INT8); break;
 			default: QK_ROW(ROW_F32); break;
 			}
 		}
@@ -473,6 +489,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		switch (kind) {
 		case ROW_BF16: PV_CHUNK(ROW_BF16); break;
 		case ROW_FP16: PV_CHUNK(ROW_FP16); break;
+		case ROW_INT8: PV_CHUNK(ROW_INT8); break;
 		default: PV_CHUNK(ROW_F32); break;
 		}
 	}

@@ -6,10 +6,11 @@
  * work unit is a (sequence, KV head) pair: it scales the g query rows of its
  * group once, then walks the sequence in chunks of CHUNK tokens, resolving
  * block-table entries for a whole chunk up front and applying each K and V
- * row to all g query heads (fp32 and bf16 rows, and fp16 ones where F16C
- * exists, are read in place and widened inside the products; fp8 and int8
- * rows are converted into an L1-sized tile first), with an online softmax
- * in fp32 and base-2 exponentials (log2(e) folded into the query).  When
+ * row to all g query heads (rows are read in place and widened inside the
+ * products: fp32 and bf16 always, fp16 and int8 in the AVX2 copy; fp8 rows,
+ * and fp16 and int8 ones in the baseline copy, are converted into an
+ * L1-sized tile first), with an online softmax in fp32 and base-2
+ * exponentials (log2(e) folded into the query).  When
  * there are fewer units than about four per thread, sequences are cut into
  * chunks of at least MIN_SPLIT tokens whose partial (max, sum, accumulator)
  * states are merged afterwards.  The next chunk's
@@ -266,7 +267,7 @@ static size_t scratch_need(const struct kvb_shape *s)
 }
 
 /* How the inner loops read a K or V row (decode-cpu-attend.h). */
-enum { ROW_F32, ROW_BF16, ROW_FP16 };
+enum { ROW_F32, ROW_BF16, ROW_FP16, ROW_INT8 };
 
 /* The inner loops, once per instruction set. */
 #define CAT2_(a, b) a##b
