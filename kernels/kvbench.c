@@ -20,6 +20,7 @@
 #include "output.h"
 #include "units.h"
 #ifndef KVBENCH_STANDALONE
+#include "dist.h"
 #include "perf.h"
 #include "predict.h"
 #include "profile.h"
@@ -61,6 +62,10 @@ struct opts {
 	enum kvb_dtype dtypes[KVB_DTYPE_COUNT];
 	int ndtypes;
 	enum kvb_lengths lengths;
+#ifndef KVBENCH_STANDALONE
+	struct kvp_dist dist; /* --lengths SPEC (dist.h), when have_dist */
+	int have_dist;
+#endif
 	int threads, repeats, warmup;
 	uint64_t seed;
 	int validate_only, capacity, quick;
@@ -91,7 +96,11 @@ static void usage(FILE *f)
 		"  --heads LIST            HQ:HKV query and KV heads, e.g. 32:32,32:8 (default 32:8)\n"
 		"  --head-dim LIST         head dim d (default 128; CUDA: 64, 128, 256)\n"
 		"  --lengths fixed|uniform all equal to the context, or uniform on\n"
-		"                          [1, 2*context-1] (default fixed)\n"
+		"                          [1, 2*context-1] (default fixed); with the\n"
+		"                          planner's library also a distribution as\n"
+		"                          kvplan takes it (fixed:N, uniform:LO,HI,\n"
+		"                          normal:M,SD, lognormal:MED,SIGMA, zipf:MAX,S),\n"
+		"                          which then gives the lengths instead of --context\n"
 		"\n"
 		"Run:\n"
 		"  --threads N             CPU threads (default: online CPUs)\n"
@@ -312,9 +321,25 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_HEADS: rc = parse_heads(optarg, &o->heads); seen_heads = 1; break;
 		case OPT_DTYPE: rc = parse_dtypes(optarg, o); seen_dtype = 1; break;
 		case OPT_LENGTHS:
-			if (kvb_lengths_parse(optarg, &o->lengths) != 0)
-				return die_usage("--lengths: '%s' is not fixed or uniform", optarg);
 			seen_lengths = 1;
+			if (kvb_lengths_parse(optarg, &o->lengths) == 0)
+				break;
+#ifndef KVBENCH_STANDALONE
+			{
+				struct kvp_error err;
+				char msg[1024];
+				if (kvp_dist_parse(optarg, "--lengths", &o->dist, &err) != KVP_STATUS_OK) {
+					kvp_error_format(&err, msg, sizeof msg);
+					return die_usage("%s", msg);
+				}
+				if (kvp_dist_quantile(&o->dist, 0.999) > (1u << 30))
+					return die_usage("--lengths: '%s' reaches past 2^30 tokens", optarg);
+				o->have_dist = 1;
+			}
+#else
+			return die_usage("--lengths: '%s' is not fixed or uniform (distributions "
+					 "need the planner's library)", optarg);
+#endif
 			break;
 		case OPT_THREADS: rc = parse_count("--threads", optarg, 1, 4096, &o->threads); break;
 		case OPT_REPEATS: rc = parse_count("--repeats", optarg, 1, 100000, &o->repeats); seen_repeats = 1; break;
@@ -396,6 +421,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (!seen_lengths && o->quick)
 		o->lengths = KVB_LENGTHS_UNIFORM;
+#ifndef KVBENCH_STANDALONE
+	if (o->have_dist) {
+		/* the distribution gives the lengths; the context shown is its mean */
+		if (seen_context)
+			return die_usage("--context: not with --lengths %s, which gives the lengths",
+					 "DIST");
+		o->context.n = 1;
+		o->context.v[0] = llround(kvp_dist_mean(&o->dist));
+		if (o->context.v[0] < 1)
+			o->context.v[0] = 1;
+	}
+#endif
 	if (!seen_repeats)
 		o->repeats = o->quick ? 3 : 10;
 	if (!seen_warmup)
@@ -674,6 +711,37 @@ static void predict_point(struct ctx *cx, const struct kvb_shape *s, const struc
 }
 #endif
 
+/* B lengths for a point: kvbench's fixed or uniform around the context, or
+ * draws from the --lengths distribution. */
+static void make_lengths(const struct opts *o, int32_t batch, int32_t context, uint64_t seed,
+			 int32_t *out)
+{
+#ifndef KVBENCH_STANDALONE
+	if (o->have_dist) {
+		struct kvp_rng r;
+		kvp_rng_seed(&r, seed);
+		for (int32_t b = 0; b < batch; b++) {
+			uint64_t n = kvp_dist_sample(&o->dist, &r);
+			/* a long tail's rare draw past 2^30 is cut there */
+			out[b] = (int32_t)(n < 1 ? 1 : n > (1u << 30) ? (1u << 30) : n);
+		}
+		return;
+	}
+#endif
+	kvb_lengths_make(o->lengths, batch, context, seed, out);
+}
+
+static void lengths_name(const struct opts *o, char *buf, size_t size)
+{
+#ifndef KVBENCH_STANDALONE
+	if (o->have_dist) {
+		kvp_dist_format(&o->dist, buf, size);
+		return;
+	}
+#endif
+	snprintf(buf, size, "%s", kvb_lengths_name(o->lengths));
+}
+
 /* Sequences to compare with the reference: all when the reference's work
  * (about 3 * len * H_q * d multiply-adds per sequence) fits a budget that
  * grows with the threads; otherwise the first, the last, the longest and
@@ -735,7 +803,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		fprintf(stderr, "kvbench: out of memory\n");
 		goto out;
 	}
-	kvb_lengths_make(o->lengths, batch, context, seed, lens);
+	make_lengths(o, batch, context, seed, lens);
 	if (kvb_paged_kv_alloc(&kv, shape, batch, lens, seed) != 0 ||
 	    kvb_paged_kv_fill(&kv, seed, cx->cpu) != 0) {
 		fprintf(stderr, "kvbench: cannot allocate a cache of %lld blocks (%s)\n",
@@ -812,7 +880,9 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	rec_str(row, "backend", "%s", o->backend == BACKEND_CPU ? "cpu" : "cuda");
 	kvp_record_u64(row, "batch", (uint64_t)(batch));
 	kvp_record_u64(row, "context", (uint64_t)(context));
-	rec_str(row, "lengths", "%s", kvb_lengths_name(o->lengths));
+	char lname[128];
+	lengths_name(o, lname, sizeof lname);
+	rec_str(row, "lengths", "%s", lname);
 	kvp_record_u64(row, "tokens", (uint64_t)(tokens));
 	kvp_record_u64(row, "block_size", (uint64_t)(shape->block_size));
 	rec_str(row, "kv_dtype", "%s", kvb_dtype_name(shape->dtype));
@@ -1091,8 +1161,7 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 		uint64_t st = o->seed;
 		for (;;) {
 			int32_t len;
-			kvb_lengths_make(o->lengths, 1, (int32_t)o->context.v[ic],
-					 kvb_rng_next(&st), &len);
+			make_lengths(o, 1, (int32_t)o->context.v[ic], kvb_rng_next(&st), &len);
 			int64_t need = ((int64_t)len + s.block_size - 1) / s.block_size;
 			if (need > free_blocks)
 				break;
@@ -1118,7 +1187,9 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 		kvp_record_u64(row, "block_size", (uint64_t)(s.block_size));
 		kvp_record_u64(row, "block_bytes", (uint64_t)(block_bytes));
 		kvp_record_u64(row, "context", (uint64_t)(o->context.v[ic]));
-		rec_str(row, "lengths", "%s", kvb_lengths_name(o->lengths));
+		char lname[128];
+		lengths_name(o, lname, sizeof lname);
+		rec_str(row, "lengths", "%s", lname);
 		kvp_record_u64(row, "blocks", (uint64_t)(blocks));
 		kvp_record_u64(row, "token_slots", (uint64_t)(blocks * s.block_size));
 		kvp_record_u64(row, "sequences", (uint64_t)(seqs));
@@ -1132,7 +1203,11 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 			kvp_record_u64(row, "predicted_blocks", (uint64_t)(cp.num_blocks));
 			kvp_record_u64(row, "predicted_token_slots", (uint64_t)(cp.max_tokens));
 			/* the planner's sequences are all of the context's length */
-			if (o->lengths == KVB_LENGTHS_FIXED)
+			if (o->lengths == KVB_LENGTHS_FIXED
+#ifndef KVBENCH_STANDALONE
+			    && !o->have_dist
+#endif
+			)
 				kvp_record_u64(row, "predicted_sequences", (uint64_t)(cp.max_sequences));
 			kvp_record_f64(row, "blocks_diff", (double)blocks - (double)cp.num_blocks);
 		} else {
@@ -1327,5 +1402,9 @@ int main(int argc, char **argv)
 #endif
 	kvp_record_free(root); /* env and the rows with it */
 	free(rs.r);
+#ifndef KVBENCH_STANDALONE
+	if (o.have_dist)
+		kvp_dist_free(&o.dist);
+#endif
 	return rc;
 }

@@ -40,6 +40,24 @@ for f in gbps ratio time_median_s ceiling_read_gbps ceiling_triad_gbps max_err; 
 	if [ -n "$v" ]; then ok; else bad "no $f in the JSON"; fi
 done
 
+# A length distribution as kvplan takes it: fixed:50 for 2 sequences is
+# 100 tokens; the context shown is the distribution's mean.
+run "$KVBENCH" --lengths fixed:50 --batch 2 --heads 4:2 --head-dim 64 --validate-only --format json
+expect_rc 0
+expect_json tokens 100
+expect_json context 50
+expect_json lengths fixed:50
+# lognormal:300,0.6 has mean 300 e^(0.6^2/2) = 359.2
+run "$KVBENCH" --lengths lognormal:300,0.6 --batch 3 --heads 4:2 --head-dim 64 --validate-only --format json
+expect_rc 0
+expect_json context 359
+run "$KVBENCH" --lengths zipf:10,x
+expect_rc 2
+expect_err "--lengths"
+run "$KVBENCH" --lengths fixed:50 --context 10
+expect_rc 2
+expect_err "--context: not with --lengths"
+
 # --validate-only: the check, no timing.
 run "$KVBENCH" $small --validate-only --format json
 expect_rc 0
