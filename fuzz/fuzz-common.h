@@ -32,16 +32,16 @@
 		}                                                                      \
 	} while (0)
 
-/* Write the input to a per-process file named `stem` (no .yaml suffix, so a
- * model profile's name need not match the file); returns the path. */
-static const char *fuzz_write_input(const char *stem, const uint8_t *data, size_t size)
+/* Write the input to a per-process file named `stem` with `suffix` (may be
+ * "": no .yaml suffix, so a model profile's name need not match the file);
+ * returns the path (static, rewritten by the next call). */
+static const char *fuzz_write_file(const char *stem, const char *suffix, const uint8_t *data,
+				   size_t size)
 {
-	static char path[512];
-	if (!path[0]) {
-		const char *dir = getenv("TMPDIR");
-		snprintf(path, sizeof path, "%s/kvplan-%s-%ld", dir && *dir ? dir : "/tmp", stem,
-			 (long)getpid());
-	}
+	static char path[600];
+	const char *dir = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/kvplan-%s-%ld%s%s", dir && *dir ? dir : "/tmp", stem,
+		 (long)getpid(), suffix[0] ? "." : "", suffix);
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		abort();
@@ -49,6 +49,33 @@ static const char *fuzz_write_input(const char *stem, const uint8_t *data, size_
 		abort();
 	fclose(f);
 	return path;
+}
+
+static const char *fuzz_write_input(const char *stem, const uint8_t *data, size_t size)
+{
+	return fuzz_write_file(stem, "", data, size);
+}
+
+/* Inputs whose first byte picks the file's form: even `even`, odd `odd`;
+ * the rest is the file.  NULL for an empty input. */
+static const char *fuzz_write_picked(const char *stem, const char *even, const char *odd,
+				     const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return NULL;
+	return fuzz_write_file(stem, data[0] & 1 ? odd : even, data + 1, size - 1);
+}
+
+/* The input as a C string (cut at its first NUL), malloc'd; NULL when memory
+ * runs out. */
+static char *fuzz_cstring(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (s) {
+		memcpy(s, data, size);
+		s[size] = '\0';
+	}
+	return s;
 }
 
 /* Write a record in all three formats to a sink, as the CLI would. */

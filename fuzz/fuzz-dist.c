@@ -14,11 +14,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
+	char *s = fuzz_cstring(data, size);
 	if (!s)
 		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
 	struct kvp_dist d;
 	memset(&d, 0, sizeof d);
 	struct kvp_error err = {0};
@@ -30,9 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	double mean = kvp_dist_mean(&d);
 	FUZZ_ASSERT(isfinite(mean) && mean >= 0, "mean not finite and non-negative");
+	/* four quantiles: a zipf quantile sums up to 10^6 terms (slow under ASan) */
+	static const double ps[] = {0, 0.5, 0.99, 1};
 	uint64_t prev = 0;
-	for (int k = 0; k <= 20; k++) {
-		uint64_t q = kvp_dist_quantile(&d, k / 20.0);
+	for (int k = 0; k < 4; k++) {
+		uint64_t q = kvp_dist_quantile(&d, ps[k]);
 		FUZZ_ASSERT(q >= prev && q <= KVP_DIST_MAX_TOKENS, "quantiles");
 		prev = q;
 	}

@@ -11,15 +11,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size == 0)
+	const char *named = fuzz_write_picked("lengths", "csv", "yaml", data, size);
+	if (!named)
 		return 0;
-	bool yaml = data[0] & 1;
-	const char *path = fuzz_write_input(yaml ? "lengths.yaml" : "lengths.csv", data + 1, size - 1);
-	/* the stem carries the suffix; the per-process name follows it */
-	static char named[600];
-	snprintf(named, sizeof named, "%s.%s", path, yaml ? "yaml" : "csv");
-	if (rename(path, named) != 0)
-		abort();
 	struct kvp_workload w;
 	memset(&w, 0, sizeof w);
 	struct kvp_error err = {0};

@@ -21,14 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		init = 1;
 	}
-	if (size == 0)
+	const char *named = fuzz_write_picked("results", "yaml", "csv", data, size);
+	if (!named)
 		return 0;
 	bool csv = data[0] & 1;
-	const char *path = fuzz_write_input("results", data + 1, size - 1);
-	static char named[600];
-	snprintf(named, sizeof named, "%s.%s", path, csv ? "csv" : "yaml");
-	if (rename(path, named) != 0)
-		abort();
 	struct kvp_calibration cal;
 	memset(&cal, 0, sizeof cal);
 	struct kvp_error err = {0};

@@ -32,11 +32,9 @@ static void roundtrip(uint64_t v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
+	char *s = fuzz_cstring(data, size);
 	if (!s)
 		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
 	uint64_t u;
 	double d;
 	int rc;
