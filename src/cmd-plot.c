@@ -263,7 +263,7 @@ int kvp_cmd_plot(int argc, char **argv)
 	kvp_cli_common_init(&a.c);
 	a.dir = ".";
 	a.term = KVP_PLOT_TERM_PNG;
-	const char *model_arg = NULL, *gpu_arg = NULL;
+	const char *model_arg = NULL, *gpu_arg = NULL, *results_arg = NULL;
 	int opt, rc = 0;
 	optind = 1;
 	opterr = 0;
@@ -292,10 +292,8 @@ int kvp_cmd_plot(int argc, char **argv)
 				return KVP_EXIT_USAGE;
 			continue;
 		case OPT_RESULTS:
-			if (a.nresults)
-				free(a.results[0]);
-			if (!split("--results", optarg, a.results, &a.nresults))
-				return KVP_EXIT_USAGE;
+			/* split after the loop, where a usage error frees it */
+			results_arg = optarg;
 			continue;
 		case OPT_BAND:
 			if (kvp_parse_fraction(optarg, &a.band) || a.band >= 1)
@@ -375,7 +373,7 @@ int kvp_cmd_plot(int argc, char **argv)
 			rc = kvp_cli_usage_error(cmd, "plot %s: takes no --model or --gpu", k->name);
 			goto out;
 		}
-		if (!a.nresults) {
+		if (!results_arg) {
 			rc = kvp_cli_usage_error(cmd, "plot %s: --results FILE is required", k->name);
 			goto out;
 		}
@@ -384,7 +382,8 @@ int kvp_cmd_plot(int argc, char **argv)
 		goto out;
 	}
 	if ((model_arg && !split("--model", model_arg, a.models, &a.nmodels)) ||
-	    (gpu_arg && !split("--gpu", gpu_arg, a.gpus, &a.ngpus))) {
+	    (gpu_arg && !split("--gpu", gpu_arg, a.gpus, &a.ngpus)) ||
+	    (results_arg && !split("--results", results_arg, a.results, &a.nresults))) {
 		rc = KVP_EXIT_USAGE;
 		goto out;
 	}

@@ -511,8 +511,21 @@ uint64_t kvp_dist_quantile(const struct kvp_dist *d, double p)
 	return 0;
 }
 
+/* The shortest decimal that reads back as exactly v (%.15g, else %.17g), so a
+ * printed spec parses back to the same distribution. */
+static const char *shortest(double v, char *buf, size_t size)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 void kvp_dist_format(const struct kvp_dist *d, char *buf, size_t size)
 {
+	char x[32], y[32];
 	switch (d->kind) {
 	case KVP_DIST_FIXED:
 		snprintf(buf, size, "fixed:%llu", (unsigned long long)d->a);
@@ -522,13 +535,13 @@ void kvp_dist_format(const struct kvp_dist *d, char *buf, size_t size)
 			 (unsigned long long)d->b);
 		break;
 	case KVP_DIST_NORMAL:
-		snprintf(buf, size, "normal:%g,%g", d->a, d->b);
+		snprintf(buf, size, "normal:%s,%s", shortest(d->a, x, sizeof x), shortest(d->b, y, sizeof y));
 		break;
 	case KVP_DIST_LOGNORMAL:
-		snprintf(buf, size, "lognormal:%g,%g", d->a, d->b);
+		snprintf(buf, size, "lognormal:%s,%s", shortest(d->a, x, sizeof x), shortest(d->b, y, sizeof y));
 		break;
 	case KVP_DIST_ZIPF:
-		snprintf(buf, size, "zipf:%llu,%g", (unsigned long long)d->a, d->b);
+		snprintf(buf, size, "zipf:%llu,%s", (unsigned long long)d->a, shortest(d->b, y, sizeof y));
 		break;
 	case KVP_DIST_EMPIRICAL:
 		snprintf(buf, size, "empirical:%zu", d->n);

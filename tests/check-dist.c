@@ -494,11 +494,33 @@ START_TEST(test_builtin_workloads)
 }
 END_TEST
 
+/* A printed spec parses back to the same parameters (found by fuzzing: %g
+ * printed lognormal:4294967296 as 4.29497e+09). */
+START_TEST(test_format_round_trip)
+{
+	static const char *const specs[] = {"lognormal:4294967296,0.1", "normal:1234567.5,0.3",
+					    "lognormal:1200,0.8", "zipf:100000,1.1"};
+	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+		struct kvp_dist d, e;
+		struct kvp_error err;
+		char buf[128];
+		ck_assert_int_eq(kvp_dist_parse(specs[i], "t", &d, &err), KVP_STATUS_OK);
+		kvp_dist_format(&d, buf, sizeof buf);
+		ck_assert_str_eq(buf, specs[i]);
+		ck_assert_int_eq(kvp_dist_parse(buf, "t", &e, &err), KVP_STATUS_OK);
+		ck_assert(d.a == e.a && d.b == e.b);
+		kvp_dist_free(&d);
+		kvp_dist_free(&e);
+	}
+}
+END_TEST
+
 static Suite *dist_suite(void)
 {
 	Suite *s = suite_create("dist");
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_rng_reference);
+	tcase_add_test(core, test_format_round_trip);
 	tcase_add_loop_test(core, test_parse_good, 0, sizeof good_specs / sizeof good_specs[0]);
 	tcase_add_test(core, test_means);
 	tcase_add_test(core, test_normal_shape);
