@@ -430,44 +430,51 @@ static kvp_status scalar(const struct kvp_doc *doc, const struct kvp_node *node,
 	return kvp_node_expect(doc, node, field, KVP_NODE_SCALAR, err);
 }
 
-kvp_status kvp_node_u64(const struct kvp_doc *doc, const struct kvp_node *node,
-			const char *field, uint64_t *out, struct kvp_error *err)
+/* A scalar without a sign: numbers in profiles are never negative. */
+static kvp_status unsigned_scalar(const struct kvp_doc *doc, const struct kvp_node *node,
+				  const char *field, struct kvp_error *err)
 {
 	kvp_status st = scalar(doc, node, field, err);
 	if (st)
 		return st;
-	const char *v = node->value;
-	if (v[0] == '-')
+	if (node->value[0] == '-')
 		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "must not be negative (got %s)", v);
-	int rc = kvp_parse_u64(v, out);
+				     "must not be negative (got %s)", node->value);
+	return KVP_STATUS_OK;
+}
+
+/* Turn a units.h parser's result (0, -1 malformed, -2 out of range) into a
+ * located error: `range` ends "does not fit in 64 bits" or "is out of range",
+ * `expected` says what a good value looks like. */
+static kvp_status parsed(const struct kvp_doc *doc, const struct kvp_node *node,
+			 const char *field, struct kvp_error *err, int rc, const char *range,
+			 const char *expected)
+{
 	if (rc == -2)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field,
-				     "%s does not fit in 64 bits", v);
+		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field, "%s %s",
+				     node->value, range);
 	if (rc)
 		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "expected a whole number, got '%s'", v);
+				     "expected %s, got '%s'", expected, node->value);
 	return KVP_STATUS_OK;
+}
+
+static const char fit64[] = "does not fit in 64 bits", range[] = "is out of range";
+
+kvp_status kvp_node_u64(const struct kvp_doc *doc, const struct kvp_node *node,
+			const char *field, uint64_t *out, struct kvp_error *err)
+{
+	kvp_status st = unsigned_scalar(doc, node, field, err);
+	return st ? st : parsed(doc, node, field, err, kvp_parse_u64(node->value, out), fit64,
+				"a whole number");
 }
 
 kvp_status kvp_node_double(const struct kvp_doc *doc, const struct kvp_node *node,
 			   const char *field, double *out, struct kvp_error *err)
 {
-	kvp_status st = scalar(doc, node, field, err);
-	if (st)
-		return st;
-	const char *v = node->value;
-	if (v[0] == '-')
-		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "must not be negative (got %s)", v);
-	int rc = kvp_parse_double(v, out);
-	if (rc == -2)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field,
-				     "%s is out of range", v);
-	if (rc)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "expected a number, got '%s'", v);
-	return KVP_STATUS_OK;
+	kvp_status st = unsigned_scalar(doc, node, field, err);
+	return st ? st : parsed(doc, node, field, err, kvp_parse_double(node->value, out), range,
+				"a number");
 }
 
 kvp_status kvp_node_bool(const struct kvp_doc *doc, const struct kvp_node *node,
@@ -503,39 +510,15 @@ kvp_status kvp_node_str(const struct kvp_doc *doc, const struct kvp_node *node,
 kvp_status kvp_node_bytes(const struct kvp_doc *doc, const struct kvp_node *node,
 			  const char *field, uint64_t *out, struct kvp_error *err)
 {
-	kvp_status st = scalar(doc, node, field, err);
-	if (st)
-		return st;
-	const char *v = node->value;
-	if (v[0] == '-')
-		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "must not be negative (got %s)", v);
-	int rc = kvp_parse_bytes(v, out);
-	if (rc == -2)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field,
-				     "%s does not fit in 64 bits", v);
-	if (rc)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "expected a size such as 80GiB or 81559MiB, got '%s'", v);
-	return KVP_STATUS_OK;
+	kvp_status st = unsigned_scalar(doc, node, field, err);
+	return st ? st : parsed(doc, node, field, err, kvp_parse_bytes(node->value, out), fit64,
+				"a size such as 80GiB or 81559MiB");
 }
 
 kvp_status kvp_node_rate(const struct kvp_doc *doc, const struct kvp_node *node,
 			 const char *field, double *out, struct kvp_error *err)
 {
-	kvp_status st = scalar(doc, node, field, err);
-	if (st)
-		return st;
-	const char *v = node->value;
-	if (v[0] == '-')
-		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "must not be negative (got %s)", v);
-	int rc = kvp_parse_rate(v, out);
-	if (rc == -2)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field,
-				     "%s is out of range", v);
-	if (rc)
-		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
-				     "expected a rate such as 3.35TB/s, got '%s'", v);
-	return KVP_STATUS_OK;
+	kvp_status st = unsigned_scalar(doc, node, field, err);
+	return st ? st : parsed(doc, node, field, err, kvp_parse_rate(node->value, out), range,
+				"a rate such as 3.35TB/s");
 }
