@@ -70,12 +70,20 @@ typedef uint32_t vu __attribute__((vector_size(VW * sizeof(uint32_t))));
 static inline vf rload(const void *p, int i, int kind)
 {
 	if (kind == ROW_BF16) {
+#ifdef KVB_F16C /* the AVX2 copy: GCC 12 widens the generic form in 128-bit halves */
+		vf y;
+		__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+		__m256 x = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+		memcpy(&y, &x, sizeof y);
+		return y;
+#else
 		vh h;
 		memcpy(&h, (const uint16_t *)p + i, sizeof h);
 		vu u = __builtin_convertvector(h, vu) << 16;
 		vf f;
 		memcpy(&f, &u, sizeof f);
 		return f;
+#endif
 	}
 #ifdef KVB_F16C
 	if (kind == ROW_FP16) {
