@@ -6,7 +6,7 @@
  *
  * The includer defines VW (floats per vector) and SFX(name), which gives
  * each copy's functions their own names, plus CHUNK, LANES, FOR_LANES,
- * LOG2E, exp2_nonpos, struct unit and the ROW_ kinds, and KVB_F16C where the copy may use
+ * LOG2E, exp2_nonpos, struct unit, the ROW_ kinds and FP8_IN_PLACE, and KVB_F16C where the copy may use
  * the F16C instructions (through <immintrin.h>) for fp16 and fp8 rows.  The two products run on the GNU
  * vector extension: plain C cannot say that a float reduction may be
  * reordered (that takes -ffast-math), and -O2 keeps an accumulator array in
@@ -22,13 +22,22 @@
 #define rscalar SFX(rscalar)
 #define vh SFX(vh)
 #define vu SFX(vu)
-#define dot SFX(dot)
-#define dot2 SFX(dot2)
-#define pv1 SFX(pv1)
-#define pv2 SFX(pv2)
+#define vi SFX(vi)
+#define in_register SFX(in_register)
+#define softmax_chunk SFX(softmax_chunk)
+#define scale_floats SFX(scale_floats)
+#define tile_rows SFX(tile_rows)
+#define chunk_rows SFX(chunk_rows)
+#define vsums SFX(vsums)
+#define qk_block SFX(qk_block)
+#define qk_heads SFX(qk_heads)
+#define qk_rows SFX(qk_rows)
+#define pv_cols SFX(pv_cols)
+#define pv_block SFX(pv_block)
+#define pv_rows SFX(pv_rows)
+#define block_heads SFX(block_heads)
 #define convert_row SFX(convert_row)
 #define convert_f16c SFX(convert_f16c)
-#define exp2_rows SFX(exp2_rows)
 #define attend SFX(attend)
 
 #if defined(__GNUC__)
@@ -57,23 +66,29 @@ static inline float vsum(vf v)
 /* Where K and V rows are read from: ROW_F32 for fp32 (a converted tile,
  * or an fp32 pool), or the pool's own elements widened inside the
  * products so that no tile is written: bf16 everywhere (a bf16 value is the
- * top half of an fp32 one), fp16 and int8 in the AVX2 copy (F16C and AVX2
- * conversions; written with plain vector code int8 measured 2-4x slower
- * than through a tile, so the baseline copy keeps tiles for them).  fp8
- * always goes through a tile: widened in place it measured no faster for
- * MHA and slower for GQA, whose head pairs would convert it again.  The
- * callers pass the kind as a constant, so each use is compiled for one
+ * top half of an fp32 one), fp16, int8 and fp8 in the AVX2 copy (F16C and
+ * AVX2 conversions; written with plain vector code int8 measured 2-4x
+ * slower than through a tile, so the baseline copy keeps tiles for all
+ * three).  fp8 read in place gives the value times 2^-8 (FP8_IN_PLACE).
+ * The callers pass the kind as a constant, so each use is compiled for one
  * kind. */
 typedef uint16_t vh __attribute__((vector_size(VW * sizeof(uint16_t))));
 typedef uint32_t vu __attribute__((vector_size(VW * sizeof(uint32_t))));
+typedef int32_t vi __attribute__((vector_size(VW * sizeof(int32_t))));
 
 static inline vf rload(const void *p, int i, int kind)
 {
 	if (kind == ROW_BF16) {
-#ifdef KVB_F16C /* the AVX2 copy: GCC 12 widens the generic form in 128-bit halves */
+#ifdef KVB_F16C
+		/* The AVX2 copy: the 8 values in both halves of a vector (a
+		 * load, no arithmetic port), then one byte shuffle puts each in
+		 * the top half of its lane.  Widening (vpmovzxwd) and a shift
+		 * would take a slot of the ports the multiply-adds run on. */
+		const __m256i top = _mm256_setr_epi8(-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7,
+						     -1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
+		__m256i w = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+		__m256 x = _mm256_castsi256_ps(_mm256_shuffle_epi8(w, top));
 		vf y;
-		__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
-		__m256 x = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 		memcpy(&y, &x, sizeof y);
 		return y;
 #else
@@ -99,6 +114,25 @@ static inline vf rload(const void *p, int i, int kind)
 		memcpy(&f, &x, sizeof f);
 		return f;
 	}
+	if (kind == ROW_FP8) {
+		/* e4m3 S.EEEE.MMM sign-extended to 16 bits and shifted left
+		 * by 7 is S.S.EEEE.MMM.0000000; clearing bit 14 leaves the
+		 * fp16 S.0EEEE.MMM0000000: bias 15 against 7 makes that the
+		 * value times 2^-8, normal and subnormal codes alike, exactly
+		 * (the callers fold the 2^8 into the query and the sum).  The
+		 * NaN codes S.1111.111 would read as +-480 (1.875 * 2^8): they
+		 * are made all ones, an fp16 NaN, so that a NaN in the cache
+		 * still spoils the output.  (Checking a chunk's bytes for the
+		 * code before reading it measured no cheaper.) */
+		const __m128i low7 = _mm_set1_epi16((short)0xff80), fp16 = _mm_set1_epi16((short)0xbf80);
+		__m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)((const int8_t *)p + i)));
+		__m128i h = _mm_and_si128(_mm_slli_epi16(w, 7), fp16);
+		h = _mm_or_si128(h, _mm_cmpeq_epi16(_mm_or_si128(w, low7), _mm_set1_epi16(-1)));
+		vf f;
+		__m256 x = _mm256_cvtph_ps(h);
+		memcpy(&f, &x, sizeof f);
+		return f;
+	}
 #endif
 	return vload((const float *)p + i);
 }
@@ -109,117 +143,137 @@ static inline float rscalar(const void *p, int i, int kind)
 	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
 	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
 	case ROW_INT8: return (float)((const int8_t *)p)[i];
+	case ROW_FP8: return kvb_e4m3_to_float(((const uint8_t *)p)[i]) * FP8_IN_PLACE;
 	default: return ((const float *)p)[i];
 	}
 }
 
-/* q0 . k and q1 . k, each K element loaded once for both heads. */
-static inline void dot2(const float *restrict q0, const float *restrict q1,
-			const void *restrict k, int kind, int d, float *s0, float *s1)
+/* The score and PV products work on blocks of SUMS running sums held in
+ * registers: H heads x R K rows for the scores, H heads x C column vectors
+ * for PV, H * R = H * C = SUMS (4 x 2 for GQA-4 and wider groups, 1 x 8 for
+ * MHA).  8 independent sums cover the latency of the fused multiply-adds
+ * (4 cycles, 2 a cycle); each K or V vector is loaded and widened once for
+ * H heads, each query vector once for R rows: per VW elements of a 4 x 2
+ * score block, 4 query and 2 K loads feed 8 multiply-adds, where a head
+ * pair and one row took 3 loads for 2.  H, R and C are constants wherever
+ * the blocks are used (always_inline, unrolled), so the arrays of sums
+ * live in registers (with GCC; clang 14 leaves some of the GQA loops
+ * rolled and runs them about half as fast). */
+#define SUMS 8
+#if defined(__clang__)
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL _Pragma("GCC unroll 8")
+#endif
+
+/* out[x] = the lanes of a[x] summed, x < SUMS. */
+static inline void vsums(const vf *a, float *out)
 {
-	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-	int i = 0;
-	for (; i + 4 * VW <= d; i += 4 * VW) {
-		vf k0 = rload(k, i, kind), k1 = rload(k, i + VW, kind);
-		vf k2 = rload(k, i + 2 * VW, kind), k3 = rload(k, i + 3 * VW, kind);
-		a0 += vload(q0 + i) * k0;
-		a1 += vload(q0 + i + VW) * k1;
-		a2 += vload(q0 + i + 2 * VW) * k2;
-		a3 += vload(q0 + i + 3 * VW) * k3;
-		b0 += vload(q1 + i) * k0;
-		b1 += vload(q1 + i + VW) * k1;
-		b2 += vload(q1 + i + 2 * VW) * k2;
-		b3 += vload(q1 + i + 3 * VW) * k3;
-	}
-	float x = vsum((a0 + a1) + (a2 + a3)), y = vsum((b0 + b1) + (b2 + b3));
-	for (; i < d; i++) {
-		x += q0[i] * rscalar(k, i, kind);
-		y += q1[i] * rscalar(k, i, kind);
-	}
-	*s0 = x;
-	*s1 = y;
+#ifdef KVB_F16C
+	/* a transpose-add tree: 6 horizontal adds leave [a0..a3 | a0..a3]
+	 * halves in two vectors, one cross-lane shuffle pair and an add
+	 * finish all 8 sums */
+	__m256 t0 = _mm256_hadd_ps((__m256)a[0], (__m256)a[1]);
+	__m256 t1 = _mm256_hadd_ps((__m256)a[2], (__m256)a[3]);
+	__m256 t2 = _mm256_hadd_ps((__m256)a[4], (__m256)a[5]);
+	__m256 t3 = _mm256_hadd_ps((__m256)a[6], (__m256)a[7]);
+	__m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+	__m256 s = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+				 _mm256_permute2f128_ps(u0, u1, 0x31));
+	_mm256_storeu_ps(out, s);
+#else
+	for (int x = 0; x < SUMS; x++)
+		out[x] = vsum(a[x]);
+#endif
 }
 
-static inline float dot(const float *restrict q, const void *restrict k, int kind, int d)
+/* Make the compiler hold *v in a register: left alone, GCC folds a load
+ * used by R multiply-adds into each of them and loads it R times, which
+ * makes the score block load-bound. */
+static inline void in_register(vf *v)
 {
-	vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-	int i = 0;
-	for (; i + 4 * VW <= d; i += 4 * VW) {
-		a0 += vload(q + i) * rload(k, i, kind);
-		a1 += vload(q + i + VW) * rload(k, i + VW, kind);
-		a2 += vload(q + i + 2 * VW) * rload(k, i + 2 * VW, kind);
-		a3 += vload(q + i + 3 * VW) * rload(k, i + 3 * VW, kind);
-	}
-	float x = vsum((a0 + a1) + (a2 + a3));
-	for (; i < d; i++)
-		x += q[i] * rscalar(k, i, kind);
-	return x;
+#if defined(__x86_64__)
+	__asm__("" : "+x"(*v));
+#endif
 }
 
-/* acc0 += sum_r p0[r] v[r] and acc1 += sum_r p1[r] v[r] over n rows,
- * 4 * VW columns at a time held in registers across all the rows, so each
- * V element is loaded once per pair of heads and each accumulator once per
- * chunk. */
-static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
-		       const float *p1, const void *const *v, int kind, int n, int d)
+/* s[h * CHUNK + r] = q_h . k_r for H heads (rows of d floats from q) and R
+ * K rows. */
+static inline __attribute__((always_inline)) void
+qk_block(const float *restrict q, int H, const void *const *restrict k, int R, int kind, int d,
+	 float *restrict s)
 {
+	vf a[SUMS], qh[SUMS];
+	UNROLL for (int x = 0; x < SUMS; x++)
+		a[x] = (vf){0};
 	int i = 0;
-	for (; i + 4 * VW <= d; i += 4 * VW) {
-		vf a0 = vload(acc0 + i), a1 = vload(acc0 + i + VW);
-		vf a2 = vload(acc0 + i + 2 * VW), a3 = vload(acc0 + i + 3 * VW);
-		vf b0 = vload(acc1 + i), b1 = vload(acc1 + i + VW);
-		vf b2 = vload(acc1 + i + 2 * VW), b3 = vload(acc1 + i + 3 * VW);
-		for (int r = 0; r < n; r++) {
-			vf v0 = rload(v[r], i, kind), v1 = rload(v[r], i + VW, kind);
-			vf v2 = rload(v[r], i + 2 * VW, kind), v3 = rload(v[r], i + 3 * VW, kind);
-			float x = p0[r], y = p1[r];
-			a0 += x * v0;
-			a1 += x * v1;
-			a2 += x * v2;
-			a3 += x * v3;
-			b0 += y * v0;
-			b1 += y * v1;
-			b2 += y * v2;
-			b3 += y * v3;
+	for (; i + VW <= d; i += VW) {
+		/* the H query vectors first, then each K vector used as soon
+		 * as it is read: live are H + SUMS + 1 vectors of the 16 */
+		UNROLL for (int h = 0; h < H; h++) {
+			qh[h] = vload(q + (size_t)h * d + i);
+			in_register(&qh[h]);
 		}
-		vstore(acc0 + i, a0);
-		vstore(acc0 + i + VW, a1);
-		vstore(acc0 + i + 2 * VW, a2);
-		vstore(acc0 + i + 3 * VW, a3);
-		vstore(acc1 + i, b0);
-		vstore(acc1 + i + VW, b1);
-		vstore(acc1 + i + 2 * VW, b2);
-		vstore(acc1 + i + 3 * VW, b3);
+		UNROLL for (int r = 0; r < R; r++) {
+			vf kr = rload(k[r], i, kind);
+			UNROLL for (int h = 0; h < H; h++)
+				a[h * R + r] += qh[h] * kr;
+		}
 	}
-	for (; i < d; i++)
-		for (int r = 0; r < n; r++) {
-			acc0[i] += p0[r] * rscalar(v[r], i, kind);
-			acc1[i] += p1[r] * rscalar(v[r], i, kind);
+	float t[SUMS];
+	vsums(a, t);
+	UNROLL for (int h = 0; h < H; h++)
+		UNROLL for (int r = 0; r < R; r++) {
+			float x = t[h * R + r];
+			for (int e = i; e < d; e++)
+				x += q[(size_t)h * d + e] * rscalar(k[r], e, kind);
+			s[h * CHUNK + r] = x;
 		}
 }
 
-static inline void pv1(float *restrict acc, const float *p, const void *const *v, int kind, int n,
-		       int d)
+/* acc_h[i0, i0 + C * VW) += sum_r p[h * CHUNK + r] v_r[...] for H heads
+ * (rows of d floats from acc) over n V rows, the sums held in registers
+ * across all the rows. */
+static inline __attribute__((always_inline)) void
+pv_cols(float *restrict acc, int H, int C, const float *p, const void *const *v, int kind, int n,
+	int d, int i0)
 {
-	int i = 0;
-	for (; i + 4 * VW <= d; i += 4 * VW) {
-		vf a0 = vload(acc + i), a1 = vload(acc + i + VW);
-		vf a2 = vload(acc + i + 2 * VW), a3 = vload(acc + i + 3 * VW);
-		for (int r = 0; r < n; r++) {
-			float x = p[r];
-			a0 += x * rload(v[r], i, kind);
-			a1 += x * rload(v[r], i + VW, kind);
-			a2 += x * rload(v[r], i + 2 * VW, kind);
-			a3 += x * rload(v[r], i + 3 * VW, kind);
+	vf a[SUMS];
+	float x[SUMS];
+	UNROLL for (int h = 0; h < H; h++)
+		UNROLL for (int c = 0; c < C; c++)
+			a[h * C + c] = vload(acc + (size_t)h * d + i0 + c * VW);
+	for (int r = 0; r < n; r++) {
+		/* as in qk_block: the H weights, then each V vector used as
+		 * soon as it is read */
+		UNROLL for (int h = 0; h < H; h++)
+			x[h] = p[h * CHUNK + r];
+		UNROLL for (int c = 0; c < C; c++) {
+			vf vc = rload(v[r], i0 + c * VW, kind);
+			UNROLL for (int h = 0; h < H; h++)
+				a[h * C + c] += x[h] * vc;
 		}
-		vstore(acc + i, a0);
-		vstore(acc + i + VW, a1);
-		vstore(acc + i + 2 * VW, a2);
-		vstore(acc + i + 3 * VW, a3);
 	}
+	UNROLL for (int h = 0; h < H; h++)
+		UNROLL for (int c = 0; c < C; c++)
+			vstore(acc + (size_t)h * d + i0 + c * VW, a[h * C + c]);
+}
+
+/* PV of n rows for H heads over all d columns: blocks of SUMS / H vectors,
+ * then single vectors, then the columns left one by one. */
+static inline __attribute__((always_inline)) void
+pv_block(float *restrict acc, int H, const float *p, const void *const *v, int kind, int n, int d)
+{
+	const int C = SUMS / H;
+	int i = 0;
+	for (; i + C * VW <= d; i += C * VW)
+		pv_cols(acc, H, C, p, v, kind, n, d, i);
+	for (; i + VW <= d; i += VW)
+		pv_cols(acc, H, 1, p, v, kind, n, d, i);
 	for (; i < d; i++)
-		for (int r = 0; r < n; r++)
-			acc[i] += p[r] * rscalar(v[r], i, kind);
+		for (int h = 0; h < H; h++)
+			for (int r = 0; r < n; r++)
+				acc[(size_t)h * d + i] += p[h * CHUNK + r] * rscalar(v[r], i, kind);
 }
 #else
 
@@ -233,36 +287,74 @@ static inline float rscalar(const void *p, int i, int kind)
 	}
 }
 
-static inline float dot(const float *restrict q, const void *restrict k, int kind, int d)
+#define SUMS 8
+#define UNROLL
+
+static inline void qk_block(const float *restrict q, int H, const void *const *restrict k, int R,
+			    int kind, int d, float *restrict s)
 {
-	float x = 0;
-	for (int i = 0; i < d; i++)
-		x += q[i] * rscalar(k, i, kind);
-	return x;
+	for (int h = 0; h < H; h++)
+		for (int r = 0; r < R; r++) {
+			float x = 0;
+			for (int i = 0; i < d; i++)
+				x += q[(size_t)h * d + i] * rscalar(k[r], i, kind);
+			s[h * CHUNK + r] = x;
+		}
 }
 
-static inline void dot2(const float *restrict q0, const float *restrict q1,
-			const void *restrict k, int kind, int d, float *s0, float *s1)
+static inline void pv_block(float *restrict acc, int H, const float *p, const void *const *v,
+			    int kind, int n, int d)
 {
-	*s0 = dot(q0, k, kind, d);
-	*s1 = dot(q1, k, kind, d);
-}
-
-static inline void pv1(float *restrict acc, const float *p, const void *const *v, int kind, int n,
-		       int d)
-{
-	for (int r = 0; r < n; r++)
-		for (int i = 0; i < d; i++)
-			acc[i] += p[r] * rscalar(v[r], i, kind);
-}
-
-static inline void pv2(float *restrict acc0, float *restrict acc1, const float *p0,
-		       const float *p1, const void *const *v, int kind, int n, int d)
-{
-	pv1(acc0, p0, v, kind, n, d);
-	pv1(acc1, p1, v, kind, n, d);
+	for (int h = 0; h < H; h++)
+		for (int r = 0; r < n; r++)
+			for (int i = 0; i < d; i++)
+				acc[(size_t)h * d + i] += p[h * CHUNK + r] * rscalar(v[r], i, kind);
 }
 #endif
+
+/* Heads per block for a group of g: 4, 2 or 1, whichever divides g. */
+static inline int block_heads(int g)
+{
+	return g % 4 == 0 ? 4 : g % 2 == 0 ? 2 : 1;
+}
+
+/* Scores S[j * CHUNK + r] of K rows [0, nr) for all g heads, H at a time:
+ * one block of SUMS / H rows, or nr rows one by one. */
+static inline __attribute__((always_inline)) void
+qk_heads(const float *qs, int g, int H, const void *const *k, int kind, int nr, int d, float *S)
+{
+	const int R = SUMS / H;
+	for (int j = 0; j < g; j += H) {
+		if (nr == R)
+			qk_block(qs + (size_t)j * d, H, k, R, kind, d, S + j * CHUNK);
+		else
+			for (int r = 0; r < nr; r++)
+				qk_block(qs + (size_t)j * d, H, k + r, 1, kind, d, S + j * CHUNK + r);
+	}
+}
+
+static inline __attribute__((always_inline)) void
+qk_rows(const float *qs, int g, const void *const *k, int kind, int nr, int d, float *S)
+{
+	switch (block_heads(g)) {
+	case 4: qk_heads(qs, g, 4, k, kind, nr, d, S); break;
+	case 2: qk_heads(qs, g, 2, k, kind, nr, d, S); break;
+	default: qk_heads(qs, g, 1, k, kind, nr, d, S); break;
+	}
+}
+
+/* acc[j] += sum_r S[j * CHUNK + r] v_r for all g heads over n V rows. */
+static inline __attribute__((always_inline)) void
+pv_rows(float *acc, int g, const float *S, const void *const *v, int kind, int n, int d)
+{
+	const int H = block_heads(g);
+	for (int j = 0; j < g; j += H)
+		switch (H) {
+		case 4: pv_block(acc + (size_t)j * d, 4, S + j * CHUNK, v, kind, n, d); break;
+		case 2: pv_block(acc + (size_t)j * d, 2, S + j * CHUNK, v, kind, n, d); break;
+		default: pv_block(acc + (size_t)j * d, 1, S + j * CHUNK, v, kind, n, d); break;
+		}
+}
 
 #ifdef KVB_F16C
 /* fp16 and fp8 rows with the F16C conversion instruction, 8 at a time
@@ -332,32 +424,93 @@ static void convert_row(enum kvb_dtype dtype, const void *restrict src, float *r
 	}
 }
 
-static void exp2_rows(float *x, int n)
-{
-	FOR_LANES(n, i, x[i] = exp2_nonpos(x[i]));
-}
-
-/* Scores of row r for all g heads, and the chunk's V rows into the
+/* The scores of nr rows from row r, and the chunk's V rows into the
  * accumulators, for rows of one kind (a constant, so each is compiled for
  * it). */
-#define QK_ROW(KIND)                                                                    \
-	do {                                                                            \
-		int j_ = 0;                                                             \
-		for (; j_ + 2 <= g; j_ += 2)                                            \
-			dot2(qs + (size_t)j_ * d, qs + (size_t)(j_ + 1) * d, krow[r], KIND, d, \
-			     &S[j_ * CHUNK + r], &S[(j_ + 1) * CHUNK + r]);             \
-		if (j_ < g)                                                             \
-			S[j_ * CHUNK + r] = dot(qs + (size_t)j_ * d, krow[r], KIND, d); \
-	} while (0)
-#define PV_CHUNK(KIND)                                                                  \
-	do {                                                                            \
-		int j_ = 0;                                                             \
-		for (; j_ + 2 <= g; j_ += 2)                                            \
-			pv2(acc + (size_t)j_ * d, acc + (size_t)(j_ + 1) * d, S + j_ * CHUNK, \
-			    S + (j_ + 1) * CHUNK, vrow, KIND, n, d);                    \
-		if (j_ < g)                                                             \
-			pv1(acc + (size_t)j_ * d, S + j_ * CHUNK, vrow, KIND, n, d);    \
-	} while (0)
+#define QK_ROWS(KIND) qk_rows(qs, g, krow + r, KIND, nr, d, S + r)
+#define PV_ROWS(KIND) pv_rows(acc, g, S, vrow, KIND, n, d)
+
+/* One chunk of head j's online softmax (base 2): the scores S[0, n)
+ * become their weights 2^(S - max), the running max *m and sum *l take
+ * the chunk in, and the factor the accumulator must be scaled by is
+ * returned.  The chunk is padded to CHUNK with -inf (weight 0), so the max,
+ * the exponentials and the sum run over whole vectors of fixed length.  A
+ * NaN score never wins the max (a comparison with NaN is false) and turns
+ * the sum NaN, so it still spoils the output. */
+static inline float softmax_chunk(float *S, int n, float *m, float *l)
+{
+	for (int r = n; r < CHUNK; r++)
+		S[r] = -INFINITY;
+	float mx = *m;
+#if defined(__GNUC__)
+	vf mv = vload(S);
+	for (int r = VW; r < CHUNK; r += VW) {
+		vf x = vload(S + r);
+		vi gt = x > mv;
+		mv = (vf)(((vi)x & gt) | ((vi)mv & ~gt));
+	}
+	for (int e = 0; e < VW; e++)
+		mx = mv[e] > mx ? mv[e] : mx;
+#else
+	for (int r = 0; r < CHUNK; r++)
+		mx = S[r] > mx ? S[r] : mx;
+#endif
+	FOR_LANES(CHUNK, r, S[r] = exp2_nonpos(S[r] - mx));
+	/* -inf on the first chunk gives 0: acc is 0 anyway */
+	float alpha = exp2_nonpos(*m - mx), sum = 0;
+#if defined(__GNUC__)
+	vf sv = vload(S);
+	for (int r = VW; r < CHUNK; r += VW)
+		sv += vload(S + r);
+	sum = vsum(sv);
+#else
+	for (int r = 0; r < CHUNK; r++)
+		sum += S[r];
+#endif
+	*l = *l * alpha + sum;
+	*m = mx;
+	return alpha;
+}
+
+/* x[0, d) *= a. */
+static inline void scale_floats(float *x, float a, int d)
+{
+	int i = 0;
+#if defined(__GNUC__)
+	for (; i + VW <= d; i += VW)
+		vstore(x + i, vload(x + i) * a);
+#endif
+	for (; i < d; i++)
+		x[i] *= a;
+}
+
+/* Rows [0, n) converted into tile (fp32, d apart) and pointed there. */
+static void tile_rows(enum kvb_dtype dt, const void **row, float *tile, int n, int d)
+{
+	for (int r = 0; r < n; r++) {
+		float *t = tile + (size_t)r * d;
+		convert_row(dt, row[r], t, d);
+		row[r] = t;
+	}
+}
+
+/* Element offsets of the rows of tokens [t, t + n) of a sequence whose
+ * block table is `table`, KV head h: the block and slot are walked, one
+ * division per chunk instead of two per token (a division by the run-time
+ * block size costs as much as a row's arithmetic). */
+static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, int32_t t, int n,
+		       int64_t *row)
+{
+	int32_t j = t / s->block_size;
+	int slot = t % s->block_size;
+	for (int r = 0; r < n; r++) {
+		row[r] = kvb_row_index(s, table[j], h, slot);
+		if (++slot == s->block_size) {
+			slot = 0;
+			j++;
+		}
+	}
+}
 
 /* Attend the g query heads of KV head u->h over tokens [t0, t1) of
  * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
@@ -366,7 +519,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		   float *ws, float **acc_out, float **m_out, float **l_out)
 {
 	const struct kvb_shape *s = &kv->shape;
-	const int g = s->h_q / s->h_kv, d = s->d, P = s->block_size;
+	const int g = s->h_q / s->h_kv, d = s->d;
 	const enum kvb_dtype dt = s->dtype;
 	const size_t eb = kvb_dtype_bytes(dt);
 	float *qs = ws;
@@ -388,14 +541,18 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		kind = ROW_FP16;
 	else if (dt == KVB_DTYPE_INT8)
 		kind = ROW_INT8;
+	else if (dt == KVB_DTYPE_FP8)
+		kind = ROW_FP8;
 #endif
-	const int raw = dt == KVB_DTYPE_FP32 || kind != ROW_F32;
+	const int tiled = kind == ROW_F32 && dt != KVB_DTYPE_FP32;
 	const int32_t *table = kv->block_tables + (int64_t)u->b * kv->max_blocks;
 	const char *kpool = kv->k_pool, *vpool = kv->v_pool;
 	const size_t rowbytes = (size_t)d * eb;
 
 	/* log2(e) folds the base change in; fp8's per-tensor K scale too. */
 	float qscale = kv->sm_scale * LOG2E * (dt == KVB_DTYPE_FP8 ? kv->k_scale : 1.0f);
+	if (kind == ROW_FP8)
+		qscale /= FP8_IN_PLACE;
 	const float *qb = q + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
 	for (int j = 0; j < g * d; j++) {
 		qs[j] = qb[j] * qscale;
@@ -406,56 +563,55 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		l[j] = 0;
 	}
 
+	/* Element offsets of this chunk's rows and of the next one's. */
+	int64_t rows[CHUNK], next[CHUNK];
+	chunk_rows(s, table, u->h, u->t0, u->t1 - u->t0 < CHUNK ? u->t1 - u->t0 : CHUNK, next);
 	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
 		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
+		memcpy(rows, next, (size_t)n * sizeof *rows);
 		/* The next chunk's rows, to be asked for while this chunk
 		 * computes: its blocks are anywhere in the pool, so no hardware
 		 * prefetcher guesses them.  The requests are spread over the
-		 * score loop, a row at a time, so they overlap the arithmetic
-		 * instead of stalling on a full set of fill buffers. */
-		int64_t next[CHUNK];
-		int nn = 0;
-		for (int32_t tok = t + CHUNK; tok < t + 2 * CHUNK && tok < u->t1; tok++)
-			next[nn++] = kvb_row_index(s, table[tok / P], u->h, tok % P) * (int64_t)eb;
-		/* Resolve the chunk's rows once. */
+		 * score loop, a block of rows at a time, so they overlap the
+		 * arithmetic instead of stalling on a full set of fill buffers. */
+		const int nn = u->t1 - (t + CHUNK) < CHUNK ? u->t1 - (t + CHUNK) : CHUNK;
+		if (nn > 0)
+			chunk_rows(s, table, u->h, t + CHUNK, nn, next);
 		for (int r = 0; r < n; r++) {
-			int32_t tok = t + r;
-			int32_t blk = table[tok / P];
-			int slot = tok % P;
-			int64_t row = kvb_row_index(s, blk, u->h, slot);
-			krow[r] = kpool + row * (int64_t)eb;
-			vrow[r] = vpool + row * (int64_t)eb;
-			if (dt == KVB_DTYPE_INT8) {
-				int64_t sr = kvb_scale_index(s, blk, u->h, slot);
-				ks[r] = kv->k_scales[sr];
-				vs[r] = kv->v_scales[sr];
+			krow[r] = kpool + rows[r] * (int64_t)eb;
+			vrow[r] = vpool + rows[r] * (int64_t)eb;
+			if (dt == KVB_DTYPE_INT8) { /* a row's scale index is its row index / d */
+				ks[r] = kv->k_scales[rows[r] / d];
+				vs[r] = kv->v_scales[rows[r] / d];
 			}
 		}
-		if (!raw)
-			for (int r = 0; r < n; r++) {
-				convert_row(dt, krow[r], kt + (size_t)r * d, d);
-				krow[r] = kt + (size_t)r * d;
-			}
-		/* Scores, each K row used by all g heads while it is in L1. */
-		for (int r = 0; r < n; r++) {
+		if (tiled)
+			tile_rows(dt, krow, kt, n, d);
+		/* Scores, a block of rows at a time, each K row used by all g
+		 * heads while it is in L1. */
+		const int rb = SUMS / block_heads(g);
+		for (int r = 0; r < n; r += rb) {
+			const int nr = n - r < rb ? n - r : rb;
 #if defined(__GNUC__)
-			if (r < nn) {
+			for (int x = r; x < r + nr && x < nn; x++) {
+				const char *kn = kpool + next[x] * (int64_t)eb;
+				const char *vn = vpool + next[x] * (int64_t)eb;
 				for (size_t off = 0; off < rowbytes; off += 64) {
-					__builtin_prefetch(kpool + next[r] + off, 0, 3);
-					if (raw) /* no V pass per row: both here */
-						__builtin_prefetch(vpool + next[r] + off, 0, 3);
+					__builtin_prefetch(kn + off, 0, 3);
+					__builtin_prefetch(vn + off, 0, 3);
 				}
-				if (dt == KVB_DTYPE_INT8) { /* the row's scales: row index / d */
-					__builtin_prefetch(kv->k_scales + next[r] / (int64_t)rowbytes, 0, 3);
-					__builtin_prefetch(kv->v_scales + next[r] / (int64_t)rowbytes, 0, 3);
+				if (dt == KVB_DTYPE_INT8) {
+					__builtin_prefetch(kv->k_scales + next[x] / d, 0, 3);
+					__builtin_prefetch(kv->v_scales + next[x] / d, 0, 3);
 				}
 			}
 #endif
 			switch (kind) {
-			case ROW_BF16: QK_ROW(ROW_BF16); break;
-			case ROW_FP16: QK_ROW(ROW_FP16); break;
-			case ROW_INT8: QK_ROW(ROW_INT8); break;
-			default: QK_ROW(ROW_F32); break;
+			case ROW_BF16: QK_ROWS(ROW_BF16); break;
+			case ROW_FP16: QK_ROWS(ROW_FP16); break;
+			case ROW_INT8: QK_ROWS(ROW_INT8); break;
+			case ROW_FP8: QK_ROWS(ROW_FP8); break;
+			default: QK_ROWS(ROW_F32); break;
 			}
 		}
 		if (dt == KVB_DTYPE_INT8)
@@ -465,47 +621,30 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		/* Online softmax: one rescale of acc per chunk and head. */
 		for (int j = 0; j < g; j++) {
 			float *Sj = S + j * CHUNK;
-			float mx = m[j];
-			for (int r = 0; r < n; r++)
-				mx = Sj[r] > mx ? Sj[r] : mx;
-			for (int r = 0; r < n; r++)
-				Sj[r] -= mx;
-			exp2_rows(Sj, n);
-			/* -inf on the first chunk gives 0: acc is 0 anyway */
-			float alpha = exp2_nonpos(m[j] - mx);
-			float sum = 0;
-			for (int r = 0; r < n; r++)
-				sum += Sj[r];
-			l[j] = l[j] * alpha + sum;
+			float alpha = softmax_chunk(Sj, n, &m[j], &l[j]);
 			if (alpha != 1.0f)
-				scale_row(acc + (size_t)j * d, alpha, d);
-			m[j] = mx;
+				scale_floats(acc + (size_t)j * d, alpha, d);
 			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
 				for (int r = 0; r < n; r++)
 					Sj[r] *= vs[r];
 		}
-		if (!raw)
-			for (int r = 0; r < n; r++) {
-#if defined(__GNUC__)
-				if (r < nn)
-					for (size_t off = 0; off < rowbytes; off += 64)
-						__builtin_prefetch(vpool + next[r] + off, 0, 3);
-#endif
-				convert_row(dt, vrow[r], vt + (size_t)r * d, d);
-				vrow[r] = vt + (size_t)r * d;
-			}
+		if (tiled)
+			tile_rows(dt, vrow, vt, n, d);
 		switch (kind) {
-		case ROW_BF16: PV_CHUNK(ROW_BF16); break;
-		case ROW_FP16: PV_CHUNK(ROW_FP16); break;
-		case ROW_INT8: PV_CHUNK(ROW_INT8); break;
-		default: PV_CHUNK(ROW_F32); break;
+		case ROW_BF16: PV_ROWS(ROW_BF16); break;
+		case ROW_FP16: PV_ROWS(ROW_FP16); break;
+		case ROW_INT8: PV_ROWS(ROW_INT8); break;
+		case ROW_FP8: PV_ROWS(ROW_FP8); break;
+		default: PV_ROWS(ROW_F32); break;
 		}
 	}
+	if (kind == ROW_FP8) /* V was read times 2^-8: so is acc, and acc / l is what counts */
+		for (int j = 0; j < g; j++)
+			l[j] *= FP8_IN_PLACE;
 	*acc_out = acc;
 	*m_out = m;
 	*l_out = l;
 }
-
 
 #undef vf
 #undef vload
@@ -515,13 +654,24 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef rscalar
 #undef vh
 #undef vu
-#undef dot
-#undef dot2
-#undef pv1
-#undef pv2
+#undef vi
+#undef in_register
+#undef softmax_chunk
+#undef scale_floats
+#undef tile_rows
+#undef chunk_rows
+#undef vsums
+#undef qk_block
+#undef qk_heads
+#undef qk_rows
+#undef pv_cols
+#undef pv_block
+#undef pv_rows
+#undef block_heads
+#undef SUMS
+#undef UNROLL
 #undef convert_row
 #undef convert_f16c
-#undef exp2_rows
 #undef attend
-#undef QK_ROW
-#undef PV_CHUNK
+#undef QK_ROWS
+#undef PV_ROWS

@@ -7,9 +7,10 @@
  * group once, then walks the sequence in chunks of CHUNK tokens, resolving
  * block-table entries for a whole chunk up front and applying each K and V
  * row to all g query heads (rows are read in place and widened inside the
- * products: fp32 and bf16 always, fp16 and int8 in the AVX2 copy; fp8 rows,
- * and fp16 and int8 ones in the baseline copy, are converted into an
- * L1-sized tile first), with an online softmax in fp32 and base-2
+ * products: fp32 and bf16 always, fp16, int8 and fp8 in the AVX2 copy;
+ * in the baseline copy those three are converted into an L1-sized tile
+ * first), a block of K rows times a block of heads at a time (4 x 2 for
+ * GQA, 1 x 8 for MHA), with an online softmax in fp32 and base-2
  * exponentials (log2(e) folded into the query).  When
  * there are fewer units than about four per thread, sequences are cut into
  * chunks of at least MIN_SPLIT tokens whose partial (max, sum, accumulator)
@@ -267,7 +268,9 @@ static size_t scratch_need(const struct kvb_shape *s)
 }
 
 /* How the inner loops read a K or V row (decode-cpu-attend.h). */
-enum { ROW_F32, ROW_BF16, ROW_FP16, ROW_INT8 };
+enum { ROW_F32, ROW_BF16, ROW_FP16, ROW_INT8, ROW_FP8 };
+/* What an fp8 row read in place (ROW_FP8) gives: the value times 2^-8. */
+#define FP8_IN_PLACE 0x1p-8f
 
 /* The inner loops, once per instruction set. */
 #define CAT2_(a, b) a##b
