@@ -18,6 +18,7 @@
 #define vload SFX(vload)
 #define vstore SFX(vstore)
 #define vsum SFX(vsum)
+#define vmax SFX(vmax)
 #define rload SFX(rload)
 #define rscalar SFX(rscalar)
 #define vh SFX(vh)
@@ -57,10 +58,31 @@ static inline void vstore(float *p, vf v)
 
 static inline float vsum(vf v)
 {
+#ifdef KVB_F16C /* halves, then pairs: GCC adds a lane loop one lane at a time */
+	__m128 x = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+	return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+#else
 	float s = 0;
 	for (int l = 0; l < VW; l++)
 		s += v[l];
 	return s;
+#endif
+}
+
+/* The largest lane of v, which holds no NaN. */
+static inline float vmax(vf v)
+{
+#ifdef KVB_F16C
+	__m128 x = _mm_max_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+	x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+	return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+#else
+	float m = v[0];
+	for (int l = 1; l < VW; l++)
+		m = v[l] > m ? v[l] : m;
+	return m;
+#endif
 }
 
 /* Where K and V rows are read from: ROW_F32 for fp32 (a converted tile,
@@ -443,21 +465,21 @@ static inline float softmax_chunk(float *S, int n, float *m, float *l)
 		S[r] = -INFINITY;
 	float mx = *m;
 #if defined(__GNUC__)
-	vf mv = vload(S);
-	for (int r = VW; r < CHUNK; r += VW) {
+	vf mv = (vf){0} + mx;
+	for (int r = 0; r < CHUNK; r += VW) {
 		vf x = vload(S + r);
-		vi gt = x > mv;
+		vi gt = x > mv; /* false for NaN: mv stays free of them */
 		mv = (vf)(((vi)x & gt) | ((vi)mv & ~gt));
 	}
-	for (int e = 0; e < VW; e++)
-		mx = mv[e] > mx ? mv[e] : mx;
+	mx = vmax(mv);
 #else
 	for (int r = 0; r < CHUNK; r++)
 		mx = S[r] > mx ? S[r] : mx;
 #endif
 	FOR_LANES(CHUNK, r, S[r] = exp2_nonpos(S[r] - mx));
-	/* -inf on the first chunk gives 0: acc is 0 anyway */
-	float alpha = exp2_nonpos(*m - mx), sum = 0;
+	/* -inf on the first chunk gives 0: acc is 0 anyway.  Once the
+	 * running max has settled it rarely moves: no exponential then. */
+	float alpha = mx == *m ? 1.0f : exp2_nonpos(*m - mx), sum = 0;
 #if defined(__GNUC__)
 	vf sv = vload(S);
 	for (int r = VW; r < CHUNK; r += VW)
@@ -494,17 +516,18 @@ static void tile_rows(enum kvb_dtype dt, const void **row, float *tile, int n, i
 	}
 }
 
-/* Element offsets of the rows of tokens [t, t + n) of a sequence whose
- * block table is `table`, KV head h: the block and slot are walked, one
- * division per chunk instead of two per token (a division by the run-time
- * block size costs as much as a row's arithmetic). */
+/* Pool rows of tokens [t, t + n) of a sequence whose block table is
+ * `table`, KV head h: a row's scale index (int8), and its elements start at
+ * the row times d.  The block and slot are walked, one division per chunk
+ * instead of two per token (a division by the run-time block size costs as
+ * much as a row's arithmetic). */
 static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, int32_t t, int n,
 		       int64_t *row)
 {
 	int32_t j = t / s->block_size;
 	int slot = t % s->block_size;
 	for (int r = 0; r < n; r++) {
-		row[r] = kvb_row_index(s, table[j], h, slot);
+		row[r] = kvb_scale_index(s, table[j], h, slot);
 		if (++slot == s->block_size) {
 			slot = 0;
 			j++;
@@ -563,7 +586,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		l[j] = 0;
 	}
 
-	/* Element offsets of this chunk's rows and of the next one's. */
+	/* Pool rows of this chunk and of the next one. */
 	int64_t rows[CHUNK], next[CHUNK];
 	chunk_rows(s, table, u->h, u->t0, u->t1 - u->t0 < CHUNK ? u->t1 - u->t0 : CHUNK, next);
 	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
@@ -578,13 +601,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		if (nn > 0)
 			chunk_rows(s, table, u->h, t + CHUNK, nn, next);
 		for (int r = 0; r < n; r++) {
-			krow[r] = kpool + rows[r] * (int64_t)eb;
-			vrow[r] = vpool + rows[r] * (int64_t)eb;
-			if (dt == KVB_DTYPE_INT8) { /* a row's scale index is its row index / d */
-				ks[r] = kv->k_scales[rows[r] / d];
-				vs[r] = kv->v_scales[rows[r] / d];
+			krow[r] = kpool + rows[r] * (int64_t)rowbytes;
+			vrow[r] = vpool + rows[r] * (int64_t)rowbytes;
+			if (dt == KVB_DTYPE_INT8) {
+				ks[r] = kv->k_scales[rows[r]];
+				vs[r] = kv->v_scales[rows[r]];
 			}
 		}
+		for (int r = n; r < CHUNK; r++) /* scales of the padding: see softmax_chunk */
+			ks[r] = vs[r] = 0;
 		if (tiled)
 			tile_rows(dt, krow, kt, n, d);
 		/* Scores, a block of rows at a time, each K row used by all g
@@ -594,15 +619,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			const int nr = n - r < rb ? n - r : rb;
 #if defined(__GNUC__)
 			for (int x = r; x < r + nr && x < nn; x++) {
-				const char *kn = kpool + next[x] * (int64_t)eb;
-				const char *vn = vpool + next[x] * (int64_t)eb;
+				const char *kn = kpool + next[x] * (int64_t)rowbytes;
+				const char *vn = vpool + next[x] * (int64_t)rowbytes;
 				for (size_t off = 0; off < rowbytes; off += 64) {
 					__builtin_prefetch(kn + off, 0, 3);
 					__builtin_prefetch(vn + off, 0, 3);
 				}
 				if (dt == KVB_DTYPE_INT8) {
-					__builtin_prefetch(kv->k_scales + next[x] / d, 0, 3);
-					__builtin_prefetch(kv->v_scales + next[x] / d, 0, 3);
+					__builtin_prefetch(kv->k_scales + next[x], 0, 3);
+					__builtin_prefetch(kv->v_scales + next[x], 0, 3);
 				}
 			}
 #endif
@@ -614,10 +639,9 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			default: QK_ROWS(ROW_F32); break;
 			}
 		}
-		if (dt == KVB_DTYPE_INT8)
+		if (dt == KVB_DTYPE_INT8) /* whole chunks: fixed loops that vectorize */
 			for (int j = 0; j < g; j++)
-				for (int r = 0; r < n; r++)
-					S[j * CHUNK + r] *= ks[r];
+				FOR_LANES(CHUNK, r, S[j * CHUNK + r] *= ks[r]);
 		/* Online softmax: one rescale of acc per chunk and head. */
 		for (int j = 0; j < g; j++) {
 			float *Sj = S + j * CHUNK;
@@ -625,8 +649,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			if (alpha != 1.0f)
 				scale_floats(acc + (size_t)j * d, alpha, d);
 			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
-				for (int r = 0; r < n; r++)
-					Sj[r] *= vs[r];
+				FOR_LANES(CHUNK, r, Sj[r] *= vs[r]);
 		}
 		if (tiled)
 			tile_rows(dt, vrow, vt, n, d);
@@ -650,6 +673,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef vload
 #undef vstore
 #undef vsum
+#undef vmax
 #undef rload
 #undef rscalar
 #undef vh
