@@ -34,6 +34,7 @@
 #define chunk_rows SFX(chunk_rows)
 #define vsums SFX(vsums)
 #define qk_block SFX(qk_block)
+#define qk_pair SFX(qk_pair)
 #define qk_heads SFX(qk_heads)
 #define qk_rows SFX(qk_rows)
 #define pv_cols SFX(pv_cols)
@@ -245,6 +246,47 @@ static inline void in_register(vf *v)
 #endif
 }
 
+/* One step of qk_block over 2 VW elements, K read by rload2.  With H + R
+ * <= 7 the second halves of the K rows wait in registers while the first
+ * query halves are used (H + R + SUMS + 1 vectors live of the 16); a
+ * single head holds both query halves instead. */
+static inline __attribute__((always_inline)) void
+qk_pair(vf *a, const float *q, int H, const void *const *k, int R, int kind, int d, int i)
+{
+	vf q0[SUMS], q1[SUMS], k1[SUMS];
+	UNROLL for (int h = 0; h < H; h++) {
+		q0[h] = vload(q + (size_t)h * d + i);
+		in_register(&q0[h]);
+	}
+	if (H + R <= 7) {
+		UNROLL for (int r = 0; r < R; r++) {
+			vf k0;
+			rload2(k[r], i, kind, &k0, &k1[r]);
+			UNROLL for (int h = 0; h < H; h++)
+				a[h * R + r] += q0[h] * k0;
+		}
+		UNROLL for (int h = 0; h < H; h++) {
+			q1[h] = vload(q + (size_t)h * d + i + VW);
+			in_register(&q1[h]);
+			UNROLL for (int r = 0; r < R; r++)
+				a[h * R + r] += q1[h] * k1[r];
+		}
+	} else {
+		UNROLL for (int h = 0; h < H; h++) {
+			q1[h] = vload(q + (size_t)h * d + i + VW);
+			in_register(&q1[h]);
+		}
+		UNROLL for (int r = 0; r < R; r++) {
+			vf k0;
+			rload2(k[r], i, kind, &k0, &k1[0]);
+			UNROLL for (int h = 0; h < H; h++) {
+				a[h * R + r] += q0[h] * k0;
+				a[h * R + r] += q1[h] * k1[0];
+			}
+		}
+	}
+}
+
 /* s[h * CHUNK + r] = q_h . k_r for H heads (rows of d floats from q) and R
  * K rows. */
 static inline __attribute__((always_inline)) void
@@ -255,6 +297,9 @@ qk_block(const float *restrict q, int H, const void *const *restrict k, int R, i
 	UNROLL for (int x = 0; x < SUMS; x++)
 		a[x] = (vf){0};
 	int i = 0;
+	if (kind == ROW_FP8) /* its reads pay for pairing: see rload2 */
+		for (; i + 2 * VW <= d; i += 2 * VW)
+			qk_pair(a, q, H, k, R, kind, d, i);
 	for (; i + VW <= d; i += VW) {
 		/* the H query vectors first, then each K vector used as soon
 		 * as it is read: live are H + SUMS + 1 vectors of the 16 */
@@ -724,6 +769,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef chunk_rows
 #undef vsums
 #undef qk_block
+#undef qk_pair
 #undef qk_heads
 #undef qk_rows
 #undef pv_cols
