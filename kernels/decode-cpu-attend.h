@@ -45,6 +45,27 @@
 #define convert_f16c SFX(convert_f16c)
 #define attend SFX(attend)
 
+/* Inlined where called, so that the block shapes (H, R, C) and the row
+ * kind are constants there. */
+#if defined(__GNUC__)
+#define INLINE inline __attribute__((always_inline))
+#else
+#define INLINE inline
+#endif
+
+/* Element i of a row of the given kind (the ROW_ kinds, below), as the
+ * vector reads give it. */
+static inline float rscalar(const void *p, int i, int kind)
+{
+	switch (kind) {
+	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
+	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
+	case ROW_INT8: return (float)((const int8_t *)p)[i];
+	case ROW_FP8: return kvb_e4m3_to_float(((const uint8_t *)p)[i]) * FP8_IN_PLACE;
+	default: return ((const float *)p)[i];
+	}
+}
+
 #if defined(__GNUC__)
 typedef float vf __attribute__((vector_size(VW * sizeof(float))));
 
@@ -186,17 +207,6 @@ static inline void rload2(const void *p, int i, int kind, vf *lo, vf *hi)
 	*hi = rload(p, i + VW, kind);
 }
 
-static inline float rscalar(const void *p, int i, int kind)
-{
-	switch (kind) {
-	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
-	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
-	case ROW_INT8: return (float)((const int8_t *)p)[i];
-	case ROW_FP8: return kvb_e4m3_to_float(((const uint8_t *)p)[i]) * FP8_IN_PLACE;
-	default: return ((const float *)p)[i];
-	}
-}
-
 /* The score and PV products work on blocks of SUMS running sums held in
  * registers: H heads x R K rows for the scores, H heads x C column vectors
  * for PV, H * R = H * C = SUMS (4 x 2 for GQA-4 and wider groups, 1 x 8 for
@@ -250,7 +260,7 @@ static inline void in_register(vf *v)
  * <= 7 the second halves of the K rows wait in registers while the first
  * query halves are used (H + R + SUMS + 1 vectors live of the 16); a
  * single head holds both query halves instead. */
-static inline __attribute__((always_inline)) void
+static INLINE void
 qk_pair(vf *a, const float *q, int H, const void *const *k, int R, int kind, int d, int i)
 {
 	vf q0[SUMS], q1[SUMS], k1[SUMS];
@@ -289,7 +299,7 @@ qk_pair(vf *a, const float *q, int H, const void *const *k, int R, int kind, int
 
 /* s[h * CHUNK + r] = q_h . k_r for H heads (rows of d floats from q) and R
  * K rows. */
-static inline __attribute__((always_inline)) void
+static INLINE void
 qk_block(const float *restrict q, int H, const void *const *restrict k, int R, int kind, int d,
 	 float *restrict s)
 {
@@ -327,7 +337,7 @@ qk_block(const float *restrict q, int H, const void *const *restrict k, int R, i
 /* acc_h[i0, i0 + C * VW) += sum_r p[h * CHUNK + r] v_r[...] for H heads
  * (rows of d floats from acc) over n V rows, the sums held in registers
  * across all the rows. */
-static inline __attribute__((always_inline)) void
+static INLINE void
 pv_cols(float *restrict acc, int H, int C, const float *p, const void *const *v, int kind, int n,
 	int d, int i0)
 {
@@ -362,7 +372,7 @@ pv_cols(float *restrict acc, int H, int C, const float *p, const void *const *v,
 
 /* PV of n rows for H heads over all d columns: blocks of SUMS / H vectors,
  * then single vectors, then the columns left one by one. */
-static inline __attribute__((always_inline)) void
+static INLINE void
 pv_block(float *restrict acc, int H, const float *p, const void *const *v, int kind, int n, int d)
 {
 	const int C = SUMS / H;
@@ -377,16 +387,6 @@ pv_block(float *restrict acc, int H, const float *p, const void *const *v, int k
 				acc[(size_t)h * d + i] += p[h * CHUNK + r] * rscalar(v[r], i, kind);
 }
 #else
-
-static inline float rscalar(const void *p, int i, int kind)
-{
-	switch (kind) {
-	case ROW_BF16: return kvb_bf16_to_float(((const uint16_t *)p)[i]);
-	case ROW_FP16: return kvb_fp16_to_float(((const uint16_t *)p)[i]);
-	case ROW_INT8: return (float)((const int8_t *)p)[i];
-	default: return ((const float *)p)[i];
-	}
-}
 
 #define SUMS 8
 #define UNROLL
@@ -421,7 +421,7 @@ static inline int block_heads(int g)
 
 /* Scores S[j * CHUNK + r] of K rows [0, nr) for all g heads, H at a time:
  * one block of SUMS / H rows, or nr rows one by one. */
-static inline __attribute__((always_inline)) void
+static INLINE void
 qk_heads(const float *qs, int g, int H, const void *const *k, int kind, int nr, int d, float *S)
 {
 	const int R = SUMS / H;
@@ -434,7 +434,7 @@ qk_heads(const float *qs, int g, int H, const void *const *k, int kind, int nr, 
 	}
 }
 
-static inline __attribute__((always_inline)) void
+static INLINE void
 qk_rows(const float *qs, int g, const void *const *k, int kind, int nr, int d, float *S)
 {
 	switch (block_heads(g)) {
@@ -445,7 +445,7 @@ qk_rows(const float *qs, int g, const void *const *k, int kind, int nr, int d, f
 }
 
 /* acc[j] += sum_r S[j * CHUNK + r] v_r for all g heads over n V rows. */
-static inline __attribute__((always_inline)) void
+static INLINE void
 pv_rows(float *acc, int g, const float *S, const void *const *v, int kind, int n, int d)
 {
 	const int H = block_heads(g);
@@ -777,6 +777,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef pv_rows
 #undef block_heads
 #undef SUMS
+#undef INLINE
 #undef UNROLL
 #undef convert_row
 #undef convert_f16c
