@@ -49,8 +49,10 @@
  * kind are constants there. */
 #if defined(__GNUC__)
 #define INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 #else
 #define INLINE inline
+#define NOINLINE
 #endif
 
 /* Element i of a row of the given kind (the ROW_ kinds, below), as the
@@ -525,11 +527,31 @@ static void convert_row(enum kvb_dtype dtype, const void *restrict src, float *r
 	}
 }
 
+/* The products for rows of one kind (a constant, so each is compiled for
+ * it), one function per kind and product: compiled into one function,
+ * GCC allocated registers across every kind's loops at once, and the fp16
+ * blocks took spills (10% per row) when the fp8 ones grew. */
+#define KIND_PRODUCTS(KIND)                                                                  \
+	static NOINLINE void SFX(qk_##KIND)(const float *qs, int g, const void *const *k, int nr, \
+					     int d, float *S)                                  \
+	{                                                                                    \
+		qk_rows(qs, g, k, KIND, nr, d, S);                                            \
+	}                                                                                    \
+	static NOINLINE void SFX(pv_##KIND)(float *acc, int g, const float *S,                \
+					     const void *const *v, int n, int d)                \
+	{                                                                                    \
+		pv_rows(acc, g, S, v, KIND, n, d);                                            \
+	}
+KIND_PRODUCTS(ROW_F32)
+KIND_PRODUCTS(ROW_BF16)
+KIND_PRODUCTS(ROW_FP16)
+KIND_PRODUCTS(ROW_INT8)
+KIND_PRODUCTS(ROW_FP8)
+
 /* The scores of nr rows from row r, and the chunk's V rows into the
- * accumulators, for rows of one kind (a constant, so each is compiled for
- * it). */
-#define QK_ROWS(KIND) qk_rows(qs, g, krow + r, KIND, nr, d, S + r)
-#define PV_ROWS(KIND) pv_rows(acc, g, S, vrow, KIND, n, d)
+ * accumulators. */
+#define QK_ROWS(KIND) SFX(qk_##KIND)(qs, g, krow + r, nr, d, S + r)
+#define PV_ROWS(KIND) SFX(pv_##KIND)(acc, g, S, vrow, n, d)
 
 /* One chunk of head j's online softmax (base 2): the scores S[0, n)
  * become their weights 2^(S - max), the running max *m and sum *l take
@@ -778,6 +800,8 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef block_heads
 #undef SUMS
 #undef INLINE
+#undef NOINLINE
+#undef KIND_PRODUCTS
 #undef UNROLL
 #undef convert_row
 #undef convert_f16c
