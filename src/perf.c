@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "units.h"
 #include "yaml-walk.h"
 
@@ -636,79 +637,14 @@ out:
 	return st;
 }
 
-/* --- CSV: one record per line, RFC 4180 quotes, no embedded newlines. */
-
-#define CSV_MAX_FIELDS 64
-
-static size_t csv_split(char *line, char **f, size_t max)
-{
-	size_t n = 0;
-	char *p = line;
-	line[strcspn(line, "\r\n")] = 0;
-	for (;;) {
-		if (n == max)
-			return n;
-		if (*p == '"') {
-			char *w = ++p;
-			f[n++] = w;
-			while (*p) {
-				if (*p == '"' && p[1] == '"') {
-					*w++ = '"';
-					p += 2;
-				} else if (*p == '"') {
-					p++;
-					break;
-				} else {
-					*w++ = *p++;
-				}
-			}
-			char *rest = strchr(p, ',');
-			*w = 0;
-			if (!rest)
-				return n;
-			p = rest + 1;
-		} else {
-			f[n++] = p;
-			char *c = strchr(p, ',');
-			if (!c)
-				return n;
-			*c = 0;
-			p = c + 1;
-		}
-	}
-}
-
-static int csv_col(char **h, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(h[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-static kvp_status csv_number(const char *path, int line, int col, const char *field,
-			     const char *s, double *out, struct kvp_error *err)
-{
-	char *end;
-	while (isspace((unsigned char)*s))
-		s++;
-	*out = strtod(s, &end);
-	while (isspace((unsigned char)*end))
-		end++;
-	if (end == s || *end || !isfinite(*out))
-		return kvp_error_set(err, KVP_STATUS_INVALID, path, line, col, field,
-				     "expected a number, got '%s'", s);
-	return KVP_STATUS_OK;
-}
-
 static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp_calibration *out,
 			   struct kvp_error *err)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
-	char hline[4096], line[4096], names[512] = "";
-	char *h[CSV_MAX_FIELDS], *v[CSV_MAX_FIELDS];
+	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX], names[512] = "";
+	char *h[KVP_CSV_MAX_FIELDS], *v[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;
 	struct kb_point *p = NULL;
 	size_t np = 0, cap = 0;
@@ -717,11 +653,11 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, NULL, "empty file");
 		goto out;
 	}
-	size_t nh = csv_split(hline, h, CSV_MAX_FIELDS);
-	int c_gpu = csv_col(h, nh, "gpu"), c_dec = csv_col(h, nh, "decode_bw_efficiency"),
-	    c_pre = csv_col(h, nh, "prefill_flops_efficiency"), c_gbps = csv_col(h, nh, "gbps"),
-	    c_val = csv_col(h, nh, "validated"), c_back = csv_col(h, nh, "backend"),
-	    c_moved = csv_col(h, nh, "moved_bytes");
+	size_t nh = kvp_csv_split(hline, h, KVP_CSV_MAX_FIELDS);
+	int c_gpu = kvp_csv_col(h, nh, "gpu"), c_dec = kvp_csv_col(h, nh, "decode_bw_efficiency"),
+	    c_pre = kvp_csv_col(h, nh, "prefill_flops_efficiency"), c_gbps = kvp_csv_col(h, nh, "gbps"),
+	    c_val = kvp_csv_col(h, nh, "validated"), c_back = kvp_csv_col(h, nh, "backend"),
+	    c_moved = kvp_csv_col(h, nh, "moved_bytes");
 	bool kvbench = c_gbps >= 0 && c_val >= 0;
 	if (!kvbench && c_dec < 0 && c_pre < 0) {
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, "header",
@@ -732,7 +668,7 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 	for (int ln = 2; fgets(line, sizeof line, f); ln++) {
 		if (line[strspn(line, " \t\r\n")] == 0 || line[0] == '#')
 			continue;
-		size_t n = csv_split(line, v, CSV_MAX_FIELDS);
+		size_t n = kvp_csv_split(line, v, KVP_CSV_MAX_FIELDS);
 		if (n != nh) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, NULL,
 					   "%zu fields, the header has %zu", n, nh);
@@ -759,8 +695,8 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 				p = q;
 			}
 			memset(&p[np], 0, sizeof p[np]);
-			if ((st = csv_number(path, ln, c_gbps + 1, "gbps", v[c_gbps], &p[np].gbps, err)) ||
-			    (c_moved >= 0 && (st = csv_number(path, ln, c_moved + 1, "moved_bytes",
+			if ((st = kvp_csv_number(path, ln, c_gbps + 1, "gbps", v[c_gbps], &p[np].gbps, err)) ||
+			    (c_moved >= 0 && (st = kvp_csv_number(path, ln, c_moved + 1, "moved_bytes",
 							      v[c_moved], &p[np].moved, err))))
 				goto out;
 			if (p[np].gbps > 0)
@@ -780,7 +716,7 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 		for (int k = 0; k < 2; k++) {
 			if (cols[k] < 0 || !v[cols[k]][0])
 				continue;
-			if ((st = csv_number(path, ln, cols[k] + 1, fields[k], v[cols[k]], dst[k], err)))
+			if ((st = kvp_csv_number(path, ln, cols[k] + 1, fields[k], v[cols[k]], dst[k], err)))
 				goto out;
 			if (!(*dst[k] > 0) || *dst[k] > 1) {
 				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, cols[k] + 1,
