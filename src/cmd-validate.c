@@ -49,22 +49,19 @@ static void help(void)
 	       "See kvplan(1), VALIDATE, and kvbench(1).\n");
 }
 
-/* "0.10" or "10%" into (0, 1]; or, with zero_ok, [0, 1]. */
+/* "0.10" or "10%" into (0, 1]; or, with zero_ok, also 0 ("0", "0%"). */
 static bool fraction(const char *opt, const char *arg, bool zero_ok, double *out)
 {
 	double v;
-	size_t len = strlen(arg);
-	char buf[64];
-	bool pct = len && arg[len - 1] == '%';
-	snprintf(buf, sizeof buf, "%.*s", (int)(pct ? len - 1 : len), arg);
-	if (len >= sizeof buf || kvp_parse_double(buf, &v) || (pct && (v /= 100, false)) ||
-	    v > 1 || (!zero_ok && !(v > 0))) {
-		kvp_cli_usage_error(cmd, "%s: expected a fraction in %s, 1] such as 0.1 or 10%%, "
-					 "got '%s'", opt, zero_ok ? "[0" : "(0", arg);
-		return false;
+	if (zero_ok && (strcmp(arg, "0%") == 0 || (kvp_parse_double(arg, &v) == 0 && v == 0))) {
+		*out = 0;
+		return true;
 	}
-	*out = v;
-	return true;
+	if (kvp_parse_fraction(arg, out) == 0)
+		return true;
+	kvp_cli_usage_error(cmd, "%s: expected a fraction in %s, 1] such as 0.1 or 10%%, got '%s'",
+			    opt, zero_ok ? "[0" : "(0", arg);
+	return false;
 }
 
 static const char *base_name(const char *path)
