@@ -136,7 +136,7 @@ bench() {
 	shift
 	say "\$ kvbench --backend $backend $* --out $name.yaml > $name.txt"
 	s=$(date +%s)
-	timeout 300 "$kvbench" --backend "$backend" "$@" --out "$out/$name.yaml" \
+	timeout 300 "$kvbench" --backend "$backend" "$@" --progress --out "$out/$name.yaml" \
 		>"$out/$name.txt" 2>>"$log"
 	rc=$?
 	if [ "$rc" = 77 ]; then
@@ -189,4 +189,5 @@ bench capacity --capacity --weights-bytes 16GiB --utilization 0.9 --layers 32 --
 	--head-dim 128 --kv-dtype bf16,fp8,int8 --block-size 16 --context 8k
 
 say "# done in $(( $(date +%s) - t0 )) s; results in $out"
+say "# next, where kvplan is built: kvplan validate $out/*.yaml --calibrate (and --gpu h200)"
 exit "$failed"
