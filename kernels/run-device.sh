@@ -39,10 +39,11 @@ for a in "$@"; do
 done
 
 stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-out=${OUT:-$top/reports/h200/run-$stamp}
-mkdir -p "$out" || exit 1
 build=${BUILD:-$(mktemp -d)}
 mkdir -p "$build" || exit 1
+out=${OUT:-$top/reports/h200/run-$stamp}
+[ "$build_only" = 1 ] && [ -z "${OUT:-}" ] && out=$build # no results: the log stays there
+mkdir -p "$out" || exit 1
 CC=${CC:-cc}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CUDA_ARCH=${CUDA_ARCH:-sm_90}
