@@ -358,6 +358,9 @@ static kvp_status read_point(struct kvp_validation *v, const struct row *r,
 	snprintf(p->file, sizeof p->file, "%s", r->path);
 	p->line = r->line;
 	row_text(r, "backend", p->backend, sizeof p->backend);
+	row_text(r, "device", p->device, sizeof p->device);
+	if (!p->device[0])
+		row_text(r, "gpu", p->device, sizeof p->device);
 	row_text(r, "lengths", p->lengths, sizeof p->lengths);
 	kvp_status st = row_shape(r, &p->shape, err);
 	if (!st)

@@ -54,6 +54,7 @@ struct kvp_vpoint {
 	int line;                  /* the point's first line in the file */
 	enum kvp_vpoint_kind kind;
 	char backend[16];
+	char device[KVP_NAME_MAX]; /* the GPU's name (device, else the run's gpu), or "" */
 	char lengths[64];
 	struct kvp_bench_shape shape;
 	uint64_t batch, context, tokens;
