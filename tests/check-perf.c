@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-tmp.h"
 #include "perf.h"
 #include "units.h"
 
@@ -307,19 +308,6 @@ END_TEST
 
 /* ------------------------------------------------------------ calibration */
 
-static char tmpdir[64];
-
-static const char *write_tmp(const char *name, const char *text)
-{
-	static char path[256];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert(f != NULL);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
-
 static struct kvp_gpu h200(void)
 {
 	struct kvp_gpu g;
@@ -495,18 +483,5 @@ static Suite *perf_suite(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check-perf-XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("check-perf: mkdtemp");
-		return EXIT_FAILURE;
-	}
-	SRunner *sr = srunner_create(perf_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "check-perf: could not remove %s\n", tmpdir);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite_in_tmpdir("check-perf", perf_suite());
 }

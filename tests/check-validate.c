@@ -9,22 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-tmp.h"
 #include "validate.h"
 
 #define DATA KVP_SRCDIR "/tests/data/"
-
-static char tmpdir[64];
-
-static const char *write_tmp(const char *name, const char *text)
-{
-	static char path[256];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert(f != NULL);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
 
 static const struct kvp_bench_shape gqa4_bf16 = {
 	.num_heads = 8, .num_kv_heads = 2, .head_dim = 64, .block_size = 16, .layers = 1,
@@ -301,18 +289,5 @@ static Suite *validate_suite(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check-validate-XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("check-validate: mkdtemp");
-		return EXIT_FAILURE;
-	}
-	SRunner *sr = srunner_create(validate_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "check-validate: could not remove %s\n", tmpdir);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite_in_tmpdir("check-validate", validate_suite());
 }
