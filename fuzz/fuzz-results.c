@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		const char *paths[] = {named};
 		memset(&err, 0, sizeof err);
-		st = kvp_plot_validate(p, paths, 1, 0.2, &err);
+		st = kvp_plot_validate(p, paths, 1, NULL, 0, 0.2, &err);
 		if (st)
 			FUZZ_ASSERT(err.status == st && err.msg[0], "failure without a message");
 		kvp_plot_free(p);
