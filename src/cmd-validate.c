@@ -17,7 +17,7 @@ static const char *const cmd = "validate";
 
 enum {
 	OPT_GPU = KVP_OPT_LAST + 1, OPT_CALIBRATE, OPT_CALIBRATION, OPT_EFFICIENCY, OPT_TOLERANCE,
-	OPT_CAPACITY_TOLERANCE, OPT_FORMAT, OPT_HELP
+	OPT_CAPACITY_TOLERANCE, OPT_LARGE_ONLY, OPT_FORMAT, OPT_HELP
 };
 
 static void help(void)
@@ -41,6 +41,9 @@ static void help(void)
 	       "  --efficiency F            predict decode at efficiency F (0 < F <= 1)\n"
 	       "  --tolerance F             decode error allowed, 0.10 or 10%% (default 10%%)\n"
 	       "  --capacity-tolerance F    block-count error allowed (default 1%%)\n"
+	       "  --large-only              judge only the large decode points: those moving\n"
+	       "                            at least a quarter of the KV bytes of the largest\n"
+	       "                            point of their shape (smaller steps are fixed costs)\n"
 	       "  --format F                table|json|csv (default table)\n"
 	       "  --help                    this text\n\n"
 	       "Points that failed kvbench's validation or were not timed are skipped.\n"
@@ -104,7 +107,8 @@ static struct kvp_record *point_record(const struct kvp_vpoint *p)
 		  (dec ? kvp_record_null(r, "sequences") && kvp_record_null(r, "predicted_sequences")
 		       : kvp_record_u64(r, "sequences", p->sequences) &&
 			 kvp_record_u64(r, "predicted_sequences", p->predicted.max_sequences)) &&
-		  kvp_record_bool(r, "within", p->within);
+		  kvp_record_bool(r, "within", p->within) &&
+		  (dec ? kvp_record_bool(r, "large", p->large) : kvp_record_null(r, "large"));
 	if (!ok) {
 		kvp_record_free(r);
 		return NULL;
@@ -119,7 +123,7 @@ static void pct(char *buf, size_t size, double x)
 
 /* The table: one section per kind, the columns a reader compares. */
 static void print_table(const struct kvp_validation *v, double tol, double cap_tol,
-			const char *eff_note)
+			bool large_only, const char *eff_note)
 {
 	char a[64], b[64], e[32], heads[32], where[300];
 	int w = 5; /* "point" */
@@ -149,7 +153,10 @@ static void print_table(const struct kvp_validation *v, double tol, double cap_t
 			snprintf(where, sizeof where, "%s:%d", base_name(p->file), p->line);
 			snprintf(heads, sizeof heads, "%u:%u", p->shape.num_heads, p->shape.num_kv_heads);
 			pct(e, sizeof e, p->error);
-			const char *mark = p->within ? "" : "  <- outside";
+			const char *mark = p->within			 ? ""
+					   : !large_only || p->kind != KVP_VPOINT_DECODE || p->large
+						? "  <- outside"
+						: "  (small step, not judged)";
 			if (kind == KVP_VPOINT_DECODE) {
 				snprintf(a, sizeof a, "%.3f ms", p->measured_s * 1e3);
 				snprintf(b, sizeof b, "%.3f ms", p->predicted_s * 1e3);
@@ -178,6 +185,11 @@ static void print_table(const struct kvp_validation *v, double tol, double cap_t
 		       v->decode_n, 100 * v->decode_median_abs, 100 * w->error, base_name(w->file),
 		       w->line, kvp_dtype_name(w->shape.kv_dtype), w->shape.num_heads,
 		       w->shape.num_kv_heads, v->decode_outside, 100 * tol);
+		if (v->large_n < v->decode_n)
+			printf("decode, large steps: %zu point(s), median |error| %.1f%%, worst "
+			       "%.1f%%, %zu outside +/-%.3g%%%s\n",
+			       v->large_n, 100 * v->large_median_abs, 100 * v->large_max_abs,
+			       v->large_outside, 100 * tol, large_only ? " (judged)" : "");
 	}
 	if (v->capacity_n)
 		printf("capacity: %zu point(s), worst |error| %.2f%% in blocks, %zu outside "
@@ -187,8 +199,14 @@ static void print_table(const struct kvp_validation *v, double tol, double cap_t
 		printf("skipped: %zu point(s) that failed validation or were not timed\n", v->skipped);
 }
 
+/* Whether a judged point lies outside its tolerance. */
+static bool failed(const struct kvp_validation *v, bool large_only)
+{
+	return (large_only ? v->large_outside : v->decode_outside) || v->capacity_outside;
+}
+
 static int write_output(const struct kvp_validation *v, enum kvp_format fmt, double tol,
-			double cap_tol, const char *eff_source, size_t fit_points)
+			double cap_tol, bool large_only, const char *eff_source, size_t fit_points)
 {
 	struct kvp_record **rows = calloc(v->n ? v->n : 1, sizeof *rows);
 	struct kvp_record *top = kvp_record_new(), *sum = kvp_record_new();
@@ -215,11 +233,16 @@ static int write_output(const struct kvp_validation *v, enum kvp_format fmt, dou
 	     kvp_record_u64(sum, "decode_outside", v->decode_outside) &&
 	     kvp_record_f64(sum, "decode_median_abs_error", v->decode_median_abs) &&
 	     kvp_record_f64(sum, "decode_max_abs_error", v->decode_max_abs) &&
+	     kvp_record_u64(sum, "large_points", v->large_n) &&
+	     kvp_record_u64(sum, "large_outside", v->large_outside) &&
+	     kvp_record_f64(sum, "large_median_abs_error", v->large_median_abs) &&
+	     kvp_record_f64(sum, "large_max_abs_error", v->large_max_abs) &&
 	     kvp_record_u64(sum, "capacity_points", v->capacity_n) &&
 	     kvp_record_u64(sum, "capacity_outside", v->capacity_outside) &&
 	     kvp_record_f64(sum, "capacity_max_abs_error", v->capacity_max_abs) &&
 	     kvp_record_u64(sum, "skipped", v->skipped) &&
-	     kvp_record_bool(sum, "all_within", !v->decode_outside && !v->capacity_outside) &&
+	     kvp_record_bool(sum, "large_only", large_only) &&
+	     kvp_record_bool(sum, "all_within", !failed(v, large_only)) &&
 	     kvp_record_rec(top, "summary", sum);
 	sum = NULL;
 	for (size_t i = 0; ok && i < v->n; i++) {
@@ -283,12 +306,13 @@ int kvp_cmd_validate(int argc, char **argv)
 		{"efficiency", required_argument, NULL, OPT_EFFICIENCY},
 		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
 		{"capacity-tolerance", required_argument, NULL, OPT_CAPACITY_TOLERANCE},
+		{"large-only", no_argument, NULL, OPT_LARGE_ONLY},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"help", no_argument, NULL, OPT_HELP},
 		{NULL, 0, NULL, 0}
 	};
 	const char *gpu_name = NULL, *calib_path = NULL;
-	bool calibrate = false;
+	bool calibrate = false, large_only = false;
 	double eff = 0, tol = 0.10, cap_tol = 0.01;
 	enum kvp_format fmt = KVP_FORMAT_TABLE;
 	int opt;
@@ -300,6 +324,7 @@ int kvp_cmd_validate(int argc, char **argv)
 		case OPT_HELP: help(); return KVP_EXIT_OK;
 		case OPT_GPU: gpu_name = optarg; break;
 		case OPT_CALIBRATE: calibrate = true; break;
+		case OPT_LARGE_ONLY: large_only = true; break;
 		case OPT_CALIBRATION: calib_path = optarg; break;
 		case OPT_EFFICIENCY:
 			if (!fraction("--efficiency", optarg, false, &eff))
@@ -363,11 +388,11 @@ int kvp_cmd_validate(int argc, char **argv)
 		if (used)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 ", median of %zu point(s)", used);
-		print_table(&v, tol, cap_tol, note);
-	} else if ((rc = write_output(&v, fmt, tol, cap_tol, source, used))) {
+		print_table(&v, tol, cap_tol, large_only, note);
+	} else if ((rc = write_output(&v, fmt, tol, cap_tol, large_only, source, used))) {
 		goto out;
 	}
-	if (v.decode_outside || v.capacity_outside)
+	if (failed(&v, large_only))
 		rc = KVP_EXIT_FAIL;
 out:
 	kvp_validation_free(&v);

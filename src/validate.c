@@ -448,13 +448,46 @@ out:
 	return st;
 }
 
+static int cmp_shape(const void *a, const void *b)
+{
+	const struct kvp_vpoint *x = *(const struct kvp_vpoint *const *)a;
+	const struct kvp_vpoint *y = *(const struct kvp_vpoint *const *)b;
+	int c = strcmp(x->backend, y->backend);
+	return c ? c : memcmp(&x->shape, &y->shape, sizeof x->shape);
+}
+
+/* kvp_vpoint.large for every decode point: sorted by shape, each run of one
+ * shape against its largest step.  false when memory runs out. */
+static bool mark_large(struct kvp_validation *v)
+{
+	struct kvp_vpoint **by = malloc((v->n ? v->n : 1) * sizeof *by);
+	if (!by)
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->points[i].kind == KVP_VPOINT_DECODE)
+			by[n++] = &v->points[i];
+	qsort(by, n, sizeof *by, cmp_shape);
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		uint64_t most = 0;
+		for (hi = lo; hi < n && cmp_shape(&by[lo], &by[hi]) == 0; hi++)
+			most = by[hi]->kv_bytes > most ? by[hi]->kv_bytes : most;
+		for (size_t i = lo; i < hi; i++)
+			by[i]->large = by[i]->kv_bytes >= most / 4;
+	}
+	free(by);
+	return true;
+}
+
 kvp_status kvp_validation_load(struct kvp_validation *v, const char *path,
 			       const struct kvp_gpu *gpu, struct kvp_error *err)
 {
 	const char *dot = strrchr(path, '.');
-	if (dot && strcmp(dot, ".csv") == 0)
-		return load_csv(v, path, gpu, err);
-	return load_yaml(v, path, gpu, err);
+	kvp_status st = dot && strcmp(dot, ".csv") == 0 ? load_csv(v, path, gpu, err)
+							: load_yaml(v, path, gpu, err);
+	if (!st && !mark_large(v))
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	return st;
 }
 
 /* ------------------------------------------------------- evaluation */
@@ -472,27 +505,13 @@ static double median(double *x, size_t n)
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-static bool same_shape(const struct kvp_vpoint *a, const struct kvp_vpoint *b)
-{
-	return a->kind == b->kind && memcmp(&a->shape, &b->shape, sizeof a->shape) == 0 &&
-	       strcmp(a->backend, b->backend) == 0;
-}
-
 double kvp_validation_fit(const struct kvp_validation *v, size_t *used)
 {
 	double *eff = malloc((v->n ? v->n : 1) * sizeof *eff);
 	size_t k = 0;
-	for (size_t i = 0; eff && i < v->n; i++) {
-		const struct kvp_vpoint *p = &v->points[i];
-		if (p->kind != KVP_VPOINT_DECODE)
-			continue;
-		uint64_t most = 0; /* the largest step of the same shape */
-		for (size_t j = 0; j < v->n; j++)
-			if (same_shape(p, &v->points[j]) && v->points[j].kv_bytes > most)
-				most = v->points[j].kv_bytes;
-		if (p->kv_bytes >= most / 4)
-			eff[k++] = p->unit_s / p->measured_s;
-	}
+	for (size_t i = 0; eff && i < v->n; i++)
+		if (v->points[i].kind == KVP_VPOINT_DECODE && v->points[i].large)
+			eff[k++] = v->points[i].unit_s / v->points[i].measured_s;
 	double e = k ? median(eff, k) : 0;
 	free(eff);
 	*used = k;
@@ -504,14 +523,35 @@ static double rel(double predicted, double measured)
 	return measured > 0 ? (predicted - measured) / measured : 0;
 }
 
+/* The median and largest of the |errors| of the decode points, all of them
+ * or the large ones. */
+static void decode_summary(const struct kvp_validation *v, bool large_only, double *scratch,
+			   size_t *n, size_t *outside, double *median_abs, double *max_abs)
+{
+	*n = *outside = 0;
+	*median_abs = *max_abs = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct kvp_vpoint *p = &v->points[i];
+		if (p->kind != KVP_VPOINT_DECODE || (large_only && !p->large))
+			continue;
+		if (scratch)
+			scratch[*n] = fabs(p->error);
+		*max_abs = fmax(*max_abs, fabs(p->error));
+		*outside += !p->within;
+		(*n)++;
+	}
+	if (scratch && *n)
+		*median_abs = median(scratch, *n);
+}
+
 void kvp_validation_evaluate(struct kvp_validation *v, double efficiency, double tolerance,
 			     double capacity_tolerance)
 {
-	double *abs_err = malloc((v->n ? v->n : 1) * sizeof *abs_err);
 	v->efficiency = efficiency;
-	v->decode_n = v->decode_outside = v->capacity_n = v->capacity_outside = 0;
-	v->decode_median_abs = v->decode_max_abs = v->capacity_max_abs = 0;
+	v->capacity_n = v->capacity_outside = 0;
+	v->capacity_max_abs = 0;
 	v->worst = 0;
+	double worst = -1;
 	for (size_t i = 0; i < v->n; i++) {
 		struct kvp_vpoint *p = &v->points[i];
 		if (p->kind == KVP_VPOINT_CAPACITY) {
@@ -528,18 +568,17 @@ void kvp_validation_evaluate(struct kvp_validation *v, double efficiency, double
 		p->predicted_s = p->unit_s / p->efficiency;
 		p->error = rel(p->predicted_s, p->measured_s);
 		p->within = fabs(p->error) <= tolerance;
-		if (abs_err)
-			abs_err[v->decode_n] = fabs(p->error);
-		if (!v->decode_n || fabs(p->error) > v->decode_max_abs) {
-			v->decode_max_abs = fabs(p->error);
+		if (fabs(p->error) > worst) {
+			worst = fabs(p->error);
 			v->worst = i;
 		}
-		v->decode_n++;
-		v->decode_outside += !p->within;
 	}
-	if (abs_err && v->decode_n)
-		v->decode_median_abs = median(abs_err, v->decode_n);
-	free(abs_err);
+	double *scratch = malloc((v->n ? v->n : 1) * sizeof *scratch);
+	decode_summary(v, false, scratch, &v->decode_n, &v->decode_outside, &v->decode_median_abs,
+		       &v->decode_max_abs);
+	decode_summary(v, true, scratch, &v->large_n, &v->large_outside, &v->large_median_abs,
+		       &v->large_max_abs);
+	free(scratch);
 }
 
 void kvp_validation_free(struct kvp_validation *v)

@@ -76,6 +76,9 @@ struct kvp_vpoint {
 	double error;              /* (predicted - measured) / measured: time or blocks */
 	double sequences_error;    /* capacity */
 	bool within;
+	bool large;                /* decode: moves at least a quarter of the KV bytes of the
+				    * largest point of its shape (backend, heads, head dim,
+				    * block, KV dtype); the smaller steps are fixed costs */
 };
 
 struct kvp_validation {
@@ -86,6 +89,8 @@ struct kvp_validation {
 	double efficiency;        /* the calibrated one, 0 when each basis' default */
 	size_t decode_n, decode_outside, capacity_n, capacity_outside;
 	double decode_median_abs, decode_max_abs, capacity_max_abs;
+	size_t large_n, large_outside;   /* the large decode points alone */
+	double large_median_abs, large_max_abs;
 	size_t worst;             /* the decode point of largest |error| */
 };
 
@@ -99,10 +104,9 @@ kvp_status kvp_validation_load(struct kvp_validation *v, const char *path,
 			       const struct kvp_gpu *gpu, struct kvp_error *err);
 
 /* The efficiency that makes the planner's decode time right: the median of
- * unit_s / measured_s over the decode points that move at least a quarter of
- * the KV bytes of the largest point of their shape (backend, heads, head
- * dim, block, KV dtype), where fixed costs no longer dominate.  0 when no
- * decode point; *used says how many entered. */
+ * unit_s / measured_s over the large decode points (see kvp_vpoint.large),
+ * where fixed costs no longer dominate.  0 when no decode point; *used says
+ * how many entered. */
 double kvp_validation_fit(const struct kvp_validation *v, size_t *used);
 
 /* Predict every point (decode at `efficiency`, or at each point's

@@ -64,6 +64,20 @@ expect_rc 0
 expect_json capacity_points 3
 expect_json decode_points 3
 
+# --large-only judges the large steps alone: fp16 8:8 at 1,000 tokens (204.8 us
+# at 10 GB/s) measured at 256 us twice (efficiency 0.8) and a 10x smaller step
+# of the same shape (20.48 us) measured at 204.8 us, a fixed cost: fitted 0.8,
+# the small step is -87.5%, outside 10% but not judged.
+printf '%s\n' "backend,batch,tokens,block_size,kv_dtype,num_heads,num_kv_heads,head_dim,validated,time_median_s,ceiling_read_gbps" \
+	"cpu,2,1000,16,fp16,8,8,64,pass,0.000256,10" "cpu,2,1000,16,fp16,8,8,64,pass,0.000256,10" \
+	"cpu,1,100,16,fp16,8,8,64,pass,0.0002048,10" >"$tmp/small.csv"
+run "$KVPLAN" validate "$tmp/small.csv" --calibrate
+expect_rc 1
+expect_out "decode, large steps: 2 point(s), median |error| 0.0%, worst 0.0%, 0 outside +/-10%"
+run "$KVPLAN" validate "$tmp/small.csv" --calibrate --large-only
+expect_rc 0
+expect_out "-87.5%  (small step, not judged)"
+
 # Usage mistakes: exit 2
 for args in "--tolerance 2" "--tolerance x" "--efficiency 0" "--efficiency 1.5" \
 	    "--format xml" "--bogus" "--calibrate --efficiency 0.5"; do
