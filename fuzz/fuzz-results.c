@@ -1,7 +1,8 @@
 /* fuzz-results.c: libFuzzer target for kvbench results read back by kvplan:
  * the calibration reader (perf.h, kvp_calibration_load: kvplan's table, CSV,
  * or kvbench --out YAML, for an H100 SXM) and the validate chart's reader
- * (plot.h, kvp_plot_validate).  The input's first byte picks the suffix
+ * (plot.h, kvp_plot_validate) and `kvplan validate`'s (validate.h: load,
+ * fit, evaluate; every loaded point predicted, finite).  The input's first byte picks the suffix
  * (even: .yaml, odd: .csv), the rest is the file.  A calibration that loads
  * has efficiencies in (0, 1].  Build: fuzz/run.sh. */
 #include <math.h>
@@ -10,6 +11,7 @@
 #include "fuzz-common.h"
 #include "perf.h"
 #include "plot.h"
+#include "validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -37,13 +39,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    cal.prefill_flops_efficiency <= 1,
 			    "an efficiency outside [0, 1]");
 	}
+	struct kvp_validation v = {0};
+	memset(&err, 0, sizeof err);
+	st = kvp_validation_load(&v, named, NULL, &err);
+	if (st) {
+		FUZZ_ASSERT(err.status == st && err.msg[0], "failure without a message");
+	} else {
+		size_t used;
+		double eff = kvp_validation_fit(&v, &used);
+		FUZZ_ASSERT(used <= v.n && isfinite(eff) && eff >= 0, "a fit that is not a number");
+		kvp_validation_evaluate(&v, eff > 0 ? eff : 0, 0.1, 0.01);
+		for (size_t i = 0; i < v.n; i++)
+			FUZZ_ASSERT(!isnan(v.points[i].error), "a point without an error");
+	}
+	kvp_validation_free(&v);
 	if (!csv) {
 		struct kvp_plot *p = kvp_plot_new("fuzz");
 		if (!p)
 			return 0;
 		const char *paths[] = {named};
 		memset(&err, 0, sizeof err);
-		st = kvp_plot_validate(p, paths, 1, 0.2, &err);
+		st = kvp_plot_validate(p, paths, 1, NULL, 0, 0.2, &err);
 		if (st)
 			FUZZ_ASSERT(err.status == st && err.msg[0], "failure without a message");
 		kvp_plot_free(p);

@@ -98,7 +98,8 @@ first() {
 }
 first lengths b "$d"/workloads/*.csv
 first lengths y "$d"/workloads/*.yaml
-first results b "$d"/report/kvbench-results.yaml "$d"/bad/results-*.yaml "$top"/reports/*/*.yaml
+first results b "$d"/report/kvbench-results.yaml "$d"/bad/results-*.yaml "$top"/reports/*/*.yaml \
+	"$d"/good/kvbench-*.yaml "$d"/bad/validate-*.yaml
 first results c "$d"/*/*.csv
 # one-line inputs: fuzz/seeds/TARGET.txt, a file per line
 for t in $targets; do

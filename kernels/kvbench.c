@@ -69,6 +69,7 @@ struct opts {
 	int threads, repeats, warmup;
 	uint64_t seed;
 	int validate_only, capacity, quick;
+	int progress; /* 1 --progress, 0 --quiet, -1 when stderr is a terminal */
 	uint64_t weights_bytes, gpu_memory, stream_bytes;
 	int gpu_memory_set, stream_bytes_set;
 	double utilization;
@@ -126,6 +127,8 @@ static void usage(FILE *f)
 		"\n"
 		"Output:\n"
 		"  --format table|json|csv standard output format (default table)\n"
+		"  --progress, --quiet     a line per point on stderr as it starts, or none\n"
+		"                          (default: when stderr is a terminal)\n"
 		"  --out FILE              also write FILE: .csv, or .yaml/.yml with the\n"
 		"                          environment and ceiling\n"
 		"  --help, --version\n"
@@ -247,7 +250,7 @@ enum {
 	OPT_BACKEND = 256, OPT_BATCH, OPT_CONTEXT, OPT_BLOCK, OPT_DTYPE, OPT_HEADS, OPT_DIM,
 	OPT_LENGTHS, OPT_THREADS, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_VALIDATE, OPT_CAPACITY,
 	OPT_WEIGHTS, OPT_GPUMEM, OPT_UTIL, OPT_LAYERS, OPT_OUT, OPT_FORMAT, OPT_QUICK,
-	OPT_STREAM, OPT_GPU, OPT_HELP, OPT_VERSION
+	OPT_PROGRESS, OPT_QUIET, OPT_STREAM, OPT_GPU, OPT_HELP, OPT_VERSION
 };
 
 static const struct option long_opts[] = {
@@ -272,6 +275,8 @@ static const struct option long_opts[] = {
 	{"out", required_argument, NULL, OPT_OUT},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"quick", no_argument, NULL, OPT_QUICK},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"stream-bytes", required_argument, NULL, OPT_STREAM},
 	{"gpu", required_argument, NULL, OPT_GPU},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -295,6 +300,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (o->threads < 1)
 		o->threads = 1;
 	o->seed = 1;
+	o->progress = -1;
 	o->utilization = 0.9;
 	o->layers = 1;
 	size_t len = 0;
@@ -351,6 +357,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_VALIDATE: o->validate_only = 1; break;
 		case OPT_CAPACITY: o->capacity = 1; break;
 		case OPT_QUICK: o->quick = 1; break;
+		case OPT_PROGRESS: o->progress = 1; break;
+		case OPT_QUIET: o->progress = 0; break;
 		case OPT_WEIGHTS: rc = parse_size("--weights-bytes", optarg, &o->weights_bytes); break;
 		case OPT_GPUMEM:
 			rc = parse_size("--gpu-memory", optarg, &o->gpu_memory);
@@ -780,6 +788,14 @@ static int pick_seqs(const struct kvb_paged_kv *kv, int threads, uint64_t seed, 
 	return n;
 }
 
+/* The progress line of a point as it starts (--progress). */
+static void say_point(int i, int n, const struct kvb_shape *s, int64_t batch, int64_t context)
+{
+	fprintf(stderr, "kvbench: [%d/%d] B %lld, context %lld, heads %d:%d, d %d, P %d, %s\n", i,
+		n, (long long)batch, (long long)context, s->h_q, s->h_kv, s->d, s->block_size,
+		kvb_dtype_name(s->dtype));
+}
+
 /* One bandwidth point: validate, then time.  Fills the row; returns 0,
  * 1 when validation failed, -1 on a run error (message printed). */
 static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batch, int32_t context,
@@ -1039,6 +1055,10 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 		memset(cx->ceil_buf, 1, cx->ceiling.array_bytes);
 	}
 	uint64_t seed = o->seed;
+	const int total = o->batch.n * o->context.n * o->heads.n * o->head_dim.n * o->block.n *
+			  o->ndtypes;
+	const int progress = o->progress < 0 ? isatty(STDERR_FILENO) : o->progress;
+	int done = 0;
 	for (int ib = 0; ib < o->batch.n; ib++)
 		for (int ic = 0; ic < o->context.n; ic++)
 			for (int ih = 0; ih < o->heads.n; ih++)
@@ -1052,6 +1072,9 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 								.block_size = (int)o->block.v[ip],
 								.dtype = o->dtypes[it],
 							};
+							if (progress)
+								say_point(++done, total, &s, o->batch.v[ib],
+									  o->context.v[ic]);
 							struct kvp_record *row = kvp_record_new();
 							int rc = row ? run_point(cx, &s, (int32_t)o->batch.v[ib],
 										 (int32_t)o->context.v[ic], seed++, row)

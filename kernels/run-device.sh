@@ -39,10 +39,11 @@ for a in "$@"; do
 done
 
 stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-out=${OUT:-$top/reports/h200/run-$stamp}
-mkdir -p "$out" || exit 1
 build=${BUILD:-$(mktemp -d)}
 mkdir -p "$build" || exit 1
+out=${OUT:-$top/reports/h200/run-$stamp}
+[ "$build_only" = 1 ] && [ -z "${OUT:-}" ] && out=$build # no results: the log stays there
+mkdir -p "$out" || exit 1
 CC=${CC:-cc}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 CUDA_ARCH=${CUDA_ARCH:-sm_90}
@@ -136,7 +137,7 @@ bench() {
 	shift
 	say "\$ kvbench --backend $backend $* --out $name.yaml > $name.txt"
 	s=$(date +%s)
-	timeout 300 "$kvbench" --backend "$backend" "$@" --out "$out/$name.yaml" \
+	timeout 300 "$kvbench" --backend "$backend" "$@" --progress --out "$out/$name.yaml" \
 		>"$out/$name.txt" 2>>"$log"
 	rc=$?
 	if [ "$rc" = 77 ]; then
@@ -189,4 +190,5 @@ bench capacity --capacity --weights-bytes 16GiB --utilization 0.9 --layers 32 --
 	--head-dim 128 --kv-dtype bf16,fp8,int8 --block-size 16 --context 8k
 
 say "# done in $(( $(date +%s) - t0 )) s; results in $out"
+say "# next, where kvplan is built: kvplan validate $out/*.yaml --calibrate (and --gpu h200)"
 exit "$failed"

@@ -109,5 +109,6 @@ int kvp_cmd_size(int argc, char **argv);
 int kvp_cmd_check(int argc, char **argv);
 int kvp_cmd_plot(int argc, char **argv);
 int kvp_cmd_report(int argc, char **argv);
+int kvp_cmd_validate(int argc, char **argv);
 
 #endif

@@ -90,7 +90,7 @@ static kvp_status build_block_size(struct plot_args *a, struct kvp_plot *p, stru
 static kvp_status build_validate(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
 {
 	return kvp_plot_validate(p, (const char *const *)a->results, a->nresults,
-				 a->band > 0 ? a->band : 0.2, err);
+				 a->ngpus ? &a->g[0] : NULL, 0, a->band > 0 ? a->band : 0.2, err);
 }
 
 /* Which lists a kind takes (more than one value), and what it needs. */
@@ -141,7 +141,7 @@ static void help(void)
 	       "  --block-sizes LIST        block-size: the sizes to simulate (default 1, 8, 16,\n"
 	       "                            32, 64, 128, 256)\n"
 	       "  --requests N              block-size: requests simulated (default 100,000)\n"
-	       "  --results FILE[,FILE]     validate: kvbench --out results (.yaml)\n"
+	       "  --results FILE[,FILE]     validate: kvbench --out results (.yaml or .csv)\n"
 	       "  --band F                  validate: the error band drawn, 0.2 = +/- 20%% (default)\n"
 	       "  --model, --gpu, --tp, --kv-dtype take comma-separated lists where the kind\n"
 	       "  compares several (see Kinds); kv-context defaults to\n"

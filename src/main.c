@@ -16,6 +16,7 @@ static const struct kvp_cmd commands[] = {
 	{"check", "check budgets in CI: assertions, baselines, JUnit XML, TAP", kvp_cmd_check},
 	{"plot", "charts: budget bars, KV against context, sequences against context", kvp_cmd_plot},
 	{"report", "a design-review report (Markdown + HTML) from a scenario file", kvp_cmd_report},
+	{"validate", "kvbench's measurements against the planner's predictions, with errors", kvp_cmd_validate},
 };
 
 static void usage(FILE *f)

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "units.h"
+#include "validate.h"
 #include "yaml-walk.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -466,57 +468,48 @@ uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kv
 }
 
 /* ------------------------------------------------------------ calibration
- * Three forms are read:
+ * The forms read:
  *   kvplan's table (YAML):  calibration: [{gpu: h200, decode_bw_efficiency: 0.82,
  *                            prefill_flops_efficiency: 0.55}, ...]
  *   kvplan's table (CSV):   gpu,decode_bw_efficiency,prefill_flops_efficiency
- *   kvbench --out (YAML):   kvbench: {backend, gpu, datasheet_gbps, ...}
- *                           points: [{validated, gbps, moved_bytes, ...}, ...]
- *   kvbench --out (CSV):    a header with backend, validated, gbps, moved_bytes
- * From kvbench the decode efficiency is the median, over the validated timed
- * points that move at least a quarter of the largest point's bytes (where fixed
- * costs no longer dominate), of the achieved rate over the datasheet rate (the
- * run's datasheet_gbps, else the GPU profile's bandwidth). */
+ *   kvbench --out (YAML, or CSV with a `validated` column): read as
+ *                           `kvplan validate` reads it (validate.h). */
 
-struct kb_point {
-	double gbps;
-	double moved;
-};
-
-static int cmp_double(const void *a, const void *b)
+/* A kvbench run: the efficiency that makes the planner's decode time right
+ * on this GPU's bandwidth (validate.h: its KV bytes at efficiency 1 over the
+ * measured median, the median over the large points of each shape), so the
+ * figure is what this model needs, computed as `kvplan validate
+ * --calibrate --gpu` computes it.  CPU points cannot calibrate a GPU. */
+static kvp_status kvbench_run(const char *path, const struct kvp_gpu *g,
+			      struct kvp_calibration *out, struct kvp_error *err)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static kvp_status kb_reduce(const char *path, struct kb_point *pts, size_t n, double datasheet_bps,
-			    struct kvp_calibration *out, struct kvp_error *err)
-{
-	double maxmoved = 0;
-	for (size_t i = 0; i < n; i++)
-		maxmoved = fmax(maxmoved, pts[i].moved);
-	double *r = malloc((n ? n : 1) * sizeof *r);
-	if (!r)
-		return kvp_error_set(err, KVP_STATUS_NOMEM, path, 0, 0, NULL, "out of memory");
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (pts[i].moved >= maxmoved / 4)
-			r[k++] = pts[i].gbps * 1e9 / datasheet_bps;
-	if (k == 0) {
-		free(r);
-		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "points",
-				     "no validated, timed point to calibrate from");
+	struct kvp_validation v = {0};
+	kvp_status st = kvp_validation_load(&v, path, g, err);
+	for (size_t i = 0; !st && i < v.n; i++) {
+		const struct kvp_vpoint *p = &v.points[i];
+		if (p->kind == KVP_VPOINT_DECODE && strcmp(p->backend, "cuda") != 0)
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, p->line, 1, "backend",
+					   "a '%s' run measures the CPU, not a GPU; calibrate from "
+					   "a kvbench --backend cuda run",
+					   p->backend[0] ? p->backend : "unknown");
 	}
-	qsort(r, k, sizeof *r, cmp_double);
-	double med = k % 2 ? r[k / 2] : (r[k / 2 - 1] + r[k / 2]) / 2;
-	free(r);
-	if (!(med > 0) || med > 1)
-		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "gbps",
-				     "the median achieved rate is %.1f%% of the datasheet %.1f GB/s; "
-				     "expected a share in (0, 100]%%", 100 * med, datasheet_bps / 1e9);
-	out->decode_bw_efficiency = med;
-	out->points = k;
-	return KVP_STATUS_OK;
+	size_t used = 0;
+	double eff = st ? 0 : kvp_validation_fit(&v, &used);
+	if (!st && !used)
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "points",
+				   "no validated, timed decode point to calibrate from");
+	else if (!st && (!(eff > 0) || eff > 1))
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "time_median_s",
+				   "the decode steps ran at %.1f%% of %s's %.1f GB/s; expected a "
+				   "share in (0, 100]%%", 100 * eff, g->name, g->bandwidth_bps / 1e9);
+	if (!st) {
+		out->decode_bw_efficiency = eff;
+		out->points = used;
+		snprintf(out->gpu, sizeof out->gpu, "%s", v.points[0].device[0] ? v.points[0].device
+										   : g->name);
+	}
+	kvp_validation_free(&v);
+	return st;
 }
 
 static kvp_status check_eff(const struct kvp_doc *doc, const struct kvp_node *node,
@@ -578,152 +571,28 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 			     "no entry for GPU '%s' (entries: %s)", g->name, names[0] ? names : "none");
 }
 
-static kvp_status yaml_kvbench(const struct kvp_doc *doc, const struct kvp_gpu *g,
-			       struct kvp_calibration *out, struct kvp_error *err)
-{
-	const struct kvp_node *env = kvp_map_get(doc->root, "kvbench");
-	const struct kvp_node *pts = kvp_map_get(doc->root, "points");
-	kvp_status st;
-	char backend[32] = "";
-	double datasheet = g->bandwidth_bps;
-	if ((st = kvp_node_expect(doc, env, "kvbench", KVP_NODE_MAP, err)))
-		return st;
-	const struct kvp_node *b = kvp_map_get(env, "backend");
-	if (b && (st = kvp_node_str(doc, b, "backend", backend, sizeof backend, err)))
-		return st;
-	if (strcmp(backend, "cuda") != 0)
-		return kvp_node_fail(doc, b ? b : env, err, KVP_STATUS_INVALID, "backend",
-				     "a '%s' run measures the CPU, not a GPU; calibrate from a "
-				     "kvbench --backend cuda run", backend[0] ? backend : "unknown");
-	const struct kvp_node *gn = kvp_map_get(env, "gpu");
-	if (gn && (st = kvp_node_str(doc, gn, "gpu", out->gpu, sizeof out->gpu, err)))
-		return st;
-	const struct kvp_node *ds = kvp_map_get(env, "datasheet_gbps");
-	if (ds) {
-		if ((st = kvp_node_double(doc, ds, "datasheet_gbps", &datasheet, err)))
-			return st;
-		datasheet *= 1e9;
-	}
-	if (!(datasheet > 0))
-		return kvp_node_fail(doc, ds ? ds : env, err, KVP_STATUS_INVALID, "datasheet_gbps",
-				     "no datasheet bandwidth to compare with");
-	if (!pts || pts->type != KVP_NODE_SEQ)
-		return kvp_node_fail(doc, pts ? pts : doc->root, err, KVP_STATUS_INVALID, "points",
-				     "a list of measured points is needed");
-	struct kb_point *p = calloc(pts->n ? pts->n : 1, sizeof *p);
-	if (!p)
-		return kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
-	size_t n = 0;
-	for (size_t i = 0; i < pts->n; i++) {
-		const struct kvp_node *e = pts->items[i];
-		if ((st = kvp_node_expect(doc, e, "points", KVP_NODE_MAP, err)))
-			goto out;
-		const struct kvp_node *v = kvp_map_get(e, "validated");
-		const struct kvp_node *gb = kvp_map_get(e, "gbps");
-		const struct kvp_node *mv = kvp_map_get(e, "moved_bytes");
-		if (!v || !v->value || strcmp(v->value, "pass") != 0 || !gb)
-			continue;
-		if ((st = kvp_node_double(doc, gb, "gbps", &p[n].gbps, err)))
-			goto out;
-		if (mv && (st = kvp_node_double(doc, mv, "moved_bytes", &p[n].moved, err)))
-			goto out;
-		if (p[n].gbps > 0)
-			n++;
-	}
-	st = kb_reduce(doc->path, p, n, datasheet, out, err);
-out:
-	free(p);
-	return st;
-}
-
-/* --- CSV: one record per line, RFC 4180 quotes, no embedded newlines. */
-
-#define CSV_MAX_FIELDS 64
-
-static size_t csv_split(char *line, char **f, size_t max)
-{
-	size_t n = 0;
-	char *p = line;
-	line[strcspn(line, "\r\n")] = 0;
-	for (;;) {
-		if (n == max)
-			return n;
-		if (*p == '"') {
-			char *w = ++p;
-			f[n++] = w;
-			while (*p) {
-				if (*p == '"' && p[1] == '"') {
-					*w++ = '"';
-					p += 2;
-				} else if (*p == '"') {
-					p++;
-					break;
-				} else {
-					*w++ = *p++;
-				}
-			}
-			char *rest = strchr(p, ',');
-			*w = 0;
-			if (!rest)
-				return n;
-			p = rest + 1;
-		} else {
-			f[n++] = p;
-			char *c = strchr(p, ',');
-			if (!c)
-				return n;
-			*c = 0;
-			p = c + 1;
-		}
-	}
-}
-
-static int csv_col(char **h, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(h[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-static kvp_status csv_number(const char *path, int line, int col, const char *field,
-			     const char *s, double *out, struct kvp_error *err)
-{
-	char *end;
-	while (isspace((unsigned char)*s))
-		s++;
-	*out = strtod(s, &end);
-	while (isspace((unsigned char)*end))
-		end++;
-	if (end == s || *end || !isfinite(*out))
-		return kvp_error_set(err, KVP_STATUS_INVALID, path, line, col, field,
-				     "expected a number, got '%s'", s);
-	return KVP_STATUS_OK;
-}
-
 static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp_calibration *out,
 			   struct kvp_error *err)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
-	char hline[4096], line[4096], names[512] = "";
-	char *h[CSV_MAX_FIELDS], *v[CSV_MAX_FIELDS];
+	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX], names[512] = "";
+	char *h[KVP_CSV_MAX_FIELDS], *v[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;
-	struct kb_point *p = NULL;
-	size_t np = 0, cap = 0;
 	bool found = false;
 	if (!fgets(hline, sizeof hline, f)) {
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, NULL, "empty file");
 		goto out;
 	}
-	size_t nh = csv_split(hline, h, CSV_MAX_FIELDS);
-	int c_gpu = csv_col(h, nh, "gpu"), c_dec = csv_col(h, nh, "decode_bw_efficiency"),
-	    c_pre = csv_col(h, nh, "prefill_flops_efficiency"), c_gbps = csv_col(h, nh, "gbps"),
-	    c_val = csv_col(h, nh, "validated"), c_back = csv_col(h, nh, "backend"),
-	    c_moved = csv_col(h, nh, "moved_bytes");
-	bool kvbench = c_gbps >= 0 && c_val >= 0;
-	if (!kvbench && c_dec < 0 && c_pre < 0) {
+	size_t nh = kvp_csv_split(hline, h, KVP_CSV_MAX_FIELDS);
+	int c_gpu = kvp_csv_col(h, nh, "gpu"), c_dec = kvp_csv_col(h, nh, "decode_bw_efficiency"),
+	    c_pre = kvp_csv_col(h, nh, "prefill_flops_efficiency");
+	if (kvp_csv_col(h, nh, "validated") >= 0) { /* kvbench --out */
+		fclose(f);
+		return kvbench_run(path, g, out, err);
+	}
+	if (c_dec < 0 && c_pre < 0) {
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, "header",
 				   "expected gpu,decode_bw_efficiency,prefill_flops_efficiency "
 				   "or a kvbench --out CSV (backend,...,validated,...,gbps)");
@@ -732,40 +601,11 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 	for (int ln = 2; fgets(line, sizeof line, f); ln++) {
 		if (line[strspn(line, " \t\r\n")] == 0 || line[0] == '#')
 			continue;
-		size_t n = csv_split(line, v, CSV_MAX_FIELDS);
+		size_t n = kvp_csv_split(line, v, KVP_CSV_MAX_FIELDS);
 		if (n != nh) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, NULL,
 					   "%zu fields, the header has %zu", n, nh);
 			goto out;
-		}
-		if (kvbench) {
-			if (c_back >= 0 && strcmp(v[c_back], "cuda") != 0) {
-				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, c_back + 1,
-						   "backend", "a '%s' run measures the CPU, not a GPU; "
-						   "calibrate from a kvbench --backend cuda run",
-						   v[c_back]);
-				goto out;
-			}
-			if (strcmp(v[c_val], "pass") != 0 || !v[c_gbps][0])
-				continue;
-			if (np == cap) {
-				cap = cap ? 2 * cap : 16;
-				struct kb_point *q = realloc(p, cap * sizeof *q);
-				if (!q) {
-					st = kvp_error_set(err, KVP_STATUS_NOMEM, path, 0, 0, NULL,
-							   "out of memory");
-					goto out;
-				}
-				p = q;
-			}
-			memset(&p[np], 0, sizeof p[np]);
-			if ((st = csv_number(path, ln, c_gbps + 1, "gbps", v[c_gbps], &p[np].gbps, err)) ||
-			    (c_moved >= 0 && (st = csv_number(path, ln, c_moved + 1, "moved_bytes",
-							      v[c_moved], &p[np].moved, err))))
-				goto out;
-			if (p[np].gbps > 0)
-				np++;
-			continue;
 		}
 		if (found)
 			continue;
@@ -780,7 +620,7 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 		for (int k = 0; k < 2; k++) {
 			if (cols[k] < 0 || !v[cols[k]][0])
 				continue;
-			if ((st = csv_number(path, ln, cols[k] + 1, fields[k], v[cols[k]], dst[k], err)))
+			if ((st = kvp_csv_number(path, ln, cols[k] + 1, fields[k], v[cols[k]], dst[k], err)))
 				goto out;
 			if (!(*dst[k] > 0) || *dst[k] > 1) {
 				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, cols[k] + 1,
@@ -792,20 +632,11 @@ static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp
 		snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
 		found = true;
 	}
-	if (kvbench) {
-		if (!(g->bandwidth_bps > 0)) {
-			st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "bandwidth",
-					   "the GPU profile has no bandwidth to compare with");
-			goto out;
-		}
-		st = kb_reduce(path, p, np, g->bandwidth_bps, out, err);
-	} else if (!found) {
+	if (!found)
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "gpu",
 				   "no entry for GPU '%s' (entries: %s)", g->name,
 				   names[0] ? names : "none");
-	}
 out:
-	free(p);
 	fclose(f);
 	return st;
 }
@@ -826,7 +657,8 @@ kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
 				   "expected a map with 'calibration' or a kvbench result "
 				   "('kvbench' and 'points')");
 	} else if (kvp_map_get(doc->root, "kvbench")) {
-		st = yaml_kvbench(doc, g, out, err);
+		kvp_doc_free(doc);
+		return kvbench_run(path, g, out, err);
 	} else if (kvp_map_get(doc->root, "calibration")) {
 		static const char *const top[] = {"calibration", NULL};
 		if (!(st = kvp_map_only(doc, doc->root, top, err)))

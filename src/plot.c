@@ -19,6 +19,7 @@
 #include "frag.h"
 #include "perf.h"
 #include "units.h"
+#include "validate.h"
 #include "yaml-walk.h"
 
 /* Image sizes in pixels: one panel, and the width each further panel adds. */
@@ -1224,96 +1225,39 @@ out:
 	return st;
 }
 
-/* The points of one kvbench results file into the two scatter panels. */
-static kvp_status validate_file(struct kvp_plot *p, struct kvp_plot_panel *pt,
-				struct kvp_plot_panel *pc, const char *path, size_t *used,
-				size_t *skipped, struct kvp_error *err)
+/* One point into its panel (a: decode time, b: capacity blocks), in the
+ * series of its file and KV dtype; false when the panel is full. */
+static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
+			   const struct kvp_vpoint *v)
 {
-	struct kvp_doc *doc = NULL;
-	kvp_status st = kvp_doc_load_file(path, &doc, err);
-	if (st)
-		return st;
-	const struct kvp_node *root = doc->root, *env, *points;
-	if (!root || root->type != KVP_NODE_MAP) {
-		st = kvp_node_fail(doc, root, err, KVP_STATUS_INVALID, NULL,
-				   "not kvbench results (run kvbench --out FILE.yaml)");
-		goto out;
-	}
-	env = kvp_map_get(root, "kvbench");
-	points = kvp_map_get(root, "points");
-	if (!points) {
-		st = kvp_node_fail(doc, root, err, KVP_STATUS_INVALID, "points",
-				   "missing: not kvbench results");
-		goto out;
-	}
-	if ((st = kvp_node_expect(doc, points, "points", KVP_NODE_SEQ, err)))
-		goto out;
-	char where[64] = "cpu", base[96];
-	const char *slash = strrchr(path, '/');
-	snprintf(base, sizeof base, "%s", slash ? slash + 1 : path);
-	if (env && env->type == KVP_NODE_MAP) {
-		const struct kvp_node *d = kvp_map_get(env, "device");
-		if (!d)
-			d = kvp_map_get(env, "cpu");
-		if (d && d->type == KVP_NODE_SCALAR)
-			snprintf(where, sizeof where, "%.63s", d->value);
-	}
-	for (size_t i = 0; i < points->n; i++) {
-		const struct kvp_node *pnt = points->items[i];
-		if ((st = kvp_node_expect(doc, pnt, "points", KVP_NODE_MAP, err)))
-			goto out;
-		const struct kvp_node *meas = kvp_map_get(pnt, "time_median_s");
-		const struct kvp_node *pred = kvp_map_get(pnt, "predicted_s");
-		struct kvp_plot_panel *pn = pt;
-		const char *mfield = "time_median_s", *pfield = "predicted_s";
-		if (!meas && kvp_map_get(pnt, "predicted_blocks")) {
-			meas = kvp_map_get(pnt, "blocks");
-			pred = kvp_map_get(pnt, "predicted_blocks");
-			pn = pc;
-			mfield = "blocks";
-			pfield = "predicted_blocks";
-		}
-		const struct kvp_node *ok = kvp_map_get(pnt, "validated");
-		if (!meas || !pred || (ok && ok->value && strcmp(ok->value, "pass") != 0)) {
-			(*skipped)++;
-			continue;
-		}
-		double x, y;
-		if ((st = kvp_node_double(doc, pred, pfield, &x, err)) ||
-		    (st = kvp_node_double(doc, meas, mfield, &y, err)))
-			goto out;
-		/* the series: this file and KV dtype */
-		const struct kvp_node *dt = kvp_map_get(pnt, "kv_dtype");
-		char title[KVP_PLOT_TITLE_MAX], label[KVP_PLOT_LABEL_MAX];
-		snprintf(title, sizeof title, "%s, %s (%s)", where,
-			 dt && dt->value ? dt->value : "?", base);
-		size_t s = 0;
-		while (s < pn->nseries && strcmp(pn->series[s].title, title) != 0)
-			s++;
-		if (s == pn->nseries && !kvp_plot_add_series(pn, title)) {
-			(*skipped)++;
-			continue;
-		}
-		const struct kvp_node *b = kvp_map_get(pnt, "batch"), *c = kvp_map_get(pnt, "context"),
-				      *bs = kvp_map_get(pnt, "block_size");
-		snprintf(label, sizeof label, "B %s, n %s, P %s", b && b->value ? b->value : "?",
-			 c && c->value ? c->value : "?", bs && bs->value ? bs->value : "?");
-		size_t r;
-		if (!kvp_plot_add_row(pn, x, label, NULL, &r)) {
-			kvp_plot_note(p, "more than %d points: the rest of %s left out",
-				      KVP_PLOT_MAX_ROWS, base);
-			break;
-		}
-		pn->y[r][s] = y;
-		(*used)++;
-	}
-out:
-	kvp_doc_free(doc);
-	return st;
+	bool dec = v->kind == KVP_VPOINT_DECODE;
+	struct kvp_plot_panel *pn = dec ? a : b;
+	const char *slash = strrchr(v->file, '/');
+	char title[KVP_PLOT_TITLE_MAX], label[KVP_PLOT_LABEL_MAX];
+	snprintf(title, sizeof title, "%.40s, %s (%.64s)", v->device[0] ? v->device : v->backend,
+		 kvp_dtype_name(v->shape.kv_dtype), slash ? slash + 1 : v->file);
+	size_t s = 0;
+	while (s < pn->nseries && strcmp(pn->series[s].title, title) != 0)
+		s++;
+	if (s == pn->nseries && !kvp_plot_add_series(pn, title))
+		return true; /* too many series: the point is left out, the rest go on */
+	if (dec)
+		snprintf(label, sizeof label, "B %llu, n %llu, P %u", (unsigned long long)v->batch,
+			 (unsigned long long)v->context, v->shape.block_size);
+	else
+		snprintf(label, sizeof label, "%u:%u, ctx %llu", v->shape.num_heads,
+			 v->shape.num_kv_heads, (unsigned long long)v->context);
+	size_t r;
+	if (!kvp_plot_add_row(pn, dec ? v->predicted_s : (double)v->predicted.num_blocks, label, NULL,
+			      &r))
+		return false;
+	pn->y[r][s] = dec ? v->measured_s : (double)v->blocks;
+	return true;
 }
 
 kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_t npaths,
-			     double band, struct kvp_error *err)
+			     const struct kvp_gpu *gpu, double efficiency, double band,
+			     struct kvp_error *err)
 {
 	/* both panels, the empty one dropped at the end */
 	size_t first = p->npanels;
@@ -1321,19 +1265,33 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 	struct kvp_plot_panel *b = kvp_plot_add_panel(p, KVP_PLOT_STYLE_SCATTER);
 	if (!a || !b)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
-	size_t used = 0, skipped = 0;
-	for (size_t i = 0; i < npaths; i++) {
-		kvp_status st = validate_file(p, a, b, paths[i], &used, &skipped, err);
-		if (st)
-			return st;
+	struct kvp_validation v = {0};
+	kvp_status st = KVP_STATUS_OK;
+	for (size_t i = 0; i < npaths && !st; i++)
+		st = kvp_validation_load(&v, paths[i], gpu, err);
+	if (!st && !v.n)
+		st = kvp_error_set(err, KVP_STATUS_INVALID, npaths ? paths[0] : NULL, 0, 0, "points",
+				   "no point that passed validation and was timed");
+	if (st) {
+		kvp_validation_free(&v);
+		return st;
 	}
-	if (!used)
-		return kvp_error_set(err, KVP_STATUS_INVALID, npaths ? paths[0] : NULL, 0, 0,
-				     "points", "no point with both a prediction and a measurement "
-				     "(kvbench built with the planner writes predicted_*)");
-	if (skipped)
-		kvp_plot_note(p, "%zu point(s) without a prediction, or that failed validation, "
-				 "left out", skipped);
+	kvp_validation_evaluate(&v, efficiency, 1, 1);
+	size_t used = 0;
+	for (; used < v.n; used++)
+		if (!validate_point(a, b, &v.points[used])) {
+			kvp_plot_note(p, "more than %d points of a kind: the rest left out",
+				      KVP_PLOT_MAX_ROWS);
+			break;
+		}
+	if (v.skipped)
+		kvp_plot_note(p, "%zu point(s) that failed validation or were not timed left out",
+			      v.skipped);
+	if (v.decode_n)
+		kvp_plot_note(p, "decode predicted on %s at efficiency %.3g%s", v.points[0].basis,
+			      efficiency > 0 ? efficiency : v.points[0].base_efficiency,
+			      efficiency > 0 ? " (calibrated)" : "");
+	kvp_validation_free(&v);
 	/* the median relative error, for the title */
 	double errs[2 * KVP_PLOT_MAX_ROWS];
 	size_t nerr = 0;

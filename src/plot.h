@@ -177,14 +177,18 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 			       const struct kvp_workload *w, const uint32_t *blocks, size_t nblocks,
 			       uint64_t requests, struct kvp_error *err);
 
-/* 6. The planner against the harness: kvbench --out results (YAML), the
- * predicted value on x and the measured one on y, with y = x and a band of
- * +/- band (0.2: 20 %).  Bandwidth runs: predicted_s against time_median_s of
- * the points that passed validation (panel a); capacity runs: predicted_blocks
- * against blocks (panel b).  One series per file and KV dtype.  Errors carry
- * file:line:col; a file with no usable point is INVALID. */
+/* 6. The planner against the harness: kvbench --out results (YAML or CSV)
+ * read as `kvplan validate` reads them (validate.h), the planner's value on x
+ * and the measured one on y, with y = x and a band of +/- band (0.2: 20 %).
+ * Decode points: predicted step time (on gpu's bandwidth when given, else
+ * the run's own basis; at `efficiency`, or each basis' default when 0)
+ * against the median time (panel a); capacity points: the budget's blocks
+ * against the blocks allocated (panel b).  One series per file and KV
+ * dtype.  Errors carry file:line:col; a file with no usable point is
+ * INVALID. */
 kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_t npaths,
-			     double band, struct kvp_error *err);
+			     const struct kvp_gpu *gpu, double efficiency, double band,
+			     struct kvp_error *err);
 
 /* Default batch sweep: powers of two from 1 to 512. */
 size_t kvp_plot_default_batches(uint64_t *out, size_t max);

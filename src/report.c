@@ -1184,7 +1184,7 @@ static kvp_status section_plots(struct report *r)
 			paths[k] = s->results[k];
 		if (!(p = new_chart(&err, "validate")))
 			return fail(r, KVP_STATUS_NOMEM, NULL);
-		st = kvp_plot_validate(p, paths, s->nresults, 0.2, &err);
+		st = kvp_plot_validate(p, paths, s->nresults, NULL, 0, 0.2, &err);
 		if ((st = finish_chart(r, p, st, &err,
 				       "kvplan's predictions against kvbench's measurements")))
 			return st;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-tmp.h"
 #include "perf.h"
 #include "units.h"
 
@@ -307,19 +308,6 @@ END_TEST
 
 /* ------------------------------------------------------------ calibration */
 
-static char tmpdir[64];
-
-static const char *write_tmp(const char *name, const char *text)
-{
-	static char path[256];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert(f != NULL);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
-
 static struct kvp_gpu h200(void)
 {
 	struct kvp_gpu g;
@@ -354,11 +342,18 @@ START_TEST(test_calibration_table)
 }
 END_TEST
 
-/* kvbench --out: the decode efficiency is the median achieved / datasheet
- * over the validated points moving at least a quarter of the largest point's
- * bytes.  Points: 4,000 GB/s (1 GB moved), 3,800 (2 GB), 100 (1 MB: too
- * small), 4,200 (FAIL: not counted); datasheet 4,800 -> median of 4,000/4,800
- * = 0.8333 and 3,800/4,800 = 0.7917 = 0.8125. */
+/* kvbench --out: the decode efficiency is the one that makes the planner's
+ * step time right on the profile's bandwidth, at its median over the
+ * validated timed points that move at least a quarter of the KV bytes of
+ * the largest point of their shape.  Shape 8:1, d 64, bf16: 2 x 1 x 64 x
+ * 2 B = 256 B a token.  1,875,000 tokens = 480,000,000 B = 100 us at the
+ * H200's 4.8 TB/s; measured 125 us -> 0.8 and 160 us -> 0.625; 18,750
+ * tokens (1 us; measured 10 us: 0.1) is under a quarter of the largest and
+ * left out, as is a FAIL.  Median of 0.8 and 0.625 = 0.7125. */
+#define KVB_POINT(B, T, V, S)                                                             \
+	"  - {backend: cuda, batch: " #B ", tokens: " #T ", block_size: 16, kv_dtype: bf16, " \
+	"num_heads: 8, num_kv_heads: 1, head_dim: 64, validated: " #V ", time_median_s: " #S "}\n"
+#define KVB_ROW(B, T, V, S) "cuda," #B "," #T ",16,bf16,8,1,64," #V "," #S "\n"
 START_TEST(test_calibration_kvbench)
 {
 	struct kvp_gpu g = h200();
@@ -372,25 +367,28 @@ START_TEST(test_calibration_kvbench)
 				  "  gpu: \"NVIDIA H200\"\n"
 				  "  datasheet_gbps: 4800.0\n"
 				  "points:\n"
-				  "  - backend: \"cuda\"\n    batch: 64\n    moved_bytes: 1000000000\n"
-				  "    validated: \"pass\"\n    gbps: 4000.00\n"
-				  "  - backend: \"cuda\"\n    batch: 128\n    moved_bytes: 2000000000\n"
-				  "    validated: \"pass\"\n    gbps: 3800.00\n"
-				  "  - backend: \"cuda\"\n    batch: 1\n    moved_bytes: 1000000\n"
-				  "    validated: \"pass\"\n    gbps: 100.00\n"
-				  "  - backend: \"cuda\"\n    batch: 256\n    moved_bytes: 2000000000\n"
-				  "    validated: \"FAIL\"\n    gbps: 4200.00\n");
+				  KVB_POINT(100, 1875000, pass, 0.000125)
+				  KVB_POINT(100, 1875000, pass, 0.000160)
+				  KVB_POINT(1, 18750, pass, 0.00001)
+				  KVB_POINT(100, 1875000, FAIL, 0.00005));
 	ck_assert_msg(kvp_calibration_load(p, &g, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_double_eq_tol(cal.decode_bw_efficiency, 0.8125, 1e-12);
+	ck_assert_double_eq_tol(cal.decode_bw_efficiency, 0.7125, 1e-12);
 	ck_assert_uint_eq(cal.points, 2);
 	ck_assert_str_eq(cal.gpu, "NVIDIA H200");
-	/* the same as CSV: no datasheet column, so the profile's 4.8 TB/s */
-	p = write_tmp("run.csv", "backend,batch,moved_bytes,validated,gbps\n"
-				 "cuda,64,1000000000,pass,4000.00\n"
-				 "cuda,128,2000000000,pass,3800.00\n"
-				 "cuda,1,1000000,pass,100.00\n");
+	/* the same as CSV */
+	p = write_tmp("run.csv", "backend,batch,tokens,block_size,kv_dtype,num_heads,num_kv_heads,"
+				 "head_dim,validated,time_median_s\n"
+				 KVB_ROW(100, 1875000, pass, 0.000125)
+				 KVB_ROW(100, 1875000, pass, 0.000160)
+				 KVB_ROW(1, 18750, pass, 0.00001));
 	ck_assert_msg(kvp_calibration_load(p, &g, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_double_eq_tol(cal.decode_bw_efficiency, 0.8125, 1e-12);
+	ck_assert_double_eq_tol(cal.decode_bw_efficiency, 0.7125, 1e-12);
+	/* faster than the datasheet: not an efficiency (100 us in 50 us) */
+	p = write_tmp("fast.csv", "backend,batch,tokens,block_size,kv_dtype,num_heads,num_kv_heads,"
+				  "head_dim,validated,time_median_s\n"
+				  KVB_ROW(100, 1875000, pass, 0.00005));
+	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert(strstr(err.msg, "200.0%") != NULL);
 }
 END_TEST
 
@@ -399,10 +397,14 @@ START_TEST(test_calibration_errors)
 	struct kvp_gpu g = h200();
 	struct kvp_calibration cal;
 	struct kvp_error err = {0};
-	const char *p = write_tmp("cpu.yaml", "kvbench:\n  backend: \"cpu\"\npoints: []\n");
+	/* a CPU run's point (its backend from the run's map) */
+	const char *p = write_tmp("cpu.yaml", "kvbench:\n  backend: \"cpu\"\npoints:\n"
+					      "  - {batch: 1, tokens: 100, block_size: 16, kv_dtype: bf16, "
+					      "num_heads: 8, num_kv_heads: 1, head_dim: 64, "
+					      "validated: pass, time_median_s: 0.001}\n");
 	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "backend");
-	ck_assert_int_eq(err.line, 2);
+	ck_assert_int_eq(err.line, 4);
 	p = write_tmp("range.yaml", "calibration:\n  - gpu: h200\n    decode_bw_efficiency: 1.5\n");
 	ck_assert_int_eq(kvp_calibration_load(p, &g, &cal, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "decode_bw_efficiency");
@@ -481,18 +483,5 @@ static Suite *perf_suite(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check-perf-XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("check-perf: mkdtemp");
-		return EXIT_FAILURE;
-	}
-	SRunner *sr = srunner_create(perf_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "check-perf: could not remove %s\n", tmpdir);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite_in_tmpdir("check-perf", perf_suite());
 }

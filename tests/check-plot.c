@@ -324,15 +324,16 @@ START_TEST(test_block_size)
 END_TEST
 
 /* Predicted against measured, from tests/data/report/kvbench-results.yaml:
- * three usable points (1.0 vs 1.1 ms, 2 vs 2 ms, 4 vs 5 ms), one series per
- * KV dtype, the failed point and the one without a prediction left out; the
- * median relative error is 1/11 = 9.1 %. */
+ * three usable points, predicted by the planner on the read ceiling beside
+ * each (the file's comment has the arithmetic: 1.0 vs 1.1 ms, 2 vs 2 ms, 4
+ * vs 5 ms), one series per KV dtype, the failed point and the untimed one
+ * left out; the median relative error is 1/11 = 9.1 %. */
 START_TEST(test_validate)
 {
 	const char *path = KVP_SRCDIR "/tests/data/report/kvbench-results.yaml";
 	struct kvp_plot *p = kvp_plot_new("validate");
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_plot_validate(p, &path, 1, 0.2, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_plot_validate(p, &path, 1, NULL, 0, 0.2, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(p->npanels, 1);  /* no capacity points: one panel */
 	const struct kvp_plot_panel *pn = &p->panel[0];
 	ck_assert_int_eq(pn->style, KVP_PLOT_STYLE_SCATTER);
@@ -340,24 +341,34 @@ START_TEST(test_validate)
 	ck_assert_uint_eq(pn->nseries, 2);
 	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16 (kvbench-results.yaml)");
 	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8 (kvbench-results.yaml)");
-	ck_assert_double_eq(pn->x[0], 1.0e-3);
+	ck_assert_double_eq_tol(pn->x[0], 1.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[0][0], 1.1e-3);
 	ck_assert(isnan(pn->y[0][1]));
-	ck_assert_double_eq(pn->x[2], 4.0e-3);
+	ck_assert_double_eq_tol(pn->x[2], 4.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[2][1], 5.0e-3);
 	ck_assert_double_eq(pn->band, 0.2);
 	ck_assert_ptr_nonnull(strstr(p->title, "median error 9.1 % over 3 points"));
-	ck_assert_uint_eq(p->nnotes, 1);
+	ck_assert_uint_eq(p->nnotes, 2);
 	ck_assert_ptr_nonnull(strstr(p->notes[0], "2 point(s)"));
+	ck_assert_ptr_nonnull(strstr(p->notes[1], "read-ceiling at efficiency 1"));
+	kvp_plot_free(p);
+	/* on a GPU profile at efficiency 0.5: the H200's 4.8 TB/s x 0.5, so
+	 * 1.024e9 B takes 0.4267 ms */
+	struct kvp_gpu g;
+	ck_assert(kvp_gpu_load("h200", &g, &err) == KVP_STATUS_OK);
+	p = kvp_plot_new("validate");
+	ck_assert_int_eq(kvp_plot_validate(p, &path, 1, &g, 0.5, 0.2, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(p->panel[0].x[0], 1.024e9 / 2.4e12, 1e-15);
+	ck_assert_ptr_nonnull(strstr(p->notes[1], "h200 at efficiency 0.5 (calibrated)"));
 	kvp_plot_free(p);
 }
 END_TEST
 
 /* Malformed results: located errors; no usable point: INVALID. */
 static const char *const bad_results[] = {
-	"results-negative-time.yaml",    /* 7:20: time_median_s: must not be negative */
+	"results-negative-time.yaml",    /* 7:21: time_median_s: must not be negative */
 	"results-points-not-list.yaml",  /* 4:9: points: expected a list */
-	"results-no-predictions.yaml",   /* no predicted_s anywhere */
+	"results-none-timed.yaml",       /* a --validate-only run: nothing timed */
 };
 
 START_TEST(test_validate_errors)
@@ -367,7 +378,7 @@ START_TEST(test_validate_errors)
 	const char *paths[] = {path};
 	struct kvp_plot *p = kvp_plot_new("validate");
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_plot_validate(p, paths, 1, 0.2, &err), KVP_STATUS_INVALID);
+	ck_assert_int_eq(kvp_plot_validate(p, paths, 1, NULL, 0, 0.2, &err), KVP_STATUS_INVALID);
 	ck_assert_ptr_nonnull(strstr(err.path, bad_results[_i]));
 	kvp_plot_free(p);
 }

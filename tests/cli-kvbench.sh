@@ -177,4 +177,11 @@ case "$rc" in
 *) bad "--backend cuda exited $rc: $err" ;;
 esac
 
+# progress: a line per point on stderr with --progress, none with --quiet
+# (and none by default here: stderr is a file, not a terminal)
+run "$KVBENCH" --quick --validate-only --progress
+expect_rc 0
+expect_err "kvbench: [10/10] B 3, context 200, heads 8:2, d 64, P 16, int8"
+run "$KVBENCH" --quick --validate-only
+case "$err" in *"[1/10]"*) bad "progress without --progress on a file" ;; *) ok ;; esac
 finish

@@ -125,7 +125,7 @@ run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate \
 	--results "$top_srcdir/tests/data/report/kvbench-results.yaml" -o "$d"
 expect_rc 0
 dat=$(cat "$d/validate.dat")
-case "$dat" in *'0.001 "B 1, n 1024, P 16" "" 0.0011 NaN'*) ok ;; *) bad "validate row: $dat" ;; esac
+case "$dat" in *'0.001 "B 1, n 4000000, P 16" "" 0.0011 NaN'*) ok ;; *) bad "validate row: $dat" ;; esac
 case "$dat" in *'median error 9.1 % over 3 points'*) ok ;; *) bad "validate title" ;; esac
 gp=$(cat "$d/validate.gp")
 case "$gp" in *'x with lines lc rgb "black" lw 1 title "y = x"'*) ok ;; *) bad "no y = x" ;; esac
@@ -139,16 +139,16 @@ gp=$(cat "$d/v10.gp")
 case "$gp" in *'x * 1.1 with lines'*'x * 0.9 with lines'*) ok ;; *) bad "band 10%" ;; esac
 case "$gp" in *'"v10.dat" index 0'*) ok ;; *) bad "--name stem" ;; esac
 [ -f "$d/v10.dat" ] && ok || bad "no v10.dat"
-for want in "results-negative-time.yaml:7:20: error: time_median_s: must not be negative" \
+for want in "results-negative-time.yaml:7:21: error: time_median_s: must not be negative" \
 	    "results-points-not-list.yaml:4:9: error: points: expected a list" \
-	    "results-no-predictions.yaml: error: points: no point with both"; do
+	    "results-none-timed.yaml: error: points: no point that passed validation"; do
 	run "$KVPLAN" plot validate --results "$top_srcdir/tests/data/bad/${want%%:*}" -o "$d"
 	expect_rc 3
 	expect_err "$want"
 done
-# a real kvbench run, when this tree built kvbench: every predicted point is drawn
+# a real kvbench run, when this tree built kvbench: every timed point is drawn
 if [ -x "$top_builddir/kvbench" ] && "$top_builddir/kvbench" --quick --out "$tmp/kvb.yaml" >/dev/null 2>&1; then
-	want=$(grep -c '^    predicted_s:' "$tmp/kvb.yaml")
+	want=$(grep -c '^    time_median_s:' "$tmp/kvb.yaml")
 	run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --results "$tmp/kvb.yaml" -o "$d"
 	expect_rc 0
 	name="validate draws kvbench's $want points"
