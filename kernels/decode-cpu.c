@@ -10,7 +10,7 @@
  * products: fp32 and bf16 always, fp16, int8 and fp8 in the AVX2 copy;
  * in the baseline copy those three are converted into an L1-sized tile
  * first), a block of K rows times a block of heads at a time (4 x 2 for
- * GQA, 1 x 8 for MHA), with an online softmax in fp32 and base-2
+ * GQA, 1 x 4 for MHA), with an online softmax in fp32 and base-2
  * exponentials (log2(e) folded into the query).  When
  * there are fewer units than about four per thread, sequences are cut into
  * chunks of at least MIN_SPLIT tokens whose partial (max, sum, accumulator)
