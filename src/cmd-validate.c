@@ -16,7 +16,7 @@
 static const char *const cmd = "validate";
 
 enum {
-	OPT_GPU = KVP_OPT_LAST + 1, OPT_CALIBRATE, OPT_CALIBRATION, OPT_EFFICIENCY, OPT_TOLERANCE,
+	OPT_GPU = KVP_OPT_LAST + 1, OPT_CALIBRATE, OPT_CALIBRATE_BY, OPT_CALIBRATION, OPT_EFFICIENCY, OPT_TOLERANCE,
 	OPT_CAPACITY_TOLERANCE, OPT_LARGE_ONLY, OPT_FORMAT, OPT_HELP
 };
 
@@ -37,6 +37,8 @@ static void help(void)
 	       "  --gpu NAME|PATH           predict on this GPU profile's bandwidth\n"
 	       "  --calibrate               fit one decode efficiency to these files (the\n"
 	       "                            median over the large points) and predict with it\n"
+	       "  --calibrate-by dtype|shape  fit one efficiency per KV dtype, or per shape\n"
+	       "                            (heads, head dim, block, KV dtype), to these files\n"
 	       "  --calibration FILE        fit it to another kvbench run instead\n"
 	       "  --efficiency F            predict decode at efficiency F (0 < F <= 1)\n"
 	       "  --tolerance F             decode error allowed, 0.10 or 10%% (default 10%%)\n"
@@ -297,11 +299,56 @@ static int choose_efficiency(struct kvp_validation *v, bool calibrate, const cha
 	return KVP_EXIT_OK;
 }
 
+/* One efficiency per group (KV dtype or shape), fitted to v itself or to
+ * the kvbench run at calib_path and carried over group by group (a group
+ * that run lacks takes its whole-run figure).  *source says which. */
+static int fit_groups(struct kvp_validation *v, enum kvp_fit_by by, const char *calib_path,
+		      const struct kvp_gpu *gpu, char *source, size_t size, size_t *used)
+{
+	const char *what = by == KVP_FIT_DTYPE ? "KV dtype" : "shape";
+	struct kvp_validation c = {0};
+	struct kvp_error err = {0};
+	struct kvp_validation *from = v;
+	if (calib_path) {
+		if (kvp_validation_load(&c, calib_path, gpu, &err)) {
+			kvp_validation_free(&c);
+			return kvp_cli_error(cmd, &err);
+		}
+		from = &c;
+	}
+	size_t groups = kvp_validation_fit_by(from, by);
+	*used = 0;
+	for (size_t i = 0; i < from->n; i++)
+		*used += from->points[i].kind == KVP_VPOINT_DECODE && from->points[i].large;
+	if (!*used) {
+		kvp_validation_free(&c);
+		fprintf(stderr, "kvplan %s: %s: no validated, timed decode point to fit an "
+				"efficiency to\n", cmd, calib_path ? calib_path : "the results");
+		return KVP_EXIT_INPUT;
+	}
+	if (!calib_path) {
+		snprintf(source, size, "fitted per %s to these results (%zu groups)", what, groups);
+		return KVP_EXIT_OK;
+	}
+	size_t whole_used;
+	double whole = kvp_validation_fit(&c, &whole_used);
+	size_t missed = kvp_validation_apply_fit(v, &c, by, whole);
+	kvp_validation_free(&c);
+	if (missed == (size_t)-1) {
+		fprintf(stderr, "kvplan %s: out of memory\n", cmd);
+		return KVP_EXIT_FAIL;
+	}
+	snprintf(source, size, "fitted per %s to %s (%zu groups; %zu point(s) of a %s it "
+		 "lacks at its whole-run %.3f)", what, calib_path, groups, missed, what, whole);
+	return KVP_EXIT_OK;
+}
+
 int kvp_cmd_validate(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"gpu", required_argument, NULL, OPT_GPU},
 		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
+		{"calibrate-by", required_argument, NULL, OPT_CALIBRATE_BY},
 		{"calibration", required_argument, NULL, OPT_CALIBRATION},
 		{"efficiency", required_argument, NULL, OPT_EFFICIENCY},
 		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
@@ -313,6 +360,7 @@ int kvp_cmd_validate(int argc, char **argv)
 	};
 	const char *gpu_name = NULL, *calib_path = NULL;
 	bool calibrate = false, large_only = false;
+	enum kvp_fit_by fit_by = KVP_FIT_ALL;
 	double eff = 0, tol = 0.10, cap_tol = 0.01;
 	enum kvp_format fmt = KVP_FORMAT_TABLE;
 	int opt;
@@ -324,6 +372,15 @@ int kvp_cmd_validate(int argc, char **argv)
 		case OPT_HELP: help(); return KVP_EXIT_OK;
 		case OPT_GPU: gpu_name = optarg; break;
 		case OPT_CALIBRATE: calibrate = true; break;
+		case OPT_CALIBRATE_BY:
+			if (strcmp(optarg, "dtype") == 0)
+				fit_by = KVP_FIT_DTYPE;
+			else if (strcmp(optarg, "shape") == 0)
+				fit_by = KVP_FIT_SHAPE;
+			else if (strcmp(optarg, "all") != 0)
+				return kvp_cli_usage_error(cmd, "--calibrate-by: expected all, dtype or "
+							   "shape, got '%s'", optarg);
+			break;
 		case OPT_LARGE_ONLY: large_only = true; break;
 		case OPT_CALIBRATION: calib_path = optarg; break;
 		case OPT_EFFICIENCY:
@@ -351,9 +408,13 @@ int kvp_cmd_validate(int argc, char **argv)
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "a kvbench results file is required "
 					   "(kvbench --out FILE.yaml)");
-	if ((calibrate ? 1 : 0) + (calib_path ? 1 : 0) + (eff > 0 ? 1 : 0) > 1)
+	if ((calibrate ? 1 : 0) + (calib_path ? 1 : 0) + (eff > 0 ? 1 : 0) > 1 ||
+	    (fit_by != KVP_FIT_ALL && eff > 0))
 		return kvp_cli_usage_error(cmd, "--calibrate, --calibration and --efficiency "
-					   "are alternatives: give one");
+					   "are alternatives (--calibrate-by goes with either of "
+					   "the first two): give one");
+	if (fit_by != KVP_FIT_ALL && !calib_path)
+		calibrate = true;
 
 	struct kvp_gpu gpu;
 	struct kvp_error err = {0};
@@ -376,13 +437,21 @@ int kvp_cmd_validate(int argc, char **argv)
 	size_t used = 0;
 	if (eff > 0)
 		snprintf(source, sizeof source, "--efficiency");
-	if ((rc = choose_efficiency(&v, calibrate, calib_path, gpu_name ? &gpu : NULL, &eff, source,
-				    sizeof source, &used)))
+	if (fit_by != KVP_FIT_ALL) {
+		if ((rc = fit_groups(&v, fit_by, calib_path, gpu_name ? &gpu : NULL, source,
+				     sizeof source, &used)))
+			goto out;
+		eff = -1;
+	} else if ((rc = choose_efficiency(&v, calibrate, calib_path, gpu_name ? &gpu : NULL, &eff,
+					   source, sizeof source, &used))) {
 		goto out;
+	}
 	kvp_validation_evaluate(&v, eff, tol, cap_tol);
 	if (fmt == KVP_FORMAT_TABLE) {
 		if (eff > 0)
 			snprintf(note, sizeof note, "efficiency %.3f, %s", eff, source);
+		else if (eff < 0)
+			snprintf(note, sizeof note, "efficiencies %s", source);
 		else
 			snprintf(note, sizeof note, "uncalibrated: %s", source);
 		if (used)

@@ -448,6 +448,8 @@ out:
 	return st;
 }
 
+/* Orders of the decode points by group: shape (backend, then the whole
+ * shape), KV dtype (backend, then dtype), or none (one group). */
 static int cmp_shape(const void *a, const void *b)
 {
 	const struct kvp_vpoint *x = *(const struct kvp_vpoint *const *)a;
@@ -456,22 +458,60 @@ static int cmp_shape(const void *a, const void *b)
 	return c ? c : memcmp(&x->shape, &y->shape, sizeof x->shape);
 }
 
-/* kvp_vpoint.large for every decode point: sorted by shape, each run of one
- * shape against its largest step.  false when memory runs out. */
-static bool mark_large(struct kvp_validation *v)
+static int cmp_dtype(const void *a, const void *b)
+{
+	const struct kvp_vpoint *x = *(const struct kvp_vpoint *const *)a;
+	const struct kvp_vpoint *y = *(const struct kvp_vpoint *const *)b;
+	int c = strcmp(x->backend, y->backend);
+	return c ? c : (int)x->shape.kv_dtype - (int)y->shape.kv_dtype;
+}
+
+static int cmp_none(const void *a, const void *b)
+{
+	(void)a;
+	(void)b;
+	return 0;
+}
+
+/* The decode points sorted by `cmp`, for walking their groups; NULL when
+ * memory runs out.  *n: how many. */
+static struct kvp_vpoint **decode_groups(struct kvp_validation *v,
+					 int (*cmp)(const void *, const void *), size_t *n)
 {
 	struct kvp_vpoint **by = malloc((v->n ? v->n : 1) * sizeof *by);
+	*n = 0;
 	if (!by)
-		return false;
-	size_t n = 0;
+		return NULL;
 	for (size_t i = 0; i < v->n; i++)
 		if (v->points[i].kind == KVP_VPOINT_DECODE)
-			by[n++] = &v->points[i];
-	qsort(by, n, sizeof *by, cmp_shape);
+			by[(*n)++] = &v->points[i];
+	qsort(by, *n, sizeof *by, cmp);
+	return by;
+}
+
+/* The end of the group that starts at lo. */
+static size_t group_end(struct kvp_vpoint **by, size_t lo, size_t n,
+			int (*cmp)(const void *, const void *))
+{
+	size_t hi = lo;
+	while (hi < n && cmp(&by[lo], &by[hi]) == 0)
+		hi++;
+	return hi;
+}
+
+/* kvp_vpoint.large for every decode point: each shape's points against its
+ * largest step.  false when memory runs out. */
+static bool mark_large(struct kvp_validation *v)
+{
+	size_t n;
+	struct kvp_vpoint **by = decode_groups(v, cmp_shape, &n);
+	if (!by)
+		return false;
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		hi = group_end(by, lo, n, cmp_shape);
 		uint64_t most = 0;
-		for (hi = lo; hi < n && cmp_shape(&by[lo], &by[hi]) == 0; hi++)
-			most = by[hi]->kv_bytes > most ? by[hi]->kv_bytes : most;
+		for (size_t i = lo; i < hi; i++)
+			most = by[i]->kv_bytes > most ? by[i]->kv_bytes : most;
 		for (size_t i = lo; i < hi; i++)
 			by[i]->large = by[i]->kv_bytes >= most / 4;
 	}
@@ -505,17 +545,75 @@ static double median(double *x, size_t n)
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
+/* The median of unit_s / measured_s over the large points of by[lo, hi). */
+static double fit_range(struct kvp_vpoint *const *by, size_t lo, size_t hi, double *scratch,
+			size_t *used)
+{
+	size_t k = 0;
+	for (size_t i = lo; i < hi; i++)
+		if (by[i]->large)
+			scratch[k++] = by[i]->unit_s / by[i]->measured_s;
+	*used = k;
+	return k ? median(scratch, k) : 0;
+}
+
 double kvp_validation_fit(const struct kvp_validation *v, size_t *used)
 {
-	double *eff = malloc((v->n ? v->n : 1) * sizeof *eff);
-	size_t k = 0;
-	for (size_t i = 0; eff && i < v->n; i++)
-		if (v->points[i].kind == KVP_VPOINT_DECODE && v->points[i].large)
-			eff[k++] = v->points[i].unit_s / v->points[i].measured_s;
-	double e = k ? median(eff, k) : 0;
-	free(eff);
-	*used = k;
+	struct kvp_vpoint **by = malloc((v->n ? v->n : 1) * sizeof *by);
+	double *scratch = malloc((v->n ? v->n : 1) * sizeof *scratch);
+	size_t n = 0;
+	double e = 0;
+	*used = 0;
+	for (size_t i = 0; by && i < v->n; i++)
+		if (v->points[i].kind == KVP_VPOINT_DECODE)
+			by[n++] = &v->points[i];
+	if (by && scratch)
+		e = fit_range(by, 0, n, scratch, used);
+	free(by);
+	free(scratch);
 	return e;
+}
+
+static int (*group_cmp(enum kvp_fit_by by))(const void *, const void *)
+{
+	return by == KVP_FIT_SHAPE ? cmp_shape : by == KVP_FIT_DTYPE ? cmp_dtype : cmp_none;
+}
+
+size_t kvp_validation_apply_fit(struct kvp_validation *v, struct kvp_validation *c,
+				enum kvp_fit_by by, double fallback)
+{
+	int (*cmp)(const void *, const void *) = group_cmp(by);
+	size_t n, missed = 0;
+	struct kvp_vpoint **in_c = decode_groups(c, cmp, &n);
+	if (!in_c)
+		return (size_t)-1;
+	for (size_t i = 0; i < v->n; i++) {
+		struct kvp_vpoint *p = &v->points[i];
+		if (p->kind != KVP_VPOINT_DECODE)
+			continue;
+		struct kvp_vpoint *const *hit = bsearch(&p, in_c, n, sizeof *in_c, cmp);
+		p->fit_efficiency = hit ? (*hit)->fit_efficiency : fallback;
+		missed += !hit;
+	}
+	free(in_c);
+	return missed;
+}
+
+size_t kvp_validation_fit_by(struct kvp_validation *v, enum kvp_fit_by by_what)
+{
+	int (*cmp)(const void *, const void *) = group_cmp(by_what);
+	size_t n, groups = 0, used;
+	struct kvp_vpoint **by = decode_groups(v, cmp, &n);
+	double *scratch = malloc((v->n ? v->n : 1) * sizeof *scratch);
+	for (size_t lo = 0, hi; by && scratch && lo < n; lo = hi, groups++) {
+		hi = group_end(by, lo, n, cmp);
+		double e = fit_range(by, lo, hi, scratch, &used);
+		for (size_t i = lo; i < hi; i++)
+			by[i]->fit_efficiency = e;
+	}
+	free(by);
+	free(scratch);
+	return groups;
 }
 
 static double rel(double predicted, double measured)
@@ -564,7 +662,9 @@ void kvp_validation_evaluate(struct kvp_validation *v, double efficiency, double
 			v->capacity_max_abs = fmax(v->capacity_max_abs, fabs(p->error));
 			continue;
 		}
-		p->efficiency = efficiency > 0 ? efficiency : p->base_efficiency;
+		p->efficiency = efficiency > 0				  ? efficiency
+				: efficiency < 0 && p->fit_efficiency > 0 ? p->fit_efficiency
+									  : p->base_efficiency;
 		p->predicted_s = p->unit_s / p->efficiency;
 		p->error = rel(p->predicted_s, p->measured_s);
 		p->within = fabs(p->error) <= tolerance;

@@ -76,6 +76,7 @@ struct kvp_vpoint {
 	double error;              /* (predicted - measured) / measured: time or blocks */
 	double sequences_error;    /* capacity */
 	bool within;
+	double fit_efficiency;     /* decode: its group's, from kvp_validation_fit_by */
 	bool large;                /* decode: moves at least a quarter of the KV bytes of the
 				    * largest point of its shape (backend, heads, head dim,
 				    * block, KV dtype); the smaller steps are fixed costs */
@@ -109,9 +110,27 @@ kvp_status kvp_validation_load(struct kvp_validation *v, const char *path,
  * how many entered. */
 double kvp_validation_fit(const struct kvp_validation *v, size_t *used);
 
-/* Predict every point (decode at `efficiency`, or at each point's
- * base_efficiency when 0), its relative error, whether it lies within
- * tolerance (decode) or capacity_tolerance (blocks), and the summary. */
+/* One efficiency per group of decode points instead: per backend and KV
+ * dtype (KVP_FIT_DTYPE) or per shape (KVP_FIT_SHAPE: backend, heads, head
+ * dim, block, KV dtype), each the median over its large points as above,
+ * into each point's fit_efficiency.  A whole-file fit asks whether one
+ * figure describes the hardware; a per-shape fit asks whether the step time
+ * follows the KV bytes within a shape (batch x context), which is what the
+ * bandwidth model claims.  Returns the number of groups. */
+enum kvp_fit_by { KVP_FIT_ALL, KVP_FIT_DTYPE, KVP_FIT_SHAPE };
+size_t kvp_validation_fit_by(struct kvp_validation *v, enum kvp_fit_by by);
+
+/* Out of sample: give each decode point of v the fit_efficiency of its group
+ * in c (fitted with kvp_validation_fit_by(c, by)); a point whose group c
+ * lacks gets `fallback`.  Returns how many fell back, or (size_t)-1 when
+ * memory runs out. */
+size_t kvp_validation_apply_fit(struct kvp_validation *v, struct kvp_validation *c,
+				enum kvp_fit_by by, double fallback);
+
+/* Predict every point (decode at `efficiency`; at each point's
+ * base_efficiency when 0; at its fit_efficiency when < 0), its relative
+ * error, whether it lies within tolerance (decode) or capacity_tolerance
+ * (blocks), and the summary. */
 void kvp_validation_evaluate(struct kvp_validation *v, double efficiency, double tolerance,
 			     double capacity_tolerance);
 

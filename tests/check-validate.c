@@ -179,6 +179,34 @@ START_TEST(test_fit_large_points)
 	ck_assert_double_eq_tol(v.large_max_abs, 0.2, 1e-9);
 	ck_assert_double_eq_tol(v.large_median_abs, 0, 1e-9);
 	ck_assert_uint_eq(v.worst, 1);
+
+	/* one efficiency per KV dtype: fp16's large point 0.8 (for both fp16
+	 * points), bf16's median of 0.64 and 0.8 = 0.72; then the bf16 steps are
+	 * 5.12 / 0.72 = 7.111 us against 8 (-11.1%) and 6.4 (+11.1%) */
+	ck_assert_uint_eq(kvp_validation_fit_by(&v, KVP_FIT_DTYPE), 2);
+	ck_assert_double_eq_tol(v.points[0].fit_efficiency, 0.8, 1e-9);
+	ck_assert_double_eq_tol(v.points[1].fit_efficiency, 0.8, 1e-9);
+	ck_assert_double_eq_tol(v.points[2].fit_efficiency, 0.72, 1e-9);
+	ck_assert_double_eq_tol(v.points[3].fit_efficiency, 0.72, 1e-9);
+	kvp_validation_evaluate(&v, -1, 0.10, 0.01);
+	ck_assert_double_eq_tol(v.points[2].error, 5.12 / 0.72 / 8 - 1, 1e-9);
+	ck_assert_double_eq_tol(v.points[3].error, 5.12 / 0.72 / 6.4 - 1, 1e-9);
+	ck_assert_uint_eq(kvp_validation_fit_by(&v, KVP_FIT_ALL), 1);
+	ck_assert_double_eq_tol(v.points[3].fit_efficiency, 0.8, 1e-9);
+
+	/* out of sample: kvbench-run.yaml's shapes fitted one by one (fp16 8:8
+	 * 0.8, bf16 8:2 0.8, fp32 8:8 0.5) carried over to these points; the
+	 * other way round fp32 8:8 has no group here and takes the fallback */
+	struct kvp_validation c = {0};
+	ck_assert(kvp_validation_load(&c, DATA "good/kvbench-run.yaml", NULL, &err) == KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_validation_fit_by(&c, KVP_FIT_SHAPE), 3);
+	ck_assert_uint_eq(kvp_validation_apply_fit(&v, &c, KVP_FIT_SHAPE, 0.3), 0);
+	ck_assert_double_eq_tol(v.points[1].fit_efficiency, 0.8, 1e-9);
+	ck_assert_double_eq_tol(v.points[2].fit_efficiency, 0.8, 1e-9);
+	kvp_validation_fit_by(&v, KVP_FIT_SHAPE);
+	ck_assert_uint_eq(kvp_validation_apply_fit(&c, &v, KVP_FIT_SHAPE, 0.3), 1);
+	ck_assert_double_eq_tol(c.points[2].fit_efficiency, 0.3, 1e-9);
+	kvp_validation_free(&c);
 	kvp_validation_free(&v);
 }
 END_TEST

@@ -78,9 +78,25 @@ run "$KVPLAN" validate "$tmp/small.csv" --calibrate --large-only
 expect_rc 0
 expect_out "-87.5%  (small step, not judged)"
 
+# One efficiency per shape: each of kvbench-run.yaml's three shapes is its own
+# group of one point, so every prediction is exact; fitted to another run
+# (here the same file) the groups carry over.
+run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by shape
+expect_rc 0
+expect_out "efficiencies fitted per shape to these results (3 groups)"
+run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by dtype \
+	--calibration "$good/kvbench-run.yaml" --format json
+expect_rc 0
+expect_json decode_outside 0
+run "$KVPLAN" validate "$tmp/small.csv" --calibrate-by dtype --calibration "$good/kvbench-run.yaml"
+expect_out "0 point(s) of a KV dtype it lacks"
+run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by shape --calibration "$tmp/small.csv"
+expect_out "2 point(s) of a shape it lacks at its whole-run 0.800"
+
 # Usage mistakes: exit 2
 for args in "--tolerance 2" "--tolerance x" "--efficiency 0" "--efficiency 1.5" \
-	    "--format xml" "--bogus" "--calibrate --efficiency 0.5"; do
+	    "--format xml" "--bogus" "--calibrate --efficiency 0.5" "--calibrate-by model" \
+	    "--calibrate-by shape --efficiency 0.5"; do
 	run "$KVPLAN" validate $args "$good/kvbench-run.yaml"
 	expect_rc 2
 	expect_err "kvplan validate:"
