@@ -51,6 +51,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kvp_validation_evaluate(&v, eff > 0 ? eff : 0, 0.1, 0.01);
 		for (size_t i = 0; i < v.n; i++)
 			FUZZ_ASSERT(!isnan(v.points[i].error), "a point without an error");
+		size_t groups = kvp_validation_fit_by(&v, KVP_FIT_SHAPE);
+		FUZZ_ASSERT(groups <= v.n, "more groups than points");
+		kvp_validation_evaluate(&v, -1, 0.1, 0.01);
+		FUZZ_ASSERT(kvp_validation_apply_fit(&v, &v, KVP_FIT_DTYPE, 0.5) == 0,
+			    "a point whose own group is missing");
 	}
 	kvp_validation_free(&v);
 	if (!csv) {
