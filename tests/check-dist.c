@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-tmp.h"
 #include "dist.h"
 #include "workload.h"
 
@@ -297,31 +298,9 @@ END_TEST
 
 /* ------------------------------------------------------------ workloads */
 
-static char tmpdir[256];
-
 static void tmp_setup(void)
 {
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check-dist-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmp_teardown(void)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		return;
-}
-
-static const char *write_tmp(const char *name, const char *text)
-{
-	static char path[512];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
+	tmp_make("check-dist");
 }
 
 START_TEST(test_workload_load)
@@ -540,13 +519,13 @@ static Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
 	TCase *core = tcase_create("core");
-	tcase_add_checked_fixture(core, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(core, tmp_setup, tmp_remove);
 	tcase_add_test(core, test_workload_load);
 	tcase_add_test(core, test_lengths_files);
 	tcase_add_test(core, test_builtin_workloads);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
-	tcase_add_checked_fixture(errors, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(errors, tmp_setup, tmp_remove);
 	tcase_add_loop_test(errors, test_lengths_bad, 0, sizeof bad_lengths / sizeof bad_lengths[0]);
 	tcase_add_loop_test(errors, test_workload_bad, 0,
 			    sizeof bad_workloads / sizeof bad_workloads[0]);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-tmp.h"
 #include "budget.h"
 #include "hf-config.h"
 #include "profile.h"
@@ -25,33 +26,9 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static char tmpdir[512];
-
 static void tmp_setup(void)
 {
-	const char *t = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof tmpdir, "%s/kvplan-extreme-XXXXXX", t && *t ? t : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmp_teardown(void)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "check-extreme: could not remove %s\n", tmpdir);
-}
-
-/* Write text to tmpdir/name; returns the path (static). */
-static const char *tmp_file(const char *name, const char *text)
-{
-	static char path[700];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
+	tmp_make("kvplan-extreme");
 }
 
 /* The smallest model: every size 1, one full-attention layer, bf16. */
@@ -728,7 +705,7 @@ START_TEST(test_fields)
 		snprintf(text + strlen(text), sizeof text - strlen(text), "%s %s\n", want_key,
 			 fields[_i].value);
 	}
-	const char *path = tmp_file(fields[_i].kind == K_HF ? "config.json" : "case", text);
+	const char *path = write_tmp(fields[_i].kind == K_HF ? "config.json" : "case", text);
 	struct kvp_error err = {0};
 	kvp_status st;
 	if (fields[_i].kind == K_GPU) {
@@ -757,7 +734,7 @@ START_TEST(test_base_profiles_load)
 		char text[4096] = "";
 		for (size_t n = 0; bases[k][n]; n++)
 			snprintf(text + strlen(text), sizeof text - strlen(text), "%s\n", bases[k][n]);
-		const char *path = tmp_file(k == K_HF ? "config.json" : "case", text);
+		const char *path = write_tmp(k == K_HF ? "config.json" : "case", text);
 		struct kvp_error err = {0};
 		struct kvp_gpu g;
 		kvp_status st = k == K_MODEL ? kvp_model_load_yaml(path, &model, &err)
@@ -789,7 +766,7 @@ static Suite *extreme_suite(void)
 	tcase_add_test(tc, test_sglang_small_gpu);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("documents");
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_remove);
 	/* generous: the sanitizer and valgrind builds run these too */
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_hundred_mb_profile);
@@ -798,7 +775,7 @@ static Suite *extreme_suite(void)
 	tcase_add_test(tc, test_wide_documents);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fields");
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_remove);
 	tcase_add_test(tc, test_base_profiles_load);
 	tcase_add_loop_test(tc, test_fields, 0, sizeof fields / sizeof fields[0]);
 	suite_add_tcase(s, tc);
