@@ -24,6 +24,7 @@
 #include "perf.h"
 #include "predict.h"
 #include "profile.h"
+#include "validate.h"
 #endif
 
 #include <errno.h>
@@ -121,7 +122,7 @@ static void usage(FILE *f)
 		"  --layers N              layers whose KV each block holds (default 1)\n"
 		"\n"
 		"Predictions (builds with the planner's library):\n"
-		"  --gpu NAME              GPU profile whose bandwidth, peak and calibration\n"
+		"  --gpu NAME              GPU profile whose bandwidth and calibration\n"
 		"                          time the planner's prediction (default: the CPU's\n"
 		"                          read ceiling; the GPU's bus rate x %.2f)\n"
 		"\n"
@@ -676,43 +677,30 @@ struct ctx {
 };
 
 #ifndef KVBENCH_STANDALONE
-/* The planner's time for this point's step, on the hardware the
- * prediction assumes: the --gpu profile (its bandwidth, peak and
- * calibration); else on the CPU the read ceiling measured in this run at
- * efficiency 1; else the GPU's bus rate at the planner's default decode
- * efficiency.  Adds predicted_* columns; a failure is reported, not fatal. */
+/* The planner's time for this point's step, on the basis kvp_bench_basis
+ * picks (validate.h, as `kvplan validate` does): the --gpu profile, else a
+ * CUDA run's bus rate, else the read ceiling measured beside the point.
+ * Adds predicted_* columns; a failure is reported, not fatal. */
 static void predict_point(struct ctx *cx, const struct kvb_shape *s, const struct kvb_paged_kv *kv,
 			  double median, double read_ceil_gbps, struct kvp_record *row)
 {
-	struct opts *o = cx->o;
 	struct kvb_decode_prediction p;
+	struct kvp_bench_basis basis;
 	char msg[512];
-	double bw = 0, eff = 1.0, flops = 0;
-	const char *basis = "";
-	if (cx->profile) {
-		bw = cx->profile->bandwidth_bps;
-		eff = cx->profile->decode_bw_efficiency > 0 ? cx->profile->decode_bw_efficiency
-							    : KVP_PERF_DECODE_BW_EFFICIENCY;
-		flops = cx->profile->bf16_flops;
-		basis = cx->profile->name;
-	} else if (o->backend == BACKEND_CPU) {
-		bw = read_ceil_gbps * 1e9;
-		basis = "read-ceiling";
-	}
+	double datasheet_bps = 0;
 #ifdef HAVE_CUDA
-	else {
-		bw = cx->gpu.datasheet_gbps * 1e9;
-		eff = KVP_PERF_DECODE_BW_EFFICIENCY;
-		basis = "bus-rate";
-	}
+	datasheet_bps = cx->gpu.datasheet_gbps * 1e9;
 #endif
-	if (!(bw > 0))
+	kvp_bench_basis(cx->profile, cx->o->backend == BACKEND_CUDA, datasheet_bps,
+			read_ceil_gbps * 1e9, &basis);
+	if (!(basis.bandwidth_bps > 0))
 		return;
-	if (kvb_predict_decode(s, kv->seq_lens, kv->batch, bw, eff, flops, &p, msg, sizeof msg)) {
+	if (kvb_predict_decode(s, kv->seq_lens, kv->batch, basis.bandwidth_bps, basis.efficiency, &p,
+			       msg, sizeof msg)) {
 		fprintf(stderr, "kvbench: no prediction: %s\n", msg);
 		return;
 	}
-	rec_str(row, "predicted_on", "%s", basis);
+	rec_str(row, "predicted_on", "%s", basis.name);
 	kvp_record_u64(row, "predicted_kv_bytes", (uint64_t)(p.kv_bytes));
 	kvp_record_f64(row, "predicted_s", p.time_s);
 	kvp_record_f64(row, "prediction_error", rounded(median > 0 ? (p.time_s - median) / median : 0.0, 4));

@@ -57,8 +57,8 @@ int kvb_predict_capacity(const struct kvb_shape *s, int layers, uint64_t memory_
 }
 
 int kvb_predict_decode(const struct kvb_shape *s, const int32_t *lens, int32_t batch,
-		       double bandwidth_bps, double efficiency, double flops_per_s,
-		       struct kvb_decode_prediction *out, char *msg, size_t msgsz)
+		       double bandwidth_bps, double efficiency, struct kvb_decode_prediction *out,
+		       char *msg, size_t msgsz)
 {
 	struct kvp_error err = {0};
 	struct kvp_bench_shape bs = shape_of(s, 1);
@@ -70,7 +70,7 @@ int kvb_predict_decode(const struct kvb_shape *s, const int32_t *lens, int32_t b
 	for (int32_t i = 0; i < batch; i++)
 		ul[i] = (uint64_t)lens[i];
 	kvp_status st = kvp_bench_decode(&bs, ul, (size_t)batch, bandwidth_bps, efficiency,
-					 flops_per_s, &out->kv_bytes, &out->time_s, &err);
+					 &out->kv_bytes, &out->time_s, &err);
 	free(ul);
 	return st ? fail(msg, msgsz, &err, "perf") : 0;
 }

@@ -33,10 +33,10 @@ struct kvb_decode_prediction {
 };
 
 /* One decode step of the batch's lengths (one layer), timed by the perf
- * model at bandwidth_bps x efficiency; flops_per_s <= 0 leaves compute out
- * (a bandwidth-only roofline).  0, or -1 with msg filled. */
+ * model at bandwidth_bps x efficiency (kvp_bench_decode: no compute roof;
+ * the basis from kvp_bench_basis).  0, or -1 with msg filled. */
 int kvb_predict_decode(const struct kvb_shape *s, const int32_t *lens, int32_t batch,
-		       double bandwidth_bps, double efficiency, double flops_per_s,
-		       struct kvb_decode_prediction *out, char *msg, size_t msgsz);
+		       double bandwidth_bps, double efficiency, struct kvb_decode_prediction *out,
+		       char *msg, size_t msgsz);
 
 #endif

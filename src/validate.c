@@ -89,9 +89,28 @@ out:
 	return st;
 }
 
+void kvp_bench_basis(const struct kvp_gpu *gpu, bool cuda, double datasheet_bps,
+		     double read_ceiling_bps, struct kvp_bench_basis *out)
+{
+	out->efficiency = KVP_PERF_DECODE_BW_EFFICIENCY;
+	if (gpu) {
+		snprintf(out->name, sizeof out->name, "%s", gpu->name);
+		out->bandwidth_bps = gpu->bandwidth_bps;
+		if (gpu->decode_bw_efficiency > 0)
+			out->efficiency = gpu->decode_bw_efficiency;
+	} else if (cuda && datasheet_bps > 0) {
+		snprintf(out->name, sizeof out->name, "bus-rate");
+		out->bandwidth_bps = datasheet_bps;
+	} else {
+		snprintf(out->name, sizeof out->name, "read-ceiling");
+		out->bandwidth_bps = read_ceiling_bps;
+		out->efficiency = 1.0;
+	}
+}
+
 kvp_status kvp_bench_decode(const struct kvp_bench_shape *s, const uint64_t *lens, size_t n,
-			    double bandwidth_bps, double efficiency, double flops_per_s,
-			    uint64_t *kv_bytes, double *time_s, struct kvp_error *err)
+			    double bandwidth_bps, double efficiency, uint64_t *kv_bytes,
+			    double *time_s, struct kvp_error *err)
 {
 	kvp_status st = check_shape(s, err);
 	if (st)
@@ -110,8 +129,7 @@ kvp_status kvp_bench_decode(const struct kvp_bench_shape *s, const uint64_t *len
 	struct kvp_perf_hw hw = {
 		.bandwidth_bps = bandwidth_bps,
 		.decode_bw_efficiency = efficiency,
-		/* no peak given: a compute term too small to ever bind */
-		.flops = flops_per_s > 0 ? flops_per_s : 1e30,
+		.flops = 1e30, /* no compute roof (validate.h) */
 		.prefill_flops_efficiency = 1.0,
 	};
 	if ((st = kvp_perf_init(&c, spec, 0, &hw, err)) ||
@@ -304,35 +322,30 @@ static kvp_status read_decode(const struct row *r, const struct kvp_gpu *gpu,
 	if (row_get(r, "context", &line, &col) &&
 	    (st = row_u64(r, "context", UINT64_MAX, &p->context, err)))
 		return st;
-	double gbps = 0;
-	p->base_efficiency = KVP_PERF_DECODE_BW_EFFICIENCY;
-	if (gpu) {
-		snprintf(p->basis, sizeof p->basis, "%s", gpu->name);
-		p->bandwidth_bps = gpu->bandwidth_bps;
-		if (gpu->decode_bw_efficiency > 0)
-			p->base_efficiency = gpu->decode_bw_efficiency;
-	} else if (strcmp(p->backend, "cuda") == 0 && row_get(r, "datasheet_gbps", &line, &col)) {
-		if ((st = row_double(r, "datasheet_gbps", &gbps, err)))
-			return st;
-		snprintf(p->basis, sizeof p->basis, "bus-rate");
-		p->bandwidth_bps = gbps * 1e9;
-	} else {
-		if ((st = row_double(r, "ceiling_read_gbps", &gbps, err)))
-			return st;
-		snprintf(p->basis, sizeof p->basis, "read-ceiling");
-		p->bandwidth_bps = gbps * 1e9;
-		p->base_efficiency = 1.0;
-	}
+	double datasheet = 0, ceiling = 0;
+	bool cuda = strcmp(p->backend, "cuda") == 0;
+	if ((!gpu && cuda && row_get(r, "datasheet_gbps", &line, &col) &&
+	     (st = row_double(r, "datasheet_gbps", &datasheet, err))) ||
+	    (!gpu && row_get(r, "ceiling_read_gbps", &line, &col) &&
+	     (st = row_double(r, "ceiling_read_gbps", &ceiling, err))))
+		return st;
+	struct kvp_bench_basis basis;
+	kvp_bench_basis(gpu, cuda, datasheet * 1e9, ceiling * 1e9, &basis);
+	snprintf(p->basis, sizeof p->basis, "%s", basis.name);
+	p->bandwidth_bps = basis.bandwidth_bps;
+	p->base_efficiency = basis.efficiency;
 	if (!(p->bandwidth_bps > 0))
-		return kvp_error_set(err, KVP_STATUS_INVALID, r->path, r->line, r->col, "bandwidth",
-				     "no bandwidth to predict on (%s); name a GPU profile with --gpu",
-				     p->basis);
+		return kvp_error_set(err, KVP_STATUS_INVALID, r->path, r->line, r->col,
+				     gpu ? "bandwidth" : "ceiling_read_gbps",
+				     "no bandwidth to predict on (%s); kvbench writes the read "
+				     "ceiling beside each timed point, or name a GPU profile with "
+				     "--gpu", p->basis);
 	uint64_t *lens = malloc(p->batch * sizeof *lens);
 	if (!lens)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	for (uint64_t i = 0; i < p->batch; i++)
 		lens[i] = p->tokens / p->batch + (i < p->tokens % p->batch);
-	st = kvp_bench_decode(&p->shape, lens, p->batch, p->bandwidth_bps, 1.0, 0, &p->kv_bytes,
+	st = kvp_bench_decode(&p->shape, lens, p->batch, p->bandwidth_bps, 1.0, &p->kv_bytes,
 			      &p->unit_s, err);
 	free(lens);
 	return at_point(r, st, err);
@@ -557,16 +570,13 @@ static double fit_range(struct kvp_vpoint *const *by, size_t lo, size_t hi, doub
 	return k ? median(scratch, k) : 0;
 }
 
-double kvp_validation_fit(const struct kvp_validation *v, size_t *used)
+double kvp_validation_fit(struct kvp_validation *v, size_t *used)
 {
-	struct kvp_vpoint **by = malloc((v->n ? v->n : 1) * sizeof *by);
+	size_t n;
+	struct kvp_vpoint **by = decode_groups(v, cmp_none, &n);
 	double *scratch = malloc((v->n ? v->n : 1) * sizeof *scratch);
-	size_t n = 0;
 	double e = 0;
 	*used = 0;
-	for (size_t i = 0; by && i < v->n; i++)
-		if (v->points[i].kind == KVP_VPOINT_DECODE)
-			by[n++] = &v->points[i];
 	if (by && scratch)
 		e = fit_range(by, 0, n, scratch, used);
 	free(by);

@@ -37,12 +37,28 @@ kvp_status kvp_bench_capacity(const struct kvp_bench_shape *s, uint64_t memory_b
 			      double utilization, uint64_t weights_bytes, uint64_t context,
 			      struct kvp_bench_capacity *out, struct kvp_error *err);
 
+/* What a kvbench point's decode time is predicted on: the GPU profile's
+ * bandwidth at its calibrated decode efficiency (else the planner's default)
+ * when one is named; else a CUDA run's bus rate (datasheet) at the default;
+ * else the read ceiling measured beside the point at efficiency 1.  kvbench
+ * and `kvplan validate` both choose it here. */
+struct kvp_bench_basis {
+	char name[KVP_NAME_MAX];   /* the profile's name, "bus-rate" or "read-ceiling" */
+	double bandwidth_bps;      /* 0: nothing to predict on */
+	double efficiency;
+};
+void kvp_bench_basis(const struct kvp_gpu *gpu, bool cuda, double datasheet_bps,
+		     double read_ceiling_bps, struct kvp_bench_basis *out);
+
 /* One decode step (one layer) over sequences of lens[0..n), timed by the
- * perf model at bandwidth_bps x efficiency; flops_per_s <= 0 leaves the
- * compute roof out.  kv_bytes: the planner's KV bytes of the step. */
+ * perf model at bandwidth_bps x efficiency.  The compute roof is left out:
+ * the attention of a decode step does 2 x group FLOPs per KV byte of its
+ * dtype (16 for GQA-8 in fp8), far under any GPU's FLOP-to-byte ratio, and
+ * without it the time scales as 1 / efficiency, which calibration uses.
+ * kv_bytes: the planner's KV bytes of the step. */
 kvp_status kvp_bench_decode(const struct kvp_bench_shape *s, const uint64_t *lens, size_t n,
-			    double bandwidth_bps, double efficiency, double flops_per_s,
-			    uint64_t *kv_bytes, double *time_s, struct kvp_error *err);
+			    double bandwidth_bps, double efficiency, uint64_t *kv_bytes,
+			    double *time_s, struct kvp_error *err);
 
 /* ------------------------------------------------ results read back */
 
@@ -108,7 +124,7 @@ kvp_status kvp_validation_load(struct kvp_validation *v, const char *path,
  * unit_s / measured_s over the large decode points (see kvp_vpoint.large),
  * where fixed costs no longer dominate.  0 when no decode point; *used says
  * how many entered. */
-double kvp_validation_fit(const struct kvp_validation *v, size_t *used);
+double kvp_validation_fit(struct kvp_validation *v, size_t *used);
 
 /* One efficiency per group of decode points instead: per backend and KV
  * dtype (KVP_FIT_DTYPE) or per shape (KVP_FIT_SHAPE: backend, heads, head

@@ -66,20 +66,20 @@ START_TEST(test_decode_by_hand)
 	struct kvp_error err = {0};
 	for (int i = 0; i < 16; i++)
 		lens[i] = 8192;
-	ck_assert_msg(kvp_bench_decode(&s, lens, 16, 20.35e9, 1.0, 0, &kv, &t, &err) ==
+	ck_assert_msg(kvp_bench_decode(&s, lens, 16, 20.35e9, 1.0, &kv, &t, &err) ==
 		      KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_uint_eq(kv, 2147483648ull);
 	ck_assert_double_eq_tol(t, 2147483648.0 / 20.35e9, 1e-12);
-	ck_assert(kvp_bench_decode(&s, lens, 16, 20.35e9, 0.5, 0, &kv, &t, &err) == KVP_STATUS_OK);
+	ck_assert(kvp_bench_decode(&s, lens, 16, 20.35e9, 0.5, &kv, &t, &err) == KVP_STATUS_OK);
 	ck_assert_double_eq_tol(t, 2 * 2147483648.0 / 20.35e9, 1e-12);
 	/* GQA-8 fp8: 2 x 4 x 128 x 1 B = 1 KiB per token -> 128 MiB */
 	s.num_kv_heads = 4;
 	s.kv_dtype = KVP_DTYPE_FP8;
-	ck_assert(kvp_bench_decode(&s, lens, 16, 20.35e9, 1.0, 0, &kv, &t, &err) == KVP_STATUS_OK);
+	ck_assert(kvp_bench_decode(&s, lens, 16, 20.35e9, 1.0, &kv, &t, &err) == KVP_STATUS_OK);
 	ck_assert_uint_eq(kv, 131072ull * 1024);
 	/* a shape the planner cannot take */
 	s.num_kv_heads = 3;
-	ck_assert_int_eq(kvp_bench_decode(&s, lens, 16, 20.35e9, 1.0, 0, &kv, &t, &err),
+	ck_assert_int_eq(kvp_bench_decode(&s, lens, 16, 20.35e9, 1.0, &kv, &t, &err),
 			 KVP_STATUS_INVALID);
 }
 END_TEST
