@@ -377,9 +377,10 @@ int kvp_cmd_validate(int argc, char **argv)
 				fit_by = KVP_FIT_DTYPE;
 			else if (strcmp(optarg, "shape") == 0)
 				fit_by = KVP_FIT_SHAPE;
-			else if (strcmp(optarg, "all") != 0)
-				return kvp_cli_usage_error(cmd, "--calibrate-by: expected all, dtype or "
-							   "shape, got '%s'", optarg);
+			else
+				return kvp_cli_usage_error(cmd, "--calibrate-by: expected dtype or "
+							   "shape (one efficiency for all: --calibrate), "
+							   "got '%s'", optarg);
 			break;
 		case OPT_LARGE_ONLY: large_only = true; break;
 		case OPT_CALIBRATION: calib_path = optarg; break;
