@@ -131,7 +131,8 @@ static void help(void)
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		printf("  %-12s %s\n", kinds[i].name, kinds[i].summary);
 	printf("\nPlot options:\n"
-	       "  -o, --output-dir DIR      where the files go (default .; created if missing)\n"
+	       "  -o, --output-dir DIR      where the files go (default kvplan-plots, a folder of\n"
+	       "                            its own; created if missing)\n"
 	       "  --name STEM               file stem: letters, digits, . _ - (default: the kind)\n"
 	       "  --term png|svg|pdf|dumb   image format (default png; dumb draws in the terminal)\n"
 	       "  --contexts LIST           context points, e.g. 1k,4k,32k (default 256 ... 128k,\n"
@@ -262,7 +263,7 @@ int kvp_cmd_plot(int argc, char **argv)
 	struct plot_args a;
 	memset(&a, 0, sizeof a);
 	kvp_cli_common_init(&a.c);
-	a.dir = ".";
+	a.dir = "kvplan-plots"; /* its own folder: never scatter files into . */
 	a.term = KVP_PLOT_TERM_PNG;
 	const char *model_arg = NULL, *gpu_arg = NULL, *results_arg = NULL;
 	int opt, rc = 0;

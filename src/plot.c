@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "frag.h"
 #include "gnuplot-writer.h"
 #include "perf.h"
@@ -143,7 +144,7 @@ static double scale_of(double s)
 	return s > 0 ? s : 1;
 }
 
-static kvp_status write_dat(const struct kvp_plot *p, FILE *f)
+static void write_dat(const struct kvp_plot *p, FILE *f)
 {
 	kvp_gp_code(f, "# kvplan plot ");
 	kvp_gp_comment(f, p->name);
@@ -197,7 +198,6 @@ static kvp_status write_dat(const struct kvp_plot *p, FILE *f)
 			kvp_gp_code(f, "\n");
 		}
 	}
-	return ferror(f) ? KVP_STATUS_IO : KVP_STATUS_OK;
 }
 
 /* Room for the bars: about 90 pixels each beyond ten. */
@@ -503,22 +503,15 @@ static kvp_status write_file(const char *dir, const char *name, const char *ext,
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-				     strerror(errno));
-	kvp_status st = KVP_STATUS_OK;
-	if (strcmp(ext, "dat") == 0)
-		st = write_dat(p, f);
-	else
-		write_gp(p, f, term);
-	if (ferror(f))
-		st = KVP_STATUS_IO;
-	if (fclose(f) != 0)
-		st = KVP_STATUS_IO;
+	struct kvp_afile a;
+	kvp_status st = kvp_afile_open(&a, path, err);
 	if (st)
-		return kvp_error_set(err, st, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-	return KVP_STATUS_OK;
+		return st;
+	if (strcmp(ext, "dat") == 0)
+		write_dat(p, a.f);
+	else
+		write_gp(p, a.f, term);
+	return kvp_afile_commit(&a, err);
 }
 
 kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
