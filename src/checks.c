@@ -20,6 +20,7 @@
 
 #include "profile.h"
 #include "units.h"
+#include "utf8.h"
 #include "yaml-walk.h"
 
 /* ------------------------------------------------------------ numbers */
@@ -1786,7 +1787,14 @@ static void yaml_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
+		uint32_t cp;
+		size_t n = *p < 0x80 ? 1 : kvp_utf8_next((const char *)p, &cp);
+		if (n == 0) { /* not UTF-8: U+FFFD, so the file stays valid YAML */
+			fputs("\\ufffd", f);
+		} else if (n > 1) {
+			fwrite(p, 1, n, f);
+			p += n - 1;
+		} else if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
@@ -2179,22 +2187,36 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 
 /* ------------------------------------------------------------ JUnit and TAP */
 
+/* Text for XML content or a double-quoted attribute: markup escaped; line
+ * breaks and tabs as character references (kept in attributes too); the
+ * control characters and U+FFFE/U+FFFF that XML 1.0 forbids as '?'; bytes
+ * that are not UTF-8 as U+FFFD. */
 static void xml_text(FILE *f, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		uint32_t cp;
+		size_t n = kvp_utf8_next(s, &cp);
+		if (n == 0) {
+			fputs(KVP_UTF8_REPLACEMENT, f);
+			s++;
+			continue;
+		}
+		switch (cp) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&apos;", f); break;
+		case '\n': fputs("&#10;", f); break;
+		case '\t': fputs("&#9;", f); break;
+		case '\r': fputs("&#13;", f); break;
 		default:
-			/* XML 1.0 allows no other control characters */
-			if (*p < 0x20 && *p != '\n' && *p != '\t' && *p != '\r')
+			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
 				fputc('?', f);
 			else
-				fputc(*p, f);
+				fwrite(s, 1, n, f);
 		}
+		s += n;
 	}
 }
 
@@ -2235,6 +2257,9 @@ static void point_text(const struct kvp_check_report *r, const struct kvp_check_
 		break;
 	}
 	}
+	/* a cut never splits a character */
+	kvp_utf8_trim(name);
+	kvp_utf8_trim(msg);
 }
 
 static void drift_change(const struct kvp_check_drift *d, char *buf, size_t size)
@@ -2270,11 +2295,15 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" "
 			   "time=\"%.3f\">\n    <properties>\n", tests, failures, errors,
 			r->s[i].time_s);
-		fprintf(f, "      <property name=\"command\" value=\"%s\"/>\n", s->command);
+		fputs("      <property name=\"command\" value=\"", f);
+		xml_text(f, s->command);
+		fputs("\"/>\n", f);
 		for (size_t j = 0; j < s->ninputs; j++) {
 			if (strcmp(s->inputs[j].key, "command") == 0)
 				continue;
-			fprintf(f, "      <property name=\"%s\" value=\"", s->inputs[j].key);
+			fputs("      <property name=\"", f);
+			xml_text(f, s->inputs[j].key);
+			fputs("\" value=\"", f);
 			xml_text(f, s->inputs[j].value);
 			fputs("\"/>\n", f);
 		}
@@ -2320,14 +2349,24 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 	free(pts);
 }
 
-/* TAP descriptions: no newlines, and '#' would start a directive. */
+/* TAP descriptions: one line ('#' would start a directive: \#, and \ as
+ * \\); control characters as '?'; bytes that are not UTF-8 as U+FFFD. */
 static void tap_text(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '#')
-			fputs("\\#", f);
+	while (*s) {
+		uint32_t cp;
+		size_t n = kvp_utf8_next(s, &cp);
+		if (n == 0)
+			fputs(KVP_UTF8_REPLACEMENT, f);
+		else if (cp == '#' || cp == '\\')
+			fprintf(f, "\\%c", (char)cp);
+		else if (cp == '\n' || cp == '\r')
+			fputc(' ', f);
+		else if (cp < 0x20 || cp == 0x7f)
+			fputc('?', f);
 		else
-			fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+			fwrite(s, 1, n, f);
+		s += n ? n : 1;
 	}
 }
 
@@ -2356,7 +2395,11 @@ void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 		fprintf(f, "\n  severity: %s\n", pts[j].outcome == KVP_CHECK_ERROR ? "error" : "fail");
 		if (pts[j].kind == KVP_CHECK_POINT_ASSERT) {
 			const struct kvp_check_assert *a = &s->asserts[pts[j].index];
-			fprintf(f, "  at: \"%s:%d:%d\"\n  field: ", r->file->path, a->line, a->col);
+			char at[sizeof r->file->path + 32];
+			snprintf(at, sizeof at, "%s:%d:%d", r->file->path, a->line, a->col);
+			fputs("  at: ", f);
+			yaml_string(f, at);
+			fputs("\n  field: ", f);
 			yaml_string(f, a->field);
 			fputs("\n  got: ", f);
 			yaml_string(f, res->results[pts[j].index].got);

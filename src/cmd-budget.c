@@ -42,8 +42,9 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 	const struct kvp_spec *s = &b->spec;
 	const struct kvp_model *m = s->model;
 	char t1[64], t2[64], t3[64], t4[64];
+	char mn[KVP_TERM_SIZE(sizeof m->name)], gn[KVP_TERM_SIZE(sizeof g->name)];
 	printf("kvplan budget: %s on %s, engine %s, tp %u, pp %u, dtype %s, KV %s, block %u\n\n",
-	       m->name, g->name, kvp_engine_name(b->engine), s->par.tp, s->par.pp,
+	       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g->name), kvp_engine_name(b->engine), s->par.tp, s->par.pp,
 	       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype), b->block_size);
 
 	printf("KV cache per token on one GPU (layers %u-%u of %u)\n", s->first_layer,

@@ -94,7 +94,9 @@ static void print_text(const struct kvp_check_report *r)
 		const struct kvp_check_scenario_result *res = &r->s[i];
 		char inputs[2048];
 		kvp_check_inputs_format(s, inputs, sizeof inputs);
-		printf("\n%s  (%s)\n", s->name, inputs);
+		char sn[KVP_TERM_SIZE(sizeof s->name)], in[KVP_TERM_SIZE(sizeof inputs)];
+		printf("\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
+		       kvp_term_text(in, sizeof in, inputs));
 		if (!res->record) {
 			char msg[1400];
 			kvp_error_format(&res->err, msg, sizeof msg);

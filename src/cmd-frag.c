@@ -222,13 +222,17 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 {
 	const struct kvp_spec *s = &b->spec;
 	char t1[64], t2[64], t3[64], sp[128], so[128];
-	printf("kvplan frag: %s on %s, engine %s, tp %u, pp %u, KV %s\n\n", s->model->name, g->name,
+	char mn[KVP_TERM_SIZE(sizeof s->model->name)], gn[KVP_TERM_SIZE(sizeof g->name)];
+	char wn[KVP_TERM_SIZE(sizeof w->name)];
+	printf("kvplan frag: %s on %s, engine %s, tp %u, pp %u, KV %s\n\n",
+	       kvp_term_text(mn, sizeof mn, s->model->name), kvp_term_text(gn, sizeof gn, g->name),
 	       kvp_engine_name(b->engine), s->par.tp, s->par.pp, kvp_dtype_name(s->kv_dtype));
 	kvp_dist_format(&w->prompt, sp, sizeof sp);
 	kvp_dist_format(&w->output, so, sizeof so);
 	kvp_format_u64(fc->max_len, t1, sizeof t1);
 	kvp_format_u64(fc->requests, t2, sizeof t2);
-	printf("Workload %s: prompt %s, output %s%s, max_len %s tokens\n", w->name, sp, so,
+	printf("Workload %s: prompt %s, output %s%s, max_len %s tokens\n",
+	       kvp_term_text(wn, sizeof wn, w->name), sp, so,
 	       w->paired ? " (pairs from the file)" : "", t1);
 	if (fc->prefix_tokens) {
 		kvp_format_u64(fc->prefix_tokens, t1, sizeof t1);

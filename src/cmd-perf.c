@@ -229,7 +229,9 @@ int kvp_cmd_perf(int argc, char **argv)
 	if (c.format == KVP_FORMAT_TABLE) {
 		const struct kvp_spec *s = &b->spec;
 		char t1[64], t2[64], t3[64], t4[64];
-		printf("kvplan perf: %s on %s, tp %u, pp %u, dtype %s, KV %s\n\n", m->name, g.name,
+		char mn[KVP_TERM_SIZE(sizeof m->name)], gn[KVP_TERM_SIZE(sizeof g.name)];
+		printf("kvplan perf: %s on %s, tp %u, pp %u, dtype %s, KV %s\n\n",
+		       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g.name),
 		       s->par.tp, s->par.pp, kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
 		kvp_format_rate(hw.bandwidth_bps, t1, sizeof t1);
 		kvp_format_rate(hw.bandwidth_bps * hw.decode_bw_efficiency, t2, sizeof t2);

@@ -319,7 +319,9 @@ int kvp_cmd_size(int argc, char **argv)
 
 	if (c.format == KVP_FORMAT_TABLE) {
 		char t1[64], t2[64], t3[64];
-		printf("kvplan size: %s for workload %s, engine %s\n\n", m->name, w.name,
+		char mn[KVP_TERM_SIZE(sizeof m->name)], wn[KVP_TERM_SIZE(sizeof w.name)];
+		printf("kvplan size: %s for workload %s, engine %s\n\n",
+		       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(wn, sizeof wn, w.name),
 		       kvp_engine_name(c.opts.engine));
 		printf("Demand (%d requests drawn from the workload)\n", 65536);
 		if (d.rate > 0)

@@ -469,13 +469,31 @@ static void html_text(FILE *f, const char *s, bool code_spans)
 		fputs("</code>", f);
 }
 
-static void md_cell(FILE *f, const char *s)
+/* Markdown text: '<', which opens every HTML tag a renderer would pass
+ * through, as &lt;, so no name becomes a tag or a script (& and > open
+ * none, and stay readable inside `code` spans); in a table cell (`cell`) also
+ * | as \| and a line break as a space; in a heading (`line`) a line break as
+ * a space. */
+static void md_put(FILE *f, const char *s, bool cell, bool line)
 {
 	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '|':
+			fputs(cell ? "\\|" : "|", f);
+			break;
+		case '\n':
+		case '\r':
+			fputc(cell || line ? ' ' : *s, f);
+			break;
+		default: fputc(*s, f);
+		}
 	}
+}
+
+static void md_cell(FILE *f, const char *s)
+{
+	md_put(f, s, true, true);
 }
 
 static void doc_begin(struct doc *d, const char *title)
@@ -504,7 +522,9 @@ static void doc_end(struct doc *d)
 
 static void doc_heading(struct doc *d, int level, const char *text)
 {
-	fprintf(d->md, "%.*s %s\n\n", level, "######", text);
+	fprintf(d->md, "%.*s ", level, "######");
+	md_put(d->md, text, false, true);
+	fputs("\n\n", d->md);
 	fprintf(d->html, "<h%d>", level);
 	html_text(d->html, text, true);
 	fprintf(d->html, "</h%d>\n", level);
@@ -519,7 +539,9 @@ static void doc_para_class(struct doc *d, const char *cls, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	fprintf(d->md, "%s%s%s\n\n", cls ? "*" : "", buf, cls ? "*" : "");
+	fputs(cls ? "*" : "", d->md);
+	md_put(d->md, buf, false, false);
+	fputs(cls ? "*\n\n" : "\n\n", d->md);
 	fprintf(d->html, cls ? "<p class=\"%s\">" : "<p>", cls);
 	html_text(d->html, buf, true);
 	fprintf(d->html, "</p>\n");
@@ -578,7 +600,13 @@ static void doc_table_end(struct doc *d)
 
 static void doc_pre(struct doc *d, const char *text)
 {
-	fprintf(d->md, "```\n%s```\n\n", text);
+	/* a fence longer than any run of backquotes inside, so none closes it */
+	size_t run = 0, longest = 0;
+	for (const char *p = text; *p; p++)
+		longest = (run = *p == '`' ? run + 1 : 0) > longest ? run : longest;
+	int fence = longest < 3 ? 3 : (int)longest + 1;
+	fprintf(d->md, "%.*s\n%s%.*s\n\n", fence, "````````````````````````````````", text,
+		fence, "````````````````````````````````");
 	fprintf(d->html, "<pre>");
 	html_text(d->html, text, false);
 	fprintf(d->html, "</pre>\n");
@@ -586,7 +614,9 @@ static void doc_pre(struct doc *d, const char *text)
 
 static void doc_image(struct doc *d, const char *alt, const char *src)
 {
-	fprintf(d->md, "![%s](%s)\n\n", alt, src);
+	fputs("![", d->md);
+	md_put(d->md, alt, true, true);
+	fprintf(d->md, "](%s)\n\n", src); /* plots/STEM.EXT: a safe stem */
 	fprintf(d->html, "<p><img src=\"");
 	html_text(d->html, src, false);
 	fprintf(d->html, "\" alt=\"");

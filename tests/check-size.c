@@ -255,14 +255,14 @@ START_TEST(test_emit)
 	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c);
 	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "vllm serve meta-llama/Llama-2-7b-hf --tensor-parallel-size 2"));
+	ck_assert_ptr_nonnull(strstr(buf, "vllm serve 'meta-llama/Llama-2-7b-hf' --tensor-parallel-size 2"));
 	ck_assert_ptr_nonnull(strstr(buf, "--max-model-len 4096 --max-num-seqs 64"));
-	ck_assert_ptr_nonnull(strstr(buf, "--gpu-memory-utilization 0.9000 --kv-cache-dtype fp8 --block-size 16"));
+	ck_assert_ptr_nonnull(strstr(buf, "--gpu-memory-utilization 0.9000 --kv-cache-dtype 'fp8' --block-size 16"));
 	ck_assert_ptr_nonnull(strstr(buf, "3 replicas of 2 x h100-sxm (6 GPUs)"));
 	ck_assert_ptr_nonnull(strstr(buf, "--tp-size 2"));
-	ck_assert_ptr_nonnull(strstr(buf, "--kv-cache-dtype fp8_e4m3"));
+	ck_assert_ptr_nonnull(strstr(buf, "--kv-cache-dtype 'fp8_e4m3'"));
 	ck_assert_ptr_nonnull(strstr(buf, "--max-running-requests 64"));
-	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve meta-llama/Llama-2-7b-hf --tp_size 2 --max_seq_len 4096"));
+	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve 'meta-llama/Llama-2-7b-hf' --tp_size 2 --max_seq_len 4096"));
 	ck_assert_ptr_nonnull(strstr(buf, "--kv_cache_free_gpu_memory_fraction 0.9000"));
 	ck_assert_ptr_nonnull(strstr(buf, "dtype: fp8"));
 	free(buf);

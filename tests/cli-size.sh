@@ -110,13 +110,13 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --ttft 2 --tpot
 expect_rc 0
 expect_out "Little's law"
 expect_out "Cheapest:"
-expect_out "vllm serve meta-llama/Llama-3.1-8B"
+expect_out "vllm serve 'meta-llama/Llama-3.1-8B'"
 expect_out "--tensor-parallel-size"
 expect_out "--max-model-len 8192"              # chat.yaml's max_len
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit sglang
-expect_out "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp-size 1"
+expect_out "python -m sglang.launch_server --model-path 'meta-llama/Llama-3.1-8B' --tp-size 1"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit trtllm
-expect_out "trtllm-serve meta-llama/Llama-3.1-8B --tp_size 1"
+expect_out "trtllm-serve 'meta-llama/Llama-3.1-8B' --tp_size 1"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
 expect_rc 0
 expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
