@@ -57,7 +57,7 @@ static void fmt_s(double s, char *buf, size_t size)
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
 	else if (s >= 1)
-		snprintf(buf, size, "%.3f s", s);
+		kvp_format_fixed(s, 3, " s", buf, size); /* 1e61 s: never cut */
 	else if (s >= 1e-3)
 		snprintf(buf, size, "%.2f ms", s * 1e3);
 	else
@@ -67,7 +67,7 @@ static void fmt_s(double s, char *buf, size_t size)
 static void fmt_flops(double f, char *buf, size_t size)
 {
 	if (f >= 1e15)
-		snprintf(buf, size, "%.3f PFLOP", f / 1e15);
+		kvp_format_fixed(f / 1e15, 3, " PFLOP", buf, size);
 	else if (f >= 1e12)
 		snprintf(buf, size, "%.3f TFLOP", f / 1e12);
 	else
@@ -298,9 +298,9 @@ int kvp_cmd_perf(int argc, char **argv)
 			}
 			fmt_s(r->tpot_s, t1, sizeof t1);
 			kvp_record_str(x, "tpot", t1);
-			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s);
+			kvp_format_fixed(r->tokens_per_s, 1, "", t1, sizeof t1);
 			kvp_record_str(x, "tokens/s", t1);
-			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s / gpus);
+			kvp_format_fixed(r->tokens_per_s / gpus, 1, "", t1, sizeof t1);
 			kvp_record_str(x, "per_gpu", t1);
 			kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound));
 			kvp_record_str(x, "memory", r->offload ? (r->off.transfer_bytes ? "offload" : "fits")

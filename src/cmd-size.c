@@ -91,7 +91,7 @@ static void fmt_s(double s, char *buf, size_t size)
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
 	else if (s >= 1)
-		snprintf(buf, size, "%.2f s", s);
+		kvp_format_fixed(s, 2, " s", buf, size); /* never cut */
 	else
 		snprintf(buf, size, "%.1f ms", s * 1e3);
 }
@@ -101,7 +101,7 @@ static void fmt_money(double v, char *buf, size_t size)
 	if (isnan(v))
 		snprintf(buf, size, "?");
 	else
-		snprintf(buf, size, "%.2f", v);
+		kvp_format_fixed(v, 2, "", buf, size); /* a price of 1e61: never cut */
 }
 
 struct price {
@@ -358,7 +358,7 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_str(r, "$/hour", t1);
 			fmt_money(x->cost_per_mtok, t1, sizeof t1);
 			kvp_record_str(r, "$/Mtok", t1);
-			snprintf(t1, sizeof t1, "%.1f", x->concurrency);
+			kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
 			kvp_record_str(r, "C", x->failed & (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
 			fmt_s(x->ttft_s, t1, sizeof t1);
 			kvp_record_str(r, "ttft", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);

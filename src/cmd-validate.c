@@ -160,8 +160,8 @@ static void print_table(const struct kvp_validation *v, double tol, double cap_t
 						? "  <- outside"
 						: "  (small step, not judged)";
 			if (kind == KVP_VPOINT_DECODE) {
-				snprintf(a, sizeof a, "%.3f ms", p->measured_s * 1e3);
-				snprintf(b, sizeof b, "%.3f ms", p->predicted_s * 1e3);
+				kvp_format_fixed(p->measured_s * 1e3, 3, " ms", a, sizeof a);
+				kvp_format_fixed(p->predicted_s * 1e3, 3, " ms", b, sizeof b);
 				printf("%-*.48s %-7s %-6s %-7s %4u %3u %4llu %10llu %-12.12s %5.3f %11s "
 				       "%11s %8s%s\n",
 				       w, where, p->backend, kvp_dtype_name(p->shape.kv_dtype), heads,

@@ -498,13 +498,26 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 		kvp_gp_code(f, "unset multiplot\n");
 }
 
+/* "DIR/NAME.EXT" (EXT NULL: "DIR/NAME") in memory of its own size, so no
+ * path is ever cut to a different file's; NULL when memory runs out. */
+static char *path_join(const char *dir, const char *name, const char *ext)
+{
+	size_t size = strlen(dir) + strlen(name) + (ext ? strlen(ext) : 0) + 3;
+	char *path = malloc(size);
+	if (path)
+		snprintf(path, size, ext ? "%s/%s.%s" : "%s/%s", dir, name, ext ? ext : "");
+	return path;
+}
+
 static kvp_status write_file(const char *dir, const char *name, const char *ext,
 			     const struct kvp_plot *p, enum kvp_plot_term term, struct kvp_error *err)
 {
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+	char *path = path_join(dir, name, ext);
+	if (!path)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, dir, 0, 0, NULL, "out of memory");
 	struct kvp_afile a;
 	kvp_status st = kvp_afile_open(&a, path, err);
+	free(path);
 	if (st)
 		return st;
 	if (strcmp(ext, "dat") == 0)
@@ -523,25 +536,30 @@ kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_pl
 
 kvp_status kvp_plot_mkdir(const char *dir, struct kvp_error *err)
 {
-	char path[1024];
-	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-		return kvp_error_set(err, KVP_STATUS_IO, dir, 0, 0, NULL, "path too long");
-	for (char *s = path + 1;; s++) {
+	char *path = strdup(dir); /* any length: never a different, cut folder */
+	if (!path)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, dir, 0, 0, NULL, "out of memory");
+	kvp_status st = KVP_STATUS_OK;
+	for (char *s = path[0] ? path + 1 : path;; s++) {
 		if (*s != '/' && *s)
 			continue;
 		char c = *s;
 		*s = 0;
-		if (mkdir(path, 0777) != 0 && errno != EEXIST)
-			return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL,
-					     "cannot create directory: %s", strerror(errno));
+		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+			st = kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL,
+					   "cannot create directory: %s", strerror(errno));
+			goto out;
+		}
 		*s = c;
 		if (!c)
 			break;
 	}
 	struct stat sb;
 	if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "not a directory");
-	return KVP_STATUS_OK;
+		st = kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "not a directory");
+out:
+	free(path);
+	return st;
 }
 
 /* ------------------------------------------------------------ rendering */
@@ -556,36 +574,43 @@ static void close_fd(int *fd)
 kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
 			   const char *gnuplot, struct kvp_error *err)
 {
-	char prog[1024], script[sizeof p->name + 8], image[1024] = "";
+	/* the program and image paths in memory of their own size: never cut */
+	char *prog = NULL, *image = NULL, script[sizeof p->name + 8];
 	const char *ext = kvp_plot_term_ext(term);
+	kvp_status st = KVP_STATUS_OK;
 	if (!gnuplot || !*gnuplot)
 		gnuplot = "gnuplot";
 	/* the child runs in DIR: a relative program path must not move with it */
 	if (gnuplot[0] != '/' && strchr(gnuplot, '/')) {
-		char cwd[512];
-		if (!getcwd(cwd, sizeof cwd))
+		char *cwd = getcwd(NULL, 0);
+		if (!cwd)
 			return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL,
 					     "cannot find the current directory: %s", strerror(errno));
-		snprintf(prog, sizeof prog, "%s/%s", cwd, gnuplot);
+		prog = path_join(cwd, gnuplot, NULL);
+		free(cwd);
 	} else {
-		snprintf(prog, sizeof prog, "%s", gnuplot);
+		prog = strdup(gnuplot);
+	}
+	if (!prog || (ext && !(image = path_join(dir, p->name, ext)))) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		goto out;
 	}
 	snprintf(script, sizeof script, "%s.gp", p->name);
-	if (ext) {
-		snprintf(image, sizeof image, "%s/%s.%s", dir, p->name, ext);
+	if (image)
 		unlink(image); /* a stale image must not pass for a new one */
-	}
 
 	int errp[2] = {-1, -1}, execp[2] = {-1, -1};
 	if (pipe(errp) != 0 || pipe(execp) != 0 || fcntl(execp[1], F_SETFD, FD_CLOEXEC) != 0) {
 		close_fd(&errp[0]), close_fd(&errp[1]), close_fd(&execp[0]), close_fd(&execp[1]);
-		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+		goto out;
 	}
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid < 0) {
 		close_fd(&errp[0]), close_fd(&errp[1]), close_fd(&execp[0]), close_fd(&execp[1]);
-		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+		goto out;
 	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
@@ -633,22 +658,27 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (got == (ssize_t)sizeof exec_errno)
-		return kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, NULL,
-				     "cannot run %s: %s", prog, strerror(exec_errno));
+	if (got == (ssize_t)sizeof exec_errno) {
+		st = kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, NULL, "cannot run %s: %s",
+				   prog, strerror(exec_errno));
+		goto out;
+	}
 	/* the last non-empty line gnuplot printed */
 	while (nsaid && (said[nsaid - 1] == '\n' || said[nsaid - 1] == ' '))
 		said[--nsaid] = 0;
 	const char *last = strrchr(said, '\n');
 	last = last ? last + 1 : said;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
-				     script, *last ? ": " : "", last);
 	struct stat sb;
-	if (ext && (stat(image, &sb) != 0 || sb.st_size == 0))
-		return kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL,
-				     "%s wrote no image%s%s", prog, *last ? ": " : "", last);
-	return KVP_STATUS_OK;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
+				   script, *last ? ": " : "", last);
+	else if (image && (stat(image, &sb) != 0 || sb.st_size == 0))
+		st = kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL, "%s wrote no image%s%s",
+				   prog, *last ? ": " : "", last);
+out:
+	free(prog);
+	free(image);
+	return st;
 }
 
 /* ------------------------------------------------------------ builders */

@@ -53,18 +53,21 @@ static kvp_status each_item(struct parse *p, const struct kvp_node *n, const cha
 }
 
 /* A relative path is taken from the scenario's directory; a bare name (no
- * '/', no .yaml, .yml or .json ending) stays a profile name. */
-static void scenario_path(const struct parse *p, const char *v, bool always, char *out,
+ * '/', no .yaml, .yml or .json ending) stays a profile name.  False when it
+ * does not fit out[size]: refused, never cut to another file's path. */
+static bool scenario_path(const struct parse *p, const char *v, bool always, char *out,
 			  size_t size)
 {
 	size_t n = strlen(v);
 	bool file = strchr(v, '/') || (n > 5 && strcmp(v + n - 5, ".yaml") == 0) ||
 		    (n > 4 && strcmp(v + n - 4, ".yml") == 0) ||
 		    (n > 5 && strcmp(v + n - 5, ".json") == 0);
+	int len;
 	if ((always || file) && v[0] != '/' && p->dir[0])
-		snprintf(out, size, "%s/%s", p->dir, v);
+		len = snprintf(out, size, "%s/%s", p->dir, v);
 	else
-		snprintf(out, size, "%s", v);
+		len = snprintf(out, size, "%s", v);
+	return len >= 0 && (size_t)len < size;
 }
 
 /* A profile name or a path.  A name that resolves to nothing is reported at
@@ -74,7 +77,9 @@ static kvp_status load_profile(struct parse *p, const struct kvp_node *n, const 
 {
 	char name[1024];
 	const char *v = n->value;
-	scenario_path(p, v, false, name, sizeof name);
+	if (!scenario_path(p, v, false, name, sizeof name))
+		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, field,
+				     "path longer than %zu bytes", sizeof name - 1);
 	struct kvp_error e = {0};
 	kvp_status st = strcmp(field, "models") == 0 ? kvp_model_load(name, out, &e)
 		      : strcmp(field, "gpus") == 0 ? kvp_gpu_load(name, out, &e)
@@ -167,7 +172,9 @@ static kvp_status item_plot(struct parse *p, const struct kvp_node *n, size_t i)
 
 static kvp_status item_result(struct parse *p, const struct kvp_node *n, size_t i)
 {
-	scenario_path(p, n->value, true, p->s->results[i], sizeof p->s->results[i]);
+	if (!scenario_path(p, n->value, true, p->s->results[i], sizeof p->s->results[i]))
+		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, "results",
+				     "path longer than %zu bytes", sizeof p->s->results[i] - 1);
 	if (access(p->s->results[i], R_OK) != 0)
 		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_NOT_FOUND, "results",
 				     "%s: %s", n->value, strerror(errno));
@@ -365,8 +372,13 @@ kvp_status kvp_scenario_load(const char *path, struct kvp_scenario *s, struct kv
 	if (st)
 		return st;
 	struct parse p = {.doc = doc, .s = s, .err = err};
-	snprintf(s->path, sizeof s->path, "%s", path);
 	const char *slash = strrchr(path, '/');
+	if (strlen(path) >= sizeof s->path || (slash && (size_t)(slash - path) >= sizeof p.dir)) {
+		kvp_doc_free(doc);
+		return kvp_error_set(err, KVP_STATUS_USAGE, path, 0, 0, NULL,
+				     "path longer than %zu bytes", sizeof p.dir - 1);
+	}
+	snprintf(s->path, sizeof s->path, "%s", path);
 	if (slash)
 		snprintf(p.dir, sizeof p.dir, "%.*s", (int)(slash - path), path);
 	const char *allowed[NKEYS + 1];
@@ -1351,7 +1363,9 @@ kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_repor
 	memset(res, 0, sizeof *res);
 	struct report r = {.s = s, .o = o, .res = res, .err = err};
 	kvp_status st;
-	snprintf(r.dir, sizeof r.dir, "%s/plots", o->dir);
+	if ((size_t)snprintf(r.dir, sizeof r.dir, "%s/plots", o->dir) >= sizeof r.dir)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "-o",
+				     "a folder of at most %zu bytes", sizeof r.dir - 8);
 	if ((st = kvp_plot_mkdir(r.dir, err)))
 		return st;
 	r.ops = calloc(KVP_SCENARIO_MAX_OPTIONS, sizeof *r.ops);
