@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "profile.h"
+#include "name-index.h"
 #include "units.h"
 #include "utf8.h"
 #include "yaml-walk.h"
@@ -1098,6 +1099,8 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	if (st)
 		return st;
 	struct walk w = {.doc = doc};
+	struct kvp_name_index names; /* scenario names seen: duplicates in linear time */
+	kvp_name_index_init(&names);
 	const char *slash = strrchr(doc->path, '/');
 	if (slash)
 		snprintf(w.dir, sizeof w.dir, "%.*s", (int)(slash - doc->path), doc->path);
@@ -1148,14 +1151,17 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 					   "missing: every scenario needs a name");
 			goto out;
 		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(f->scenarios[j].name, s->name) == 0) {
-				st = kvp_node_fail(doc, kvp_map_get(m, "name"), err,
-						   KVP_STATUS_INVALID, "name",
-						   "duplicate scenario '%s' (first at line %d)", s->name,
-						   f->scenarios[j].line);
-				goto out;
-			}
+		size_t j = kvp_name_index_find(&names, s->name); /* hashed: linear time */
+		if (j != SIZE_MAX) {
+			st = kvp_node_fail(doc, kvp_map_get(m, "name"), err, KVP_STATUS_INVALID,
+					   "name", "duplicate scenario '%s' (first at line %d)",
+					   s->name, f->scenarios[j].line);
+			goto out;
+		}
+		if (!kvp_name_index_add(&names, s->name, i)) {
+			st = kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
+			goto out;
+		}
 		if (!s->model[0]) {
 			st = kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "model",
 					   "missing in scenario '%s' (and in defaults)", s->name);
@@ -1170,6 +1176,7 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 			goto out;
 	}
 out:
+	kvp_name_index_free(&names);
 	free(tmpl);
 	return st;
 }
@@ -1934,26 +1941,13 @@ static kvp_status baseline_map(const struct kvp_doc *doc, const struct kvp_node 
 	return st;
 }
 
-static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_baseline *b,
-				struct kvp_error *err)
+/* The entries of a baseline's list, duplicates found through `names`. */
+static kvp_status baseline_entries(const struct kvp_doc *doc, const struct kvp_node *list,
+				   struct kvp_check_baseline *b, struct kvp_name_index *names,
+				   struct kvp_error *err)
 {
-	static const char *const top[] = {"baseline", NULL};
 	static const char *const entry[] = {"scenario", "command", "inputs", "fields", NULL};
-	if (!doc->root)
-		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
-				     "empty file; expected 'baseline:'");
-	kvp_status st = kvp_node_expect(doc, doc->root, "baseline", KVP_NODE_MAP, err);
-	if (!st)
-		st = kvp_map_only(doc, doc->root, top, err);
-	if (st)
-		return st;
-	const struct kvp_node *list = kvp_map_get(doc->root, "baseline");
-	if (!list)
-		return kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, "baseline", "missing");
-	if ((st = kvp_node_expect(doc, list, "baseline", KVP_NODE_SEQ, err)))
-		return st;
-	if (list->n && !(b->e = calloc(list->n, sizeof *b->e)))
-		return kvp_node_fail(doc, list, err, KVP_STATUS_NOMEM, "baseline", "out of memory");
+	kvp_status st;
 	for (size_t i = 0; i < list->n; i++) {
 		const struct kvp_node *m = list->items[i];
 		struct kvp_check_baseline_entry *e = &b->e[i];
@@ -1970,10 +1964,12 @@ static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_base
 					     name ? "fields" : "scenario", "missing");
 		if ((st = kvp_node_str(doc, name, "scenario", e->scenario, sizeof e->scenario, err)))
 			return st;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(b->e[j].scenario, e->scenario) == 0)
-				return kvp_node_fail(doc, name, err, KVP_STATUS_INVALID, "scenario",
-						     "duplicate scenario '%s'", e->scenario);
+		if (kvp_name_index_find(names, e->scenario) != SIZE_MAX)
+			return kvp_node_fail(doc, name, err, KVP_STATUS_INVALID, "scenario",
+					     "duplicate scenario '%s'", e->scenario);
+		if (!kvp_name_index_add(names, e->scenario, i))
+			return kvp_node_fail(doc, name, err, KVP_STATUS_NOMEM, "scenario",
+					     "out of memory");
 		if (cmd && (st = kvp_node_str(doc, cmd, "command", e->command, sizeof e->command,
 					      err)))
 			return st;
@@ -1983,6 +1979,32 @@ static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_base
 			return st;
 	}
 	return KVP_STATUS_OK;
+}
+
+static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_baseline *b,
+				struct kvp_error *err)
+{
+	static const char *const top[] = {"baseline", NULL};
+	if (!doc->root)
+		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
+				     "empty file; expected 'baseline:'");
+	kvp_status st = kvp_node_expect(doc, doc->root, "baseline", KVP_NODE_MAP, err);
+	if (!st)
+		st = kvp_map_only(doc, doc->root, top, err);
+	if (st)
+		return st;
+	const struct kvp_node *list = kvp_map_get(doc->root, "baseline");
+	if (!list)
+		return kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, "baseline", "missing");
+	if ((st = kvp_node_expect(doc, list, "baseline", KVP_NODE_SEQ, err)))
+		return st;
+	if (list->n && !(b->e = calloc(list->n, sizeof *b->e)))
+		return kvp_node_fail(doc, list, err, KVP_STATUS_NOMEM, "baseline", "out of memory");
+	struct kvp_name_index names;
+	kvp_name_index_init(&names);
+	st = baseline_entries(doc, list, b, &names, err);
+	kvp_name_index_free(&names);
+	return st;
 }
 
 static kvp_status baseline_from_doc(struct kvp_doc *doc, struct kvp_check_baseline **out,
@@ -2140,15 +2162,20 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 	r->with_baseline = true;
 	r->tolerance = *tolerance;
 	snprintf(r->baseline_path, sizeof r->baseline_path, "%s", b->path);
+	struct kvp_name_index names; /* baseline entries by scenario: linear time */
+	kvp_name_index_init(&names);
+	for (size_t k = 0; k < b->n; k++)
+		if (!kvp_name_index_add(&names, b->e[k].scenario, k)) {
+			kvp_name_index_free(&names);
+			return KVP_STATUS_NOMEM;
+		}
 	for (size_t i = 0; i < r->file->n; i++) {
 		const struct kvp_check_scenario *s = &r->file->scenarios[i];
 		struct kvp_check_scenario_result *res = &r->s[i];
 		if (!res->record)
 			continue;
-		const struct kvp_check_baseline_entry *e = NULL;
-		for (size_t k = 0; k < b->n && !e; k++)
-			if (strcmp(b->e[k].scenario, s->name) == 0)
-				e = &b->e[k];
+		size_t at = kvp_name_index_find(&names, s->name);
+		const struct kvp_check_baseline_entry *e = at == SIZE_MAX ? NULL : &b->e[at];
 		if (!e) {
 			res->baseline = KVP_CHECK_BASELINE_MISSING;
 			r->failed++;
@@ -2157,7 +2184,8 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 		struct kvp_record *flat = kvp_record_new();
 		if (!flat || !flatten(res->record, "", flat)) {
 			kvp_record_free(flat);
-			return kvp_error_set(NULL, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+			kvp_name_index_free(&names);
+			return KVP_STATUS_NOMEM;
 		}
 		bool drift = e->command[0] && strcmp(e->command, s->command) != 0, ok = true;
 		for (size_t k = 0; k < e->fields->n && ok; k++) {
@@ -2173,8 +2201,10 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 				ok = drift_push(res, flat->fields[k].name, NULL, &flat->fields[k].v,
 						false);
 		kvp_record_free(flat);
-		if (!ok)
+		if (!ok) {
+			kvp_name_index_free(&names);
 			return KVP_STATUS_NOMEM;
+		}
 		inputs_diff(s, e->inputs, res->inputs_changed, sizeof res->inputs_changed);
 		res->baseline = drift ? KVP_CHECK_BASELINE_DRIFT : KVP_CHECK_BASELINE_SAME;
 		if (drift)
@@ -2182,6 +2212,7 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 		else
 			r->passed++;
 	}
+	kvp_name_index_free(&names);
 	return KVP_STATUS_OK;
 }
 

@@ -699,7 +699,11 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->opts = *po;
 	out->hw = *hw;
 	const struct kvp_offload *off = &po->offload;
-	uint64_t prompt = po->prompt, total = prompt + po->output;
+	uint64_t prompt = po->prompt, total;
+	if (!kvp_add(prompt, po->output, &total) || prompt > UINT64_MAX / 2)
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prompt",
+				     "%llu + %llu output tokens overflow the token count",
+				     (unsigned long long)prompt, (unsigned long long)po->output);
 	out->decode_context = prompt + (po->output - 1) / 2;
 	out->all_fit = true;
 	struct kvp_budget *b = &out->budget;
@@ -743,7 +747,12 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->prefix_link = off->tier != KVP_OFFLOAD_NONE ? off->link : hw->host_link;
 	if (!out->opts.prefix)
 		out->opts.prefix = prompt;
-	uint64_t p = out->opts.prefix;
+	uint64_t p = out->opts.prefix, prefix_bytes;
+	/* a prefix whose KV bytes overflow has no reload time: an error, not a
+	 * reload that never ends (every p <= this one fits, so the search does) */
+	if (kvp_spec_seq_bytes(&b->spec, p, 1, &prefix_bytes))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prefix",
+				     "the KV bytes of %llu tokens overflow", (unsigned long long)p);
 	out->prefix_reload_s = kvp_perf_prefix_reload_s(pc, p, &out->prefix_link);
 	out->prefix_recompute_s = kvp_perf_prefix_recompute_s(pc, p);
 	out->prefix_limit = m->max_context > p ? m->max_context : p;

@@ -905,7 +905,9 @@ kvp_status kvp_plot_kv_context(struct kvp_plot *p, const struct kvp_model *model
 			kv_name(s, kv_dtype, kv, sizeof kv);
 		size_t col = pn->nseries - 1;
 		for (size_t r = 0; r < pn->nrows; r++) {
-			uint64_t n = (uint64_t)pn->x[r], bytes;
+			/* the integer, not the double x: 2^64 - 1 does not survive a
+			 * round trip through a double (UB past 2^64) */
+			uint64_t n = contexts[r], bytes;
 			if (models[i].max_context && n > models[i].max_context)
 				continue;
 			if (kvp_spec_seq_bytes(s, n, block, &bytes)) {
@@ -954,10 +956,14 @@ kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
 	     "max concurrent sequences", "sequences");
 	pn->logx = pn->logy = pn->xtic_labels = true;
 	char lbl[KVP_PLOT_TITLE_MAX];
+	uint64_t row_ctx[KVP_PLOT_MAX_ROWS]; /* each row's context as an integer */
 	for (size_t c = 0; c < ncontexts; c++) {
 		if (m->max_context && contexts[c] > m->max_context)
 			continue;
 		token_label(contexts[c], lbl, sizeof lbl);
+		if (pn->nrows == KVP_PLOT_MAX_ROWS)
+			break;
+		row_ctx[pn->nrows] = contexts[c];
 		if (!kvp_plot_add_row(pn, (double)contexts[c], lbl, NULL, NULL))
 			break;
 	}
@@ -975,7 +981,7 @@ kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
 			size_t col = pn->nseries;
 			bool fits = true;
 			for (size_t r = 0; r < pn->nrows; r++) {
-				oo.context = (uint64_t)pn->x[r];
+				oo.context = row_ctx[r];
 				st = kvp_budget_compute(m, &gpus[gi], &oo, b, err);
 				if (st)
 					goto out;

@@ -79,4 +79,38 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus "$tmp/pr
 expect_rc 0
 expect_out "1.0000e+61"
 expect_out 'at $1.0000e+61/hour'
+# --- overflows: blamed on the flag that caused them, never undefined
+# 2^64 - 1 sequences of Llama-2-7B's 4,096 x 524,288 B: the batch overflows
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --batch 18446744073709551615
+expect_rc 3
+expect_err "error: batch: KV bytes of 18446744073709551615 sequences x 4096 tokens overflow"
+# an overhead of 2^64 - 1 bytes: the sum overflows, and the overhead is to blame
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --overhead-bytes 18446744073709551615
+expect_rc 3
+expect_err "error: overhead-bytes: weights + activations + overhead overflow"
+# a prefix of 2^47 tokens holds 2^47 x 524,288 B = 2^66 B: no reload time
+run "$KVPLAN" perf --model llama-2-7b --gpu h100-sxm --prefix 140737488355328
+expect_rc 3
+expect_err "error: prefix: the KV bytes of 140737488355328 tokens overflow"
+# 2^64 - 1 tokens as a context (a double rounds it to 2^64, past any
+# integer): beyond Llama-2-7B's max_context, so NaN, and no UB on the way
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b \
+	--contexts 1k,18446744073709551615 -o "$tmp/x"
+expect_rc 0
+name="the 2^64 - 1 row is NaN"
+grep -q '^1.844674407e+19 "18446744073709551615" "" NaN$' "$tmp/x/kv-context.dat" && ok || bad "$(cat "$tmp/x/kv-context.dat")"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot max-seqs --model llama-2-7b --gpu h100-sxm \
+	--contexts 1k,18446744073709551615 -o "$tmp/x"
+expect_rc 0
+
+# --- kvplan check finds a duplicate scenario among 20,000 in linear time
+# (hashed names): the scan it replaces compared every pair, 2 x 10^8
+# comparisons of names 24 KiB apart (14 s here); this takes about 1 s
+awk 'BEGIN { print "defaults: {model: llama-2-7b, gpu: h100-sxm}"; print "scenarios:"
+	for (i = 0; i < 20000; i++) print "  - {name: s" i "}"; print "  - {name: s19999}" }' \
+	>"$tmp/many.yaml"
+run timeout 10 "$KVPLAN" check "$tmp/many.yaml"
+expect_rc 3
+# s0 on line 3, s19999 on 3 + 19,999 = 20,002, its twin on 20,003; the value at column 12
+expect_err "many.yaml:20003:12: error: name: duplicate scenario 's19999' (first at line 20002)"
 finish
