@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic-file.h"
 #include "checks.h"
 #include "cli.h"
 
@@ -146,7 +147,8 @@ static void print_text(const struct kvp_check_report *r)
 	       r->errors == 1 ? "" : "s");
 }
 
-/* Write through a temporary file and rename, so a CI job never reads half a report. */
+/* Write through the atomic writer, so a CI job never reads half a report
+ * and an input (the expectations, the baseline) is never written over. */
 static int write_file(const char *path, const struct kvp_check_report *r,
 		      void (*writer)(FILE *, const struct kvp_check_report *))
 {
@@ -154,23 +156,13 @@ static int write_file(const char *path, const struct kvp_check_report *r,
 		writer(stdout, r);
 		return 0;
 	}
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	struct kvp_afile a;
 	struct kvp_error err = {0};
-	if (!f) {
-		kvp_error_set(&err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-			      strerror(errno));
+	if (kvp_afile_open(&a, path, &err))
 		return kvp_cli_error(cmd, &err);
-	}
-	writer(f, r);
-	bool bad = ferror(f);
-	if (fclose(f) || bad || rename(tmp, path)) {
-		kvp_error_set(&err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-			      strerror(errno));
-		remove(tmp);
+	writer(a.f, r);
+	if (kvp_afile_commit(&a, &err))
 		return kvp_cli_error(cmd, &err);
-	}
 	return 0;
 }
 

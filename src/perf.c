@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "input-file.h"
 #include "units.h"
 #include "validate.h"
 #include "yaml-walk.h"
@@ -608,9 +609,10 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp_calibration *out,
 			   struct kvp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
+	FILE *f;
+	kvp_status ost = kvp_input_open(path, &f, err);
+	if (ost)
+		return ost;
 	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX], names[512] = "";
 	char *h[KVP_CSV_MAX_FIELDS], *v[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;

@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "frag.h"
+#include "gnuplot-writer.h"
 #include "perf.h"
 #include "units.h"
 #include "validate.h"
@@ -49,8 +51,8 @@ const char *kvp_plot_term_ext(enum kvp_plot_term t)
 struct kvp_plot *kvp_plot_new(const char *name)
 {
 	struct kvp_plot *p = calloc(1, sizeof *p);
-	if (p)
-		snprintf(p->name, sizeof p->name, "%s", name);
+	if (p) /* a file stem: letters, digits, '.', '_', '-' (gnuplot-writer.h) */
+		kvp_gp_stem(p->name, sizeof p->name, name);
 	return p;
 }
 
@@ -123,47 +125,18 @@ void kvp_plot_note(struct kvp_plot *p, const char *fmt, ...)
 static void put_number(FILE *f, double v)
 {
 	if (isnan(v))
-		fputs("NaN", f);
+		kvp_gp_code(f, "NaN");
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		fprintf(f, "%.0f", v);
+		kvp_gp_code(f, "%.0f", v);
 	else
-		fprintf(f, "%.10g", v);
+		kvp_gp_code(f, "%.10g", v);
 }
 
-/* A string inside a gnuplot double-quoted literal ("\n" stays a line break). */
-static void put_gp_string(FILE *f, const char *s)
+/* The separator before the second and later terms of a plot command. */
+static void put_sep(FILE *f, bool more)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || (*s == '\\' && s[1] != 'n'))
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-/* A string as one quoted data column: no quotes or line breaks inside. */
-static void put_dat_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		fputc(*s == '"' ? '\'' : *s == '\n' ? ' ' : *s, f);
-	fputc('"', f);
-}
-
-/* A title as one comment line: "\n" becomes "; ". */
-static void put_comment(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' && s[1] == 'n') {
-			fputs("; ", f);
-			s++;
-		} else if (*s == '\n') {
-			fputs("; ", f);
-		} else {
-			fputc(*s, f);
-		}
-	}
+	if (more)
+		kvp_gp_code(f, ", \\\n     ");
 }
 
 static double scale_of(double s)
@@ -171,44 +144,60 @@ static double scale_of(double s)
 	return s > 0 ? s : 1;
 }
 
-static kvp_status write_dat(const struct kvp_plot *p, FILE *f)
+static void write_dat(const struct kvp_plot *p, FILE *f)
 {
-	fprintf(f, "# kvplan plot %s: ", p->name);
-	put_comment(f, p->title);
-	fprintf(f, "\n");
-	if (p->source[0])
-		fprintf(f, "# made by: %s\n", p->source);
-	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(f, "# note: %s\n", p->notes[i]);
-	fprintf(f, "# Drawn by %s.gp (gnuplot %s.gp in this directory).  One block per panel\n"
-		   "# (gnuplot index N); values in base units, NaN where none exists.\n",
-		p->name, p->name);
+	kvp_gp_code(f, "# kvplan plot ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ": ");
+	kvp_gp_comment(f, p->title);
+	kvp_gp_code(f, "\n");
+	if (p->source[0]) {
+		kvp_gp_code(f, "# made by: ");
+		kvp_gp_comment(f, p->source);
+		kvp_gp_code(f, "\n");
+	}
+	for (size_t i = 0; i < p->nnotes; i++) {
+		kvp_gp_code(f, "# note: ");
+		kvp_gp_comment(f, p->notes[i]);
+		kvp_gp_code(f, "\n");
+	}
+	kvp_gp_code(f, "# Drawn by ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp (gnuplot ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp in this directory).  One block per panel\n"
+		       "# (gnuplot index N); values in base units, NaN where none exists.\n");
 	for (size_t k = 0; k < p->npanels; k++) {
 		const struct kvp_plot_panel *pn = &p->panel[k];
 		if (k)
-			fprintf(f, "\n\n");
-		fprintf(f, "#\n# panel %zu: ", k);
-		put_comment(f, pn->title[0] ? pn->title : p->title);
-		fprintf(f, "\n# columns: 1 x (%s); 2 label; 3 tag", pn->xunit[0] ? pn->xunit : "-");
+			kvp_gp_code(f, "\n\n");
+		kvp_gp_code(f, "#\n# panel %zu: ", k);
+		kvp_gp_comment(f, pn->title[0] ? pn->title : p->title);
+		kvp_gp_code(f, "\n# columns: 1 x (");
+		kvp_gp_comment(f, pn->xunit[0] ? pn->xunit : "-");
+		kvp_gp_code(f, "); 2 label; 3 tag");
 		for (size_t s = 0; s < pn->nseries; s++) {
 			const char *unit = pn->series[s].y2 ? pn->y2unit : pn->yunit;
-			fprintf(f, "; %zu %s (%s)", s + 4, pn->series[s].title, unit[0] ? unit : "-");
+			kvp_gp_code(f, "; %zu ", s + 4);
+			kvp_gp_comment(f, pn->series[s].title);
+			kvp_gp_code(f, " (");
+			kvp_gp_comment(f, unit[0] ? unit : "-");
+			kvp_gp_code(f, ")");
 		}
-		fprintf(f, "\n");
+		kvp_gp_code(f, "\n");
 		for (size_t r = 0; r < pn->nrows; r++) {
 			put_number(f, pn->x[r]);
-			fputc(' ', f);
-			put_dat_string(f, pn->label[r]);
-			fputc(' ', f);
-			put_dat_string(f, pn->tag[r]);
+			kvp_gp_code(f, " ");
+			kvp_gp_dat_string(f, pn->label[r]);
+			kvp_gp_code(f, " ");
+			kvp_gp_dat_string(f, pn->tag[r]);
 			for (size_t s = 0; s < pn->nseries; s++) {
-				fputc(' ', f);
+				kvp_gp_code(f, " ");
 				put_number(f, pn->y[r][s]);
 			}
-			fputc('\n', f);
+			kvp_gp_code(f, "\n");
 		}
 	}
-	return ferror(f) ? KVP_STATUS_IO : KVP_STATUS_OK;
 }
 
 /* Room for the bars: about 90 pixels each beyond ten. */
@@ -228,22 +217,25 @@ static void write_terminal(const struct kvp_plot *p, FILE *f, enum kvp_plot_term
 	unsigned h = PLOT_HEIGHT;
 	switch (term) {
 	case KVP_PLOT_TERM_PNG:
-		fprintf(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
+		kvp_gp_code(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
 		break;
 	case KVP_PLOT_TERM_SVG:
-		fprintf(f, "set terminal svg noenhanced size %u,%u font \"sans,11\" background \"white\"\n",
-			w, h);
+		kvp_gp_code(f, "set terminal svg noenhanced size %u,%u font \"sans,11\" background \"white\"\n",
+			    w, h);
 		break;
 	case KVP_PLOT_TERM_PDF:
-		fprintf(f, "set terminal pdfcairo noenhanced size %.2fin,%.2fin font \"sans,9\"\n",
-			w / 100.0, h / 100.0);
+		kvp_gp_code(f, "set terminal pdfcairo noenhanced size %.2fin,%.2fin font \"sans,9\"\n",
+			    w / 100.0, h / 100.0);
 		break;
 	case KVP_PLOT_TERM_DUMB:
-		fprintf(f, "set terminal dumb size %u,32\n", 100 + (unsigned)(p->npanels - 1) * 70);
+		kvp_gp_code(f, "set terminal dumb size %u,32\n", 100 + (unsigned)(p->npanels - 1) * 70);
 		break;
 	}
-	if (term != KVP_PLOT_TERM_DUMB)
-		fprintf(f, "set output \"%s.%s\"\n", p->name, kvp_plot_term_ext(term));
+	if (term != KVP_PLOT_TERM_DUMB) {
+		kvp_gp_code(f, "set output ");
+		kvp_gp_file(f, p->name, kvp_plot_term_ext(term));
+		kvp_gp_code(f, "\n");
+	}
 }
 
 /* The y value of series s of the panel, scaled for display, as a gnuplot
@@ -254,69 +246,79 @@ static void put_y(FILE *f, const struct kvp_plot_panel *pn, size_t s)
 	double scale = scale_of(y2 ? pn->y2scale : pn->yscale);
 	bool log = y2 ? pn->logy2 : pn->logy;
 	if (log)
-		fprintf(f, "($%zu > 0 ? $%zu/%.17g : NaN)", s + 4, s + 4, scale);
+		kvp_gp_code(f, "($%zu > 0 ? $%zu/%.17g : NaN)", s + 4, s + 4, scale);
 	else
-		fprintf(f, "($%zu/%.17g)", s + 4, scale);
+		kvp_gp_code(f, "($%zu/%.17g)", s + 4, scale);
 }
 
 static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
 {
 	if (s->rgb)
-		fprintf(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
+		kvp_gp_code(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
 	else
-		fprintf(f, " lc %d", s->color ? s->color : (int)i + 1);
-	fprintf(f, " dt %d", s->dash ? s->dash : 1);
+		kvp_gp_code(f, " lc %d", s->color ? s->color : (int)i + 1);
+	kvp_gp_code(f, " dt %d", s->dash ? s->dash : 1);
+}
+
+/* 'NAME.dat' index K: the data of panel k. */
+static void put_data(FILE *f, const struct kvp_plot *p, size_t k)
+{
+	kvp_gp_file(f, p->name, "dat");
+	kvp_gp_code(f, " index %zu", k);
 }
 
 static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 {
 	const struct kvp_plot_panel *pn = &p->panel[k];
 	if (pn->xtic_labels && pn->nrows) {
-		fprintf(f, "set xtics (");
+		kvp_gp_code(f, "set xtics (");
 		for (size_t r = 0; r < pn->nrows; r++) {
-			fprintf(f, "%s", r ? ", " : "");
-			put_gp_string(f, pn->label[r]);
-			fputc(' ', f);
+			if (r)
+				kvp_gp_code(f, ", ");
+			kvp_gp_string(f, pn->label[r]);
+			kvp_gp_code(f, " ");
 			put_number(f, pn->x[r]);
 		}
-		fprintf(f, ")\n");
+		kvp_gp_code(f, ")\n");
 		/* a margin, so the end points and their tic labels are not cut */
 		double lo = pn->x[0], hi = pn->x[pn->nrows - 1];
 		if (pn->logx)
-			fprintf(f, "set xrange [%.10g:%.10g]\n", lo / 1.15, hi * 1.15);
+			kvp_gp_code(f, "set xrange [%.10g:%.10g]\n", lo / 1.15, hi * 1.15);
 		else
-			fprintf(f, "set xrange [%.10g:%.10g]\n", lo - (hi - lo) * 0.03,
-				hi + (hi - lo) * 0.03);
+			kvp_gp_code(f, "set xrange [%.10g:%.10g]\n", lo - (hi - lo) * 0.03,
+				    hi + (hi - lo) * 0.03);
 	}
 	/* the mark, when it falls among the rows; the key names it */
 	bool mark = pn->mark_x > 0 && pn->nrows && pn->mark_x >= pn->x[0] &&
 		    pn->mark_x <= pn->x[pn->nrows - 1];
 	if (mark)
-		fprintf(f, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 "
-			   "lc rgb \"gray30\"\n", pn->mark_x, pn->mark_x);
+		kvp_gp_code(f, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 "
+			       "lc rgb \"gray30\"\n", pn->mark_x, pn->mark_x);
 	/* log axes: the data's own range and a margin, so no point sits on the
 	 * frame; linear axes (times, rates, counts) start at zero */
 	if (pn->logy)
-		fprintf(f, "set autoscale yfix\nset offsets 0, 0, graph 0.06, graph 0.06\n");
+		kvp_gp_code(f, "set autoscale yfix\nset offsets 0, 0, graph 0.06, graph 0.06\n");
 	else
-		fprintf(f, "set yrange [0:*]\n");
-	fprintf(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
-	fprintf(f, "plot ");
+		kvp_gp_code(f, "set yrange [0:*]\n");
+	kvp_gp_code(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
+	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
-		fprintf(f, "%s\"%s.dat\" index %zu using 1:", s ? ", \\\n     " : "", p->name, k);
+		put_sep(f, s);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 1:");
 		put_y(f, pn, s);
-		fprintf(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
+		kvp_gp_code(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
 		put_style(f, &pn->series[s], s);
 		if (pn->series[s].y2)
-			fprintf(f, " axes x1y2");
-		fprintf(f, " title ");
-		put_gp_string(f, pn->series[s].title);
+			kvp_gp_code(f, " axes x1y2");
+		kvp_gp_code(f, " title ");
+		kvp_gp_string(f, pn->series[s].title);
 	}
 	if (mark) {
-		fprintf(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
-		put_gp_string(f, pn->mark_label);
+		kvp_gp_code(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
+		kvp_gp_string(f, pn->mark_label);
 	}
-	fprintf(f, "\n");
+	kvp_gp_code(f, "\n");
 }
 
 static void write_stacked(FILE *f, const struct kvp_plot *p, size_t k)
@@ -330,47 +332,54 @@ static void write_stacked(FILE *f, const struct kvp_plot *p, size_t k)
 		else
 			stack[nstack++] = s;
 	}
-	fprintf(f, "set style fill solid 0.85 border lc rgb \"gray30\"\n"
-		   "set boxwidth 0.6\n"
-		   "set xrange [-0.6:%.1f]\n"
-		   "set yrange [0:*]\n"
-		   "set offsets 0, 0, graph 0.08, 0\n"
-		   "set xtics nomirror\n"
-		   "set grid noxtics ytics\n",
-		pn->nrows ? pn->nrows - 0.4 : 0.6);
+	kvp_gp_code(f, "set style fill solid 0.85 border lc rgb \"gray30\"\n"
+		       "set boxwidth 0.6\n"
+		       "set xrange [-0.6:%.1f]\n"
+		       "set yrange [0:*]\n"
+		       "set offsets 0, 0, graph 0.08, 0\n"
+		       "set xtics nomirror\n"
+		       "set grid noxtics ytics\n",
+		    pn->nrows ? pn->nrows - 0.4 : 0.6);
 	/* labels of two lines ("gpu\ntp N") push the axis label down */
 	for (size_t r = 0; r < pn->nrows; r++)
 		if (strstr(pn->label[r], "\\n")) {
-			fprintf(f, "set xlabel offset 0,-1\n");
+			kvp_gp_code(f, "set xlabel offset 0,-1\n");
 			break;
 		}
-	fprintf(f, "plot ");
+	kvp_gp_code(f, "plot ");
 	/* the cumulative sums, tallest first, so each box covers the one above */
 	for (size_t i = nstack; i-- > 0;) {
-		fprintf(f, "%s\"%s.dat\" index %zu using 0:((", i + 1 < nstack ? ", \\\n     " : "",
-			p->name, k);
+		put_sep(f, i + 1 < nstack);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 0:((");
 		for (size_t j = 0; j <= i; j++)
-			fprintf(f, "%s$%zu", j ? "+" : "", stack[j] + 4);
-		fprintf(f, ")/%.17g)%s with boxes", scale, i + 1 == nstack ? ":xtic(2)" : "");
+			kvp_gp_code(f, j ? "+$%zu" : "$%zu", stack[j] + 4);
+		kvp_gp_code(f, ")/%.17g)", scale);
+		if (i + 1 == nstack)
+			kvp_gp_code(f, ":xtic(2)");
+		kvp_gp_code(f, " with boxes");
 		put_style(f, &pn->series[stack[i]], stack[i]);
-		fprintf(f, " title ");
-		put_gp_string(f, pn->series[stack[i]].title);
+		kvp_gp_code(f, " title ");
+		kvp_gp_string(f, pn->series[stack[i]].title);
 	}
 	if (outline != SIZE_MAX) {
-		fprintf(f, ", \\\n     \"%s.dat\" index %zu using 0:($%zu/%.17g) with boxes fs empty"
-			   " lc rgb \"black\" lw 2 title ",
-			p->name, k, outline + 4, scale);
-		put_gp_string(f, pn->series[outline].title);
+		put_sep(f, true);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 0:($%zu/%.17g) with boxes fs empty lc rgb \"black\" lw 2 title ",
+			    outline + 4, scale);
+		kvp_gp_string(f, pn->series[outline].title);
 	}
 	/* the tags, above the taller of the stack and the outline */
-	fprintf(f, ", \\\n     \"%s.dat\" index %zu using 0:(t = ", p->name, k);
+	put_sep(f, true);
+	put_data(f, p, k);
+	kvp_gp_code(f, " using 0:(t = ");
 	for (size_t j = 0; j < nstack; j++)
-		fprintf(f, "%s$%zu", j ? "+" : "", stack[j] + 4);
+		kvp_gp_code(f, j ? "+$%zu" : "$%zu", stack[j] + 4);
 	if (outline != SIZE_MAX)
-		fprintf(f, ", (t > $%zu ? t : $%zu)", outline + 4, outline + 4);
+		kvp_gp_code(f, ", (t > $%zu ? t : $%zu)", outline + 4, outline + 4);
 	else
-		fprintf(f, ", t");
-	fprintf(f, ")/%.17g:3 with labels offset 0,0.8 font \",10\" notitle\n", scale);
+		kvp_gp_code(f, ", t");
+	kvp_gp_code(f, ")/%.17g:3 with labels offset 0,0.8 font \",10\" notitle\n", scale);
 }
 
 static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
@@ -401,73 +410,78 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 			lo -= pad;
 			hi += pad;
 		}
-		fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", lo, hi, lo, hi);
+		kvp_gp_code(f, "set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", lo, hi, lo, hi);
 	}
-	fprintf(f, "unset logscale\nset size square\n");
+	kvp_gp_code(f, "unset logscale\nset size square\n");
 	if (log)
-		fprintf(f, "set logscale xy 10\n");
-	fprintf(f, "plot ");
+		kvp_gp_code(f, "set logscale xy 10\n");
+	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
-		fprintf(f, "%s\"%s.dat\" index %zu using ($1/%.17g):", s ? ", \\\n     " : "",
-			p->name, k, scale);
+		put_sep(f, s);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using ($1/%.17g):", scale);
 		put_y(f, pn, s);
-		fprintf(f, " with points pt 7 ps 1.2");
+		kvp_gp_code(f, " with points pt 7 ps 1.2");
 		put_style(f, &pn->series[s], s);
-		fprintf(f, " title ");
-		put_gp_string(f, pn->series[s].title);
+		kvp_gp_code(f, " title ");
+		kvp_gp_string(f, pn->series[s].title);
 	}
-	fprintf(f, ", \\\n     x with lines lc rgb \"black\" lw 1 title \"y = x\"");
+	kvp_gp_code(f, ", \\\n     x with lines lc rgb \"black\" lw 1 title \"y = x\"");
 	if (pn->band > 0)
-		fprintf(f, ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 title \"+/- %g %%\""
-			   ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 notitle",
-			1 + pn->band, pn->band * 100, 1 - pn->band);
-	fprintf(f, "\n");
+		kvp_gp_code(f, ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 title \"+/- %g %%\""
+			       ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 notitle",
+			    1 + pn->band, pn->band * 100, 1 - pn->band);
+	kvp_gp_code(f, "\n");
 }
 
 static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 {
-	fprintf(f, "# %s.gp: ", p->name);
-	put_comment(f, p->title);
-	fprintf(f, "\n# Written by kvplan; edit it and re-render with `gnuplot %s.gp` in this\n"
-		   "# directory.  Data: %s.dat, one block per panel (index N), base units.\n",
-		p->name, p->name);
+	kvp_gp_code(f, "# ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp: ");
+	kvp_gp_comment(f, p->title);
+	kvp_gp_code(f, "\n# Written by kvplan; edit it and re-render with 'gnuplot ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp' in this\n# directory.  Data: ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".dat, one block per panel (index N), base units.\n");
 	write_terminal(p, f, term);
-	fprintf(f, "set encoding utf8\nset grid\n");
+	kvp_gp_code(f, "set encoding utf8\nset grid\n");
 	bool multi = p->npanels > 1;
 	if (multi) {
-		fprintf(f, "set multiplot layout 1,%zu title ", p->npanels);
-		put_gp_string(f, p->title);
-		fprintf(f, " font \",12\"\n");
+		kvp_gp_code(f, "set multiplot layout 1,%zu title ", p->npanels);
+		kvp_gp_string(f, p->title);
+		kvp_gp_code(f, " font \",12\"\n");
 	}
 	for (size_t k = 0; k < p->npanels; k++) {
 		const struct kvp_plot_panel *pn = &p->panel[k];
 		bool has_y2 = false;
 		for (size_t s = 0; s < pn->nseries; s++)
 			has_y2 |= pn->series[s].y2;
-		fprintf(f, "\n# panel %zu\n", k);
-		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\n"
-			   "set autoscale\n"
-			   "set format y \"%% h\"\n"
-			   "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
-			   "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
-		fprintf(f, "set title ");
-		put_gp_string(f, multi ? pn->title : p->title);
-		fprintf(f, "\nset xlabel ");
-		put_gp_string(f, pn->xlabel);
-		fprintf(f, "\nset ylabel ");
-		put_gp_string(f, pn->ylabel);
-		fprintf(f, "\n");
+		kvp_gp_code(f, "\n# panel %zu\n", k);
+		kvp_gp_code(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\n"
+			       "set autoscale\n"
+			       "set format y \"%% h\"\n"
+			       "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
+			       "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
+		kvp_gp_code(f, "set title ");
+		kvp_gp_string(f, multi ? pn->title : p->title);
+		kvp_gp_code(f, "\nset xlabel ");
+		kvp_gp_string(f, pn->xlabel);
+		kvp_gp_code(f, "\nset ylabel ");
+		kvp_gp_string(f, pn->ylabel);
+		kvp_gp_code(f, "\n");
 		if (has_y2) {
-			fprintf(f, "set y2label ");
-			put_gp_string(f, pn->y2label);
-			fprintf(f, "\nset ytics nomirror\nset y2tics\n");
+			kvp_gp_code(f, "set y2label ");
+			kvp_gp_string(f, pn->y2label);
+			kvp_gp_code(f, "\nset ytics nomirror\nset y2tics\n");
 		}
 		if (pn->logx)
-			fprintf(f, "set logscale x 2\n");
+			kvp_gp_code(f, "set logscale x 2\n");
 		if (pn->logy)  /* 1000000, not 1e+06 */
-			fprintf(f, "set logscale y\nset format y \"%%.10g\"\n");
+			kvp_gp_code(f, "set logscale y\nset format y \"%%.10g\"\n");
 		if (pn->logy2 && has_y2)
-			fprintf(f, "set logscale y2\n");
+			kvp_gp_code(f, "set logscale y2\n");
 		switch (pn->style) {
 		case KVP_PLOT_STYLE_LINES:
 			write_lines(f, p, k);
@@ -481,7 +495,7 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 		}
 	}
 	if (multi)
-		fprintf(f, "unset multiplot\n");
+		kvp_gp_code(f, "unset multiplot\n");
 }
 
 static kvp_status write_file(const char *dir, const char *name, const char *ext,
@@ -489,22 +503,15 @@ static kvp_status write_file(const char *dir, const char *name, const char *ext,
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-				     strerror(errno));
-	kvp_status st = KVP_STATUS_OK;
-	if (strcmp(ext, "dat") == 0)
-		st = write_dat(p, f);
-	else
-		write_gp(p, f, term);
-	if (ferror(f))
-		st = KVP_STATUS_IO;
-	if (fclose(f) != 0)
-		st = KVP_STATUS_IO;
+	struct kvp_afile a;
+	kvp_status st = kvp_afile_open(&a, path, err);
 	if (st)
-		return kvp_error_set(err, st, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-	return KVP_STATUS_OK;
+		return st;
+	if (strcmp(ext, "dat") == 0)
+		write_dat(p, a.f);
+	else
+		write_gp(p, a.f, term);
+	return kvp_afile_commit(&a, err);
 }
 
 kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,

@@ -88,7 +88,8 @@ struct kvp_plot {
 	struct kvp_plot_panel panel[KVP_PLOT_MAX_PANELS];
 };
 
-/* A zeroed plot named `name` (file stem), or NULL when memory runs out.
+/* A zeroed plot named `name` reduced to a safe file stem (kvp_gp_stem), or
+ * NULL when memory runs out.
  * Free with kvp_plot_free. */
 struct kvp_plot *kvp_plot_new(const char *name);
 void kvp_plot_free(struct kvp_plot *p);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "atomic-file.h"
 #include "units.h"
 #include "workload.h"
 #include "yaml-walk.h"
@@ -1303,15 +1304,15 @@ static kvp_status section_arithmetic(struct report *r)
 	return KVP_STATUS_OK;
 }
 
-static kvp_status open_out(const char *dir, const char *name, FILE **f, struct kvp_error *err)
+/* Start DIR/NAME through the atomic writer; *f is where its text goes. */
+static kvp_status open_out(const char *dir, const char *name, struct kvp_afile *a, FILE **f,
+			   struct kvp_error *err)
 {
 	char path[1200];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	*f = fopen(path, "w");
-	if (!*f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-				     strerror(errno));
-	return KVP_STATUS_OK;
+	kvp_status st = kvp_afile_open(a, path, err);
+	*f = a->f;
+	return st;
 }
 
 kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_report_opts *o,
@@ -1330,8 +1331,9 @@ kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_repor
 		goto out;
 	}
 	r.nops = options_list(s, r.ops);
-	if ((st = open_out(o->dir, "report.md", &r.d.md, err)) ||
-	    (st = open_out(o->dir, "report.html", &r.d.html, err)))
+	struct kvp_afile md = {0}, html = {0};
+	if ((st = open_out(o->dir, "report.md", &md, &r.d.md, err)) ||
+	    (st = open_out(o->dir, "report.html", &html, &r.d.html, err)))
 		goto out;
 
 	doc_begin(&r.d, s->title);
@@ -1364,10 +1366,13 @@ kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_repor
 		goto out;
 	doc_end(&r.d);
 out:
-	if (r.d.md && fclose(r.d.md) != 0 && !st)
-		st = kvp_error_set(err, KVP_STATUS_IO, o->dir, 0, 0, NULL, "cannot write report.md");
-	if (r.d.html && fclose(r.d.html) != 0 && !st)
-		st = kvp_error_set(err, KVP_STATUS_IO, o->dir, 0, 0, NULL, "cannot write report.html");
+	/* both written, or neither replaced */
+	if (!st)
+		st = kvp_afile_commit(&md, err);
+	if (!st)
+		st = kvp_afile_commit(&html, err);
+	kvp_afile_abort(&md);
+	kvp_afile_abort(&html);
 	free(r.ops);
 	free(r.b);
 	return st;

@@ -8,6 +8,7 @@
 
 #include "budget.h"
 #include "csv.h"
+#include "input-file.h"
 #include "perf.h"
 #include "units.h"
 #include "yaml-walk.h"
@@ -422,9 +423,10 @@ out:
 static kvp_status load_csv(struct kvp_validation *v, const char *path, const struct kvp_gpu *gpu,
 			   struct kvp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
+	FILE *f;
+	kvp_status ost = kvp_input_open(path, &f, err);
+	if (ost)
+		return ost;
 	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX];
 	char *h[KVP_CSV_MAX_FIELDS], *val[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;

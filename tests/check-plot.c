@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gnuplot-writer.h"
 #include "perf.h"
 #include "plot.h"
 #include "units.h"
@@ -403,16 +404,16 @@ START_TEST(test_write_files)
 	ck_assert_ptr_nonnull(strstr(dat, "4 llama-2-7b (MHA; 524,288 B/token) (bytes)"));
 	const char *gp = slurp("kv.gp");
 	ck_assert_ptr_nonnull(strstr(gp, "set terminal pngcairo"));
-	ck_assert_ptr_nonnull(strstr(gp, "set output \"kv.png\""));
-	ck_assert_ptr_nonnull(strstr(gp, "set xlabel \"context (tokens per sequence, k = 1024)\""));
-	ck_assert_ptr_nonnull(strstr(gp, "set ylabel \"KV cache of one sequence on one GPU (GiB)\""));
-	ck_assert_ptr_nonnull(strstr(gp, "set title \"KV cache of one sequence"));
-	ck_assert_ptr_nonnull(strstr(gp, "\"kv.dat\" index 0 using 1:"));
+	ck_assert_ptr_nonnull(strstr(gp, "set output 'kv.png'"));
+	ck_assert_ptr_nonnull(strstr(gp, "set xlabel 'context (tokens per sequence, k = 1024)'"));
+	ck_assert_ptr_nonnull(strstr(gp, "set ylabel 'KV cache of one sequence on one GPU (GiB)'"));
+	ck_assert_ptr_nonnull(strstr(gp, "set title 'KV cache of one sequence"));
+	ck_assert_ptr_nonnull(strstr(gp, "'kv.dat' index 0 using 1:"));
 	ck_assert_ptr_nonnull(strstr(gp, "/1073741824")); /* bytes to GiB */
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_SVG, &err), KVP_STATUS_OK);
 	gp = slurp("kv.gp");
 	ck_assert_ptr_nonnull(strstr(gp, "set terminal svg"));
-	ck_assert_ptr_nonnull(strstr(gp, "set output \"kv.svg\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set output 'kv.svg'"));
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_DUMB, &err), KVP_STATUS_OK);
 	gp = slurp("kv.gp");
 	ck_assert_ptr_nonnull(strstr(gp, "set terminal dumb"));
@@ -421,12 +422,13 @@ START_TEST(test_write_files)
 }
 END_TEST
 
-/* Titles with quotes and backslashes stay one gnuplot string. */
+/* Titles with quotes and backslashes stay one single-quoted gnuplot string:
+ * ' doubled, " and \ as they are (no escapes inside single quotes). */
 START_TEST(test_write_escapes)
 {
 	struct kvp_plot *p = kvp_plot_new("esc");
 	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
-	snprintf(p->title, sizeof p->title, "a \"quoted\" C:\\dir");
+	snprintf(p->title, sizeof p->title, "a \"quoted\" C:\\dir it's");
 	kvp_plot_add_series(pn, "s \"1\"");
 	size_t r;
 	ck_assert(kvp_plot_add_row(pn, 1, "one \"1\"", NULL, &r));
@@ -434,8 +436,8 @@ START_TEST(test_write_escapes)
 	struct kvp_error err = {0};
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
 	const char *gp = slurp("esc.gp");
-	ck_assert_ptr_nonnull(strstr(gp, "set title \"a \\\"quoted\\\" C:\\\\dir\""));
-	ck_assert_ptr_nonnull(strstr(gp, "title \"s \\\"1\\\"\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set title 'a \"quoted\" C:\\dir it''s'"));
+	ck_assert_ptr_nonnull(strstr(gp, "title 's \"1\"'"));
 	const char *dat = slurp("esc.dat");
 	ck_assert_ptr_nonnull(strstr(dat, "\n1 \"one '1'\" \"\" 0.5\n"));
 	kvp_plot_free(p);
@@ -584,6 +586,70 @@ static void teardown(void)
 	strcpy(dir, "/tmp/check-plot-XXXXXX");
 }
 
+/* The gnuplot writer's quoting, by hand: single quotes, ' doubled, a line
+ * break as '."\n".', control characters as ?, nothing else changed. */
+static const struct {
+	const char *in, *string, *comment, *dat;
+} gp_quote[] = {
+	{"plain", "'plain'", "plain", "\"plain\""},
+	{"", "''", "", "\"\""},
+	{"it's", "'it''s'", "it's", "\"it's\""},
+	{"a`id`b", "'a`id`b'", "a'id'b", "\"a`id`b\""},
+	{"x\"; system(\"id\")", "'x\"; system(\"id\")'", "x\"; system(\"id\")",
+	 "\"x'; system('id')\""},
+	{"$(id) @m", "'$(id) @m'", "$(id) @m", "\"$(id) @m\""},
+	{"a\nb", "'a'.\"\\n\".'b'", "a; b", "\"a b\""},
+	{"gpu\\ntp 2", "'gpu'.\"\\n\".'tp 2'", "gpu; tp 2", "\"gpu\\ntp 2\""},
+	{"tab\there\x1b[2J", "'tab?here?[2J'", "tab?here?[2J", "\"tab?here?[2J\""},
+	{"end\\", "'end\\'", "end/", "\"end/\""},
+	{"''", "''''''", "''", "\"''\""},
+};
+
+static char *gp_capture(void (*put)(FILE *, const char *), const char *in)
+{
+	static char buf[512];
+	memset(buf, 0, sizeof buf);
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	ck_assert_ptr_nonnull(f);
+	put(f, in);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_gp_quote)
+{
+	ck_assert_str_eq(gp_capture(kvp_gp_string, gp_quote[_i].in), gp_quote[_i].string);
+	ck_assert_str_eq(gp_capture(kvp_gp_comment, gp_quote[_i].in), gp_quote[_i].comment);
+	ck_assert_str_eq(gp_capture(kvp_gp_dat_string, gp_quote[_i].in), gp_quote[_i].dat);
+}
+END_TEST
+
+/* Stems: letters, digits, . _ - only, never first '.' or '-'. */
+static const struct {
+	const char *in, *out;
+	bool ok, fits;
+} gp_stems[] = {
+	{"kv-context", "kv-context", true, true},
+	{"a b/c", "a_b_c", false, true},
+	{"../x", "_._x", false, true},
+	{"-x", "_x", false, true},
+	{".hidden", "_hidden", false, true},
+	{"", "plot", false, true},
+	{"h`id`", "h_id_", false, true},
+	{"\xc3\xa9", "__", false, true}, /* UTF-8 e-acute: two bytes */
+	{"abcdefghijklmnopq", "abcdefghijklmno", true, false}, /* out[16]: 15 and the NUL */
+};
+
+START_TEST(test_gp_stem)
+{
+	char out[16];
+	ck_assert_int_eq(kvp_gp_stem(out, sizeof out, gp_stems[_i].in), gp_stems[_i].fits);
+	ck_assert_str_eq(out, gp_stems[_i].out);
+	ck_assert(kvp_gp_stem_ok(out));
+	ck_assert_int_eq(kvp_gp_stem_ok(gp_stems[_i].in), gp_stems[_i].ok);
+}
+END_TEST
+
 static Suite *plot_suite(void)
 {
 	Suite *s = suite_create("plot");
@@ -600,6 +666,8 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_validate);
 	tcase_add_test(core, test_write_files);
 	tcase_add_test(core, test_write_escapes);
+	tcase_add_loop_test(core, test_gp_quote, 0, sizeof gp_quote / sizeof gp_quote[0]);
+	tcase_add_loop_test(core, test_gp_stem, 0, sizeof gp_stems / sizeof gp_stems[0]);
 	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
