@@ -251,12 +251,17 @@ static void put_y(FILE *f, const struct kvp_plot_panel *pn, size_t s)
 		kvp_gp_code(f, "($%zu/%.17g)", s + 4, scale);
 }
 
-static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
+static void put_color(FILE *f, const struct kvp_plot_series *s, size_t i)
 {
 	if (s->rgb)
 		kvp_gp_code(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
 	else
 		kvp_gp_code(f, " lc %d", s->color ? s->color : (int)i + 1);
+}
+
+static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
+{
+	put_color(f, s, i);
 	kvp_gp_code(f, " dt %d", s->dash ? s->dash : 1);
 }
 
@@ -307,8 +312,16 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 		put_data(f, p, k);
 		kvp_gp_code(f, " using 1:");
 		put_y(f, pn, s);
-		kvp_gp_code(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
-		put_style(f, &pn->series[s], s);
+		/* a series lying on another: open markers around the other's filled
+		 * ones, and gaps in its line that let the other's colour show */
+		if (pn->series[s].over) {
+			kvp_gp_code(f, " with linespoints lw 1.5 pt %zu ps 1.9", 4 + 2 * (s % 4));
+			put_color(f, &pn->series[s], s);
+			kvp_gp_code(f, " dt (3,9)");
+		} else {
+			kvp_gp_code(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
+			put_style(f, &pn->series[s], s);
+		}
 		if (pn->series[s].y2)
 			kvp_gp_code(f, " axes x1y2");
 		kvp_gp_code(f, " title ");
@@ -421,7 +434,7 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 		put_data(f, p, k);
 		kvp_gp_code(f, " using ($1/%.17g):", scale);
 		put_y(f, pn, s);
-		kvp_gp_code(f, " with points pt 7 ps 1.2");
+		kvp_gp_code(f, pn->series[s].over ? " with points pt 6 ps 2.2" : " with points pt 7 ps 1.2");
 		put_style(f, &pn->series[s], s);
 		kvp_gp_code(f, " title ");
 		kvp_gp_string(f, pn->series[s].title);

@@ -386,6 +386,49 @@ START_TEST(test_validate_errors)
 END_TEST
 
 /* The files: data rows in base units, the script's labels and terminal. */
+/* Series on one another: A = 1, 2, 4; B = 1.005, 2, 4 (within 1 % of A
+ * everywhere: lies on it); C = 1, 2, 5 (25 % off at the last row: visible);
+ * D = NaN, 2, 4 (drawn at two rows, both on A: lies on it); E on the right
+ * axis with A's values (another axis: not compared).  Scatter: F's point
+ * (10, 11) sits on G's (10, 11.05); H's (10, 20) does not. */
+START_TEST(test_mark_overlaps)
+{
+	struct kvp_plot *p = kvp_plot_new("overlap");
+	ck_assert_ptr_nonnull(p);
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	const char *names[] = {"A", "B", "C", "D", "E"};
+	double v[5][3] = {{1, 2, 4}, {1.005, 2, 4}, {1, 2, 5}, {NAN, 2, 4}, {1, 2, 4}};
+	for (size_t r = 0; r < 3; r++)
+		ck_assert(kvp_plot_add_row(pn, (double)(r + 1), "", "", NULL));
+	for (size_t s = 0; s < 5; s++) {
+		struct kvp_plot_series *x = kvp_plot_add_series(pn, names[s]);
+		x->y2 = s == 4;
+		for (size_t r = 0; r < 3; r++)
+			pn->y[r][s] = v[s][r];
+	}
+	struct kvp_plot_panel *sc = kvp_plot_add_panel(p, KVP_PLOT_STYLE_SCATTER);
+	const char *sn[] = {"F", "G", "H"};
+	double sy[3] = {11, 11.05, 20};
+	ck_assert(kvp_plot_add_row(sc, 10, "", "", NULL));
+	for (size_t s = 0; s < 3; s++) {
+		kvp_plot_add_series(sc, sn[s]);
+		sc->y[0][s] = sy[s];
+	}
+	ck_assert_uint_eq(kvp_plot_mark_overlaps(p), 3);
+	ck_assert_uint_eq(pn->series[0].over, 0);
+	ck_assert_uint_eq(pn->series[1].over, 1);   /* B on A */
+	ck_assert_str_eq(pn->series[1].title, "B (= A)");
+	ck_assert_uint_eq(pn->series[2].over, 0);
+	ck_assert_uint_eq(pn->series[3].over, 1);   /* D on A */
+	ck_assert_uint_eq(pn->series[4].over, 0);
+	ck_assert_uint_eq(sc->series[0].over, 0);   /* of F and G the later is marked */
+	ck_assert_uint_eq(sc->series[1].over, 1);
+	ck_assert_uint_eq(sc->series[2].over, 0);
+	ck_assert_uint_eq(p->nnotes, 3);
+	kvp_plot_free(p);
+}
+END_TEST
+
 START_TEST(test_write_files)
 {
 	static struct kvp_model m;
@@ -665,6 +708,7 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_block_size);
 	tcase_add_test(core, test_validate);
 	tcase_add_test(core, test_write_files);
+	tcase_add_test(core, test_mark_overlaps);
 	tcase_add_test(core, test_write_escapes);
 	tcase_add_loop_test(core, test_gp_quote, 0, sizeof gp_quote / sizeof gp_quote[0]);
 	tcase_add_loop_test(core, test_gp_stem, 0, sizeof gp_stems / sizeof gp_stems[0]);
