@@ -28,6 +28,10 @@
 #define PLOT_WIDTH 1000
 #define PLOT_HEIGHT 620
 #define PLOT_PANEL_WIDTH 700
+/* square panels (scatter): a cell a little wider than the square, taller
+ * for the key below, so no column of white opens between two panels */
+#define PLOT_SQUARE_WIDTH 600
+#define PLOT_SQUARE_HEIGHT 720
 
 static const char *const term_names[] = {"png", "svg", "pdf", "dumb"};
 
@@ -215,6 +219,13 @@ static void write_terminal(const struct kvp_plot *p, FILE *f, enum kvp_plot_term
 	unsigned w = PLOT_WIDTH + (p->npanels > 1 ? (unsigned)(p->npanels - 1) * PLOT_PANEL_WIDTH : 0) +
 		     bars_width(p);
 	unsigned h = PLOT_HEIGHT;
+	bool square = p->npanels > 0;
+	for (size_t k = 0; k < p->npanels; k++)
+		square = square && p->panel[k].style == KVP_PLOT_STYLE_SCATTER;
+	if (square) {
+		w = (unsigned)p->npanels * PLOT_SQUARE_WIDTH;
+		h = PLOT_SQUARE_HEIGHT;
+	}
 	switch (term) {
 	case KVP_PLOT_TERM_PNG:
 		kvp_gp_code(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
@@ -412,8 +423,10 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 					hi = fmax(hi, v[k] / scale);
 				}
 		}
-	/* log axes only where the values span more than a decade or so */
-	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 20;
+	/* log axes where the values span a factor of 4 or more: there the band
+	 * lines run parallel to y = x and stay on the chart, where on linear
+	 * axes they fan out of it */
+	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 4;
 	if (lo <= hi) {
 		if (log) {
 			lo /= 1.4;
@@ -428,13 +441,34 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 	kvp_gp_code(f, "unset logscale\nset size square\n");
 	if (log)
 		kvp_gp_code(f, "set logscale xy 10\n");
+	/* less than two decades: tics at 1, 2, 5 x 10^d, not only at the decades */
+	if (log && lo <= hi && hi / lo < 100) {
+		for (int axis = 0; axis < 2; axis++) {
+			kvp_gp_code(f, axis ? "set ytics (" : "set xtics (");
+			bool first = true;
+			for (double d = pow(10, floor(log10(lo))); d <= hi; d *= 10)
+				for (int m = 0; m < 3; m++) {
+					double t = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
+					if (t < lo || t > hi)
+						continue;
+					kvp_gp_code(f, first ? "%.10g" : ", %.10g", t);
+					first = false;
+				}
+			kvp_gp_code(f, ")\n");
+		}
+	}
 	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
 		put_sep(f, s);
 		put_data(f, p, k);
 		kvp_gp_code(f, " using ($1/%.17g):", scale);
 		put_y(f, pn, s);
-		kvp_gp_code(f, pn->series[s].over ? " with points pt 6 ps 2.2" : " with points pt 7 ps 1.2");
+		int pt = pn->series[s].point ? pn->series[s].point : 7;
+		/* lying on another: the open form (gnuplot's open types are one less) */
+		if (pn->series[s].over)
+			kvp_gp_code(f, " with points pt %d ps 2.2", pt - 1);
+		else
+			kvp_gp_code(f, " with points pt %d ps 1.2", pt);
 		put_style(f, &pn->series[s], s);
 		kvp_gp_code(f, " title ");
 		kvp_gp_string(f, pn->series[s].title);
@@ -1247,6 +1281,25 @@ out:
 
 /* One point into its panel (a: decode time, b: capacity blocks), in the
  * series of its file and KV dtype; false when the panel is full. */
+/* The median of |predicted - measured| / measured over a scatter panel's
+ * points (x predicted, y measured); 0 without points. */
+static double panel_median_error(const struct kvp_plot_panel *pn)
+{
+	double errs[KVP_PLOT_MAX_ROWS * 2];
+	size_t n = 0;
+	for (size_t r = 0; r < pn->nrows; r++)
+		for (size_t s = 0; s < pn->nseries && n < sizeof errs / sizeof errs[0]; s++)
+			if (!isnan(pn->y[r][s]) && pn->y[r][s] > 0)
+				errs[n++] = fabs(pn->x[r] - pn->y[r][s]) / pn->y[r][s];
+	for (size_t i = 1; i < n; i++)  /* insertion sort: at most 256 */
+		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
+			double t = errs[j];
+			errs[j] = errs[j - 1];
+			errs[j - 1] = t;
+		}
+	return n ? (n % 2 ? errs[n / 2] : (errs[n / 2 - 1] + errs[n / 2]) / 2) : 0;
+}
+
 static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
 			   const struct kvp_vpoint *v)
 {
@@ -1254,13 +1307,31 @@ static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
 	struct kvp_plot_panel *pn = dec ? a : b;
 	const char *slash = strrchr(v->file, '/');
 	char title[KVP_PLOT_TITLE_MAX], label[KVP_PLOT_LABEL_MAX];
-	snprintf(title, sizeof title, "%.40s, %s (%.64s)", v->device[0] ? v->device : v->backend,
-		 kvp_dtype_name(v->shape.kv_dtype), slash ? slash + 1 : v->file);
+	/* MHA and GQA (and MQA) steps differ in what they read per query head:
+	 * separate legend entries */
+	uint32_t hq = v->shape.num_heads, hkv = v->shape.num_kv_heads;
+	const char *attn = hkv == hq ? "MHA" : hkv == 1 ? "MQA" : "GQA";
+	snprintf(title, sizeof title, "%.40s, %s, %s (%.64s)", v->device[0] ? v->device : v->backend,
+		 kvp_dtype_name(v->shape.kv_dtype), attn, slash ? slash + 1 : v->file);
 	size_t s = 0;
 	while (s < pn->nseries && strcmp(pn->series[s].title, title) != 0)
 		s++;
-	if (s == pn->nseries && !kvp_plot_add_series(pn, title))
-		return true; /* too many series: the point is left out, the rest go on */
+	if (s == pn->nseries) {
+		/* colour by KV dtype, in the order first seen; shape by attention */
+		char dt[48];
+		snprintf(dt, sizeof dt, ", %s, ", kvp_dtype_name(v->shape.kv_dtype));
+		int color = 0, most = 0;
+		for (size_t i = 0; i < pn->nseries; i++) {
+			if (!color && strstr(pn->series[i].title, dt))
+				color = pn->series[i].color;
+			most = pn->series[i].color > most ? pn->series[i].color : most;
+		}
+		struct kvp_plot_series *ns = kvp_plot_add_series(pn, title);
+		if (!ns)
+			return true; /* too many series: the point is left out, the rest go on */
+		ns->color = color ? color : most + 1;
+		ns->point = hkv == hq ? 7 : hkv == 1 ? 5 : 9;   /* circle, square, triangle */
+	}
 	if (dec)
 		snprintf(label, sizeof label, "B %llu, n %llu, P %u", (unsigned long long)v->batch,
 			 (unsigned long long)v->context, v->shape.block_size);
@@ -1312,27 +1383,13 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 			      efficiency > 0 ? efficiency : v.points[0].base_efficiency,
 			      efficiency > 0 ? " (calibrated)" : "");
 	kvp_validation_free(&v);
-	/* the median relative error, for the title */
-	double errs[2 * KVP_PLOT_MAX_ROWS];
-	size_t nerr = 0;
-	const struct kvp_plot_panel *both[] = {a, b};
-	for (size_t k = 0; k < 2; k++)
-		for (size_t r = 0; r < both[k]->nrows; r++)
-			for (size_t s = 0; s < both[k]->nseries; s++)
-				if (!isnan(both[k]->y[r][s]) && both[k]->y[r][s] > 0)
-					errs[nerr++] = fabs(both[k]->x[r] - both[k]->y[r][s]) /
-						       both[k]->y[r][s];
-	for (size_t i = 1; i < nerr; i++)  /* insertion sort: at most 256 */
-		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
-			double t = errs[j];
-			errs[j] = errs[j - 1];
-			errs[j - 1] = t;
-		}
-	double median = nerr ? (nerr % 2 ? errs[nerr / 2] : (errs[nerr / 2 - 1] + errs[nerr / 2]) / 2)
-			     : 0;
+	/* the median relative error of each panel: time and blocks are
+	 * different questions, one median over both would answer neither */
+	double med_a = panel_median_error(a), med_b = panel_median_error(b);
 	if (a->nrows) {
 		struct kvp_plot_panel *pn = a;
-		snprintf(pn->title, sizeof pn->title, "decode step time (%zu points)", a->nrows);
+		snprintf(pn->title, sizeof pn->title, "decode step time: %zu point%s, median |error| "
+			 "%.1f %%", a->nrows, a->nrows == 1 ? "" : "s", 100 * med_a);
 		axes(pn, "predicted by kvplan (ms)", "seconds",
 		     "measured by kvbench, median (ms)", "seconds");
 		pn->yscale = 1e-3;
@@ -1341,7 +1398,8 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 	}
 	if (b->nrows) {
 		struct kvp_plot_panel *pn = b;
-		snprintf(pn->title, sizeof pn->title, "KV pool capacity (%zu points)", b->nrows);
+		snprintf(pn->title, sizeof pn->title, "KV pool capacity: %zu point%s, median |error| "
+			 "%.2f %%", b->nrows, b->nrows == 1 ? "" : "s", 100 * med_b);
 		axes(pn, "predicted KV blocks", "blocks",
 		     "blocks kvbench allocated", "blocks");
 		pn->logx = pn->logy = true;
@@ -1359,9 +1417,16 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 		snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", i ? ", " : "",
 			 slash ? slash + 1 : paths[i]);
 	}
+	char meds[160] = "";
+	if (a->nrows)
+		snprintf(meds, sizeof meds, "decode time: median |error| %.1f %% over %zu point%s",
+			 100 * med_a, a->nrows, a->nrows == 1 ? "" : "s");
+	if (b->nrows)
+		snprintf(meds + strlen(meds), sizeof meds - strlen(meds),
+			 "%scapacity: median |error| %.2f %% over %zu point%s", a->nrows ? "; " : "",
+			 100 * med_b, b->nrows, b->nrows == 1 ? "" : "s");
 	snprintf(p->title, sizeof p->title,
-		 "kvplan's predictions against kvbench's measurements: %s\\n"
-		 "median error %.1f %% over %zu points; band +/- %g %%",
-		 files, 100 * median, used, 100 * band);
+		 "kvplan's predictions against kvbench's measurements: %s\\n%s; band +/- %g %%",
+		 files, meds, 100 * band);
 	return KVP_STATUS_OK;
 }

@@ -57,6 +57,7 @@ struct kvp_plot_series {
 	int color;               /* gnuplot linetype for the colour; 0: by position */
 	unsigned rgb;            /* 0xRRGGBB when not 0, instead of color */
 	int dash;                /* gnuplot dashtype; 0: solid */
+	int point;               /* SCATTER: gnuplot pointtype; 0: a filled circle */
 	size_t over;             /* 1 + the series it lies on at every point, or 0
 				  * (kvp_plot_mark_overlaps); drawn open and sparse */
 };

@@ -340,15 +340,17 @@ START_TEST(test_validate)
 	ck_assert_int_eq(pn->style, KVP_PLOT_STYLE_SCATTER);
 	ck_assert_uint_eq(pn->nrows, 3);
 	ck_assert_uint_eq(pn->nseries, 2);
-	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16 (kvbench-results.yaml)");
-	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8 (kvbench-results.yaml)");
+	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16, MQA (kvbench-results.yaml)");
+	ck_assert_int_eq(pn->series[0].point, 5);   /* 8:1 heads: MQA, a square */
+	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8, MQA (kvbench-results.yaml)");
+	ck_assert_int_ne(pn->series[0].color, pn->series[1].color);  /* colour: KV dtype */
 	ck_assert_double_eq_tol(pn->x[0], 1.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[0][0], 1.1e-3);
 	ck_assert(isnan(pn->y[0][1]));
 	ck_assert_double_eq_tol(pn->x[2], 4.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[2][1], 5.0e-3);
 	ck_assert_double_eq(pn->band, 0.2);
-	ck_assert_ptr_nonnull(strstr(p->title, "median error 9.1 % over 3 points"));
+	ck_assert_ptr_nonnull(strstr(p->title, "decode time: median |error| 9.1 % over 3 points"));
 	ck_assert_uint_eq(p->nnotes, 2);
 	ck_assert_ptr_nonnull(strstr(p->notes[0], "2 point(s)"));
 	ck_assert_ptr_nonnull(strstr(p->notes[1], "read-ceiling at efficiency 1"));

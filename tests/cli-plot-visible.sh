@@ -41,4 +41,14 @@ visible kv-context --model llama-2-7b,llama-3.1-8b,mistral-7b-v0.1,qwen2.5-7b
 visible perf --model llama-3.1-8b --gpu h100-sxm
 visible block-size --model llama-3.1-8b --gpu h100-sxm --requests 5000
 visible validate --results "$res/cpu-validate-2026-11-29-A.yaml,$res/cpu-capacity-2026-11-29.yaml"
+# MHA and GQA points in separate legend entries; each panel its own median;
+# the capacity points (166 to 2,662 blocks) on log axes, where the +/- band
+# runs parallel to y = x; two square panels side by side, no white column
+gp="$tmp/p/validate.gp"
+grep -q "title 'cpu, fp16, MHA (cpu-validate-2026-11-29-A.yaml)'" "$gp" && ok || bad "no MHA entry"
+grep -q "title 'cpu, fp16, GQA (cpu-validate-2026-11-29-A.yaml)'" "$gp" && ok || bad "no GQA entry"
+grep -q "decode time: median |error| .* over 40 points; capacity: median |error| 0.00 % over 18 points" "$gp" &&
+	ok || bad "the title does not give the two medians apart"
+[ "$(grep -c 'set logscale xy 10' "$gp")" = 2 ] && ok || bad "capacity not on log axes"
+grep -q "size 1200,720" "$gp" && ok || bad "two square panels: 1200 x 720"
 finish

@@ -7,7 +7,8 @@
 # differs by more than 1 % from every other series' point on the same axis
 # of its panel (lines: at the same x; points: anywhere); otherwise its legend
 # title must name the series it lies on ("(= ...)") or a "# note:" of the
-# data file must name it.  A segment of stacked bars is visible when it has
+# data file must name it.  A series so named is drawn as open rings and hides
+# nothing beneath it.  A segment of stacked bars is visible when it has
 # height in some bar.
 # Prints "series N" and exits 1 on a hidden series or when none was read.
 
@@ -98,7 +99,9 @@ END {
 			drawn = 1
 			alone = 1
 			for (o = 1; o <= nser && alone; o++) {
-				if (o == s || sk[o] != k || sax[o] != sax[s]) continue
+				# a series named as lying on others is drawn open (a
+				# ring around the point): it does not hide what it covers
+				if (o == s || sk[o] != k || sax[o] != sax[s] || index(stitle[o], "(= ")) continue
 				if (spts[s]) {
 					for (q = 1; q <= nrow[k] && alone; q++) {
 						w = V[k, q, sc[o]]
