@@ -317,12 +317,23 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 	else
 		kvp_gp_code(f, "set yrange [0:*]\n");
 	kvp_gp_code(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
+	/* past the mark, grey: each series in colour up to the last row within
+	 * the mark, then again in grey from that row on (so the two join) */
+	bool grey = mark && pn->grey_past_mark;
+	double last_in = pn->x[0];
+	for (size_t r = 0; grey && r < pn->nrows; r++)
+		if (pn->x[r] <= pn->mark_x)
+			last_in = pn->x[r];
 	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
 		put_sep(f, s);
 		put_data(f, p, k);
 		kvp_gp_code(f, " using 1:");
+		if (grey)
+			kvp_gp_code(f, "($1 <= %.10g ? ", pn->mark_x);
 		put_y(f, pn, s);
+		if (grey)
+			kvp_gp_code(f, " : NaN)");
 		/* a series lying on another: open markers around the other's filled
 		 * ones, and gaps in its line that let the other's colour show */
 		if (pn->series[s].over) {
@@ -338,10 +349,24 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 		kvp_gp_code(f, " title ");
 		kvp_gp_string(f, pn->series[s].title);
 	}
+	for (size_t s = 0; grey && s < pn->nseries; s++) {
+		put_sep(f, true);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 1:($1 >= %.10g ? ", last_in);
+		put_y(f, pn, s);
+		kvp_gp_code(f, " : NaN) with linespoints lw 1 pt %zu ps 0.8 lc rgb \"gray70\" dt 1",
+			    4 + 2 * (s % 4));
+		if (pn->series[s].y2)
+			kvp_gp_code(f, " axes x1y2");
+		kvp_gp_code(f, " notitle");
+	}
 	if (mark) {
 		kvp_gp_code(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
 		kvp_gp_string(f, pn->mark_label);
 	}
+	if (grey)
+		kvp_gp_code(f, ", \\\n     NaN with linespoints lw 1 pt 6 ps 0.8 lc rgb \"gray70\" "
+			       "title 'grey: beyond the pool, cannot run'");
 	kvp_gp_code(f, "\n");
 }
 
@@ -481,6 +506,11 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 	kvp_gp_code(f, "\n");
 }
 
+/* linetypes 1 to 8: purple, green, blue, vermillion, brown, magenta, red,
+ * black; each at least 4.1:1 against white (WCAG contrast ratio) */
+static const unsigned palette[] = {0x9400d3, 0x008560, 0x0072b2, 0xc85000,
+				   0x8c564b, 0xe7298a, 0xc41a0e, 0x000000};
+
 static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 {
 	kvp_gp_code(f, "# ");
@@ -494,6 +524,11 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 	kvp_gp_code(f, ".dat, one block per panel (index N), base units.\n");
 	write_terminal(p, f, term);
 	kvp_gp_code(f, "set encoding utf8\nset grid\n");
+	/* gnuplot's own colours 3, 4 and 5 (sky blue, orange, yellow) are faint
+	 * on white: eight that all stand out, told apart by colour-blind eyes
+	 * too (Okabe-Ito's darker hues, then red, brown, magenta, black) */
+	for (size_t i = 0; i < sizeof palette / sizeof palette[0]; i++)
+		kvp_gp_code(f, "set linetype %zu lc rgb \"#%06x\"\n", i + 1, palette[i]);
 	bool multi = p->npanels > 1;
 	if (multi) {
 		kvp_gp_code(f, "set multiplot layout 1,%zu title ", p->npanels);
@@ -1082,6 +1117,7 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	pa->yscale = 1e-3;
 	pa->logx = pa->xtic_labels = true;
 	pa->mark_x = (double)fit;
+	pa->grey_past_mark = true;
 	snprintf(pa->mark_label, sizeof pa->mark_label, "%s sequences fit the pool", n2);
 	static const char *const roof[] = {"step time", "memory term (weights + KV read)",
 					   "compute term"};
@@ -1110,8 +1146,9 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	/* (b) offload against context, per host link */
 	kvp_format_u64(batch, n1, sizeof n1);
 	snprintf(pb->title, sizeof pb->title,
-		 "(b) decode step of %s sequence(s), all KV brought over a link\\n"
-		 "each step, layer by layer (transfer overlaps compute)", n1);
+		 "(b) decode step of %s %s, all KV brought over a link\\n"
+		 "each step, layer by layer (transfer overlaps compute)", n1,
+		 batch == 1 ? "sequence" : "sequences");
 	axes(pb, "context (tokens per sequence, k = 1024)", "tokens",
 	     "time per decode step (ms)", "seconds");
 	pb->yscale = 1e-3;
@@ -1199,6 +1236,7 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		goto out;
 	char reason[512], pool[32], num[32];
 	int pick = kvp_frag_recommend(rows, n, reason, sizeof reason);
+	uint32_t zero_waste = 0;
 
 	struct kvp_plot_panel *pa = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
 	struct kvp_plot_panel *pb = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
@@ -1206,13 +1244,14 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
 		goto out;
 	}
-	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks");
-	snprintf(pa->ylabel, sizeof pa->ylabel, "internal waste (%% of the KV pool)");
-	snprintf(pa->y2label, sizeof pa->y2label, "metadata: block tables + allocator (MiB)");
-	snprintf(pa->yunit, sizeof pa->yunit, "fraction");
-	snprintf(pa->y2unit, sizeof pa->y2unit, "bytes");
+	/* waste and metadata in one unit, the share of the pool each takes, on a
+	 * log axis: 13 MiB of tables beside 3.6 GiB of waste reads as what it
+	 * is, 0.02 % against 6.7 % (two axes in MiB and % made them look alike) */
+	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks, %% of the pool");
+	snprintf(pa->ylabel, sizeof pa->ylabel, "share of the KV pool (%%, log scale)");
+	snprintf(pa->yunit, sizeof pa->yunit, "fraction of the pool");
 	pa->yscale = 0.01;
-	pa->y2scale = (double)KVP_MIB;
+	pa->logy = true;
 	snprintf(pb->title, sizeof pb->title, "(b) what the pool holds");
 	snprintf(pb->ylabel, sizeof pb->ylabel, "live sequences (time average)");
 	snprintf(pb->yunit, sizeof pb->yunit, "sequences");
@@ -1233,9 +1272,8 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		char t[KVP_PLOT_TITLE_MAX];
 		snprintf(t, sizeof t, "internal waste, %s", pname);
 		kvp_plot_add_series(pa, t)->color = (int)k + 1;
-		snprintf(t, sizeof t, "metadata, %s (right axis)", pname);
+		snprintf(t, sizeof t, "metadata (block tables + allocator), %s", pname);
 		struct kvp_plot_series *s = kvp_plot_add_series(pa, t);
-		s->y2 = true;
 		s->color = 4 + 3 * (int)k;
 		s->dash = 2;
 		snprintf(t, sizeof t, "live sequences, %s", pname);
@@ -1255,8 +1293,19 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 				break;
 		}
 		pa->y[r][2 * k] = rows[i].internal_waste_fraction;
-		pa->y[r][2 * k + 1] = (double)rows[i].metadata_bytes;
+		pa->y[r][2 * k + 1] = cfg->pool_bytes
+			? (double)rows[i].metadata_bytes / (double)cfg->pool_bytes : NAN;
+		if (rows[i].internal_waste_fraction <= 0)
+			zero_waste = rows[i].block_size;
 		pb->y[r][k] = rows[i].mean_sequences;
+	}
+	if (zero_waste) {
+		kvp_plot_note(p, "internal waste is 0 at P = %u: off the log axis", zero_waste);
+		for (size_t k = 0; k < npol; k++) {
+			size_t len = strlen(pa->series[2 * k].title);
+			snprintf(pa->series[2 * k].title + len, sizeof pa->series[0].title - len,
+				 " (0 at P = %u, off the log axis)", zero_waste);
+		}
 	}
 	if (pick >= 0) {
 		pb->mark_x = rows[pick].block_size;

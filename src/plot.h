@@ -73,6 +73,8 @@ struct kvp_plot_panel {
 	double band;             /* SCATTER: relative error band drawn around y = x */
 	double mark_x;           /* LINES: a dashed vertical line here when > 0 ... */
 	char mark_label[KVP_PLOT_LABEL_MAX];   /* ... named by this */
+	bool grey_past_mark;     /* ... and the points beyond it drawn grey: they
+				  * cannot happen (more sequences than fit) */
 	size_t nseries, nrows;
 	struct kvp_plot_series series[KVP_PLOT_MAX_SERIES];
 	double x[KVP_PLOT_MAX_ROWS];

@@ -312,8 +312,10 @@ START_TEST(test_block_size)
 	ck_assert_double_eq(a->y[0][0], 0);
 	ck_assert_double_eq_tol(a->y[1][0], 4681 * 11.5 / 524288, 1e-9);
 	ck_assert_double_eq_tol(a->y[2][0], 27.5 / 128, 1e-9);
-	ck_assert_double_eq(a->y[0][1], 6878208);
-	ck_assert_double_eq(a->y[2][1], 49152);
+	/* metadata as a share of the 1 GiB pool, waste's unit */
+	ck_assert_double_eq_tol(a->y[0][1], 6878208.0 / 1073741824, 1e-15);
+	ck_assert_double_eq_tol(a->y[2][1], 49152.0 / 1073741824, 1e-15);
+	ck_assert(a->logy && !a->series[1].y2);
 	ck_assert_double_eq_tol(b->y[0][0], 524288 / 100.5, 1);
 	ck_assert_double_eq(b->y[1][0], 4681);
 	ck_assert_double_eq(b->y[2][0], 4096);

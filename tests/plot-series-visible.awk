@@ -49,10 +49,14 @@ file == 1 && /index [0-9]+ using/ {
 	match(line, /index [0-9]+/); k = substr(line, RSTART + 6, RLENGTH - 6) + 0
 	rest = substr(line, RSTART + RLENGTH)
 	if (!match(rest, /\$[0-9]+/)) next
-	# the y column: the first $N after "using 1:" or "using ($1/..):"
-	sub(/using \(\$1\/[^)]*\):/, "using Y:", rest)
-	sub(/using 1:/, "using Y:", rest)
-	match(rest, /Y:\(\$[0-9]+/); col = substr(rest, RSTART + 4, RLENGTH - 4) + 0
+	# the y column: the first $N from 4 on ($1 is x, 2 and 3 the labels)
+	col = 0
+	u = rest
+	while (!col && match(u, /\$[0-9]+/)) {
+		if (substr(u, RSTART + 1, RLENGTH - 1) + 0 >= 4)
+			col = substr(u, RSTART + 1, RLENGTH - 1) + 0
+		u = substr(u, RSTART + RLENGTH)
+	}
 	n = ++nser
 	sk[n] = k; sc[n] = col
 	sax[n] = line ~ /axes x1y2/ ? 2 : 1
