@@ -170,18 +170,23 @@ START_TEST(test_chunked_ttft_by_hand)
 	struct kvp_error err = {0};
 	struct kvp_perf_chunked ch;
 	struct kvp_perf_step s;
-	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 2000, 1000, 512, &ch, &err), KVP_STATUS_OK);
-	ck_assert_uint_eq(ch.chunk_tokens, 512);
-	ck_assert_uint_eq(ch.steps, 4);
-	ck_assert_double_eq_tol(ch.compute_s, 0.007000690688, 1e-15);
-	ck_assert_double_eq_tol(ch.memory_s, 0.013738975232, 1e-15);
-	ck_assert_double_eq_tol(ch.ttft_s, 0.054955900928, 1e-14);
-	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 514, &ch, &err), KVP_STATUS_OK);
-	ck_assert_uint_eq(ch.chunk_tokens, 512);
-	ck_assert_uint_eq(ch.steps, 4);
-	ck_assert_double_eq_tol(ch.compute_s, 0.007028692926464, 1e-15);
-	ck_assert_double_eq_tol(ch.memory_s, 0.014787551232, 1e-15);
-	ck_assert_double_eq_tol(ch.ttft_s, 0.059150204928, 1e-14);
+	static const struct {
+		uint64_t batch, tokens_per_step;
+		double compute_s, memory_s, ttft_s;   /* the hand figures above */
+	} cases[] = {
+		{1, 512, 0.007000690688, 0.013738975232, 0.054955900928},
+		{3, 514, 0.007028692926464, 0.014787551232, 0.059150204928},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, cases[i].batch, 2000, 1000,
+						       cases[i].tokens_per_step, &ch, &err),
+				 KVP_STATUS_OK);
+		ck_assert_uint_eq(ch.chunk_tokens, 512);
+		ck_assert_uint_eq(ch.steps, 4);
+		ck_assert_double_eq_tol(ch.compute_s, cases[i].compute_s, 1e-15);
+		ck_assert_double_eq_tol(ch.memory_s, cases[i].memory_s, 1e-15);
+		ck_assert_double_eq_tol(ch.ttft_s, cases[i].ttft_s, 1e-14);
+	}
 	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 2, &ch, &err), KVP_STATUS_OK);
 	ck_assert(isinf(ch.ttft_s));
 	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 1000, 1000, 8192, &ch, &err), KVP_STATUS_OK);
