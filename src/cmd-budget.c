@@ -94,11 +94,11 @@ static void print_kind_lines(const struct kvp_spec *s)
 				       kvp_layer_kind_name((enum kvp_layer_kind)k), s->count[k],
 				       s->kv_heads_per_gpu, scale ? "(" : "", m->head_dim, el,
 				       scale ? sc : "", scale ? ")" : "", t1);
-			else
-				printf("  %-9s %3u layers x %u KV heads x ((d_k %u + d_v %u) x %s%s%s%s) ="
+			else  /* K and V of different widths: each its own scale */
+				printf("  %-9s %3u layers x %u KV heads x ((d_k %u + d_v %u) x %s%s%s) ="
 				       " %s B/token", kvp_layer_kind_name((enum kvp_layer_kind)k),
 				       s->count[k], s->kv_heads_per_gpu, m->head_dim, m->head_dim_v, el,
-				       scale ? " + 2 x" : "", scale ? sc + 2 : "", "", t1);
+				       scale ? " + 2 x " : "", scale ? sc + 3 : "", t1);
 			if (l && l->window)
 				printf(" (window %u tokens)", l->window);
 			printf("\n");
@@ -133,6 +133,7 @@ static void print_memory(const struct kvp_budget *b)
 		break;
 	}
 	case KVP_ENGINE_TRTLLM: {
+		/* their sum was checked by kvp_budget_compute */
 		uint64_t fixed = b->weights_bytes + b->activation_bytes + b->overhead_bytes;
 		line_bytes("- weights", b->weights_bytes);
 		line_bytes("- activation peak", b->activation_bytes);

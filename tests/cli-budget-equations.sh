@@ -41,4 +41,14 @@ for model in llama-3.1-8b llama-3.1-70b gpt-oss-120b gemma-3-27b deepseek-v3 jam
 		done
 	done
 done
+# K and V of different widths (d_k 128, d_v 64): the line takes (d_k + d_v),
+# and each of K and V its scale: 32 x 8 x (192 x 1 + 2 x 4) = 51,200 B
+sed 's/^head_dim: 128.*/head_dim: 128\nhead_dim_v: 64/; s/^name: llama-3.1-8b/name: kdv/' \
+	"$top_srcdir/profiles/models/llama-3.1-8b.yaml" >"$tmp/kdv.yaml"
+for kv in auto int8 nvfp4; do
+	run "$KVPLAN" budget --model "$tmp/kdv.yaml" --gpu h100-sxm --kv-dtype $kv --context 8192
+	expect_rc 0
+	if awk -f "$check" "$tmp/out" >"$tmp/awk"; then ok; else bad "$(cat "$tmp/awk")"; fi
+done
+expect_out "32 layers x 8 KV heads x ((d_k 128 + d_v 64) x (0.5 B + 1 B scale / 16)) = 27,648 B/token"
 finish
