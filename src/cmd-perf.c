@@ -30,7 +30,15 @@ static void help(void)
 	       "           eff), FLOPs / (peak x eff)) -> time per output token, tokens/s\n"
 	       "  tp       two ring all-reduces per layer over NVLink (or PCIe)\n"
 	       "Decode is timed at the mean context of the output, prompt + (output - 1) / 2;\n"
-	       "memory is checked at prompt + output (the budget of `kvplan budget`).\n\n"
+	       "memory is checked at prompt + output (the budget of `kvplan budget`).\n"
+	       "Two times to first token per batch B:\n"
+	       "  ttft_batch    B prompts prefilled together in one pass (a burst of B arrivals;\n"
+	       "                every user waits for the whole pass)\n"
+	       "  ttft_chunked  one prompt joining B - 1 sequences already decoding, under\n"
+	       "                continuous batching with chunked prefill: each step carries the\n"
+	       "                B - 1 decode tokens and T - (B - 1) prompt tokens (T =\n"
+	       "                --max-batched-tokens); k = ceil(prompt / chunk) steps, each\n"
+	       "                timed on the same roofline; no queueing counted\n\n"
 	       "%s"
 	       "Perf:\n"
 	       "  --prompt N                prompt tokens (default: --context, else 1024)\n"
@@ -263,8 +271,28 @@ int kvp_cmd_perf(int argc, char **argv)
 		fmt_s(r0->prefill.memory_s, t2, sizeof t2);
 		fmt_s(r0->prefill.comm_s, t3, sizeof t3);
 		fmt_s(r0->prefill.time_s, t4, sizeof t4);
-		printf("  batch %llu: compute %s, memory %s -> %s-bound; + all-reduce %s = TTFT %s\n\n",
-		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound), t3, t4);
+		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + all-reduce %s = "
+		       "TTFT %s\n", (unsigned long long)r0->batch, t1, t2,
+		       kvp_perf_bound_name(r0->prefill.bound), t3, t4);
+		const struct kvp_perf_row *rl = &rows[nbatch - 1];
+		if (isfinite(rl->chunked.ttft_s)) {
+			char t5[64];
+			kvp_format_u64(rl->chunked.chunk_tokens, t1, sizeof t1);
+			fmt_s(rl->chunked.compute_s, t2, sizeof t2);
+			fmt_s(rl->chunked.memory_s, t3, sizeof t3);
+			fmt_s(rl->chunked.comm_s, t4, sizeof t4);
+			fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
+			printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
+			       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s)"
+			       " = TTFT %s\n\n", (unsigned long long)(rl->batch - 1), t1,
+			       (unsigned long long)b->max_batched_tokens,
+			       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
+			       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, t5);
+		} else {
+			printf("  chunked, joining %llu decoding: no prompt token fits a step of "
+			       "max-batched-tokens %llu\n\n", (unsigned long long)(rl->batch - 1),
+			       (unsigned long long)b->max_batched_tokens);
+		}
 
 		kvp_format_u64(n_dec, t1, sizeof t1);
 		printf("Decode step at the mean context %s tokens\n", t1);
@@ -286,7 +314,9 @@ int kvp_cmd_perf(int argc, char **argv)
 				break;
 			kvp_record_u64(x, "batch", r->batch);
 			fmt_s(r->prefill.time_s, t1, sizeof t1);
-			kvp_record_str(x, "ttft", t1);
+			kvp_record_str(x, "ttft_batch", t1);
+			fmt_s(r->chunked.ttft_s, t1, sizeof t1);
+			kvp_record_str(x, "ttft_chunked", t1);
 			if (r->offload) {
 				fmt_s(r->decode.time_s, t1, sizeof t1);
 				kvp_record_str(x, "step_on_gpu", t1);

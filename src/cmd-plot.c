@@ -423,8 +423,12 @@ int kvp_cmd_plot(int argc, char **argv)
 	for (int i = 0; i < argc && len < sizeof p->source; i++)
 		len += (size_t)snprintf(p->source + len, sizeof p->source - len, " %s", argv[i]);
 	struct kvp_error err = {0};
-	if (k->build(&a, p, &err) || kvp_plot_mkdir(a.dir, &err) ||
-	    kvp_plot_write(p, a.dir, a.term, &err)) {
+	if (k->build(&a, p, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	kvp_plot_mark_overlaps(p);
+	if (kvp_plot_mkdir(a.dir, &err) || kvp_plot_write(p, a.dir, a.term, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}

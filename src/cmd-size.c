@@ -27,7 +27,8 @@ static void help(void)
 {
 	printf("Usage: kvplan size --model NAME --workload NAME|PATH [--gpus all|LIST] [OPTIONS]\n\n"
 	       "GPU purchase sizing.  For each GPU and tensor-parallel size, the fewest replicas\n"
-	       "that meet every constraint, ranked by cost:\n"
+	       "that meet every constraint, ranked by cost per million output tokens at\n"
+	       "each configuration's own throughput (then per hour):\n"
 	       "  memory      weights fit; one request of max_model_len fits; the KV of the\n"
 	       "              sequences in flight fits (Little's law: C = rate x (TTFT +\n"
 	       "              output x TPOT), per replica)\n"

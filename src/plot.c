@@ -28,6 +28,10 @@
 #define PLOT_WIDTH 1000
 #define PLOT_HEIGHT 620
 #define PLOT_PANEL_WIDTH 700
+/* square panels (scatter): a cell a little wider than the square, taller
+ * for the key below, so no column of white opens between two panels */
+#define PLOT_SQUARE_WIDTH 600
+#define PLOT_SQUARE_HEIGHT 720
 
 static const char *const term_names[] = {"png", "svg", "pdf", "dumb"};
 
@@ -215,6 +219,13 @@ static void write_terminal(const struct kvp_plot *p, FILE *f, enum kvp_plot_term
 	unsigned w = PLOT_WIDTH + (p->npanels > 1 ? (unsigned)(p->npanels - 1) * PLOT_PANEL_WIDTH : 0) +
 		     bars_width(p);
 	unsigned h = PLOT_HEIGHT;
+	bool square = p->npanels > 0;
+	for (size_t k = 0; k < p->npanels; k++)
+		square = square && p->panel[k].style == KVP_PLOT_STYLE_SCATTER;
+	if (square) {
+		w = (unsigned)p->npanels * PLOT_SQUARE_WIDTH;
+		h = PLOT_SQUARE_HEIGHT;
+	}
 	switch (term) {
 	case KVP_PLOT_TERM_PNG:
 		kvp_gp_code(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
@@ -251,12 +262,17 @@ static void put_y(FILE *f, const struct kvp_plot_panel *pn, size_t s)
 		kvp_gp_code(f, "($%zu/%.17g)", s + 4, scale);
 }
 
-static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
+static void put_color(FILE *f, const struct kvp_plot_series *s, size_t i)
 {
 	if (s->rgb)
 		kvp_gp_code(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
 	else
 		kvp_gp_code(f, " lc %d", s->color ? s->color : (int)i + 1);
+}
+
+static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
+{
+	put_color(f, s, i);
 	kvp_gp_code(f, " dt %d", s->dash ? s->dash : 1);
 }
 
@@ -301,23 +317,56 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 	else
 		kvp_gp_code(f, "set yrange [0:*]\n");
 	kvp_gp_code(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
+	/* past the mark, grey: each series in colour up to the last row within
+	 * the mark, then again in grey from that row on (so the two join) */
+	bool grey = mark && pn->grey_past_mark;
+	double last_in = pn->x[0];
+	for (size_t r = 0; grey && r < pn->nrows; r++)
+		if (pn->x[r] <= pn->mark_x)
+			last_in = pn->x[r];
 	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
 		put_sep(f, s);
 		put_data(f, p, k);
 		kvp_gp_code(f, " using 1:");
+		if (grey)
+			kvp_gp_code(f, "($1 <= %.10g ? ", pn->mark_x);
 		put_y(f, pn, s);
-		kvp_gp_code(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
-		put_style(f, &pn->series[s], s);
+		if (grey)
+			kvp_gp_code(f, " : NaN)");
+		/* a series lying on another: open markers around the other's filled
+		 * ones, and gaps in its line that let the other's colour show */
+		if (pn->series[s].over) {
+			kvp_gp_code(f, " with linespoints lw 1.5 pt %zu ps 1.9", 4 + 2 * (s % 4));
+			put_color(f, &pn->series[s], s);
+			kvp_gp_code(f, " dt (3,9)");
+		} else {
+			kvp_gp_code(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
+			put_style(f, &pn->series[s], s);
+		}
 		if (pn->series[s].y2)
 			kvp_gp_code(f, " axes x1y2");
 		kvp_gp_code(f, " title ");
 		kvp_gp_string(f, pn->series[s].title);
 	}
+	for (size_t s = 0; grey && s < pn->nseries; s++) {
+		put_sep(f, true);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 1:($1 >= %.10g ? ", last_in);
+		put_y(f, pn, s);
+		kvp_gp_code(f, " : NaN) with linespoints lw 1 pt %zu ps 0.8 lc rgb \"gray70\" dt 1",
+			    4 + 2 * (s % 4));
+		if (pn->series[s].y2)
+			kvp_gp_code(f, " axes x1y2");
+		kvp_gp_code(f, " notitle");
+	}
 	if (mark) {
 		kvp_gp_code(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
 		kvp_gp_string(f, pn->mark_label);
 	}
+	if (grey)
+		kvp_gp_code(f, ", \\\n     NaN with linespoints lw 1 pt 6 ps 0.8 lc rgb \"gray70\" "
+			       "title 'grey: beyond the pool, cannot run'");
 	kvp_gp_code(f, "\n");
 }
 
@@ -399,8 +448,10 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 					hi = fmax(hi, v[k] / scale);
 				}
 		}
-	/* log axes only where the values span more than a decade or so */
-	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 20;
+	/* log axes where the values span a factor of 4 or more: there the band
+	 * lines run parallel to y = x and stay on the chart, where on linear
+	 * axes they fan out of it */
+	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 4;
 	if (lo <= hi) {
 		if (log) {
 			lo /= 1.4;
@@ -415,13 +466,34 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 	kvp_gp_code(f, "unset logscale\nset size square\n");
 	if (log)
 		kvp_gp_code(f, "set logscale xy 10\n");
+	/* less than two decades: tics at 1, 2, 5 x 10^d, not only at the decades */
+	if (log && lo <= hi && hi / lo < 100) {
+		for (int axis = 0; axis < 2; axis++) {
+			kvp_gp_code(f, axis ? "set ytics (" : "set xtics (");
+			bool first = true;
+			for (double d = pow(10, floor(log10(lo))); d <= hi; d *= 10)
+				for (int m = 0; m < 3; m++) {
+					double t = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
+					if (t < lo || t > hi)
+						continue;
+					kvp_gp_code(f, first ? "%.10g" : ", %.10g", t);
+					first = false;
+				}
+			kvp_gp_code(f, ")\n");
+		}
+	}
 	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
 		put_sep(f, s);
 		put_data(f, p, k);
 		kvp_gp_code(f, " using ($1/%.17g):", scale);
 		put_y(f, pn, s);
-		kvp_gp_code(f, " with points pt 7 ps 1.2");
+		int pt = pn->series[s].point ? pn->series[s].point : 7;
+		/* lying on another: the open form (gnuplot's open types are one less) */
+		if (pn->series[s].over)
+			kvp_gp_code(f, " with points pt %d ps 2.2", pt - 1);
+		else
+			kvp_gp_code(f, " with points pt %d ps 1.2", pt);
 		put_style(f, &pn->series[s], s);
 		kvp_gp_code(f, " title ");
 		kvp_gp_string(f, pn->series[s].title);
@@ -433,6 +505,11 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 			    1 + pn->band, pn->band * 100, 1 - pn->band);
 	kvp_gp_code(f, "\n");
 }
+
+/* linetypes 1 to 8: purple, green, blue, vermillion, brown, magenta, red,
+ * black; each at least 4.1:1 against white (WCAG contrast ratio) */
+static const unsigned palette[] = {0x9400d3, 0x008560, 0x0072b2, 0xc85000,
+				   0x8c564b, 0xe7298a, 0xc41a0e, 0x000000};
 
 static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 {
@@ -447,6 +524,11 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 	kvp_gp_code(f, ".dat, one block per panel (index N), base units.\n");
 	write_terminal(p, f, term);
 	kvp_gp_code(f, "set encoding utf8\nset grid\n");
+	/* gnuplot's own colours 3, 4 and 5 (sky blue, orange, yellow) are faint
+	 * on white: eight that all stand out, told apart by colour-blind eyes
+	 * too (Okabe-Ito's darker hues, then red, brown, magenta, black) */
+	for (size_t i = 0; i < sizeof palette / sizeof palette[0]; i++)
+		kvp_gp_code(f, "set linetype %zu lc rgb \"#%06x\"\n", i + 1, palette[i]);
 	bool multi = p->npanels > 1;
 	if (multi) {
 		kvp_gp_code(f, "set multiplot layout 1,%zu title ", p->npanels);
@@ -1071,6 +1153,7 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	pa->yscale = 1e-3;
 	pa->logx = pa->xtic_labels = true;
 	pa->mark_x = (double)fit;
+	pa->grey_past_mark = true;
 	snprintf(pa->mark_label, sizeof pa->mark_label, "%s sequences fit the pool", n2);
 	static const char *const roof[] = {"step time", "memory term (weights + KV read)",
 					   "compute term"};
@@ -1099,8 +1182,9 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	/* (b) offload against context, per host link */
 	kvp_format_u64(batch, n1, sizeof n1);
 	snprintf(pb->title, sizeof pb->title,
-		 "(b) decode step of %s sequence(s), all KV brought over a link\\n"
-		 "each step, layer by layer (transfer overlaps compute)", n1);
+		 "(b) decode step of %s %s, all KV brought over a link\\n"
+		 "each step, layer by layer (transfer overlaps compute)", n1,
+		 batch == 1 ? "sequence" : "sequences");
 	axes(pb, "context (tokens per sequence, k = 1024)", "tokens",
 	     "time per decode step (ms)", "seconds");
 	pb->yscale = 1e-3;
@@ -1188,6 +1272,7 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		goto out;
 	char reason[512], pool[32], num[32];
 	int pick = kvp_frag_recommend(rows, n, reason, sizeof reason);
+	uint32_t zero_waste = 0;
 
 	struct kvp_plot_panel *pa = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
 	struct kvp_plot_panel *pb = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
@@ -1195,13 +1280,14 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
 		goto out;
 	}
-	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks");
-	snprintf(pa->ylabel, sizeof pa->ylabel, "internal waste (%% of the KV pool)");
-	snprintf(pa->y2label, sizeof pa->y2label, "metadata: block tables + allocator (MiB)");
-	snprintf(pa->yunit, sizeof pa->yunit, "fraction");
-	snprintf(pa->y2unit, sizeof pa->y2unit, "bytes");
+	/* waste and metadata in one unit, the share of the pool each takes, on a
+	 * log axis: 13 MiB of tables beside 3.6 GiB of waste reads as what it
+	 * is, 0.02 % against 6.7 % (two axes in MiB and % made them look alike) */
+	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks, %% of the pool");
+	snprintf(pa->ylabel, sizeof pa->ylabel, "share of the KV pool (%%, log scale)");
+	snprintf(pa->yunit, sizeof pa->yunit, "fraction of the pool");
 	pa->yscale = 0.01;
-	pa->y2scale = (double)KVP_MIB;
+	pa->logy = true;
 	snprintf(pb->title, sizeof pb->title, "(b) what the pool holds");
 	snprintf(pb->ylabel, sizeof pb->ylabel, "live sequences (time average)");
 	snprintf(pb->yunit, sizeof pb->yunit, "sequences");
@@ -1222,9 +1308,8 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		char t[KVP_PLOT_TITLE_MAX];
 		snprintf(t, sizeof t, "internal waste, %s", pname);
 		kvp_plot_add_series(pa, t)->color = (int)k + 1;
-		snprintf(t, sizeof t, "metadata, %s (right axis)", pname);
+		snprintf(t, sizeof t, "metadata (block tables + allocator), %s", pname);
 		struct kvp_plot_series *s = kvp_plot_add_series(pa, t);
-		s->y2 = true;
 		s->color = 4 + 3 * (int)k;
 		s->dash = 2;
 		snprintf(t, sizeof t, "live sequences, %s", pname);
@@ -1244,8 +1329,19 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 				break;
 		}
 		pa->y[r][2 * k] = rows[i].internal_waste_fraction;
-		pa->y[r][2 * k + 1] = (double)rows[i].metadata_bytes;
+		pa->y[r][2 * k + 1] = cfg->pool_bytes
+			? (double)rows[i].metadata_bytes / (double)cfg->pool_bytes : NAN;
+		if (rows[i].internal_waste_fraction <= 0)
+			zero_waste = rows[i].block_size;
 		pb->y[r][k] = rows[i].mean_sequences;
+	}
+	if (zero_waste) {
+		kvp_plot_note(p, "internal waste is 0 at P = %u: off the log axis", zero_waste);
+		for (size_t k = 0; k < npol; k++) {
+			size_t len = strlen(pa->series[2 * k].title);
+			snprintf(pa->series[2 * k].title + len, sizeof pa->series[0].title - len,
+				 " (0 at P = %u, off the log axis)", zero_waste);
+		}
 	}
 	if (pick >= 0) {
 		pb->mark_x = rows[pick].block_size;
@@ -1270,6 +1366,25 @@ out:
 
 /* One point into its panel (a: decode time, b: capacity blocks), in the
  * series of its file and KV dtype; false when the panel is full. */
+/* The median of |predicted - measured| / measured over a scatter panel's
+ * points (x predicted, y measured); 0 without points. */
+static double panel_median_error(const struct kvp_plot_panel *pn)
+{
+	double errs[KVP_PLOT_MAX_ROWS * 2];
+	size_t n = 0;
+	for (size_t r = 0; r < pn->nrows; r++)
+		for (size_t s = 0; s < pn->nseries && n < sizeof errs / sizeof errs[0]; s++)
+			if (!isnan(pn->y[r][s]) && pn->y[r][s] > 0)
+				errs[n++] = fabs(pn->x[r] - pn->y[r][s]) / pn->y[r][s];
+	for (size_t i = 1; i < n; i++)  /* insertion sort: at most 256 */
+		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
+			double t = errs[j];
+			errs[j] = errs[j - 1];
+			errs[j - 1] = t;
+		}
+	return n ? (n % 2 ? errs[n / 2] : (errs[n / 2 - 1] + errs[n / 2]) / 2) : 0;
+}
+
 static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
 			   const struct kvp_vpoint *v)
 {
@@ -1277,13 +1392,31 @@ static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
 	struct kvp_plot_panel *pn = dec ? a : b;
 	const char *slash = strrchr(v->file, '/');
 	char title[KVP_PLOT_TITLE_MAX], label[KVP_PLOT_LABEL_MAX];
-	snprintf(title, sizeof title, "%.40s, %s (%.64s)", v->device[0] ? v->device : v->backend,
-		 kvp_dtype_name(v->shape.kv_dtype), slash ? slash + 1 : v->file);
+	/* MHA and GQA (and MQA) steps differ in what they read per query head:
+	 * separate legend entries */
+	uint32_t hq = v->shape.num_heads, hkv = v->shape.num_kv_heads;
+	const char *attn = hkv == hq ? "MHA" : hkv == 1 ? "MQA" : "GQA";
+	snprintf(title, sizeof title, "%.40s, %s, %s (%.64s)", v->device[0] ? v->device : v->backend,
+		 kvp_dtype_name(v->shape.kv_dtype), attn, slash ? slash + 1 : v->file);
 	size_t s = 0;
 	while (s < pn->nseries && strcmp(pn->series[s].title, title) != 0)
 		s++;
-	if (s == pn->nseries && !kvp_plot_add_series(pn, title))
-		return true; /* too many series: the point is left out, the rest go on */
+	if (s == pn->nseries) {
+		/* colour by KV dtype, in the order first seen; shape by attention */
+		char dt[48];
+		snprintf(dt, sizeof dt, ", %s, ", kvp_dtype_name(v->shape.kv_dtype));
+		int color = 0, most = 0;
+		for (size_t i = 0; i < pn->nseries; i++) {
+			if (!color && strstr(pn->series[i].title, dt))
+				color = pn->series[i].color;
+			most = pn->series[i].color > most ? pn->series[i].color : most;
+		}
+		struct kvp_plot_series *ns = kvp_plot_add_series(pn, title);
+		if (!ns)
+			return true; /* too many series: the point is left out, the rest go on */
+		ns->color = color ? color : most + 1;
+		ns->point = hkv == hq ? 7 : hkv == 1 ? 5 : 9;   /* circle, square, triangle */
+	}
 	if (dec)
 		snprintf(label, sizeof label, "B %llu, n %llu, P %u", (unsigned long long)v->batch,
 			 (unsigned long long)v->context, v->shape.block_size);
@@ -1335,27 +1468,13 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 			      efficiency > 0 ? efficiency : v.points[0].base_efficiency,
 			      efficiency > 0 ? " (calibrated)" : "");
 	kvp_validation_free(&v);
-	/* the median relative error, for the title */
-	double errs[2 * KVP_PLOT_MAX_ROWS];
-	size_t nerr = 0;
-	const struct kvp_plot_panel *both[] = {a, b};
-	for (size_t k = 0; k < 2; k++)
-		for (size_t r = 0; r < both[k]->nrows; r++)
-			for (size_t s = 0; s < both[k]->nseries; s++)
-				if (!isnan(both[k]->y[r][s]) && both[k]->y[r][s] > 0)
-					errs[nerr++] = fabs(both[k]->x[r] - both[k]->y[r][s]) /
-						       both[k]->y[r][s];
-	for (size_t i = 1; i < nerr; i++)  /* insertion sort: at most 256 */
-		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
-			double t = errs[j];
-			errs[j] = errs[j - 1];
-			errs[j - 1] = t;
-		}
-	double median = nerr ? (nerr % 2 ? errs[nerr / 2] : (errs[nerr / 2 - 1] + errs[nerr / 2]) / 2)
-			     : 0;
+	/* the median relative error of each panel: time and blocks are
+	 * different questions, one median over both would answer neither */
+	double med_a = panel_median_error(a), med_b = panel_median_error(b);
 	if (a->nrows) {
 		struct kvp_plot_panel *pn = a;
-		snprintf(pn->title, sizeof pn->title, "decode step time (%zu points)", a->nrows);
+		snprintf(pn->title, sizeof pn->title, "decode step time: %zu point%s, median |error| "
+			 "%.1f %%", a->nrows, a->nrows == 1 ? "" : "s", 100 * med_a);
 		axes(pn, "predicted by kvplan (ms)", "seconds",
 		     "measured by kvbench, median (ms)", "seconds");
 		pn->yscale = 1e-3;
@@ -1364,7 +1483,8 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 	}
 	if (b->nrows) {
 		struct kvp_plot_panel *pn = b;
-		snprintf(pn->title, sizeof pn->title, "KV pool capacity (%zu points)", b->nrows);
+		snprintf(pn->title, sizeof pn->title, "KV pool capacity: %zu point%s, median |error| "
+			 "%.2f %%", b->nrows, b->nrows == 1 ? "" : "s", 100 * med_b);
 		axes(pn, "predicted KV blocks", "blocks",
 		     "blocks kvbench allocated", "blocks");
 		pn->logx = pn->logy = true;
@@ -1382,9 +1502,16 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 		snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", i ? ", " : "",
 			 slash ? slash + 1 : paths[i]);
 	}
+	char meds[160] = "";
+	if (a->nrows)
+		snprintf(meds, sizeof meds, "decode time: median |error| %.1f %% over %zu point%s",
+			 100 * med_a, a->nrows, a->nrows == 1 ? "" : "s");
+	if (b->nrows)
+		snprintf(meds + strlen(meds), sizeof meds - strlen(meds),
+			 "%scapacity: median |error| %.2f %% over %zu point%s", a->nrows ? "; " : "",
+			 100 * med_b, b->nrows, b->nrows == 1 ? "" : "s");
 	snprintf(p->title, sizeof p->title,
-		 "kvplan's predictions against kvbench's measurements: %s\\n"
-		 "median error %.1f %% over %zu points; band +/- %g %%",
-		 files, 100 * median, used, 100 * band);
+		 "kvplan's predictions against kvbench's measurements: %s\\n%s; band +/- %g %%",
+		 files, meds, 100 * band);
 	return KVP_STATUS_OK;
 }

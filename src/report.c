@@ -1044,6 +1044,7 @@ static kvp_status section_question(struct report *r, enum kvp_question q)
 static kvp_status show_plot(struct report *r, struct kvp_plot *p, const char *caption)
 {
 	struct kvp_error err = {0};
+	kvp_plot_mark_overlaps(p);
 	kvp_status st = kvp_plot_write(p, r->dir, r->o->term, &err);
 	if (st)
 		return fail(r, st, &err);

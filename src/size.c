@@ -393,7 +393,15 @@ static int cmp_config(const void *pa, const void *pb)
 		return a->meets ? -1 : 1;
 	if (!a->meets && popcount(a->failed) != popcount(b->failed))
 		return popcount(a->failed) - popcount(b->failed);
-	double x = cost_key(a->cost_per_hour), y = cost_key(b->cost_per_hour);
+	/* per token at the configuration's own throughput: under a rate every
+	 * configuration that keeps up serves the same tokens, so this orders as
+	 * the price per hour does; without one each serves what it can, and a
+	 * cheap slow GPU is not the cheaper buy */
+	double x = cost_key(a->cost_per_mtok), y = cost_key(b->cost_per_mtok);
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = cost_key(a->cost_per_hour);
+	y = cost_key(b->cost_per_hour);
 	if (x != y)
 		return x < y ? -1 : 1;
 	if (a->count != b->count)

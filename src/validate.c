@@ -628,6 +628,25 @@ size_t kvp_validation_fit_by(struct kvp_validation *v, enum kvp_fit_by by_what)
 	return groups;
 }
 
+void kvp_validation_fit_degrees(struct kvp_validation *v, enum kvp_fit_by by_what,
+				size_t *parameters, size_t *points, size_t *exact)
+{
+	int (*cmp)(const void *, const void *) = group_cmp(by_what);
+	size_t n;
+	*parameters = *points = *exact = 0;
+	struct kvp_vpoint **by = decode_groups(v, cmp, &n);
+	for (size_t lo = 0, hi; by && lo < n; lo = hi) {
+		hi = group_end(by, lo, n, cmp);
+		size_t k = 0;
+		for (size_t i = lo; i < hi; i++)
+			k += by[i]->large;
+		*parameters += k > 0;
+		*points += k;
+		*exact += k == 1;
+	}
+	free(by);
+}
+
 static double rel(double predicted, double measured)
 {
 	return measured > 0 ? (predicted - measured) / measured : 0;

@@ -312,8 +312,10 @@ START_TEST(test_block_size)
 	ck_assert_double_eq(a->y[0][0], 0);
 	ck_assert_double_eq_tol(a->y[1][0], 4681 * 11.5 / 524288, 1e-9);
 	ck_assert_double_eq_tol(a->y[2][0], 27.5 / 128, 1e-9);
-	ck_assert_double_eq(a->y[0][1], 6878208);
-	ck_assert_double_eq(a->y[2][1], 49152);
+	/* metadata as a share of the 1 GiB pool, waste's unit */
+	ck_assert_double_eq_tol(a->y[0][1], 6878208.0 / 1073741824, 1e-15);
+	ck_assert_double_eq_tol(a->y[2][1], 49152.0 / 1073741824, 1e-15);
+	ck_assert(a->logy && !a->series[1].y2);
 	ck_assert_double_eq_tol(b->y[0][0], 524288 / 100.5, 1);
 	ck_assert_double_eq(b->y[1][0], 4681);
 	ck_assert_double_eq(b->y[2][0], 4096);
@@ -340,15 +342,17 @@ START_TEST(test_validate)
 	ck_assert_int_eq(pn->style, KVP_PLOT_STYLE_SCATTER);
 	ck_assert_uint_eq(pn->nrows, 3);
 	ck_assert_uint_eq(pn->nseries, 2);
-	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16 (kvbench-results.yaml)");
-	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8 (kvbench-results.yaml)");
+	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16, MQA (kvbench-results.yaml)");
+	ck_assert_int_eq(pn->series[0].point, 5);   /* 8:1 heads: MQA, a square */
+	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8, MQA (kvbench-results.yaml)");
+	ck_assert_int_ne(pn->series[0].color, pn->series[1].color);  /* colour: KV dtype */
 	ck_assert_double_eq_tol(pn->x[0], 1.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[0][0], 1.1e-3);
 	ck_assert(isnan(pn->y[0][1]));
 	ck_assert_double_eq_tol(pn->x[2], 4.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[2][1], 5.0e-3);
 	ck_assert_double_eq(pn->band, 0.2);
-	ck_assert_ptr_nonnull(strstr(p->title, "median error 9.1 % over 3 points"));
+	ck_assert_ptr_nonnull(strstr(p->title, "decode time: median |error| 9.1 % over 3 points"));
 	ck_assert_uint_eq(p->nnotes, 2);
 	ck_assert_ptr_nonnull(strstr(p->notes[0], "2 point(s)"));
 	ck_assert_ptr_nonnull(strstr(p->notes[1], "read-ceiling at efficiency 1"));
@@ -386,6 +390,49 @@ START_TEST(test_validate_errors)
 END_TEST
 
 /* The files: data rows in base units, the script's labels and terminal. */
+/* Series on one another: A = 1, 2, 4; B = 1.005, 2, 4 (within 1 % of A
+ * everywhere: lies on it); C = 1, 2, 5 (25 % off at the last row: visible);
+ * D = NaN, 2, 4 (drawn at two rows, both on A: lies on it); E on the right
+ * axis with A's values (another axis: not compared).  Scatter: F's point
+ * (10, 11) sits on G's (10, 11.05); H's (10, 20) does not. */
+START_TEST(test_mark_overlaps)
+{
+	struct kvp_plot *p = kvp_plot_new("overlap");
+	ck_assert_ptr_nonnull(p);
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	const char *names[] = {"A", "B", "C", "D", "E"};
+	double v[5][3] = {{1, 2, 4}, {1.005, 2, 4}, {1, 2, 5}, {NAN, 2, 4}, {1, 2, 4}};
+	for (size_t r = 0; r < 3; r++)
+		ck_assert(kvp_plot_add_row(pn, (double)(r + 1), "", "", NULL));
+	for (size_t s = 0; s < 5; s++) {
+		struct kvp_plot_series *x = kvp_plot_add_series(pn, names[s]);
+		x->y2 = s == 4;
+		for (size_t r = 0; r < 3; r++)
+			pn->y[r][s] = v[s][r];
+	}
+	struct kvp_plot_panel *sc = kvp_plot_add_panel(p, KVP_PLOT_STYLE_SCATTER);
+	const char *sn[] = {"F", "G", "H"};
+	double sy[3] = {11, 11.05, 20};
+	ck_assert(kvp_plot_add_row(sc, 10, "", "", NULL));
+	for (size_t s = 0; s < 3; s++) {
+		kvp_plot_add_series(sc, sn[s]);
+		sc->y[0][s] = sy[s];
+	}
+	ck_assert_uint_eq(kvp_plot_mark_overlaps(p), 3);
+	ck_assert_uint_eq(pn->series[0].over, 0);
+	ck_assert_uint_eq(pn->series[1].over, 1);   /* B on A */
+	ck_assert_str_eq(pn->series[1].title, "B (= A)");
+	ck_assert_uint_eq(pn->series[2].over, 0);
+	ck_assert_uint_eq(pn->series[3].over, 1);   /* D on A */
+	ck_assert_uint_eq(pn->series[4].over, 0);
+	ck_assert_uint_eq(sc->series[0].over, 0);   /* of F and G the later is marked */
+	ck_assert_uint_eq(sc->series[1].over, 1);
+	ck_assert_uint_eq(sc->series[2].over, 0);
+	ck_assert_uint_eq(p->nnotes, 3);
+	kvp_plot_free(p);
+}
+END_TEST
+
 START_TEST(test_write_files)
 {
 	static struct kvp_model m;
@@ -665,6 +712,7 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_block_size);
 	tcase_add_test(core, test_validate);
 	tcase_add_test(core, test_write_files);
+	tcase_add_test(core, test_mark_overlaps);
 	tcase_add_test(core, test_write_escapes);
 	tcase_add_loop_test(core, test_gp_quote, 0, sizeof gp_quote / sizeof gp_quote[0]);
 	tcase_add_loop_test(core, test_gp_stem, 0, sizeof gp_stems / sizeof gp_stems[0]);

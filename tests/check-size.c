@@ -230,6 +230,21 @@ START_TEST(test_rank)
 	ck_assert_str_eq(c[1].gpu, "b");
 	ck_assert_str_eq(c[2].gpu, "d"); /* unknown price after known ones */
 	ck_assert_str_eq(c[3].gpu, "a"); /* failures last */
+
+	/* without a rate each serves its own throughput: $0.68/h at 40 tokens/s
+	 * is 0.68 / (40 x 3,600 / 1e6 = 0.144 Mtok/h) = $4.72/Mtok; $1.85/h at
+	 * 250 tokens/s is 1.85 / 0.9 = $2.06/Mtok: the dearer GPU is the cheaper
+	 * buy, 2.3 x per token, and ranks first */
+	struct kvp_size_config d[2] = {0};
+	strcpy(d[0].gpu, "cheap-slow"); d[0].meets = true; d[0].count = 1;
+	d[0].cost_per_hour = 0.68; d[0].cost_per_mtok = 0.68 / (40 * 3600 / 1e6);
+	strcpy(d[1].gpu, "dear-fast"); d[1].meets = true; d[1].count = 1;
+	d[1].cost_per_hour = 1.85; d[1].cost_per_mtok = 1.85 / (250 * 3600 / 1e6);
+	ck_assert_double_eq_tol(d[0].cost_per_mtok, 4.7222, 1e-4);
+	ck_assert_double_eq_tol(d[1].cost_per_mtok, 2.0556, 1e-4);
+	kvp_size_rank(d, 2);
+	ck_assert_str_eq(d[0].gpu, "dear-fast");
+	ck_assert_str_eq(d[1].gpu, "cheap-slow");
 }
 END_TEST
 
