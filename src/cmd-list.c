@@ -9,7 +9,7 @@ int kvp_cmd_list(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: kvplan list models|gpus|workloads\n\n"
 		       "Print the names of the profiles found in the search path\n"
-		       "(source tree, $KVPLAN_PROFILE_PATH, installed data directory).\n");
+		       "($KVPLAN_PROFILES, source tree, installed data directory).\n");
 		return KVP_EXIT_OK;
 	}
 	if (argc != 2 || (strcmp(argv[1], "models") && strcmp(argv[1], "gpus") &&

@@ -37,19 +37,26 @@ static bool try_dir(const char *dir, const char *kind, const char *name, char *p
 	return is_file(path);
 }
 
-/* The profile roots, in search order; returns how many were written. */
+/* The profile roots, in search order; returns how many were written:
+ * each directory of $KVPLAN_PROFILES (then of $KVPLAN_PROFILE_PATH, its
+ * older spelling), so a user's file wins over a built-in one; the source
+ * tree's profiles/ (kvplan run from its build tree needs nothing
+ * installed); the installed data directory. */
 static int profile_roots(char roots[][512], int max)
 {
 	int n = 0;
-	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
-	const char *env = getenv("KVPLAN_PROFILE_PATH");
-	if (env) {
+	const char *vars[] = {"KVPLAN_PROFILES", "KVPLAN_PROFILE_PATH"};
+	for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+		const char *env = getenv(vars[v]);
+		if (!env)
+			continue;
 		char buf[4096];
 		snprintf(buf, sizeof buf, "%s", env);
-		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 1;
+		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 2;
 		     d = strtok_r(NULL, ":", &save))
 			snprintf(roots[n++], 512, "%s", d);
 	}
+	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
 	snprintf(roots[n++], 512, "%s/profiles", KVP_DATADIR);
 	return n;
 }
