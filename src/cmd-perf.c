@@ -48,7 +48,7 @@ static void help(void)
 	       "  --prefix N                prefix reuse: reload N saved tokens over the link or\n"
 	       "                            recompute them (default: the prompt)\n\n"
 	       "Example: kvplan perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 \\\n"
-	       "             --output 512 --batch 1,8,32,128\n",
+	       "             --output 512 --batch 1,8,32,128   # exits 1: 128 does not fit\n",
 	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY);
 }
 
