@@ -203,8 +203,7 @@ int kvp_cmd_check(int argc, char **argv)
 		case OPT_TOLERANCE: tolerance = optarg; break;
 		case OPT_UPDATE: update = optarg; break;
 		default:
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'",
-						   argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
 	}
 	if (optind >= argc)

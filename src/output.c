@@ -114,6 +114,15 @@ bool kvp_record_rec(struct kvp_record *r, const char *name, struct kvp_record *s
 	return true;
 }
 
+bool kvp_record_list(struct kvp_record *r, const char *name)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_LIST;
+	return true;
+}
+
 bool kvp_record_push(struct kvp_record *r, const char *name, struct kvp_record *sub)
 {
 	struct kvp_value *s = NULL;

@@ -50,6 +50,9 @@ bool kvp_record_bool(struct kvp_record *r, const char *name, bool v);
 bool kvp_record_null(struct kvp_record *r, const char *name);
 /* Takes ownership of sub. */
 bool kvp_record_rec(struct kvp_record *r, const char *name, struct kvp_record *sub);
+/* Sets `name` to an empty list (kept in JSON as [] so the key is always
+ * there). */
+bool kvp_record_list(struct kvp_record *r, const char *name);
 /* Appends sub (owned) to the list field `name`, creating it. */
 bool kvp_record_push(struct kvp_record *r, const char *name, struct kvp_record *sub);
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "hf-config.h"
+#include "suggest.h"
 #include "units.h"
 #include "yaml-walk.h"
 
@@ -78,8 +79,14 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 	for (int i = 0; i < n; i++)
 		if (try_dir(roots[i], kind, name, path, size))
 			return KVP_STATUS_OK;
+	char *names[1024];
+	size_t k = kvp_profile_list(kind, names, 1024);
+	char near[256];
+	kvp_suggest_text(name, (const char *const *)names, k, "", near, sizeof near);
+	for (size_t i = 0; i < k; i++)
+		free(names[i]);
 	return kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, kind,
-			     "no profile named '%s' (see `kvplan list %s`)", name, kind);
+			     "no profile named '%s'%s (see `kvplan list %s`)", name, near, kind);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -205,9 +212,18 @@ static kvp_status walk(const struct kvp_doc *doc, const struct kvp_node *map,
 			known = strcmp(table[j].key, k) == 0;
 		for (const char *const *e = extra_keys; e && *e && !known; e++)
 			known = strcmp(*e, k) == 0;
-		if (!known)
+		if (!known) {
+			const char *keys[128];
+			size_t nk = 0;
+			for (size_t j = 0; j < n && nk < 128; j++)
+				keys[nk++] = table[j].key;
+			for (const char *const *e = extra_keys; e && *e && nk < 128; e++)
+				keys[nk++] = *e;
+			char near[256];
+			kvp_suggest_text(k, keys, nk, "", near, sizeof near);
 			return kvp_node_fail(doc, map->keys[i], err, KVP_STATUS_INVALID, k,
-					     "unknown key");
+					     "unknown key%s", near);
+		}
 	}
 	for (size_t j = 0; j < n; j++) {
 		const struct kvp_node *v = kvp_map_get(map, table[j].key);
