@@ -302,12 +302,7 @@ void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *
 		kvp_write_json(f, rows[0]);
 		return;
 	}
-	fprintf(f, "{\n  \"%s\": [", wrap ? wrap : "rows");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n", i ? "," : "");
-		kvp_write_json(f, rows[i]);
-	}
-	fprintf(f, "]\n}\n");
+	kvp_write_json_rows(f, wrap ? wrap : "rows", rows, n);
 }
 
 void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const char *what,

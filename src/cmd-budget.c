@@ -229,10 +229,15 @@ int kvp_cmd_budget(int argc, char **argv)
 			rc = KVP_EXIT_FAIL;
 			goto out;
 		}
+		/* always both fields (null when not asked): CSV keeps its columns */
 		if (ask_ctx)
 			kvp_record_u64(r, "max_context", max_ctx);
+		else
+			kvp_record_null(r, "max_context");
 		if (ask_util)
 			kvp_record_f64(r, "utilization_needed", util);
+		else
+			kvp_record_null(r, "utilization_needed");
 		if (c.format == KVP_FORMAT_JSON && !kvp_cli_warnings_to_record(&warn, r)) {
 			fprintf(stderr, "kvplan budget: out of memory\n");
 			rc = KVP_EXIT_FAIL;
