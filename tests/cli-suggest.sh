@@ -30,6 +30,10 @@ run "$KVPLAN" budgte --model llama-3.1-8b
 expect_rc 2
 expect_err "unknown command 'budgte'; did you mean 'budget'?"
 
+run "$KVPLAN" list gpu
+expect_rc 2
+expect_err "expected one of models, gpus, workloads; did you mean 'gpus'?"
+
 # YAML keys: a model profile and an expectations file, at file:line:col
 printf '%s\n' 'name: tiny' 'family: llama' 'dtype: bf16' 'num_layers: 2' 'hidden_size: 64' \
 	'num_heads: 4' 'num_kv_head: 2' 'head_dim: 16' 'intermediate_size: 128' 'vocab_size: 100' \
