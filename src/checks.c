@@ -20,6 +20,7 @@
 
 #include "profile.h"
 #include "name-index.h"
+#include "suggest.h"
 #include "units.h"
 #include "utf8.h"
 #include "yaml-walk.h"
@@ -1029,10 +1030,19 @@ static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map
 		if (v == cmd)
 			continue;
 		const struct key *key = key_find(k);
-		if (!key || (w->defaults && key->scenario_only))
+		if (!key) {
+			const char *names[sizeof keys / sizeof keys[0] + 1];
+			for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++)
+				names[j] = keys[j].name;
+			names[sizeof keys / sizeof keys[0]] = "command";
+			char near[256];
+			kvp_suggest_text(k, names, sizeof names / sizeof names[0], "", near, sizeof near);
 			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
-					     key ? "belongs in a scenario, not in defaults"
-						 : "unknown key");
+					     "unknown key%s", near);
+		}
+		if (w->defaults && key->scenario_only)
+			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
+					     "belongs in a scenario, not in defaults");
 		if (!w->defaults && key->command && strcmp(key->command, s->command) != 0)
 			return kvp_node_fail(w->doc, map->keys[i], err, KVP_STATUS_INVALID, k,
 					     "is a key of %s scenarios; this one runs %s (command: %s)",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
 #include "units.h"
 
 const char kvp_cli_common_help[] =
@@ -66,6 +67,37 @@ int kvp_cli_error(const char *cmd, const struct kvp_error *err)
 	return kvp_status_exit_code(err->status);
 }
 
+int kvp_cli_bad_option(const char *cmd, const char *arg, const struct option *longopts)
+{
+	if (arg[0] == '-' && arg[1] && arg[1] != '-')
+		return kvp_cli_usage_error(cmd, "option '%s' is unknown or needs a value", arg);
+	char name[64];
+	const char *word = arg;
+	while (*word == '-')
+		word++;
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(word, "="), word);
+	size_t len = strlen(name);
+	const char *names[128];
+	const struct option *match = NULL;
+	size_t n = 0, prefixed = 0;
+	for (const struct option *o = longopts; o->name && n < 128; o++) {
+		names[n++] = o->name;
+		if (len && strncmp(o->name, name, len) == 0) {
+			prefixed++;
+			if (!match || strcmp(o->name, name) == 0)
+				match = o;
+		}
+	}
+	/* an exact name, or getopt's unique abbreviation of one */
+	if (match && (strcmp(match->name, name) == 0 || prefixed == 1))
+		return match->has_arg == no_argument
+			? kvp_cli_usage_error(cmd, "option '--%s' takes no value", match->name)
+			: kvp_cli_usage_error(cmd, "option '--%s' needs a value", match->name);
+	char near[256];
+	kvp_suggest_text(name, names, n, "--", near, sizeof near);
+	return kvp_cli_usage_error(cmd, "unknown option '%s'%s", arg, near);
+}
+
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out)
 {
 	int rc = kvp_parse_u64(arg, out);
@@ -111,6 +143,13 @@ bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *
 	if (rc) {
 		kvp_cli_usage_error(cmd, "%s: expected a size such as 14.99GiB or 80GB, got '%s'",
 				    opt, arg);
+		return false;
+	}
+	/* a bare number below 1 MiB is almost surely GiB without its unit
+	 * (--gpu-memory 80); bytes that small must say B */
+	if (*out > 0 && *out < (1u << 20) && arg[strspn(arg, "0123456789.")] == '\0') {
+		kvp_cli_usage_error(cmd, "%s: %s without a unit means %s bytes; did you mean %sGiB? "
+				    "(write %sB for bytes)", opt, arg, arg, arg, arg);
 		return false;
 	}
 	return true;
@@ -269,10 +308,38 @@ void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *
 		kvp_write_json(f, rows[0]);
 		return;
 	}
-	fprintf(f, "{\n  \"%s\": [", wrap ? wrap : "rows");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n", i ? "," : "");
-		kvp_write_json(f, rows[i]);
+	kvp_write_json_rows(f, wrap ? wrap : "rows", rows, n);
+}
+
+void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const char *what,
+			   uint64_t tokens, const struct kvp_model *m)
+{
+	if (!m->max_context || tokens <= m->max_context || w->n == KVP_CLI_MAX_WARNINGS)
+		return;
+	char t1[32], t2[32];
+	kvp_format_u64(tokens, t1, sizeof t1);
+	kvp_format_u64(m->max_context, t2, sizeof t2);
+	snprintf(w->code[w->n], sizeof w->code[0], "context_beyond_model_max");
+	snprintf(w->message[w->n], sizeof w->message[0],
+		 "%s: %s tokens is beyond the maximum context of %s, %s tokens "
+		 "(the memory is planned; the model was not trained that long)", what, t1, m->name, t2);
+	fprintf(stderr, "kvplan %s: warning: %s\n", cmd, w->message[w->n]);
+	w->n++;
+}
+
+bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_record *r)
+{
+	if (!kvp_record_list(r, "warnings"))
+		return false;
+	for (size_t i = 0; i < w->n; i++) {
+		struct kvp_record *x = kvp_record_new();
+		if (!x || !kvp_record_str(x, "code", w->code[i]) ||
+		    !kvp_record_str(x, "message", w->message[i])) {
+			kvp_record_free(x);
+			return false;
+		}
+		if (!kvp_record_push(r, "warnings", x))
+			return false;
 	}
-	fprintf(f, "]\n}\n");
+	return true;
 }

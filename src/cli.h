@@ -87,6 +87,11 @@ int kvp_cli_error(const char *cmd, const struct kvp_error *err);
 /* Print a usage mistake ("kvplan CMD: ...; see kvplan CMD --help") and return 2. */
 int kvp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* An option getopt_long refused (arg: argv[optind - 1]): "option '--x'
+ * needs a value" when it names one of longopts, else "unknown option" with
+ * the closest names of longopts.  Prints and returns KVP_EXIT_USAGE. */
+int kvp_cli_bad_option(const char *cmd, const char *arg, const struct option *longopts);
+
 /* Parsing of option values with range checks; print and return false on error. */
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out);
@@ -99,6 +104,22 @@ bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint6
  * when wrap is set; csv: one line per row). */
 void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *rows, size_t n,
 			const char *wrap);
+
+/* Warnings about the inputs: printed on stderr as "kvplan CMD: warning:
+ * ..." when noted, and listed in JSON output under "warnings" (a list of
+ * {"code", "message"}, empty when nothing was noted). */
+#define KVP_CLI_MAX_WARNINGS 4
+struct kvp_cli_warnings {
+	size_t n;
+	char code[KVP_CLI_MAX_WARNINGS][32];
+	char message[KVP_CLI_MAX_WARNINGS][384];
+};
+/* Note (and print) a warning when `tokens` (named by `what`, e.g.
+ * "--context") is beyond the model's max_context. */
+void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const char *what,
+			   uint64_t tokens, const struct kvp_model *m);
+/* Set r's "warnings" list from w; false when memory runs out. */
+bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_record *r);
 
 /* Subcommands */
 int kvp_cmd_budget(int argc, char **argv);

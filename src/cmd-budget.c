@@ -294,8 +294,7 @@ int kvp_cmd_budget(int argc, char **argv)
 			continue;
 		}
 		if (opt == '?' || opt == ':')
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'",
-						   argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
 		if (rc)
 			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
@@ -322,6 +321,8 @@ int kvp_cmd_budget(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	struct kvp_cli_warnings warn = {0};
+	kvp_cli_check_context(&warn, cmd, "--context", b->context, m);
 	uint64_t max_ctx = ask_ctx ? kvp_budget_max_context(b, b->batch, 1ULL << 40) : 0;
 	double util = ask_util ? kvp_budget_utilization_for(b, b->context, b->batch) : 0;
 	if (c.format == KVP_FORMAT_TABLE) {
@@ -333,10 +334,20 @@ int kvp_cmd_budget(int argc, char **argv)
 			rc = KVP_EXIT_FAIL;
 			goto out;
 		}
+		/* always both fields (null when not asked): CSV keeps its columns */
 		if (ask_ctx)
 			kvp_record_u64(r, "max_context", max_ctx);
+		else
+			kvp_record_null(r, "max_context");
 		if (ask_util)
 			kvp_record_f64(r, "utilization_needed", util);
+		else
+			kvp_record_null(r, "utilization_needed");
+		if (c.format == KVP_FORMAT_JSON && !kvp_cli_warnings_to_record(&warn, r)) {
+			fprintf(stderr, "kvplan budget: out of memory\n");
+			rc = KVP_EXIT_FAIL;
+			goto out;
+		}
 		kvp_cli_write_rows(stdout, c.format, &r, 1, NULL);
 	}
 	rc = b->fits ? KVP_EXIT_OK : KVP_EXIT_FAIL;

@@ -29,12 +29,15 @@ static void help(void)
 	       "      model: llama-3.1-8b\n"
 	       "      gpu: h100-sxm\n"
 	       "      engine: vllm\n"
+	       "      kv_dtype: fp8\n"
 	       "      context: 8192\n"
 	       "      batch: 32\n"
 	       "      expect:\n"
 	       "        - fits == true\n"
 	       "        - max_sequences >= 64\n"
-	       "        - kv_pool_bytes ~ 58GiB within 2%%\n\n"
+	       "        - kv_pool_bytes ~ 54.2GiB within 2%%\n\n"
+	       "(79.19 GiB x 0.9 - 14.96 GiB weights - 1.12 GiB activations - 1 GiB\n"
+	       "overhead = 54.19 GiB; 55,493 blocks of 16 x 64 KiB, 512 per sequence: 108.)\n\n"
 	       "Options:\n"
 	       "  --junit FILE              also write a JUnit XML report ('-': stdout)\n"
 	       "  --tap                     write TAP (version 13) on stdout instead of text\n"
@@ -194,8 +197,7 @@ int kvp_cmd_check(int argc, char **argv)
 		case OPT_TOLERANCE: tolerance = optarg; break;
 		case OPT_UPDATE: update = optarg; break;
 		default:
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'",
-						   argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
 	}
 	if (optind >= argc)

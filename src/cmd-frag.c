@@ -359,7 +359,7 @@ int kvp_cmd_frag(int argc, char **argv)
 			continue;
 		}
 		if (opt == '?' || opt == ':')
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
 		if (rc == 1)
 			rc = frag_option(&o, opt, optarg);
@@ -408,6 +408,8 @@ int kvp_cmd_frag(int argc, char **argv)
 	for (size_t i = 0; i < o.nblock; i++)
 		fo.block_sizes[i] = (uint32_t)o.blocks[i];
 	uint64_t max_len = kvp_frag_max_len(&fo, &w, &c.opts, m);
+	struct kvp_cli_warnings warn = {0};
+	kvp_cli_check_context(&warn, cmd, "max_len", max_len, m);
 	if (w.prefix_tokens >= max_len) {
 		rc = kvp_cli_usage_error(cmd, "--shared-prefix: %llu tokens leave no room under max_len %llu",
 					 (unsigned long long)w.prefix_tokens,
@@ -509,7 +511,7 @@ int kvp_cmd_frag(int argc, char **argv)
 		goto out;
 	}
 	top = kvp_record_new();
-	bool ok = top && kvp_frag_to_record(rep, top);
+	bool ok = top && kvp_frag_to_record(rep, top) && kvp_cli_warnings_to_record(&warn, top);
 	for (size_t i = 0; i < ncache && top; i++)
 		for (int stamped = 0; stamped < 2; stamped++) {
 			const struct kvp_frag_cache_result *x = stamped ? &cache[i].stamped : &cache[i].shared;

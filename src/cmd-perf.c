@@ -56,7 +56,7 @@ static void help(void)
 	       "  --prefix N                prefix reuse: reload N saved tokens over the link or\n"
 	       "                            recompute them (default: the prompt)\n\n"
 	       "Example: kvplan perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 \\\n"
-	       "             --output 512 --batch 1,8,32,128\n",
+	       "             --output 512 --batch 1,8,32,128   # exits 1: 128 does not fit\n",
 	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY);
 }
 
@@ -144,7 +144,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		}
 		case '?':
 		case ':':
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
 		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
 		if (rc)
@@ -217,6 +217,8 @@ int kvp_cmd_perf(int argc, char **argv)
 		}
 		off->fraction = fraction;
 	}
+	struct kvp_cli_warnings warn = {0};
+	kvp_cli_check_context(&warn, cmd, "--prompt + --output", prompt + output, m);
 	if (kvp_perf_run(m, &g, &c.opts, &hw, &po, run, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
@@ -375,7 +377,7 @@ int kvp_cmd_perf(int argc, char **argv)
 			for (size_t i = 0; ok && i < nbatch; i++)
 				ok = (recs[i] = kvp_perf_row_to_record(run, i)) != NULL;
 		else
-			ok = ok && kvp_perf_to_record(run, top);
+			ok = ok && kvp_perf_to_record(run, top) && kvp_cli_warnings_to_record(&warn, top);
 		if (!ok) {
 			fprintf(stderr, "kvplan perf: out of memory\n");
 			rc = KVP_EXIT_FAIL;

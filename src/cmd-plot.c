@@ -345,7 +345,7 @@ int kvp_cmd_plot(int argc, char **argv)
 			continue;
 		case '?':
 		case ':':
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
 		rc = kvp_cli_common_option(&a.c, cmd, opt, optarg);
 		if (rc)

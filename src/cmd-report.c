@@ -54,8 +54,7 @@ int kvp_cmd_report(int argc, char **argv)
 							   "browser shows), got '%s'", optarg);
 			break;
 		default:
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'",
-						   argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
 	}
 	if (optind >= argc)

@@ -201,7 +201,7 @@ int kvp_cmd_size(int argc, char **argv)
 			continue;
 		case '?':
 		case ':':
-			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
 		if (dp) {
 			if (kvp_parse_double(optarg, dp) || (opt != OPT_PERCENTILE && !(*dp > 0)) ||

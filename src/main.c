@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "suggest.h"
 
 static const struct kvp_cmd commands[] = {
 	{"budget", "memory budget, KV pool, blocks, max tokens and sequences", kvp_cmd_budget},
@@ -58,8 +59,14 @@ static int dispatch(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (strcmp(commands[i].name, argv[1]) == 0)
 			return commands[i].exec(argc - 1, argv + 1);
-	fprintf(stderr, "kvplan: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	const char *names[sizeof commands / sizeof commands[0]];
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		names[i] = commands[i].name;
+	char near[256];
+	kvp_suggest_text(argv[1], names, sizeof names / sizeof names[0], "", near, sizeof near);
+	fprintf(stderr, "kvplan: unknown command '%s'%s\n", argv[1], near);
+	if (!near[0])
+		usage(stderr);
 	return KVP_EXIT_USAGE;
 }
 

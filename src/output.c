@@ -116,6 +116,15 @@ bool kvp_record_rec(struct kvp_record *r, const char *name, struct kvp_record *s
 	return true;
 }
 
+bool kvp_record_list(struct kvp_record *r, const char *name)
+{
+	struct kvp_value *s = slot(r, name);
+	if (!s)
+		return false;
+	s->type = KVP_VALUE_LIST;
+	return true;
+}
+
 bool kvp_record_push(struct kvp_record *r, const char *name, struct kvp_record *sub)
 {
 	struct kvp_value *s = NULL;
@@ -187,6 +196,23 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The shortest "%.Ng" (N = 1..17) that strtod reads back to x exactly:
+ * 17 significant digits always do for a binary64 double. */
+static void format_f64(double x, char *buf, size_t size)
+{
+	/* a whole number (bytes, FLOPs held in a double) in plain digits:
+	 * below 2^53 every integer is exact */
+	if (x == floor(x) && fabs(x) < 9007199254740992.0) {
+		snprintf(buf, size, "%.0f", x);
+		return;
+	}
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(buf, size, "%.*g", digits, x);
+		if (strtod(buf, NULL) == x)
+			return;
+	}
+}
+
 static void json_record(FILE *f, const struct kvp_record *r, int indent);
 
 static void json_value(FILE *f, const struct kvp_value *v, int indent)
@@ -194,10 +220,13 @@ static void json_value(FILE *f, const struct kvp_value *v, int indent)
 	switch (v->type) {
 	case KVP_VALUE_U64: fprintf(f, "%llu", (unsigned long long)v->u); break;
 	case KVP_VALUE_F64:
-		if (isfinite(v->f))
-			fprintf(f, "%.10g", v->f);
-		else
+		if (isfinite(v->f)) {
+			char buf[40];
+			format_f64(v->f, buf, sizeof buf);
+			fputs(buf, f);
+		} else {
 			fputs("null", f);
+		}
 		break;
 	case KVP_VALUE_STR: json_string(f, v->s); break;
 	case KVP_VALUE_BOOL: fputs(v->b ? "true" : "false", f); break;
@@ -214,11 +243,14 @@ static void json_value(FILE *f, const struct kvp_value *v, int indent)
 	}
 }
 
-static void json_record(FILE *f, const struct kvp_record *r, int indent)
+/* An object; the top-level one (version set) opens with schema_version. */
+static void json_object(FILE *f, const struct kvp_record *r, int indent, bool version)
 {
 	fputs("{", f);
+	if (version)
+		fprintf(f, "\n%*s\"schema_version\": %d", indent + 2, "", KVP_SCHEMA_VERSION);
 	for (size_t i = 0; i < r->n; i++) {
-		fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
+		fprintf(f, "%s\n%*s", i || version ? "," : "", indent + 2, "");
 		json_string(f, r->fields[i].name);
 		fputs(": ", f);
 		json_value(f, &r->fields[i].v, indent + 2);
@@ -226,17 +258,34 @@ static void json_record(FILE *f, const struct kvp_record *r, int indent)
 	fprintf(f, "\n%*s}", indent, "");
 }
 
+static void json_record(FILE *f, const struct kvp_record *r, int indent)
+{
+	json_object(f, r, indent, false);
+}
+
 void kvp_write_json(FILE *f, const struct kvp_record *r)
 {
-	json_record(f, r, 0);
+	json_object(f, r, 0, true);
 	fputc('\n', f);
+}
+
+void kvp_write_json_rows(FILE *f, const char *wrap, struct kvp_record *const *rows, size_t n)
+{
+	fprintf(f, "{\n  \"schema_version\": %d,\n  ", KVP_SCHEMA_VERSION);
+	json_string(f, wrap);
+	fputs(": [", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n    ", i ? "," : "");
+		json_record(f, rows[i], 4);
+	}
+	fprintf(f, "%s]\n}\n", n ? "\n  " : "");
 }
 
 void kvp_value_format(const struct kvp_value *v, char *buf, size_t size)
 {
 	switch (v->type) {
 	case KVP_VALUE_U64: snprintf(buf, size, "%llu", (unsigned long long)v->u); break;
-	case KVP_VALUE_F64: snprintf(buf, size, "%.6g", v->f); break;
+	case KVP_VALUE_F64: format_f64(v->f, buf, size); break;
 	case KVP_VALUE_STR: snprintf(buf, size, "%s", v->s); break;
 	case KVP_VALUE_BOOL: snprintf(buf, size, "%s", v->b ? "true" : "false"); break;
 	default: snprintf(buf, size, "%s", ""); break;
@@ -283,28 +332,24 @@ void kvp_write_csv(FILE *f, struct kvp_record *const *rows, size_t n)
 	if (n == 0)
 		return;
 	const struct kvp_record *h = rows[0];
-	bool first = true;
+	fputs("schema_version", f);
 	for (size_t i = 0; i < h->n; i++) {
 		if (!scalar(&h->fields[i].v))
 			continue;
-		if (!first)
-			fputc(',', f);
+		fputc(',', f);
 		csv_cell(f, h->fields[i].name, false);
-		first = false;
 	}
 	fputc('\n', f);
 	for (size_t r = 0; r < n; r++) {
-		first = true;
+		fprintf(f, "%d", KVP_SCHEMA_VERSION);
 		for (size_t i = 0; i < h->n; i++) {
 			if (!scalar(&h->fields[i].v))
 				continue;
 			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
 			char buf[64] = "";
 			const char *text = v ? value_text(v, buf, sizeof buf) : "";
-			if (!first)
-				fputc(',', f);
+			fputc(',', f);
 			csv_cell(f, text, v && v->type == KVP_VALUE_STR);
-			first = false;
 		}
 		fputc('\n', f);
 	}
@@ -358,6 +403,16 @@ const char *kvp_term_text(char *out, size_t size, const char *s)
 	return out;
 }
 
+/* A value for reading: strings as they are, doubles to 6 significant digits. */
+static const char *table_value(const struct kvp_value *v, char *buf, size_t size)
+{
+	if (v->type == KVP_VALUE_F64) {
+		snprintf(buf, size, "%.6g", v->f);
+		return buf;
+	}
+	return value_text(v, buf, size);
+}
+
 void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
 {
 	if (n == 0)
@@ -372,7 +427,7 @@ void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
 		for (size_t r = 0; r < n; r++) {
 			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
 			if (v && scalar(v)) {
-				size_t w = table_text(NULL, value_text(v, buf, sizeof buf));
+				size_t w = table_text(NULL, table_value(v, buf, sizeof buf));
 				if (w > width[i])
 					width[i] = w;
 			}
@@ -387,7 +442,7 @@ void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
 			if (!scalar(&h->fields[i].v))
 				continue;
 			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
-			const char *text = v ? value_text(v, buf, sizeof buf) : "";
+			const char *text = v ? table_value(v, buf, sizeof buf) : "";
 			bool num = v && (v->type == KVP_VALUE_U64 || v->type == KVP_VALUE_F64);
 			size_t w = table_text(NULL, text);
 			if (num)

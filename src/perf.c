@@ -824,11 +824,17 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
 		  kvp_record_u64(x, "kv_bytes", r->kv_bytes) &&
 		  kvp_record_bool(x, "fits", r->fits);
+	/* the offload fields are always there (null without --kv-offload) so
+	 * that CSV keeps its columns whatever the options */
 	if (ok && r->offload)
 		ok = kvp_record_u64(x, "transfer_bytes_per_step", r->off.transfer_bytes) &&
 		     kvp_record_f64(x, "transfer_s_per_step", r->off.transfer_s) &&
 		     kvp_record_f64(x, "tpot_serial_s", r->off.serial_s) &&
 		     kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
+	else if (ok)
+		ok = kvp_record_null(x, "transfer_bytes_per_step") &&
+		     kvp_record_null(x, "transfer_s_per_step") && kvp_record_null(x, "tpot_serial_s") &&
+		     kvp_record_null(x, "offload_bound");
 	ok = ok && kvp_record_f64(x, "tokens_per_s_per_gpu", r->tokens_per_s / run->gpus);
 	if (!ok) {
 		kvp_record_free(x);
@@ -867,12 +873,16 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "prefix_reload_s", run->prefix_reload_s) &&
 		  kvp_record_f64(r, "prefix_recompute_s", run->prefix_recompute_s) &&
 		  kvp_record_u64(r, "prefix_breakeven_tokens", run->prefix_breakeven);
-	if (ok && run->opts.calibration)
-		ok = kvp_record_str(r, "calibration", run->opts.calibration);
+	if (ok)
+		ok = run->opts.calibration ? kvp_record_str(r, "calibration", run->opts.calibration)
+					   : kvp_record_null(r, "calibration");
 	if (ok && off->tier != KVP_OFFLOAD_NONE)
 		ok = kvp_record_str(r, "offload", off->tier == KVP_OFFLOAD_CPU ? "cpu" : "disk") &&
 		     kvp_record_str(r, "offload_link", off->link.name) &&
 		     kvp_record_f64(r, "offload_link_bps", off->link.effective_bps);
+	else if (ok)
+		ok = kvp_record_str(r, "offload", "none") && kvp_record_null(r, "offload_link") &&
+		     kvp_record_null(r, "offload_link_bps");
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);
 		/* kvp_record_push owns x, even when it fails */

@@ -15,6 +15,7 @@
 
 #include "hf-config.h"
 #include "input-file.h"
+#include "suggest.h"
 #include "units.h"
 #include "yaml-walk.h"
 
@@ -39,19 +40,26 @@ static bool try_dir(const char *dir, const char *kind, const char *name, char *p
 	return (size_t)snprintf(path, size, "%s/%s.yaml", dir, name) < size && is_file(path);
 }
 
-/* The profile roots, in search order; returns how many were written. */
+/* The profile roots, in search order; returns how many were written:
+ * each directory of $KVPLAN_PROFILES (then of $KVPLAN_PROFILE_PATH, its
+ * older spelling), so a user's file wins over a built-in one; the source
+ * tree's profiles/ (kvplan run from its build tree needs nothing
+ * installed); the installed data directory. */
 static int profile_roots(char roots[][512], int max)
 {
 	int n = 0;
-	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
-	const char *env = getenv("KVPLAN_PROFILE_PATH");
-	if (env) {
+	const char *vars[] = {"KVPLAN_PROFILES", "KVPLAN_PROFILE_PATH"};
+	for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+		const char *env = getenv(vars[v]);
+		if (!env)
+			continue;
 		char buf[4096];
 		snprintf(buf, sizeof buf, "%s", env);
-		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 1;
+		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 2;
 		     d = strtok_r(NULL, ":", &save))
 			snprintf(roots[n++], 512, "%s", d);
 	}
+	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
 	snprintf(roots[n++], 512, "%s/profiles", KVP_DATADIR);
 	return n;
 }
@@ -80,8 +88,14 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 	for (int i = 0; i < n; i++)
 		if (try_dir(roots[i], kind, name, path, size))
 			return KVP_STATUS_OK;
+	char *names[1024];
+	size_t k = kvp_profile_list(kind, names, 1024);
+	char near[256];
+	kvp_suggest_text(name, (const char *const *)names, k, "", near, sizeof near);
+	for (size_t i = 0; i < k; i++)
+		free(names[i]);
 	return kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, kind,
-			     "no profile named '%s' (see `kvplan list %s`)", name, kind);
+			     "no profile named '%s'%s (see `kvplan list %s`)", name, near, kind);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -207,9 +221,18 @@ static kvp_status walk(const struct kvp_doc *doc, const struct kvp_node *map,
 			known = strcmp(table[j].key, k) == 0;
 		for (const char *const *e = extra_keys; e && *e && !known; e++)
 			known = strcmp(*e, k) == 0;
-		if (!known)
+		if (!known) {
+			const char *keys[128];
+			size_t nk = 0;
+			for (size_t j = 0; j < n && nk < 128; j++)
+				keys[nk++] = table[j].key;
+			for (const char *const *e = extra_keys; e && *e && nk < 128; e++)
+				keys[nk++] = *e;
+			char near[256];
+			kvp_suggest_text(k, keys, nk, "", near, sizeof near);
 			return kvp_node_fail(doc, map->keys[i], err, KVP_STATUS_INVALID, k,
-					     "unknown key");
+					     "unknown key%s", near);
+		}
 	}
 	for (size_t j = 0; j < n; j++) {
 		const struct kvp_node *v = kvp_map_get(map, table[j].key);

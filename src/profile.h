@@ -1,10 +1,11 @@
 /* profile.h: model and GPU profiles: kvplan's own YAML files, found by name
  * or path, and (through hf-config.h) a Hugging Face config.json.
  *
- * Names resolve in this order: an existing path; the source tree's
- * profiles/<kind>/<name>.yaml (so nothing needs installing); each directory
- * of $KVPLAN_PROFILE_PATH (colon-separated, holding models/ and gpus/ or
- * the files directly); the installed data directory.  Unknown keys in
+ * Names resolve in this order: an existing path; each directory of
+ * $KVPLAN_PROFILES (colon-separated, holding models/ and gpus/ or the files
+ * directly; $KVPLAN_PROFILE_PATH is read after it, an older spelling); the
+ * source tree's profiles/<kind>/<name>.yaml (so nothing needs installing);
+ * the installed data directory.  Unknown keys in
  * kvplan's files are errors; the schema is man/kvplan-profiles.5. */
 #ifndef KVP_PROFILE_H
 #define KVP_PROFILE_H

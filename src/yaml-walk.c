@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "input-file.h"
+#include "suggest.h"
 #include "units.h"
 
 static void node_free(struct kvp_node *n)
@@ -403,9 +404,15 @@ kvp_status kvp_map_only(const struct kvp_doc *doc, const struct kvp_node *map,
 		bool ok = false;
 		for (const char *const *a = allowed; *a && !ok; a++)
 			ok = strcmp(*a, k) == 0;
-		if (!ok)
+		if (!ok) {
+			size_t na = 0;
+			while (allowed[na])
+				na++;
+			char near[256];
+			kvp_suggest_text(k, allowed, na, "", near, sizeof near);
 			return kvp_node_fail(doc, map->keys[i], err, KVP_STATUS_INVALID, k,
-					     "unknown key");
+					     "unknown key%s", near);
+		}
 	}
 	return KVP_STATUS_OK;
 }

@@ -64,7 +64,7 @@ run "$KVPLAN" check "$data/rows.yaml" --baseline "$tmp/rows-base.yaml"
 expect_rc 0
 expect_out "34 passed, 0 failed, 0 errors"          # 30 assertions + 4 baselines
 # a row field that moved: 0.0125 s recorded, 25,764,036,608 / 2.039e12 =
-# 0.0126356 s now: +1.085%, beyond 1%, within 1.1%
+# 0.012635623642962236 s now (printed round-trip): +1.085%, beyond 1%, within 1.1%
 cat >"$tmp/tpot-base.yaml" <<EOF
 baseline:
   - scenario: perf-two-batches
@@ -75,7 +75,7 @@ EOF
 run "$KVPLAN" check "$data/rows.yaml" --baseline "$tmp/tpot-base.yaml" --tolerance 1%
 expect_rc 1
 expect_out "FAIL  baseline: 1 field moved beyond 1%"
-expect_out "rows[batch=11].tpot_s  0.0125                        0.0126356                     +1.085%"
+expect_out "rows[batch=11].tpot_s  0.0125                        0.012635623642962236          +1.085%"
 run "$KVPLAN" check "$data/rows.yaml" --baseline "$tmp/tpot-base.yaml" --tolerance 1.1% --tap
 expect_out "ok 20 - perf-two-batches: baseline"    # after 11 + 1 + 7 assertions
 

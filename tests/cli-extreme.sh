@@ -55,7 +55,7 @@ expect_rc 2
 run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 0
 expect_rc 2
 # one byte: usable floor(0.9) = 0 B, no pool, 1 B of headroom
-run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 1 --context 1 --format json
+run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 1B --context 1 --format json
 expect_rc 1
 expect_json usable_bytes 0
 expect_json kv_pool_bytes 0

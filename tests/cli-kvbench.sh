@@ -81,7 +81,7 @@ if grep -q '^kvbench:' "$tmp/r.yaml" && grep -q '^points:' "$tmp/r.yaml" &&
    grep -q 'command: ".*kvbench --batch 2' "$tmp/r.yaml"; then ok; else bad "YAML file: $(cat "$tmp/r.yaml")"; fi
 run "$KVBENCH" $small --validate-only --out "$tmp/r.csv"
 expect_rc 0
-if head -n 1 "$tmp/r.csv" | grep -q '^backend,batch,' && [ "$(wc -l <"$tmp/r.csv")" = 2 ]; then ok
+if head -n 1 "$tmp/r.csv" | grep -q '^schema_version,backend,batch,' && [ "$(wc -l <"$tmp/r.csv")" = 2 ]; then ok
 else bad "CSV file: $(cat "$tmp/r.csv")"; fi
 
 # Capacity, by hand: limit 64 MiB x 0.5 = 33,554,432 B; weights 1 MiB leave

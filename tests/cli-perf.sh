@@ -22,20 +22,20 @@ expect_json transfer_bytes_per_step 1073741824
 expect_json transfer_s_per_step 0.04294967296
 expect_json offload_bound transfer
 expect_json offload_link pcie4x16
-expect_json offload_link_bps 2.5e+10           # 25 GB/s
+expect_json offload_link_bps 25000000000           # 25 GB/s
 # decode reads 6,738,415,616 x 2 B of weights + 1 GiB = 14,550,573,056 B
 expect_json decode_bytes_per_step 14550573056
 # at 32K one token costs over 0.6 s: 16 GiB / 25 GB/s = 0.6871947674 s
 run "$KVPLAN" perf $seed --prompt 32k --format json
 expect_json transfer_bytes_per_step 17179869184
-expect_json transfer_s_per_step 0.6871947674
+expect_json transfer_s_per_step 0.68719476736         # 17,179,869,184 / 25e9, exact
 v=$(json tpot_s)
 awk -v v="$v" 'BEGIN { exit !(v > 0.6) }' && ok || bad "tpot_s $v is not over 0.6 s"
 
 # NVMe at 7 GB/s: 1 GiB / 7e9 = 0.1533916891 s
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
 	--kv-offload nvme:7GB/s --offload-fraction 1 --format json
-expect_json transfer_s_per_step 0.1533916891
+expect_json transfer_s_per_step 0.15339168914285714   # 1,073,741,824 / 7e9 = 0.153391689142857142...
 expect_json offload disk
 
 # Memory runs out: 24 GiB, all usable, 13 GiB of weights, nothing else: an
@@ -83,10 +83,10 @@ expect_near decode_memory_s 0.0142722639 1e-6
 # 8,192 x 8,193 / (4,096 x 4,097) = 2 x 8,193 / 4,097 = 3.999511838
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 4096 --output 1 --format json
 expect_json kv_ratio_2x_context 2
-expect_json attention_flops_ratio_2x_context 3.999511838
+expect_json attention_flops_ratio_2x_context 3.999511837930193   # 16,386 / 4,097 = 3.99951183793019282...
 # attention of 4,096 tokens: 32 layers x 2 x 32 heads x 256 x 4,096 x 4,097 / 2
 # = 262,144 x 16,781,312 = 4,399,120,252,928 FLOPs
-expect_json prefill_attention_flops 4.399120253e+12
+expect_json prefill_attention_flops 4399120252928
 
 # Tensor parallel over NVLink: H100 SXM 900 GB/s both ways = 4.5e11 each way;
 # Llama-3.1-70B at tp 4: 80 layers x 2 all-reduces of 8,192 x 2 B per token:
@@ -94,7 +94,7 @@ expect_json prefill_attention_flops 4.399120253e+12
 run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
 	--batch 1,8,32 --format json
 expect_rc 0
-expect_json tp_link_bps 4.5e+11
+expect_json tp_link_bps 450000000000
 expect_near comm_s_per_step 0.00160873813 1e-6
 expect_json batch 1
 expect_json bound bandwidth

@@ -1,0 +1,61 @@
+#!/bin/sh
+# cli-completion.sh: the bash completion (completion/kvplan) completes
+# subcommands, flags and profile names; the zsh one at least parses.
+# Skipped (77) without bash.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+command -v bash >/dev/null 2>&1 || { echo "no bash: skipped"; exit 77; }
+
+# complete LINE: what the completion offers for the last word of LINE (a
+# trailing space starts an empty word), one a line, sorted
+mkdir "$tmp/empty"      # no files to offer beside the names
+complete_line() {
+	(cd "$tmp/empty" && PATH="$top_builddir:$PATH" LC_ALL=C bash -c '
+		. "$1/completion/kvplan"
+		line=$2
+		read -ra COMP_WORDS <<<"$line"
+		case $line in *" ") COMP_WORDS+=("") ;; esac
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		case ${COMP_WORDS[0]} in *kvbench) _kvbench ;; *) _kvplan ;; esac
+		printf "%s\n" "${COMPREPLY[@]}" | sort' sh "$top_srcdir" "$1")
+}
+# expect_completion LINE WANT: the offers, joined by spaces, are WANT
+expect_completion() {
+	name="complete '$1'"
+	got=$(complete_line "$1" | tr '\n' ' ' | sed 's/ $//')
+	if [ "$got" = "$2" ]; then ok; else bad "got '$got', want '$2'"; fi
+}
+# expect_offer LINE WORD: WORD is among the offers
+expect_offer() {
+	name="complete '$1' offers $2"
+	if complete_line "$1" | grep -qx -- "$2"; then ok; else bad "$(complete_line "$1" | tr '\n' ' ')"; fi
+}
+
+expect_completion "kvplan bu" "budget"
+expect_completion "kvplan v" "validate"
+expect_offer "kvplan " "frag"
+expect_offer "kvplan " "report"
+expect_completion "kvplan list " "gpus models workloads"
+expect_completion "kvplan budget --gpu h100" "h100-pcie h100-sxm"
+expect_completion "kvplan budget --gpu h100-sxm,h2" "h100-sxm,h200"
+expect_completion "kvplan perf --model llama-3.1-" "llama-3.1-405b llama-3.1-70b llama-3.1-8b"
+expect_completion "kvplan budget --gpu-m" "--gpu-memory"
+expect_completion "kvplan budget --max-c" "--max-context"
+expect_completion "kvplan perf --kv-o" "--kv-offload"
+expect_completion "kvplan check --t" "--tap --tolerance"
+expect_completion "kvplan budget --engine s" "sglang"
+expect_completion "kvplan budget --format j" "json"
+expect_completion "kvplan frag --workload c" "chat code-completion"
+expect_completion "kvplan size --gpus a1" "a100-40gb a100-80gb a10g"
+expect_completion "kvplan plot kv" "kv-context"
+expect_completion "kvbench --val" "--validate-only"
+expect_completion "kvbench --backend c" "cpu cuda"
+expect_completion "$top_builddir/kvbench --gpu l4" "l4 l40s"
+
+# the zsh function is valid zsh, where zsh is installed
+if command -v zsh >/dev/null 2>&1; then
+	name="zsh -n completion/_kvplan"
+	if zsh -n "$top_srcdir/completion/_kvplan"; then ok; else bad "syntax"; fi
+else
+	echo "no zsh here: completion/_kvplan not parsed"
+fi
+finish

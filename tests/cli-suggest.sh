@@ -1,0 +1,83 @@
+#!/bin/sh
+# cli-suggest.sh: mistakes that suggest (did you mean), sizes without a unit,
+# and the warning for a context beyond the model's maximum (stderr and JSON).
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+# profile names: two GPUs start with h100
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100 --context 8k
+expect_rc 3
+expect_err "no profile named 'h100'; did you mean 'h100-pcie' or 'h100-sxm'?"
+run "$KVPLAN" budget --model lama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "did you mean 'llama-3.1-8b'?"
+
+# flags: a swap of two letters, a missing value, a value given to a switch
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --gpu-memroy 80GiB
+expect_rc 2
+expect_err "unknown option '--gpu-memroy'; did you mean '--gpu-memory'?"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --kv-ofload cpu
+expect_rc 2
+expect_err "did you mean '--kv-offload'?"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu
+expect_rc 2
+expect_err "option '--gpu' needs a value"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --max-context=3
+expect_rc 2
+expect_err "option '--max-context' takes no value"
+
+# subcommands
+run "$KVPLAN" budgte --model llama-3.1-8b
+expect_rc 2
+expect_err "unknown command 'budgte'; did you mean 'budget'?"
+
+run "$KVPLAN" list gpu
+expect_rc 2
+expect_err "expected one of models, gpus, workloads; did you mean 'gpus'?"
+
+# YAML keys: a model profile and an expectations file, at file:line:col
+printf '%s\n' 'name: tiny' 'family: llama' 'dtype: bf16' 'num_layers: 2' 'hidden_size: 64' \
+	'num_heads: 4' 'num_kv_head: 2' 'head_dim: 16' 'intermediate_size: 128' 'vocab_size: 100' \
+	'max_context: 1024' >"$tmp/tiny.yaml"
+run "$KVPLAN" budget --model "$tmp/tiny.yaml" --gpu l4
+expect_rc 3
+expect_err "tiny.yaml:7:1: error: num_kv_head: unknown key; did you mean 'num_kv_heads'?"
+printf '%s\n' 'scenarios:' '  - name: a' '    model: llama-3.1-8b' '    gpu: l4' '    contxt: 8192' \
+	'    expect:' '      - fits == true' >"$tmp/exp.yaml"
+run "$KVPLAN" check "$tmp/exp.yaml"
+expect_rc 3
+expect_err "exp.yaml:5:5: error: contxt: unknown key; did you mean 'context'?"
+
+# a bare size below 1 MiB is refused; with B it means bytes
+run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 80
+expect_rc 2
+expect_err "--gpu-memory: 80 without a unit means 80 bytes; did you mean 80GiB?"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --weights-bytes 1000
+expect_rc 2
+expect_err "did you mean 1000GiB?"
+# 1 MiB = 1,048,576 B and more pass bare
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --overhead-bytes 1048576 --context 8k --format json
+expect_rc 0
+expect_json overhead_bytes 1048576
+
+# a context beyond the model's maximum: Llama-3.1-8B's max_position_embeddings
+# is 131,072; 200k = 200 x 1,024 = 204,800 tokens
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --context 200k --format json
+expect_rc 0
+expect_err "warning: --context: 204,800 tokens is beyond the maximum context of llama-3.1-8b, 131,072 tokens"
+expect_json code context_beyond_model_max
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --context 128k --format json
+expect_rc 0
+expect_out '"warnings": []'
+name="no warning at 128k = 131,072 tokens, the maximum itself"
+if [ -z "$err" ]; then ok; else bad "stderr: $err"; fi
+# perf: Llama-2-7B's maximum is 4,096; prompt 4,096 + output 100 = 4,196
+run "$KVPLAN" perf --model llama-2-7b --gpu h200 --prompt 4096 --output 100 --format json
+expect_rc 0
+expect_err "--prompt + --output: 4,196 tokens is beyond the maximum context of llama-2-7b, 4,096 tokens"
+expect_json code context_beyond_model_max
+# frag: max_len 8,192 > 4,096
+run "$KVPLAN" frag --model llama-2-7b --gpu h200 --workload chat --max-len 8192 --requests 200 --format json
+expect_rc 0
+expect_err "max_len: 8,192 tokens is beyond the maximum context of llama-2-7b"
+expect_json code context_beyond_model_max
+finish
