@@ -1,0 +1,35 @@
+/* xml-writer.c: escape text for XML 1.0.  See xml-writer.h. */
+#include "xml-writer.h"
+
+#include <stdint.h>
+
+#include "utf8.h"
+
+void kvp_xml_text(FILE *f, const char *s)
+{
+	while (*s) {
+		uint32_t cp;
+		size_t n = kvp_utf8_next(s, &cp);
+		if (n == 0) {
+			fputs(KVP_UTF8_REPLACEMENT, f);
+			s++;
+			continue;
+		}
+		switch (cp) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		case '\n': fputs("&#10;", f); break;
+		case '\t': fputs("&#9;", f); break;
+		case '\r': fputs("&#13;", f); break;
+		default:
+			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
+				fputc('?', f);
+			else
+				fwrite(s, 1, n, f);
+		}
+		s += n;
+	}
+}
