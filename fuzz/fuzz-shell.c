@@ -18,8 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		return 0;
 	struct ft_out o;
-	kvp_sh_word(ft_open(&o), s);
-	ft_close(&o);
+	ft_write(kvp_sh_word, s, &o);
 	char *back = malloc(o.len + 1);
 	if (!back)
 		abort();
@@ -47,8 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(strcmp(back, s) == 0, "the word does not read back");
 	free(back);
 	free(o.buf);
-	kvp_sh_comment(ft_open(&o), s);
-	ft_close(&o);
+	ft_write(kvp_sh_comment, s, &o);
 	for (size_t j = 0; j < o.len; j++)
 		FUZZ_ASSERT((unsigned char)o.buf[j] >= 0x20 && o.buf[j] != 0x7f, "comment breaks its line");
 	free(o.buf);

@@ -85,6 +85,17 @@ static void ft_decode_lossy(const char *s, struct ft_cps *out)
 	}
 }
 
+/* What a writer should keep of s: its code points (ft_decode_lossy), each
+ * through the writer's documented replacement `map`. */
+static void ft_expect(const char *s, uint32_t (*map)(uint32_t), struct ft_cps *want)
+{
+	struct ft_cps in = {0};
+	ft_decode_lossy(s, &in);
+	for (size_t i = 0; i < in.n; i++)
+		ft_push(want, map(in.v[i]));
+	free(in.v);
+}
+
 /* What a writer wrote, in memory: (buf, len) from open_memstream. */
 struct ft_out {
 	char *buf;
@@ -107,6 +118,17 @@ static void ft_close(struct ft_out *o)
 	if (fclose(o->f) != 0)
 		abort();
 	o->f = NULL;
+}
+
+/* o = what `writer` writes of s; a writer never writes a NUL. */
+static void ft_write(void (*writer)(FILE *, const char *), const char *s, struct ft_out *o)
+{
+	writer(ft_open(o), s);
+	ft_close(o);
+	if (strlen(o->buf) != o->len) {
+		fprintf(stderr, "invariant broken: a NUL in a writer's output\n");
+		abort();
+	}
 }
 
 #endif

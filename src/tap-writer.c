@@ -8,9 +8,10 @@
 void kvp_tap_text(FILE *f, const char *s)
 {
 	while (*s) {
-		uint32_t cp;
-		size_t n = kvp_utf8_next(s, &cp);
-		if (n == 0)
+		const char *at = s;
+		int valid;
+		uint32_t cp = kvp_utf8_take(&s, &valid);
+		if (!valid)
 			fputs(KVP_UTF8_REPLACEMENT, f);
 		else if (cp == '#' || cp == '\\')
 			fprintf(f, "\\%c", (char)cp);
@@ -19,7 +20,6 @@ void kvp_tap_text(FILE *f, const char *s)
 		else if (cp < 0x20 || cp == 0x7f)
 			fputc('?', f);
 		else
-			fwrite(s, 1, n, f);
-		s += n ? n : 1;
+			fwrite(at, 1, (size_t)(s - at), f);
 	}
 }

@@ -8,14 +8,11 @@
 void kvp_xml_text(FILE *f, const char *s)
 {
 	while (*s) {
-		uint32_t cp;
-		size_t n = kvp_utf8_next(s, &cp);
-		if (n == 0) {
-			fputs(KVP_UTF8_REPLACEMENT, f);
-			s++;
-			continue;
-		}
-		switch (cp) {
+		const char *at = s;
+		int valid;
+		uint32_t cp = kvp_utf8_take(&s, &valid);
+		switch (valid ? cp : 0) {
+		case 0: fputs(KVP_UTF8_REPLACEMENT, f); break;
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
@@ -28,8 +25,7 @@ void kvp_xml_text(FILE *f, const char *s)
 			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
 				fputc('?', f);
 			else
-				fwrite(s, 1, n, f);
+				fwrite(at, 1, (size_t)(s - at), f);
 		}
-		s += n;
 	}
 }
