@@ -86,6 +86,10 @@ seed workload "$top"/profiles/workloads/*.yaml "$d"/workloads/*.yaml "$d"/bad/wo
 seed expect "$d"/check/*.yaml "$d"/bad/check-*.yaml "$top"/examples/*.yaml
 seed baseline "$d"/check/baseline*.yaml
 seed scenario "$d"/report/tiny.yaml "$d"/bad/scenario-*.yaml "$top"/reports/*/scenario*.yaml
+# the writers (issue 17): the hostile names' files, whole, as names
+for t in gnuplot json csv xml tap shell; do
+	seed "$t" "$d"/hostile/*.yaml "$d"/hostile/*.yml
+done
 # targets whose input starts with a byte that picks the form (see each target)
 first() {
 	t=$1 c=$2

@@ -70,8 +70,11 @@ kvp_status kvp_afile_open(struct kvp_afile *a, const char *path, struct kvp_erro
 		return kvp_error_set(err, KVP_STATUS_NOMEM, path, 0, 0, NULL, "out of memory");
 	}
 	int fd = -1, e = 0;
+	/* at most 200 bytes of the name: the temporary name (22 more) must stay
+	 * within NAME_MAX (255) whenever the target's name does */
+	int blen = strlen(base) > 200 ? 200 : (int)strlen(base);
 	for (int tries = 0; tries < 100 && fd < 0; tries++) {
-		snprintf(a->tmp, size, "%.*s.%s.%016llx.tmp", (int)dlen, path, base,
+		snprintf(a->tmp, size, "%.*s.%.*s.%016llx.tmp", (int)dlen, path, blen, base,
 			 (unsigned long long)random_u64());
 		fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		e = errno;

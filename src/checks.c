@@ -21,8 +21,10 @@
 #include "profile.h"
 #include "name-index.h"
 #include "suggest.h"
+#include "tap-writer.h"
 #include "units.h"
 #include "utf8.h"
+#include "xml-writer.h"
 #include "yaml-walk.h"
 
 /* ------------------------------------------------------------ numbers */
@@ -2228,39 +2230,6 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 
 /* ------------------------------------------------------------ JUnit and TAP */
 
-/* Text for XML content or a double-quoted attribute: markup escaped; line
- * breaks and tabs as character references (kept in attributes too); the
- * control characters and U+FFFE/U+FFFF that XML 1.0 forbids as '?'; bytes
- * that are not UTF-8 as U+FFFD. */
-static void xml_text(FILE *f, const char *s)
-{
-	while (*s) {
-		uint32_t cp;
-		size_t n = kvp_utf8_next(s, &cp);
-		if (n == 0) {
-			fputs(KVP_UTF8_REPLACEMENT, f);
-			s++;
-			continue;
-		}
-		switch (cp) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		case '\n': fputs("&#10;", f); break;
-		case '\t': fputs("&#9;", f); break;
-		case '\r': fputs("&#13;", f); break;
-		default:
-			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
-				fputc('?', f);
-			else
-				fwrite(s, 1, n, f);
-		}
-		s += n;
-	}
-}
-
 /* The name of a test point and, when it did not pass, its message and detail. */
 static void point_text(const struct kvp_check_report *r, const struct kvp_check_point *p,
 		       char *name, size_t nsize, char *msg, size_t msize)
@@ -2319,7 +2288,7 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 		return;
 	kvp_check_points(r, pts, n);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kvplan check ");
-	xml_text(f, r->file->path);
+	kvp_xml_text(f, r->file->path);
 	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n",
 		r->passed + r->failed + r->errors, r->failed, r->errors, r->time_s);
 	size_t k = 0;
@@ -2332,20 +2301,20 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 			errors += pts[k].outcome == KVP_CHECK_ERROR;
 		}
 		fputs("  <testsuite name=\"", f);
-		xml_text(f, s->name);
+		kvp_xml_text(f, s->name);
 		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" "
 			   "time=\"%.3f\">\n    <properties>\n", tests, failures, errors,
 			r->s[i].time_s);
 		fputs("      <property name=\"command\" value=\"", f);
-		xml_text(f, s->command);
+		kvp_xml_text(f, s->command);
 		fputs("\"/>\n", f);
 		for (size_t j = 0; j < s->ninputs; j++) {
 			if (strcmp(s->inputs[j].key, "command") == 0)
 				continue;
 			fputs("      <property name=\"", f);
-			xml_text(f, s->inputs[j].key);
+			kvp_xml_text(f, s->inputs[j].key);
 			fputs("\" value=\"", f);
-			xml_text(f, s->inputs[j].value);
+			kvp_xml_text(f, s->inputs[j].value);
 			fputs("\"/>\n", f);
 		}
 		fputs("    </properties>\n", f);
@@ -2353,9 +2322,9 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 			char name[KVP_CHECK_TEXT_MAX], msg[1400];
 			point_text(r, &pts[j], name, sizeof name, msg, sizeof msg);
 			fputs("    <testcase classname=\"", f);
-			xml_text(f, s->name);
+			kvp_xml_text(f, s->name);
 			fputs("\" name=\"", f);
-			xml_text(f, name);
+			kvp_xml_text(f, name);
 			if (pts[j].outcome == KVP_CHECK_PASS) {
 				fputs("\"/>\n", f);
 				continue;
@@ -2364,9 +2333,9 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 			fprintf(f, "\">\n      <%s type=\"%s\" message=\"", err ? "error" : "failure",
 				err ? "invalid" : pts[j].kind == KVP_CHECK_POINT_BASELINE ? "drift"
 											: "assertion");
-			xml_text(f, msg);
+			kvp_xml_text(f, msg);
 			fputs("\">", f);
-			xml_text(f, msg);
+			kvp_xml_text(f, msg);
 			const struct kvp_check_scenario_result *res = &r->s[i];
 			if (pts[j].kind == KVP_CHECK_POINT_BASELINE) {
 				for (size_t d = 0; d < res->ndrift; d++) {
@@ -2375,11 +2344,11 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 					snprintf(line, sizeof line, "\n%s: %s -> %s (%s)",
 						 res->drift[d].field, res->drift[d].old_value,
 						 res->drift[d].new_value, ch);
-					xml_text(f, line);
+					kvp_xml_text(f, line);
 				}
 				if (res->inputs_changed[0]) {
 					fputs("\ninputs changed: ", f);
-					xml_text(f, res->inputs_changed);
+					kvp_xml_text(f, res->inputs_changed);
 				}
 			}
 			fprintf(f, "</%s>\n    </testcase>\n", err ? "error" : "failure");
@@ -2388,27 +2357,6 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 	}
 	fputs("</testsuites>\n", f);
 	free(pts);
-}
-
-/* TAP descriptions: one line ('#' would start a directive: \#, and \ as
- * \\); control characters as '?'; bytes that are not UTF-8 as U+FFFD. */
-static void tap_text(FILE *f, const char *s)
-{
-	while (*s) {
-		uint32_t cp;
-		size_t n = kvp_utf8_next(s, &cp);
-		if (n == 0)
-			fputs(KVP_UTF8_REPLACEMENT, f);
-		else if (cp == '#' || cp == '\\')
-			fprintf(f, "\\%c", (char)cp);
-		else if (cp == '\n' || cp == '\r')
-			fputc(' ', f);
-		else if (cp < 0x20 || cp == 0x7f)
-			fputc('?', f);
-		else
-			fwrite(s, 1, n, f);
-		s += n ? n : 1;
-	}
 }
 
 void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
@@ -2425,9 +2373,9 @@ void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 		char name[KVP_CHECK_TEXT_MAX], msg[1400];
 		point_text(r, &pts[j], name, sizeof name, msg, sizeof msg);
 		fprintf(f, "%sok %zu - ", pts[j].outcome == KVP_CHECK_PASS ? "" : "not ", j + 1);
-		tap_text(f, s->name);
+		kvp_tap_text(f, s->name);
 		fputs(": ", f);
-		tap_text(f, name);
+		kvp_tap_text(f, name);
 		fputc('\n', f);
 		if (pts[j].outcome == KVP_CHECK_PASS)
 			continue;

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "gnuplot-writer.h"
 #include "plot.h"
+#include "shell-quote.h"
 #include "frag.h"
 #include "workload.h"
 #include "units.h"
@@ -432,16 +433,19 @@ int kvp_cmd_plot(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(stderr, "kvplan plot: note: %s\n", p->notes[i]);
+	for (size_t i = 0; i < p->nnotes; i++) {
+		char note[KVP_TERM_SIZE(sizeof p->notes[i])];
+		fprintf(stderr, "kvplan plot: note: %s\n", kvp_term_text(note, sizeof note, p->notes[i]));
+	}
 	kvp_status st = kvp_plot_render(p, a.dir, a.term, getenv("KVPLAN_GNUPLOT"), &err);
 	const char *ext = kvp_plot_term_ext(a.term);
 	if (st) {
 		char why[1400];
 		kvp_error_format(&err, why, sizeof why);
 		fprintf(stderr, "kvplan plot: warning: no image (%s); kept %s/%s.dat and %s/%s.gp: "
-				"render them with 'cd %s && gnuplot %s.gp'\n",
-			why, a.dir, p->name, a.dir, p->name, a.dir, p->name);
+				"render them with: cd ", why, a.dir, p->name, a.dir, p->name);
+		kvp_sh_word(stderr, a.dir); /* a command to paste: the folder quoted */
+		fprintf(stderr, " && gnuplot %s.gp\n", p->name);
 	} else if (ext) {
 		printf("kvplan plot: wrote %s/%s.dat, %s/%s.gp and %s/%s.%s\n", a.dir, p->name, a.dir,
 		       p->name, a.dir, p->name, ext);

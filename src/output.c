@@ -172,14 +172,11 @@ static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	while (*s) {
-		uint32_t cp;
-		size_t n = kvp_utf8_next(s, &cp);
-		if (n == 0) {
-			fputs("\\ufffd", f);
-			s++;
-			continue;
-		}
-		switch (cp) {
+		const char *at = s;
+		int valid;
+		uint32_t cp = kvp_utf8_take(&s, &valid);
+		switch (valid ? cp : 0) {
+		case 0: fputs("\\ufffd", f); break;
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
 		case '\n': fputs("\\n", f); break;
@@ -189,9 +186,8 @@ static void json_string(FILE *f, const char *s)
 			if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029)
 				fprintf(f, "\\u%04x", (unsigned)cp);
 			else
-				fwrite(s, 1, n, f);
+				fwrite(at, 1, (size_t)(s - at), f);
 		}
-		s += n;
 	}
 	fputc('"', f);
 }

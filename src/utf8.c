@@ -35,6 +35,15 @@ size_t kvp_utf8_next(const char *s, uint32_t *cp)
 	return n;
 }
 
+uint32_t kvp_utf8_take(const char **s, int *valid)
+{
+	uint32_t cp;
+	size_t n = kvp_utf8_next(*s, &cp);
+	*valid = n != 0;
+	*s += n ? n : 1;
+	return n ? cp : 0xfffd;
+}
+
 void kvp_utf8_trim(char *s)
 {
 	size_t len = strlen(s);

@@ -19,6 +19,12 @@
  * point in *cp; 0 when s[0] starts none (or is the terminating NUL). */
 size_t kvp_utf8_next(const char *s, uint32_t *cp);
 
+/* The code point at *s, moving *s past it.  A byte that starts no valid
+ * sequence reads as U+FFFD, one byte long, with *valid false: the writers
+ * then write KVP_UTF8_REPLACEMENT instead of copying the bytes [at, *s).
+ * *s must not be at the terminating NUL. */
+uint32_t kvp_utf8_take(const char **s, int *valid);
+
 /* Cut s (in place) before a sequence left incomplete at its end, as
  * snprintf leaves one when it truncates. */
 void kvp_utf8_trim(char *s);

@@ -65,6 +65,14 @@ expect_rc 2
 cmp -s "$w/base.yaml" "$w/base.orig" && ok || bad "base.yaml changed"
 no_temp "$w"
 
+# --- a target name of 254 bytes (NAME_MAX is 255): its temporary name fits too
+long=$(printf '%0250d' 0).xml
+run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/$long"
+expect_rc 0
+name="a 254-byte file name"
+[ -s "$w/$long" ] && ok || bad "not written"
+rm -f "$w/$long"
+
 # --- an output through a planted symlink replaces the link, not its target
 echo "precious" >"$w/precious"
 ln -s precious "$w/junit.xml"

@@ -60,6 +60,16 @@ for kind in budget kv-context max-seqs perf block-size validate hf; do
 	no_marker "plot $kind"
 done
 
+# the command the missing-gnuplot warning suggests, pasted into sh as it is:
+# the folder is one quoted word, so nothing in its name runs
+o="$tmp/o'\$(touch PWNED-o)\`touch PWNED-o2\`"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b --term dumb -o "$o"
+expect_rc 0
+hint=${err##*render them with: }
+name="the suggested command runs in the folder"
+(sh -c "$hint" >/dev/null 2>&1 || [ "$gp" != gnuplot ]) && ok || bad "$hint"
+no_marker "pasting the suggested command"
+
 # --name: a stem outside letters, digits, . _ - is refused, nothing written
 run "$KVPLAN" plot kv-context --model llama-2-7b --name 'x"; system("touch PWNED-name"); y="' -o "$d"
 expect_rc 2

@@ -1,0 +1,110 @@
+/* fuzz-csv.c: libFuzzer target for the CSV writer (kvp_write_csv,
+ * src/output.c).  The input (cut at the first NUL) is a string field of one
+ * row beside a number and the same string again.  This target's own RFC 4180
+ * reader must find a header and one row of three cells; each string cell is
+ * the input, after a ' when the input begins with = + - @ tab or CR (a
+ * spreadsheet formula otherwise), and the number is the number.
+ * Build: fuzz/run.sh. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-common.h"
+#include "fuzz-text.h"
+#include "output.h"
+
+/* One record of RFC 4180 CSV at t[*i..n) into cells (each malloc'd);
+ * false when malformed. */
+static bool read_record(const char *t, size_t n, size_t *i, char **cells, size_t max,
+			size_t *ncells)
+{
+	*ncells = 0;
+	for (;;) {
+		size_t cap = n - *i + 1, k = 0;
+		char *c = malloc(cap);
+		if (!c)
+			abort();
+		if (*i < n && t[*i] == '"') {
+			(*i)++;
+			for (;;) {
+				if (*i >= n) {
+					free(c);
+					return false;
+				}
+				if (t[*i] == '"') {
+					if (*i + 1 < n && t[*i + 1] == '"') {
+						c[k++] = '"';
+						*i += 2;
+						continue;
+					}
+					(*i)++;
+					break;
+				}
+				c[k++] = t[(*i)++];
+			}
+		} else {
+			while (*i < n && t[*i] != ',' && t[*i] != '\n') {
+				if (t[*i] == '"' || t[*i] == '\r') {
+					free(c);
+					return false; /* a quote or CR in an unquoted cell */
+				}
+				c[k++] = t[(*i)++];
+			}
+		}
+		c[k] = 0;
+		if (*ncells == max) {
+			free(c);
+			return false;
+		}
+		cells[(*ncells)++] = c;
+		if (*i < n && t[*i] == ',') {
+			(*i)++;
+			continue;
+		}
+		if (*i < n && t[*i] == '\n') {
+			(*i)++;
+			return true;
+		}
+		return false; /* a record ends with its line break */
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_cstring(data, size);
+	if (!s)
+		return 0;
+	struct kvp_record *rec = kvp_record_new();
+	if (!rec || !kvp_record_str(rec, "a", s) || !kvp_record_u64(rec, "b", 7) ||
+	    !kvp_record_str(rec, "c", s))
+		abort();
+	struct ft_out o;
+	kvp_write_csv(ft_open(&o), &rec, 1);
+	ft_close(&o);
+	FUZZ_ASSERT(strlen(o.buf) == o.len, "a NUL in the CSV");
+	char *head[4], *row[4];
+	size_t nh = 0, nr = 0, i = 0;
+	FUZZ_ASSERT(read_record(o.buf, o.len, &i, head, 4, &nh), "header malformed");
+	FUZZ_ASSERT(read_record(o.buf, o.len, &i, row, 4, &nr), "row malformed");
+	FUZZ_ASSERT(i == o.len, "more than one row");
+	FUZZ_ASSERT(nh == 3 && !strcmp(head[0], "a") && !strcmp(head[1], "b") && !strcmp(head[2], "c"),
+		    "header");
+	FUZZ_ASSERT(nr == 3 && !strcmp(row[1], "7"), "the number");
+	bool formula = *s && strchr("=+-@\t\r", *s);
+	for (int k = 0; k < 3; k += 2) {
+		const char *cell = row[k];
+		FUZZ_ASSERT(!*cell || !strchr("=+-@\t\r", *cell), "a formula reaches the spreadsheet");
+		if (formula)
+			FUZZ_ASSERT(cell[0] == '\'' && !strcmp(cell + 1, s), "neutralised cell");
+		else
+			FUZZ_ASSERT(!strcmp(cell, s), "cell does not read back");
+	}
+	for (size_t k = 0; k < nh; k++)
+		free(head[k]);
+	for (size_t k = 0; k < nr; k++)
+		free(row[k]);
+	free(o.buf);
+	kvp_record_free(rec);
+	free(s);
+	return 0;
+}
