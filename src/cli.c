@@ -61,9 +61,10 @@ int kvp_cli_usage_error(const char *cmd, const char *fmt, ...)
 
 int kvp_cli_error(const char *cmd, const struct kvp_error *err)
 {
-	char buf[1400];
+	char buf[1400], shown[KVP_TERM_SIZE(sizeof buf)];
 	kvp_error_format(err, buf, sizeof buf);
-	fprintf(stderr, "kvplan %s: %s\n", cmd, buf);
+	/* names in a message come from files: control characters shown, not sent */
+	fprintf(stderr, "kvplan %s: %s\n", cmd, kvp_term_text(shown, sizeof shown, buf));
 	return kvp_status_exit_code(err->status);
 }
 

@@ -235,11 +235,17 @@ int kvp_cmd_check(int argc, char **argv)
 		char msg[1400];
 		if (!r->s[i].record) {
 			kvp_error_format(&r->s[i].err, msg, sizeof msg);
-			fprintf(stderr, "kvplan check: scenario '%s': %s\n", f->scenarios[i].name, msg);
+			char sn[KVP_TERM_SIZE(sizeof f->scenarios[i].name)], sm[KVP_TERM_SIZE(sizeof msg)];
+			fprintf(stderr, "kvplan check: scenario '%s': %s\n",
+				kvp_term_text(sn, sizeof sn, f->scenarios[i].name),
+				kvp_term_text(sm, sizeof sm, msg));
 		}
-		for (size_t k = 0; r->s[i].record && k < f->scenarios[i].nasserts; k++)
+		for (size_t k = 0; r->s[i].record && k < f->scenarios[i].nasserts; k++) {
+			char why[KVP_TERM_SIZE(sizeof r->s[i].results[k].why)];
 			if (r->s[i].results[k].outcome == KVP_CHECK_ERROR)
-				fprintf(stderr, "kvplan check: %s\n", r->s[i].results[k].why);
+				fprintf(stderr, "kvplan check: %s\n",
+					kvp_term_text(why, sizeof why, r->s[i].results[k].why));
+		}
 	}
 	if (tap)
 		kvp_check_write_tap(stdout, r);

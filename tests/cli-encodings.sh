@@ -55,6 +55,13 @@ expect_out '\x01\x1b[2Jname on =h'
 expect_out 'x="\n<b>@x, engine generic'
 name="no escape character on the terminal"
 printf '%s' "$out" | od -An -tx1 | grep -q ' 1b' && bad "ESC sent" || ok
+# an error message naming that folder: shown, not sent
+mkdir -p "$tmp/e$bad" && cp "$top_srcdir/tests/data/bad/hf-bad-dtype.json" "$tmp/e$bad/config.json"
+run "$KVPLAN" budget --model "$tmp/e$bad/config.json" --gpu h100-sxm
+expect_rc 3
+expect_err '\x01\x1b[2Jname/config.json'
+name="no escape character in the error"
+printf '%s' "$err" | od -An -tx1 | grep -q ' 1b' && bad "ESC sent" || ok
 run "$KVPLAN" check "$h/evil-check.yaml"
 name="check's table shows \\x01"
 expect_out 'directive \ \x01'
