@@ -236,6 +236,8 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--gpu (or --gpu-memory) is required");
 	if (kvp_model_load(c->model, m, &err))
 		return kvp_cli_error(cmd, &err);
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
+		fprintf(stderr, "kvplan %s: %s\n", cmd, m->warnings[i]);
 	if (g) {
 		memset(g, 0, sizeof *g);
 		if (c->gpu) {

@@ -17,6 +17,7 @@
  * and the field's name.  Keys kvplan does not need are ignored. */
 #include "hf-config.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,9 +113,36 @@ struct hf {
 	const struct kvp_node *top;  /* the document's object */
 	const struct kvp_node *cfg;  /* the text model's object: top or top.text_config */
 	struct kvp_error *err;
+	struct kvp_model *m;         /* where warnings go */
 	enum family fam;
 	char model_type[64];
 };
+
+/* Record a doubt about the file at `node` (NULL: the file) in the model's
+ * warnings, "path:line:col: warning: field: message"; past
+ * KVP_MODEL_WARNINGS the last slot says how many more were dropped. */
+static void warn(struct hf *h, const struct kvp_node *node, const char *field, const char *fmt,
+		 ...) __attribute__((format(printf, 4, 5)));
+static void warn(struct hf *h, const struct kvp_node *node, const char *field, const char *fmt,
+		 ...)
+{
+	struct kvp_model *m = h->m;
+	if (m->num_warnings >= KVP_MODEL_WARNINGS) {
+		m->num_warnings++;
+		snprintf(m->warnings[KVP_MODEL_WARNINGS - 1], KVP_WARNING_MAX,
+			 "%s: warning: %u more warnings not shown", h->doc->path,
+			 m->num_warnings - KVP_MODEL_WARNINGS + 1);
+		return;
+	}
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	const struct kvp_node *at = node ? node : h->cfg;
+	snprintf(m->warnings[m->num_warnings++], KVP_WARNING_MAX, "%s:%d:%d: warning: %s: %s",
+		 h->doc->path, at ? at->line : 0, at ? at->col : 0, field, msg);
+}
 
 /* ------------------------------------------------------------ readers */
 
@@ -458,7 +486,11 @@ static kvp_status assign_layers(struct hf *h, struct kvp_model *m, bool mla)
 			if (!m->chunk_size)
 				break;
 			/* no_rope_layers[i]: 1 = RoPE layer (chunked), 0 = NoPE (global) */
+			/* an empty list means "derive it" (transformers Llama4TextConfig:
+			 * no_rope_layers if no_rope_layers else the interval rule) */
 			const struct kvp_node *nr = kvp_map_get(h->cfg, "no_rope_layers");
+			if (nr && nr->type == KVP_NODE_SEQ && nr->n == 0)
+				nr = NULL;
 			if (nr) {
 				if ((st = layer_list(h, nr, "no_rope_layers", L)))
 					return st;
@@ -1082,7 +1114,27 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 	uint32_t kv_lora = 0;
 	if ((st = opt_uint(h, h->cfg, "kv_lora_rank", true, &kv_lora, &mla)))
 		return st;
-	mla = mla && is_one_of(h->model_type, mla_types);
+	if (mla && !is_one_of(h->model_type, mla_types)) {
+		const struct kvp_node *kn = kvp_map_get(h->cfg, "kv_lora_rank");
+		if (h->fam == FAM_GENERIC) {
+			/* a wrapper (kimi_vl) or a text_config without its own
+			 * model_type: the fields say DeepSeek-style MLA, which is
+			 * what the wrapper's text model is (vLLM hf_text_config) */
+			char topk[32] = "";
+			const struct kvp_node *tn = kvp_map_get(h->cfg, "topk_method");
+			if (tn && tn->type == KVP_NODE_SCALAR)
+				snprintf(topk, sizeof topk, "%s", tn->value);
+			h->fam = strcmp(topk, "noaux_tc") == 0 ? FAM_DEEPSEEK_V3 : FAM_DEEPSEEK_V2;
+			tie = false;  /* DeepseekV2/V3Config default */
+		} else {
+			/* a known standard-attention family: its engine code ignores
+			 * the key, so does kvplan (full heads: the larger KV) */
+			warn(h, kn, "kv_lora_rank",
+			     "model_type \"%s\" has no latent attention: the key is ignored and "
+			     "the KV cache is sized from the attention heads", h->model_type);
+			mla = false;
+		}
+	}
 
 	/* head_dim: head_dim, else hidden_size_per_head, else the Gemma class
 	 * default, else H / Nq (never assume H == Nq * d when a key says otherwise) */
@@ -1131,6 +1183,13 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 				     kv_field,
 				     "%u KV heads do not divide %u attention heads",
 				     m->num_kv_heads, m->num_heads);
+	if (mla && kv_node && m->num_kv_heads != m->num_heads)
+		/* MLA has one latent per token, no grouped heads: a GQA count
+		 * beside kv_lora_rank means the file mixes two attentions */
+		warn(h, kv_node, kv_field,
+		     "%u KV heads for %u attention heads beside kv_lora_rank: latent attention "
+		     "(MLA) has no grouped KV heads; sized as MLA, one latent per token",
+		     m->num_kv_heads, m->num_heads);
 	if (mla)
 		m->num_kv_heads = 1;  /* vLLM get_num_kv_heads under MLA */
 
@@ -1171,6 +1230,24 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 		return st;
 	m->tie_word_embeddings = tie;
 
+	/* towers of multimodal wrappers: their weights are loaded too */
+	static const char *const towers[] = {"vision_config", "audio_config", NULL};
+	for (const char *const *t = towers; *t; t++) {
+		const struct kvp_node *tn = kvp_map_get(root, *t);
+		if (!tn)
+			continue;
+		static const char *const dim_keys[] = {"hidden_size", "embed_dim", "vt_hidden_size",
+						       "width", "d_model", NULL};
+		static const char *const depth_keys[] = {"num_hidden_layers", "depth",
+							 "vt_num_hidden_layers", "layers",
+							 "encoder_layers", NULL};
+		if (tn->type != KVP_NODE_MAP || !get_any(tn, dim_keys, NULL) ||
+		    !get_any(tn, depth_keys, NULL))
+			warn(h, tn, *t,
+			     "a tower without its dimensions (hidden_size, num_hidden_layers): "
+			     "its weights are not counted, so the KV pool is overestimated");
+	}
+
 	if ((st = assign_layers(h, m, mla)) || (st = count_params(h, m)) ||
 	    (st = read_quantization(h, m)))
 		return st;
@@ -1184,7 +1261,7 @@ kvp_status kvp_hf_config_load(const char *path, struct kvp_model *out, struct kv
 	kvp_status st = kvp_doc_load_file(path, &doc, err);
 	if (st)
 		return st;
-	struct hf h = {.doc = doc, .err = err};
+	struct hf h = {.doc = doc, .err = err, .m = out};
 	st = parse(&h, path, out);
 	kvp_doc_free(doc);
 	return st;

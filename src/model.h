@@ -20,6 +20,8 @@
 
 #define KVP_MAX_LAYERS 4096
 #define KVP_NAME_MAX 128
+#define KVP_MODEL_WARNINGS 8
+#define KVP_WARNING_MAX 1280
 
 enum kvp_layer_kind {
 	KVP_LAYER_FULL,     /* full attention: every token */
@@ -98,6 +100,10 @@ struct kvp_model {
 	uint64_t expert_params;    /* the part of params in MoE experts */
 	enum kvp_dtype weights_dtype;  /* AUTO: the serving dtype */
 	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
+	/* What the importer read but doubts, each "path:line:col: warning:
+	 * field: message"; the library never prints them, the CLI does. */
+	uint32_t num_warnings;
+	char warnings[KVP_MODEL_WARNINGS][KVP_WARNING_MAX];
 };
 
 /* Check a filled description for consistency (heads divide, windows given

@@ -134,6 +134,14 @@ static const struct {
 	 0, 8, 128, 51570323328, 12110311296, 45097156608,
 	 "16 MoE layers of 16 experts: 16*16*176,160,768 = 45,097,156,608; active: "
 	 "51,570,323,328 - 16*14*176,160,768 = 12,110,311,296 (AI21: ~12 B)"},
+	{"Kimi-VL-A3B-Instruct", 31104,
+	 "MLA found from kv_lora_rank under a kimi_vl wrapper: (512 + 64)*2 = 1,152 B x 27 = 31,104 "
+	 "(read as 16 heads of 128 it would be 2*16*128*2*27 = 221,184)", 0, 0, 27, 0, 0, 1, 192,
+	 15960110208, 2914776192, 14394851328,
+	 "Moonlight text model: 2*V*H 671,088,640 + final 2,048 + 27*(MLA 13,763,072 + norms 4,096) "
+	 "+ dense layer 0 3*H*11264 69,206,016 + 26*(64+2 experts of 3*H*1408 8,650,752 + router "
+	 "64*H + 64) = 15,960,110,208 (card: 16B total); active keeps 6 of 64: minus 26*58*8,650,752 "
+	 "= 2,914,776,192 (card: 2.24B activated without the 0.67B embeddings)"},
 	{"gpt2", 36864, "2*12*64*2 = 3,072 B x 12 = 36,864 (GPT-2 124M reference)", 12, 0, 0, 0, 0,
 	 12, 64, 124439808, 124439808, 0,
 	 "tied wte 38,597,376 + wpe 1024*768 + 12*(LN 3,072 + attn 2,362,368 + mlp 4,722,432) + "
@@ -388,6 +396,92 @@ START_TEST(test_small_documents)
 }
 END_TEST
 
+START_TEST(test_llama4_empty_no_rope_layers)
+{
+	/* "no_rope_layers": [] is derived as transformers does: layer i has
+	 * RoPE (chunked) unless (i + 1) % 4 == 0 -> 36 chunked + 12 global;
+	 * KV 2*8*128*2 = 4,096 B x 48 = 196,608 B/token */
+	load("Llama-4-Scout-17B-16E");
+	ck_assert_uint_eq(model.num_warnings, 0);
+	build(1, 1);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_CHUNKED], 36);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_FULL], 12);
+	for (uint32_t i = 0; i < 48; i++)
+		ck_assert_uint_eq(model.layers[i],
+				  (i + 1) % 4 ? KVP_LAYER_CHUNKED : KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.chunk_size, 8192);
+	ck_assert_uint_eq(spec.token_bytes_total, 196608);
+	/* 2*V*H 2,068,971,520 + H + 48*(attn 62,914,560 + norms 10,240 + 16
+	 * experts of 3*H*8192 125,829,120 + shared 125,829,120 + router 16*H)
+	 * = 107,769,861,120 (card: 109B with the vision tower; 17B active) */
+	ck_assert_uint_eq(model.params, 107769861120ULL);
+	ck_assert_uint_eq(model.active_params, 17172894720ULL);
+}
+END_TEST
+
+/* A warning names the file, the line and column of the field, and the field. */
+static void assert_warning(const char *path, uint32_t index, int line, int col, const char *field)
+{
+	ck_assert_uint_gt(model.num_warnings, index);
+	char want[1200];
+	snprintf(want, sizeof want, "%s:%d:%d: warning: %s: ", path, line, col, field);
+	ck_assert_msg(strncmp(model.warnings[index], want, strlen(want)) == 0, "got '%s', want '%s...'",
+		      model.warnings[index], want);
+}
+
+START_TEST(test_contradictions_warn)
+{
+	/* MLA fields beside 4 grouped KV heads for 16 heads: sized as MLA,
+	 * 576*2 = 1,152 B x 2 layers = 2,304 B/token, and a warning at the
+	 * num_key_value_heads value (line 7, column 26) */
+	const char *p = write_tmp("{\"model_type\": \"kimi_vl\",\n"
+				  "\"text_config\": {\n"
+				  "  \"num_hidden_layers\": 2,\n"
+				  "  \"hidden_size\": 2048,\n"
+				  "  \"num_attention_heads\": 16,\n"
+				  "  \"vocab_size\": 100,\n"
+				  "  \"num_key_value_heads\": 4,\n"
+				  "  \"kv_lora_rank\": 512, \"qk_rope_head_dim\": 64,\n"
+				  "  \"qk_nope_head_dim\": 128, \"v_head_dim\": 128,\n"
+				  "  \"intermediate_size\": 64}}\n");
+	load_path(p);
+	assert_warning(p, 0, 7, 26, "num_key_value_heads");
+	ck_assert_uint_eq(model.num_warnings, 1);
+	build(1, 1);
+	ck_assert_uint_eq(spec.token_bytes_total, 2304);
+	unlink(tmp_path);
+
+	/* kv_lora_rank in a llama: the llama code ignores it; full heads
+	 * 2*4*64*2 = 1,024 B x 1 layer, warning at the key's value (3:17) */
+	p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 1,\n"
+		      "\"hidden_size\": 256, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+		      "\"kv_lora_rank\": 512, \"qk_rope_head_dim\": 64,\n"
+		      "\"intermediate_size\": 64}\n");
+	load_path(p);
+	assert_warning(p, 0, 3, 17, "kv_lora_rank");
+	build(1, 1);
+	ck_assert_uint_eq(spec.token_bytes_total, 1024);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MLA], 0);
+	unlink(tmp_path);
+
+	/* a vision tower without its dimensions: warning at its object (2:18) */
+	p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 1,\n"
+		      "\"vision_config\": {\"patch_size\": 14},\n"
+		      "\"hidden_size\": 256, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+		      "\"intermediate_size\": 64}\n");
+	load_path(p);
+	assert_warning(p, 0, 2, 18, "vision_config");
+	unlink(tmp_path);
+
+	/* the real files: nothing to say */
+	load("DeepSeek-V3"); /* 128 KV heads = 128 heads beside MLA: no contradiction */
+	ck_assert_uint_eq(model.num_warnings, 0);
+	load("Kimi-VL-A3B-Instruct");
+	ck_assert_str_eq(model.family, "kimi_vl");
+	ck_assert(!model.tie_word_embeddings);
+}
+END_TEST
+
 START_TEST(test_param_overflow)
 {
 	/* H = Nq*d = 2^32 - 1 with one head: 2*H*Nkv*d = 2*(2^32 - 1)^2 > 2^64 */
@@ -484,12 +578,14 @@ static Suite *hfconfig_suite(void)
 	tcase_add_test(core, test_dtypes);
 	tcase_add_test(core, test_mla);
 	tcase_add_test(core, test_small_documents);
+	tcase_add_test(core, test_llama4_empty_no_rope_layers);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(errors, test_missing_file);
 	tcase_add_test(errors, test_falcon_tp);
 	tcase_add_test(errors, test_param_overflow);
+	tcase_add_test(errors, test_contradictions_warn);
 	suite_add_tcase(s, errors);
 	return s;
 }
