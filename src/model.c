@@ -178,6 +178,36 @@ kvp_status kvp_weights_bytes(uint64_t params, enum kvp_dtype dt, uint64_t *out)
 									   : KVP_STATUS_OVERFLOW;
 }
 
+kvp_status kvp_weights_format_bytes(uint64_t params, const struct kvp_weights_format *f,
+				    uint64_t *out)
+{
+	if (!f->bits)
+		return KVP_STATUS_INVALID;
+	/* bits per element as the fraction (bits * group + group_bits) / group */
+	uint64_t group = f->group ? f->group : 1, num;
+	if (!kvp_mul(f->bits, group, &num) || !kvp_add(num, f->group ? f->group_bits : 0, &num))
+		return KVP_STATUS_OVERFLOW;
+	/* ceil(params * num / (8 * group)) without forming params * num: with
+	 * params = Q * 8 * group + R, that is Q * num + ceil(R * num / (8 * group)) */
+	uint64_t den = 8 * group, Q = params / den, R = params % den, a, b;
+	if (!kvp_mul(Q, num, &a) || !kvp_mul(R, num, &b) || !kvp_add(a, kvp_cdiv(b, den), out))
+		return KVP_STATUS_OVERFLOW;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_model_set_weights_dtype(struct kvp_model *m, enum kvp_dtype dt)
+{
+	const struct kvp_dtype_info *d = kvp_dtype_info(dt);
+	if (!d || !d->weights_ok)
+		return KVP_STATUS_INVALID;
+	m->weights_dtype = dt;
+	m->expert_dtype = KVP_DTYPE_AUTO;
+	memset(&m->weights_format, 0, sizeof m->weights_format);
+	memset(&m->expert_format, 0, sizeof m->expert_format);
+	m->unquantized_params = 0;
+	return KVP_STATUS_OK;
+}
+
 /* KV bytes per token for one attention layer with `heads` heads of (dk + dv) elements. */
 static bool kv_layer_bytes(enum kvp_dtype dt, uint64_t heads, uint64_t dk, uint64_t dv,
 			   unsigned scale_slots, uint64_t *out)
@@ -273,13 +303,28 @@ static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype servin
 		return KVP_STATUS_OVERFLOW;
 	dense_here += dense % m->num_layers * nlayers / m->num_layers;
 	expert_here += m->expert_params % m->num_layers * nlayers / m->num_layers;
-	uint64_t b_emb, b_dense, b_exp;
+	/* the unquantized part of the dense share, in the same proportion */
+	uint64_t unq = m->unquantized_params < dense ? m->unquantized_params : dense, unq_here;
+	if (!kvp_mul(unq / m->num_layers, nlayers, &unq_here))
+		return KVP_STATUS_OVERFLOW;
+	unq_here += unq % m->num_layers * nlayers / m->num_layers;
+	unq_here = unq_here < dense_here ? unq_here : dense_here;
+	dense_here -= unq_here;
+	uint64_t b_emb, b_dense, b_exp, b_unq;
 	kvp_status st;
-	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
-	    (st = kvp_weights_bytes(dense_here, wdt, &b_dense)) ||
-	    (st = kvp_weights_bytes(expert_here, edt, &b_exp)))
+	if ((st = kvp_weights_bytes(unq_here, serving, &b_unq)))
 		return st;
-	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t))
+	/* the experts follow the dense layout unless they have their own */
+	const struct kvp_weights_format *wf = &m->weights_format,
+		*ef = m->expert_format.bits ? &m->expert_format
+		    : m->expert_dtype == KVP_DTYPE_AUTO ? wf : &m->expert_format;
+	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
+	    (st = wf->bits ? kvp_weights_format_bytes(dense_here, wf, &b_dense)
+			   : kvp_weights_bytes(dense_here, wdt, &b_dense)) ||
+	    (st = ef->bits ? kvp_weights_format_bytes(expert_here, ef, &b_exp)
+			   : kvp_weights_bytes(expert_here, edt, &b_exp)))
+		return st;
+	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t) || !kvp_add(t, b_unq, &t))
 		return KVP_STATUS_OVERFLOW;
 	*out = kvp_cdiv(t, tp);
 	return KVP_STATUS_OK;

@@ -6,6 +6,7 @@
  * which applies the section 4.1 formulas to the same configs.
  * Legend: L = layers, Nkv = KV heads, d = head dim, W = sliding window. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,21 @@ START_TEST(test_small_documents)
 	ck_assert_uint_eq(spec.token_bytes_total, 32768);
 	ck_assert_uint_eq(model.expert_params, 8ULL * 16 * 3 * 5120 * 8192);
 
+	/* microsoft/phi-2's config (model_type phi): one LayerNorm per parallel
+	 * block, biased qkv/dense/fc1/fc2 and a biased, untied LM head:
+	 * 2*V*H 262,144,000 + lm_head bias 51,200 + final LN 5,120 + 32 *
+	 * (qkv 2560*7680 + 7680, dense 2560^2 + 2560, fc1/fc2 2*2560*10240 +
+	 * 10240 + 2560, LN 5,120 = 78,671,360) = 2,779,683,840 (the 2.78B of
+	 * its card; a Llama-style count would say 3.1B) */
+	load_path(write_tmp("{\"model_type\": \"phi\", \"hidden_size\": 2560, "
+			    "\"intermediate_size\": 10240, \"num_hidden_layers\": 32, "
+			    "\"num_attention_heads\": 32, \"num_key_value_heads\": 32, "
+			    "\"vocab_size\": 51200, \"max_position_embeddings\": 2048, "
+			    "\"partial_rotary_factor\": 0.4, \"tie_word_embeddings\": false, "
+			    "\"torch_dtype\": \"float16\"}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 2779683840ULL);
+
 	/* GPTBigCode-style multi_query on a non-Falcon model: one KV head */
 	load_path(write_tmp("{\"model_type\": \"gpt_bigcode\", \"n_layer\": 2, \"n_embd\": 64, "
 			    "\"n_head\": 4, \"vocab_size\": 10, \"intermediate_size\": 256, "
@@ -482,6 +498,161 @@ START_TEST(test_contradictions_warn)
 }
 END_TEST
 
+/* Quantized checkpoints: Llama-3.1-8B's dimensions (table 3.2: 8,030,261,248
+ * params, of which 2*V*H = 1,050,673,152 embeddings and LM head kept in bf16,
+ * leaving D = 6,979,588,096) under each quant_method.  Bytes = 2 * 1,050,673,152
+ * + ceil(D * (bits * g + scale bits) / (8 * g)). */
+static const struct {
+	const char *quant;  /* the quantization_config object */
+	uint64_t weights_bytes;
+	enum kvp_dtype dtype;
+	const char *arithmetic;
+} quants[] = {
+	{"{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", "
+	 "\"ignore\": [\"lm_head\"], \"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], "
+	 "\"weights\": {\"num_bits\": 4, \"type\": \"int\", \"strategy\": \"group\", "
+	 "\"group_size\": 128, \"symmetric\": true}}}}",
+	 5700196416ULL, KVP_DTYPE_INT4, "W4A16: D * (512 + 16 bf16 scale) / 1024 + 2,101,346,304"},
+	{"{\"quant_method\": \"compressed-tensors\", \"format\": \"float-quantized\", "
+	 "\"config_groups\": {\"group_0\": {\"weights\": {\"num_bits\": 8, \"type\": \"float\", "
+	 "\"strategy\": \"channel\", \"symmetric\": true}, \"input_activations\": "
+	 "{\"num_bits\": 8, \"type\": \"float\", \"dynamic\": true}}}}",
+	 9080934400ULL, KVP_DTYPE_FP8, "FP8-dynamic: D * 1 + 2,101,346,304"},
+	{"{\"quant_method\": \"compressed-tensors\", \"format\": \"nvfp4-pack-quantized\", "
+	 "\"config_groups\": {\"group_0\": {\"weights\": {\"num_bits\": 4, \"type\": \"float\", "
+	 "\"strategy\": \"tensor_group\", \"group_size\": 16, \"symmetric\": true}}}}",
+	 6027364608ULL, KVP_DTYPE_NVFP4, "NVFP4: D * (64 + 8 fp8 scale) / 128 + 2,101,346,304"},
+	{"{\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\", \"group_size\": 16, "
+	 "\"exclude_modules\": [\"lm_head\"]}",
+	 6027364608ULL, KVP_DTYPE_NVFP4, "modelopt NVFP4: as above"},
+	{"{\"quant_method\": \"modelopt\", \"quant_algo\": \"FP8\"}", 9080934400ULL, KVP_DTYPE_FP8,
+	 "modelopt FP8: D + 2,101,346,304"},
+	{"{\"quant_method\": \"fbgemm_fp8\", \"modules_to_not_convert\": [\"lm_head\"]}",
+	 9080934400ULL, KVP_DTYPE_FP8, "fbgemm_fp8: D + 2,101,346,304"},
+	{"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true, "
+	 "\"bnb_4bit_quant_type\": \"nf4\", \"bnb_4bit_use_double_quant\": true}",
+	 5701900417ULL, KVP_DTYPE_INT4,
+	 "nf4 + double quant: per 16,384 elements 256 int8 absmax + 1 fp32: "
+	 "ceil(D * (65,536 + 2,080) / 131,072) + 2,101,346,304"},
+	{"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}", 6027364608ULL,
+	 KVP_DTYPE_INT4, "nf4: fp32 absmax per 64 = D * (256 + 32) / 512 + 2,101,346,304"},
+	{"{\"quant_method\": \"bitsandbytes\", \"load_in_8bit\": true}", 9080934400ULL,
+	 KVP_DTYPE_INT8, "LLM.int8: D + 2,101,346,304"},
+	{"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 128, \"desc_act\": false}",
+	 5727460432ULL, KVP_DTYPE_INT4_GPTQ,
+	 "GPTQ: fp16 scale + 4-bit zero per 128: D * 532 / 1024 + 2,101,346,304"},
+	{"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": -1}", 5591140352ULL,
+	 KVP_DTYPE_INT4_GPTQ, "GPTQ per channel: D / 2 + 2,101,346,304"},
+	{"{\"quant_method\": \"awq\", \"w_bit\": 4, \"q_group_size\": 64, \"zero_point\": false}",
+	 5809252480ULL, KVP_DTYPE_INT4_AWQ, "AWQ g64 no zero: D * 272 / 512 + 2,101,346,304"},
+};
+
+static const char *llama8b_with(const char *quant)
+{
+	static char buf[2048];
+	snprintf(buf, sizeof buf,
+		 "{\"model_type\": \"llama\", \"num_hidden_layers\": 32, \"hidden_size\": 4096, "
+		 "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+		 "\"intermediate_size\": 14336, \"vocab_size\": 128256, "
+		 "\"torch_dtype\": \"bfloat16\", \"quantization_config\": %s}", quant);
+	return write_tmp(buf);
+}
+
+START_TEST(test_quantization)
+{
+	load_path(llama8b_with(quants[_i].quant));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 8030261248ULL);
+	ck_assert_int_eq(model.weights_dtype, quants[_i].dtype);
+	ck_assert_uint_eq(model.num_warnings, 0);
+	build(1, 1);
+	ck_assert_msg(spec.weights_bytes == quants[_i].weights_bytes, "%s: %llu B, want %llu = %s",
+		      quants[_i].quant, (unsigned long long)spec.weights_bytes,
+		      (unsigned long long)quants[_i].weights_bytes, quants[_i].arithmetic);
+}
+END_TEST
+
+/* Against what vLLM itself loaded (reports/engine-logs.md): the engine's
+ * "Model loading took" is every tensor it created. */
+START_TEST(test_quantized_against_engine_logs)
+{
+	/* V12: kaitchup/Phi-4-AutoRound-GPTQ-4bit, "Loading model weights took
+	 * 8.5107 GB" (GiB).  Phi-4 (phi3 class): 40 layers, H 5120, 40/10 heads,
+	 * I 17920, V 100352, untied: 14,659,507,200 params; 2*V*H = 1,027,604,480
+	 * in bf16 and D = 13,631,902,720 at 532/1024 B: 9,137,408,420 B =
+	 * 8.5099 GiB, 0.01 % under the log. */
+	load_path(write_tmp("{\"model_type\": \"phi3\", \"num_hidden_layers\": 40, "
+			    "\"hidden_size\": 5120, \"num_attention_heads\": 40, "
+			    "\"num_key_value_heads\": 10, \"intermediate_size\": 17920, "
+			    "\"vocab_size\": 100352, \"tie_word_embeddings\": false, "
+			    "\"torch_dtype\": \"bfloat16\", \"quantization_config\": {"
+			    "\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 128, "
+			    "\"sym\": true}}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 14659507200ULL);
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 9137408420ULL);
+	double logged = 8.5107 * 1073741824.0;
+	ck_assert_msg(fabs((double)spec.weights_bytes / logged - 1) < 0.001, "Phi-4 GPTQ");
+
+	/* V6: Qwen2.5-7B-Instruct-AWQ (bits 4, group 128, zero_point), the
+	 * author's breakdown says 5.29 GiB of weights; D = 7,615,616,512 -
+	 * 1,089,994,752 = 6,525,621,760 at 532/1024 B + 2,179,989,504 =
+	 * 5,570,253,934 B = 5.188 GiB: 1.9 % under (the log's figure includes
+	 * what vLLM allocates while loading beside the weights). */
+	load("Qwen2.5-7B-Instruct");
+	struct kvp_model awq = model;
+	awq.weights_dtype = KVP_DTYPE_INT4_AWQ;
+	awq.weights_format = (struct kvp_weights_format){4, 128, 20};
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_spec_build(&awq, (struct kvp_parallel){1, 1}, KVP_DTYPE_BF16,
+					KVP_DTYPE_BF16, &spec, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(spec.weights_bytes, 5570253934ULL);
+	ck_assert(fabs((double)spec.weights_bytes / (5.29 * 1073741824.0) - 1) < 0.025);
+}
+END_TEST
+
+START_TEST(test_quantization_unknown_and_ignored)
+{
+	/* an unknown method: sized in bf16 (16,060,522,496 B, table 3.2 x 2)
+	 * with a warning naming it at its value (line 3, column 35) */
+	const char *p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 32,\n"
+				  "\"hidden_size\": 4096, \"num_attention_heads\": 32,\n"
+				  "\"quantization_config\": {\"quant_method\": \"hqq\", \"nbits\": 4},\n"
+				  "\"num_key_value_heads\": 8, \"intermediate_size\": 14336,\n"
+				  "\"vocab_size\": 128256, \"torch_dtype\": \"bfloat16\"}\n");
+	load_path(p);
+	assert_warning(p, 0, 3, 41, "quantization_config.quant_method");
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "\"hqq\""));
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "bf16"));
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 16060522496ULL);
+	unlink(tmp_path);
+
+	/* an ignore list naming attention (Kimi-K2.5 style): the 32 layers'
+	 * attention, 32 * 41,943,040 = 1,342,177,280 params, stays bf16; the
+	 * rest of D (5,637,410,816) is int4 at 528/1024 B:
+	 * 2,906,789,952 + 2,684,354,560 + 2,101,346,304 = 7,692,490,816 */
+	load_path(llama8b_with("{\"quant_method\": \"compressed-tensors\", \"ignore\": "
+			       "[\"lm_head\", \"re:.*self_attn.*\"], \"config_groups\": "
+			       "{\"g\": {\"weights\": {\"num_bits\": 4, \"type\": \"int\", "
+			       "\"strategy\": \"group\", \"group_size\": 128}}}}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.unquantized_params, 1342177280ULL);
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 7692490816ULL);
+
+	/* --weights-dtype's what-if replaces all of it: int4-awq (group 128,
+	 * 5/256 B of scales) on every non-embedding weight = 5,727,460,432 */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT4_AWQ), KVP_STATUS_OK);
+	ck_assert_uint_eq(model.unquantized_params, 0);
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 5727460432ULL);
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_FP8_E5M2),
+			 KVP_STATUS_INVALID);
+}
+END_TEST
+
 START_TEST(test_param_overflow)
 {
 	/* H = Nq*d = 2^32 - 1 with one head: 2*H*Nkv*d = 2*(2^32 - 1)^2 > 2^64 */
@@ -579,6 +750,9 @@ static Suite *hfconfig_suite(void)
 	tcase_add_test(core, test_mla);
 	tcase_add_test(core, test_small_documents);
 	tcase_add_test(core, test_llama4_empty_no_rope_layers);
+	tcase_add_loop_test(core, test_quantization, 0, sizeof quants / sizeof quants[0]);
+	tcase_add_test(core, test_quantized_against_engine_logs);
+	tcase_add_test(core, test_quantization_unknown_and_ignored);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
