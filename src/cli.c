@@ -14,6 +14,8 @@ const char kvp_cli_common_help[] =
 	"  --model NAME|PATH         model profile name, YAML path or HF config.json\n"
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
 	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
+	"  --engine-version V        which modelled version of the engine's memory\n"
+	"                            accounting (profiles/engines; default the newest)\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
 	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
 	"                            fp32 checkpoints are served in bf16)\n"
@@ -178,6 +180,12 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 		*(opt == KVP_OPT_DTYPE ? &o->dtype : &o->kv_dtype) = dt;
 		return 0;
 	}
+	case KVP_OPT_ENGINE_VERSION:
+		if (!arg[0] || strlen(arg) >= KVP_ENGINE_VERSION_MAX)
+			return kvp_cli_usage_error(cmd, "--engine-version: expected a version such "
+						   "as 0.19.0, got '%s'", arg);
+		o->engine_version = arg;
+		return 0;
 	case KVP_OPT_WEIGHTS_DTYPE: {
 		enum kvp_dtype dt;
 		if (!kvp_dtype_parse(arg, &dt) || dt == KVP_DTYPE_AUTO ||

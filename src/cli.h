@@ -34,7 +34,7 @@ enum {
 	KVP_OPT_KV_DTYPE, KVP_OPT_BLOCK_SIZE, KVP_OPT_UTILIZATION, KVP_OPT_CONTEXT,
 	KVP_OPT_BATCH, KVP_OPT_MAX_BATCHED_TOKENS, KVP_OPT_MAX_NUM_SEQS, KVP_OPT_WEIGHTS_BYTES,
 	KVP_OPT_ACTIVATION_BYTES, KVP_OPT_OVERHEAD_BYTES, KVP_OPT_GPU_MEMORY,
-	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE,
+	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE, KVP_OPT_ENGINE_VERSION,
 	KVP_OPT_LAST
 };
 
@@ -42,6 +42,7 @@ enum {
 	{"model", required_argument, NULL, KVP_OPT_MODEL},                             \
 	{"gpu", required_argument, NULL, KVP_OPT_GPU},                                 \
 	{"engine", required_argument, NULL, KVP_OPT_ENGINE},                           \
+	{"engine-version", required_argument, NULL, KVP_OPT_ENGINE_VERSION},           \
 	{"tp", required_argument, NULL, KVP_OPT_TP},                                   \
 	{"pp", required_argument, NULL, KVP_OPT_PP},                                   \
 	{"dtype", required_argument, NULL, KVP_OPT_DTYPE},                             \

@@ -42,9 +42,15 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 	const struct kvp_spec *s = &b->spec;
 	const struct kvp_model *m = s->model;
 	char t1[64], t2[64], t3[64], t4[64];
-	printf("kvplan budget: %s on %s, engine %s, tp %u, pp %u, dtype %s, KV %s, block %u\n\n",
-	       m->name, g->name, kvp_engine_name(b->engine), s->par.tp, s->par.pp,
-	       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype), b->block_size);
+	printf("kvplan budget: %s on %s, engine %s%s%s, tp %u, pp %u, dtype %s, KV %s, block %u\n",
+	       m->name, g->name, kvp_engine_name(b->engine), b->engine_model.version[0] ? " " : "",
+	       b->engine_model.version, s->par.tp, s->par.pp, kvp_dtype_name(s->serving_dtype),
+	       kvp_dtype_name(s->kv_dtype), b->block_size);
+	if (b->engine_model.version[0])
+		printf("follows %s %s (%s), profiling %u sequences x %llu batched tokens\n",
+		       kvp_engine_name(b->engine), b->engine_model.version, b->engine_model.source,
+		       b->max_num_seqs, (unsigned long long)b->max_batched_tokens);
+	printf("\n");
 
 	printf("KV cache per token on one GPU (layers %u-%u of %u)\n", s->first_layer,
 	       s->first_layer + s->num_layers - 1, m->num_layers);
