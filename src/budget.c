@@ -279,6 +279,81 @@ static uint64_t bytes_floor(double x, uint64_t cap)
 	return (uint64_t)x;
 }
 
+/* Max tokens and sequences at context n if the pool were `pool` bytes. */
+static void tokens_at_pool(const struct kvp_budget *b, uint64_t pool, uint64_t *tokens,
+			   uint64_t *seqs)
+{
+	uint64_t per = 0, blocks;
+	if (kvp_budget_pool_for(b, b->context, 1, &per))
+		per = 0;
+	*tokens = *seqs = 0;
+	if (b->engine == KVP_ENGINE_VLLM) {
+		uint64_t slot = b->page_bytes * b->group_size;
+		blocks = slot ? pool / slot : 0;
+		if (b->num_groups && !kvp_mul(blocks / b->num_groups, b->block_size, tokens))
+			*tokens = UINT64_MAX;
+		*seqs = per && slot && per / slot ? blocks / (per / slot) : 0;
+	} else {
+		blocks = b->page_bytes ? pool / b->page_bytes : 0;
+		if (!kvp_mul(blocks, b->block_size, tokens))
+			*tokens = UINT64_MAX;
+		*seqs = per ? pool / per : 0;
+	}
+}
+
+/* Spread of `bytes` by fraction f, rounded up. */
+static uint64_t spread_of(uint64_t bytes, double f)
+{
+	double x = ceil((double)bytes * f);
+	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
+}
+
+/* The band (budget.h): every estimated term's spread against the pool. */
+static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
+			const struct kvp_engine_model *em)
+{
+	size_t len = 0;
+	b->estimated_terms[0] = 0;
+#define TERM(name) len += (size_t)snprintf(b->estimated_terms + len, \
+					  sizeof b->estimated_terms - len, "%s%s", len ? "," : "", name)
+	if (!o->has_weights)
+		TERM("weights");
+	if (o->engine != KVP_ENGINE_SGLANG && !o->has_activation)
+		TERM("activation");
+	if (o->engine != KVP_ENGINE_SGLANG && !o->has_overhead)
+		TERM("overhead");
+	if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
+	    !(o->utilization > 0))
+		TERM("fraction");
+#undef TERM
+	uint64_t fixed = 0;
+	if (em) {
+		if (!o->has_weights)
+			b->weights_spread_bytes = spread_of(b->weights_bytes, em->weights_spread);
+		if (o->engine != KVP_ENGINE_SGLANG) {
+			if (!o->has_activation)
+				b->activation_spread_bytes =
+					spread_of(b->activation_bytes, em->activation_spread);
+			if (!o->has_overhead)
+				b->overhead_spread_bytes = em->non_torch_spread_bytes;
+		}
+		if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
+		    !(o->utilization > 0))
+			b->fraction_spread_bytes = spread_of(
+				o->engine == KVP_ENGINE_SGLANG ? b->usable_bytes + 0 : b->kv_pool_bytes,
+				em->fraction_spread / (b->utilization > 0 ? b->utilization : 1));
+	}
+	double f = o->engine == KVP_ENGINE_TRTLLM ? b->utilization : 1;
+	double sp = ((double)b->weights_spread_bytes + (double)b->activation_spread_bytes +
+		     (double)b->overhead_spread_bytes) * f + (double)b->fraction_spread_bytes;
+	fixed = sp >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(sp);
+	b->kv_pool_low_bytes = b->kv_pool_bytes > fixed ? b->kv_pool_bytes - fixed : 0;
+	b->kv_pool_high_bytes = kvp_add(b->kv_pool_bytes, fixed, &b->kv_pool_high_bytes)
+		? b->kv_pool_high_bytes : UINT64_MAX;
+	tokens_at_pool(b, b->kv_pool_low_bytes, &b->max_tokens_low, &b->max_sequences_low);
+	tokens_at_pool(b, b->kv_pool_high_bytes, &b->max_tokens_high, &b->max_sequences_high);
+}
+
 kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, struct kvp_budget *b,
 			      struct kvp_error *err)
@@ -475,6 +550,7 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				     "KV bytes of %llu x %llu tokens overflow",
 				     (unsigned long long)b->batch, (unsigned long long)b->context);
 	b->fits = b->weights_fit && b->max_sequences >= b->batch;
+	budget_band(b, o, em);
 	return KVP_STATUS_OK;
 }
 
@@ -512,7 +588,12 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_bool(r, "fits", b->fits) &&
 		  kvp_record_str(r, "engine_version", b->engine_model.version) &&
 		  kvp_record_u64(r, "max_num_seqs", b->max_num_seqs) &&
-		  kvp_record_u64(r, "max_batched_tokens", b->max_batched_tokens);
+		  kvp_record_u64(r, "max_batched_tokens", b->max_batched_tokens) &&
+		  kvp_record_u64(r, "max_tokens_low", b->max_tokens_low) &&
+		  kvp_record_u64(r, "max_tokens_high", b->max_tokens_high) &&
+		  kvp_record_u64(r, "max_sequences_low", b->max_sequences_low) &&
+		  kvp_record_u64(r, "max_sequences_high", b->max_sequences_high) &&
+		  kvp_record_str(r, "estimated_terms", b->estimated_terms);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

@@ -96,6 +96,15 @@ struct kvp_budget {
 	uint64_t max_sequences;        /* at n */
 	uint64_t kv_bytes;             /* exact KV of B sequences of n tokens */
 	bool fits;                     /* B sequences of n tokens fit */
+	/* The uncertainty band: each estimated term's spread (the engine
+	 * profile's, fitted on public logs; 0 for terms the user passed and
+	 * under the generic policy), and what the pool, max tokens and max
+	 * sequences become with every spread against (low) or for (high). */
+	uint64_t weights_spread_bytes, activation_spread_bytes, overhead_spread_bytes;
+	uint64_t fraction_spread_bytes; /* SGLang / TRT-LLM fraction */
+	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
+	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
+	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */
 };
 
 /* Compute the budget.  Fails on an invalid split (tp/pp), dtype or overflow;

@@ -36,6 +36,42 @@ static void line_bytes(const char *label, uint64_t v)
 	printf("  %-44s %12s  (%s B)\n", label, h, d);
 }
 
+/* The estimated terms with their spreads and the range they give. */
+static void print_band(const struct kvp_budget *b)
+{
+	if (!b->estimated_terms[0])
+		return;
+	printf("Uncertainty (estimated: %s)\n", b->estimated_terms);
+	if (!b->engine_model.version[0]) {
+		printf("  the generic policy has no fitted spreads: no band\n\n");
+		return;
+	}
+	char h[32], l[32], u[32];
+	const struct {
+		const char *name;
+		uint64_t spread;
+	} terms[] = {
+		{"weights", b->weights_spread_bytes},
+		{"activation peak", b->activation_spread_bytes},
+		{"overhead", b->overhead_spread_bytes},
+		{"engine fraction", b->fraction_spread_bytes},
+	};
+	for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+		if (terms[i].spread) {
+			kvp_format_bytes(terms[i].spread, h, sizeof h);
+			printf("  %-44s +/- %s\n", terms[i].name, h);
+		}
+	kvp_format_bytes(b->kv_pool_low_bytes, l, sizeof l);
+	kvp_format_bytes(b->kv_pool_high_bytes, u, sizeof u);
+	printf("  KV pool                                      %s .. %s\n", l, u);
+	kvp_format_u64(b->max_tokens_low, l, sizeof l);
+	kvp_format_u64(b->max_tokens_high, u, sizeof u);
+	printf("  max tokens                                   %s .. %s\n", l, u);
+	kvp_format_u64(b->max_sequences_low, l, sizeof l);
+	kvp_format_u64(b->max_sequences_high, u, sizeof u);
+	printf("  max sequences                                %s .. %s\n\n", l, u);
+}
+
 static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, bool ask_ctx,
 			uint64_t max_ctx, bool ask_util, double util)
 {
@@ -153,6 +189,7 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 	       b->engine == KVP_ENGINE_VLLM && b->num_groups > 1
 		       ? " (vLLM's worst case: windows + max-batched-tokens)" : "");
 	printf("  max sequences at %s tokens = %s\n\n", t1, t3);
+	print_band(b);
 	kvp_format_u64(b->batch, t4, sizeof t4);
 	printf("Fit: %s sequence(s) x %s tokens %s (at most %s)\n", t4, t1,
 	       b->fits ? "FIT" : "DO NOT FIT", t3);

@@ -319,6 +319,57 @@ START_TEST(test_vllm_engine_model)
 }
 END_TEST
 
+/* The band: each estimated term's spread from the engine profile, none for
+ * the terms the user passed; low <= point <= high. */
+START_TEST(test_band)
+{
+	load("llama-3.1-8b");
+	struct kvp_budget_opts o = opts(KVP_ENGINE_VLLM, 0, 0, 0, 0, 0);
+	o.has_gpu_memory = o.has_weights = o.has_activation = o.has_overhead = false;
+	o.context = 8192;
+	strcpy(gpu.name, "h100-sxm");
+	gpu.memory_bytes = 85028896768ULL;
+	compute(&o);
+	const struct kvp_engine_model *e = &b.engine_model;
+	ck_assert_str_eq(b.estimated_terms, "weights,activation,overhead");
+	/* weights 16,060,522,496 B, activation 1,990,283,264 B (by hand above) */
+	ck_assert_uint_eq(b.weights_spread_bytes,
+			  (uint64_t)ceil(16060522496.0 * e->weights_spread));
+	ck_assert_uint_eq(b.activation_spread_bytes,
+			  (uint64_t)ceil(1990283264.0 * e->activation_spread));
+	ck_assert_uint_eq(b.overhead_spread_bytes, e->non_torch_spread_bytes);
+	uint64_t sp = b.weights_spread_bytes + b.activation_spread_bytes + b.overhead_spread_bytes;
+	ck_assert_uint_eq(b.kv_pool_low_bytes, b.kv_pool_bytes - sp);
+	ck_assert_uint_eq(b.kv_pool_high_bytes, b.kv_pool_bytes + sp);
+	/* one slot = 16 tokens x 4,096 B x 32 layers = 2 MiB; 512 per sequence */
+	ck_assert_uint_eq(b.max_tokens_low, b.kv_pool_low_bytes / (2 * KVP_MIB) * 16);
+	ck_assert_uint_eq(b.max_tokens_high, b.kv_pool_high_bytes / (2 * KVP_MIB) * 16);
+	ck_assert_uint_eq(b.max_sequences_low, b.kv_pool_low_bytes / (2 * KVP_MIB) / 512);
+	ck_assert(b.max_tokens_low <= b.max_tokens && b.max_tokens <= b.max_tokens_high);
+	ck_assert(b.max_sequences_low <= b.max_sequences &&
+		  b.max_sequences <= b.max_sequences_high);
+
+	/* terms the user passed carry no spread */
+	o.has_weights = o.has_activation = o.has_overhead = true;
+	o.weights_bytes = 16 * KVP_GIB;
+	o.activation_bytes = KVP_GIB;
+	o.overhead_bytes = KVP_GIB;
+	compute(&o);
+	ck_assert_str_eq(b.estimated_terms, "");
+	ck_assert_uint_eq(b.kv_pool_low_bytes, b.kv_pool_bytes);
+	ck_assert_uint_eq(b.max_tokens_high, b.max_tokens);
+
+	/* SGLang: the default fraction is estimated; given, it is not */
+	o.engine = KVP_ENGINE_SGLANG;
+	compute(&o);
+	ck_assert_str_eq(b.estimated_terms, "fraction");
+	ck_assert_uint_gt(b.fraction_spread_bytes, 0);
+	o.utilization = 0.85;
+	compute(&o);
+	ck_assert_uint_eq(b.fraction_spread_bytes, 0);
+}
+END_TEST
+
 START_TEST(test_activation_estimate)
 {
 	/* Llama-3.1-8B, 8,192 tokens, bf16: per token 2*4096 + (32 + 2*8)*128 +
@@ -387,6 +438,7 @@ static Suite *budget_suite(void)
 	tcase_add_test(core, test_vllm_gemma3_groups);
 	tcase_add_test(core, test_vllm_jamba_block);
 	tcase_add_test(core, test_vllm_engine_model);
+	tcase_add_test(core, test_band);
 	tcase_add_test(core, test_sglang_log);
 	tcase_add_test(core, test_sglang_default_fraction);
 	tcase_add_test(core, test_trtllm_log);
