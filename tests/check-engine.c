@@ -6,8 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+
+#include "budget.h"
 #include "engine.h"
 #include "units.h"
+#include "profile.h"
+#include "yaml-walk.h"
 
 #ifndef KVP_SRCDIR
 #define KVP_SRCDIR "."
@@ -100,12 +105,88 @@ START_TEST(test_unknown)
 }
 END_TEST
 
+/* Every recorded public log (tests/data/engine-logs), from the terms it
+ * logged: its printed KV budget (2 decimals of GiB, so +/- 0.005 GiB) must
+ * give its printed token count, to the block, as bench/engine-logs.sh shows. */
+static uint64_t tokens_for(const struct kvp_model *m, const struct kvp_doc *doc, double gib)
+{
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	struct kvp_error err = {0};
+	uint64_t v = 0;
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.pp = 1;
+	o.par.tp = 1;
+	const struct kvp_node *n;
+	if ((n = kvp_map_get(doc->root, "tp"))) {
+		ck_assert_int_eq(kvp_node_u64(doc, n, "tp", &v, &err), KVP_STATUS_OK);
+		o.par.tp = (uint32_t)v;
+	}
+	if ((n = kvp_map_get(doc->root, "max_model_len")))
+		ck_assert_int_eq(kvp_node_u64(doc, n, "max_model_len", &o.context, &err), KVP_STATUS_OK);
+	if ((n = kvp_map_get(doc->root, "max_num_batched_tokens")))
+		ck_assert_int_eq(kvp_node_u64(doc, n, "mbt", &o.max_batched_tokens, &err), KVP_STATUS_OK);
+	if ((n = kvp_map_get(doc->root, "max_num_seqs"))) {
+		ck_assert_int_eq(kvp_node_u64(doc, n, "seqs", &v, &err), KVP_STATUS_OK);
+		o.max_num_seqs = (uint32_t)v;
+	}
+	o.utilization = 1;
+	o.has_gpu_memory = o.has_weights = o.has_activation = o.has_overhead = true;
+	o.gpu_memory_bytes = (uint64_t)(gib * 1073741824.0);
+	strcpy(g.name, "custom");
+	static struct kvp_budget b;
+	ck_assert_msg(kvp_budget_compute(m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	return b.max_tokens;
+}
+
+START_TEST(test_public_logs_logged_terms)
+{
+	char dir[1100];
+	snprintf(dir, sizeof dir, "%s", data_path("engine-logs"));
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	struct dirent *e;
+	int cases = 0;
+	static struct kvp_model m;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+			continue;
+		char path[1400];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		struct kvp_doc *doc = NULL;
+		struct kvp_error err = {0};
+		ck_assert_msg(kvp_doc_load_file(path, &doc, &err) == KVP_STATUS_OK, "%s", err.msg);
+		char model[128];
+		uint64_t want, budget;
+		ck_assert_int_eq(kvp_node_str(doc, kvp_map_get(doc->root, "model"), "model", model,
+					      sizeof model, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_node_u64(doc, kvp_map_get(doc->root, "logged_tokens"),
+					      "logged_tokens", &want, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_node_bytes(doc, kvp_map_get(doc->root, "logged_kv_budget"),
+						"logged_kv_budget", &budget, &err), KVP_STATUS_OK);
+		ck_assert_msg(kvp_model_load(model, &m, &err) == KVP_STATUS_OK, "%s", err.msg);
+		double gib = (double)budget / 1073741824.0;
+		uint64_t lo = tokens_for(&m, doc, gib - 0.005), hi = tokens_for(&m, doc, gib + 0.005);
+		/* one block either side: the engine floors per worker and group */
+		ck_assert_msg(want + 16 >= lo && want <= hi + 16, "%s: logged %llu outside %llu..%llu",
+			      e->d_name, (unsigned long long)want, (unsigned long long)lo,
+			      (unsigned long long)hi);
+		kvp_doc_free(doc);
+		cases++;
+	}
+	closedir(d);
+	ck_assert_int_ge(cases, 8);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("engine");
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_vllm);
 	tcase_add_test(core, test_sglang_trtllm);
+	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
