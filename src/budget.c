@@ -593,7 +593,8 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "max_tokens_high", b->max_tokens_high) &&
 		  kvp_record_u64(r, "max_sequences_low", b->max_sequences_low) &&
 		  kvp_record_u64(r, "max_sequences_high", b->max_sequences_high) &&
-		  kvp_record_str(r, "estimated_terms", b->estimated_terms);
+		  kvp_record_str(r, "estimated_terms", b->estimated_terms) &&
+		  kvp_record_u64(r, "tower_bytes", s->tower_bytes);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

@@ -153,6 +153,8 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 		line_bytes("- activation peak", b->activation_bytes);
 		line_bytes("- overhead (CUDA context, NCCL, graphs)", b->overhead_bytes);
 	}
+	if (s->tower_bytes)
+		line_bytes("  (of the weights: vision/audio towers)", s->tower_bytes);
 	line_bytes("= KV pool", b->kv_pool_bytes);
 	line_bytes("  headroom left unused", b->headroom_bytes);
 	if (!b->weights_fit)

@@ -280,7 +280,8 @@ static void pp_range(uint32_t L, uint32_t pp, uint32_t stage, uint32_t *first, u
  * share of the other parameters in the weights dtype and of the experts in
  * the expert dtype, all divided by tp. */
 static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype serving, uint32_t tp,
-				uint32_t pp, uint32_t stage, uint32_t nlayers, uint64_t *out)
+				uint32_t pp, uint32_t stage, uint32_t nlayers, uint64_t *out,
+				uint64_t *tower_out)
 {
 	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
 	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
@@ -326,7 +327,15 @@ static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype servin
 		return st;
 	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t) || !kvp_add(t, b_unq, &t))
 		return KVP_STATUS_OVERFLOW;
+	/* towers: the first stage, serving dtype, split by tp like the rest */
+	uint64_t b_tower = 0;
+	if (stage == 0 && m->tower_params &&
+	    ((st = kvp_weights_bytes(m->tower_params, serving, &b_tower)) ||
+	     !kvp_add(t, b_tower, &t)))
+		return st ? st : KVP_STATUS_OVERFLOW;
 	*out = kvp_cdiv(t, tp);
+	if (tower_out)
+		*tower_out = kvp_cdiv(b_tower, tp);
 	return KVP_STATUS_OK;
 }
 
@@ -387,12 +396,12 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 		uint32_t first = 0, count = 0;
 		pp_range(m->num_layers, par.pp, s, &first, &count);
 		uint64_t w;
-		if ((st = stage_weights(m, serving, par.tp, par.pp, s, count, &w)) ||
+		if ((st = stage_weights(m, serving, par.tp, par.pp, s, count, &w, NULL)) ||
 		    !kvp_add(tw, w, &tw))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, where, 0, 0, "params",
 					     "weights bytes overflow");
 	}
-	st = stage_weights(m, serving, 1, 1, 0, m->num_layers, &out->weights_bytes_total);
+	st = stage_weights(m, serving, 1, 1, 0, m->num_layers, &out->weights_bytes_total, NULL);
 	if (st)
 		return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
 
@@ -401,6 +410,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 	bool have = false;
 	for (uint32_t s = 0; s < par.pp; s++) {
 		memset(tmp.count, 0, sizeof tmp.count);
+		tmp.tower_bytes = 0;
 		memset(tmp.kind_token_bytes, 0, sizeof tmp.kind_token_bytes);
 		tmp.token_bytes = tmp.seq_bytes = 0;
 		pp_range(m->num_layers, par.pp, s, &tmp.first_layer, &tmp.num_layers);
@@ -418,7 +428,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			tmp.kind_token_bytes[l->kind] += l->token_bytes;
 		}
 		if ((st = stage_weights(m, serving, par.tp, par.pp, s, tmp.num_layers,
-					&tmp.weights_bytes)))
+					&tmp.weights_bytes, &tmp.tower_bytes)))
 			return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
 		bool worse = !have || tmp.token_bytes > out->token_bytes ||
 			     (tmp.token_bytes == out->token_bytes &&
@@ -435,6 +445,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			out->token_bytes = tmp.token_bytes;
 			out->seq_bytes = tmp.seq_bytes;
 			out->weights_bytes = tmp.weights_bytes;
+			out->tower_bytes = tmp.tower_bytes;
 			have = true;
 		}
 	}

@@ -115,6 +115,9 @@ struct kvp_model {
 	 * quantization leaves in the serving dtype (ignored attention, shared
 	 * experts, dense MLPs); 0 when everything follows weights_dtype */
 	uint64_t unquantized_params;
+	/* vision/audio towers and their projectors (multimodal checkpoints),
+	 * not in params: loaded in the serving dtype on the first stage */
+	uint64_t tower_params;
 	/* What the importer read but doubts, each "path:line:col: warning:
 	 * field: message"; the library never prints them, the CLI does. */
 	uint32_t num_warnings;
@@ -160,7 +163,8 @@ struct kvp_spec {
 	uint64_t token_bytes;      /* sum over layers with per-token KV on this GPU */
 	uint64_t seq_bytes;        /* sum of per-sequence state on this GPU */
 	uint64_t token_bytes_total;/* whole model, unsplit: sum over all layers, tp = pp = 1 */
-	uint64_t weights_bytes;    /* on this GPU */
+	uint64_t weights_bytes;    /* on this GPU, towers included */
+	uint64_t tower_bytes;      /* the part of weights_bytes in towers */
 	uint64_t weights_bytes_total;
 };
 

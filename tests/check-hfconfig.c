@@ -653,6 +653,56 @@ START_TEST(test_quantization_unknown_and_ignored)
 }
 END_TEST
 
+/* Vision towers, from vision_config, against published parameter counts. */
+START_TEST(test_towers)
+{
+	/* Gemma 3 27B: SigLIP 27 x (4*(1152^2 + 1152) 5,313,024 + 2*1152*4304
+	 * + 4304 + 1152 9,921,872 + 4*1152 = 15,239,504) = 411,466,608 + patch
+	 * 3*14*14*1152 + 1152 + positions (896/14)^2 * 1152 = 4,718,592 + final
+	 * LN 2,304 = 416,866,032 (the Gemma 3 report's "vision encoder 417M") +
+	 * projector 1152*5376 + 1152 = 423,060,336 */
+	load("gemma-3-27b-it");
+	ck_assert_uint_eq(model.tower_params, 423060336ULL);
+	ck_assert_uint_eq(model.num_warnings, 0);
+	build(1, 1);
+	ck_assert_uint_eq(spec.tower_bytes, 2 * 423060336ULL);   /* bf16 */
+	ck_assert_uint_eq(spec.weights_bytes, 2 * (27009346304ULL + 423060336ULL));
+	/* Kimi-VL: MoonViT as above with 64 x 64 positions (same 4,718,592):
+	 * 416,866,032 + projector LN 2,304 + 4608^2 + 4608 + 4608*2048 + 2048 =
+	 * 447,545,840; with the text model 16,407,656,048 (card: 16.4B) */
+	load("Kimi-VL-A3B-Instruct");
+	ck_assert_uint_eq(model.tower_params, 447545840ULL);
+	ck_assert_uint_eq(model.params + model.tower_params, 16407656048ULL);
+	/* Qwen2.5-VL-7B: 32 x (4*1280^2 + 4*1280 + 3*1280*3420 + 2*3420 + 1280 +
+	 * 2*1280 = 19,702,200) + conv 3*2*14*14*1280 + merger 1280 + 5120^2 +
+	 * 5120 + 5120*3584 + 3584 = 676,550,144; the card's 8,292,166,656 minus
+	 * the text model's 7,615,616,512 (table 3.2) */
+	load_path(write_tmp("{\"model_type\": \"qwen2_5_vl\", \"hidden_size\": 3584, "
+			    "\"num_hidden_layers\": 28, \"num_attention_heads\": 28, "
+			    "\"num_key_value_heads\": 4, \"intermediate_size\": 18944, "
+			    "\"vocab_size\": 152064, \"torch_dtype\": \"bfloat16\", "
+			    "\"vision_config\": {\"depth\": 32, \"hidden_size\": 1280, "
+			    "\"intermediate_size\": 3420, \"num_heads\": 16, \"out_hidden_size\": 3584, "
+			    "\"patch_size\": 14, \"spatial_merge_size\": 2, "
+			    "\"temporal_patch_size\": 2, \"model_type\": \"qwen2_5_vl\"}}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.tower_params, 676550144ULL);
+	/* an unknown tower: counted as a generic ViT, with a warning */
+	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
+			    "\"llama\", \"num_hidden_layers\": 1, \"hidden_size\": 8, "
+			    "\"num_attention_heads\": 1, \"vocab_size\": 2, \"intermediate_size\": 4}, "
+			    "\"vision_config\": {\"model_type\": \"clip_vision_model\", "
+			    "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"intermediate_size\": 8, "
+			    "\"patch_size\": 2, \"image_size\": 4}}"));
+	unlink(tmp_path);
+	/* 4*(16 + 4) + 2*4*8 + 8 + 4 + 16 = 172; patch 3*4*4 + 4 = 52; positions
+	 * (4/2)^2 * 4 = 16; final LN 8: 248 */
+	ck_assert_uint_eq(model.tower_params, 248);
+	ck_assert_uint_eq(model.num_warnings, 1);
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "projector is not counted"));
+}
+END_TEST
+
 START_TEST(test_param_overflow)
 {
 	/* H = Nq*d = 2^32 - 1 with one head: 2*H*Nkv*d = 2*(2^32 - 1)^2 > 2^64 */
@@ -753,6 +803,7 @@ static Suite *hfconfig_suite(void)
 	tcase_add_loop_test(core, test_quantization, 0, sizeof quants / sizeof quants[0]);
 	tcase_add_test(core, test_quantized_against_engine_logs);
 	tcase_add_test(core, test_quantization_unknown_and_ignored);
+	tcase_add_test(core, test_towers);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
