@@ -130,8 +130,10 @@ static enum kvp_layer_kind vllm_kind(enum kvp_layer_kind k, bool hybrid_off)
 	return k;
 }
 
-/* Per-request blocks in vLLM's pool: cdiv(sum over layers of blocks, group
- * size); false when the sum does not fit in 64 bits. */
+/* Per-request blocks in vLLM's pool (kv_cache_utils.py
+ * get_max_concurrency_for_kv_cache_config): every KV group, padded ones
+ * included, holds its kind's worst case, so a request takes the sum over
+ * groups of blocks per group; false when the sum does not fit in 64 bits. */
 static bool vllm_request_blocks(const struct kvp_budget *b, uint64_t n, uint64_t *out)
 {
 	uint64_t sum = 0, t;
@@ -143,12 +145,12 @@ static bool vllm_request_blocks(const struct kvp_budget *b, uint64_t n, uint64_t
 		for (uint32_t i = 0; i < b->spec.num_layers && !window; i++)
 			if (b->spec.layers[i].kind == (enum kvp_layer_kind)k)
 				window = b->spec.layers[i].window;
-		if (!kvp_mul(g->layers, vllm_blocks((enum kvp_layer_kind)k, window, n, b->block_size,
+		if (!kvp_mul(g->groups, vllm_blocks((enum kvp_layer_kind)k, window, n, b->block_size,
 						    b->max_batched_tokens), &t) ||
 		    !kvp_add(sum, t, &sum))
 			return false;
 	}
-	*out = kvp_cdiv(sum, b->group_size);
+	*out = sum;
 	return true;
 }
 

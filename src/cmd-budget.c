@@ -175,6 +175,20 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 				       kvp_layer_kind_name((enum kvp_layer_kind)k), b->group[k].layers,
 				       b->group[k].groups,
 				       (unsigned long long)b->group[k].blocks_per_seq);
+		if (b->num_groups > 1) {
+			/* every group, padded ones too, holds its kind's worst case */
+			uint64_t sum = 0;
+			printf("  per sequence:");
+			for (int k = 0, first = 1; k < KVP_LAYER_KIND_COUNT; k++)
+				if (b->group[k].layers) {
+					printf("%s %u x %llu", first ? "" : " +", b->group[k].groups,
+					       (unsigned long long)b->group[k].blocks_per_seq);
+					sum += b->group[k].groups * b->group[k].blocks_per_seq;
+					first = 0;
+				}
+			kvp_format_u64(sum, t4, sizeof t4);
+			printf(" = %s blocks\n", t4);
+		}
 		printf("  page = %u tokens of one layer = %s; one block spans a group of %u layers\n",
 		       b->block_size, t1, b->group_size);
 		printf("  blocks = floor(KV pool / (page x %u)) = %s\n", b->group_size, t2);

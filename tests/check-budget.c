@@ -165,6 +165,21 @@ START_TEST(test_vllm_gemma3_groups)
 	ck_assert_uint_eq(b.padding_layers, 8);
 	/* page 16 * 8,192 B = 128 KiB; blocks = 72 GiB / (128 KiB * 10) = 58,982 */
 	ck_assert_uint_eq(b.num_blocks, 58982);
+	/* per request, vLLM's get_max_concurrency_for_kv_cache_config: every
+	 * group holds its kind's worst case, the padded sliding group too:
+	 * full cdiv(8192, 16) = 512; sliding cdiv(min(1023 + 8192, 8192), 16) + 1
+	 * = 513 (T = 8,192 on an 80 GiB GPU); 1 x 512 + 6 x 513 = 3,590 blocks,
+	 * so 58,982 / 3,590 = 16 sequences (counting real layers instead,
+	 * cdiv(10 x 512 + 52 x 513, 10) = 3,180, would promise 18) */
+	ck_assert_uint_eq(b.group[KVP_LAYER_FULL].blocks_per_seq, 512);
+	ck_assert_uint_eq(b.group[KVP_LAYER_SLIDING].blocks_per_seq, 513);
+	uint64_t pool;
+	ck_assert_int_eq(kvp_budget_pool_for(&b, 8192, 1, &pool), KVP_STATUS_OK);
+	ck_assert_uint_eq(pool, 3590ULL * 16 * 8192 * 10);
+	ck_assert_uint_eq(b.max_sequences, 16);
+	/* --max-context agrees: 16 sequences fit 8,192 tokens, 17 do not */
+	ck_assert_uint_ge(kvp_budget_max_context(&b, 16, 1 << 20), 8192);
+	ck_assert_uint_lt(kvp_budget_max_context(&b, 17, 1 << 20), 8192);
 }
 END_TEST
 
@@ -181,8 +196,8 @@ START_TEST(test_vllm_jamba_block)
 	ck_assert_uint_eq(b.page_bytes, 80 * 4096);
 	ck_assert_uint_eq(b.group_size, 4);
 	ck_assert_uint_eq(b.num_groups, 8);
-	/* per request: 4 attention layers * cdiv(4096, 80) = 52 blocks + 28 Mamba
-	 * layers * 1 = 236 layer-blocks / 4 = 59 group blocks */
+	/* per request: the attention group cdiv(4096, 80) = 52 blocks + 7 Mamba
+	 * groups x 1 = 59 blocks of a group */
 	uint64_t pool;
 	ck_assert_int_eq(kvp_budget_pool_for(&b, 4096, 1, &pool), KVP_STATUS_OK);
 	ck_assert_uint_eq(pool, 59ULL * 80 * 4096 * 4);
