@@ -272,8 +272,8 @@ START_TEST(test_sglang_default_fraction)
 }
 END_TEST
 
-/* vLLM 0.19's accounting from profiles/engines/vllm.yaml, by hand. */
-START_TEST(test_vllm_engine_model)
+/* Llama-3.1-8B on an H100 SXM under vLLM, every term estimated, 8,192 tokens. */
+static struct kvp_budget_opts llama8b_on_h100_vllm(void)
 {
 	load("llama-3.1-8b");
 	struct kvp_budget_opts o = opts(KVP_ENGINE_VLLM, 0, 0, 0, 0, 0);
@@ -281,6 +281,13 @@ START_TEST(test_vllm_engine_model)
 	o.context = 8192;
 	strcpy(gpu.name, "h100-sxm");
 	gpu.memory_bytes = 85028896768ULL; /* 79.19 GiB >= 70 GiB, not an A100 */
+	return o;
+}
+
+/* vLLM 0.19's accounting from profiles/engines/vllm.yaml, by hand. */
+START_TEST(test_vllm_engine_model)
+{
+	struct kvp_budget_opts o = llama8b_on_h100_vllm();
 	compute(&o);
 	ck_assert_str_eq(b.engine_model.version, "0.19.0");
 	/* large-GPU defaults: 1,024 sequences, 8,192 batched tokens */
@@ -338,12 +345,7 @@ END_TEST
  * the terms the user passed; low <= point <= high. */
 START_TEST(test_band)
 {
-	load("llama-3.1-8b");
-	struct kvp_budget_opts o = opts(KVP_ENGINE_VLLM, 0, 0, 0, 0, 0);
-	o.has_gpu_memory = o.has_weights = o.has_activation = o.has_overhead = false;
-	o.context = 8192;
-	strcpy(gpu.name, "h100-sxm");
-	gpu.memory_bytes = 85028896768ULL;
+	struct kvp_budget_opts o = llama8b_on_h100_vllm();
 	compute(&o);
 	const struct kvp_engine_model *e = &b.engine_model;
 	ck_assert_str_eq(b.estimated_terms, "weights,activation,overhead");
