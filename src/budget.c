@@ -63,6 +63,37 @@ uint64_t kvp_budget_activation_estimate(const struct kvp_spec *s, uint64_t token
 	return t;
 }
 
+uint64_t kvp_budget_vllm_sampler_peak(const struct kvp_spec *s, const struct kvp_engine_model *e,
+				      uint64_t tokens, uint32_t max_num_seqs)
+{
+	const struct kvp_model *m = s->model;
+	uint64_t N = max_num_seqs < tokens ? max_num_seqs : tokens, V = m->vocab_size,
+		 H = m->hidden_size, elem = kvp_dtype_info(s->serving_dtype)->bits / 8;
+	/* the Triton top-k/top-p buffer has min(next_pow2(min(SMs, N)), SMs) rows */
+	uint64_t rows = 1;
+	while (rows < N && rows < e->topk_buffer_rows)
+		rows *= 2;
+	rows = rows < e->topk_buffer_rows ? rows : e->topk_buffer_rows;
+	uint64_t a, b, c, d, w = 0, t;
+	if (!kvp_mul(N, V, &a) || !kvp_mul(a, e->sampler_bytes_per_seq_vocab, &a) ||
+	    !kvp_mul(rows, V, &b) || !kvp_mul(b, e->topk_buffer_bytes_per_row_vocab, &b) ||
+	    !kvp_mul(tokens, H, &c) || !kvp_mul(c, elem * e->retained_hidden_per_token, &c) ||
+	    !kvp_mul(N, H, &d) || !kvp_mul(d, elem * e->retained_hidden_per_seq, &d))
+		return UINT64_MAX;
+	if (m->moe_num_experts && e->moe_workspaces) {
+		/* (T, top_k, max(2 I_e / tp, H)) each, in the model dtype */
+		uint64_t ie = m->moe_intermediate_size ? m->moe_intermediate_size
+						       : m->intermediate_size;
+		uint64_t width = 2 * ie / s->par.tp > H ? 2 * ie / s->par.tp : H;
+		if (!kvp_mul(tokens, m->moe_experts_per_token, &w) || !kvp_mul(w, width, &w) ||
+		    !kvp_mul(w, elem * e->moe_workspaces, &w))
+			return UINT64_MAX;
+	}
+	if (!kvp_add(a, b, &t) || !kvp_add(t, c, &t) || !kvp_add(t, d, &t) || !kvp_add(t, w, &t))
+		return UINT64_MAX;
+	return t;
+}
+
 /* vLLM's per-request worst case in blocks for one layer of this kind
  * (kv_cache_interface.py max_memory_usage_bytes / page).  W - 1 + T past
  * 2^64 is more than n anyway, so the window sum saturates; the result itself
@@ -99,8 +130,10 @@ static enum kvp_layer_kind vllm_kind(enum kvp_layer_kind k, bool hybrid_off)
 	return k;
 }
 
-/* Per-request blocks in vLLM's pool: cdiv(sum over layers of blocks, group
- * size); false when the sum does not fit in 64 bits. */
+/* Per-request blocks in vLLM's pool (kv_cache_utils.py
+ * get_max_concurrency_for_kv_cache_config): every KV group, padded ones
+ * included, holds its kind's worst case, so a request takes the sum over
+ * groups of blocks per group; false when the sum does not fit in 64 bits. */
 static bool vllm_request_blocks(const struct kvp_budget *b, uint64_t n, uint64_t *out)
 {
 	uint64_t sum = 0, t;
@@ -112,12 +145,12 @@ static bool vllm_request_blocks(const struct kvp_budget *b, uint64_t n, uint64_t
 		for (uint32_t i = 0; i < b->spec.num_layers && !window; i++)
 			if (b->spec.layers[i].kind == (enum kvp_layer_kind)k)
 				window = b->spec.layers[i].window;
-		if (!kvp_mul(g->layers, vllm_blocks((enum kvp_layer_kind)k, window, n, b->block_size,
+		if (!kvp_mul(g->groups, vllm_blocks((enum kvp_layer_kind)k, window, n, b->block_size,
 						    b->max_batched_tokens), &t) ||
 		    !kvp_add(sum, t, &sum))
 			return false;
 	}
-	*out = kvp_cdiv(sum, b->group_size);
+	*out = sum;
 	return true;
 }
 
@@ -248,6 +281,81 @@ static uint64_t bytes_floor(double x, uint64_t cap)
 	return (uint64_t)x;
 }
 
+/* Max tokens and sequences at context n if the pool were `pool` bytes. */
+static void tokens_at_pool(const struct kvp_budget *b, uint64_t pool, uint64_t *tokens,
+			   uint64_t *seqs)
+{
+	uint64_t per = 0, blocks;
+	if (kvp_budget_pool_for(b, b->context, 1, &per))
+		per = 0;
+	*tokens = *seqs = 0;
+	if (b->engine == KVP_ENGINE_VLLM) {
+		uint64_t slot = b->page_bytes * b->group_size;
+		blocks = slot ? pool / slot : 0;
+		if (b->num_groups && !kvp_mul(blocks / b->num_groups, b->block_size, tokens))
+			*tokens = UINT64_MAX;
+		*seqs = per && slot && per / slot ? blocks / (per / slot) : 0;
+	} else {
+		blocks = b->page_bytes ? pool / b->page_bytes : 0;
+		if (!kvp_mul(blocks, b->block_size, tokens))
+			*tokens = UINT64_MAX;
+		*seqs = per ? pool / per : 0;
+	}
+}
+
+/* Spread of `bytes` by fraction f, rounded up. */
+static uint64_t spread_of(uint64_t bytes, double f)
+{
+	double x = ceil((double)bytes * f);
+	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
+}
+
+/* The band (budget.h): every estimated term's spread against the pool. */
+static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
+			const struct kvp_engine_model *em)
+{
+	size_t len = 0;
+	b->estimated_terms[0] = 0;
+#define TERM(name) len += (size_t)snprintf(b->estimated_terms + len, \
+					  sizeof b->estimated_terms - len, "%s%s", len ? "," : "", name)
+	if (!o->has_weights)
+		TERM("weights");
+	if (o->engine != KVP_ENGINE_SGLANG && !o->has_activation)
+		TERM("activation");
+	if (o->engine != KVP_ENGINE_SGLANG && !o->has_overhead)
+		TERM("overhead");
+	if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
+	    !(o->utilization > 0))
+		TERM("fraction");
+#undef TERM
+	uint64_t fixed = 0;
+	if (em) {
+		if (!o->has_weights)
+			b->weights_spread_bytes = spread_of(b->weights_bytes, em->weights_spread);
+		if (o->engine != KVP_ENGINE_SGLANG) {
+			if (!o->has_activation)
+				b->activation_spread_bytes =
+					spread_of(b->activation_bytes, em->activation_spread);
+			if (!o->has_overhead)
+				b->overhead_spread_bytes = em->non_torch_spread_bytes;
+		}
+		if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
+		    !(o->utilization > 0))
+			b->fraction_spread_bytes = spread_of(
+				o->engine == KVP_ENGINE_SGLANG ? b->usable_bytes + 0 : b->kv_pool_bytes,
+				em->fraction_spread / (b->utilization > 0 ? b->utilization : 1));
+	}
+	double f = o->engine == KVP_ENGINE_TRTLLM ? b->utilization : 1;
+	double sp = ((double)b->weights_spread_bytes + (double)b->activation_spread_bytes +
+		     (double)b->overhead_spread_bytes) * f + (double)b->fraction_spread_bytes;
+	fixed = sp >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(sp);
+	b->kv_pool_low_bytes = b->kv_pool_bytes > fixed ? b->kv_pool_bytes - fixed : 0;
+	b->kv_pool_high_bytes = kvp_add(b->kv_pool_bytes, fixed, &b->kv_pool_high_bytes)
+		? b->kv_pool_high_bytes : UINT64_MAX;
+	tokens_at_pool(b, b->kv_pool_low_bytes, &b->max_tokens_low, &b->max_sequences_low);
+	tokens_at_pool(b, b->kv_pool_high_bytes, &b->max_tokens_high, &b->max_sequences_high);
+}
+
 kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, struct kvp_budget *b,
 			      struct kvp_error *err)
@@ -266,14 +374,58 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 						      : KVP_DEFAULT_MAX_BATCHED_TOKENS;
 	uint32_t max_seqs = o->max_num_seqs ? o->max_num_seqs : KVP_DEFAULT_MAX_NUM_SEQS;
 	b->gpu_memory_bytes = o->has_gpu_memory ? o->gpu_memory_bytes : g->memory_bytes;
+	/* the engine's memory model: defaults and accounting as data */
+	const struct kvp_engine_model *em = NULL;
+	if (o->engine != KVP_ENGINE_GENERIC) {
+		if (o->engine_model)
+			b->engine_model = *o->engine_model;
+		else if ((st = kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version,
+						     &b->engine_model, err)))
+			return st;
+		em = &b->engine_model;
+		if (!o->block_size && em->block_size)
+			b->block_size = em->block_size;
+	}
+	bool vllm = o->engine == KVP_ENGINE_VLLM && em;
+	if (vllm) {
+		/* engine/arg_utils.py: defaults by GPU class, then mbt <= seqs x
+		 * max_model_len and seqs <= mbt when they were defaulted */
+		uint32_t dseqs;
+		uint64_t dmbt;
+		kvp_engine_batch_defaults(em, b->gpu_memory_bytes, g ? g->name : "", &dseqs, &dmbt);
+		if (!o->max_num_seqs)
+			max_seqs = dseqs;
+		if (!o->max_batched_tokens) {
+			uint64_t cap;
+			b->max_batched_tokens = kvp_mul(max_seqs, b->context, &cap) && cap < dmbt
+				? cap : dmbt;
+		}
+		if (!o->max_num_seqs && max_seqs > b->max_batched_tokens)
+			max_seqs = (uint32_t)b->max_batched_tokens;
+	}
+	b->max_num_seqs = max_seqs;
 	b->weights_bytes = o->has_weights ? o->weights_bytes : s->weights_bytes;
-	b->activation_bytes = o->has_activation
-		? o->activation_bytes
-		: kvp_budget_activation_estimate(s, b->max_batched_tokens, max_seqs);
+	if (o->has_activation) {
+		b->activation_bytes = o->activation_bytes;
+	} else if (vllm) {
+		/* the forward pass (no sampler) or the sampler pass, whichever peaks */
+		uint64_t fwd = kvp_budget_activation_estimate(s, b->max_batched_tokens, 0);
+		uint64_t smp = kvp_budget_vllm_sampler_peak(s, em, b->max_batched_tokens, max_seqs);
+		b->activation_bytes = fwd == UINT64_MAX || smp == UINT64_MAX ? UINT64_MAX
+				      : fwd > smp ? fwd : smp;
+	} else {
+		b->activation_bytes = kvp_budget_activation_estimate(s, b->max_batched_tokens,
+								     max_seqs);
+	}
 	uint64_t ctx = KVP_OVERHEAD_CONTEXT_BYTES +
 		       ((uint64_t)o->par.tp * o->par.pp > 1 ? KVP_OVERHEAD_NCCL_BYTES : 0);
 	if (o->has_overhead)
 		b->overhead_bytes = o->overhead_bytes;
+	else if (vllm)
+		/* only the non-torch growth during profiling is charged, not the
+		 * CUDA context; graphs only where the version subtracts them */
+		b->overhead_bytes = kvp_engine_non_torch_bytes(em, o->par.tp * o->par.pp) +
+				    (em->cuda_graphs_subtracted ? em->cuda_graphs_bytes : 0);
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);
 	uint64_t fixed;
@@ -300,20 +452,46 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 	switch (o->engine) {
 	case KVP_ENGINE_GENERIC:
 	case KVP_ENGINE_VLLM:
-		b->utilization = o->utilization > 0 ? o->utilization : KVP_DEFAULT_UTILIZATION;
+		b->utilization = o->utilization > 0 ? o->utilization
+			       : em && em->utilization > 0 ? em->utilization
+			       : KVP_DEFAULT_UTILIZATION;
 		b->usable_bytes = bytes_floor(gpu * b->utilization, gpu_bytes);
 		b->kv_pool_bytes = b->usable_bytes > fixed ? b->usable_bytes - fixed : 0;
 		break;
 	case KVP_ENGINE_SGLANG: {
-		/* default mem_fraction_static (sglang PR #10975): reserve, in MiB,
-		 * 512 + max(chunked_prefill, 2048) * 1.5 + cuda_graph_max_bs * 2
-		 * + tp * pp / 8 * 1024, at least 10 GiB on GPUs over 60 GiB */
+		/* default mem_fraction_static (sglang PR #10975; the constants are
+		 * profiles/engines/sglang.yaml's): reserve 512 MiB + max(chunked
+		 * prefill, 2048) x 1.5 MiB + cuda_graph_max_bs x 2 MiB + tp x pp x
+		 * 128 MiB + the piecewise graphs, at least 10 GiB on GPUs over
+		 * 60 GiB.  An explicit --max-batched-tokens / --max-num-seqs stands
+		 * for chunked_prefill_size / cuda_graph_max_bs. */
 		double gpu_mib = gpu / (double)KVP_MIB;
-		double mbt = (double)b->max_batched_tokens;
-		double reserved = 512 + (mbt > 2048 ? mbt : 2048) * 1.5 + max_seqs * 2.0 +
-				  (double)o->par.tp * o->par.pp / 8.0 * 1024;
-		if (gpu_mib > 60 * 1024 && reserved < 10 * 1024)
-			reserved = 10 * 1024;
+		double mbt = o->max_batched_tokens ? (double)o->max_batched_tokens
+			   : em && em->chunked_prefill_size ? em->chunked_prefill_size
+			   : (double)b->max_batched_tokens;
+		double bs = o->max_num_seqs ? (double)o->max_num_seqs
+			  : em ? (o->par.tp < 4 ? em->cuda_graph_max_bs_tp_below_4
+						: em->cuda_graph_max_bs_tp_from_4)
+			  : (double)max_seqs;
+		double reserved;
+		if (em) {
+			double mib = (double)KVP_MIB, minp = em->reserve_min_prefill_tokens;
+			reserved = ((double)em->reserve_base_bytes +
+				    (mbt > minp ? mbt : minp) *
+					    (double)em->reserve_per_prefill_token_bytes +
+				    bs * (double)em->reserve_per_graph_bs_bytes +
+				    (double)o->par.tp * o->par.pp *
+					    (double)em->reserve_per_gpu_in_group_bytes +
+				    (double)em->reserve_piecewise_graphs_bytes) / mib;
+			if (gpu > (double)em->reserve_floor_above_bytes &&
+			    reserved < (double)em->reserve_floor_bytes / mib)
+				reserved = (double)em->reserve_floor_bytes / mib;
+		} else {
+			reserved = 512 + (mbt > 2048 ? mbt : 2048) * 1.5 + bs * 2.0 +
+				   (double)o->par.tp * o->par.pp / 8.0 * 1024;
+			if (gpu_mib > 60 * 1024 && reserved < 10 * 1024)
+				reserved = 10 * 1024;
+		}
 		/* on a GPU smaller than the reserve the default fraction would be
 		 * negative: nothing is left for weights and KV */
 		b->utilization = o->utilization > 0 ? o->utilization
@@ -325,7 +503,9 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 		break;
 	}
 	case KVP_ENGINE_TRTLLM: {
-		b->utilization = o->utilization > 0 ? o->utilization : KVP_DEFAULT_TRT_FREE_FRACTION;
+		b->utilization = o->utilization > 0 ? o->utilization
+			       : em && em->free_fraction > 0 ? em->free_fraction
+			       : KVP_DEFAULT_TRT_FREE_FRACTION;
 		uint64_t left = gpu_bytes > fixed ? gpu_bytes - fixed : 0;
 		b->kv_pool_bytes = bytes_floor((double)left * b->utilization, left);
 		b->usable_bytes = b->kv_pool_bytes + fixed; /* at most gpu when the pool is not 0 */
@@ -385,6 +565,7 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				     "KV bytes of %llu sequences x %llu tokens overflow",
 				     (unsigned long long)b->batch, (unsigned long long)b->context);
 	b->fits = b->weights_fit && b->max_sequences >= b->batch;
+	budget_band(b, o, em);
 	return KVP_STATUS_OK;
 }
 
@@ -394,6 +575,7 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 	bool ok = kvp_record_str(r, "model", s->model->name) &&
 		  kvp_record_str(r, "gpu", gpu_name) &&
 		  kvp_record_str(r, "engine", kvp_engine_name(b->engine)) &&
+
 		  kvp_record_u64(r, "tp", s->par.tp) && kvp_record_u64(r, "pp", s->par.pp) &&
 		  kvp_record_u64(r, "block_size", b->block_size) &&
 		  kvp_record_str(r, "dtype", kvp_dtype_name(s->serving_dtype)) &&
@@ -418,7 +600,16 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "num_blocks", b->num_blocks) &&
 		  kvp_record_u64(r, "max_tokens", b->max_tokens) &&
 		  kvp_record_u64(r, "max_sequences", b->max_sequences) &&
-		  kvp_record_bool(r, "fits", b->fits);
+		  kvp_record_bool(r, "fits", b->fits) &&
+		  kvp_record_str(r, "engine_version", b->engine_model.version) &&
+		  kvp_record_u64(r, "max_num_seqs", b->max_num_seqs) &&
+		  kvp_record_u64(r, "max_batched_tokens", b->max_batched_tokens) &&
+		  kvp_record_u64(r, "max_tokens_low", b->max_tokens_low) &&
+		  kvp_record_u64(r, "max_tokens_high", b->max_tokens_high) &&
+		  kvp_record_u64(r, "max_sequences_low", b->max_sequences_low) &&
+		  kvp_record_u64(r, "max_sequences_high", b->max_sequences_high) &&
+		  kvp_record_str(r, "estimated_terms", b->estimated_terms) &&
+		  kvp_record_u64(r, "tower_bytes", s->tower_bytes);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

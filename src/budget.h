@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "error.h"
 #include "model.h"
 #include "output.h"
@@ -54,6 +55,10 @@ struct kvp_budget_opts {
 	uint64_t max_batched_tokens;   /* 0: 8192 */
 	uint32_t max_num_seqs;         /* 0: 256 */
 	bool hybrid_off;               /* vLLM --disable-hybrid-kv-cache-manager */
+	/* the engine's memory model (profiles/engines); NULL: loaded from
+	 * engine_version (NULL: the newest modelled) for vllm, sglang, trtllm */
+	const struct kvp_engine_model *engine_model;
+	const char *engine_version;
 	bool has_weights, has_activation, has_overhead, has_gpu_memory;
 	uint64_t weights_bytes, activation_bytes, overhead_bytes, gpu_memory_bytes;
 };
@@ -69,6 +74,8 @@ struct kvp_budget_group {
 struct kvp_budget {
 	struct kvp_spec spec;
 	enum kvp_engine engine;
+	struct kvp_engine_model engine_model;  /* engine.version[0] == 0: generic */
+	uint32_t max_num_seqs;         /* the profiling pass's sequences (vLLM defaults by GPU) */
 	uint32_t block_size;
 	double utilization;
 	uint64_t context, batch, max_batched_tokens;
@@ -89,6 +96,15 @@ struct kvp_budget {
 	uint64_t max_sequences;        /* at n */
 	uint64_t kv_bytes;             /* exact KV of B sequences of n tokens */
 	bool fits;                     /* B sequences of n tokens fit */
+	/* The uncertainty band: each estimated term's spread (the engine
+	 * profile's, fitted on public logs; 0 for terms the user passed and
+	 * under the generic policy), and what the pool, max tokens and max
+	 * sequences become with every spread against (low) or for (high). */
+	uint64_t weights_spread_bytes, activation_spread_bytes, overhead_spread_bytes;
+	uint64_t fraction_spread_bytes; /* SGLang / TRT-LLM fraction */
+	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
+	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
+	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */
 };
 
 /* Compute the budget.  Fails on an invalid split (tp/pp), dtype or overflow;
@@ -108,6 +124,13 @@ uint64_t kvp_budget_max_context(const struct kvp_budget *b, uint64_t B, uint64_t
 /* The utilization (or fraction) the engine needs for B sequences of n
  * tokens; > 1 when even all of the memory is not enough. */
 double kvp_budget_utilization_for(const struct kvp_budget *b, uint64_t n, uint64_t B);
+
+/* vLLM's profiling peak (engine-memory.md 3): the dummy sampler over
+ * N = min(S, T) requests x the full vocabulary, not divided by tp, the top-k
+ * buffer, the retained hidden states and the MoE workspaces.  UINT64_MAX on
+ * overflow. */
+uint64_t kvp_budget_vllm_sampler_peak(const struct kvp_spec *s, const struct kvp_engine_model *e,
+				      uint64_t tokens, uint32_t max_num_seqs);
 
 /* The activation peak estimate for max_batched_tokens tokens (see budget.c). */
 uint64_t kvp_budget_activation_estimate(const struct kvp_spec *s, uint64_t tokens,

@@ -15,10 +15,16 @@ const char kvp_cli_common_help[] =
 	"  --model NAME|PATH         model profile name, YAML path or HF config.json\n"
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
 	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
+	"  --engine-version V        which modelled version of the engine's memory\n"
+	"                            accounting (profiles/engines; default the newest)\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
 	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
 	"                            fp32 checkpoints are served in bf16)\n"
 	"  --kv-dtype D              auto|bf16|fp16|fp32|fp8|fp8_e5m2|fp8-pth|int8|int4|nvfp4\n"
+	"  --weights-dtype D         what-if quantization of every weight but the embeddings:\n"
+	"                            bf16|fp16|fp8|int8|int4|int4-gptq|int4-awq|mxfp4|nvfp4\n"
+	"                            (default: the profile or the checkpoint's\n"
+	"                            quantization_config)\n"
 	"  --block-size N            KV block size in tokens (default 16; sglang 1; trtllm 32)\n"
 	"  --utilization F           memory fraction (vLLM gpu_memory_utilization, SGLang\n"
 	"                            mem_fraction_static, TRT-LLM free fraction); 0.9 or 90%\n"
@@ -220,6 +226,22 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 		*(opt == KVP_OPT_DTYPE ? &o->dtype : &o->kv_dtype) = dt;
 		return 0;
 	}
+	case KVP_OPT_ENGINE_VERSION:
+		if (!arg[0] || strlen(arg) >= KVP_ENGINE_VERSION_MAX)
+			return kvp_cli_usage_error(cmd, "--engine-version: expected a version such "
+						   "as 0.19.0, got '%s'", arg);
+		o->engine_version = arg;
+		return 0;
+	case KVP_OPT_WEIGHTS_DTYPE: {
+		enum kvp_dtype dt;
+		if (!kvp_dtype_parse(arg, &dt) || dt == KVP_DTYPE_AUTO ||
+		    !kvp_dtype_info(dt)->weights_ok)
+			return kvp_cli_usage_error(cmd, "--weights-dtype: '%s' is not a weights format "
+						   "(bf16, fp16, fp32, fp8, int8, int4, int4-gptq, "
+						   "int4-awq, mxfp4, nvfp4)", arg);
+		c->weights_dtype = dt;
+		return 0;
+	}
 	case KVP_OPT_BLOCK_SIZE:
 		if (!kvp_cli_u64(cmd, "--block-size", arg, 1, &v))
 			return KVP_EXIT_USAGE;
@@ -272,6 +294,12 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	}
 }
 
+void kvp_cli_apply_model_options(const struct kvp_cli_common *c, struct kvp_model *m)
+{
+	if (c->weights_dtype != KVP_DTYPE_AUTO)
+		kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+}
+
 int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
 		 struct kvp_gpu *g, bool need_gpu)
 {
@@ -282,6 +310,9 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--gpu (or --gpu-memory) is required");
 	if (kvp_model_load(c->model, m, &err))
 		return kvp_cli_error(cmd, &err);
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
+		fprintf(stderr, "kvplan %s: %s\n", cmd, m->warnings[i]);
+	kvp_cli_apply_model_options(c, m);
 	if (g) {
 		memset(g, 0, sizeof *g);
 		if (c->gpu) {

@@ -34,7 +34,7 @@ enum {
 	KVP_OPT_KV_DTYPE, KVP_OPT_BLOCK_SIZE, KVP_OPT_UTILIZATION, KVP_OPT_CONTEXT,
 	KVP_OPT_BATCH, KVP_OPT_MAX_BATCHED_TOKENS, KVP_OPT_MAX_NUM_SEQS, KVP_OPT_WEIGHTS_BYTES,
 	KVP_OPT_ACTIVATION_BYTES, KVP_OPT_OVERHEAD_BYTES, KVP_OPT_GPU_MEMORY,
-	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP,
+	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE, KVP_OPT_ENGINE_VERSION,
 	KVP_OPT_LAST
 };
 
@@ -42,10 +42,12 @@ enum {
 	{"model", required_argument, NULL, KVP_OPT_MODEL},                             \
 	{"gpu", required_argument, NULL, KVP_OPT_GPU},                                 \
 	{"engine", required_argument, NULL, KVP_OPT_ENGINE},                           \
+	{"engine-version", required_argument, NULL, KVP_OPT_ENGINE_VERSION},           \
 	{"tp", required_argument, NULL, KVP_OPT_TP},                                   \
 	{"pp", required_argument, NULL, KVP_OPT_PP},                                   \
 	{"dtype", required_argument, NULL, KVP_OPT_DTYPE},                             \
 	{"kv-dtype", required_argument, NULL, KVP_OPT_KV_DTYPE},                       \
+	{"weights-dtype", required_argument, NULL, KVP_OPT_WEIGHTS_DTYPE},             \
 	{"block-size", required_argument, NULL, KVP_OPT_BLOCK_SIZE},                   \
 	{"utilization", required_argument, NULL, KVP_OPT_UTILIZATION},                 \
 	{"context", required_argument, NULL, KVP_OPT_CONTEXT},                         \
@@ -68,8 +70,12 @@ struct kvp_cli_common {
 	const char *gpu;
 	enum kvp_format format;
 	struct kvp_budget_opts opts;
+	enum kvp_dtype weights_dtype;  /* --weights-dtype; AUTO: what the model says */
 	bool help;
 };
+
+/* Apply the command line's what-if weights dtype to a loaded model. */
+void kvp_cli_apply_model_options(const struct kvp_cli_common *c, struct kvp_model *m);
 
 void kvp_cli_common_init(struct kvp_cli_common *c);
 /* Handle one common option; returns 0 when handled, 1 when `opt` is not a

@@ -42,6 +42,42 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* The estimated terms with their spreads and the range they give. */
+static void print_band(const struct kvp_budget *b)
+{
+	if (!b->estimated_terms[0])
+		return;
+	printf("Uncertainty (estimated: %s)\n", b->estimated_terms);
+	if (!b->engine_model.version[0]) {
+		printf("  the generic policy has no fitted spreads: no band\n\n");
+		return;
+	}
+	char h[32], l[32], u[32];
+	const struct {
+		const char *name;
+		uint64_t spread;
+	} terms[] = {
+		{"weights", b->weights_spread_bytes},
+		{"activation peak", b->activation_spread_bytes},
+		{"overhead", b->overhead_spread_bytes},
+		{"engine fraction", b->fraction_spread_bytes},
+	};
+	for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+		if (terms[i].spread) {
+			kvp_format_bytes(terms[i].spread, h, sizeof h);
+			printf("  %-44s +/- %s\n", terms[i].name, h);
+		}
+	kvp_format_bytes(b->kv_pool_low_bytes, l, sizeof l);
+	kvp_format_bytes(b->kv_pool_high_bytes, u, sizeof u);
+	printf("  KV pool                                      %s .. %s\n", l, u);
+	kvp_format_u64(b->max_tokens_low, l, sizeof l);
+	kvp_format_u64(b->max_tokens_high, u, sizeof u);
+	printf("  max tokens                                   %s .. %s\n", l, u);
+	kvp_format_u64(b->max_sequences_low, l, sizeof l);
+	kvp_format_u64(b->max_sequences_high, u, sizeof u);
+	printf("  max sequences                                %s .. %s\n\n", l, u);
+}
+
 /* Bytes per element as printed: "2 B", or with NVFP4's per-element scale
  * "(0.5 B + 1 B scale / 16)", so that the line's product is the total. */
 static void elem_text(enum kvp_dtype dt, char *buf, size_t size)
@@ -152,6 +188,8 @@ static void print_memory(const struct kvp_budget *b)
 		line_bytes("- overhead (CUDA context, NCCL, graphs)", b->overhead_bytes);
 		line_bytes("= KV pool", b->kv_pool_bytes);
 	}
+	if (b->spec.tower_bytes)
+		line_bytes("  (of the weights: vision/audio towers)", b->spec.tower_bytes);
 	line_bytes(b->engine == KVP_ENGINE_TRTLLM ? "  (headroom left unused: free after load - KV pool)"
 						  : "  (headroom left unused: GPU memory - usable)",
 		   b->headroom_bytes);
@@ -189,6 +227,20 @@ static void print_paging(const struct kvp_budget *b)
 			       plural(b->block_size, "token", "tokens"), t6, t1, t4);
 		} else {
 			printf("  page = one layer's state = %s (%s B)\n", t1, t4);
+		}
+		if (b->num_groups > 1) {
+			/* every group, padded ones too, holds its kind's worst case */
+			uint64_t sum = 0;
+			printf("  per sequence:");
+			for (int k = 0, first = 1; k < KVP_LAYER_KIND_COUNT; k++)
+				if (b->group[k].layers) {
+					printf("%s %u x %llu", first ? "" : " +", b->group[k].groups,
+					       (unsigned long long)b->group[k].blocks_per_seq);
+					sum += b->group[k].groups * b->group[k].blocks_per_seq;
+					first = 0;
+				}
+			kvp_format_u64(sum, t6, sizeof t6);
+			printf(" = %s blocks\n", t6);
 		}
 		printf("  one block spans a group of %u layers\n", b->group_size);
 		printf("  blocks = floor(%s B KV pool / (%s B page x %u layers)) = %s\n", t5, t4,
@@ -231,9 +283,16 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 	const struct kvp_model *m = s->model;
 	char t1[64], t2[64], t3[64], t4[64];
 	char mn[KVP_TERM_SIZE(sizeof m->name)], gn[KVP_TERM_SIZE(sizeof g->name)];
-	printf("kvplan budget: %s on %s, engine %s, tp %u, pp %u, dtype %s, KV %s, block %u\n\n",
-	       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g->name), kvp_engine_name(b->engine), s->par.tp, s->par.pp,
-	       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype), b->block_size);
+	printf("kvplan budget: %s on %s, engine %s%s%s, tp %u, pp %u, dtype %s, KV %s, block %u\n",
+	       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g->name),
+	       kvp_engine_name(b->engine), b->engine_model.version[0] ? " " : "",
+	       b->engine_model.version, s->par.tp, s->par.pp, kvp_dtype_name(s->serving_dtype),
+	       kvp_dtype_name(s->kv_dtype), b->block_size);
+	if (b->engine_model.version[0])
+		printf("follows %s %s (%s), profiling %u sequences x %llu batched tokens\n",
+		       kvp_engine_name(b->engine), b->engine_model.version, b->engine_model.source,
+		       b->max_num_seqs, (unsigned long long)b->max_batched_tokens);
+	printf("\n");
 
 	printf("KV cache per token on one GPU (layers %u-%u of %u)\n", s->first_layer,
 	       s->first_layer + s->num_layers - 1, m->num_layers);
@@ -249,6 +308,7 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 
 	print_memory(b);
 	print_paging(b);
+	print_band(b);
 	kvp_format_u64(b->context, t1, sizeof t1);
 	kvp_format_u64(b->max_sequences, t3, sizeof t3);
 	kvp_format_u64(b->batch, t4, sizeof t4);

@@ -220,6 +220,8 @@ static int load_all(struct plot_args *a, const struct plot_kind *k)
 	for (size_t i = 0; i < a->nmodels; i++)
 		if (kvp_model_load(a->models[i], &a->m[i], &err))
 			return kvp_cli_error(cmd, &err);
+		else
+			kvp_cli_apply_model_options(&a->c, &a->m[i]);
 	for (size_t i = 0; i < a->ngpus; i++)
 		if (kvp_gpu_load(a->gpus[i], &a->g[i], &err))
 			return kvp_cli_error(cmd, &err);

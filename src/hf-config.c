@@ -17,8 +17,11 @@
  * and the field's name.  Keys kvplan does not need are ignored. */
 #include "hf-config.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 #include "units.h"
@@ -41,6 +44,7 @@ enum family {
 	FAM_FALCON,
 	FAM_GPT2,
 	FAM_NEOX,
+	FAM_PHI,        /* phi-1/1.5/2: parallel block, one LayerNorm, biased LM head */
 	FAM_DEEPSEEK_V2,
 	FAM_DEEPSEEK_V3,
 	FAM_GPT_OSS,
@@ -76,6 +80,7 @@ static const struct {
 	{"RefinedWebModel", FAM_FALCON, true},
 	{"gpt2", FAM_GPT2, true},
 	{"gpt_neox", FAM_NEOX, false},
+	{"phi", FAM_PHI, false},
 	{"deepseek_v2", FAM_DEEPSEEK_V2, false},
 	{"deepseek_v3", FAM_DEEPSEEK_V3, false},
 	{"deepseek_v32", FAM_DEEPSEEK_V3, false},
@@ -112,9 +117,37 @@ struct hf {
 	const struct kvp_node *top;  /* the document's object */
 	const struct kvp_node *cfg;  /* the text model's object: top or top.text_config */
 	struct kvp_error *err;
+	struct kvp_model *m;         /* where warnings go */
 	enum family fam;
 	char model_type[64];
+	uint64_t attn_params, shared_params, mlp_params; /* from count_params */
 };
+
+/* Record a doubt about the file at `node` (NULL: the file) in the model's
+ * warnings, "path:line:col: warning: field: message"; past
+ * KVP_MODEL_WARNINGS the last slot says how many more were dropped. */
+static void warn(struct hf *h, const struct kvp_node *node, const char *field, const char *fmt,
+		 ...) __attribute__((format(printf, 4, 5)));
+static void warn(struct hf *h, const struct kvp_node *node, const char *field, const char *fmt,
+		 ...)
+{
+	struct kvp_model *m = h->m;
+	if (m->num_warnings >= KVP_MODEL_WARNINGS) {
+		m->num_warnings++;
+		snprintf(m->warnings[KVP_MODEL_WARNINGS - 1], KVP_WARNING_MAX,
+			 "%s: warning: %u more warnings not shown", h->doc->path,
+			 m->num_warnings - KVP_MODEL_WARNINGS + 1);
+		return;
+	}
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	const struct kvp_node *at = node ? node : h->cfg;
+	snprintf(m->warnings[m->num_warnings++], KVP_WARNING_MAX, "%s:%d:%d: warning: %s: %s",
+		 h->doc->path, at ? at->line : 0, at ? at->col : 0, field, msg);
+}
 
 /* ------------------------------------------------------------ readers */
 
@@ -258,7 +291,7 @@ static bool is_gemma(enum family f)
 /* Non-gated MLP and LayerNorm with bias (GPT-2, GPT-NeoX, Falcon). */
 static bool is_layernorm_family(enum family f)
 {
-	return f == FAM_GPT2 || f == FAM_NEOX || f == FAM_FALCON;
+	return f == FAM_GPT2 || f == FAM_NEOX || f == FAM_FALCON || f == FAM_PHI;
 }
 
 /* "tests/data/hf/Llama-2-7b/config.json" -> "Llama-2-7b"; "x/foo.json" -> "foo". */
@@ -458,7 +491,11 @@ static kvp_status assign_layers(struct hf *h, struct kvp_model *m, bool mla)
 			if (!m->chunk_size)
 				break;
 			/* no_rope_layers[i]: 1 = RoPE layer (chunked), 0 = NoPE (global) */
+			/* an empty list means "derive it" (transformers Llama4TextConfig:
+			 * no_rope_layers if no_rope_layers else the interval rule) */
 			const struct kvp_node *nr = kvp_map_get(h->cfg, "no_rope_layers");
+			if (nr && nr->type == KVP_NODE_SEQ && nr->n == 0)
+				nr = NULL;
 			if (nr) {
 				if ((st = layer_list(h, nr, "no_rope_layers", L)))
 					return st;
@@ -553,6 +590,9 @@ struct count {
 	uint64_t total;   /* all parameters */
 	uint64_t active;  /* used per token */
 	uint64_t expert;  /* in routed experts */
+	/* parts of the dense share a quantization may leave alone (gated
+	 * families only): attention or mixer, shared experts, dense MLPs */
+	uint64_t attn, shared, mlp;
 	bool overflow;
 };
 
@@ -827,6 +867,8 @@ static kvp_status count_layernorm_family(struct hf *h, const struct kvp_model *m
 	uint64_t lns = 2;
 	if (h->fam == FAM_FALCON)
 		lns = new_arch ? n_ln : parallel ? 1 : 2;
+	else if (h->fam == FAM_PHI)
+		lns = 1;  /* PhiDecoderLayer: input_layernorm feeds attention and MLP */
 	layer = sum(c, layer, lns * 2 * H);
 	add_dense(c, mul(c, m->num_layers, layer));
 	return KVP_STATUS_OK;
@@ -898,9 +940,11 @@ static kvp_status count_gated_layers(struct hf *h, const struct kvp_model *m,
 
 	for (uint32_t i = 0; i < L && !c.overflow; i++) {
 		add_dense(&c, m->layers[i] == KVP_LAYER_MAMBA ? mamba : attn);
+		c.attn = sum(&c, c.attn, m->layers[i] == KVP_LAYER_MAMBA ? mamba : attn);
 		add_dense(&c, norms);
 		if (moe_layer(h, p, i)) {
 			add_dense(&c, sum(&c, router, shared));
+			c.shared = sum(&c, c.shared, shared);
 			add_experts(&c, p->E, p->k, expert);
 		} else {
 			if (!dense_I)
@@ -912,6 +956,7 @@ static kvp_status count_gated_layers(struct hf *h, const struct kvp_model *m,
 			if (mlp_bias)
 				mlp = sum(&c, mlp, 2ULL * dense_I + H);
 			add_dense(&c, mlp);
+			c.mlp = sum(&c, c.mlp, mlp);
 		}
 	}
 	*cp = c;
@@ -937,6 +982,8 @@ static kvp_status count_params(struct hf *h, struct kvp_model *m)
 		add_dense(&c, mul(&c, V, H));
 	if (h->fam == FAM_GPT2)
 		add_dense(&c, mul(&c, m->max_context ? m->max_context : 1024, H));
+	if (h->fam == FAM_PHI && !m->tie_word_embeddings)
+		add_dense(&c, V);  /* phi's lm_head has a bias */
 	/* final norm: LayerNorm has a bias */
 	add_dense(&c, is_layernorm_family(h->fam) ? 2 * H : H);
 
@@ -952,6 +999,9 @@ static kvp_status count_params(struct hf *h, struct kvp_model *m)
 	m->params = c.total;
 	m->active_params = c.active;
 	m->expert_params = c.expert;
+	h->attn_params = c.attn;
+	h->shared_params = c.shared;
+	h->mlp_params = c.mlp;
 	return KVP_STATUS_OK;
 }
 
@@ -983,7 +1033,184 @@ static kvp_status read_dtype(struct hf *h, struct kvp_model *m)
 	return KVP_STATUS_OK;
 }
 
-/* quantization_config: fp8 weights; gpt-oss MXFP4 experts; GPTQ/AWQ int4. */
+/* ------------------------------------------------------------ quantization
+ *
+ * quantization_config, per quant_method (the layouts as the checkpoints store
+ * them; architectures.md 4.2):
+ *   fp8, fbgemm_fp8        1 byte; per-tensor, per-channel or 128x128 block
+ *                          scales (at most 4/16384 B per parameter: not counted)
+ *   compressed-tensors     config_groups.*.weights: num_bits, type int|float,
+ *                          strategy group (group_size) or channel/tensor/block;
+ *                          group scales in 16 bits (fp8 for 4-bit floats,
+ *                          nvfp4), a num_bits zero per group when not symmetric
+ *   modelopt               quant_algo FP8; NVFP4 (group 16, fp8 scale);
+ *                          W4A8_AWQ / W4A16_AWQ (group 128, 16-bit scale)
+ *   gptq, awq (+ _marlin)  bits; group_size (-1: per channel); fp16 scale and a
+ *                          packed `bits` zero per group (GPTQ's act-order g_idx,
+ *                          4 B per input row, is not counted)
+ *   bitsandbytes           4-bit nf4/fp4: fp32 absmax per 64, or with double
+ *                          quantization an int8 absmax per 64 plus fp32 per 256
+ *                          blocks; 8-bit: 1 byte (row scales not counted)
+ *   mxfp4                  4 bits + e8m0 per 32, the experts only when MoE
+ * The ignore lists (ignore, modules_to_not_convert, exclude_modules,
+ * llm_int8_skip_modules, ignored_layers) keep what they name in the serving
+ * dtype: lm_head and embeddings always are; attention, shared experts and
+ * dense MLPs are counted out when an entry names them.  Any other method is
+ * sized in the serving dtype with a warning that names it. */
+
+/* Which parts of the dense share an ignore list keeps unquantized. */
+static kvp_status quant_ignored(struct hf *h, const struct kvp_node *q, struct kvp_model *m)
+{
+	static const char *const keys[] = {"ignore", "modules_to_not_convert", "exclude_modules",
+					   "llm_int8_skip_modules", "ignored_layers", NULL};
+	const char *which = keys[0];
+	const struct kvp_node *list = get_any(q, keys, &which);
+	if (!list)
+		return KVP_STATUS_OK;
+	char field[64];
+	snprintf(field, sizeof field, "quantization_config.%s", which);
+	kvp_status st = kvp_node_expect(h->doc, list, field, KVP_NODE_SEQ, h->err);
+	if (st)
+		return st;
+	bool attn = false, shared = false, mlp = false;
+	for (size_t i = 0; i < list->n; i++) {
+		const struct kvp_node *it = list->items[i];
+		if (it->type != KVP_NODE_SCALAR)
+			return kvp_node_fail(h->doc, it, h->err, KVP_STATUS_INVALID, field,
+					     "expected module names");
+		const char *v = it->value;
+		if (strstr(v, "shared_expert"))
+			shared = true;
+		else if (strstr(v, "attn") || strstr(v, "attention"))
+			attn = true;
+		else if (strstr(v, "mlp") && !strstr(v, "expert") && !strstr(v, "gate.") &&
+			 strcmp(v, "mlp.gate") != 0 && !strstr(v, "router"))
+			mlp = true;
+	}
+	uint64_t keep = 0;
+	if ((attn && !kvp_add(keep, h->attn_params, &keep)) ||
+	    (shared && !kvp_add(keep, h->shared_params, &keep)) ||
+	    (mlp && !kvp_add(keep, h->mlp_params, &keep)))
+		return kvp_node_fail(h->doc, list, h->err, KVP_STATUS_OVERFLOW, field,
+				     "parameter count overflow");
+	m->unquantized_params = keep;
+	return KVP_STATUS_OK;
+}
+
+/* An optional whole number `key` of q, in [lo, hi]; *out keeps its default. */
+static kvp_status quant_uint(struct hf *h, const struct kvp_node *q, const char *key, uint64_t hi,
+			     uint32_t *out, bool *found)
+{
+	const struct kvp_node *n = kvp_map_get(q, key);
+	if (found)
+		*found = n != NULL;
+	if (!n)
+		return KVP_STATUS_OK;
+	char field[96];
+	snprintf(field, sizeof field, "quantization_config.%s", key);
+	uint64_t v;
+	kvp_status st = node_uint(h, n, field, hi, &v);
+	if (!st)
+		*out = (uint32_t)v;
+	return st;
+}
+
+/* A scalar string of q under `key` into buf ("" when absent). */
+static kvp_status quant_str(struct hf *h, const struct kvp_node *q, const char *key, char *buf,
+			    size_t size)
+{
+	buf[0] = 0;
+	const struct kvp_node *n = kvp_map_get(q, key);
+	if (!n)
+		return KVP_STATUS_OK;
+	char field[96];
+	snprintf(field, sizeof field, "quantization_config.%s", key);
+	return kvp_node_str(h->doc, n, field, buf, size, h->err);
+}
+
+/* The dtype whose name describes a format (for the printout). */
+static enum kvp_dtype quant_dtype(uint32_t bits, bool is_float, uint32_t group)
+{
+	if (bits >= 16)
+		return KVP_DTYPE_AUTO;
+	if (bits == 8)
+		return is_float ? KVP_DTYPE_FP8 : KVP_DTYPE_INT8;
+	if (is_float)
+		return group == 32 ? KVP_DTYPE_MXFP4 : KVP_DTYPE_NVFP4;
+	return KVP_DTYPE_INT4;
+}
+
+/* compressed-tensors: the first config group's weights (several groups: the
+ * widest, and a warning). */
+static kvp_status quant_compressed_tensors(struct hf *h, const struct kvp_node *q,
+					   struct kvp_weights_format *f, enum kvp_dtype *dt)
+{
+	const struct kvp_node *groups = kvp_map_get(q, "config_groups");
+	if (!groups || groups->type != KVP_NODE_MAP || groups->n == 0)
+		return kvp_node_fail(h->doc, groups ? groups : q, h->err, KVP_STATUS_INVALID,
+				     "quantization_config.config_groups",
+				     "required for compressed-tensors: a map of groups with "
+				     "their weights' num_bits");
+	if (groups->n > 1)
+		warn(h, groups, "quantization_config.config_groups",
+		     "%zu groups: every quantized weight is sized as the widest one", groups->n);
+	for (size_t i = 0; i < groups->n; i++) {
+		const struct kvp_node *w = groups->items[i]->type == KVP_NODE_MAP
+			? kvp_map_get(groups->items[i], "weights") : NULL;
+		if (!w || w->type != KVP_NODE_MAP)
+			continue;  /* an activations-only group */
+		uint32_t bits = 0, group = 0;
+		kvp_status st;
+		if ((st = quant_uint(h, w, "num_bits", 32, &bits, NULL)))
+			return st;
+		char type[16], strategy[24];
+		if ((st = quant_str(h, w, "type", type, sizeof type)) ||
+		    (st = quant_str(h, w, "strategy", strategy, sizeof strategy)))
+			return st;
+		/* groups: strategy group or tensor_group (nvfp4), or a group_size
+		 * given without a strategy; channel, tensor and block scales are
+		 * too few to count */
+		const struct kvp_node *gs = kvp_map_get(w, "group_size");
+		bool grouped = strcmp(strategy, "group") == 0 ||
+			       strcmp(strategy, "tensor_group") == 0 || (!strategy[0] && gs);
+		if (grouped) {
+			uint64_t v;
+			if (!gs)
+				return kvp_node_fail(h->doc, w, h->err, KVP_STATUS_INVALID,
+						     "quantization_config.config_groups.weights."
+						     "group_size", "required for strategy \"%s\"",
+						     strategy);
+			if ((st = node_positive(h, gs, "quantization_config.config_groups.weights."
+						"group_size", UINT32_MAX, &v)))
+				return st;
+			group = (uint32_t)v;
+		}
+		bool is_float = strcmp(type, "float") == 0, sym = true;
+		const struct kvp_node *sn = kvp_map_get(w, "symmetric");
+		if (sn && (st = kvp_node_bool(h->doc, sn, "symmetric", &sym, h->err)))
+			return st;
+		if (!bits)
+			return kvp_node_fail(h->doc, w, h->err, KVP_STATUS_INVALID,
+					     "quantization_config.config_groups.weights.num_bits",
+					     "required field is missing");
+		/* scale: fp8 for 4-bit floats (nvfp4), else 16 bits; a zero point
+		 * of num_bits when asymmetric */
+		uint32_t gbits = group ? (is_float && bits == 4 ? 8 : 16) + (sym ? 0 : bits) : 0;
+		if (bits * (uint64_t)(group ? group : 1) + gbits >
+		    f->bits * (uint64_t)(f->group ? f->group : 1) + f->group_bits) {
+			f->bits = bits;
+			f->group = group;
+			f->group_bits = gbits;
+			*dt = quant_dtype(bits, is_float, group);
+		}
+	}
+	if (!f->bits)
+		return kvp_node_fail(h->doc, groups, h->err, KVP_STATUS_INVALID,
+				     "quantization_config.config_groups",
+				     "no group quantizes weights (weights.num_bits)");
+	return KVP_STATUS_OK;
+}
+
 static kvp_status read_quantization(struct hf *h, struct kvp_model *m)
 {
 	const struct kvp_node *q = kvp_map_get(h->top, "quantization_config");
@@ -994,33 +1221,235 @@ static kvp_status read_quantization(struct hf *h, struct kvp_model *m)
 	kvp_status st = kvp_node_expect(h->doc, q, "quantization_config", KVP_NODE_MAP, h->err);
 	if (st)
 		return st;
-	char method[32] = "";
-	const struct kvp_node *mn = kvp_map_get(q, "quant_method");
-	if (mn && (st = kvp_node_str(h->doc, mn, "quantization_config.quant_method", method,
-				     sizeof method, h->err)))
+	char method[48];
+	if ((st = quant_str(h, q, "quant_method", method, sizeof method)))
 		return st;
-	if (strcmp(method, "fp8") == 0) {
-		m->weights_dtype = KVP_DTYPE_FP8;
+	const struct kvp_node *mn = kvp_map_get(q, "quant_method");
+	struct kvp_weights_format f = {0};
+	enum kvp_dtype dt = KVP_DTYPE_AUTO;
+	bool experts_only = false;
+	if (strcmp(method, "fp8") == 0 || strcmp(method, "fbgemm_fp8") == 0) {
+		dt = KVP_DTYPE_FP8;
+		f = (struct kvp_weights_format){8, 0, 0};
 	} else if (strcmp(method, "mxfp4") == 0) {
-		if (m->moe_num_experts)
-			m->expert_dtype = KVP_DTYPE_MXFP4;  /* attention etc. stay bf16 */
-		else
-			m->weights_dtype = KVP_DTYPE_MXFP4;
-	} else if (strcmp(method, "gptq") == 0 || strcmp(method, "awq") == 0) {
-		uint32_t bits = 0;
-		const struct kvp_node *bn = kvp_map_get(q, "bits");
-		if (bn) {
-			uint64_t v;
-			if ((st = node_positive(h, bn, "quantization_config.bits", 64, &v)))
-				return st;
-			bits = (uint32_t)v;
+		dt = KVP_DTYPE_MXFP4;
+		f = (struct kvp_weights_format){4, 32, 8};
+		experts_only = m->moe_num_experts != 0;  /* gpt-oss: attention etc. stay bf16 */
+	} else if (strcmp(method, "compressed-tensors") == 0 ||
+		   strcmp(method, "compressed_tensors") == 0) {
+		if ((st = quant_compressed_tensors(h, q, &f, &dt)))
+			return st;
+	} else if (strcmp(method, "modelopt") == 0) {
+		const struct kvp_node *inner = kvp_map_get(q, "quantization");
+		const struct kvp_node *src = inner && inner->type == KVP_NODE_MAP ? inner : q;
+		char algo[32];
+		uint32_t group = 0;
+		if ((st = quant_str(h, src, "quant_algo", algo, sizeof algo)) ||
+		    (st = quant_uint(h, src, "group_size", UINT32_MAX, &group, NULL)))
+			return st;
+		if (strcasecmp(algo, "FP8") == 0) {
+			dt = KVP_DTYPE_FP8;
+			f = (struct kvp_weights_format){8, 0, 0};
+		} else if (strcasecmp(algo, "NVFP4") == 0) {
+			dt = KVP_DTYPE_NVFP4;
+			f = (struct kvp_weights_format){4, group ? group : 16, 8};
+		} else if (strcasecmp(algo, "W4A8_AWQ") == 0 || strcasecmp(algo, "W4A16_AWQ") == 0 ||
+			   strcasecmp(algo, "INT4_AWQ") == 0) {
+			dt = KVP_DTYPE_INT4_AWQ;
+			f = (struct kvp_weights_format){4, group ? group : 128, 16};
+		} else {
+			warn(h, kvp_map_get(src, "quant_algo") ? kvp_map_get(src, "quant_algo") : q,
+			     "quantization_config.quant_algo",
+			     "modelopt algorithm \"%s\" is not modelled: weights sized in the "
+			     "serving dtype (an overestimate if they are smaller)", algo);
 		}
-		if (bits == 4)
-			m->weights_dtype = method[0] == 'g' ? KVP_DTYPE_INT4_GPTQ : KVP_DTYPE_INT4_AWQ;
-		else if (bits == 8)
-			m->weights_dtype = KVP_DTYPE_INT8;
+		if (inner && inner != src)
+			q = inner;
+	} else if (strcmp(method, "gptq") == 0 || strcmp(method, "awq") == 0 ||
+		   strcmp(method, "gptq_marlin") == 0 || strcmp(method, "awq_marlin") == 0) {
+		bool awq = method[0] == 'a';
+		uint32_t bits = 4, group = 128;
+		bool has_bits, has_w_bit = false, zero = true;
+		if ((st = quant_uint(h, q, "bits", 16, &bits, &has_bits)) ||
+		    (!has_bits && (st = quant_uint(h, q, "w_bit", 16, &bits, &has_w_bit))))
+			return st;
+		/* group_size -1 means per channel */
+		const struct kvp_node *gn = kvp_map_get(q, "group_size");
+		if (!gn)
+			gn = kvp_map_get(q, "q_group_size");
+		if (gn && !(gn->type == KVP_NODE_SCALAR && strcmp(gn->value, "-1") == 0)) {
+			uint64_t v;
+			if ((st = node_positive(h, gn, "quantization_config.group_size", UINT32_MAX,
+						&v)))
+				return st;
+			group = (uint32_t)v;
+		} else if (gn) {
+			group = 0;
+		}
+		const struct kvp_node *zn = kvp_map_get(q, "zero_point");
+		if (awq && zn && (st = kvp_node_bool(h->doc, zn, "quantization_config.zero_point",
+						      &zero, h->err)))
+			return st;
+		if (!bits || bits > 8) {
+			const struct kvp_node *bn = kvp_map_get(q, has_w_bit ? "w_bit" : "bits");
+			return kvp_node_fail(h->doc, bn ? bn : q, h->err, KVP_STATUS_INVALID,
+					     "quantization_config.bits", "%u bits: expected 2 to 8",
+					     bits);
+		}
+		f = (struct kvp_weights_format){bits, group, group ? 16 + (zero ? bits : 0) : 0};
+		dt = bits == 8 ? KVP_DTYPE_INT8
+		     : bits == 4 ? (awq ? KVP_DTYPE_INT4_AWQ : KVP_DTYPE_INT4_GPTQ) : KVP_DTYPE_INT4;
+	} else if (strcmp(method, "bitsandbytes") == 0) {
+		bool b4 = false, b8 = false, dq = false;
+		const struct kvp_node *n;
+		if (((n = kvp_map_get(q, "load_in_4bit")) &&
+		     (st = kvp_node_bool(h->doc, n, "quantization_config.load_in_4bit", &b4, h->err))) ||
+		    ((n = kvp_map_get(q, "load_in_8bit")) &&
+		     (st = kvp_node_bool(h->doc, n, "quantization_config.load_in_8bit", &b8, h->err))) ||
+		    ((n = kvp_map_get(q, "bnb_4bit_use_double_quant")) &&
+		     (st = kvp_node_bool(h->doc, n, "quantization_config.bnb_4bit_use_double_quant",
+					 &dq, h->err))))
+			return st;
+		if (b4) {
+			dt = KVP_DTYPE_INT4;
+			/* per 64 x 256 = 16,384 elements: 256 absmax of 32 bits, or
+			 * with double quantization 256 of 8 bits and one fp32 */
+			f = (struct kvp_weights_format){4, 16384, dq ? 256 * 8 + 32 : 256 * 32};
+		} else if (b8) {
+			dt = KVP_DTYPE_INT8;
+			f = (struct kvp_weights_format){8, 0, 0};
+		} else {
+			warn(h, q, "quantization_config",
+			     "bitsandbytes without load_in_4bit or load_in_8bit: weights sized in "
+			     "the serving dtype");
+		}
+	} else {
+		warn(h, mn ? mn : q, "quantization_config.quant_method",
+		     "unknown quantization method \"%s\": weights sized in the serving dtype "
+		     "(%s for a 16-bit checkpoint), which overestimates them if they are smaller",
+		     method, kvp_dtype_name(kvp_model_serving_dtype(m, KVP_DTYPE_AUTO)));
+		return KVP_STATUS_OK;
 	}
-	/* other methods: weights stay AUTO (the serving dtype), an overestimate */
+	if (!f.bits)
+		return KVP_STATUS_OK;
+	if (experts_only) {
+		m->expert_dtype = dt;
+		m->expert_format = f;
+		return KVP_STATUS_OK;
+	}
+	m->weights_dtype = dt == KVP_DTYPE_AUTO ? KVP_DTYPE_AUTO : dt;
+	m->weights_format = f;
+	return quant_ignored(h, q, m);
+}
+
+/* ------------------------------------------------------------ towers
+ *
+ * Vision towers of multimodal wrappers (vLLM loads them with the text model;
+ * engine-memory.md 1.1), counted from vision_config.  Legend: Hv = tower
+ * width, Iv = its MLP width, Lv = its layers, p = patch, C = 3 channels,
+ * Ht = the text model's hidden size, m = spatial merge.
+ *   SigLIP / MoonViT (Gemma 3, Kimi-VL, default): per layer q, k, v, o with
+ *     biases 4 (Hv^2 + Hv), MLP 2 Hv Iv + Iv + Hv, two LayerNorms 4 Hv; patch
+ *     embedding C p^2 Hv + Hv; learned positions (image/p)^2 Hv (MoonViT:
+ *     init_pos_emb_height x width); a final LayerNorm 2 Hv.
+ *   Qwen2.5-VL: per layer fused qkv with bias 3 Hv^2 + 3 Hv, proj Hv^2 + Hv,
+ *     gated MLP with biases 3 Hv Iv + 2 Iv + Hv, two RMSNorms 2 Hv; patch
+ *     embedding C t p^2 Hv (no bias); merger RMSNorm Hv + (m^2 Hv)^2 + m^2 Hv
+ *     + m^2 Hv out + out.
+ * Projectors: Gemma 3 Hv Ht + Hv; Kimi-VL LayerNorm 2 Hv + (m^2 Hv)^2 + m^2 Hv
+ * + m^2 Hv Ht + Ht.  Other towers are counted as the default ViT with a
+ * warning that their projector is not; audio towers are not counted (warning). */
+static kvp_status tower_uint(struct hf *h, const struct kvp_node *t, const char *const *keys,
+			     const char *field, uint64_t dflt, uint64_t *out)
+{
+	const char *which = keys[0];
+	const struct kvp_node *n = get_any(t, keys, &which);
+	*out = dflt;
+	if (!n)
+		return KVP_STATUS_OK;
+	char name[96];
+	snprintf(name, sizeof name, "%s.%s", field, which);
+	return node_positive(h, n, name, UINT32_MAX, out);
+}
+
+static kvp_status count_towers(struct hf *h, struct kvp_model *m)
+{
+	const struct kvp_node *root = h->doc->root;
+	kvp_status st;
+	const struct kvp_node *an = kvp_map_get(root, "audio_config");
+	if (an)
+		warn(h, an, "audio_config",
+		     "the audio tower is not counted: the KV pool is overestimated by its weights");
+	const struct kvp_node *tn = kvp_map_get(root, "vision_config");
+	if (!tn)
+		return KVP_STATUS_OK;
+	static const char *const dim_keys[] = {"hidden_size", "embed_dim", "vt_hidden_size",
+					       "width", NULL};
+	static const char *const depth_keys[] = {"num_hidden_layers", "depth",
+						 "vt_num_hidden_layers", "layers", NULL};
+	static const char *const mlp_keys[] = {"intermediate_size", "vt_intermediate_size",
+					       "mlp_dim", NULL};
+	if (tn->type != KVP_NODE_MAP || !get_any(tn, dim_keys, NULL) ||
+	    !get_any(tn, depth_keys, NULL)) {
+		warn(h, tn, "vision_config",
+		     "a tower without its dimensions (hidden_size, num_hidden_layers): "
+		     "its weights are not counted, so the KV pool is overestimated");
+		return KVP_STATUS_OK;
+	}
+	static const char *const patch_keys[] = {"patch_size", NULL};
+	static const char *const image_keys[] = {"image_size", NULL};
+	static const char *const out_keys[] = {"out_hidden_size", NULL};
+	static const char *const tpatch_keys[] = {"temporal_patch_size", NULL};
+	static const char *const merge_keys[] = {"spatial_merge_size", NULL};
+	static const char *const posh_keys[] = {"init_pos_emb_height", NULL};
+	static const char *const posw_keys[] = {"init_pos_emb_width", NULL};
+	uint64_t Hv, Lv, Iv, p, img, out, tp, mg = 1, ph, pw;
+	if ((st = tower_uint(h, tn, dim_keys, "vision_config", 0, &Hv)) ||
+	    (st = tower_uint(h, tn, depth_keys, "vision_config", 0, &Lv)) ||
+	    (st = tower_uint(h, tn, mlp_keys, "vision_config", 4 * Hv, &Iv)) ||
+	    (st = tower_uint(h, tn, patch_keys, "vision_config", 14, &p)) ||
+	    (st = tower_uint(h, tn, image_keys, "vision_config", 0, &img)) ||
+	    (st = tower_uint(h, tn, out_keys, "vision_config", m->hidden_size, &out)) ||
+	    (st = tower_uint(h, tn, tpatch_keys, "vision_config", 1, &tp)) ||
+	    (st = tower_uint(h, tn, merge_keys, "vision_config", 1, &mg)) ||
+	    (st = tower_uint(h, tn, posh_keys, "vision_config", 0, &ph)) ||
+	    (st = tower_uint(h, tn, posw_keys, "vision_config", 0, &pw)))
+		return st;
+	const struct kvp_node *mk = kvp_map_get(tn, "merge_kernel_size");
+	if (mk && mk->type == KVP_NODE_SEQ && mk->n >= 1 &&
+	    (st = node_positive(h, mk->items[0], "vision_config.merge_kernel_size", 64, &mg)))
+		return st;
+	if (Hv > 65536 || Lv > 4096 || Iv > 1048576 || p > 4096 || mg > 64)
+		return kvp_node_fail(h->doc, tn, h->err, KVP_STATUS_INVALID, "vision_config",
+				     "tower dimensions out of range");
+	char type[64] = "", top[64] = "";
+	const struct kvp_node *n = kvp_map_get(tn, "model_type");
+	if (n && n->type == KVP_NODE_SCALAR)
+		snprintf(type, sizeof type, "%s", n->value);
+	n = kvp_map_get(root, "model_type");
+	if (n && n->type == KVP_NODE_SCALAR)
+		snprintf(top, sizeof top, "%s", n->value);
+	const uint64_t C = 3, Ht = m->hidden_size, mm = mg * mg;
+	uint64_t t = 0;
+	if (strncmp(type, "qwen2_5_vl", 10) == 0 || strncmp(top, "qwen2_5_vl", 10) == 0) {
+		uint64_t layer = 4 * Hv * Hv + 4 * Hv + 3 * Hv * Iv + 2 * Iv + Hv + 2 * Hv;
+		t = Lv * layer + C * tp * p * p * Hv + Hv + (mm * Hv) * (mm * Hv) + mm * Hv +
+		    mm * Hv * out + out;
+	} else {
+		uint64_t layer = 4 * (Hv * Hv + Hv) + 2 * Hv * Iv + Iv + Hv + 4 * Hv;
+		uint64_t pos = ph && pw ? ph * pw * Hv : img ? (img / p) * (img / p) * Hv : 0;
+		t = Lv * layer + C * p * p * Hv + Hv + pos + 2 * Hv;
+		if (strncmp(top, "gemma3", 6) == 0)
+			t += Hv * Ht + Hv;
+		else if (strcmp(top, "kimi_vl") == 0)
+			t += 2 * Hv + (mm * Hv) * (mm * Hv) + mm * Hv + mm * Hv * Ht + Ht;
+		else
+			warn(h, tn, "vision_config",
+			     "tower \"%s\" counted as a generic ViT (%llu layers of %llu); its "
+			     "projector is not counted", type[0] ? type : top,
+			     (unsigned long long)Lv, (unsigned long long)Hv);
+	}
+	m->tower_params = t;
 	return KVP_STATUS_OK;
 }
 
@@ -1082,7 +1511,27 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 	uint32_t kv_lora = 0;
 	if ((st = opt_uint(h, h->cfg, "kv_lora_rank", true, &kv_lora, &mla)))
 		return st;
-	mla = mla && is_one_of(h->model_type, mla_types);
+	if (mla && !is_one_of(h->model_type, mla_types)) {
+		const struct kvp_node *kn = kvp_map_get(h->cfg, "kv_lora_rank");
+		if (h->fam == FAM_GENERIC) {
+			/* a wrapper (kimi_vl) or a text_config without its own
+			 * model_type: the fields say DeepSeek-style MLA, which is
+			 * what the wrapper's text model is (vLLM hf_text_config) */
+			char topk[32] = "";
+			const struct kvp_node *tn = kvp_map_get(h->cfg, "topk_method");
+			if (tn && tn->type == KVP_NODE_SCALAR)
+				snprintf(topk, sizeof topk, "%s", tn->value);
+			h->fam = strcmp(topk, "noaux_tc") == 0 ? FAM_DEEPSEEK_V3 : FAM_DEEPSEEK_V2;
+			tie = false;  /* DeepseekV2/V3Config default */
+		} else {
+			/* a known standard-attention family: its engine code ignores
+			 * the key, so does kvplan (full heads: the larger KV) */
+			warn(h, kn, "kv_lora_rank",
+			     "model_type \"%s\" has no latent attention: the key is ignored and "
+			     "the KV cache is sized from the attention heads", h->model_type);
+			mla = false;
+		}
+	}
 
 	/* head_dim: head_dim, else hidden_size_per_head, else the Gemma class
 	 * default, else H / Nq (never assume H == Nq * d when a key says otherwise) */
@@ -1131,6 +1580,13 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 				     kv_field,
 				     "%u KV heads do not divide %u attention heads",
 				     m->num_kv_heads, m->num_heads);
+	if (mla && kv_node && m->num_kv_heads != m->num_heads)
+		/* MLA has one latent per token, no grouped heads: a GQA count
+		 * beside kv_lora_rank means the file mixes two attentions */
+		warn(h, kv_node, kv_field,
+		     "%u KV heads for %u attention heads beside kv_lora_rank: latent attention "
+		     "(MLA) has no grouped KV heads; sized as MLA, one latent per token",
+		     m->num_kv_heads, m->num_heads);
 	if (mla)
 		m->num_kv_heads = 1;  /* vLLM get_num_kv_heads under MLA */
 
@@ -1171,6 +1627,9 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 		return st;
 	m->tie_word_embeddings = tie;
 
+	if ((st = count_towers(h, m)))
+		return st;
+
 	if ((st = assign_layers(h, m, mla)) || (st = count_params(h, m)) ||
 	    (st = read_quantization(h, m)))
 		return st;
@@ -1184,7 +1643,7 @@ kvp_status kvp_hf_config_load(const char *path, struct kvp_model *out, struct kv
 	kvp_status st = kvp_doc_load_file(path, &doc, err);
 	if (st)
 		return st;
-	struct hf h = {.doc = doc, .err = err};
+	struct hf h = {.doc = doc, .err = err, .m = out};
 	st = parse(&h, path, out);
 	kvp_doc_free(doc);
 	return st;

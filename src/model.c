@@ -184,6 +184,36 @@ kvp_status kvp_weights_bytes(uint64_t params, enum kvp_dtype dt, uint64_t *out)
 									   : KVP_STATUS_OVERFLOW;
 }
 
+kvp_status kvp_weights_format_bytes(uint64_t params, const struct kvp_weights_format *f,
+				    uint64_t *out)
+{
+	if (!f->bits)
+		return KVP_STATUS_INVALID;
+	/* bits per element as the fraction (bits * group + group_bits) / group */
+	uint64_t group = f->group ? f->group : 1, num;
+	if (!kvp_mul(f->bits, group, &num) || !kvp_add(num, f->group ? f->group_bits : 0, &num))
+		return KVP_STATUS_OVERFLOW;
+	/* ceil(params * num / (8 * group)) without forming params * num: with
+	 * params = Q * 8 * group + R, that is Q * num + ceil(R * num / (8 * group)) */
+	uint64_t den = 8 * group, Q = params / den, R = params % den, a, b;
+	if (!kvp_mul(Q, num, &a) || !kvp_mul(R, num, &b) || !kvp_add(a, kvp_cdiv(b, den), out))
+		return KVP_STATUS_OVERFLOW;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_model_set_weights_dtype(struct kvp_model *m, enum kvp_dtype dt)
+{
+	const struct kvp_dtype_info *d = kvp_dtype_info(dt);
+	if (!d || !d->weights_ok)
+		return KVP_STATUS_INVALID;
+	m->weights_dtype = dt;
+	m->expert_dtype = KVP_DTYPE_AUTO;
+	memset(&m->weights_format, 0, sizeof m->weights_format);
+	memset(&m->expert_format, 0, sizeof m->expert_format);
+	m->unquantized_params = 0;
+	return KVP_STATUS_OK;
+}
+
 /* KV bytes per token for one attention layer with `heads` heads of (dk + dv) elements. */
 static bool kv_layer_bytes(enum kvp_dtype dt, uint64_t heads, uint64_t dk, uint64_t dv,
 			   unsigned scale_slots, uint64_t *out)
@@ -256,7 +286,8 @@ static void pp_range(uint32_t L, uint32_t pp, uint32_t stage, uint32_t *first, u
  * share of the other parameters in the weights dtype and of the experts in
  * the expert dtype, all divided by tp. */
 static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype serving, uint32_t tp,
-				uint32_t pp, uint32_t stage, uint32_t nlayers, uint64_t *out)
+				uint32_t pp, uint32_t stage, uint32_t nlayers, uint64_t *out,
+				uint64_t *tower_out)
 {
 	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
 	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
@@ -279,15 +310,38 @@ static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype servin
 		return KVP_STATUS_OVERFLOW;
 	dense_here += dense % m->num_layers * nlayers / m->num_layers;
 	expert_here += m->expert_params % m->num_layers * nlayers / m->num_layers;
-	uint64_t b_emb, b_dense, b_exp;
-	kvp_status st;
-	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
-	    (st = kvp_weights_bytes(dense_here, wdt, &b_dense)) ||
-	    (st = kvp_weights_bytes(expert_here, edt, &b_exp)))
-		return st;
-	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t))
+	/* the unquantized part of the dense share, in the same proportion */
+	uint64_t unq = m->unquantized_params < dense ? m->unquantized_params : dense, unq_here;
+	if (!kvp_mul(unq / m->num_layers, nlayers, &unq_here))
 		return KVP_STATUS_OVERFLOW;
+	unq_here += unq % m->num_layers * nlayers / m->num_layers;
+	unq_here = unq_here < dense_here ? unq_here : dense_here;
+	dense_here -= unq_here;
+	uint64_t b_emb, b_dense, b_exp, b_unq;
+	kvp_status st;
+	if ((st = kvp_weights_bytes(unq_here, serving, &b_unq)))
+		return st;
+	/* the experts follow the dense layout unless they have their own */
+	const struct kvp_weights_format *wf = &m->weights_format,
+		*ef = m->expert_format.bits ? &m->expert_format
+		    : m->expert_dtype == KVP_DTYPE_AUTO ? wf : &m->expert_format;
+	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
+	    (st = wf->bits ? kvp_weights_format_bytes(dense_here, wf, &b_dense)
+			   : kvp_weights_bytes(dense_here, wdt, &b_dense)) ||
+	    (st = ef->bits ? kvp_weights_format_bytes(expert_here, ef, &b_exp)
+			   : kvp_weights_bytes(expert_here, edt, &b_exp)))
+		return st;
+	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t) || !kvp_add(t, b_unq, &t))
+		return KVP_STATUS_OVERFLOW;
+	/* towers: the first stage, serving dtype, split by tp like the rest */
+	uint64_t b_tower = 0;
+	if (stage == 0 && m->tower_params &&
+	    ((st = kvp_weights_bytes(m->tower_params, serving, &b_tower)) ||
+	     !kvp_add(t, b_tower, &t)))
+		return st ? st : KVP_STATUS_OVERFLOW;
 	*out = kvp_cdiv(t, tp);
+	if (tower_out)
+		*tower_out = kvp_cdiv(b_tower, tp);
 	return KVP_STATUS_OK;
 }
 
@@ -348,12 +402,12 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 		uint32_t first = 0, count = 0;
 		pp_range(m->num_layers, par.pp, s, &first, &count);
 		uint64_t w;
-		if ((st = stage_weights(m, serving, par.tp, par.pp, s, count, &w)) ||
+		if ((st = stage_weights(m, serving, par.tp, par.pp, s, count, &w, NULL)) ||
 		    !kvp_add(tw, w, &tw))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, where, 0, 0, "params",
 					     "weights bytes overflow");
 	}
-	st = stage_weights(m, serving, 1, 1, 0, m->num_layers, &out->weights_bytes_total);
+	st = stage_weights(m, serving, 1, 1, 0, m->num_layers, &out->weights_bytes_total, NULL);
 	if (st)
 		return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
 
@@ -362,6 +416,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 	bool have = false;
 	for (uint32_t s = 0; s < par.pp; s++) {
 		memset(tmp.count, 0, sizeof tmp.count);
+		tmp.tower_bytes = 0;
 		memset(tmp.kind_token_bytes, 0, sizeof tmp.kind_token_bytes);
 		tmp.token_bytes = tmp.seq_bytes = 0;
 		pp_range(m->num_layers, par.pp, s, &tmp.first_layer, &tmp.num_layers);
@@ -379,7 +434,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			tmp.kind_token_bytes[l->kind] += l->token_bytes;
 		}
 		if ((st = stage_weights(m, serving, par.tp, par.pp, s, tmp.num_layers,
-					&tmp.weights_bytes)))
+					&tmp.weights_bytes, &tmp.tower_bytes)))
 			return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
 		bool worse = !have || tmp.token_bytes > out->token_bytes ||
 			     (tmp.token_bytes == out->token_bytes &&
@@ -396,6 +451,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			out->token_bytes = tmp.token_bytes;
 			out->seq_bytes = tmp.seq_bytes;
 			out->weights_bytes = tmp.weights_bytes;
+			out->tower_bytes = tmp.tower_bytes;
 			have = true;
 		}
 	}

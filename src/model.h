@@ -20,6 +20,8 @@
 
 #define KVP_MAX_LAYERS 4096
 #define KVP_NAME_MAX 128
+#define KVP_MODEL_WARNINGS 8
+#define KVP_WARNING_MAX 1280
 
 enum kvp_layer_kind {
 	KVP_LAYER_FULL,     /* full attention: every token */
@@ -73,6 +75,15 @@ const char *kvp_dtype_name(enum kvp_dtype dt);
 const char *kvp_layer_kind_name(enum kvp_layer_kind kind);
 bool kvp_layer_kind_parse(const char *s, enum kvp_layer_kind *out);
 
+/* A quantized weights layout read from a checkpoint (quantization_config):
+ * `bits` per element plus `group_bits` of scales and zero points for every
+ * `group` elements.  bits = 0: none, the dtype alone says the size. */
+struct kvp_weights_format {
+	uint32_t bits;
+	uint32_t group;            /* elements per scale group; 0: per channel (negligible) */
+	uint32_t group_bits;       /* bits of scale (+ zero) per group */
+};
+
 struct kvp_model {
 	char name[KVP_NAME_MAX];
 	char path[512];            /* where it was read from, for messages */
@@ -101,6 +112,19 @@ struct kvp_model {
 	uint64_t expert_params;    /* the part of params in MoE experts */
 	enum kvp_dtype weights_dtype;  /* AUTO: the serving dtype */
 	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
+	/* exact layouts when quantization_config gives them; override the dtypes' sizes */
+	struct kvp_weights_format weights_format, expert_format;
+	/* of the non-embedding, non-expert parameters, those the checkpoint's
+	 * quantization leaves in the serving dtype (ignored attention, shared
+	 * experts, dense MLPs); 0 when everything follows weights_dtype */
+	uint64_t unquantized_params;
+	/* vision/audio towers and their projectors (multimodal checkpoints),
+	 * not in params: loaded in the serving dtype on the first stage */
+	uint64_t tower_params;
+	/* What the importer read but doubts, each "path:line:col: warning:
+	 * field: message"; the library never prints them, the CLI does. */
+	uint32_t num_warnings;
+	char warnings[KVP_MODEL_WARNINGS][KVP_WARNING_MAX];
 };
 
 /* Check a filled description for consistency (heads divide, windows given
@@ -142,7 +166,8 @@ struct kvp_spec {
 	uint64_t token_bytes;      /* sum over layers with per-token KV on this GPU */
 	uint64_t seq_bytes;        /* sum of per-sequence state on this GPU */
 	uint64_t token_bytes_total;/* whole model, unsplit: sum over all layers, tp = pp = 1 */
-	uint64_t weights_bytes;    /* on this GPU */
+	uint64_t weights_bytes;    /* on this GPU, towers included */
+	uint64_t tower_bytes;      /* the part of weights_bytes in towers */
 	uint64_t weights_bytes_total;
 };
 
@@ -167,5 +192,14 @@ uint64_t kvp_spec_layer_tokens(const struct kvp_spec_layer *l, uint64_t n, uint3
 
 /* Weights bytes for `params` parameters in dtype dt, rounded up. */
 kvp_status kvp_weights_bytes(uint64_t params, enum kvp_dtype dt, uint64_t *out);
+
+/* Weights bytes for `params` parameters in format f (bits != 0):
+ * ceil(params * (bits + group_bits / group) / 8), rounded up. */
+kvp_status kvp_weights_format_bytes(uint64_t params, const struct kvp_weights_format *f,
+				    uint64_t *out);
+
+/* What-if quantization (--weights-dtype): every non-embedding weight of m in
+ * dt, replacing what the checkpoint said.  INVALID when dt is no weights format. */
+kvp_status kvp_model_set_weights_dtype(struct kvp_model *m, enum kvp_dtype dt);
 
 #endif

@@ -165,6 +165,21 @@ START_TEST(test_vllm_gemma3_groups)
 	ck_assert_uint_eq(b.padding_layers, 8);
 	/* page 16 * 8,192 B = 128 KiB; blocks = 72 GiB / (128 KiB * 10) = 58,982 */
 	ck_assert_uint_eq(b.num_blocks, 58982);
+	/* per request, vLLM's get_max_concurrency_for_kv_cache_config: every
+	 * group holds its kind's worst case, the padded sliding group too:
+	 * full cdiv(8192, 16) = 512; sliding cdiv(min(1023 + 8192, 8192), 16) + 1
+	 * = 513 (T = 8,192 on an 80 GiB GPU); 1 x 512 + 6 x 513 = 3,590 blocks,
+	 * so 58,982 / 3,590 = 16 sequences (counting real layers instead,
+	 * cdiv(10 x 512 + 52 x 513, 10) = 3,180, would promise 18) */
+	ck_assert_uint_eq(b.group[KVP_LAYER_FULL].blocks_per_seq, 512);
+	ck_assert_uint_eq(b.group[KVP_LAYER_SLIDING].blocks_per_seq, 513);
+	uint64_t pool;
+	ck_assert_int_eq(kvp_budget_pool_for(&b, 8192, 1, &pool), KVP_STATUS_OK);
+	ck_assert_uint_eq(pool, 3590ULL * 16 * 8192 * 10);
+	ck_assert_uint_eq(b.max_sequences, 16);
+	/* --max-context agrees: 16 sequences fit 8,192 tokens, 17 do not */
+	ck_assert_uint_ge(kvp_budget_max_context(&b, 16, 1 << 20), 8192);
+	ck_assert_uint_lt(kvp_budget_max_context(&b, 17, 1 << 20), 8192);
 }
 END_TEST
 
@@ -181,8 +196,8 @@ START_TEST(test_vllm_jamba_block)
 	ck_assert_uint_eq(b.page_bytes, 80 * 4096);
 	ck_assert_uint_eq(b.group_size, 4);
 	ck_assert_uint_eq(b.num_groups, 8);
-	/* per request: 4 attention layers * cdiv(4096, 80) = 52 blocks + 28 Mamba
-	 * layers * 1 = 236 layer-blocks / 4 = 59 group blocks */
+	/* per request: the attention group cdiv(4096, 80) = 52 blocks + 7 Mamba
+	 * groups x 1 = 59 blocks of a group */
 	uint64_t pool;
 	ck_assert_int_eq(kvp_budget_pool_for(&b, 4096, 1, &pool), KVP_STATUS_OK);
 	ck_assert_uint_eq(pool, 59ULL * 80 * 4096 * 4);
@@ -240,13 +255,135 @@ END_TEST
 
 START_TEST(test_sglang_default_fraction)
 {
-	/* sglang's default reserve on an 80 GiB card (81,920 MiB), max batched
-	 * tokens 8,192, 256 sequences, tp 1: 512 + 8,192 * 1.5 + 256 * 2 + 1/8 *
-	 * 1,024 = 13,440 MiB; fraction = (81,920 - 13,440) / 81,920 = 0.8359375 */
+	/* sglang 0.5.10's default reserve on an 80 GiB card (81,920 MiB; the
+	 * 60-160 GiB tier: chunked prefill 8,192, cuda_graph_max_bs 256 below
+	 * tp 4), tp 1, with the 58 piecewise graph sizes x 8 MiB
+	 * (engine-memory.md 5): 512 + 8,192 * 1.5 + 256 * 2 + 1/8 * 1,024 + 464
+	 * = 13,904 MiB; fraction = (81,920 - 13,904) / 81,920 = 0.830273437 */
 	load("llama-3.1-8b");
 	struct kvp_budget_opts o = opts(KVP_ENGINE_SGLANG, 80, 0, 15, 0, 0);
 	compute(&o);
-	ck_assert_double_eq_tol(b.utilization, 0.8359375, 1e-12);
+	ck_assert_double_eq_tol(b.utilization, 68016.0 / 81920.0, 1e-12);
+	ck_assert_str_eq(b.engine_model.version, "0.5.10");
+	/* at tp 4 the graph batch is 512: 13,904 + 512 + 3 * 128 = 14,800 MiB */
+	o.par.tp = 4;
+	compute(&o);
+	ck_assert_double_eq_tol(b.utilization, (81920.0 - 14800.0) / 81920.0, 1e-12);
+}
+END_TEST
+
+/* Llama-3.1-8B on an H100 SXM under vLLM, every term estimated, 8,192 tokens. */
+static struct kvp_budget_opts llama8b_on_h100_vllm(void)
+{
+	load("llama-3.1-8b");
+	struct kvp_budget_opts o = opts(KVP_ENGINE_VLLM, 0, 0, 0, 0, 0);
+	o.has_gpu_memory = o.has_weights = o.has_activation = o.has_overhead = false;
+	o.context = 8192;
+	strcpy(gpu.name, "h100-sxm");
+	gpu.memory_bytes = 85028896768ULL; /* 79.19 GiB >= 70 GiB, not an A100 */
+	return o;
+}
+
+/* vLLM 0.19's accounting from profiles/engines/vllm.yaml, by hand. */
+START_TEST(test_vllm_engine_model)
+{
+	struct kvp_budget_opts o = llama8b_on_h100_vllm();
+	compute(&o);
+	ck_assert_str_eq(b.engine_model.version, "0.19.0");
+	/* large-GPU defaults: 1,024 sequences, 8,192 batched tokens */
+	ck_assert_uint_eq(b.max_num_seqs, 1024);
+	ck_assert_uint_eq(b.max_batched_tokens, 8192);
+	/* sampler 14 * 1,024 * 128,256 = 1,838,678,016 + top-k buffer 132 *
+	 * 128,256 * 4 = 67,719,168 + hidden 8,192 * 4,096 * 2 = 67,108,864 +
+	 * 2 * 1,024 * 4,096 * 2 = 16,777,216 = 1,990,283,264 B (1.854 GiB,
+	 * engine-memory.md 3); the forward pass alone is 939,524,096 */
+	ck_assert_uint_eq(b.activation_bytes, 1990283264ULL);
+	/* non-torch at tp 1: 0.25 GiB; no CUDA graphs charged, no context */
+	ck_assert_uint_eq(b.overhead_bytes, KVP_GIB / 4);
+	ck_assert_double_eq_tol(b.utilization, 0.90, 1e-12);
+
+	/* tp 2: the sampler is not divided (all-gathered logits); the forward
+	 * part is, and the 2 GiB NCCL step appears */
+	o.par.tp = 2;
+	compute(&o);
+	ck_assert_uint_eq(b.activation_bytes, 1990283264ULL);
+	ck_assert_uint_eq(b.overhead_bytes, 2 * KVP_GIB);
+
+	/* an A100-80GB: 256 sequences and 2,048 tokens; N = 256: sampler
+	 * 459,669,504 + top-k 67,719,168 + hidden 16,777,216 + 4,194,304 =
+	 * 548,360,192; forward 2,048 * 114,688 = 234,881,024 */
+	o.par.tp = 1;
+	strcpy(gpu.name, "a100-80gb");
+	gpu.memory_bytes = 85051572224ULL;
+	compute(&o);
+	ck_assert_uint_eq(b.max_num_seqs, 256);
+	ck_assert_uint_eq(b.max_batched_tokens, 2048);
+	ck_assert_uint_eq(b.activation_bytes, 548360192ULL);
+
+	/* a 24 GB card with --max-num-seqs 4: mbt 2,048 capped by 4 x context
+	 * 100 = 400; N = 4, top-k rows next_pow2(4) = 4: 14*4*128,256 +
+	 * 4*128,256*4 + 400*4,096*2 + 2*4*4,096*2 = 7,182,336 + 2,052,096 +
+	 * 3,276,800 + 65,536 = 12,576,768 < forward 400 * 114,688 = 45,875,200 */
+	strcpy(gpu.name, "rtx-4090");
+	gpu.memory_bytes = 25386352640ULL;
+	o.max_num_seqs = 4;
+	o.context = 100;
+	compute(&o);
+	ck_assert_uint_eq(b.max_batched_tokens, 400);
+	ck_assert_uint_eq(b.activation_bytes, 45875200ULL);
+
+	/* an unknown version is an error naming the ones there are */
+	struct kvp_error err = {0};
+	o.engine_version = "0.1.0";
+	ck_assert_int_eq(kvp_budget_compute(&model, &gpu, &o, &b, &err), KVP_STATUS_NOT_FOUND);
+	ck_assert_str_eq(err.field, "engine-version");
+	ck_assert_ptr_nonnull(strstr(err.msg, "0.19.0"));
+}
+END_TEST
+
+/* The band: each estimated term's spread from the engine profile, none for
+ * the terms the user passed; low <= point <= high. */
+START_TEST(test_band)
+{
+	struct kvp_budget_opts o = llama8b_on_h100_vllm();
+	compute(&o);
+	const struct kvp_engine_model *e = &b.engine_model;
+	ck_assert_str_eq(b.estimated_terms, "weights,activation,overhead");
+	/* weights 16,060,522,496 B, activation 1,990,283,264 B (by hand above) */
+	ck_assert_uint_eq(b.weights_spread_bytes,
+			  (uint64_t)ceil(16060522496.0 * e->weights_spread));
+	ck_assert_uint_eq(b.activation_spread_bytes,
+			  (uint64_t)ceil(1990283264.0 * e->activation_spread));
+	ck_assert_uint_eq(b.overhead_spread_bytes, e->non_torch_spread_bytes);
+	uint64_t sp = b.weights_spread_bytes + b.activation_spread_bytes + b.overhead_spread_bytes;
+	ck_assert_uint_eq(b.kv_pool_low_bytes, b.kv_pool_bytes - sp);
+	ck_assert_uint_eq(b.kv_pool_high_bytes, b.kv_pool_bytes + sp);
+	/* one slot = 16 tokens x 4,096 B x 32 layers = 2 MiB; 512 per sequence */
+	ck_assert_uint_eq(b.max_tokens_low, b.kv_pool_low_bytes / (2 * KVP_MIB) * 16);
+	ck_assert_uint_eq(b.max_tokens_high, b.kv_pool_high_bytes / (2 * KVP_MIB) * 16);
+	ck_assert_uint_eq(b.max_sequences_low, b.kv_pool_low_bytes / (2 * KVP_MIB) / 512);
+	ck_assert(b.max_tokens_low <= b.max_tokens && b.max_tokens <= b.max_tokens_high);
+	ck_assert(b.max_sequences_low <= b.max_sequences &&
+		  b.max_sequences <= b.max_sequences_high);
+
+	/* terms the user passed carry no spread */
+	o.has_weights = o.has_activation = o.has_overhead = true;
+	o.weights_bytes = 16 * KVP_GIB;
+	o.activation_bytes = KVP_GIB;
+	o.overhead_bytes = KVP_GIB;
+	compute(&o);
+	ck_assert_str_eq(b.estimated_terms, "");
+	ck_assert_uint_eq(b.kv_pool_low_bytes, b.kv_pool_bytes);
+	ck_assert_uint_eq(b.max_tokens_high, b.max_tokens);
+
+	/* SGLang: the default fraction is estimated; given, it is not */
+	o.engine = KVP_ENGINE_SGLANG;
+	compute(&o);
+	ck_assert_str_eq(b.estimated_terms, "fraction");
+	ck_assert_uint_gt(b.fraction_spread_bytes, 0);
+	o.utilization = 0.85;
+	compute(&o);
+	ck_assert_uint_eq(b.fraction_spread_bytes, 0);
 }
 END_TEST
 
@@ -317,6 +454,8 @@ static Suite *budget_suite(void)
 	tcase_add_test(core, test_vllm_log_gpt_oss_hybrid);
 	tcase_add_test(core, test_vllm_gemma3_groups);
 	tcase_add_test(core, test_vllm_jamba_block);
+	tcase_add_test(core, test_vllm_engine_model);
+	tcase_add_test(core, test_band);
 	tcase_add_test(core, test_sglang_log);
 	tcase_add_test(core, test_sglang_default_fraction);
 	tcase_add_test(core, test_trtllm_log);

@@ -6,6 +6,7 @@
  * which applies the section 4.1 formulas to the same configs.
  * Legend: L = layers, Nkv = KV heads, d = head dim, W = sliding window. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,14 @@ static const struct {
 	 0, 8, 128, 51570323328, 12110311296, 45097156608,
 	 "16 MoE layers of 16 experts: 16*16*176,160,768 = 45,097,156,608; active: "
 	 "51,570,323,328 - 16*14*176,160,768 = 12,110,311,296 (AI21: ~12 B)"},
+	{"Kimi-VL-A3B-Instruct", 31104,
+	 "MLA found from kv_lora_rank under a kimi_vl wrapper: (512 + 64)*2 = 1,152 B x 27 = 31,104 "
+	 "(read as 16 heads of 128 it would be 2*16*128*2*27 = 221,184)", 0, 0, 27, 0, 0, 1, 192,
+	 15960110208, 2914776192, 14394851328,
+	 "Moonlight text model: 2*V*H 671,088,640 + final 2,048 + 27*(MLA 13,763,072 + norms 4,096) "
+	 "+ dense layer 0 3*H*11264 69,206,016 + 26*(64+2 experts of 3*H*1408 8,650,752 + router "
+	 "64*H + 64) = 15,960,110,208 (card: 16B total); active keeps 6 of 64: minus 26*58*8,650,752 "
+	 "= 2,914,776,192 (card: 2.24B activated without the 0.67B embeddings)"},
 	{"gpt2", 36864, "2*12*64*2 = 3,072 B x 12 = 36,864 (GPT-2 124M reference)", 12, 0, 0, 0, 0,
 	 12, 64, 124439808, 124439808, 0,
 	 "tied wte 38,597,376 + wpe 1024*768 + 12*(LN 3,072 + attn 2,362,368 + mlp 4,722,432) + "
@@ -363,6 +372,21 @@ START_TEST(test_small_documents)
 	ck_assert_uint_eq(spec.token_bytes_total, 32768);
 	ck_assert_uint_eq(model.expert_params, 8ULL * 16 * 3 * 5120 * 8192);
 
+	/* microsoft/phi-2's config (model_type phi): one LayerNorm per parallel
+	 * block, biased qkv/dense/fc1/fc2 and a biased, untied LM head:
+	 * 2*V*H 262,144,000 + lm_head bias 51,200 + final LN 5,120 + 32 *
+	 * (qkv 2560*7680 + 7680, dense 2560^2 + 2560, fc1/fc2 2*2560*10240 +
+	 * 10240 + 2560, LN 5,120 = 78,671,360) = 2,779,683,840 (the 2.78B of
+	 * its card; a Llama-style count would say 3.1B) */
+	load_path(write_tmp("{\"model_type\": \"phi\", \"hidden_size\": 2560, "
+			    "\"intermediate_size\": 10240, \"num_hidden_layers\": 32, "
+			    "\"num_attention_heads\": 32, \"num_key_value_heads\": 32, "
+			    "\"vocab_size\": 51200, \"max_position_embeddings\": 2048, "
+			    "\"partial_rotary_factor\": 0.4, \"tie_word_embeddings\": false, "
+			    "\"torch_dtype\": \"float16\"}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 2779683840ULL);
+
 	/* GPTBigCode-style multi_query on a non-Falcon model: one KV head */
 	load_path(write_tmp("{\"model_type\": \"gpt_bigcode\", \"n_layer\": 2, \"n_embd\": 64, "
 			    "\"n_head\": 4, \"vocab_size\": 10, \"intermediate_size\": 256, "
@@ -385,6 +409,297 @@ START_TEST(test_small_documents)
 			    "\"vocab_size\": 10, \"intermediate_size\": 128}"));
 	unlink(tmp_path);
 	ck_assert_uint_eq(model.num_kv_heads, 2);
+}
+END_TEST
+
+START_TEST(test_llama4_empty_no_rope_layers)
+{
+	/* "no_rope_layers": [] is derived as transformers does: layer i has
+	 * RoPE (chunked) unless (i + 1) % 4 == 0 -> 36 chunked + 12 global;
+	 * KV 2*8*128*2 = 4,096 B x 48 = 196,608 B/token */
+	load("Llama-4-Scout-17B-16E");
+	ck_assert_uint_eq(model.num_warnings, 0);
+	build(1, 1);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_CHUNKED], 36);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_FULL], 12);
+	for (uint32_t i = 0; i < 48; i++)
+		ck_assert_uint_eq(model.layers[i],
+				  (i + 1) % 4 ? KVP_LAYER_CHUNKED : KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.chunk_size, 8192);
+	ck_assert_uint_eq(spec.token_bytes_total, 196608);
+	/* 2*V*H 2,068,971,520 + H + 48*(attn 62,914,560 + norms 10,240 + 16
+	 * experts of 3*H*8192 125,829,120 + shared 125,829,120 + router 16*H)
+	 * = 107,769,861,120 (card: 109B with the vision tower; 17B active) */
+	ck_assert_uint_eq(model.params, 107769861120ULL);
+	ck_assert_uint_eq(model.active_params, 17172894720ULL);
+}
+END_TEST
+
+/* A warning names the file, the line and column of the field, and the field. */
+static void assert_warning(const char *path, uint32_t index, int line, int col, const char *field)
+{
+	ck_assert_uint_gt(model.num_warnings, index);
+	char want[1200];
+	snprintf(want, sizeof want, "%s:%d:%d: warning: %s: ", path, line, col, field);
+	ck_assert_msg(strncmp(model.warnings[index], want, strlen(want)) == 0, "got '%s', want '%s...'",
+		      model.warnings[index], want);
+}
+
+START_TEST(test_contradictions_warn)
+{
+	/* MLA fields beside 4 grouped KV heads for 16 heads: sized as MLA,
+	 * 576*2 = 1,152 B x 2 layers = 2,304 B/token, and a warning at the
+	 * num_key_value_heads value (line 7, column 26) */
+	const char *p = write_tmp("{\"model_type\": \"kimi_vl\",\n"
+				  "\"text_config\": {\n"
+				  "  \"num_hidden_layers\": 2,\n"
+				  "  \"hidden_size\": 2048,\n"
+				  "  \"num_attention_heads\": 16,\n"
+				  "  \"vocab_size\": 100,\n"
+				  "  \"num_key_value_heads\": 4,\n"
+				  "  \"kv_lora_rank\": 512, \"qk_rope_head_dim\": 64,\n"
+				  "  \"qk_nope_head_dim\": 128, \"v_head_dim\": 128,\n"
+				  "  \"intermediate_size\": 64}}\n");
+	load_path(p);
+	assert_warning(p, 0, 7, 26, "num_key_value_heads");
+	ck_assert_uint_eq(model.num_warnings, 1);
+	build(1, 1);
+	ck_assert_uint_eq(spec.token_bytes_total, 2304);
+	unlink(tmp_path);
+
+	/* kv_lora_rank in a llama: the llama code ignores it; full heads
+	 * 2*4*64*2 = 1,024 B x 1 layer, warning at the key's value (3:17) */
+	p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 1,\n"
+		      "\"hidden_size\": 256, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+		      "\"kv_lora_rank\": 512, \"qk_rope_head_dim\": 64,\n"
+		      "\"intermediate_size\": 64}\n");
+	load_path(p);
+	assert_warning(p, 0, 3, 17, "kv_lora_rank");
+	build(1, 1);
+	ck_assert_uint_eq(spec.token_bytes_total, 1024);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MLA], 0);
+	unlink(tmp_path);
+
+	/* a vision tower without its dimensions: warning at its object (2:18) */
+	p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 1,\n"
+		      "\"vision_config\": {\"patch_size\": 14},\n"
+		      "\"hidden_size\": 256, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+		      "\"intermediate_size\": 64}\n");
+	load_path(p);
+	assert_warning(p, 0, 2, 18, "vision_config");
+	unlink(tmp_path);
+
+	/* the real files: nothing to say */
+	load("DeepSeek-V3"); /* 128 KV heads = 128 heads beside MLA: no contradiction */
+	ck_assert_uint_eq(model.num_warnings, 0);
+	load("Kimi-VL-A3B-Instruct");
+	ck_assert_str_eq(model.family, "kimi_vl");
+	ck_assert(!model.tie_word_embeddings);
+}
+END_TEST
+
+/* Quantized checkpoints: Llama-3.1-8B's dimensions (table 3.2: 8,030,261,248
+ * params, of which 2*V*H = 1,050,673,152 embeddings and LM head kept in bf16,
+ * leaving D = 6,979,588,096) under each quant_method.  Bytes = 2 * 1,050,673,152
+ * + ceil(D * (bits * g + scale bits) / (8 * g)). */
+static const struct {
+	const char *quant;  /* the quantization_config object */
+	uint64_t weights_bytes;
+	enum kvp_dtype dtype;
+	const char *arithmetic;
+} quants[] = {
+	{"{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", "
+	 "\"ignore\": [\"lm_head\"], \"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], "
+	 "\"weights\": {\"num_bits\": 4, \"type\": \"int\", \"strategy\": \"group\", "
+	 "\"group_size\": 128, \"symmetric\": true}}}}",
+	 5700196416ULL, KVP_DTYPE_INT4, "W4A16: D * (512 + 16 bf16 scale) / 1024 + 2,101,346,304"},
+	{"{\"quant_method\": \"compressed-tensors\", \"format\": \"float-quantized\", "
+	 "\"config_groups\": {\"group_0\": {\"weights\": {\"num_bits\": 8, \"type\": \"float\", "
+	 "\"strategy\": \"channel\", \"symmetric\": true}, \"input_activations\": "
+	 "{\"num_bits\": 8, \"type\": \"float\", \"dynamic\": true}}}}",
+	 9080934400ULL, KVP_DTYPE_FP8, "FP8-dynamic: D * 1 + 2,101,346,304"},
+	{"{\"quant_method\": \"compressed-tensors\", \"format\": \"nvfp4-pack-quantized\", "
+	 "\"config_groups\": {\"group_0\": {\"weights\": {\"num_bits\": 4, \"type\": \"float\", "
+	 "\"strategy\": \"tensor_group\", \"group_size\": 16, \"symmetric\": true}}}}",
+	 6027364608ULL, KVP_DTYPE_NVFP4, "NVFP4: D * (64 + 8 fp8 scale) / 128 + 2,101,346,304"},
+	{"{\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\", \"group_size\": 16, "
+	 "\"exclude_modules\": [\"lm_head\"]}",
+	 6027364608ULL, KVP_DTYPE_NVFP4, "modelopt NVFP4: as above"},
+	{"{\"quant_method\": \"modelopt\", \"quant_algo\": \"FP8\"}", 9080934400ULL, KVP_DTYPE_FP8,
+	 "modelopt FP8: D + 2,101,346,304"},
+	{"{\"quant_method\": \"fbgemm_fp8\", \"modules_to_not_convert\": [\"lm_head\"]}",
+	 9080934400ULL, KVP_DTYPE_FP8, "fbgemm_fp8: D + 2,101,346,304"},
+	{"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true, "
+	 "\"bnb_4bit_quant_type\": \"nf4\", \"bnb_4bit_use_double_quant\": true}",
+	 5701900417ULL, KVP_DTYPE_INT4,
+	 "nf4 + double quant: per 16,384 elements 256 int8 absmax + 1 fp32: "
+	 "ceil(D * (65,536 + 2,080) / 131,072) + 2,101,346,304"},
+	{"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}", 6027364608ULL,
+	 KVP_DTYPE_INT4, "nf4: fp32 absmax per 64 = D * (256 + 32) / 512 + 2,101,346,304"},
+	{"{\"quant_method\": \"bitsandbytes\", \"load_in_8bit\": true}", 9080934400ULL,
+	 KVP_DTYPE_INT8, "LLM.int8: D + 2,101,346,304"},
+	{"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 128, \"desc_act\": false}",
+	 5727460432ULL, KVP_DTYPE_INT4_GPTQ,
+	 "GPTQ: fp16 scale + 4-bit zero per 128: D * 532 / 1024 + 2,101,346,304"},
+	{"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": -1}", 5591140352ULL,
+	 KVP_DTYPE_INT4_GPTQ, "GPTQ per channel: D / 2 + 2,101,346,304"},
+	{"{\"quant_method\": \"awq\", \"w_bit\": 4, \"q_group_size\": 64, \"zero_point\": false}",
+	 5809252480ULL, KVP_DTYPE_INT4_AWQ, "AWQ g64 no zero: D * 272 / 512 + 2,101,346,304"},
+};
+
+static const char *llama8b_with(const char *quant)
+{
+	static char buf[2048];
+	snprintf(buf, sizeof buf,
+		 "{\"model_type\": \"llama\", \"num_hidden_layers\": 32, \"hidden_size\": 4096, "
+		 "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+		 "\"intermediate_size\": 14336, \"vocab_size\": 128256, "
+		 "\"torch_dtype\": \"bfloat16\", \"quantization_config\": %s}", quant);
+	return write_tmp(buf);
+}
+
+START_TEST(test_quantization)
+{
+	load_path(llama8b_with(quants[_i].quant));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 8030261248ULL);
+	ck_assert_int_eq(model.weights_dtype, quants[_i].dtype);
+	ck_assert_uint_eq(model.num_warnings, 0);
+	build(1, 1);
+	ck_assert_msg(spec.weights_bytes == quants[_i].weights_bytes, "%s: %llu B, want %llu = %s",
+		      quants[_i].quant, (unsigned long long)spec.weights_bytes,
+		      (unsigned long long)quants[_i].weights_bytes, quants[_i].arithmetic);
+}
+END_TEST
+
+/* Against what vLLM itself loaded (reports/engine-logs.md): the engine's
+ * "Model loading took" is every tensor it created. */
+START_TEST(test_quantized_against_engine_logs)
+{
+	/* V12: kaitchup/Phi-4-AutoRound-GPTQ-4bit, "Loading model weights took
+	 * 8.5107 GB" (GiB).  Phi-4 (phi3 class): 40 layers, H 5120, 40/10 heads,
+	 * I 17920, V 100352, untied: 14,659,507,200 params; 2*V*H = 1,027,604,480
+	 * in bf16 and D = 13,631,902,720 at 532/1024 B: 9,137,408,420 B =
+	 * 8.5099 GiB, 0.01 % under the log. */
+	load_path(write_tmp("{\"model_type\": \"phi3\", \"num_hidden_layers\": 40, "
+			    "\"hidden_size\": 5120, \"num_attention_heads\": 40, "
+			    "\"num_key_value_heads\": 10, \"intermediate_size\": 17920, "
+			    "\"vocab_size\": 100352, \"tie_word_embeddings\": false, "
+			    "\"torch_dtype\": \"bfloat16\", \"quantization_config\": {"
+			    "\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 128, "
+			    "\"sym\": true}}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.params, 14659507200ULL);
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 9137408420ULL);
+	double logged = 8.5107 * 1073741824.0;
+	ck_assert_msg(fabs((double)spec.weights_bytes / logged - 1) < 0.001, "Phi-4 GPTQ");
+
+	/* V6: Qwen2.5-7B-Instruct-AWQ (bits 4, group 128, zero_point), the
+	 * author's breakdown says 5.29 GiB of weights; D = 7,615,616,512 -
+	 * 1,089,994,752 = 6,525,621,760 at 532/1024 B + 2,179,989,504 =
+	 * 5,570,253,934 B = 5.188 GiB: 1.9 % under (the log's figure includes
+	 * what vLLM allocates while loading beside the weights). */
+	load("Qwen2.5-7B-Instruct");
+	struct kvp_model awq = model;
+	awq.weights_dtype = KVP_DTYPE_INT4_AWQ;
+	awq.weights_format = (struct kvp_weights_format){4, 128, 20};
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_spec_build(&awq, (struct kvp_parallel){1, 1}, KVP_DTYPE_BF16,
+					KVP_DTYPE_BF16, &spec, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(spec.weights_bytes, 5570253934ULL);
+	ck_assert(fabs((double)spec.weights_bytes / (5.29 * 1073741824.0) - 1) < 0.025);
+}
+END_TEST
+
+START_TEST(test_quantization_unknown_and_ignored)
+{
+	/* an unknown method: sized in bf16 (16,060,522,496 B, table 3.2 x 2)
+	 * with a warning naming it at its value (line 3, column 35) */
+	const char *p = write_tmp("{\"model_type\": \"llama\", \"num_hidden_layers\": 32,\n"
+				  "\"hidden_size\": 4096, \"num_attention_heads\": 32,\n"
+				  "\"quantization_config\": {\"quant_method\": \"hqq\", \"nbits\": 4},\n"
+				  "\"num_key_value_heads\": 8, \"intermediate_size\": 14336,\n"
+				  "\"vocab_size\": 128256, \"torch_dtype\": \"bfloat16\"}\n");
+	load_path(p);
+	assert_warning(p, 0, 3, 41, "quantization_config.quant_method");
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "\"hqq\""));
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "bf16"));
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 16060522496ULL);
+	unlink(tmp_path);
+
+	/* an ignore list naming attention (Kimi-K2.5 style): the 32 layers'
+	 * attention, 32 * 41,943,040 = 1,342,177,280 params, stays bf16; the
+	 * rest of D (5,637,410,816) is int4 at 528/1024 B:
+	 * 2,906,789,952 + 2,684,354,560 + 2,101,346,304 = 7,692,490,816 */
+	load_path(llama8b_with("{\"quant_method\": \"compressed-tensors\", \"ignore\": "
+			       "[\"lm_head\", \"re:.*self_attn.*\"], \"config_groups\": "
+			       "{\"g\": {\"weights\": {\"num_bits\": 4, \"type\": \"int\", "
+			       "\"strategy\": \"group\", \"group_size\": 128}}}}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.unquantized_params, 1342177280ULL);
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 7692490816ULL);
+
+	/* --weights-dtype's what-if replaces all of it: int4-awq (group 128,
+	 * 5/256 B of scales) on every non-embedding weight = 5,727,460,432 */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT4_AWQ), KVP_STATUS_OK);
+	ck_assert_uint_eq(model.unquantized_params, 0);
+	build(1, 1);
+	ck_assert_uint_eq(spec.weights_bytes, 5727460432ULL);
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_FP8_E5M2),
+			 KVP_STATUS_INVALID);
+}
+END_TEST
+
+/* Vision towers, from vision_config, against published parameter counts. */
+START_TEST(test_towers)
+{
+	/* Gemma 3 27B: SigLIP 27 x (4*(1152^2 + 1152) 5,313,024 + 2*1152*4304
+	 * + 4304 + 1152 9,921,872 + 4*1152 = 15,239,504) = 411,466,608 + patch
+	 * 3*14*14*1152 + 1152 + positions (896/14)^2 * 1152 = 4,718,592 + final
+	 * LN 2,304 = 416,866,032 (the Gemma 3 report's "vision encoder 417M") +
+	 * projector 1152*5376 + 1152 = 423,060,336 */
+	load("gemma-3-27b-it");
+	ck_assert_uint_eq(model.tower_params, 423060336ULL);
+	ck_assert_uint_eq(model.num_warnings, 0);
+	build(1, 1);
+	ck_assert_uint_eq(spec.tower_bytes, 2 * 423060336ULL);   /* bf16 */
+	ck_assert_uint_eq(spec.weights_bytes, 2 * (27009346304ULL + 423060336ULL));
+	/* Kimi-VL: MoonViT as above with 64 x 64 positions (same 4,718,592):
+	 * 416,866,032 + projector LN 2,304 + 4608^2 + 4608 + 4608*2048 + 2048 =
+	 * 447,545,840; with the text model 16,407,656,048 (card: 16.4B) */
+	load("Kimi-VL-A3B-Instruct");
+	ck_assert_uint_eq(model.tower_params, 447545840ULL);
+	ck_assert_uint_eq(model.params + model.tower_params, 16407656048ULL);
+	/* Qwen2.5-VL-7B: 32 x (4*1280^2 + 4*1280 + 3*1280*3420 + 2*3420 + 1280 +
+	 * 2*1280 = 19,702,200) + conv 3*2*14*14*1280 + merger 1280 + 5120^2 +
+	 * 5120 + 5120*3584 + 3584 = 676,550,144; the card's 8,292,166,656 minus
+	 * the text model's 7,615,616,512 (table 3.2) */
+	load_path(write_tmp("{\"model_type\": \"qwen2_5_vl\", \"hidden_size\": 3584, "
+			    "\"num_hidden_layers\": 28, \"num_attention_heads\": 28, "
+			    "\"num_key_value_heads\": 4, \"intermediate_size\": 18944, "
+			    "\"vocab_size\": 152064, \"torch_dtype\": \"bfloat16\", "
+			    "\"vision_config\": {\"depth\": 32, \"hidden_size\": 1280, "
+			    "\"intermediate_size\": 3420, \"num_heads\": 16, \"out_hidden_size\": 3584, "
+			    "\"patch_size\": 14, \"spatial_merge_size\": 2, "
+			    "\"temporal_patch_size\": 2, \"model_type\": \"qwen2_5_vl\"}}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.tower_params, 676550144ULL);
+	/* an unknown tower: counted as a generic ViT, with a warning */
+	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
+			    "\"llama\", \"num_hidden_layers\": 1, \"hidden_size\": 8, "
+			    "\"num_attention_heads\": 1, \"vocab_size\": 2, \"intermediate_size\": 4}, "
+			    "\"vision_config\": {\"model_type\": \"clip_vision_model\", "
+			    "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"intermediate_size\": 8, "
+			    "\"patch_size\": 2, \"image_size\": 4}}"));
+	unlink(tmp_path);
+	/* 4*(16 + 4) + 2*4*8 + 8 + 4 + 16 = 172; patch 3*4*4 + 4 = 52; positions
+	 * (4/2)^2 * 4 = 16; final LN 8: 248 */
+	ck_assert_uint_eq(model.tower_params, 248);
+	ck_assert_uint_eq(model.num_warnings, 1);
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "projector is not counted"));
 }
 END_TEST
 
@@ -484,12 +799,18 @@ static Suite *hfconfig_suite(void)
 	tcase_add_test(core, test_dtypes);
 	tcase_add_test(core, test_mla);
 	tcase_add_test(core, test_small_documents);
+	tcase_add_test(core, test_llama4_empty_no_rope_layers);
+	tcase_add_loop_test(core, test_quantization, 0, sizeof quants / sizeof quants[0]);
+	tcase_add_test(core, test_quantized_against_engine_logs);
+	tcase_add_test(core, test_quantization_unknown_and_ignored);
+	tcase_add_test(core, test_towers);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(errors, test_missing_file);
 	tcase_add_test(errors, test_falcon_tp);
 	tcase_add_test(errors, test_param_overflow);
+	tcase_add_test(errors, test_contradictions_warn);
 	suite_add_tcase(s, errors);
 	return s;
 }

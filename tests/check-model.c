@@ -234,6 +234,30 @@ START_TEST(test_weights)
 }
 END_TEST
 
+/* Quantized layouts: bits per element plus scale bits per group. */
+START_TEST(test_weights_format)
+{
+	uint64_t out;
+	struct kvp_weights_format g128 = {4, 128, 20}; /* 532 bits per 128 elements */
+	ck_assert_int_eq(kvp_weights_format_bytes(0, &g128, &out), KVP_STATUS_OK);
+	ck_assert_uint_eq(out, 0);
+	ck_assert_int_eq(kvp_weights_format_bytes(1, &g128, &out), KVP_STATUS_OK);
+	ck_assert_uint_eq(out, 1);                 /* 4 + 20/128 bits -> 1 byte */
+	ck_assert_int_eq(kvp_weights_format_bytes(128, &g128, &out), KVP_STATUS_OK);
+	ck_assert_uint_eq(out, 67);                /* 532 bits = 66.5 B -> 67 */
+	ck_assert_int_eq(kvp_weights_format_bytes(1024, &g128, &out), KVP_STATUS_OK);
+	ck_assert_uint_eq(out, 532);               /* 8 groups of 66.5 B */
+	struct kvp_weights_format chan = {8, 0, 0};
+	ck_assert_int_eq(kvp_weights_format_bytes(UINT64_MAX, &chan, &out), KVP_STATUS_OK);
+	ck_assert_uint_eq(out, UINT64_MAX);        /* one byte each, no overflow */
+	/* 2^64 - 1 elements of 16 + 1 bits per group of 1: more bytes than 2^64 */
+	struct kvp_weights_format wide = {16, 1, 1};
+	ck_assert_int_eq(kvp_weights_format_bytes(UINT64_MAX, &wide, &out), KVP_STATUS_OVERFLOW);
+	struct kvp_weights_format none = {0, 0, 0};
+	ck_assert_int_eq(kvp_weights_format_bytes(8, &none, &out), KVP_STATUS_INVALID);
+}
+END_TEST
+
 START_TEST(test_split_errors)
 {
 	struct kvp_error err = {0};
@@ -310,6 +334,7 @@ static Suite *model_suite(void)
 	tcase_add_test(core, test_mla_fp8);
 	tcase_add_test(core, test_sequence_bytes);
 	tcase_add_test(core, test_weights);
+	tcase_add_test(core, test_weights_format);
 	tcase_add_test(core, test_profiles_all_load);
 	tcase_add_test(core, test_gpu_facts);
 	suite_add_tcase(s, core);

@@ -116,4 +116,13 @@ expect_out "(84,492,025,856 B)"
 expect_out "page = 1 token x 131,072 B"
 expect_out "Fit: 1 sequence x"
 
+# --weights-dtype: Llama-3.1-8B's 6,979,588,096 non-embedding weights in int4
+# with an fp16 scale and 4-bit zero per 128 (532/1024 B) + 2 x 1,050,673,152
+# bf16 embeddings = 5,727,460,432 B; an unknown format is a usage error
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --weights-dtype int4-awq
+expect_rc 0
+expect_out "(5,727,460,432 B)"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --weights-dtype q4_k
+expect_rc 2
+expect_err "--weights-dtype: 'q4_k' is not a weights format"
 finish

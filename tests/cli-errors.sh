@@ -56,4 +56,9 @@ expect_err "tp: 3 does not divide num_heads 32"
 run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --context 1152921504606846976
 expect_rc 3
 expect_err "overflow"
+# a doubt about the input is a located warning on stderr, and the plan goes on
+run "$KVPLAN" budget --model "$top_srcdir/tests/data/warn/hf-vision-no-dims.json" --gpu h100-sxm \
+	--context 1024
+expect_rc 0
+expect_err "hf-vision-no-dims.json:3:20: warning: vision_config: a tower without its dimensions"
 finish

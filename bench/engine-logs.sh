@@ -1,0 +1,81 @@
+#!/bin/sh
+# engine-logs.sh: kvplan against every recorded public engine start-up log
+# (tests/data/engine-logs/*.yaml, each quoted in reports/engine-logs.md), both
+# ways (a measurement, not a test; tests/check-engine.c asserts the first):
+#   logged terms  the KV budget the engine printed -> tokens; the log prints
+#                 2 decimals of GiB, so the budget +/- 0.005 GiB bounds it
+#   config alone  only the GPU total, utilization and settings the log shows;
+#                 every other term estimated (kvplan's vLLM 0.19 model)
+# Prints each case, then median and p90 of |error|, the signed mean, how many
+# cases over-predict by more than 2 %, and how many logged values fall inside
+# the printed band.
+#
+# Usage: bench/engine-logs.sh [PATH-TO-KVPLAN]     (default: ./kvplan)
+set -e
+top=$(cd "$(dirname "$0")/.." && pwd)
+kvplan=${1:-$top/kvplan}
+[ -x "$kvplan" ] || { echo "engine-logs: build kvplan first (make)" >&2; exit 1; }
+
+# field FILE KEY: a scalar of the flat case file, quotes and comments removed
+field() {
+	sed -n "s/^$2:[[:space:]]*//p" "$1" | sed 's/[[:space:]]*#.*//; s/^"//; s/"$//'
+}
+# json FIELD: a number from kvplan's JSON on stdin
+json() { sed -n "s/^ *\"$1\": \\([0-9][0-9]*\\).*/\\1/p" | head -n 1; }
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+printf '%-30s %-10s %10s %10s %8s %10s %8s %s\n' case way logged kvplan error band_lo band_hi inside
+for f in "$top"/tests/data/engine-logs/*.yaml; do
+	id=$(basename "$f" .yaml)
+	model=$(field "$f" model)
+	tp=$(field "$f" tp)
+	ctx=$(field "$f" max_model_len)
+	[ "$ctx" = null ] && ctx=1024
+	want=$(field "$f" logged_tokens)
+	budget=$(field "$f" logged_kv_budget)
+	extra=""
+	mbt=$(field "$f" max_num_batched_tokens)
+	[ -n "$mbt" ] && extra="$extra --max-batched-tokens $mbt"
+	seqs=$(field "$f" max_num_seqs)
+	[ -n "$seqs" ] && extra="$extra --max-num-seqs $seqs"
+	# logged terms: the pool is the printed budget; +/- 0.005 GiB for its rounding
+	gib=${budget%GiB}
+	for d in 0 -0.005 0.005; do
+		g=$(awk -v b="$gib" -v d="$d" 'BEGIN { printf "%.4fGiB", b + d }')
+		"$kvplan" budget --engine vllm --model "$model" --tp "$tp" --context "$ctx" $extra \
+			--gpu-memory "$g" --utilization 1 --weights-bytes 0 --activation-bytes 0 \
+			--overhead-bytes 0 --format json | json max_tokens
+	done > "$tmp"
+	got=$(sed -n 1p "$tmp"); lo=$(sed -n 2p "$tmp"); hi=$(sed -n 3p "$tmp")
+	awk -v c="$id" -v w="$want" -v g="$got" -v lo="$lo" -v hi="$hi" 'BEGIN {
+		e = 100 * (g - w) / w; ok = (w >= lo - 16 && w <= hi + 16) ? "yes" : "NO"
+		printf "%-30s %-10s %10d %10d %+7.3f%% %10d %8d %s\n", c, "logged", w, g, e, lo, hi, ok
+		print "L", e, ok > "/dev/stderr" }' 2>>"$tmp.stats"
+	# config alone, where the GPU total is printed
+	[ "$(field "$f" config_alone)" = true ] || continue
+	total=$(field "$f" gpu_memory)
+	util=$(field "$f" utilization)
+	"$kvplan" budget --engine vllm --model "$model" --tp "$tp" --context "$ctx" $extra \
+		--gpu-memory "$total" --utilization "$util" --format json > "$tmp"
+	got=$(json max_tokens < "$tmp"); lo=$(json max_tokens_low < "$tmp")
+	hi=$(json max_tokens_high < "$tmp")
+	awk -v c="$id" -v w="$want" -v g="$got" -v lo="$lo" -v hi="$hi" 'BEGIN {
+		e = 100 * (g - w) / w; ok = (w >= lo && w <= hi) ? "yes" : "NO"
+		printf "%-30s %-10s %10d %10d %+7.3f%% %10d %8d %s\n", c, "config", w, g, e, lo, hi, ok
+		print "C", e, ok > "/dev/stderr" }' 2>>"$tmp.stats"
+done
+echo
+for way in L C; do
+	grep "^$way " "$tmp.stats" | awk -v way="$way" '
+		{ e[NR] = $2; a[NR] = $2 < 0 ? -$2 : $2; s += $2; if ($2 > 2) over++; if ($3 == "yes") inb++ }
+		END {
+			if (!NR) exit
+			for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			p = int(0.9 * NR + 0.999999); if (p < 1) p = 1
+			printf "%s: %d cases, median |error| %.3f%%, p90 %.3f%%, signed mean %+.3f%%, over-predicting > 2%%: %d, logged value inside the band: %d of %d\n",
+				way == "L" ? "logged terms" : "config alone", NR, med, a[p], s / NR, over + 0, inb + 0, NR
+		}'
+done
+rm -f "$tmp.stats"

@@ -1,0 +1,72 @@
+/* engine.h: each serving engine's memory accounting as data, one version at a
+ * time, loaded from profiles/engines/<engine>.yaml.
+ *
+ * The budget reads every engine constant through this module and nowhere
+ * else: default batch limits by GPU class, the profiling pass's sampler and
+ * hidden-state terms, MoE workspaces, non-torch memory by tensor parallelism,
+ * whether CUDA graphs are charged, SGLang's mem_fraction_static reserve and
+ * TensorRT-LLM's free fraction.  Each file cites the engine source it
+ * transcribes; the spreads say how far public logs scatter around each
+ * estimated term.  Legend: N = sequences in the profiling pass, V = vocabulary,
+ * T = batched tokens, H = hidden size, S = top-k buffer rows. */
+#ifndef KVP_ENGINE_H
+#define KVP_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define KVP_ENGINE_VERSION_MAX 32
+
+struct kvp_engine_model {
+	char engine[16];                   /* vllm, sglang, trtllm */
+	char version[KVP_ENGINE_VERSION_MAX];
+	char source[160];
+	char path[512];
+	double utilization;                /* vLLM gpu_memory_utilization; 0: none */
+	uint32_t block_size;
+	/* vLLM */
+	uint64_t large_gpu_memory_bytes;   /* GPUs with at least this ... */
+	char large_gpu_excludes[32];       /* ... whose name lacks this are "large" */
+	uint32_t max_num_seqs_large, max_num_seqs_small;
+	uint32_t max_num_batched_tokens_large, max_num_batched_tokens_small;
+	uint32_t sampler_bytes_per_seq_vocab;
+	uint32_t topk_buffer_rows, topk_buffer_bytes_per_row_vocab;
+	uint32_t retained_hidden_per_token, retained_hidden_per_seq;
+	uint32_t moe_workspaces;
+	uint64_t non_torch_tp1_bytes, non_torch_tp_multi_bytes;
+	bool cuda_graphs_subtracted;
+	uint64_t cuda_graphs_bytes;
+	double activation_spread;          /* fraction */
+	uint64_t non_torch_spread_bytes;
+	double weights_spread;             /* fraction */
+	/* SGLang */
+	uint64_t reserve_base_bytes, reserve_per_prefill_token_bytes;
+	uint32_t reserve_min_prefill_tokens;
+	uint64_t reserve_per_graph_bs_bytes, reserve_per_gpu_in_group_bytes;
+	uint64_t reserve_piecewise_graphs_bytes, reserve_floor_bytes, reserve_floor_above_bytes;
+	uint32_t chunked_prefill_size;
+	uint32_t cuda_graph_max_bs_tp_below_4, cuda_graph_max_bs_tp_from_4;
+	double fraction_spread;            /* SGLang and TRT-LLM fractions */
+	/* TensorRT-LLM */
+	double free_fraction;
+};
+
+/* Load `engine`'s model for `version` (NULL or "": the file's
+ * default_version) from profiles/engines/<engine>.yaml, found like the other
+ * profiles.  NOT_FOUND names the versions the file has; INVALID and PARSE
+ * carry file:line:col and the field. */
+kvp_status kvp_engine_model_load(const char *engine, const char *version,
+				 struct kvp_engine_model *out, struct kvp_error *err);
+
+/* vLLM's default max_num_seqs / max_num_batched_tokens on a GPU of
+ * `memory_bytes` named `gpu_name` (engine/arg_utils.py get_batch_defaults). */
+void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory_bytes,
+			       const char *gpu_name, uint32_t *max_num_seqs,
+			       uint64_t *max_batched_tokens);
+
+/* Non-torch memory the engine charges at tensor parallel size tp. */
+uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t tp);
+
+#endif

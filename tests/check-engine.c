@@ -1,0 +1,200 @@
+/* check-engine.c: the engine memory models of profiles/engines load, name
+ * their versions, and carry the constants their comments cite (engine-memory.md);
+ * malformed files fail with file:line:col and the field. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+
+#include "budget.h"
+#include "engine.h"
+#include "units.h"
+#include "profile.h"
+#include "yaml-walk.h"
+
+#ifndef KVP_SRCDIR
+#define KVP_SRCDIR "."
+#endif
+
+static const char *data_path(const char *rel)
+{
+	static char buf[1024];
+	const char *top = getenv("top_srcdir");
+	snprintf(buf, sizeof buf, "%s/tests/data/%s", top && top[0] ? top : KVP_SRCDIR, rel);
+	return buf;
+}
+
+START_TEST(test_vllm)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.version, "0.19.0");
+	/* engine-memory.md 1-4 */
+	ck_assert_double_eq_tol(e.utilization, 0.90, 1e-12);
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 14);    /* 2 + 4 + 4 + 4 */
+	ck_assert_uint_eq(e.large_gpu_memory_bytes, 70 * KVP_GIB);
+	ck_assert(!e.cuda_graphs_subtracted);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2), 2 * KVP_GIB);
+	uint32_t seqs;
+	uint64_t mbt;
+	/* an H100 (79.19 GiB), an A100-80GB (excluded by name), an L40S (44.4 GiB) */
+	kvp_engine_batch_defaults(&e, 85028896768ULL, "h100-sxm", &seqs, &mbt);
+	ck_assert(seqs == 1024 && mbt == 8192);
+	kvp_engine_batch_defaults(&e, 85051572224ULL, "NVIDIA A100-SXM4-80GB", &seqs, &mbt);
+	ck_assert(seqs == 256 && mbt == 2048);
+	kvp_engine_batch_defaults(&e, 47697362944ULL, "l40s", &seqs, &mbt);
+	ck_assert(seqs == 256 && mbt == 2048);
+	/* exactly 70 GiB is large (>=) */
+	kvp_engine_batch_defaults(&e, 70 * KVP_GIB, "x", &seqs, &mbt);
+	ck_assert_uint_eq(seqs, 1024);
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.19.0", &e, &err), KVP_STATUS_OK);
+}
+END_TEST
+
+START_TEST(test_sglang_trtllm)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("sglang", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.version, "0.5.10");
+	ck_assert_uint_eq(e.reserve_base_bytes, 512 * KVP_MIB);
+	ck_assert_uint_eq(e.reserve_per_prefill_token_bytes, 3 * KVP_MIB / 2);
+	ck_assert_uint_eq(e.reserve_floor_bytes, 10 * KVP_GIB);
+	ck_assert_uint_eq(e.block_size, 1);
+	ck_assert_int_eq(kvp_engine_model_load("trtllm", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(e.free_fraction, 0.90, 1e-12);
+	ck_assert_uint_eq(e.block_size, 32);
+}
+END_TEST
+
+static const struct {
+	const char *file;
+	kvp_status status;
+	int line, col;
+	const char *field;
+} bad[] = {
+	{"bad/engine-unknown-key.yaml", KVP_STATUS_INVALID, 6, 5, "sampler_bytes"},
+	{"bad/engine-fraction.yaml", KVP_STATUS_INVALID, 4, 18, "utilization"},
+	{"bad/engine-no-version.yaml", KVP_STATUS_INVALID, 3, 5, "version"},
+};
+
+START_TEST(test_bad)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	const char *path = data_path(bad[_i].file);
+	kvp_status st = kvp_engine_model_load(path, NULL, &e, &err);
+	ck_assert_msg(st == bad[_i].status, "%s: %s", bad[_i].file, err.msg);
+	ck_assert_msg(err.line == bad[_i].line && err.col == bad[_i].col, "%s: at %d:%d",
+		      bad[_i].file, err.line, err.col);
+	ck_assert_str_eq(err.field, bad[_i].field);
+}
+END_TEST
+
+START_TEST(test_unknown)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "9.9.9", &e, &err), KVP_STATUS_NOT_FOUND);
+	ck_assert_str_eq(err.field, "engine-version");
+	ck_assert_int_eq(kvp_engine_model_load("tgi", NULL, &e, &err), KVP_STATUS_NOT_FOUND);
+}
+END_TEST
+
+/* Every recorded public log (tests/data/engine-logs), from the terms it
+ * logged: its printed KV budget (2 decimals of GiB, so +/- 0.005 GiB) must
+ * give its printed token count, to the block, as bench/engine-logs.sh shows. */
+static uint64_t tokens_for(const struct kvp_model *m, const struct kvp_doc *doc, double gib)
+{
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	struct kvp_error err = {0};
+	uint64_t v = 0;
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.pp = 1;
+	o.par.tp = 1;
+	const struct kvp_node *n;
+	if ((n = kvp_map_get(doc->root, "tp"))) {
+		ck_assert_int_eq(kvp_node_u64(doc, n, "tp", &v, &err), KVP_STATUS_OK);
+		o.par.tp = (uint32_t)v;
+	}
+	if ((n = kvp_map_get(doc->root, "max_model_len")))
+		ck_assert_int_eq(kvp_node_u64(doc, n, "max_model_len", &o.context, &err), KVP_STATUS_OK);
+	if ((n = kvp_map_get(doc->root, "max_num_batched_tokens")))
+		ck_assert_int_eq(kvp_node_u64(doc, n, "mbt", &o.max_batched_tokens, &err), KVP_STATUS_OK);
+	if ((n = kvp_map_get(doc->root, "max_num_seqs"))) {
+		ck_assert_int_eq(kvp_node_u64(doc, n, "seqs", &v, &err), KVP_STATUS_OK);
+		o.max_num_seqs = (uint32_t)v;
+	}
+	o.utilization = 1;
+	o.has_gpu_memory = o.has_weights = o.has_activation = o.has_overhead = true;
+	o.gpu_memory_bytes = (uint64_t)(gib * 1073741824.0);
+	strcpy(g.name, "custom");
+	static struct kvp_budget b;
+	ck_assert_msg(kvp_budget_compute(m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	return b.max_tokens;
+}
+
+START_TEST(test_public_logs_logged_terms)
+{
+	char dir[1100];
+	snprintf(dir, sizeof dir, "%s", data_path("engine-logs"));
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	struct dirent *e;
+	int cases = 0;
+	static struct kvp_model m;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+			continue;
+		char path[1400];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		struct kvp_doc *doc = NULL;
+		struct kvp_error err = {0};
+		ck_assert_msg(kvp_doc_load_file(path, &doc, &err) == KVP_STATUS_OK, "%s", err.msg);
+		char model[128];
+		uint64_t want, budget;
+		ck_assert_int_eq(kvp_node_str(doc, kvp_map_get(doc->root, "model"), "model", model,
+					      sizeof model, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_node_u64(doc, kvp_map_get(doc->root, "logged_tokens"),
+					      "logged_tokens", &want, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_node_bytes(doc, kvp_map_get(doc->root, "logged_kv_budget"),
+						"logged_kv_budget", &budget, &err), KVP_STATUS_OK);
+		ck_assert_msg(kvp_model_load(model, &m, &err) == KVP_STATUS_OK, "%s", err.msg);
+		double gib = (double)budget / 1073741824.0;
+		uint64_t lo = tokens_for(&m, doc, gib - 0.005), hi = tokens_for(&m, doc, gib + 0.005);
+		/* one block either side: the engine floors per worker and group */
+		ck_assert_msg(want + 16 >= lo && want <= hi + 16, "%s: logged %llu outside %llu..%llu",
+			      e->d_name, (unsigned long long)want, (unsigned long long)lo,
+			      (unsigned long long)hi);
+		kvp_doc_free(doc);
+		cases++;
+	}
+	closedir(d);
+	ck_assert_int_ge(cases, 8);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *core = tcase_create("core");
+	tcase_add_test(core, test_vllm);
+	tcase_add_test(core, test_sglang_trtllm);
+	tcase_add_test(core, test_public_logs_logged_terms);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
+	tcase_add_test(errors, test_unknown);
+	suite_add_tcase(s, errors);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
