@@ -439,7 +439,7 @@ static kvp_status run_perf(const struct kvp_check_scenario *s, struct kvp_record
 		struct kvp_link link;
 		if ((st = kvp_link_parse(p->host_link, "host_link", &link, err)))
 			goto out;
-		kvp_perf_hw_host_link(&hw, &g, &link);
+		kvp_perf_hw_host_link(&hw, &link);
 	}
 	if (p->decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = p->decode_bw_efficiency;

@@ -189,7 +189,7 @@ int kvp_cmd_perf(int argc, char **argv)
 			rc = kvp_cli_error(cmd, &err);
 			goto out;
 		}
-		kvp_perf_hw_host_link(&hw, &g, &link);
+		kvp_perf_hw_host_link(&hw, &link);
 	}
 	if (calib_path) {
 		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
@@ -241,9 +241,14 @@ int kvp_cmd_perf(int argc, char **argv)
 			printf("  efficiencies calibrated from %s%s%s\n", calib_path,
 			       cal.gpu[0] ? " for " : "", cal.gpu);
 		if (s->par.tp > 1) {
-			kvp_format_rate(hw.tp_link_bps, t1, sizeof t1);
-			printf("  all-reduce link %s per direction (%s), %.0f us latency each\n", t1,
-			       g.nvlink_bps > 0 ? "NVLink" : hw.host_link.name, hw.allreduce_latency_s * 1e6);
+			const struct kvp_link *tl = &run->ctx.tp_link;
+			kvp_format_rate(tl->effective_bps, t1, sizeof t1);
+			printf("  tp all-reduce over %s, %s per direction, %.0f us latency each",
+			       tl->name, t1, hw.allreduce_latency_s * 1e6);
+			if (strcmp(tl->name, "nvlink") != 0 && hw.nvlink_domain > 1)
+				printf(" (tp %u is larger than the NVLink domain of %u GPUs)",
+				       s->par.tp, hw.nvlink_domain);
+			printf("\n");
 		}
 		kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
 		kvp_format_u64(s->token_bytes, t2, sizeof t2);

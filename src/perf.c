@@ -174,17 +174,35 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
-	out->tp_link_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : out->host_link.effective_bps;
+	out->nvlink_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : 0;
+	out->nvlink_domain = out->nvlink_bps > 0 ? g->nvlink_domain : 0;
+	out->node_gpus = g->node_gpus;
+	out->scale_out_bps = g->scale_out_bps;
 	out->allreduce_latency_s = KVP_PERF_ALLREDUCE_LATENCY_S;
 	return KVP_STATUS_OK;
 }
 
-void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_gpu *g,
-			   const struct kvp_link *link)
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
 {
 	hw->host_link = *link;
-	if (!(g->nvlink_bps > 0))
-		hw->tp_link_bps = link->effective_bps;
+}
+
+/* A ring or an all-to-all among the group runs at the pace of its slowest
+ * hop: a group larger than the NVLink domain has hops that leave it (an RTX
+ * 3090 bridge joins two cards, so eight cards talk over PCIe), and a group
+ * larger than a server has hops over the network. */
+void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out)
+{
+	memset(out, 0, sizeof *out);
+	if (hw->nvlink_bps > 0 && hw->nvlink_domain > 1 && group <= hw->nvlink_domain) {
+		snprintf(out->name, sizeof out->name, "nvlink");
+		out->theoretical_bps = out->effective_bps = hw->nvlink_bps;
+	} else if (hw->node_gpus == 0 || group <= hw->node_gpus || !(hw->scale_out_bps > 0)) {
+		*out = hw->host_link;
+	} else {
+		snprintf(out->name, sizeof out->name, "scale-out");
+		out->theoretical_bps = out->effective_bps = hw->scale_out_bps;
+	}
 }
 
 kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
@@ -194,10 +212,15 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	memset(c, 0, sizeof *c);
 	if (!(hw->bandwidth_bps > 0) || !(hw->flops > 0) || !(hw->decode_bw_efficiency > 0) ||
 	    !(hw->prefill_flops_efficiency > 0) || hw->decode_bw_efficiency > 1 ||
-	    hw->prefill_flops_efficiency > 1 || (s->par.tp > 1 && !(hw->tp_link_bps > 0)))
+	    hw->prefill_flops_efficiency > 1)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
 				     "bandwidth, peak FLOP/s and link rates must be positive and "
 				     "efficiencies in (0, 1]");
+	kvp_perf_collective_link(hw, s->par.tp, &c->tp_link);
+	if (s->par.tp > 1 && !(c->tp_link.effective_bps > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "the %s link an all-reduce of tp %u crosses has no rate",
+				     c->tp_link.name, s->par.tp);
 	c->model = m;
 	c->spec = s;
 	c->hw = *hw;
@@ -309,7 +332,7 @@ static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
 		return 0;
 	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
 	double msg = tokens * c->model->hidden_size * elem;
-	double one = 2.0 * (tp - 1) / tp * msg / c->hw.tp_link_bps + c->hw.allreduce_latency_s;
+	double one = 2.0 * (tp - 1) / tp * msg / c->tp_link.effective_bps + c->hw.allreduce_latency_s;
 	return 2.0 * c->model->num_layers * one;
 }
 
@@ -802,7 +825,8 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "decode_bw_efficiency", hw->decode_bw_efficiency) &&
 		  kvp_record_f64(r, "peak_flops", hw->flops) &&
 		  kvp_record_f64(r, "prefill_flops_efficiency", hw->prefill_flops_efficiency) &&
-		  kvp_record_f64(r, "tp_link_bps", hw->tp_link_bps) &&
+		  kvp_record_str(r, "tp_link", run->ctx.tp_link.name) &&
+		  kvp_record_f64(r, "tp_link_bps", run->ctx.tp_link.effective_bps) &&
 		  kvp_record_u64(r, "weights_bytes", b->weights_bytes) &&
 		  kvp_record_u64(r, "kv_bytes_per_token", b->spec.token_bytes) &&
 		  kvp_record_u64(r, "max_batch", run->max_batch) &&

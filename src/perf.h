@@ -7,7 +7,9 @@
  *            time  = max(bytes / (bandwidth * eff_bw), FLOPs / (peak * eff_flops))
  *            -> time per output token, tokens per second
  *   tp       two all-reduces of the hidden state per layer (Megatron-LM), ring:
- *            2 (tp - 1) / tp * message / link + latency
+ *            2 (tp - 1) / tp * message / link + latency; the link is the
+ *            slowest a group of tp GPUs crosses: NVLink inside the NVLink
+ *            domain, PCIe inside a server, else the scale-out network
  *   offload  KV kept in host memory or on disk crosses the host link every step;
  *            layer-by-layer pipelining hides it only while a layer computes
  *            longer than its KV takes to arrive
@@ -78,21 +80,30 @@ struct kvp_perf_hw {
 	double flops;                      /* dense peak in the compute dtype */
 	double decode_bw_efficiency;       /* (0, 1] */
 	double prefill_flops_efficiency;   /* (0, 1] */
-	double tp_link_bps;                /* all-reduce link, per direction */
+	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
+	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
+	uint32_t node_gpus;                /* GPUs in one server; 0: unknown (no scale-out) */
+	double scale_out_bps;              /* network between servers, per GPU, per direction */
 	double allreduce_latency_s;
 	struct kvp_link host_link;
 };
 
+/* The link a collective among `group` GPUs is bounded by: "nvlink" when the
+ * group fits the NVLink domain, the host link (GPU to GPU over PCIe) when it
+ * fits one server or the server size is unknown, else "scale-out".  A group
+ * of one crosses nothing: the NVLink (or host) link is returned all the same. */
+void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out);
+
 /* Fill hw from a GPU profile: bf16 peak (fp8 peak when the weights are fp8 and
- * the GPU has one), the profile's calibration or the defaults, NVLink (half the
- * profile's bidirectional figure) or else the host link for all-reduces.
+ * the GPU has one), the profile's calibration or the defaults, and its links:
+ * NVLink (half the profile's bidirectional figure) and its domain, the host
+ * link, the server size and the scale-out network.
  * INVALID when the profile's host_link is not a preset or a rate is missing. */
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err);
-/* Replace the host link (--host-link); on a GPU without NVLink the
- * all-reduces cross it too. */
-void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_gpu *g,
-			   const struct kvp_link *link);
+/* Replace the host link (--host-link); collectives beyond the NVLink domain
+ * inside one server cross it too. */
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
 
 /* Efficiencies measured by kvbench, or written by hand (format: kvplan(1),
  * CALIBRATION FILES).  A value of 0 was not given. */
@@ -117,6 +128,7 @@ struct kvp_perf_ctx {
 	const struct kvp_model *model;
 	const struct kvp_spec *spec;       /* per-GPU layer list, worst stage */
 	struct kvp_perf_hw hw;
+	struct kvp_link tp_link;           /* the link the tp all-reduces cross */
 	uint64_t weights_bytes;            /* on one GPU, worst stage (the budget's, overrides honoured) */
 	uint64_t expert_bytes;             /* of which MoE experts */
 };

@@ -383,6 +383,9 @@ static const struct field gpu_fields[] = {
 	G("fp8_tflops", F_DOUBLE, fp8_flops, false, false),
 	G("host_link", F_STR, host_link, true, false),
 	G("nvlink", F_RATE, nvlink_bps, false, false),
+	G("nvlink_domain", F_U32, nvlink_domain, false, false),
+	G("node_gpus", F_U32, node_gpus, false, true),
+	G("scale_out", F_RATE, scale_out_bps, false, true),
 	G("price_per_hour", F_DOUBLE, price_per_hour, false, false),
 	G("l2_cache", F_BYTES, l2_bytes, false, false),
 };
@@ -394,6 +397,30 @@ static const struct field calib_fields[] = {
 #undef G
 
 static const char *const gpu_sections[] = {"calibration", NULL};
+
+/* The topology keys agree: an NVLink rate comes with the size of the domain
+ * it joins (a bridge joins 2, an NVSwitch board 8), a domain with a rate, and
+ * a server size with the network that leaves it. */
+static kvp_status check_topology(const struct kvp_doc *doc, const struct kvp_gpu *g,
+				 struct kvp_error *err)
+{
+	const struct kvp_node *root = doc->root, *dom = kvp_map_get(root, "nvlink_domain");
+	if (g->nvlink_bps > 0 && g->nvlink_domain < 2)
+		return kvp_node_fail(doc, dom ? dom : kvp_map_get(root, "nvlink"), err,
+				     KVP_STATUS_INVALID, dom ? "nvlink_domain" : "nvlink",
+				     "an NVLink rate needs nvlink_domain, the GPUs it joins (2 for "
+				     "bridged pairs, 8 for an NVSwitch board), at least 2");
+	if (!(g->nvlink_bps > 0) && g->nvlink_domain > 1)
+		return kvp_node_fail(doc, dom, err, KVP_STATUS_INVALID, "nvlink_domain",
+				     "given without an nvlink rate");
+	if ((g->node_gpus > 0) != (g->scale_out_bps > 0)) {
+		const char *key = g->node_gpus ? "node_gpus" : "scale_out";
+		return kvp_node_fail(doc, kvp_map_get(root, key), err, KVP_STATUS_INVALID, key,
+				     "node_gpus and scale_out come together (the GPUs in one server "
+				     "and the network that joins servers)");
+	}
+	return KVP_STATUS_OK;
+}
 
 kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_error *err)
 {
@@ -431,6 +458,8 @@ kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_
 				   "efficiencies are fractions in (0, 1]");
 		goto out;
 	}
+	if ((st = check_topology(doc, g, err)))
+		goto out;
 	static const char *const links[] = {"pcie3x16", "pcie4x16", "pcie5x16", "pcie6x16",
 					    "nvlink-c2c", NULL};
 	bool ok = false;

@@ -672,6 +672,14 @@ static const struct {
 	{K_GPU, "fp8_tflops", "1e300", KVP_STATUS_OVERFLOW, "out of range"},
 	{K_GPU, "price_per_hour", ".nan", KVP_STATUS_INVALID, "number"},
 	{K_GPU, "nvlink", "infGB/s", KVP_STATUS_INVALID, "rate"},
+	/* topology keys come in pairs (profile.c check_topology) */
+	{K_GPU, "nvlink", "900GB/s", KVP_STATUS_INVALID, "needs nvlink_domain"},
+	{K_GPU, "nvlink_domain", "8", KVP_STATUS_INVALID, "without an nvlink rate"},
+	{K_GPU, "nvlink_domain", "-2", KVP_STATUS_INVALID, "must not be negative"},
+	{K_GPU, "node_gpus", "8", KVP_STATUS_INVALID, "come together"},
+	{K_GPU, "node_gpus", "0", KVP_STATUS_INVALID, "positive"},
+	{K_GPU, "scale_out", "50GB/s", KVP_STATUS_INVALID, "come together"},
+	{K_GPU, "scale_out", "0GB/s", KVP_STATUS_INVALID, "positive"},
 	{K_HF, "hidden_size", "NaN", KVP_STATUS_INVALID, "whole number"},
 	{K_HF, "hidden_size", "Infinity", KVP_STATUS_INVALID, "whole number"},
 };

@@ -107,7 +107,16 @@ expect_out "Prefill of 4,096 tokens"
 expect_out "Decode step at the mean context 4,351 tokens"   # 4,096 + 511 / 2
 expect_out "prefill attention FLOPs x4.00"
 expect_out "DOES NOT FIT"
-expect_out "all-reduce link 450.00 GB/s per direction (NVLink)"
+expect_out "tp all-reduce over nvlink, 450.00 GB/s per direction"
+
+# eight RTX 3090s are bridged in pairs: tp 8 all-reduces cross PCIe 4.0 (25 GB/s
+# effective), and the JSON names the link
+run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1
+expect_out "tp all-reduce over pcie4x16, 25.00 GB/s per direction"
+expect_out "larger than the NVLink domain of 2 GPUs"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1 --format json
+expect_json tp_link pcie4x16
+expect_json tp_link_bps 2.5e+10
 
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
