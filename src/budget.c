@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "shape.h"
 #include "units.h"
 
 static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm"};
@@ -271,7 +272,7 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 		? o->activation_bytes
 		: kvp_budget_activation_estimate(s, b->max_batched_tokens, max_seqs);
 	uint64_t ctx = KVP_OVERHEAD_CONTEXT_BYTES +
-		       ((uint64_t)o->par.tp * o->par.pp > 1 ? KVP_OVERHEAD_NCCL_BYTES : 0);
+		       (kvp_shape_gpus(&o->par) != 1 ? KVP_OVERHEAD_NCCL_BYTES : 0);
 	if (o->has_overhead)
 		b->overhead_bytes = o->overhead_bytes;
 	else
@@ -405,7 +406,7 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "num_blocks", b->num_blocks) &&
 		  kvp_record_u64(r, "max_tokens", b->max_tokens) &&
 		  kvp_record_u64(r, "max_sequences", b->max_sequences) &&
-		  kvp_record_bool(r, "fits", b->fits);
+		  kvp_record_bool(r, "fits", b->fits) && kvp_shape_to_record(s, b->max_sequences, r);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

@@ -15,6 +15,11 @@ const char kvp_cli_common_help[] =
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
 	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
+	"  --dp N                    data-parallel attention ranks, each with its own\n"
+	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
+	"  --ep N                    routed experts owned whole by N GPUs (N divides the\n"
+	"                            experts and tp x dp; default 1: sharded)\n"
+	"  --num-gpus N              the GPU count the shape must use (checked)\n"
 	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
 	"                            fp32 checkpoints are served in bf16)\n"
 	"  --kv-dtype D              auto|bf16|fp16|fp32|fp8|fp8_e5m2|fp8-pth|int8|int4|nvfp4\n"
@@ -159,6 +164,19 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 						   opt == KVP_OPT_TP ? "--tp" : "--pp", arg);
 		*(opt == KVP_OPT_TP ? &o->par.tp : &o->par.pp) = (uint32_t)v;
 		return 0;
+	case KVP_OPT_DP:
+	case KVP_OPT_EP:
+	case KVP_OPT_NUM_GPUS: {
+		const char *name = opt == KVP_OPT_DP ? "--dp" : opt == KVP_OPT_EP ? "--ep" : "--num-gpus";
+		if (!kvp_cli_u64(cmd, name, arg, 1, &v))
+			return KVP_EXIT_USAGE;
+		if (v > 1u << 20)
+			return kvp_cli_usage_error(cmd, "%s: %s GPUs is more than kvplan plans for",
+						   name, arg);
+		*(opt == KVP_OPT_DP ? &o->par.dp : opt == KVP_OPT_EP ? &o->par.ep : &o->par.gpus) =
+			(uint32_t)v;
+		return 0;
+	}
 	case KVP_OPT_DTYPE:
 	case KVP_OPT_KV_DTYPE: {
 		enum kvp_dtype dt;

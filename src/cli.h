@@ -34,7 +34,8 @@ enum {
 	KVP_OPT_KV_DTYPE, KVP_OPT_BLOCK_SIZE, KVP_OPT_UTILIZATION, KVP_OPT_CONTEXT,
 	KVP_OPT_BATCH, KVP_OPT_MAX_BATCHED_TOKENS, KVP_OPT_MAX_NUM_SEQS, KVP_OPT_WEIGHTS_BYTES,
 	KVP_OPT_ACTIVATION_BYTES, KVP_OPT_OVERHEAD_BYTES, KVP_OPT_GPU_MEMORY,
-	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP,
+	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_DP, KVP_OPT_EP,
+	KVP_OPT_NUM_GPUS,
 	KVP_OPT_LAST
 };
 
@@ -44,6 +45,9 @@ enum {
 	{"engine", required_argument, NULL, KVP_OPT_ENGINE},                           \
 	{"tp", required_argument, NULL, KVP_OPT_TP},                                   \
 	{"pp", required_argument, NULL, KVP_OPT_PP},                                   \
+	{"dp", required_argument, NULL, KVP_OPT_DP},                                   \
+	{"ep", required_argument, NULL, KVP_OPT_EP},                                   \
+	{"num-gpus", required_argument, NULL, KVP_OPT_NUM_GPUS},                       \
 	{"dtype", required_argument, NULL, KVP_OPT_DTYPE},                             \
 	{"kv-dtype", required_argument, NULL, KVP_OPT_KV_DTYPE},                       \
 	{"block-size", required_argument, NULL, KVP_OPT_BLOCK_SIZE},                   \

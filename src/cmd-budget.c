@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "shape.h"
 #include "units.h"
 
 static const char *const cmd = "budget";
@@ -36,6 +37,35 @@ static void line_bytes(const char *label, uint64_t v)
 	printf("  %-44s %12s  (%s B)\n", label, h, d);
 }
 
+/* The shape and the weights it leaves on one GPU, by kind (shape.h). */
+static void print_shape(const struct kvp_budget *b)
+{
+	const struct kvp_spec *s = &b->spec;
+	const struct kvp_weights_split *w = &s->weights_split;
+	uint32_t dp = kvp_shape_dp(&s->par), ep = kvp_shape_ep(&s->par);
+	char t1[64];
+	printf("Deployment shape: tp %u x pp %u x dp %u = %u GPUs", s->par.tp, s->par.pp, dp,
+	       kvp_shape_gpus(&s->par));
+	if (ep > 1)
+		printf("; experts owned whole by ep %u GPUs (%u each)", ep,
+		       s->model->moe_num_experts / ep);
+	printf("\nWeights on one GPU%s\n", b->weights_bytes == s->weights_bytes ? ""
+			: " (as modelled; --weights-bytes replaces the total below)");
+	line_bytes("embeddings and LM head (/ tp)", w->embed_bytes);
+	line_bytes("attention, dense MLPs, norms, routers (/ tp)", w->dense_bytes);
+	if (w->shared_bytes)
+		line_bytes("shared experts (/ tp)", w->shared_bytes);
+	if (w->routed_bytes)
+		line_bytes("routed experts (/ tp x dp)", w->routed_bytes);
+	line_bytes("= weights", w->total_bytes);
+	if (dp > 1) {
+		kvp_format_u64(b->max_sequences, t1, sizeof t1);
+		printf("  each of the %u DP ranks keeps the KV of its own requests: %s x %u "
+		       "sequences in all\n", dp, t1, dp);
+	}
+	printf("\n");
+}
+
 static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, bool ask_ctx,
 			uint64_t max_ctx, bool ask_util, double util)
 {
@@ -45,6 +75,7 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 	printf("kvplan budget: %s on %s, engine %s, tp %u, pp %u, dtype %s, KV %s, block %u\n\n",
 	       m->name, g->name, kvp_engine_name(b->engine), s->par.tp, s->par.pp,
 	       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype), b->block_size);
+	print_shape(b);
 
 	printf("KV cache per token on one GPU (layers %u-%u of %u)\n", s->first_layer,
 	       s->first_layer + s->num_layers - 1, m->num_layers);

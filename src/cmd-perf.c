@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "shape.h"
 #include "perf.h"
 #include "units.h"
 
@@ -62,6 +63,39 @@ static void fmt_s(double s, char *buf, size_t size)
 		snprintf(buf, size, "%.2f ms", s * 1e3);
 	else
 		snprintf(buf, size, "%.1f us", s * 1e6);
+}
+
+/* Data-parallel attention and the experts' exchange (shape.h), when used. */
+static void print_shape(const struct kvp_perf_result *run, const struct kvp_perf_hw *hw)
+{
+	const struct kvp_spec *s = &run->budget.spec;
+	const struct kvp_model *m = s->model;
+	uint32_t dp = kvp_shape_dp(&s->par), ep = kvp_shape_ep(&s->par);
+	if (dp <= 1)
+		return;
+	const struct kvp_perf_row *r = &run->rows[0];
+	char t1[64];
+	printf("  %u DP ranks x tp %u x pp %u = %u GPUs; each rank its own requests and their KV;\n"
+	       "  a batch B is spread over the ranks, the fullest holding ceil(B/%u) (batch %llu: %llu,"
+	       " balance %.2f)\n", dp, s->par.tp, s->par.pp, run->gpus, dp,
+	       (unsigned long long)r->batch, (unsigned long long)r->rank_batch, r->dp_balance);
+	if (!m->moe_num_experts)
+		return;
+	const struct kvp_link *l = &run->ctx.moe_link;
+	kvp_format_rate(l->effective_bps, t1, sizeof t1);
+	if (ep > 1)
+		printf("  experts' all-to-all over %s (%u GPUs), %s per direction: dispatch and combine"
+		       " each\n  k %u x H %u x %u B x (ep %u - 1)/%u per token, %u MoE layers\n",
+		       l->name, s->par.tp * dp, t1, m->moe_experts_per_token, m->hidden_size,
+		       kvp_dtype_info(s->serving_dtype)->bits / 8, ep, ep, kvp_shape_moe_layers(m));
+	else
+		printf("  experts' all-gather and reduce-scatter over %s (%u GPUs), %s per direction:"
+		       "\n  (dp %u - 1) x H %u x %u B per token each way, %u MoE layers\n", l->name,
+		       s->par.tp * dp, t1, dp, m->hidden_size,
+		       kvp_dtype_info(s->serving_dtype)->bits / 8, kvp_shape_moe_layers(m));
+	if (strcmp(l->name, "nvlink") != 0 && hw->nvlink_domain > 1)
+		printf("  (%u GPUs are more than the NVLink domain of %u)\n", s->par.tp * dp,
+		       hw->nvlink_domain);
 }
 
 static void fmt_flops(double f, char *buf, size_t size)
@@ -229,8 +263,9 @@ int kvp_cmd_perf(int argc, char **argv)
 	if (c.format == KVP_FORMAT_TABLE) {
 		const struct kvp_spec *s = &b->spec;
 		char t1[64], t2[64], t3[64], t4[64];
-		printf("kvplan perf: %s on %s, tp %u, pp %u, dtype %s, KV %s\n\n", m->name, g.name,
-		       s->par.tp, s->par.pp, kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
+		printf("kvplan perf: %s on %s, tp %u, pp %u, dp %u, ep %u, dtype %s, KV %s\n\n", m->name,
+		       g.name, s->par.tp, s->par.pp, kvp_shape_dp(&s->par), kvp_shape_ep(&s->par),
+		       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
 		kvp_format_rate(hw.bandwidth_bps, t1, sizeof t1);
 		kvp_format_rate(hw.bandwidth_bps * hw.decode_bw_efficiency, t2, sizeof t2);
 		printf("Hardware (one GPU)\n");
@@ -250,6 +285,7 @@ int kvp_cmd_perf(int argc, char **argv)
 				       s->par.tp, hw.nvlink_domain);
 			printf("\n");
 		}
+		print_shape(run, &hw);
 		kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
 		kvp_format_u64(s->token_bytes, t2, sizeof t2);
 		printf("  weights on one GPU %s; KV %s B per token on one GPU\n\n", t1, t2);
@@ -266,7 +302,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		fmt_s(r0->prefill.memory_s, t2, sizeof t2);
 		fmt_s(r0->prefill.comm_s, t3, sizeof t3);
 		fmt_s(r0->prefill.time_s, t4, sizeof t4);
-		printf("  batch %llu: compute %s, memory %s -> %s-bound; + all-reduce %s = TTFT %s\n\n",
+		printf("  batch %llu: compute %s, memory %s -> %s-bound; + communication %s = TTFT %s\n\n",
 		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound), t3, t4);
 
 		kvp_format_u64(n_dec, t1, sizeof t1);

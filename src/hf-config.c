@@ -553,6 +553,7 @@ struct count {
 	uint64_t total;   /* all parameters */
 	uint64_t active;  /* used per token */
 	uint64_t expert;  /* in routed experts */
+	uint64_t shared;  /* in shared experts (also in total and active) */
 	bool overflow;
 };
 
@@ -901,6 +902,7 @@ static kvp_status count_gated_layers(struct hf *h, const struct kvp_model *m,
 		add_dense(&c, norms);
 		if (moe_layer(h, p, i)) {
 			add_dense(&c, sum(&c, router, shared));
+			c.shared = sum(&c, c.shared, shared);
 			add_experts(&c, p->E, p->k, expert);
 		} else {
 			if (!dense_I)
@@ -952,6 +954,7 @@ static kvp_status count_params(struct hf *h, struct kvp_model *m)
 	m->params = c.total;
 	m->active_params = c.active;
 	m->expert_params = c.expert;
+	m->shared_expert_params = c.shared;
 	return KVP_STATUS_OK;
 }
 

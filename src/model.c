@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "shape.h"
 #include "units.h"
 
 /* name, bits, weights scale bytes/param (num/den), KV extra bytes per element
@@ -129,6 +130,9 @@ kvp_status kvp_model_validate(const struct kvp_model *m, struct kvp_error *err)
 		return invalid(m, err, "active_params", "must not exceed params");
 	if (m->expert_params > m->params)
 		return invalid(m, err, "expert_params", "must not exceed params");
+	if (m->shared_expert_params > m->params - m->expert_params)
+		return invalid(m, err, "shared_expert_params",
+			       "must not exceed params less expert_params");
 	uint32_t count[KVP_LAYER_KIND_COUNT] = {0};
 	for (uint32_t i = 0; i < m->num_layers; i++)
 		count[m->layers[i]]++;
@@ -245,46 +249,6 @@ static void pp_range(uint32_t L, uint32_t pp, uint32_t stage, uint32_t *first, u
 	}
 }
 
-/* Weights of one stage on one GPU: embeddings in the serving dtype on the
- * first stage (and the LM head, a copy when tied, on the last), the layers'
- * share of the other parameters in the weights dtype and of the experts in
- * the expert dtype, all divided by tp. */
-static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype serving, uint32_t tp,
-				uint32_t pp, uint32_t stage, uint32_t nlayers, uint64_t *out)
-{
-	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
-	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
-	uint64_t vh, emb, emb_here = 0;
-	if (!kvp_mul(m->vocab_size, m->hidden_size, &vh) ||
-	    !kvp_mul(vh, m->tie_word_embeddings ? 1 : 2, &emb))
-		return KVP_STATUS_OVERFLOW;
-	if (emb > m->params - m->expert_params)
-		emb = 0; /* a profile whose params exclude embeddings: count none */
-	if (emb) {
-		if (stage == 0)
-			emb_here += vh;
-		if (stage == pp - 1 && (!m->tie_word_embeddings || pp > 1))
-			emb_here += vh;
-	}
-	uint64_t dense = m->params - m->expert_params - emb, dense_here, expert_here, t;
-	/* share of layer parameters: x * nlayers / L, computed without overflow */
-	if (!kvp_mul(dense / m->num_layers, nlayers, &dense_here) ||
-	    !kvp_mul(m->expert_params / m->num_layers, nlayers, &expert_here))
-		return KVP_STATUS_OVERFLOW;
-	dense_here += dense % m->num_layers * nlayers / m->num_layers;
-	expert_here += m->expert_params % m->num_layers * nlayers / m->num_layers;
-	uint64_t b_emb, b_dense, b_exp;
-	kvp_status st;
-	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
-	    (st = kvp_weights_bytes(dense_here, wdt, &b_dense)) ||
-	    (st = kvp_weights_bytes(expert_here, edt, &b_exp)))
-		return st;
-	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t))
-		return KVP_STATUS_OVERFLOW;
-	*out = kvp_cdiv(t, tp);
-	return KVP_STATUS_OK;
-}
-
 kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			  enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype,
 			  struct kvp_spec *out, struct kvp_error *err)
@@ -311,6 +275,8 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 	if (par.pp > m->num_layers)
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "pp",
 				     "%u stages for %u layers", par.pp, m->num_layers);
+	if ((st = kvp_shape_check(m, &par, err)))
+		return st;
 	enum kvp_dtype serving = kvp_model_serving_dtype(m, serving_dtype);
 	if (!kvp_dtype_info(serving)->weights_ok || kvp_dtype_info(serving)->bits < 16)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "dtype",
@@ -341,15 +307,18 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 	for (uint32_t s = 0; s < par.pp; s++) {
 		uint32_t first = 0, count = 0;
 		pp_range(m->num_layers, par.pp, s, &first, &count);
-		uint64_t w;
-		if ((st = stage_weights(m, serving, par.tp, par.pp, s, count, &w)) ||
-		    !kvp_add(tw, w, &tw))
+		struct kvp_weights_split w;
+		if ((st = kvp_shape_stage_weights(m, serving, &par, s, count, &w)) ||
+		    !kvp_add(tw, w.total_bytes, &tw))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, where, 0, 0, "params",
 					     "weights bytes overflow");
 	}
-	st = stage_weights(m, serving, 1, 1, 0, m->num_layers, &out->weights_bytes_total);
+	struct kvp_parallel one = {.tp = 1, .pp = 1};
+	struct kvp_weights_split whole;
+	st = kvp_shape_stage_weights(m, serving, &one, 0, m->num_layers, &whole);
 	if (st)
 		return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
+	out->weights_bytes_total = whole.total_bytes;
 
 	/* the worst stage: most bytes per token, then per sequence, then weights */
 	struct kvp_spec tmp;
@@ -372,9 +341,10 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			tmp.count[l->kind]++;
 			tmp.kind_token_bytes[l->kind] += l->token_bytes;
 		}
-		if ((st = stage_weights(m, serving, par.tp, par.pp, s, tmp.num_layers,
-					&tmp.weights_bytes)))
+		if ((st = kvp_shape_stage_weights(m, serving, &par, s, tmp.num_layers,
+						  &tmp.weights_split)))
 			return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
+		tmp.weights_bytes = tmp.weights_split.total_bytes;
 		bool worse = !have || tmp.token_bytes > out->token_bytes ||
 			     (tmp.token_bytes == out->token_bytes &&
 			      (tmp.seq_bytes > out->seq_bytes ||
@@ -390,6 +360,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			out->token_bytes = tmp.token_bytes;
 			out->seq_bytes = tmp.seq_bytes;
 			out->weights_bytes = tmp.weights_bytes;
+			out->weights_split = tmp.weights_split;
 			have = true;
 		}
 	}

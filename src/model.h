@@ -95,7 +95,8 @@ struct kvp_model {
 	uint32_t moe_num_experts, moe_experts_per_token, moe_intermediate_size;
 	uint64_t params;           /* total parameters, all experts */
 	uint64_t active_params;    /* per token */
-	uint64_t expert_params;    /* the part of params in MoE experts */
+	uint64_t expert_params;    /* the part of params in routed MoE experts */
+	uint64_t shared_expert_params; /* the part of params in shared experts (DeepSeek, Llama 4) */
 	enum kvp_dtype weights_dtype;  /* AUTO: the serving dtype */
 	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
 };
@@ -118,9 +119,22 @@ struct kvp_spec_layer {
 	uint32_t window;           /* W or C tokens for sliding/chunked, 0 otherwise */
 };
 
+/* The deployment shape (shape.h says how it places the weights). */
 struct kvp_parallel {
-	uint32_t tp;               /* tensor parallel ranks, >= 1 */
+	uint32_t tp;               /* tensor parallel ranks inside one DP rank, >= 1 */
 	uint32_t pp;               /* pipeline stages, >= 1 */
+	uint32_t dp;               /* data-parallel attention ranks; 0 or 1: none */
+	uint32_t ep;               /* GPUs holding whole routed experts; 0 or 1: none */
+	uint32_t gpus;             /* the GPU count asked for; 0: tp x pp x dp */
+};
+
+/* One GPU's weights by kind, each rounded up to whole bytes. */
+struct kvp_weights_split {
+	uint64_t embed_bytes;      /* input embedding and LM head */
+	uint64_t dense_bytes;      /* attention, dense MLPs, norms, routers */
+	uint64_t shared_bytes;     /* shared experts */
+	uint64_t routed_bytes;     /* routed experts */
+	uint64_t total_bytes;      /* the sum */
 };
 
 /* The per-GPU view of the worst pipeline stage (the one with the most KV bytes
@@ -140,6 +154,7 @@ struct kvp_spec {
 	uint64_t seq_bytes;        /* sum of per-sequence state on this GPU */
 	uint64_t token_bytes_total;/* whole model, unsplit: sum over all layers, tp = pp = 1 */
 	uint64_t weights_bytes;    /* on this GPU */
+	struct kvp_weights_split weights_split; /* the same, by kind */
 	uint64_t weights_bytes_total;
 };
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "shape.h"
 #include "units.h"
 #include "validate.h"
 #include "yaml-walk.h"
@@ -225,20 +226,18 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	c->spec = s;
 	c->hw = *hw;
 	c->weights_bytes = weights_bytes;
-	/* the experts' share of this GPU's weights, in their own dtype */
-	if (m->expert_params && m->moe_num_experts) {
-		enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? s->serving_dtype
-									: m->weights_dtype;
-		enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
-		uint64_t eb;
-		kvp_status st = kvp_weights_bytes(m->expert_params, edt, &eb);
-		if (st)
-			return kvp_error_set(err, st, NULL, 0, 0, "expert_params", "too large");
-		double share = s->weights_bytes_total ? (double)eb / (double)s->weights_bytes_total : 0;
-		if (share > 1)
-			share = 1;
-		c->expert_bytes = (uint64_t)llround(share * (double)weights_bytes);
+	/* the routed experts' share of this GPU's weights (shape.c's split; an
+	 * override of the total keeps the share) */
+	if (m->moe_num_experts && s->weights_bytes) {
+		double share = (double)s->weights_split.routed_bytes / (double)s->weights_bytes;
+		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
 	}
+	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
+	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
+	    !(c->moe_link.effective_bps > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "the %s link the experts' exchange crosses has no rate",
+				     c->moe_link.name);
 	return KVP_STATUS_OK;
 }
 
@@ -336,6 +335,18 @@ static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
 	return 2.0 * c->model->num_layers * one;
 }
 
+/* The experts' exchange with data-parallel attention (shape.h): dispatch
+ * and combine, each `bytes` out and in, per MoE layer of every stage in turn. */
+static double moe_exchange_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	const struct kvp_spec *s = c->spec;
+	double bytes = kvp_shape_moe_exchange_bytes(c->model, &s->par, s->serving_dtype, tokens);
+	if (!(bytes > 0))
+		return 0;
+	double one = bytes / c->moe_link.effective_bps + c->hw.allreduce_latency_s;
+	return 2.0 * kvp_shape_moe_layers(c->model) * one;
+}
+
 static kvp_status finish(const struct kvp_perf_ctx *c, double flops, double eff_flops,
 			 uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 			 struct kvp_perf_step *out, struct kvp_error *err)
@@ -354,7 +365,8 @@ static kvp_status finish(const struct kvp_perf_ctx *c, double flops, double eff_
 	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
 	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
 						    : KVP_PERF_BOUND_BANDWIDTH;
-	out->comm_s = allreduce_s(c, tokens);
+	out->moe_comm_s = moe_exchange_s(c, tokens);
+	out->comm_s = allreduce_s(c, tokens) + out->moe_comm_s;
 	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
 	return KVP_STATUS_OK;
 }
@@ -388,7 +400,9 @@ static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t batch)
 	if (!c->expert_bytes || !m->moe_num_experts)
 		return c->weights_bytes;
 	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
-	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), (double)batch);
+	/* every DP rank's tokens reach the experts (shape.h) */
+	double tokens = (double)batch * kvp_shape_dp(&c->spec->par);
+	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), tokens);
 	uint64_t dense = c->weights_bytes - c->expert_bytes;
 	return dense + (uint64_t)llround(frac * (double)c->expert_bytes);
 }
@@ -729,15 +743,21 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	for (size_t i = 0; i < po->nbatch; i++) {
 		struct kvp_perf_row *r = &out->rows[i];
 		struct kvp_budget_opts bo = *o;
+		/* with data-parallel attention the batch is the deployment's, spread
+		 * over the DP ranks; the fullest rank paces every step */
+		uint32_t dp = kvp_shape_dp(&o->par);
 		bo.context = total;
-		bo.batch = po->batches[i];
+		bo.batch = kvp_cdiv(po->batches[i], dp);
 		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
 		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
 		    (st = kvp_perf_prefill(pc, bo.batch, prompt, &r->prefill, err)) ||
 		    (st = kvp_perf_decode_step(pc, bo.batch, out->decode_context, &r->decode, err)))
 			return st;
-		out->max_batch = b->max_sequences;
-		r->batch = bo.batch;
+		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
+									      : UINT64_MAX;
+		r->batch = po->batches[i];
+		r->rank_batch = bo.batch;
+		r->dp_balance = (double)r->batch / ((double)dp * (double)bo.batch);
 		r->kv_bytes = b->kv_bytes;
 		r->fits = b->fits;
 		r->tpot_s = r->decode.time_s;
@@ -769,7 +789,7 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->prefix_recompute_s = kvp_perf_prefix_recompute_s(pc, p);
 	out->prefix_limit = m->max_context > p ? m->max_context : p;
 	out->prefix_breakeven = kvp_perf_prefix_breakeven(pc, &out->prefix_link, out->prefix_limit);
-	out->gpus = b->spec.par.tp * b->spec.par.pp;
+	out->gpus = kvp_shape_gpus(&b->spec.par);
 	return KVP_STATUS_OK;
 }
 
@@ -791,6 +811,9 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_f64(x, "decode_compute_s", r->decode.compute_s) &&
 		  kvp_record_f64(x, "decode_memory_s", r->decode.memory_s) &&
 		  kvp_record_f64(x, "comm_s_per_step", r->decode.comm_s) &&
+		  kvp_record_f64(x, "moe_comm_s_per_step", r->decode.moe_comm_s) &&
+		  kvp_record_u64(x, "rank_batch", r->rank_batch) &&
+		  kvp_record_f64(x, "dp_balance", r->dp_balance) &&
 		  kvp_record_f64(x, "tpot_s", r->tpot_s) &&
 		  kvp_record_f64(x, "tokens_per_s", r->tokens_per_s) &&
 		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
@@ -825,6 +848,11 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "decode_bw_efficiency", hw->decode_bw_efficiency) &&
 		  kvp_record_f64(r, "peak_flops", hw->flops) &&
 		  kvp_record_f64(r, "prefill_flops_efficiency", hw->prefill_flops_efficiency) &&
+		  kvp_record_u64(r, "dp", kvp_shape_dp(&b->spec.par)) &&
+		  kvp_record_u64(r, "ep", kvp_shape_ep(&b->spec.par)) &&
+		  kvp_record_u64(r, "gpus", run->gpus) &&
+		  kvp_record_str(r, "moe_link", run->ctx.moe_link.name) &&
+		  kvp_record_f64(r, "moe_link_bps", run->ctx.moe_link.effective_bps) &&
 		  kvp_record_str(r, "tp_link", run->ctx.tp_link.name) &&
 		  kvp_record_f64(r, "tp_link_bps", run->ctx.tp_link.effective_bps) &&
 		  kvp_record_u64(r, "weights_bytes", b->weights_bytes) &&

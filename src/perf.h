@@ -129,6 +129,7 @@ struct kvp_perf_ctx {
 	const struct kvp_spec *spec;       /* per-GPU layer list, worst stage */
 	struct kvp_perf_hw hw;
 	struct kvp_link tp_link;           /* the link the tp all-reduces cross */
+	struct kvp_link moe_link;          /* the experts' exchange over tp x dp GPUs */
 	uint64_t weights_bytes;            /* on one GPU, worst stage (the budget's, overrides honoured) */
 	uint64_t expert_bytes;             /* of which MoE experts */
 };
@@ -146,7 +147,8 @@ struct kvp_perf_step {
 	uint64_t kv_bytes;            /* KV read (decode) or written (prefill) on one GPU */
 	uint64_t bytes;               /* weights_bytes + kv_bytes */
 	double compute_s, memory_s;   /* the two roofline terms */
-	double comm_s;                /* tensor-parallel all-reduces */
+	double comm_s;                /* tensor-parallel all-reduces + moe_comm_s */
+	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
 	double time_s;                /* max(compute_s, memory_s) + comm_s */
 	enum kvp_perf_bound bound;
 };
@@ -214,7 +216,9 @@ struct kvp_perf_opts {
 };
 
 struct kvp_perf_row {
-	uint64_t batch;
+	uint64_t batch;                   /* sequences of the whole deployment */
+	uint64_t rank_batch;              /* on the fullest DP rank: ceil(batch / dp) */
+	double dp_balance;                /* batch / (dp x rank_batch): 1 when even */
 	struct kvp_perf_step prefill, decode;
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
@@ -231,7 +235,7 @@ struct kvp_perf_result {
 	struct kvp_budget budget;         /* at prompt + output, the last batch */
 	struct kvp_perf_ctx ctx;          /* points into budget */
 	uint64_t decode_context;          /* prompt + (output - 1) / 2 */
-	uint64_t max_batch;               /* sequences of prompt + output that fit */
+	uint64_t max_batch;               /* sequences of prompt + output that fit, all DP ranks */
 	struct kvp_perf_row rows[KVP_PERF_MAX_BATCHES];
 	size_t nrows;
 	bool all_fit;
@@ -242,7 +246,7 @@ struct kvp_perf_result {
 	double prefix_reload_s, prefix_recompute_s;
 	uint64_t prefix_limit;                  /* breakeven searched up to this */
 	uint64_t prefix_breakeven;              /* 0: recomputing stays faster */
-	uint32_t gpus;                          /* tp x pp */
+	uint32_t gpus;                          /* tp x pp x dp */
 };
 
 /* Run `kvplan perf`: a budget at prompt + output for each batch (o gives

@@ -239,6 +239,7 @@ static const struct field model_fields[] = {
 	M("params", F_U64, params, true, true),
 	M("active_params", F_U64, active_params, false, true),
 	M("expert_params", F_U64, expert_params, false, false),
+	M("shared_expert_params", F_U64, shared_expert_params, false, false),
 	M("weights_dtype", F_DTYPE, weights_dtype, false, false),
 	M("expert_dtype", F_DTYPE, expert_dtype, false, false),
 };

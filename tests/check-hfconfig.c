@@ -49,7 +49,7 @@ static void load(const char *dir)
 static void build(uint32_t tp, uint32_t pp)
 {
 	struct kvp_error err = {0};
-	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){tp, pp}, KVP_DTYPE_AUTO,
+	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){.tp = tp, .pp = pp}, KVP_DTYPE_AUTO,
 				       KVP_DTYPE_BF16, &spec, &err);
 	ck_assert_msg(st == KVP_STATUS_OK, "%s: %s: %s", model.name, err.field, err.msg);
 }
@@ -215,7 +215,7 @@ START_TEST(test_falcon_tp)
 {
 	load("falcon-7b"); /* 71 heads: no tensor-parallel split but 1 or 71 */
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){8, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 8, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_BF16, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "tp");
 }

@@ -23,7 +23,7 @@ static void load(const char *name)
 static void build(uint32_t tp, uint32_t pp, enum kvp_dtype kv)
 {
 	struct kvp_error err = {0};
-	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){tp, pp}, KVP_DTYPE_AUTO, kv,
+	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){.tp = tp, .pp = pp}, KVP_DTYPE_AUTO, kv,
 				       &spec, &err);
 	ck_assert_msg(st == KVP_STATUS_OK, "%s: %s: %s", model.name, err.field, err.msg);
 }
@@ -239,18 +239,18 @@ START_TEST(test_split_errors)
 	struct kvp_error err = {0};
 	load("llama-3.1-8b");
 	/* 32 heads: tp 3 does not divide */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){3, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 3, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "tp");
 	/* 33 stages for 32 layers */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 33}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 33}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "pp");
 	/* mxfp4 is a weights format, not a KV cache format */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_MXFP4, &spec, &err), KVP_STATUS_USAGE);
 	load("falcon-7b"); /* 71 heads: only tp 1 or 71 */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){2, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 2, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 }
 END_TEST

@@ -38,7 +38,7 @@ static void setup(const char *name, uint32_t tp)
 {
 	struct kvp_error err = {0};
 	ck_assert_msg(kvp_model_load(name, &model, &err) == KVP_STATUS_OK, "%s", err.msg);
-	struct kvp_parallel par = {tp, 1};
+	struct kvp_parallel par = {.tp = tp, .pp = 1};
 	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
 			      KVP_STATUS_OK, "%s", err.msg);
 	round_hw();
@@ -358,7 +358,7 @@ START_TEST(test_tp8_rtx3090_pcie)
 	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &model, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_gpu_load("rtx-3090", &g, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
-	struct kvp_parallel par = {8, 1};
+	struct kvp_parallel par = {.tp = 8, .pp = 1};
 	ck_assert_int_eq(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err),
 			 KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err), KVP_STATUS_OK);

@@ -118,6 +118,17 @@ run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1 --format
 expect_json tp_link pcie4x16
 expect_json tp_link_bps 2.5e+10
 
+# data-parallel attention with expert parallelism: 12 sequences over 8 DP ranks,
+# the fullest rank holding ceil(12/8) = 2 (balance 12 / 16 = 0.75); the experts'
+# all-to-all crosses the H200 board's NVLink
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12
+expect_rc 0
+expect_out "(batch 12: 2, balance 0.75)"
+expect_out "experts' all-to-all over nvlink (8 GPUs), 450.00 GB/s per direction"
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12 --format json
+expect_json moe_link nvlink
+expect_json gpus 8
+
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
 expect_rc 0
