@@ -143,4 +143,13 @@ expect_rc 3
 run "$KVPLAN" size --help
 expect_rc 0
 expect_out "Usage: kvplan size"
+# data-parallel attention: a replica of DeepSeek-V3 at --dp 8 is 8 ranks of tp 1,
+# 8 GPUs, each rank serving 2 requests/s / 8 = 0.25 of the requests
+run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 \
+	--format json
+expect_rc 0
+expect_json count 8
+expect_json tp 1
+expect_json rate_per_replica 0.25
+
 finish
