@@ -44,8 +44,8 @@ static void print_shape(const struct kvp_budget *b)
 	const struct kvp_weights_split *w = &s->weights_split;
 	uint32_t dp = kvp_shape_dp(&s->par), ep = kvp_shape_ep(&s->par);
 	char t1[64];
-	printf("Deployment shape: tp %u x pp %u x dp %u = %u GPUs", s->par.tp, s->par.pp, dp,
-	       kvp_shape_gpus(&s->par));
+	printf("Deployment shape: tp %u x pp %u x dp %u = %u GPU%s", s->par.tp, s->par.pp, dp,
+	       kvp_shape_gpus(&s->par), kvp_shape_gpus(&s->par) == 1 ? "" : "s");
 	if (ep > 1)
 		printf("; experts owned whole by ep %u GPUs (%u each)", ep,
 		       s->model->moe_num_experts / ep);

@@ -54,6 +54,14 @@ static const struct {
 	{"gpt-oss-20b", 49152, "2*8*64*2 = 2,048 x 24"},
 	{"gpt-oss-120b", 73728, "2,048 x 36"},
 	{"jamba-v0.1", 16384, "4,096 x 4 attention layers (28 Mamba)"},
+	{"deepseek-r1", 70272, "the V3 shape: MLA (512 + 64)*2 = 1,152 x 61"},
+	{"kimi-k2", 70272, "MLA (512 + 64)*2 = 1,152 x 61"},
+	{"qwen3-235b-a22b", 192512, "2*4*128*2 = 2,048 x 94"},
+	{"llama-4-scout", 196608, "2*8*128*2 = 4,096 x 48 (36 chunked + 12 full)"},
+	{"llama-4-maverick", 196608, "4,096 x 48 (36 chunked + 12 full)"},
+	{"gemma-3-4b", 139264, "2*4*256*2 = 4,096 x 34 (29 sliding + 5 full)"},
+	{"gemma-3-12b", 393216, "2*8*256*2 = 8,192 x 48 (40 sliding + 8 full)"},
+	{"mistral-small-3.1", 163840, "2*8*128*2 = 4,096 x 40"},
 };
 
 START_TEST(test_kv_per_token)
