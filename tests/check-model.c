@@ -302,6 +302,17 @@ START_TEST(test_gpu_facts)
 	 * not "141 GB" and not nvidia-smi's 143,771 MiB */
 	ck_assert_uint_eq(g.memory_bytes, 143156ULL << 20);
 	ck_assert_double_eq_tol(g.bandwidth_bps, 4.8e12, 1e6);
+	/* torch total_memory=97285MB on an H20: 97,285 MiB; datasheet 4.0 TB/s, 148 dense */
+	ck_assert_int_eq(kvp_gpu_load("h20", &g, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(g.memory_bytes, 97285ULL << 20);
+	ck_assert_double_eq_tol(g.bandwidth_bps, 4.0e12, 1e6);
+	ck_assert_double_eq_tol(g.bf16_flops, 148e12, 1e9);
+	/* GB200 NVL72: 720 PFLOPS FP8 sparse per rack / 72 GPUs / 2 = 5 PFLOPS dense;
+	 * one 72-GPU NVLink domain, 4 GPUs per compute tray */
+	ck_assert_int_eq(kvp_gpu_load("gb200", &g, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(g.fp8_flops, 720e15 / 72 / 2, 1e9);
+	ck_assert_uint_eq(g.nvlink_domain, 72);
+	ck_assert_uint_eq(g.node_gpus, 4);
 	ck_assert_int_eq(kvp_gpu_load("no-such-gpu", &g, &err), KVP_STATUS_NOT_FOUND);
 }
 END_TEST

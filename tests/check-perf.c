@@ -310,7 +310,7 @@ START_TEST(test_hw_from_profile)
 }
 END_TEST
 
-/* Which link a group of GPUs crosses.  Profiles: RTX 3090 NVLink bridge 112.5
+/* Which link a group of GPUs crosses (shown for the profiles below).  Profiles: RTX 3090 NVLink bridge 112.5
  * GB/s both ways joining pairs, PCIe 4.0 (25 GB/s effective); H100 PCIe bridge
  * 600 GB/s joining pairs, PCIe 5.0 (50 GB/s); H100 SXM NVSwitch board of 8 at
  * 900 GB/s, 400 Gb/s InfiniBand per GPU = 50 GB/s between servers. */
@@ -328,6 +328,12 @@ static const struct {
 	{"h100-sxm", 8, "nvlink", 450e9},
 	{"h100-sxm", 16, "scale-out", 50e9},
 	{"l4", 8, "pcie4x16", 25e9},
+	/* GB200 NVL72: NVLink 1.8 TB/s (900 per direction) across 72 GPUs, then
+	 * 400 Gb/s ConnectX-7 per GPU = 50 GB/s */
+	{"gb200", 72, "nvlink", 900e9},
+	{"gb200", 144, "scale-out", 50e9},
+	/* RTX 5090: no NVLink, PCIe 5.0 (50 GB/s effective) */
+	{"rtx-5090", 2, "pcie5x16", 50e9},
 };
 
 START_TEST(test_collective_link)
