@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd-perf-disagg.h"
 #include "shape.h"
 #include "perf.h"
 #include "units.h"
@@ -47,10 +48,12 @@ static void help(void)
 	       "  --offload-fraction F      share of the KV kept off the GPU (default: what does\n"
 	       "                            not fit in the KV pool)\n"
 	       "  --prefix N                prefix reuse: reload N saved tokens over the link or\n"
-	       "                            recompute them (default: the prompt)\n\n"
+	       "                            recompute them (default: the prompt)\n"
+	       "%s\n"
 	       "Example: kvplan perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 \\\n"
 	       "             --output 512 --batch 1,8,32,128\n",
-	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY);
+	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY,
+	       kvp_perf_disagg_help);
 }
 
 static void fmt_s(double s, char *buf, size_t size)
@@ -121,9 +124,11 @@ int kvp_cmd_perf(int argc, char **argv)
 		{"calibration", required_argument, NULL, OPT_CALIBRATION},
 		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
 		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
+		KVP_PERF_DISAGG_OPTIONS,
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
+	struct kvp_perf_disagg_args dis = {0};
 	kvp_cli_common_init(&c);
 	uint64_t batches[MAX_BATCHES] = {1}, prompt = 0, output = 256, prefix = 0;
 	size_t nbatch = 1;
@@ -172,6 +177,11 @@ int kvp_cmd_perf(int argc, char **argv)
 		case ':':
 			return kvp_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
+		if ((rc = kvp_perf_disagg_option(&dis, opt, optarg)) != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
 		if (rc)
 			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
@@ -205,6 +215,22 @@ int kvp_cmd_perf(int argc, char **argv)
 	if (!m || !run || !recs) {
 		fprintf(stderr, "kvplan perf: out of memory\n");
 		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	if (dis.disagg) {
+		if (offload_arg || calib_path)
+			rc = kvp_cli_usage_error(cmd, "--disagg does not take --kv-offload or --calibration");
+		else if (!c.model)
+			rc = kvp_cli_usage_error(cmd, "--model is required");
+		else if (kvp_model_load(c.model, m, &err))
+			rc = kvp_cli_error(cmd, &err);
+		else
+			rc = kvp_perf_disagg_main(&c, m, &dis, &po, decode_eff, prefill_eff);
+		goto out;
+	}
+	if (dis.prefill_gpu || dis.decode_gpu || dis.kv_link || dis.prefill_tp || dis.decode_tp ||
+	    dis.prefill_dp || dis.decode_dp || dis.prefill_ep || dis.decode_ep) {
+		rc = kvp_cli_usage_error(cmd, "--prefill-*, --decode-* and --kv-link need --disagg");
 		goto out;
 	}
 	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))

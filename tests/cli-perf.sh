@@ -129,6 +129,30 @@ run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12 --for
 expect_json moe_link nvlink
 expect_json gpus 8
 
+# disaggregated 1P:1D Llama-3.1-70B on H100s, tp 4 each: a 4,096-token prompt's
+# KV, 80 x 2 x 8 x 128 x 2 B x 4,096 = 1,342,177,280 B, over 400 Gb/s InfiniBand
+# (50 GB/s per GPU, 4 GPUs at once) = 6.71 ms
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+	--prompt 4096 --output 512 --batch 1,16
+expect_rc 0
+expect_out "each request moves 1.25 GiB (1,342,177,280 B)"
+expect_out "1,342,177,280 / (4 x 50.00 GB/s) = 6.71 ms"
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+	--prompt 4096 --output 512 --batch 1,16 --format json
+expect_json kv_request_bytes 1342177280
+expect_json transfer_s 0.0067108864
+expect_json kv_link ib400
+# a link the GPUs do not have, and malformed counts, name their flag
+run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-4090 --disagg 1:1 --kv-link nvlink
+expect_rc 3
+expect_err "error: kv-link: rtx-4090 has no NVLink"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --disagg 1x1
+expect_rc 2
+expect_err "error: disagg: expected P:D"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --kv-link ib400
+expect_rc 2
+expect_err "need --disagg"
+
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
 expect_rc 0
