@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "shape.h"
+#include "speculative.h"
 #include "units.h"
 
 static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm"};
@@ -255,6 +256,8 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 {
 	memset(b, 0, sizeof *b);
 	kvp_status st = kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err);
+	if (!st && o->speculative)
+		st = kvp_speculative_apply(o->speculative, &b->spec, err);
 	if (st)
 		return st;
 	const struct kvp_spec *s = &b->spec;

@@ -28,6 +28,8 @@
 #include "output.h"
 #include "profile.h"
 
+struct kvp_speculative;
+
 enum kvp_engine { KVP_ENGINE_GENERIC, KVP_ENGINE_VLLM, KVP_ENGINE_SGLANG, KVP_ENGINE_TRTLLM };
 
 bool kvp_engine_parse(const char *s, enum kvp_engine *out);
@@ -54,6 +56,7 @@ struct kvp_budget_opts {
 	uint64_t max_batched_tokens;   /* 0: 8192 */
 	uint32_t max_num_seqs;         /* 0: 256 */
 	bool hybrid_off;               /* vLLM --disable-hybrid-kv-cache-manager */
+	const struct kvp_speculative *speculative;  /* a draft to add (speculative.h), or NULL */
 	bool has_weights, has_activation, has_overhead, has_gpu_memory;
 	uint64_t weights_bytes, activation_bytes, overhead_bytes, gpu_memory_bytes;
 };

@@ -57,6 +57,12 @@ static void print_shape(const struct kvp_budget *b)
 		line_bytes("shared experts (/ tp)", w->shared_bytes);
 	if (w->routed_bytes)
 		line_bytes("routed experts (/ tp x dp)", w->routed_bytes);
+	if (w->draft_bytes) {
+		char lab[64];
+		snprintf(lab, sizeof lab, "speculative draft (%u KV layer%s)", s->draft_layers,
+			 s->draft_layers == 1 ? "" : "s");
+		line_bytes(lab, w->draft_bytes);
+	}
 	line_bytes("= weights", w->total_bytes);
 	if (dp > 1) {
 		kvp_format_u64(b->max_sequences, t1, sizeof t1);
@@ -241,7 +247,7 @@ int kvp_cmd_budget(int argc, char **argv)
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
+	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)) || (rc = kvp_cli_speculative(&c, cmd, m)))
 		goto out;
 	struct kvp_error err = {0};
 	if (kvp_budget_compute(m, &g, &c.opts, b, &err)) {

@@ -233,7 +233,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		rc = kvp_cli_usage_error(cmd, "--prefill-*, --decode-* and --kv-link need --disagg");
 		goto out;
 	}
-	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
+	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)) || (rc = kvp_cli_speculative(&c, cmd, m)))
 		goto out;
 	if (!c.gpu) {
 		rc = kvp_cli_usage_error(cmd, "--gpu is required: latency needs its bandwidth and FLOP/s");
@@ -341,7 +341,18 @@ int kvp_cmd_perf(int argc, char **argv)
 		printf(": memory %s, compute %s\n", t2, t3);
 		kvp_format_u64(total, t1, sizeof t1);
 		kvp_format_u64(max_batch, t2, sizeof t2);
-		printf("  memory holds %s sequences of %s tokens (kvplan budget)\n\n", t2, t1);
+		printf("  memory holds %s sequences of %s tokens (kvplan budget)\n", t2, t1);
+		if (r0->speculative) {
+			const struct kvp_speculative *sp = c.opts.speculative;
+			fmt_s(r0->verify_s, t1, sizeof t1);
+			fmt_s(r0->draft_s, t2, sizeof t2);
+			fmt_s(r0->tpot_s, t3, sizeof t3);
+			printf("  speculative (%s, K %u, accept %.2f): (1 - a^(K+1)) / (1 - a) = %.4f tokens"
+			       " per step;\n  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
+			       c.spec_draft, sp->k, sp->accept, r0->tokens_per_step,
+			       (unsigned long long)r0->batch, t1, sp->k, t2, r0->tokens_per_step, t3);
+		}
+		printf("\n");
 
 		struct kvp_record **tab = calloc(nbatch, sizeof *tab);
 		for (size_t i = 0; tab && i < nbatch; i++) {

@@ -134,6 +134,7 @@ struct kvp_weights_split {
 	uint64_t dense_bytes;      /* attention, dense MLPs, norms, routers */
 	uint64_t shared_bytes;     /* shared experts */
 	uint64_t routed_bytes;     /* routed experts */
+	uint64_t draft_bytes;      /* a speculative draft (speculative.h), 0 without */
 	uint64_t total_bytes;      /* the sum */
 };
 
@@ -147,6 +148,7 @@ struct kvp_spec {
 	uint32_t kv_heads_per_gpu; /* max(1, H_kv / tp); 1 for MLA */
 	uint32_t stage;            /* which pp stage this is */
 	uint32_t first_layer, num_layers;
+	uint32_t draft_layers;     /* the last draft_layers of layers[] are a speculative draft's */
 	struct kvp_spec_layer layers[KVP_MAX_LAYERS];
 	uint32_t count[KVP_LAYER_KIND_COUNT];       /* layers of each kind on this GPU */
 	uint64_t kind_token_bytes[KVP_LAYER_KIND_COUNT]; /* per token, summed per kind */

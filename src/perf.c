@@ -16,6 +16,7 @@
 
 #include "csv.h"
 #include "shape.h"
+#include "speculative.h"
 #include "units.h"
 #include "validate.h"
 #include "yaml-walk.h"
@@ -347,9 +348,9 @@ static double moe_exchange_s(const struct kvp_perf_ctx *c, double tokens)
 	return 2.0 * kvp_shape_moe_layers(c->model) * one;
 }
 
-static kvp_status finish(const struct kvp_perf_ctx *c, double flops, double eff_flops,
-			 uint64_t weights, uint64_t kv, double eff_bw, double tokens,
-			 struct kvp_perf_step *out, struct kvp_error *err)
+kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
+				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
+				  struct kvp_perf_step *out, struct kvp_error *err)
 {
 	uint32_t pp = c->spec->par.pp;
 	uint64_t w, k, b;
@@ -387,7 +388,7 @@ kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
 	/* all experts are touched by a prefill of many tokens */
-	return finish(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
 		      c->hw.decode_bw_efficiency, (double)batch * (double)n, out, err);
 }
 
@@ -422,7 +423,7 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 					     "KV bytes overflow");
 		flops += kvp_perf_decode_flops(c->model, lens[i]);
 	}
-	return finish(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
 		      c->hw.decode_bw_efficiency, (double)n, out, err);
 }
 
@@ -438,7 +439,7 @@ kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, ui
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
-	return finish(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
 		      c->hw.decode_bw_efficiency, (double)batch, out, err);
 }
 
@@ -773,6 +774,18 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			r->tpot_s = r->off.pipelined_s;
 			r->fits = true;
 		}
+		if (o->speculative && o->speculative->kind != KVP_SPECULATIVE_NONE &&
+		    off->tier == KVP_OFFLOAD_NONE) {
+			struct kvp_speculative_step ss;
+			if ((st = kvp_speculative_decode(pc, o->speculative, bo.batch,
+							 out->decode_context, &r->decode, &ss, err)))
+				return st;
+			r->speculative = true;
+			r->tokens_per_step = ss.tokens_per_step;
+			r->verify_s = ss.verify.time_s;
+			r->draft_s = ss.draft.time_s;
+			r->tpot_s = ss.tpot_s;
+		}
 		r->tokens_per_s = (double)r->batch / r->tpot_s;
 		out->all_fit = out->all_fit && r->fits;
 		out->nrows++;
@@ -819,6 +832,10 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
 		  kvp_record_u64(x, "kv_bytes", r->kv_bytes) &&
 		  kvp_record_bool(x, "fits", r->fits);
+	if (ok && r->speculative)
+		ok = kvp_record_f64(x, "spec_tokens_per_step", r->tokens_per_step) &&
+		     kvp_record_f64(x, "spec_verify_s", r->verify_s) &&
+		     kvp_record_f64(x, "spec_draft_s", r->draft_s);
 	if (ok && r->offload)
 		ok = kvp_record_u64(x, "transfer_bytes_per_step", r->off.transfer_bytes) &&
 		     kvp_record_f64(x, "transfer_s_per_step", r->off.transfer_s) &&

@@ -162,6 +162,13 @@ kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64
  * decode step. */
 kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
 				struct kvp_perf_step *out, struct kvp_error *err);
+/* A step from its whole-model FLOPs, the weights and KV one GPU reads per
+ * stage, and the tokens whose hidden states the all-reduces carry: the
+ * roofline every step above ends in. */
+kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
+				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
+				  struct kvp_perf_step *out, struct kvp_error *err);
+
 /* The same for sequences of different lengths lens[0..n). */
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
 				     struct kvp_perf_step *out, struct kvp_error *err);
@@ -222,6 +229,8 @@ struct kvp_perf_row {
 	struct kvp_perf_step prefill, decode;
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
+	bool speculative;                 /* a draft proposes tokens (speculative.h) */
+	double tokens_per_step, verify_s, draft_s;  /* then tpot_s = (verify + K draft) / tokens */
 	double tpot_s, tokens_per_s;
 	uint64_t kv_bytes;                /* at prompt + output (the budget's) */
 	bool fits;                        /* in memory, or offloaded */

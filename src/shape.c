@@ -7,6 +7,8 @@
  * changes what must divide what and what crosses the link, not the bytes. */
 #include "shape.h"
 
+#include <string.h>
+
 #include "units.h"
 
 uint32_t kvp_shape_dp(const struct kvp_parallel *par)
@@ -80,6 +82,7 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 {
 	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
 	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
+	memset(out, 0, sizeof *out);
 	uint64_t vh, emb, emb_here = 0, moe_div = (uint64_t)par->tp * kvp_shape_dp(par);
 	if (!kvp_mul(m->vocab_size, m->hidden_size, &vh) ||
 	    !kvp_mul(vh, m->tie_word_embeddings ? 1 : 2, &emb))
@@ -145,5 +148,6 @@ bool kvp_shape_to_record(const struct kvp_spec *s, uint64_t max_sequences, struc
 	       kvp_record_u64(r, "weights_dense_bytes", w->dense_bytes) &&
 	       kvp_record_u64(r, "weights_shared_expert_bytes", w->shared_bytes) &&
 	       kvp_record_u64(r, "weights_routed_expert_bytes", w->routed_bytes) &&
+	       kvp_record_u64(r, "weights_draft_bytes", w->draft_bytes) &&
 	       kvp_record_u64(r, "dp_sequences", dep);
 }

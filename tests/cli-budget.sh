@@ -110,6 +110,14 @@ run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 0
 expect_rc 2
 expect_err "--dp: must be at least 1"
 
+# the EAGLE head of Llama-3.1-8B in the budget: 251,666,432 params x 2 B
+# (one decoder layer + fc 2H x H) and one more KV layer, 4,096 B per token
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --spec-draft eagle:4 \
+	--spec-accept 0.8 --format json
+expect_rc 0
+expect_json weights_draft_bytes 503332864
+expect_json kv_bytes_per_token 135168
+
 # list, help, version
 run "$KVPLAN" list models
 expect_rc 0

@@ -153,6 +153,22 @@ run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --kv-link ib400
 expect_rc 2
 expect_err "need --disagg"
 
+# speculative decoding, EAGLE on Llama-3.1-8B: K 4, acceptance 0.8:
+# (1 - 0.8^5) / (1 - 0.8) = 3.3616 tokens per step
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8
+expect_rc 0
+expect_out "(1 - a^(K+1)) / (1 - a) = 3.3616 tokens per step"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8 \
+	--format json
+expect_json spec_tokens_per_step 3.3616
+# a draft with another vocabulary (Qwen3: 151,936 tokens; Llama 3.1: 128,256)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft qwen3-8b --spec-accept 0.7
+expect_rc 3
+expect_err "error: spec-draft: qwen3-8b has a vocabulary of 151936 tokens"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-accept 0.7
+expect_rc 2
+expect_err "--spec-accept needs --spec-draft"
+
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
 expect_rc 0
