@@ -101,6 +101,14 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 			break;
 		case KVP_LAYER_MAMBA:
 			kvp_format_u64(s->seq_bytes, t1, sizeof t1);
+			if (m->linear_key_dim) {
+				printf("  linear    %3u layers x (state %u/tp heads x %u x %u + conv (%u - 1) x "
+				       "(2 x %u x %u + %u x %u)/tp) elements = %s B/sequence\n", s->count[k],
+				       m->linear_num_value_heads, m->linear_key_dim, m->linear_value_dim,
+				       m->linear_conv_kernel, m->linear_num_key_heads, m->linear_key_dim,
+				       m->linear_num_value_heads, m->linear_value_dim, t1);
+				break;
+			}
 			printf("  mamba     %3u layers x state ((d_conv-1) + d_state) x d_inner/tp x %u B"
 			       " = %s B/sequence\n", s->count[k],
 			       kvp_dtype_info(s->serving_dtype)->bits / 8, t1);

@@ -95,6 +95,10 @@ const char *kvp_layer_kind_name(enum kvp_layer_kind kind)
 
 bool kvp_layer_kind_parse(const char *s, enum kvp_layer_kind *out)
 {
+	if (strcmp(s, "linear") == 0) {  /* linear attention: a fixed state, as Mamba */
+		*out = KVP_LAYER_MAMBA;
+		return true;
+	}
 	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
 		if (strcmp(s, kind_names[k]) == 0) {
 			*out = (enum kvp_layer_kind)k;
@@ -142,9 +146,16 @@ kvp_status kvp_model_validate(const struct kvp_model *m, struct kvp_error *err)
 		return invalid(m, err, "chunk_size", "required (and positive) for chunked layers");
 	if (count[KVP_LAYER_MLA] && (m->mla_kv_lora_rank == 0 || m->mla_rope_dim == 0))
 		return invalid(m, err, "mla", "kv_lora_rank and qk_rope_head_dim are required for mla layers");
-	if (count[KVP_LAYER_MAMBA] &&
+	bool linear = m->linear_key_dim || m->linear_value_dim || m->linear_num_key_heads ||
+		      m->linear_num_value_heads || m->linear_conv_kernel;
+	if (linear && (!m->linear_key_dim || !m->linear_value_dim || !m->linear_num_key_heads ||
+		       !m->linear_num_value_heads || m->linear_conv_kernel < 1))
+		return invalid(m, err, "linear", "num_key_heads, num_value_heads, key_head_dim, "
+			       "value_head_dim and conv_kernel are all required");
+	if (count[KVP_LAYER_MAMBA] && !linear &&
 	    (m->mamba_d_state == 0 || m->mamba_d_conv == 0 || m->mamba_expand == 0))
-		return invalid(m, err, "mamba", "d_state, d_conv and expand are required for mamba layers");
+		return invalid(m, err, "mamba", "d_state, d_conv and expand are required for mamba "
+			       "layers (or a linear section for linear attention)");
 	if (m->weights_dtype != KVP_DTYPE_AUTO && !kvp_dtype_info(m->weights_dtype)->weights_ok)
 		return invalid(m, err, "weights_dtype", "not a weights format");
 	if (m->expert_dtype != KVP_DTYPE_AUTO && !kvp_dtype_info(m->expert_dtype)->weights_ok)
@@ -219,6 +230,21 @@ static kvp_status layer_cost(const struct kvp_model *m, enum kvp_layer_kind kind
 		ok = kv_layer_bytes(kv, 1, m->mla_kv_lora_rank, m->mla_rope_dim, 1, &l->token_bytes);
 		break;
 	case KVP_LAYER_MAMBA: {
+		if (m->linear_key_dim) {
+			/* vLLM MambaStateShapeCalculator.gated_delta_net_state_shape: conv
+			 * (conv_dim / tp, conv - 1), temporal (H_v / tp, d_k, d_v) */
+			uint64_t conv_dim = 2ULL * m->linear_num_key_heads * m->linear_key_dim +
+					    (uint64_t)m->linear_num_value_heads * m->linear_value_dim;
+			uint64_t conv = conv_dim / tp * (m->linear_conv_kernel - 1), cb, sb;
+			uint64_t state = (uint64_t)m->linear_num_value_heads / tp * m->linear_key_dim *
+					 m->linear_value_dim;
+			enum kvp_dtype sdt = m->linear_state_dtype == KVP_DTYPE_AUTO
+				? serving : m->linear_state_dtype;
+			ok = elem_bytes(conv, kvp_dtype_info(serving)->bits, 0, 1, &cb) &&
+			     elem_bytes(state, kvp_dtype_info(sdt)->bits, 0, 1, &sb) &&
+			     kvp_add(cb, sb, &l->seq_bytes);
+			break;
+		}
 		uint64_t d_inner = (uint64_t)m->mamba_expand * m->hidden_size / tp, e1, e2, e;
 		ok = kvp_mul(d_inner, m->mamba_d_conv - 1, &e1) &&
 		     kvp_mul(d_inner, m->mamba_d_state, &e2) && kvp_add(e1, e2, &e) &&
@@ -272,6 +298,12 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "tp",
 				     "%u and num_kv_heads %u must divide one another", par.tp,
 				     m->num_kv_heads);
+	if (m->linear_key_dim && (m->linear_num_value_heads % par.tp ||
+				  (2ULL * m->linear_num_key_heads * m->linear_key_dim +
+				   (uint64_t)m->linear_num_value_heads * m->linear_value_dim) % par.tp))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "tp",
+				     "%u does not divide the %u linear-attention value heads and their "
+				     "convolution", par.tp, m->linear_num_value_heads);
 	if (par.pp > m->num_layers)
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "pp",
 				     "%u stages for %u layers", par.pp, m->num_layers);

@@ -9,7 +9,10 @@
  * dtype: bytes per token for attention layers (2 * max(1, H_kv/tp) * d_h * b
  * for MHA/GQA/MQA, (r + d_rope) * b for MLA, which tensor parallelism does not
  * split), the window of sliding and chunked layers, and fixed bytes per
- * sequence for Mamba layers.  Nothing else in kvplan recomputes these. */
+ * sequence for Mamba and linear-attention layers (Mamba1: ((d_conv - 1) +
+ * d_state) x expand H / tp elements; linear attention, vLLM's
+ * gated_delta_net_state_shape: (H_v / tp) d_k d_v state elements plus
+ * (conv - 1) (2 H_k d_k + H_v d_v) / tp convolution elements).  Nothing else in kvplan recomputes these. */
 #ifndef KVP_MODEL_H
 #define KVP_MODEL_H
 
@@ -92,6 +95,12 @@ struct kvp_model {
 	uint32_t mla_kv_lora_rank; /* r */
 	uint32_t mla_rope_dim;     /* d_rope */
 	uint32_t mamba_d_state, mamba_d_conv, mamba_expand;
+	/* linear attention (Gated DeltaNet, lightning attention): a state of
+	 * H_v x d_k x d_v and a short convolution over q, k, v of width conv,
+	 * kept as "mamba" layers (fixed bytes per sequence); 0 when absent */
+	uint32_t linear_num_key_heads, linear_num_value_heads;
+	uint32_t linear_key_dim, linear_value_dim, linear_conv_kernel;
+	enum kvp_dtype linear_state_dtype;  /* AUTO: the serving dtype (vLLM "auto") */
 	uint32_t moe_num_experts, moe_experts_per_token, moe_intermediate_size;
 	uint64_t params;           /* total parameters, all experts */
 	uint64_t active_params;    /* per token */

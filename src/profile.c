@@ -255,6 +255,15 @@ static const struct field mamba_fields[] = {
 	M("expand", F_U32, mamba_expand, true, true),
 };
 
+static const struct field linear_fields[] = {
+	M("num_key_heads", F_U32, linear_num_key_heads, true, true),
+	M("num_value_heads", F_U32, linear_num_value_heads, true, true),
+	M("key_head_dim", F_U32, linear_key_dim, true, true),
+	M("value_head_dim", F_U32, linear_value_dim, true, true),
+	M("conv_kernel", F_U32, linear_conv_kernel, true, true),
+	M("state_dtype", F_DTYPE, linear_state_dtype, false, false),
+};
+
 static const struct field moe_fields[] = {
 	M("num_experts", F_U32, moe_num_experts, true, true),
 	M("experts_per_token", F_U32, moe_experts_per_token, true, true),
@@ -264,7 +273,8 @@ static const struct field moe_fields[] = {
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const model_sections[] = {"layer_pattern", "mla", "mamba", "moe", NULL};
+static const char *const model_sections[] = {"layer_pattern", "mla", "mamba", "linear", "moe",
+					     NULL};
 
 static kvp_status walk_section(const struct kvp_doc *doc, const struct kvp_node *root,
 			       const char *key, const struct field *t, size_t n,
@@ -292,6 +302,7 @@ kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *m, struct kvp
 	if ((st = walk(doc, doc->root, model_fields, NELEM(model_fields), model_sections, m, err)) ||
 	    (st = walk_section(doc, doc->root, "mla", mla_fields, NELEM(mla_fields), m, err)) ||
 	    (st = walk_section(doc, doc->root, "mamba", mamba_fields, NELEM(mamba_fields), m, err)) ||
+	    (st = walk_section(doc, doc->root, "linear", linear_fields, NELEM(linear_fields), m, err)) ||
 	    (st = walk_section(doc, doc->root, "moe", moe_fields, NELEM(moe_fields), m, err)))
 		goto out;
 	if (m->num_layers > KVP_MAX_LAYERS) {
@@ -322,7 +333,7 @@ kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *m, struct kvp
 			if (!kvp_layer_kind_parse(buf, &kinds[nk])) {
 				st = kvp_node_fail(doc, it, err, KVP_STATUS_INVALID, "layer_pattern",
 						   "unknown layer kind '%s' (full, sliding, chunked, "
-						   "mla, mamba, none)", buf);
+						   "mla, mamba, linear, none)", buf);
 				goto out;
 			}
 		}

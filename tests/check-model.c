@@ -62,6 +62,7 @@ static const struct {
 	{"gemma-3-4b", 139264, "2*4*256*2 = 4,096 x 34 (29 sliding + 5 full)"},
 	{"gemma-3-12b", 393216, "2*8*256*2 = 8,192 x 48 (40 sliding + 8 full)"},
 	{"mistral-small-3.1", 163840, "2*8*128*2 = 4,096 x 40"},
+	{"qwen3-next-80b-a3b", 24576, "2*2*256*2 = 2,048 x 12 full layers (36 linear: state)"},
 };
 
 START_TEST(test_kv_per_token)
@@ -286,6 +287,44 @@ START_TEST(test_profiles_all_load)
 }
 END_TEST
 
+/* Qwen3-Next's Gated DeltaNet layers keep a fixed state per sequence (vLLM
+ * gated_delta_net_state_shape): per layer (32/tp) x 128 x 128 state + (4 - 1) x
+ * (2 x 16 x 128 + 32 x 128)/tp = 3 x 8,192/tp convolution elements, bf16:
+ * tp 1: (524,288 + 24,576) x 2 B = 1,097,728 B x 36 layers = 39,518,208 B;
+ * tp 2: half, 19,759,104 B.  The state does not grow with the context. */
+START_TEST(test_linear_attention_state)
+{
+	struct kvp_error err = {0};
+	uint64_t a, b;
+	load("qwen3-next-80b-a3b");
+	build(1, 1, KVP_DTYPE_AUTO);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MAMBA], 36);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_FULL], 12);
+	ck_assert_uint_eq(spec.seq_bytes, 39518208ULL);
+	ck_assert_int_eq(kvp_spec_seq_bytes(&spec, 1000, 1, &a), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_spec_seq_bytes(&spec, 2000, 1, &b), KVP_STATUS_OK);
+	/* only the 12 full layers grow: 1,000 more tokens x 24,576 B */
+	ck_assert_uint_eq(b - a, 1000ULL * 24576);
+	build(2, 1, KVP_DTYPE_AUTO);
+	ck_assert_uint_eq(spec.seq_bytes, 19759104ULL);
+	/* an fp32 recurrent state (vLLM --mamba-ssm-cache-dtype float32) at tp 1:
+	 * (524,288 x 4 + 24,576 x 2) x 36 = 77,266,944 B */
+	model.linear_state_dtype = KVP_DTYPE_FP32;
+	build(1, 1, KVP_DTYPE_AUTO);
+	ck_assert_uint_eq(spec.seq_bytes, 77266944ULL);
+	/* value heads tp cannot split */
+	model.linear_num_value_heads = 24;
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 16, .pp = 1},
+					KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "tp");
+	/* an incomplete linear section */
+	model.linear_num_value_heads = 32;
+	model.linear_conv_kernel = 0;
+	ck_assert_int_eq(kvp_model_validate(&model, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "linear");
+}
+END_TEST
+
 START_TEST(test_gpu_facts)
 {
 	struct kvp_gpu g;
@@ -331,6 +370,7 @@ static Suite *model_suite(void)
 	tcase_add_test(core, test_weights);
 	tcase_add_test(core, test_profiles_all_load);
 	tcase_add_test(core, test_gpu_facts);
+	tcase_add_test(core, test_linear_attention_state);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_split_errors);
