@@ -11,7 +11,8 @@
 
 const char kvp_cli_common_help[] =
 	"Model and hardware:\n"
-	"  --model NAME|PATH         model profile name, YAML path or HF config.json\n"
+	"  --model NAME|PATH         model profile name, YAML path, HF config.json or a\n"
+	"                            .gguf file (its header only)\n"
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
 	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"

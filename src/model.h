@@ -106,6 +106,10 @@ struct kvp_model {
 	uint64_t active_params;    /* per token */
 	uint64_t expert_params;    /* the part of params in routed MoE experts */
 	uint64_t shared_expert_params; /* the part of params in shared experts (DeepSeek, Llama 4) */
+	/* weights read from a file (GGUF) with their exact bytes, whatever mix of
+	 * formats: the input embedding and LM head, the rest of the layers, shared
+	 * experts, routed experts; all 0 when the bytes follow params x dtype */
+	uint64_t file_embed_bytes, file_dense_bytes, file_shared_bytes, file_routed_bytes;
 	enum kvp_dtype weights_dtype;  /* AUTO: the serving dtype */
 	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
 };

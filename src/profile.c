@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gguf.h"
 #include "hf-config.h"
 #include "units.h"
 #include "yaml-walk.h"
@@ -380,6 +381,8 @@ kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struc
 		return st;
 	if (ends_with(path, ".json"))
 		return kvp_hf_config_load(path, out, err);
+	if (ends_with(path, ".gguf"))
+		return kvp_gguf_load(path, out, err);
 	return kvp_model_load_yaml(path, out, err);
 }
 

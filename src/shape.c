@@ -76,6 +76,31 @@ static bool layer_share(uint64_t x, uint32_t nlayers, uint32_t L, uint64_t *out)
 	return true;
 }
 
+/* Weights whose bytes a file gave (GGUF): the embeddings and head on the first
+ * and last stages (half each when they differ), the layers' share of the rest. */
+static kvp_status file_stage_weights(const struct kvp_model *m, const struct kvp_parallel *par,
+				     uint32_t stage, uint32_t nlayers, struct kvp_weights_split *out)
+{
+	uint64_t emb = 0, d, sh, ro, t;
+	if (par->pp == 1)
+		emb = m->file_embed_bytes;
+	else if (stage == 0 || stage == par->pp - 1)
+		emb = kvp_cdiv(m->file_embed_bytes, 2);
+	if (!layer_share(m->file_dense_bytes, nlayers, m->num_layers, &d) ||
+	    !layer_share(m->file_shared_bytes, nlayers, m->num_layers, &sh) ||
+	    !layer_share(m->file_routed_bytes, nlayers, m->num_layers, &ro))
+		return KVP_STATUS_OVERFLOW;
+	out->embed_bytes = kvp_cdiv(emb, par->tp);
+	out->dense_bytes = kvp_cdiv(d, par->tp);
+	out->shared_bytes = kvp_cdiv(sh, par->tp);
+	out->routed_bytes = kvp_cdiv(ro, (uint64_t)par->tp * kvp_shape_dp(par));
+	if (!kvp_add(out->embed_bytes, out->dense_bytes, &t) || !kvp_add(t, out->shared_bytes, &t) ||
+	    !kvp_add(t, out->routed_bytes, &t))
+		return KVP_STATUS_OVERFLOW;
+	out->total_bytes = t;
+	return KVP_STATUS_OK;
+}
+
 kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype serving,
 				   const struct kvp_parallel *par, uint32_t stage, uint32_t nlayers,
 				   struct kvp_weights_split *out)
@@ -83,6 +108,9 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
 	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
 	memset(out, 0, sizeof *out);
+	if (m->file_embed_bytes || m->file_dense_bytes || m->file_shared_bytes ||
+	    m->file_routed_bytes)
+		return file_stage_weights(m, par, stage, nlayers, out);
 	uint64_t vh, emb, emb_here = 0, moe_div = (uint64_t)par->tp * kvp_shape_dp(par);
 	if (!kvp_mul(m->vocab_size, m->hidden_size, &vh) ||
 	    !kvp_mul(vh, m->tie_word_embeddings ? 1 : 2, &emb))
