@@ -76,14 +76,19 @@ static int load_pool(const struct kvp_cli_common *c, const struct kvp_model *m, 
 	return 0;
 }
 
-static void fmt_s(double s, char *buf, size_t size)
+/* A table cell: seconds, or a number in `fmt`. */
+static void cell_s(struct kvp_record *y, const char *name, double s)
 {
-	if (s >= 1)
-		snprintf(buf, size, "%.3f s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, size, "%.2f ms", s * 1e3);
-	else
-		snprintf(buf, size, "%.1f us", s * 1e6);
+	char t[64];
+	kvp_perf_fmt_s(s, t, sizeof t);
+	kvp_record_str(y, name, t);
+}
+
+static void cell_f(struct kvp_record *y, const char *name, const char *fmt, double v)
+{
+	char t[64];
+	snprintf(t, sizeof t, fmt, v);
+	kvp_record_str(y, name, t);
 }
 
 static void print_pool(const char *side, uint32_t n, const struct kvp_perf_result *r,
@@ -113,12 +118,12 @@ static void print_table(const struct kvp_disagg_result *r, const struct kvp_mode
 	kvp_format_rate(r->link.effective_bps, t3, sizeof t3);
 	printf("\nKV transfer, prefill -> decode\n");
 	printf("  each request moves %s (%s B): its KV, one copy of every head\n", t1, t2);
-	fmt_s(r->transfer_s, t1, sizeof t1);
+	kvp_perf_fmt_s(r->transfer_s, t1, sizeof t1);
 	printf("  over %s at %s per GPU, %u GPUs sending at once: %s / (%u x %s) = %s\n",
 	       r->link.name, t3, r->transfer_gpus, t2, r->transfer_gpus, t3, t1);
-	fmt_s(r->prefill_s, t1, sizeof t1);
-	fmt_s(r->transfer_s, t2, sizeof t2);
-	fmt_s(r->ttft_s, t3, sizeof t3);
+	kvp_perf_fmt_s(r->prefill_s, t1, sizeof t1);
+	kvp_perf_fmt_s(r->transfer_s, t2, sizeof t2);
+	kvp_perf_fmt_s(r->ttft_s, t3, sizeof t3);
 	printf("  TTFT = prefill %s + transfer %s = %s\n", t1, t2, t3);
 	printf("  the prefill pool starts %.2f requests/s (instances x dp / prefill)\n\n",
 	       r->prefill_capacity_rps);
@@ -130,20 +135,13 @@ static void print_table(const struct kvp_disagg_result *r, const struct kvp_mode
 		if (!y)
 			break;
 		kvp_record_u64(y, "batch", x->batch);
-		fmt_s(r->ttft_s, t1, sizeof t1);
-		kvp_record_str(y, "ttft", t1);
-		fmt_s(x->tpot_s, t1, sizeof t1);
-		kvp_record_str(y, "tpot", t1);
-		snprintf(t1, sizeof t1, "%.1f", x->tokens_per_s);
-		kvp_record_str(y, "tokens/s", t1);
-		snprintf(t1, sizeof t1, "%.2f", x->prefill_utilization);
-		kvp_record_str(y, "prefill_load", t1);
-		fmt_s(x->colocated_ttft_s, t1, sizeof t1);
-		kvp_record_str(y, "colocated_ttft", t1);
-		fmt_s(x->colocated_tpot_s, t1, sizeof t1);
-		kvp_record_str(y, "colocated_tpot", t1);
-		snprintf(t1, sizeof t1, "%.1f", x->colocated_tokens_per_s);
-		kvp_record_str(y, "colocated_tokens/s", t1);
+		cell_s(y, "ttft", r->ttft_s);
+		cell_s(y, "tpot", x->tpot_s);
+		cell_f(y, "tokens/s", "%.1f", x->tokens_per_s);
+		cell_f(y, "prefill_load", "%.2f", x->prefill_utilization);
+		cell_s(y, "colocated_ttft", x->colocated_ttft_s);
+		cell_s(y, "colocated_tpot", x->colocated_tpot_s);
+		cell_f(y, "colocated_tokens/s", "%.1f", x->colocated_tokens_per_s);
 		kvp_record_str(y, "memory", x->fits ? "fits" : "DOES NOT FIT");
 	}
 	printf("Per decode instance batch (colocated: %u instances of the decode shape, each\n"

@@ -56,7 +56,7 @@ static void help(void)
 	       kvp_perf_disagg_help);
 }
 
-static void fmt_s(double s, char *buf, size_t size)
+void kvp_perf_fmt_s(double s, char *buf, size_t size)
 {
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
@@ -324,10 +324,10 @@ int kvp_cmd_perf(int argc, char **argv)
 		fmt_flops(kvp_perf_prefill_flops(m, prompt), t4, sizeof t4);
 		printf("  2 x %.3g active params x %s tokens = %s; causal attention %s; total %s\n",
 		       (double)m->active_params, t1, t2, t3, t4);
-		fmt_s(r0->prefill.compute_s, t1, sizeof t1);
-		fmt_s(r0->prefill.memory_s, t2, sizeof t2);
-		fmt_s(r0->prefill.comm_s, t3, sizeof t3);
-		fmt_s(r0->prefill.time_s, t4, sizeof t4);
+		kvp_perf_fmt_s(r0->prefill.compute_s, t1, sizeof t1);
+		kvp_perf_fmt_s(r0->prefill.memory_s, t2, sizeof t2);
+		kvp_perf_fmt_s(r0->prefill.comm_s, t3, sizeof t3);
+		kvp_perf_fmt_s(r0->prefill.time_s, t4, sizeof t4);
 		printf("  batch %llu: compute %s, memory %s -> %s-bound; + communication %s = TTFT %s\n\n",
 		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound), t3, t4);
 
@@ -336,17 +336,17 @@ int kvp_cmd_perf(int argc, char **argv)
 		kvp_format_bytes(r0->decode.weights_bytes, t2, sizeof t2);
 		kvp_format_bytes(r0->decode.kv_bytes, t3, sizeof t3);
 		printf("  batch %llu reads weights %s + KV %s on one GPU", (unsigned long long)r0->batch, t2, t3);
-		fmt_s(r0->decode.memory_s, t2, sizeof t2);
-		fmt_s(r0->decode.compute_s, t3, sizeof t3);
+		kvp_perf_fmt_s(r0->decode.memory_s, t2, sizeof t2);
+		kvp_perf_fmt_s(r0->decode.compute_s, t3, sizeof t3);
 		printf(": memory %s, compute %s\n", t2, t3);
 		kvp_format_u64(total, t1, sizeof t1);
 		kvp_format_u64(max_batch, t2, sizeof t2);
 		printf("  memory holds %s sequences of %s tokens (kvplan budget)\n", t2, t1);
 		if (r0->speculative) {
 			const struct kvp_speculative *sp = c.opts.speculative;
-			fmt_s(r0->verify_s, t1, sizeof t1);
-			fmt_s(r0->draft_s, t2, sizeof t2);
-			fmt_s(r0->tpot_s, t3, sizeof t3);
+			kvp_perf_fmt_s(r0->verify_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r0->draft_s, t2, sizeof t2);
+			kvp_perf_fmt_s(r0->tpot_s, t3, sizeof t3);
 			printf("  speculative (%s, K %u, accept %.2f): (1 - a^(K+1)) / (1 - a) = %.4f tokens"
 			       " per step;\n  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
 			       c.spec_draft, sp->k, sp->accept, r0->tokens_per_step,
@@ -361,18 +361,18 @@ int kvp_cmd_perf(int argc, char **argv)
 			if (!x)
 				break;
 			kvp_record_u64(x, "batch", r->batch);
-			fmt_s(r->prefill.time_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r->prefill.time_s, t1, sizeof t1);
 			kvp_record_str(x, "ttft", t1);
 			if (r->offload) {
-				fmt_s(r->decode.time_s, t1, sizeof t1);
+				kvp_perf_fmt_s(r->decode.time_s, t1, sizeof t1);
 				kvp_record_str(x, "step_on_gpu", t1);
 				kvp_format_bytes(r->off.transfer_bytes, t1, sizeof t1);
 				kvp_record_str(x, "offloaded_kv", t1);
-				fmt_s(r->off.transfer_s, t1, sizeof t1);
+				kvp_perf_fmt_s(r->off.transfer_s, t1, sizeof t1);
 				kvp_record_str(x, "transfer", t1);
 				kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
 			}
-			fmt_s(r->tpot_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r->tpot_s, t1, sizeof t1);
 			kvp_record_str(x, "tpot", t1);
 			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s);
 			kvp_record_str(x, "tokens/s", t1);
@@ -400,8 +400,8 @@ int kvp_cmd_perf(int argc, char **argv)
 		       "prefill attention FLOPs x%.2f\n", (unsigned long long)prompt,
 		       (unsigned long long)(2 * prompt), (double)kv2 / (double)kv1,
 		       (double)kv2 / (double)kv1, att2 / att1);
-		fmt_s(reload_s, t1, sizeof t1);
-		fmt_s(recompute_s, t2, sizeof t2);
+		kvp_perf_fmt_s(reload_s, t1, sizeof t1);
+		kvp_perf_fmt_s(recompute_s, t2, sizeof t2);
 		kvp_format_u64(prefix, t3, sizeof t3);
 		printf("Prefix of %s tokens: reload over %s %s, recompute %s -> %s\n", t3, plink->name, t1,
 		       t2, reload_s < recompute_s ? "reload" : "recompute");
