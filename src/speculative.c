@@ -53,6 +53,8 @@ static void head_model(const struct kvp_model *t, const char *name, uint64_t par
 	memset(out->layers, 0, sizeof out->layers);
 	out->layers[0] = (uint8_t)first_attention(t);
 	/* the window of a sliding/chunked first layer is the target's */
+	out->file_embed_bytes = out->file_dense_bytes = 0;   /* its bytes follow params */
+	out->file_shared_bytes = out->file_routed_bytes = 0;
 	out->params = params;
 	out->expert_params = routed;
 	out->shared_expert_params = shared;
