@@ -218,7 +218,7 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 {
 	struct reader r = {.path = path, .err = err};
 	struct hp h = {0};
-	char arch[64] = "", name[KVP_NAME_MAX] = "", key[256];
+	char arch[KVP_NAME_MAX] = "", name[KVP_NAME_MAX] = "", key[256];
 	uint64_t ntensors, nkv, routed_elems = 0, total_elems = 0, embd_rows = 0;
 	uint64_t b_embed = 0, b_dense = 0, b_shared = 0, b_routed = 0;
 	uint32_t magic, version;
@@ -338,7 +338,7 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 	const char *base = strrchr(path, '/');
 	snprintf(m->name, sizeof m->name, "%s", name[0] ? name : base ? base + 1 : path);
 	snprintf(m->path, sizeof m->path, "%s", path);
-	snprintf(m->family, sizeof m->family, "%s", arch);
+	snprintf(m->family, sizeof m->family, "%.63s", arch);
 	m->dtype = KVP_DTYPE_BF16;  /* the activations and KV; the weights are the file's */
 	m->num_layers = (uint32_t)h.block_count;
 	m->hidden_size = (uint32_t)h.embedding;
