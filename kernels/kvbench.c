@@ -16,6 +16,7 @@
 #include "config.h"
 #endif
 
+#include "atomic-file.h"
 #include "decode.h"
 #include "output.h"
 #include "units.h"
@@ -1391,20 +1392,20 @@ int main(int argc, char **argv)
 	if (rs.n > 0)
 		print_results(stdout, &cx, root, &rs);
 	if (o.out) {
-		FILE *f = fopen(o.out, "w");
-		if (!f) {
-			fprintf(stderr, "kvbench: %s: %s\n", o.out, strerror(errno));
-			rc = EXIT_FAILED;
-		} else {
+		/* through the atomic writer: the previous results stay whole on failure */
+		struct kvp_afile a;
+		struct kvp_error err = {0};
+		if (kvp_afile_open(&a, o.out, &err) == KVP_STATUS_OK) {
 			const char *dot = strrchr(o.out, '.');
-			if (strcmp(dot, ".csv") == 0)
-				kvp_write_csv(f, rs.r, rs.n);
+			if (dot && strcmp(dot, ".csv") == 0)
+				kvp_write_csv(a.f, rs.r, rs.n);
 			else
-				write_yaml(f, env, &rs);
-			if (fclose(f) != 0) {
-				fprintf(stderr, "kvbench: %s: %s\n", o.out, strerror(errno));
-				rc = EXIT_FAILED;
-			}
+				write_yaml(a.f, env, &rs);
+			kvp_afile_commit(&a, &err);
+		}
+		if (err.status) {
+			fprintf(stderr, "kvbench: %s: %s\n", o.out, err.msg);
+			rc = EXIT_FAILED;
 		}
 	}
 	kvb_cpu_free(cx.cpu);

@@ -64,7 +64,7 @@ run() {
 cflags="-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DKVBENCH_STANDALONE"
 cflags="$cflags -I$top/src -I$top/kernels"
 csrc="kernels/kvbench.c kernels/paged.c kernels/decode-ref.c kernels/decode-cpu.c
-      kernels/stream.c src/units.c src/output.c"
+      kernels/stream.c src/units.c src/output.c src/error.c src/atomic-file.c src/input-file.c src/utf8.c"
 say "# kvbench device run $stamp in $out"
 t0=$(date +%s)
 objs=""

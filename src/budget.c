@@ -286,9 +286,17 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				     "the activation estimate for %llu tokens overflows",
 				     (unsigned long long)b->max_batched_tokens);
 	if (!kvp_add(b->weights_bytes, b->activation_bytes, &fixed) ||
-	    !kvp_add(fixed, b->overhead_bytes, &fixed))
-		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights-bytes",
+	    !kvp_add(fixed, b->overhead_bytes, &fixed)) {
+		/* blame the largest term: the one the user set too large */
+		const char *field = "weights-bytes";
+		uint64_t big = b->weights_bytes;
+		if (b->activation_bytes > big)
+			field = "activation-bytes", big = b->activation_bytes;
+		if (b->overhead_bytes > big)
+			field = "overhead-bytes";
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, field,
 				     "weights + activations + overhead overflow");
+	}
 	double gpu = (double)b->gpu_memory_bytes;
 
 	/* the pool, per engine, in exact integers once the fraction is applied */
@@ -371,9 +379,14 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				     (unsigned long long)b->context);
 	b->max_sequences = max_sequences_at(b, b->context);
 	uint64_t exact;
-	if (kvp_spec_seq_bytes(s, b->context, 1, &exact) || !kvp_mul(exact, b->batch, &b->kv_bytes))
+	if (kvp_spec_seq_bytes(s, b->context, 1, &exact))
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
-				     "KV bytes of %llu x %llu tokens overflow",
+				     "%llu tokens overflow the byte count",
+				     (unsigned long long)b->context);
+	/* one sequence fits the arithmetic: the batch is what overflows */
+	if (!kvp_mul(exact, b->batch, &b->kv_bytes))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "batch",
+				     "KV bytes of %llu sequences x %llu tokens overflow",
 				     (unsigned long long)b->batch, (unsigned long long)b->context);
 	b->fits = b->weights_fit && b->max_sequences >= b->batch;
 	return KVP_STATUS_OK;

@@ -15,10 +15,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "profile.h"
+#include "name-index.h"
 #include "units.h"
+#include "utf8.h"
 #include "yaml-walk.h"
 
 /* ------------------------------------------------------------ numbers */
@@ -580,9 +583,8 @@ static kvp_status key_profile(const struct walk *w, const struct kvp_node *v,
 	    w->dir[0]) {
 		char joined[1100];
 		snprintf(joined, sizeof joined, "%s/%s", w->dir, val);
-		FILE *f = fopen(joined, "rb");
-		if (f) {
-			fclose(f);
+		struct stat sb; /* there, without opening it (a FIFO would block) */
+		if (stat(joined, &sb) == 0) {
 			if (strlen(joined) >= size)
 				return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
 						     "path too long");
@@ -1103,6 +1105,8 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	if (st)
 		return st;
 	struct walk w = {.doc = doc};
+	struct kvp_name_index names; /* scenario names seen: duplicates in linear time */
+	kvp_name_index_init(&names);
 	const char *slash = strrchr(doc->path, '/');
 	if (slash)
 		snprintf(w.dir, sizeof w.dir, "%.*s", (int)(slash - doc->path), doc->path);
@@ -1153,14 +1157,17 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 					   "missing: every scenario needs a name");
 			goto out;
 		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(f->scenarios[j].name, s->name) == 0) {
-				st = kvp_node_fail(doc, kvp_map_get(m, "name"), err,
-						   KVP_STATUS_INVALID, "name",
-						   "duplicate scenario '%s' (first at line %d)", s->name,
-						   f->scenarios[j].line);
-				goto out;
-			}
+		size_t j = kvp_name_index_find(&names, s->name); /* hashed: linear time */
+		if (j != SIZE_MAX) {
+			st = kvp_node_fail(doc, kvp_map_get(m, "name"), err, KVP_STATUS_INVALID,
+					   "name", "duplicate scenario '%s' (first at line %d)",
+					   s->name, f->scenarios[j].line);
+			goto out;
+		}
+		if (!kvp_name_index_add(&names, s->name, i)) {
+			st = kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
+			goto out;
+		}
 		if (!s->model[0]) {
 			st = kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "model",
 					   "missing in scenario '%s' (and in defaults)", s->name);
@@ -1175,6 +1182,7 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 			goto out;
 	}
 out:
+	kvp_name_index_free(&names);
 	free(tmpl);
 	return st;
 }
@@ -1792,7 +1800,14 @@ static void yaml_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
+		uint32_t cp;
+		size_t n = *p < 0x80 ? 1 : kvp_utf8_next((const char *)p, &cp);
+		if (n == 0) { /* not UTF-8: U+FFFD, so the file stays valid YAML */
+			fputs("\\ufffd", f);
+		} else if (n > 1) {
+			fwrite(p, 1, n, f);
+			p += n - 1;
+		} else if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
@@ -1932,26 +1947,13 @@ static kvp_status baseline_map(const struct kvp_doc *doc, const struct kvp_node 
 	return st;
 }
 
-static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_baseline *b,
-				struct kvp_error *err)
+/* The entries of a baseline's list, duplicates found through `names`. */
+static kvp_status baseline_entries(const struct kvp_doc *doc, const struct kvp_node *list,
+				   struct kvp_check_baseline *b, struct kvp_name_index *names,
+				   struct kvp_error *err)
 {
-	static const char *const top[] = {"baseline", NULL};
 	static const char *const entry[] = {"scenario", "command", "inputs", "fields", NULL};
-	if (!doc->root)
-		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
-				     "empty file; expected 'baseline:'");
-	kvp_status st = kvp_node_expect(doc, doc->root, "baseline", KVP_NODE_MAP, err);
-	if (!st)
-		st = kvp_map_only(doc, doc->root, top, err);
-	if (st)
-		return st;
-	const struct kvp_node *list = kvp_map_get(doc->root, "baseline");
-	if (!list)
-		return kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, "baseline", "missing");
-	if ((st = kvp_node_expect(doc, list, "baseline", KVP_NODE_SEQ, err)))
-		return st;
-	if (list->n && !(b->e = calloc(list->n, sizeof *b->e)))
-		return kvp_node_fail(doc, list, err, KVP_STATUS_NOMEM, "baseline", "out of memory");
+	kvp_status st;
 	for (size_t i = 0; i < list->n; i++) {
 		const struct kvp_node *m = list->items[i];
 		struct kvp_check_baseline_entry *e = &b->e[i];
@@ -1968,10 +1970,12 @@ static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_base
 					     name ? "fields" : "scenario", "missing");
 		if ((st = kvp_node_str(doc, name, "scenario", e->scenario, sizeof e->scenario, err)))
 			return st;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(b->e[j].scenario, e->scenario) == 0)
-				return kvp_node_fail(doc, name, err, KVP_STATUS_INVALID, "scenario",
-						     "duplicate scenario '%s'", e->scenario);
+		if (kvp_name_index_find(names, e->scenario) != SIZE_MAX)
+			return kvp_node_fail(doc, name, err, KVP_STATUS_INVALID, "scenario",
+					     "duplicate scenario '%s'", e->scenario);
+		if (!kvp_name_index_add(names, e->scenario, i))
+			return kvp_node_fail(doc, name, err, KVP_STATUS_NOMEM, "scenario",
+					     "out of memory");
 		if (cmd && (st = kvp_node_str(doc, cmd, "command", e->command, sizeof e->command,
 					      err)))
 			return st;
@@ -1981,6 +1985,32 @@ static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_base
 			return st;
 	}
 	return KVP_STATUS_OK;
+}
+
+static kvp_status baseline_walk(const struct kvp_doc *doc, struct kvp_check_baseline *b,
+				struct kvp_error *err)
+{
+	static const char *const top[] = {"baseline", NULL};
+	if (!doc->root)
+		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
+				     "empty file; expected 'baseline:'");
+	kvp_status st = kvp_node_expect(doc, doc->root, "baseline", KVP_NODE_MAP, err);
+	if (!st)
+		st = kvp_map_only(doc, doc->root, top, err);
+	if (st)
+		return st;
+	const struct kvp_node *list = kvp_map_get(doc->root, "baseline");
+	if (!list)
+		return kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, "baseline", "missing");
+	if ((st = kvp_node_expect(doc, list, "baseline", KVP_NODE_SEQ, err)))
+		return st;
+	if (list->n && !(b->e = calloc(list->n, sizeof *b->e)))
+		return kvp_node_fail(doc, list, err, KVP_STATUS_NOMEM, "baseline", "out of memory");
+	struct kvp_name_index names;
+	kvp_name_index_init(&names);
+	st = baseline_entries(doc, list, b, &names, err);
+	kvp_name_index_free(&names);
+	return st;
 }
 
 static kvp_status baseline_from_doc(struct kvp_doc *doc, struct kvp_check_baseline **out,
@@ -2138,15 +2168,20 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 	r->with_baseline = true;
 	r->tolerance = *tolerance;
 	snprintf(r->baseline_path, sizeof r->baseline_path, "%s", b->path);
+	struct kvp_name_index names; /* baseline entries by scenario: linear time */
+	kvp_name_index_init(&names);
+	for (size_t k = 0; k < b->n; k++)
+		if (!kvp_name_index_add(&names, b->e[k].scenario, k)) {
+			kvp_name_index_free(&names);
+			return KVP_STATUS_NOMEM;
+		}
 	for (size_t i = 0; i < r->file->n; i++) {
 		const struct kvp_check_scenario *s = &r->file->scenarios[i];
 		struct kvp_check_scenario_result *res = &r->s[i];
 		if (!res->record)
 			continue;
-		const struct kvp_check_baseline_entry *e = NULL;
-		for (size_t k = 0; k < b->n && !e; k++)
-			if (strcmp(b->e[k].scenario, s->name) == 0)
-				e = &b->e[k];
+		size_t at = kvp_name_index_find(&names, s->name);
+		const struct kvp_check_baseline_entry *e = at == SIZE_MAX ? NULL : &b->e[at];
 		if (!e) {
 			res->baseline = KVP_CHECK_BASELINE_MISSING;
 			r->failed++;
@@ -2155,7 +2190,8 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 		struct kvp_record *flat = kvp_record_new();
 		if (!flat || !flatten(res->record, "", flat)) {
 			kvp_record_free(flat);
-			return kvp_error_set(NULL, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+			kvp_name_index_free(&names);
+			return KVP_STATUS_NOMEM;
 		}
 		bool drift = e->command[0] && strcmp(e->command, s->command) != 0, ok = true;
 		for (size_t k = 0; k < e->fields->n && ok; k++) {
@@ -2171,8 +2207,10 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 				ok = drift_push(res, flat->fields[k].name, NULL, &flat->fields[k].v,
 						false);
 		kvp_record_free(flat);
-		if (!ok)
+		if (!ok) {
+			kvp_name_index_free(&names);
 			return KVP_STATUS_NOMEM;
+		}
 		inputs_diff(s, e->inputs, res->inputs_changed, sizeof res->inputs_changed);
 		res->baseline = drift ? KVP_CHECK_BASELINE_DRIFT : KVP_CHECK_BASELINE_SAME;
 		if (drift)
@@ -2180,27 +2218,42 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
 		else
 			r->passed++;
 	}
+	kvp_name_index_free(&names);
 	return KVP_STATUS_OK;
 }
 
 /* ------------------------------------------------------------ JUnit and TAP */
 
+/* Text for XML content or a double-quoted attribute: markup escaped; line
+ * breaks and tabs as character references (kept in attributes too); the
+ * control characters and U+FFFE/U+FFFF that XML 1.0 forbids as '?'; bytes
+ * that are not UTF-8 as U+FFFD. */
 static void xml_text(FILE *f, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		uint32_t cp;
+		size_t n = kvp_utf8_next(s, &cp);
+		if (n == 0) {
+			fputs(KVP_UTF8_REPLACEMENT, f);
+			s++;
+			continue;
+		}
+		switch (cp) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&apos;", f); break;
+		case '\n': fputs("&#10;", f); break;
+		case '\t': fputs("&#9;", f); break;
+		case '\r': fputs("&#13;", f); break;
 		default:
-			/* XML 1.0 allows no other control characters */
-			if (*p < 0x20 && *p != '\n' && *p != '\t' && *p != '\r')
+			if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
 				fputc('?', f);
 			else
-				fputc(*p, f);
+				fwrite(s, 1, n, f);
 		}
+		s += n;
 	}
 }
 
@@ -2241,6 +2294,9 @@ static void point_text(const struct kvp_check_report *r, const struct kvp_check_
 		break;
 	}
 	}
+	/* a cut never splits a character */
+	kvp_utf8_trim(name);
+	kvp_utf8_trim(msg);
 }
 
 static void drift_change(const struct kvp_check_drift *d, char *buf, size_t size)
@@ -2276,11 +2332,15 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" "
 			   "time=\"%.3f\">\n    <properties>\n", tests, failures, errors,
 			r->s[i].time_s);
-		fprintf(f, "      <property name=\"command\" value=\"%s\"/>\n", s->command);
+		fputs("      <property name=\"command\" value=\"", f);
+		xml_text(f, s->command);
+		fputs("\"/>\n", f);
 		for (size_t j = 0; j < s->ninputs; j++) {
 			if (strcmp(s->inputs[j].key, "command") == 0)
 				continue;
-			fprintf(f, "      <property name=\"%s\" value=\"", s->inputs[j].key);
+			fputs("      <property name=\"", f);
+			xml_text(f, s->inputs[j].key);
+			fputs("\" value=\"", f);
 			xml_text(f, s->inputs[j].value);
 			fputs("\"/>\n", f);
 		}
@@ -2326,14 +2386,24 @@ void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r)
 	free(pts);
 }
 
-/* TAP descriptions: no newlines, and '#' would start a directive. */
+/* TAP descriptions: one line ('#' would start a directive: \#, and \ as
+ * \\); control characters as '?'; bytes that are not UTF-8 as U+FFFD. */
 static void tap_text(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '#')
-			fputs("\\#", f);
+	while (*s) {
+		uint32_t cp;
+		size_t n = kvp_utf8_next(s, &cp);
+		if (n == 0)
+			fputs(KVP_UTF8_REPLACEMENT, f);
+		else if (cp == '#' || cp == '\\')
+			fprintf(f, "\\%c", (char)cp);
+		else if (cp == '\n' || cp == '\r')
+			fputc(' ', f);
+		else if (cp < 0x20 || cp == 0x7f)
+			fputc('?', f);
 		else
-			fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+			fwrite(s, 1, n, f);
+		s += n ? n : 1;
 	}
 }
 
@@ -2362,7 +2432,11 @@ void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 		fprintf(f, "\n  severity: %s\n", pts[j].outcome == KVP_CHECK_ERROR ? "error" : "fail");
 		if (pts[j].kind == KVP_CHECK_POINT_ASSERT) {
 			const struct kvp_check_assert *a = &s->asserts[pts[j].index];
-			fprintf(f, "  at: \"%s:%d:%d\"\n  field: ", r->file->path, a->line, a->col);
+			char at[sizeof r->file->path + 32];
+			snprintf(at, sizeof at, "%s:%d:%d", r->file->path, a->line, a->col);
+			fputs("  at: ", f);
+			yaml_string(f, at);
+			fputs("\n  field: ", f);
 			yaml_string(f, a->field);
 			fputs("\n  got: ", f);
 			yaml_string(f, res->results[pts[j].index].got);

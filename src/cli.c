@@ -128,22 +128,28 @@ bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *
 bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
 			size_t max, size_t *n)
 {
-	char buf[1024];
-	snprintf(buf, sizeof buf, "%s", arg);
+	char *buf = strdup(arg); /* a copy of any length: no value is cut */
 	*n = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (*n == max) {
-			kvp_cli_usage_error(cmd, "%s: at most %zu values", opt, max);
-			return false;
-		}
-		if (!kvp_cli_tokens(cmd, opt, t, &out[(*n)++]))
-			return false;
-	}
-	if (*n == 0) {
-		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+	if (!buf) {
+		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
 		return false;
 	}
-	return true;
+	bool good = true;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && good;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (*n == max) {
+			kvp_cli_usage_error(cmd, "%s: at most %zu values", opt, max);
+			good = false;
+		} else {
+			good = kvp_cli_tokens(cmd, opt, t, &out[(*n)++]);
+		}
+	}
+	free(buf);
+	if (good && *n == 0) {
+		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+		good = false;
+	}
+	return good;
 }
 
 int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, const char *arg)

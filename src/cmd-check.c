@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic-file.h"
 #include "checks.h"
 #include "cli.h"
 
@@ -93,7 +94,9 @@ static void print_text(const struct kvp_check_report *r)
 		const struct kvp_check_scenario_result *res = &r->s[i];
 		char inputs[2048];
 		kvp_check_inputs_format(s, inputs, sizeof inputs);
-		printf("\n%s  (%s)\n", s->name, inputs);
+		char sn[KVP_TERM_SIZE(sizeof s->name)], in[KVP_TERM_SIZE(sizeof inputs)];
+		printf("\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
+		       kvp_term_text(in, sizeof in, inputs));
 		if (!res->record) {
 			char msg[1400];
 			kvp_error_format(&res->err, msg, sizeof msg);
@@ -146,7 +149,8 @@ static void print_text(const struct kvp_check_report *r)
 	       r->errors == 1 ? "" : "s");
 }
 
-/* Write through a temporary file and rename, so a CI job never reads half a report. */
+/* Write through the atomic writer, so a CI job never reads half a report
+ * and an input (the expectations, the baseline) is never written over. */
 static int write_file(const char *path, const struct kvp_check_report *r,
 		      void (*writer)(FILE *, const struct kvp_check_report *))
 {
@@ -154,23 +158,13 @@ static int write_file(const char *path, const struct kvp_check_report *r,
 		writer(stdout, r);
 		return 0;
 	}
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	struct kvp_afile a;
 	struct kvp_error err = {0};
-	if (!f) {
-		kvp_error_set(&err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-			      strerror(errno));
+	if (kvp_afile_open(&a, path, &err))
 		return kvp_cli_error(cmd, &err);
-	}
-	writer(f, r);
-	bool bad = ferror(f);
-	if (fclose(f) || bad || rename(tmp, path)) {
-		kvp_error_set(&err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-			      strerror(errno));
-		remove(tmp);
+	writer(a.f, r);
+	if (kvp_afile_commit(&a, &err))
 		return kvp_cli_error(cmd, &err);
-	}
 	return 0;
 }
 

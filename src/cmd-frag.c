@@ -79,10 +79,12 @@ struct frag_opts {
 static int parse_prefix(struct frag_opts *o, const char *arg)
 {
 	char buf[64];
-	snprintf(buf, sizeof buf, "%s", arg);
-	char *colon = strchr(buf, ':');
-	if (colon)
-		*colon = '\0';
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	if (len >= sizeof buf) /* longer than any token count: refused, not cut */
+		return kvp_cli_usage_error(cmd, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'", arg);
+	memcpy(buf, arg, len);
+	buf[len] = '\0';
 	o->prefix_fraction = 1;
 	if (!kvp_cli_tokens(cmd, "--shared-prefix", buf, &o->prefix_tokens))
 		return KVP_EXIT_USAGE;
@@ -105,34 +107,45 @@ static int parse_allocator(struct frag_opts *o, const char *arg)
 
 static int parse_sizes(struct frag_opts *o, const char *arg)
 {
-	char buf[1024];
-	snprintf(buf, sizeof buf, "%s", arg);
+	char *buf = strdup(arg); /* any length: no size is cut */
+	if (!buf)
+		return kvp_cli_usage_error(cmd, "--cache-sizes: out of memory");
 	o->ncache = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	int rc = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
+	     t = strtok_r(NULL, ",", &save)) {
 		if (o->ncache == sizeof o->cache_sizes / sizeof o->cache_sizes[0])
-			return kvp_cli_usage_error(cmd, "--cache-sizes: at most 16 sizes");
-		if (!kvp_cli_bytes(cmd, "--cache-sizes", t, &o->cache_sizes[o->ncache++]))
-			return KVP_EXIT_USAGE;
+			rc = kvp_cli_usage_error(cmd, "--cache-sizes: at most 16 sizes");
+		else if (!kvp_cli_bytes(cmd, "--cache-sizes", t, &o->cache_sizes[o->ncache++]))
+			rc = KVP_EXIT_USAGE;
 	}
+	free(buf);
+	if (rc)
+		return rc;
 	return o->ncache ? 0 : kvp_cli_usage_error(cmd, "--cache-sizes: empty list");
 }
 
 static int parse_policies(struct frag_opts *o, const char *arg)
 {
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", arg);
+	char *buf = strdup(arg); /* any length: no name is cut */
+	if (!buf)
+		return kvp_cli_usage_error(cmd, "--policies: out of memory");
 	memset(o->policy, 0, sizeof o->policy);
 	o->has_policies = true;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	int rc = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
+	     t = strtok_r(NULL, ",", &save)) {
 		int p = 0;
 		while (p < KVP_FRAG_POLICY_COUNT && strcmp(t, kvp_frag_policy_name((enum kvp_frag_policy)p)))
 			p++;
 		if (p == KVP_FRAG_POLICY_COUNT)
-			return kvp_cli_usage_error(cmd, "--policies: unknown policy '%s' (contiguous-max, "
-						   "contiguous-request, paged, paged-shared)", t);
-		o->policy[p] = true;
+			rc = kvp_cli_usage_error(cmd, "--policies: unknown policy '%s' (contiguous-max, "
+						 "contiguous-request, paged, paged-shared)", t);
+		else
+			o->policy[p] = true;
 	}
-	return 0;
+	free(buf);
+	return rc;
 }
 
 static int frag_option(struct frag_opts *o, int opt, const char *arg)
@@ -222,13 +235,17 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 {
 	const struct kvp_spec *s = &b->spec;
 	char t1[64], t2[64], t3[64], sp[128], so[128];
-	printf("kvplan frag: %s on %s, engine %s, tp %u, pp %u, KV %s\n\n", s->model->name, g->name,
+	char mn[KVP_TERM_SIZE(sizeof s->model->name)], gn[KVP_TERM_SIZE(sizeof g->name)];
+	char wn[KVP_TERM_SIZE(sizeof w->name)];
+	printf("kvplan frag: %s on %s, engine %s, tp %u, pp %u, KV %s\n\n",
+	       kvp_term_text(mn, sizeof mn, s->model->name), kvp_term_text(gn, sizeof gn, g->name),
 	       kvp_engine_name(b->engine), s->par.tp, s->par.pp, kvp_dtype_name(s->kv_dtype));
 	kvp_dist_format(&w->prompt, sp, sizeof sp);
 	kvp_dist_format(&w->output, so, sizeof so);
 	kvp_format_u64(fc->max_len, t1, sizeof t1);
 	kvp_format_u64(fc->requests, t2, sizeof t2);
-	printf("Workload %s: prompt %s, output %s%s, max_len %s tokens\n", w->name, sp, so,
+	printf("Workload %s: prompt %s, output %s%s, max_len %s tokens\n",
+	       kvp_term_text(wn, sizeof wn, w->name), sp, so,
 	       w->paired ? " (pairs from the file)" : "", t1);
 	if (fc->prefix_tokens) {
 		kvp_format_u64(fc->prefix_tokens, t1, sizeof t1);

@@ -32,7 +32,15 @@ static void help(void)
 	       "           eff), FLOPs / (peak x eff)) -> time per output token, tokens/s\n"
 	       "  tp       two ring all-reduces per layer over NVLink (or PCIe)\n"
 	       "Decode is timed at the mean context of the output, prompt + (output - 1) / 2;\n"
-	       "memory is checked at prompt + output (the budget of `kvplan budget`).\n\n"
+	       "memory is checked at prompt + output (the budget of `kvplan budget`).\n"
+	       "Two times to first token per batch B:\n"
+	       "  ttft_batch    B prompts prefilled together in one pass (a burst of B arrivals;\n"
+	       "                every user waits for the whole pass)\n"
+	       "  ttft_chunked  one prompt joining B - 1 sequences already decoding, under\n"
+	       "                continuous batching with chunked prefill: each step carries the\n"
+	       "                B - 1 decode tokens and T - (B - 1) prompt tokens (T =\n"
+	       "                --max-batched-tokens); k = ceil(prompt / chunk) steps, each\n"
+	       "                timed on the same roofline; no queueing counted\n\n"
 	       "%s"
 	       "Perf:\n"
 	       "  --prompt N                prompt tokens (default: --context, else 1024)\n"
@@ -61,7 +69,7 @@ void kvp_perf_fmt_s(double s, char *buf, size_t size)
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
 	else if (s >= 1)
-		snprintf(buf, size, "%.3f s", s);
+		kvp_format_fixed(s, 3, " s", buf, size); /* 1e61 s: never cut */
 	else if (s >= 1e-3)
 		snprintf(buf, size, "%.2f ms", s * 1e3);
 	else
@@ -104,7 +112,7 @@ static void print_shape(const struct kvp_perf_result *run, const struct kvp_perf
 static void fmt_flops(double f, char *buf, size_t size)
 {
 	if (f >= 1e15)
-		snprintf(buf, size, "%.3f PFLOP", f / 1e15);
+		kvp_format_fixed(f / 1e15, 3, " PFLOP", buf, size);
 	else if (f >= 1e12)
 		snprintf(buf, size, "%.3f TFLOP", f / 1e12);
 	else
@@ -289,8 +297,10 @@ int kvp_cmd_perf(int argc, char **argv)
 	if (c.format == KVP_FORMAT_TABLE) {
 		const struct kvp_spec *s = &b->spec;
 		char t1[64], t2[64], t3[64], t4[64];
-		printf("kvplan perf: %s on %s, tp %u, pp %u, dp %u, ep %u, dtype %s, KV %s\n\n", m->name,
-		       g.name, s->par.tp, s->par.pp, kvp_shape_dp(&s->par), kvp_shape_ep(&s->par),
+		char mn[KVP_TERM_SIZE(sizeof m->name)], gn[KVP_TERM_SIZE(sizeof g.name)];
+		printf("kvplan perf: %s on %s, tp %u, pp %u, dp %u, ep %u, dtype %s, KV %s\n\n",
+		       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g.name),
+		       s->par.tp, s->par.pp, kvp_shape_dp(&s->par), kvp_shape_ep(&s->par),
 		       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
 		kvp_format_rate(hw.bandwidth_bps, t1, sizeof t1);
 		kvp_format_rate(hw.bandwidth_bps * hw.decode_bw_efficiency, t2, sizeof t2);
@@ -328,8 +338,28 @@ int kvp_cmd_perf(int argc, char **argv)
 		kvp_perf_fmt_s(r0->prefill.memory_s, t2, sizeof t2);
 		kvp_perf_fmt_s(r0->prefill.comm_s, t3, sizeof t3);
 		kvp_perf_fmt_s(r0->prefill.time_s, t4, sizeof t4);
-		printf("  batch %llu: compute %s, memory %s -> %s-bound; + communication %s = TTFT %s\n\n",
-		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound), t3, t4);
+		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s = "
+		       "TTFT %s\n", (unsigned long long)r0->batch, t1, t2,
+		       kvp_perf_bound_name(r0->prefill.bound), t3, t4);
+		const struct kvp_perf_row *rl = &rows[nbatch - 1];
+		if (isfinite(rl->chunked.ttft_s)) {
+			char t5[64];
+			kvp_format_u64(rl->chunked.chunk_tokens, t1, sizeof t1);
+			kvp_perf_fmt_s(rl->chunked.compute_s, t2, sizeof t2);
+			kvp_perf_fmt_s(rl->chunked.memory_s, t3, sizeof t3);
+			kvp_perf_fmt_s(rl->chunked.comm_s, t4, sizeof t4);
+			kvp_perf_fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
+			printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
+			       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s)"
+			       " = TTFT %s\n\n", (unsigned long long)(rl->batch - 1), t1,
+			       (unsigned long long)b->max_batched_tokens,
+			       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
+			       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, t5);
+		} else {
+			printf("  chunked, joining %llu decoding: no prompt token fits a step of "
+			       "max-batched-tokens %llu\n\n", (unsigned long long)(rl->batch - 1),
+			       (unsigned long long)b->max_batched_tokens);
+		}
 
 		kvp_format_u64(n_dec, t1, sizeof t1);
 		printf("Decode step at the mean context %s tokens\n", t1);
@@ -362,7 +392,9 @@ int kvp_cmd_perf(int argc, char **argv)
 				break;
 			kvp_record_u64(x, "batch", r->batch);
 			kvp_perf_fmt_s(r->prefill.time_s, t1, sizeof t1);
-			kvp_record_str(x, "ttft", t1);
+			kvp_record_str(x, "ttft_batch", t1);
+			kvp_perf_fmt_s(r->chunked.ttft_s, t1, sizeof t1);
+			kvp_record_str(x, "ttft_chunked", t1);
 			if (r->offload) {
 				kvp_perf_fmt_s(r->decode.time_s, t1, sizeof t1);
 				kvp_record_str(x, "step_on_gpu", t1);
@@ -374,9 +406,9 @@ int kvp_cmd_perf(int argc, char **argv)
 			}
 			kvp_perf_fmt_s(r->tpot_s, t1, sizeof t1);
 			kvp_record_str(x, "tpot", t1);
-			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s);
+			kvp_format_fixed(r->tokens_per_s, 1, "", t1, sizeof t1);
 			kvp_record_str(x, "tokens/s", t1);
-			snprintf(t1, sizeof t1, "%.1f", r->tokens_per_s / gpus);
+			kvp_format_fixed(r->tokens_per_s / gpus, 1, "", t1, sizeof t1);
 			kvp_record_str(x, "per_gpu", t1);
 			kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound));
 			kvp_record_str(x, "memory", r->offload ? (r->off.transfer_bytes ? "offload" : "fits")

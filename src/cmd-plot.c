@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gnuplot-writer.h"
 #include "plot.h"
 #include "frag.h"
 #include "workload.h"
@@ -130,8 +131,9 @@ static void help(void)
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		printf("  %-12s %s\n", kinds[i].name, kinds[i].summary);
 	printf("\nPlot options:\n"
-	       "  -o, --output-dir DIR      where the files go (default .; created if missing)\n"
-	       "  --name STEM               file stem (default: the kind)\n"
+	       "  -o, --output-dir DIR      where the files go (default kvplan-plots, a folder of\n"
+	       "                            its own; created if missing)\n"
+	       "  --name STEM               file stem: letters, digits, . _ - (default: the kind)\n"
 	       "  --term png|svg|pdf|dumb   image format (default png; dumb draws in the terminal)\n"
 	       "  --contexts LIST           context points, e.g. 1k,4k,32k (default 256 ... 128k,\n"
 	       "                            powers of two)\n"
@@ -261,7 +263,7 @@ int kvp_cmd_plot(int argc, char **argv)
 	struct plot_args a;
 	memset(&a, 0, sizeof a);
 	kvp_cli_common_init(&a.c);
-	a.dir = ".";
+	a.dir = "kvplan-plots"; /* its own folder: never scatter files into . */
 	a.term = KVP_PLOT_TERM_PNG;
 	const char *model_arg = NULL, *gpu_arg = NULL, *results_arg = NULL;
 	int opt, rc = 0;
@@ -277,8 +279,10 @@ int kvp_cmd_plot(int argc, char **argv)
 			a.dir = optarg;
 			continue;
 		case OPT_NAME:
-			if (!*optarg || strchr(optarg, '/') || strspn(optarg, ".") == strlen(optarg))
-				return kvp_cli_usage_error(cmd, "--name: '%s' is not a file stem", optarg);
+			if (!kvp_gp_stem_ok(optarg))
+				return kvp_cli_usage_error(cmd, "--name: not a file stem (1 to 200 of "
+							   "letters, digits, '.', '_', '-'; not first "
+							   "'.' or '-')");
 			a.name = optarg;
 			continue;
 		case OPT_TERM:
@@ -419,8 +423,12 @@ int kvp_cmd_plot(int argc, char **argv)
 	for (int i = 0; i < argc && len < sizeof p->source; i++)
 		len += (size_t)snprintf(p->source + len, sizeof p->source - len, " %s", argv[i]);
 	struct kvp_error err = {0};
-	if (k->build(&a, p, &err) || kvp_plot_mkdir(a.dir, &err) ||
-	    kvp_plot_write(p, a.dir, a.term, &err)) {
+	if (k->build(&a, p, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	kvp_plot_mark_overlaps(p);
+	if (kvp_plot_mkdir(a.dir, &err) || kvp_plot_write(p, a.dir, a.term, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}

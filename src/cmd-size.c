@@ -27,7 +27,8 @@ static void help(void)
 {
 	printf("Usage: kvplan size --model NAME --workload NAME|PATH [--gpus all|LIST] [OPTIONS]\n\n"
 	       "GPU purchase sizing.  For each GPU and tensor-parallel size, the fewest replicas\n"
-	       "that meet every constraint, ranked by cost:\n"
+	       "that meet every constraint, ranked by cost per million output tokens at\n"
+	       "each configuration's own throughput (then per hour):\n"
 	       "  memory      weights fit; one request of max_model_len fits; the KV of the\n"
 	       "              sequences in flight fits (Little's law: C = rate x (TTFT +\n"
 	       "              output x TPOT), per replica)\n"
@@ -91,7 +92,7 @@ static void fmt_s(double s, char *buf, size_t size)
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
 	else if (s >= 1)
-		snprintf(buf, size, "%.2f s", s);
+		kvp_format_fixed(s, 2, " s", buf, size); /* never cut */
 	else
 		snprintf(buf, size, "%.1f ms", s * 1e3);
 }
@@ -101,7 +102,7 @@ static void fmt_money(double v, char *buf, size_t size)
 	if (isnan(v))
 		snprintf(buf, size, "?");
 	else
-		snprintf(buf, size, "%.2f", v);
+		kvp_format_fixed(v, 2, "", buf, size); /* a price of 1e61: never cut */
 }
 
 struct price {
@@ -319,7 +320,9 @@ int kvp_cmd_size(int argc, char **argv)
 
 	if (c.format == KVP_FORMAT_TABLE) {
 		char t1[64], t2[64], t3[64];
-		printf("kvplan size: %s for workload %s, engine %s\n\n", m->name, w.name,
+		char mn[KVP_TERM_SIZE(sizeof m->name)], wn[KVP_TERM_SIZE(sizeof w.name)];
+		printf("kvplan size: %s for workload %s, engine %s\n\n",
+		       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(wn, sizeof wn, w.name),
 		       kvp_engine_name(c.opts.engine));
 		printf("Demand (%d requests drawn from the workload)\n", 65536);
 		if (d.rate > 0)
@@ -356,7 +359,7 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_str(r, "$/hour", t1);
 			fmt_money(x->cost_per_mtok, t1, sizeof t1);
 			kvp_record_str(r, "$/Mtok", t1);
-			snprintf(t1, sizeof t1, "%.1f", x->concurrency);
+			kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
 			kvp_record_str(r, "C", x->failed & (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
 			fmt_s(x->ttft_s, t1, sizeof t1);
 			kvp_record_str(r, "ttft", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);

@@ -49,6 +49,8 @@ static void help(void)
 	       "  --format F                table|json|csv (default table)\n"
 	       "  --help                    this text\n\n"
 	       "Points that failed kvbench's validation or were not timed are skipped.\n"
+	       "A fit with as many efficiencies as points, and capacity on the cpu backend,\n"
+	       "agree by construction: validate warns (and says so in JSON).\n"
 	       "Exit status: 0 every point within its tolerance, 1 a point outside it,\n"
 	       "2 usage, 3 an invalid results file (file:line:col: error: field: message).\n"
 	       "See kvplan(1), VALIDATE, and kvbench(1).\n");
@@ -118,6 +120,54 @@ static struct kvp_record *point_record(const struct kvp_vpoint *p)
 	return r;
 }
 
+/* What the statistics cannot show: an in-sample fit with as many
+ * efficiencies as points reproduces them by construction; a CPU capacity
+ * point compares floor((limit - weights) / block) with the blocks malloc gave
+ * under that same limit, so it checks the allocator, not the budget. */
+struct caveats {
+	bool in_sample;
+	size_t parameters, points, exact;   /* kvp_validation_fit_degrees */
+	size_t capacity_cpu;
+};
+
+static void caveats_find(struct kvp_validation *v, bool in_sample, enum kvp_fit_by by,
+			 struct caveats *c)
+{
+	memset(c, 0, sizeof *c);
+	c->in_sample = in_sample;
+	if (in_sample)
+		kvp_validation_fit_degrees(v, by, &c->parameters, &c->points, &c->exact);
+	for (size_t i = 0; i < v->n; i++)
+		c->capacity_cpu += v->points[i].kind == KVP_VPOINT_CAPACITY &&
+				   strcmp(v->points[i].backend, "cpu") == 0;
+}
+
+static bool fit_exact(const struct caveats *c)
+{
+	return c->in_sample && c->points && c->parameters == c->points;
+}
+
+/* The warnings, on stderr in every format. */
+static void caveats_warn(const struct caveats *c)
+{
+	if (fit_exact(c))
+		fprintf(stderr, "kvplan %s: warning: the fit has as many efficiencies as points "
+				"(%zu): it reproduces every fitted point by construction, so their "
+				"0 %% error proves nothing; fit to another run (--calibration FILE) "
+				"or measure more points per group\n", cmd, c->points);
+	else if (c->in_sample && c->exact)
+		fprintf(stderr, "kvplan %s: warning: %zu of %zu fitted group%s rest%s on one "
+				"point, which the fit reproduces by construction (error 0)\n", cmd,
+			c->exact, c->parameters, c->parameters == 1 ? "" : "s",
+			c->exact == 1 ? "s" : "");
+	if (c->capacity_cpu)
+		fprintf(stderr, "kvplan %s: warning: %zu capacity point%s on the cpu backend: the "
+				"budget's floor((limit - weights) / block) against the blocks malloc "
+				"gave under the same limit agrees by construction; it checks the "
+				"allocator, not the planner's budget (run --capacity on a GPU)\n",
+			cmd, c->capacity_cpu, c->capacity_cpu == 1 ? "" : "s");
+}
+
 static void pct(char *buf, size_t size, double x)
 {
 	snprintf(buf, size, "%+.1f%%", 100 * x);
@@ -125,7 +175,7 @@ static void pct(char *buf, size_t size, double x)
 
 /* The table: one section per kind, the columns a reader compares. */
 static void print_table(const struct kvp_validation *v, double tol, double cap_tol,
-			bool large_only, const char *eff_note)
+			bool large_only, const char *eff_note, const struct caveats *cv)
 {
 	char a[64], b[64], e[32], heads[32], where[300];
 	int w = 5; /* "point" */
@@ -160,8 +210,8 @@ static void print_table(const struct kvp_validation *v, double tol, double cap_t
 						? "  <- outside"
 						: "  (small step, not judged)";
 			if (kind == KVP_VPOINT_DECODE) {
-				snprintf(a, sizeof a, "%.3f ms", p->measured_s * 1e3);
-				snprintf(b, sizeof b, "%.3f ms", p->predicted_s * 1e3);
+				kvp_format_fixed(p->measured_s * 1e3, 3, " ms", a, sizeof a);
+				kvp_format_fixed(p->predicted_s * 1e3, 3, " ms", b, sizeof b);
 				printf("%-*.48s %-7s %-6s %-7s %4u %3u %4llu %10llu %-12.12s %5.3f %11s "
 				       "%11s %8s%s\n",
 				       w, where, p->backend, kvp_dtype_name(p->shape.kv_dtype), heads,
@@ -199,6 +249,16 @@ static void print_table(const struct kvp_validation *v, double tol, double cap_t
 		       v->capacity_n, 100 * v->capacity_max_abs, v->capacity_outside, 100 * cap_tol);
 	if (v->skipped)
 		printf("skipped: %zu point(s) that failed validation or were not timed\n", v->skipped);
+	if (fit_exact(cv))
+		printf("fit: %zu efficiencies on %zu points, exact by construction: the decode "
+		       "errors of the fitted points prove nothing\n", cv->parameters, cv->points);
+	else if (cv->in_sample && cv->points)
+		printf("fit: %zu efficienc%s on %zu points (in sample); %zu group%s of one point, "
+		       "exact by construction\n", cv->parameters, cv->parameters == 1 ? "y" : "ies",
+		       cv->points, cv->exact, cv->exact == 1 ? "" : "s");
+	if (cv->capacity_cpu)
+		printf("capacity on the cpu: the blocks malloc gave under the budget's own limit; "
+		       "agreement is by construction\n");
 }
 
 /* Whether a judged point lies outside its tolerance. */
@@ -208,7 +268,8 @@ static bool failed(const struct kvp_validation *v, bool large_only)
 }
 
 static int write_output(const struct kvp_validation *v, enum kvp_format fmt, double tol,
-			double cap_tol, bool large_only, const char *eff_source, size_t fit_points)
+			double cap_tol, bool large_only, const char *eff_source, size_t fit_points,
+			const struct caveats *cv)
 {
 	struct kvp_record **rows = calloc(v->n ? v->n : 1, sizeof *rows);
 	struct kvp_record *top = kvp_record_new(), *sum = kvp_record_new();
@@ -229,6 +290,10 @@ static int write_output(const struct kvp_validation *v, enum kvp_format fmt, dou
 	     (v->efficiency > 0 ? kvp_record_f64(top, "efficiency", v->efficiency)
 				: kvp_record_null(top, "efficiency")) &&
 	     kvp_record_u64(top, "fit_points", fit_points) &&
+	     kvp_record_bool(top, "fit_in_sample", cv->in_sample) &&
+	     kvp_record_u64(top, "fit_parameters", cv->parameters) &&
+	     kvp_record_u64(top, "fit_exact_groups", cv->exact) &&
+	     kvp_record_bool(top, "fit_exact_by_construction", fit_exact(cv)) &&
 	     kvp_record_f64(sum, "tolerance", tol) &&
 	     kvp_record_f64(sum, "capacity_tolerance", cap_tol) &&
 	     kvp_record_u64(sum, "decode_points", v->decode_n) &&
@@ -242,6 +307,7 @@ static int write_output(const struct kvp_validation *v, enum kvp_format fmt, dou
 	     kvp_record_u64(sum, "capacity_points", v->capacity_n) &&
 	     kvp_record_u64(sum, "capacity_outside", v->capacity_outside) &&
 	     kvp_record_f64(sum, "capacity_max_abs_error", v->capacity_max_abs) &&
+	     kvp_record_u64(sum, "capacity_cpu_points", cv->capacity_cpu) &&
 	     kvp_record_u64(sum, "skipped", v->skipped) &&
 	     kvp_record_bool(sum, "large_only", large_only) &&
 	     kvp_record_bool(sum, "all_within", !failed(v, large_only)) &&
@@ -327,7 +393,8 @@ static int fit_groups(struct kvp_validation *v, enum kvp_fit_by by, const char *
 		return KVP_EXIT_INPUT;
 	}
 	if (!calib_path) {
-		snprintf(source, size, "fitted per %s to these results (%zu groups)", what, groups);
+		snprintf(source, size, "fitted per %s to these results (%zu group%s)", what, groups,
+			 groups == 1 ? "" : "s");
 		return KVP_EXIT_OK;
 	}
 	size_t whole_used;
@@ -338,8 +405,9 @@ static int fit_groups(struct kvp_validation *v, enum kvp_fit_by by, const char *
 		fprintf(stderr, "kvplan %s: out of memory\n", cmd);
 		return KVP_EXIT_FAIL;
 	}
-	snprintf(source, size, "fitted per %s to %s (%zu groups; %zu point(s) of a %s it "
-		 "lacks at its whole-run %.3f)", what, calib_path, groups, missed, what, whole);
+	snprintf(source, size, "fitted per %s to %s (%zu group%s; %zu point(s) of a %s it "
+		 "lacks at its whole-run %.3f)", what, calib_path, groups, groups == 1 ? "" : "s",
+		 missed, what, whole);
 	return KVP_EXIT_OK;
 }
 
@@ -448,6 +516,9 @@ int kvp_cmd_validate(int argc, char **argv)
 		goto out;
 	}
 	kvp_validation_evaluate(&v, eff, tol, cap_tol);
+	struct caveats cv;
+	caveats_find(&v, calibrate && !calib_path, fit_by, &cv);
+	caveats_warn(&cv);
 	if (fmt == KVP_FORMAT_TABLE) {
 		if (eff > 0)
 			snprintf(note, sizeof note, "efficiency %.3f, %s", eff, source);
@@ -458,8 +529,8 @@ int kvp_cmd_validate(int argc, char **argv)
 		if (used)
 			snprintf(note + strlen(note), sizeof note - strlen(note),
 				 ", median of %zu point(s)", used);
-		print_table(&v, tol, cap_tol, large_only, note);
-	} else if ((rc = write_output(&v, fmt, tol, cap_tol, large_only, source, used))) {
+		print_table(&v, tol, cap_tol, large_only, note, &cv);
+	} else if ((rc = write_output(&v, fmt, tol, cap_tol, large_only, source, used, &cv))) {
 		goto out;
 	}
 	if (failed(&v, large_only))

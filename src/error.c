@@ -5,13 +5,30 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "utf8.h"
+
+/* A path too long for err->path keeps its end (the file's name), after
+ * "...", from a character boundary on: never cut silently or mid-character. */
+static void set_path(char *dst, size_t size, const char *path)
+{
+	size_t n = strlen(path);
+	if (n < size) {
+		memcpy(dst, path, n + 1);
+		return;
+	}
+	const char *tail = path + n - (size - 4);
+	while ((*tail & 0xc0) == 0x80)
+		tail++;
+	snprintf(dst, size, "...%s", tail);
+}
+
 kvp_status kvp_error_set(struct kvp_error *err, kvp_status status, const char *path,
 			 int line, int col, const char *field, const char *fmt, ...)
 {
 	if (!err)
 		return status;
 	err->status = status;
-	snprintf(err->path, sizeof err->path, "%s", path ? path : "");
+	set_path(err->path, sizeof err->path, path ? path : "");
 	err->line = line;
 	err->col = col;
 	snprintf(err->field, sizeof err->field, "%s", field ? field : "");
@@ -19,6 +36,8 @@ kvp_status kvp_error_set(struct kvp_error *err, kvp_status status, const char *p
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	va_end(ap);
+	kvp_utf8_trim(err->field);
+	kvp_utf8_trim(err->msg);
 	return status;
 }
 

@@ -1,5 +1,7 @@
 /* main.c: kvplan's entry point: find the subcommand in the table and run it.
  * Everything else lives in cmd-<name>.c and the library. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,7 +33,8 @@ static void usage(FILE *f)
 		   "Exit status: 0 ok, 1 a check failed or it does not fit, 2 usage, 3 invalid input.\n");
 }
 
-int main(int argc, char **argv)
+/* Run the command argv[1] names. */
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -58,4 +61,27 @@ int main(int argc, char **argv)
 	fprintf(stderr, "kvplan: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return KVP_EXIT_USAGE;
+}
+
+/* A result that never reached standard output (`> /dev/full`, a closed pipe
+ * with SIGPIPE ignored) is an error, not a success: flush and close it and
+ * say so. */
+static int close_stdout(int rc)
+{
+	errno = 0;
+	bool bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	if (!bad)
+		return rc;
+	fprintf(stderr, "kvplan: cannot write standard output: %s\n", e ? strerror(e) : "I/O error");
+	return rc == KVP_EXIT_OK || rc == KVP_EXIT_FAIL ? KVP_EXIT_INPUT : rc;
+}
+
+int main(int argc, char **argv)
+{
+	return close_stdout(dispatch(argc, argv));
 }

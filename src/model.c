@@ -69,6 +69,12 @@ const struct kvp_dtype_info *kvp_dtype_info(enum kvp_dtype dt)
 	return dt < KVP_DTYPE_COUNT ? &dtypes[dt].info : NULL;
 }
 
+void kvp_dtype_kv_elem_scale(enum kvp_dtype dt, unsigned *num, unsigned *den)
+{
+	*num = dt < KVP_DTYPE_COUNT ? dtypes[dt].kv_elem_num : 0;
+	*den = dt < KVP_DTYPE_COUNT ? dtypes[dt].kv_elem_den : 1;
+}
+
 bool kvp_dtype_parse(const char *s, enum kvp_dtype *out)
 {
 	for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++)

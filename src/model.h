@@ -65,6 +65,9 @@ struct kvp_dtype_info {
 };
 
 const struct kvp_dtype_info *kvp_dtype_info(enum kvp_dtype dt);
+/* KV extra bytes per element as *num / *den (NVFP4: one fp8 scale per 16
+ * elements, 1/16); 0/1 for the other dtypes.  For printing the arithmetic. */
+void kvp_dtype_kv_elem_scale(enum kvp_dtype dt, unsigned *num, unsigned *den);
 /* Accepts names and engine spellings: bf16/bfloat16, fp16/float16/half,
  * fp8/fp8_e4m3/fp8-e4m3, fp8_e5m2, int8, int4, int4-gptq, int4-awq, mxfp4, nvfp4,
  * fp32/float32, auto.  Returns false when unknown. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 struct kvp_record *kvp_record_new(void) { return calloc(1, sizeof(struct kvp_record)); }
 
 static void value_clear(struct kvp_value *v)
@@ -154,22 +156,33 @@ const struct kvp_value *kvp_record_get(const struct kvp_record *r, const char *n
 	return NULL;
 }
 
+/* A JSON string that is valid UTF-8 whatever s holds: a byte that starts no
+ * valid sequence becomes U+FFFD, control characters (and U+2028, U+2029,
+ * which end a line in JavaScript) are escaped. */
 static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		uint32_t cp;
+		size_t n = kvp_utf8_next(s, &cp);
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			s++;
+			continue;
+		}
+		switch (cp) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
 		case '\n': fputs("\\n", f); break;
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
+			if (cp < 0x20 || cp == 0x7f || cp == 0x2028 || cp == 0x2029)
+				fprintf(f, "\\u%04x", (unsigned)cp);
 			else
-				fputc(*p, f);
+				fwrite(s, 1, n, f);
 		}
+		s += n;
 	}
 	fputc('"', f);
 }
@@ -235,10 +248,25 @@ static bool scalar(const struct kvp_value *v)
 	return v->type != KVP_VALUE_RECORD && v->type != KVP_VALUE_LIST;
 }
 
-static void csv_cell(FILE *f, const char *s)
+/* The text of a scalar: a string as it is (never cut), others formatted in buf. */
+static const char *value_text(const struct kvp_value *v, char *buf, size_t size)
 {
-	if (strpbrk(s, ",\"\n\r")) {
+	if (v->type == KVP_VALUE_STR)
+		return v->s ? v->s : "";
+	kvp_value_format(v, buf, size);
+	return buf;
+}
+
+/* One CSV cell (RFC 4180).  A string that begins with = + - @ (or a tab or
+ * carriage return) would be a formula to a spreadsheet: it is written after
+ * a ' and quoted (OWASP's CSV injection advice); numbers are not strings. */
+static void csv_cell(FILE *f, const char *s, bool str)
+{
+	bool formula = str && *s && strchr("=+-@\t\r", *s);
+	if (formula || strpbrk(s, ",\"\n\r")) {
 		fputc('"', f);
+		if (formula)
+			fputc('\'', f);
 		for (; *s; s++) {
 			if (*s == '"')
 				fputc('"', f);
@@ -261,7 +289,7 @@ void kvp_write_csv(FILE *f, struct kvp_record *const *rows, size_t n)
 			continue;
 		if (!first)
 			fputc(',', f);
-		csv_cell(f, h->fields[i].name);
+		csv_cell(f, h->fields[i].name, false);
 		first = false;
 	}
 	fputc('\n', f);
@@ -271,16 +299,63 @@ void kvp_write_csv(FILE *f, struct kvp_record *const *rows, size_t n)
 			if (!scalar(&h->fields[i].v))
 				continue;
 			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
-			char buf[512] = "";
-			if (v)
-				kvp_value_format(v, buf, sizeof buf);
+			char buf[64] = "";
+			const char *text = v ? value_text(v, buf, sizeof buf) : "";
 			if (!first)
 				fputc(',', f);
-			csv_cell(f, buf);
+			csv_cell(f, text, v && v->type == KVP_VALUE_STR);
 			first = false;
 		}
 		fputc('\n', f);
 	}
+}
+
+/* One byte on a terminal: control characters shown as \n, \t or \xNN,
+ * never sent (an escape sequence in a name would drive the terminal). */
+static void term_char(unsigned char c, char esc[8])
+{
+	if (c == '\n' || c == '\t')
+		snprintf(esc, 8, "\\%c", c == '\n' ? 'n' : 't');
+	else if (c < 0x20 || c == 0x7f)
+		snprintf(esc, 8, "\\x%02x", c);
+	else
+		esc[0] = (char)c, esc[1] = 0;
+}
+
+/* A table cell on a terminal (term_char); returns the width written; f NULL
+ * only measures. */
+static size_t table_text(FILE *f, const char *s)
+{
+	size_t w = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char esc[8];
+		term_char(*p, esc);
+		if (f)
+			fputs(esc, f);
+		w += strlen(esc);
+	}
+	return w;
+}
+
+const char *kvp_term_text(char *out, size_t size, const char *s)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char esc[8];
+		term_char(*p, esc);
+		size_t l = strlen(esc);
+		if (n + l + 1 > size) { /* cut, and say so */
+			n = size >= 4 ? size - 4 : 0;
+			memcpy(out + n, "...", size >= 4 ? 3 : 0);
+			n += size >= 4 ? 3 : 0;
+			break;
+		}
+		memcpy(out + n, esc, l);
+		n += l;
+	}
+	if (size)
+		out[n < size ? n : size - 1] = 0;
+	return out;
 }
 
 void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
@@ -291,15 +366,15 @@ void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
 	size_t *width = calloc(h->n, sizeof *width);
 	if (!width)
 		return;
-	char buf[512];
+	char buf[64];
 	for (size_t i = 0; i < h->n; i++) {
 		width[i] = strlen(h->fields[i].name);
 		for (size_t r = 0; r < n; r++) {
 			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
 			if (v && scalar(v)) {
-				kvp_value_format(v, buf, sizeof buf);
-				if (strlen(buf) > width[i])
-					width[i] = strlen(buf);
+				size_t w = table_text(NULL, value_text(v, buf, sizeof buf));
+				if (w > width[i])
+					width[i] = w;
 			}
 		}
 	}
@@ -312,11 +387,13 @@ void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n)
 			if (!scalar(&h->fields[i].v))
 				continue;
 			const struct kvp_value *v = kvp_record_get(rows[r], h->fields[i].name);
-			buf[0] = '\0';
-			if (v)
-				kvp_value_format(v, buf, sizeof buf);
+			const char *text = v ? value_text(v, buf, sizeof buf) : "";
 			bool num = v && (v->type == KVP_VALUE_U64 || v->type == KVP_VALUE_F64);
-			fprintf(f, num ? "%*s  " : "%-*s  ", (int)width[i], buf);
+			size_t w = table_text(NULL, text);
+			if (num)
+				fprintf(f, "%*s", (int)(width[i] - w), "");
+			table_text(f, text);
+			fprintf(f, "%*s  ", num ? 0 : (int)(width[i] - w), "");
 		}
 		fputc('\n', f);
 	}

@@ -64,6 +64,12 @@ void kvp_write_json(FILE *f, const struct kvp_record *r);
 void kvp_write_csv(FILE *f, struct kvp_record *const *rows, size_t n);
 /* A plain aligned table of the scalar fields, one row per record. */
 void kvp_write_table(FILE *f, struct kvp_record *const *rows, size_t n);
+/* `s` for a terminal in out[size]: control characters shown as \n, \t or
+ * \xNN, never sent (an escape sequence in a name would drive the terminal).
+ * KVP_TERM_SIZE(n) bytes hold any string of n bytes; a smaller out ends in
+ * "..." where it was cut.  Returns out. */
+#define KVP_TERM_SIZE(n) (4 * (n) + 1)
+const char *kvp_term_text(char *out, size_t size, const char *s);
 /* One value as text ("%.6g" for doubles). */
 void kvp_value_format(const struct kvp_value *v, char *buf, size_t size);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "input-file.h"
 #include "shape.h"
 #include "speculative.h"
 #include "units.h"
@@ -443,6 +444,40 @@ kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, ui
 		      c->hw.decode_bw_efficiency, (double)batch, out, err);
 }
 
+kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				 uint64_t context, uint64_t max_batched_tokens,
+				 struct kvp_perf_chunked *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (batch == 0 || n == 0 || max_batched_tokens == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0,
+				     !batch ? "batch" : !n ? "prompt" : "max-batched-tokens",
+				     "must be at least 1");
+	uint64_t others = batch - 1;
+	if (others >= max_batched_tokens) {
+		out->ttft_s = out->step_s = INFINITY;
+		return KVP_STATUS_OK;
+	}
+	out->chunk_tokens = max_batched_tokens - others;
+	out->steps = kvp_cdiv(n, out->chunk_tokens);
+	double k = (double)out->steps;
+	struct kvp_perf_step pre, dec = {0}, comm;
+	kvp_status st;
+	if ((st = kvp_perf_prefill(c, 1, n, &pre, err)) ||
+	    (others && (st = kvp_perf_decode_step(c, others, context, &dec, err))) ||
+	    (st = kvp_perf_prefill(c, 1, kvp_cdiv(n, out->steps) + others, &comm, err)))
+		return st;
+	/* pre.weights_bytes: all of them (a chunk of many tokens touches every
+	 * expert); pre.kv_bytes the prompt's KV, written over the k steps */
+	out->compute_s = pre.compute_s / k + dec.compute_s;
+	out->memory_s = ((double)pre.weights_bytes + (double)dec.kv_bytes + (double)pre.kv_bytes / k) /
+			(c->hw.bandwidth_bps * c->hw.decode_bw_efficiency);
+	out->comm_s = comm.comm_s;
+	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	out->ttft_s = k * out->step_s;
+	return KVP_STATUS_OK;
+}
+
 /* ---------------------------------------------------------------- offload */
 
 void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_step *gpu,
@@ -612,9 +647,10 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 static kvp_status load_csv(const char *path, const struct kvp_gpu *g, struct kvp_calibration *out,
 			   struct kvp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
+	FILE *f;
+	kvp_status ost = kvp_input_open(path, &f, err);
+	if (ost)
+		return ost;
 	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX], names[512] = "";
 	char *h[KVP_CSV_MAX_FIELDS], *v[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;
@@ -735,7 +771,11 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->opts = *po;
 	out->hw = *hw;
 	const struct kvp_offload *off = &po->offload;
-	uint64_t prompt = po->prompt, total = prompt + po->output;
+	uint64_t prompt = po->prompt, total;
+	if (!kvp_add(prompt, po->output, &total) || prompt > UINT64_MAX / 2)
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prompt",
+				     "%llu + %llu output tokens overflow the token count",
+				     (unsigned long long)prompt, (unsigned long long)po->output);
 	out->decode_context = prompt + (po->output - 1) / 2;
 	out->all_fit = true;
 	struct kvp_budget *b = &out->budget;
@@ -752,7 +792,9 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
 		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
 		    (st = kvp_perf_prefill(pc, bo.batch, prompt, &r->prefill, err)) ||
-		    (st = kvp_perf_decode_step(pc, bo.batch, out->decode_context, &r->decode, err)))
+		    (st = kvp_perf_decode_step(pc, bo.batch, out->decode_context, &r->decode, err)) ||
+		    (st = kvp_perf_chunked_ttft(pc, bo.batch, prompt, out->decode_context,
+						b->max_batched_tokens, &r->chunked, err)))
 			return st;
 		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
 									      : UINT64_MAX;
@@ -797,7 +839,12 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->prefix_link = off->tier != KVP_OFFLOAD_NONE ? off->link : hw->host_link;
 	if (!out->opts.prefix)
 		out->opts.prefix = prompt;
-	uint64_t p = out->opts.prefix;
+	uint64_t p = out->opts.prefix, prefix_bytes;
+	/* a prefix whose KV bytes overflow has no reload time: an error, not a
+	 * reload that never ends (every p <= this one fits, so the search does) */
+	if (kvp_spec_seq_bytes(&b->spec, p, 1, &prefix_bytes))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prefix",
+				     "the KV bytes of %llu tokens overflow", (unsigned long long)p);
 	out->prefix_reload_s = kvp_perf_prefix_reload_s(pc, p, &out->prefix_link);
 	out->prefix_recompute_s = kvp_perf_prefix_recompute_s(pc, p);
 	out->prefix_limit = m->max_context > p ? m->max_context : p;
@@ -817,6 +864,10 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_f64(x, "prefill_s", fmax(r->prefill.compute_s, r->prefill.memory_s)) &&
 		  kvp_record_str(x, "prefill_bound", kvp_perf_bound_name(r->prefill.bound)) &&
 		  kvp_record_f64(x, "ttft_s", r->prefill.time_s) &&
+		  (isfinite(r->chunked.ttft_s) ? kvp_record_f64(x, "ttft_chunked_s", r->chunked.ttft_s)
+					       : kvp_record_null(x, "ttft_chunked_s")) &&
+		  kvp_record_u64(x, "prefill_chunk_tokens", r->chunked.chunk_tokens) &&
+		  kvp_record_u64(x, "prefill_chunk_steps", r->chunked.steps) &&
 		  kvp_record_u64(x, "decode_bytes_per_step", r->decode.bytes) &&
 		  kvp_record_u64(x, "decode_weights_bytes_per_step", r->decode.weights_bytes) &&
 		  kvp_record_u64(x, "decode_kv_bytes_per_step", r->decode.kv_bytes) &&

@@ -157,6 +157,33 @@ struct kvp_perf_step {
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 			    struct kvp_perf_step *out, struct kvp_error *err);
 
+/* Time to first token under continuous batching with chunked prefill (as
+ * vLLM's scheduler runs it: the running decodes first, then the prompt in
+ * chunks of what the step's token budget leaves).  One request of n prompt
+ * tokens joins B - 1 sequences already decoding at `context` tokens; each step
+ * carries T = max_batched_tokens tokens: the B - 1 decode tokens and a chunk
+ * of c = T - (B - 1) prompt tokens, so the prompt takes k = ceil(n / c)
+ * steps and its first token comes with the last.  One step, on the same
+ * roofline as the prefill and decode above:
+ *   compute = the prompt's prefill FLOPs / k + the B - 1 decode FLOPs
+ *   memory  = weights (all of them, read every step) + the B - 1 sequences' KV
+ *             + the prompt's KV / k (written), over bandwidth x efficiency
+ *   comm    = the all-reduces of ceil(n / k) + B - 1 tokens
+ * TTFT = k x (max(compute, memory) + comm).  Against kvp_perf_prefill of B
+ * prompts at once (B x n tokens in one pass, the "ttft" of a batch) this is
+ * what one user waits for in a running server; no queueing is counted.
+ * c = 0 (B - 1 >= T): no prompt token fits a step, ttft_s = INFINITY. */
+struct kvp_perf_chunked {
+	uint64_t chunk_tokens;        /* c */
+	uint64_t steps;               /* k */
+	double compute_s, memory_s, comm_s, step_s;   /* one step */
+	double ttft_s;
+};
+
+kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				 uint64_t context, uint64_t max_batched_tokens,
+				 struct kvp_perf_chunked *out, struct kvp_error *err);
+
 /* One decode step: B sequences each holding `context` tokens of KV generate
  * one token each.  This is the prediction kvbench compares with a measured
  * decode step. */
@@ -226,7 +253,8 @@ struct kvp_perf_row {
 	uint64_t batch;                   /* sequences of the whole deployment */
 	uint64_t rank_batch;              /* on the fullest DP rank: ceil(batch / dp) */
 	double dp_balance;                /* batch / (dp x rank_batch): 1 when even */
-	struct kvp_perf_step prefill, decode;
+	struct kvp_perf_step prefill, decode;   /* prefill: the B prompts at once */
+	struct kvp_perf_chunked chunked;        /* one prompt joining B - 1 decodes */
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
 	bool speculative;                 /* a draft proposes tokens (speculative.h) */

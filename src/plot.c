@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "frag.h"
+#include "gnuplot-writer.h"
 #include "perf.h"
 #include "units.h"
 #include "validate.h"
@@ -26,6 +28,10 @@
 #define PLOT_WIDTH 1000
 #define PLOT_HEIGHT 620
 #define PLOT_PANEL_WIDTH 700
+/* square panels (scatter): a cell a little wider than the square, taller
+ * for the key below, so no column of white opens between two panels */
+#define PLOT_SQUARE_WIDTH 600
+#define PLOT_SQUARE_HEIGHT 720
 
 static const char *const term_names[] = {"png", "svg", "pdf", "dumb"};
 
@@ -49,8 +55,8 @@ const char *kvp_plot_term_ext(enum kvp_plot_term t)
 struct kvp_plot *kvp_plot_new(const char *name)
 {
 	struct kvp_plot *p = calloc(1, sizeof *p);
-	if (p)
-		snprintf(p->name, sizeof p->name, "%s", name);
+	if (p) /* a file stem: letters, digits, '.', '_', '-' (gnuplot-writer.h) */
+		kvp_gp_stem(p->name, sizeof p->name, name);
 	return p;
 }
 
@@ -123,47 +129,18 @@ void kvp_plot_note(struct kvp_plot *p, const char *fmt, ...)
 static void put_number(FILE *f, double v)
 {
 	if (isnan(v))
-		fputs("NaN", f);
+		kvp_gp_code(f, "NaN");
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		fprintf(f, "%.0f", v);
+		kvp_gp_code(f, "%.0f", v);
 	else
-		fprintf(f, "%.10g", v);
+		kvp_gp_code(f, "%.10g", v);
 }
 
-/* A string inside a gnuplot double-quoted literal ("\n" stays a line break). */
-static void put_gp_string(FILE *f, const char *s)
+/* The separator before the second and later terms of a plot command. */
+static void put_sep(FILE *f, bool more)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || (*s == '\\' && s[1] != 'n'))
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-/* A string as one quoted data column: no quotes or line breaks inside. */
-static void put_dat_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		fputc(*s == '"' ? '\'' : *s == '\n' ? ' ' : *s, f);
-	fputc('"', f);
-}
-
-/* A title as one comment line: "\n" becomes "; ". */
-static void put_comment(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' && s[1] == 'n') {
-			fputs("; ", f);
-			s++;
-		} else if (*s == '\n') {
-			fputs("; ", f);
-		} else {
-			fputc(*s, f);
-		}
-	}
+	if (more)
+		kvp_gp_code(f, ", \\\n     ");
 }
 
 static double scale_of(double s)
@@ -171,44 +148,60 @@ static double scale_of(double s)
 	return s > 0 ? s : 1;
 }
 
-static kvp_status write_dat(const struct kvp_plot *p, FILE *f)
+static void write_dat(const struct kvp_plot *p, FILE *f)
 {
-	fprintf(f, "# kvplan plot %s: ", p->name);
-	put_comment(f, p->title);
-	fprintf(f, "\n");
-	if (p->source[0])
-		fprintf(f, "# made by: %s\n", p->source);
-	for (size_t i = 0; i < p->nnotes; i++)
-		fprintf(f, "# note: %s\n", p->notes[i]);
-	fprintf(f, "# Drawn by %s.gp (gnuplot %s.gp in this directory).  One block per panel\n"
-		   "# (gnuplot index N); values in base units, NaN where none exists.\n",
-		p->name, p->name);
+	kvp_gp_code(f, "# kvplan plot ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ": ");
+	kvp_gp_comment(f, p->title);
+	kvp_gp_code(f, "\n");
+	if (p->source[0]) {
+		kvp_gp_code(f, "# made by: ");
+		kvp_gp_comment(f, p->source);
+		kvp_gp_code(f, "\n");
+	}
+	for (size_t i = 0; i < p->nnotes; i++) {
+		kvp_gp_code(f, "# note: ");
+		kvp_gp_comment(f, p->notes[i]);
+		kvp_gp_code(f, "\n");
+	}
+	kvp_gp_code(f, "# Drawn by ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp (gnuplot ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp in this directory).  One block per panel\n"
+		       "# (gnuplot index N); values in base units, NaN where none exists.\n");
 	for (size_t k = 0; k < p->npanels; k++) {
 		const struct kvp_plot_panel *pn = &p->panel[k];
 		if (k)
-			fprintf(f, "\n\n");
-		fprintf(f, "#\n# panel %zu: ", k);
-		put_comment(f, pn->title[0] ? pn->title : p->title);
-		fprintf(f, "\n# columns: 1 x (%s); 2 label; 3 tag", pn->xunit[0] ? pn->xunit : "-");
+			kvp_gp_code(f, "\n\n");
+		kvp_gp_code(f, "#\n# panel %zu: ", k);
+		kvp_gp_comment(f, pn->title[0] ? pn->title : p->title);
+		kvp_gp_code(f, "\n# columns: 1 x (");
+		kvp_gp_comment(f, pn->xunit[0] ? pn->xunit : "-");
+		kvp_gp_code(f, "); 2 label; 3 tag");
 		for (size_t s = 0; s < pn->nseries; s++) {
 			const char *unit = pn->series[s].y2 ? pn->y2unit : pn->yunit;
-			fprintf(f, "; %zu %s (%s)", s + 4, pn->series[s].title, unit[0] ? unit : "-");
+			kvp_gp_code(f, "; %zu ", s + 4);
+			kvp_gp_comment(f, pn->series[s].title);
+			kvp_gp_code(f, " (");
+			kvp_gp_comment(f, unit[0] ? unit : "-");
+			kvp_gp_code(f, ")");
 		}
-		fprintf(f, "\n");
+		kvp_gp_code(f, "\n");
 		for (size_t r = 0; r < pn->nrows; r++) {
 			put_number(f, pn->x[r]);
-			fputc(' ', f);
-			put_dat_string(f, pn->label[r]);
-			fputc(' ', f);
-			put_dat_string(f, pn->tag[r]);
+			kvp_gp_code(f, " ");
+			kvp_gp_dat_string(f, pn->label[r]);
+			kvp_gp_code(f, " ");
+			kvp_gp_dat_string(f, pn->tag[r]);
 			for (size_t s = 0; s < pn->nseries; s++) {
-				fputc(' ', f);
+				kvp_gp_code(f, " ");
 				put_number(f, pn->y[r][s]);
 			}
-			fputc('\n', f);
+			kvp_gp_code(f, "\n");
 		}
 	}
-	return ferror(f) ? KVP_STATUS_IO : KVP_STATUS_OK;
 }
 
 /* Room for the bars: about 90 pixels each beyond ten. */
@@ -226,24 +219,34 @@ static void write_terminal(const struct kvp_plot *p, FILE *f, enum kvp_plot_term
 	unsigned w = PLOT_WIDTH + (p->npanels > 1 ? (unsigned)(p->npanels - 1) * PLOT_PANEL_WIDTH : 0) +
 		     bars_width(p);
 	unsigned h = PLOT_HEIGHT;
+	bool square = p->npanels > 0;
+	for (size_t k = 0; k < p->npanels; k++)
+		square = square && p->panel[k].style == KVP_PLOT_STYLE_SCATTER;
+	if (square) {
+		w = (unsigned)p->npanels * PLOT_SQUARE_WIDTH;
+		h = PLOT_SQUARE_HEIGHT;
+	}
 	switch (term) {
 	case KVP_PLOT_TERM_PNG:
-		fprintf(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
+		kvp_gp_code(f, "set terminal pngcairo noenhanced size %u,%u font \"sans,11\"\n", w, h);
 		break;
 	case KVP_PLOT_TERM_SVG:
-		fprintf(f, "set terminal svg noenhanced size %u,%u font \"sans,11\" background \"white\"\n",
-			w, h);
+		kvp_gp_code(f, "set terminal svg noenhanced size %u,%u font \"sans,11\" background \"white\"\n",
+			    w, h);
 		break;
 	case KVP_PLOT_TERM_PDF:
-		fprintf(f, "set terminal pdfcairo noenhanced size %.2fin,%.2fin font \"sans,9\"\n",
-			w / 100.0, h / 100.0);
+		kvp_gp_code(f, "set terminal pdfcairo noenhanced size %.2fin,%.2fin font \"sans,9\"\n",
+			    w / 100.0, h / 100.0);
 		break;
 	case KVP_PLOT_TERM_DUMB:
-		fprintf(f, "set terminal dumb size %u,32\n", 100 + (unsigned)(p->npanels - 1) * 70);
+		kvp_gp_code(f, "set terminal dumb size %u,32\n", 100 + (unsigned)(p->npanels - 1) * 70);
 		break;
 	}
-	if (term != KVP_PLOT_TERM_DUMB)
-		fprintf(f, "set output \"%s.%s\"\n", p->name, kvp_plot_term_ext(term));
+	if (term != KVP_PLOT_TERM_DUMB) {
+		kvp_gp_code(f, "set output ");
+		kvp_gp_file(f, p->name, kvp_plot_term_ext(term));
+		kvp_gp_code(f, "\n");
+	}
 }
 
 /* The y value of series s of the panel, scaled for display, as a gnuplot
@@ -254,69 +257,117 @@ static void put_y(FILE *f, const struct kvp_plot_panel *pn, size_t s)
 	double scale = scale_of(y2 ? pn->y2scale : pn->yscale);
 	bool log = y2 ? pn->logy2 : pn->logy;
 	if (log)
-		fprintf(f, "($%zu > 0 ? $%zu/%.17g : NaN)", s + 4, s + 4, scale);
+		kvp_gp_code(f, "($%zu > 0 ? $%zu/%.17g : NaN)", s + 4, s + 4, scale);
 	else
-		fprintf(f, "($%zu/%.17g)", s + 4, scale);
+		kvp_gp_code(f, "($%zu/%.17g)", s + 4, scale);
+}
+
+static void put_color(FILE *f, const struct kvp_plot_series *s, size_t i)
+{
+	if (s->rgb)
+		kvp_gp_code(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
+	else
+		kvp_gp_code(f, " lc %d", s->color ? s->color : (int)i + 1);
 }
 
 static void put_style(FILE *f, const struct kvp_plot_series *s, size_t i)
 {
-	if (s->rgb)
-		fprintf(f, " lc rgb \"#%06x\"", s->rgb & 0xffffff);
-	else
-		fprintf(f, " lc %d", s->color ? s->color : (int)i + 1);
-	fprintf(f, " dt %d", s->dash ? s->dash : 1);
+	put_color(f, s, i);
+	kvp_gp_code(f, " dt %d", s->dash ? s->dash : 1);
+}
+
+/* 'NAME.dat' index K: the data of panel k. */
+static void put_data(FILE *f, const struct kvp_plot *p, size_t k)
+{
+	kvp_gp_file(f, p->name, "dat");
+	kvp_gp_code(f, " index %zu", k);
 }
 
 static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 {
 	const struct kvp_plot_panel *pn = &p->panel[k];
 	if (pn->xtic_labels && pn->nrows) {
-		fprintf(f, "set xtics (");
+		kvp_gp_code(f, "set xtics (");
 		for (size_t r = 0; r < pn->nrows; r++) {
-			fprintf(f, "%s", r ? ", " : "");
-			put_gp_string(f, pn->label[r]);
-			fputc(' ', f);
+			if (r)
+				kvp_gp_code(f, ", ");
+			kvp_gp_string(f, pn->label[r]);
+			kvp_gp_code(f, " ");
 			put_number(f, pn->x[r]);
 		}
-		fprintf(f, ")\n");
+		kvp_gp_code(f, ")\n");
 		/* a margin, so the end points and their tic labels are not cut */
 		double lo = pn->x[0], hi = pn->x[pn->nrows - 1];
 		if (pn->logx)
-			fprintf(f, "set xrange [%.10g:%.10g]\n", lo / 1.15, hi * 1.15);
+			kvp_gp_code(f, "set xrange [%.10g:%.10g]\n", lo / 1.15, hi * 1.15);
 		else
-			fprintf(f, "set xrange [%.10g:%.10g]\n", lo - (hi - lo) * 0.03,
-				hi + (hi - lo) * 0.03);
+			kvp_gp_code(f, "set xrange [%.10g:%.10g]\n", lo - (hi - lo) * 0.03,
+				    hi + (hi - lo) * 0.03);
 	}
 	/* the mark, when it falls among the rows; the key names it */
 	bool mark = pn->mark_x > 0 && pn->nrows && pn->mark_x >= pn->x[0] &&
 		    pn->mark_x <= pn->x[pn->nrows - 1];
 	if (mark)
-		fprintf(f, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 "
-			   "lc rgb \"gray30\"\n", pn->mark_x, pn->mark_x);
+		kvp_gp_code(f, "set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 3 lw 1.5 "
+			       "lc rgb \"gray30\"\n", pn->mark_x, pn->mark_x);
 	/* log axes: the data's own range and a margin, so no point sits on the
 	 * frame; linear axes (times, rates, counts) start at zero */
 	if (pn->logy)
-		fprintf(f, "set autoscale yfix\nset offsets 0, 0, graph 0.06, graph 0.06\n");
+		kvp_gp_code(f, "set autoscale yfix\nset offsets 0, 0, graph 0.06, graph 0.06\n");
 	else
-		fprintf(f, "set yrange [0:*]\n");
-	fprintf(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
-	fprintf(f, "plot ");
+		kvp_gp_code(f, "set yrange [0:*]\n");
+	kvp_gp_code(f, pn->logy2 ? "set autoscale y2fix\n" : "set y2range [0:*]\n");
+	/* past the mark, grey: each series in colour up to the last row within
+	 * the mark, then again in grey from that row on (so the two join) */
+	bool grey = mark && pn->grey_past_mark;
+	double last_in = pn->x[0];
+	for (size_t r = 0; grey && r < pn->nrows; r++)
+		if (pn->x[r] <= pn->mark_x)
+			last_in = pn->x[r];
+	kvp_gp_code(f, "plot ");
 	for (size_t s = 0; s < pn->nseries; s++) {
-		fprintf(f, "%s\"%s.dat\" index %zu using 1:", s ? ", \\\n     " : "", p->name, k);
+		put_sep(f, s);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 1:");
+		if (grey)
+			kvp_gp_code(f, "($1 <= %.10g ? ", pn->mark_x);
 		put_y(f, pn, s);
-		fprintf(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
-		put_style(f, &pn->series[s], s);
+		if (grey)
+			kvp_gp_code(f, " : NaN)");
+		/* a series lying on another: open markers around the other's filled
+		 * ones, and gaps in its line that let the other's colour show */
+		if (pn->series[s].over) {
+			kvp_gp_code(f, " with linespoints lw 1.5 pt %zu ps 1.9", 4 + 2 * (s % 4));
+			put_color(f, &pn->series[s], s);
+			kvp_gp_code(f, " dt (3,9)");
+		} else {
+			kvp_gp_code(f, " with linespoints lw 2 pt %zu ps 0.8", 4 + 2 * (s % 4) + 1);
+			put_style(f, &pn->series[s], s);
+		}
 		if (pn->series[s].y2)
-			fprintf(f, " axes x1y2");
-		fprintf(f, " title ");
-		put_gp_string(f, pn->series[s].title);
+			kvp_gp_code(f, " axes x1y2");
+		kvp_gp_code(f, " title ");
+		kvp_gp_string(f, pn->series[s].title);
+	}
+	for (size_t s = 0; grey && s < pn->nseries; s++) {
+		put_sep(f, true);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 1:($1 >= %.10g ? ", last_in);
+		put_y(f, pn, s);
+		kvp_gp_code(f, " : NaN) with linespoints lw 1 pt %zu ps 0.8 lc rgb \"gray70\" dt 1",
+			    4 + 2 * (s % 4));
+		if (pn->series[s].y2)
+			kvp_gp_code(f, " axes x1y2");
+		kvp_gp_code(f, " notitle");
 	}
 	if (mark) {
-		fprintf(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
-		put_gp_string(f, pn->mark_label);
+		kvp_gp_code(f, ", \\\n     NaN with lines dt 3 lw 1.5 lc rgb \"gray30\" title ");
+		kvp_gp_string(f, pn->mark_label);
 	}
-	fprintf(f, "\n");
+	if (grey)
+		kvp_gp_code(f, ", \\\n     NaN with linespoints lw 1 pt 6 ps 0.8 lc rgb \"gray70\" "
+			       "title 'grey: beyond the pool, cannot run'");
+	kvp_gp_code(f, "\n");
 }
 
 static void write_stacked(FILE *f, const struct kvp_plot *p, size_t k)
@@ -330,47 +381,54 @@ static void write_stacked(FILE *f, const struct kvp_plot *p, size_t k)
 		else
 			stack[nstack++] = s;
 	}
-	fprintf(f, "set style fill solid 0.85 border lc rgb \"gray30\"\n"
-		   "set boxwidth 0.6\n"
-		   "set xrange [-0.6:%.1f]\n"
-		   "set yrange [0:*]\n"
-		   "set offsets 0, 0, graph 0.08, 0\n"
-		   "set xtics nomirror\n"
-		   "set grid noxtics ytics\n",
-		pn->nrows ? pn->nrows - 0.4 : 0.6);
+	kvp_gp_code(f, "set style fill solid 0.85 border lc rgb \"gray30\"\n"
+		       "set boxwidth 0.6\n"
+		       "set xrange [-0.6:%.1f]\n"
+		       "set yrange [0:*]\n"
+		       "set offsets 0, 0, graph 0.08, 0\n"
+		       "set xtics nomirror\n"
+		       "set grid noxtics ytics\n",
+		    pn->nrows ? pn->nrows - 0.4 : 0.6);
 	/* labels of two lines ("gpu\ntp N") push the axis label down */
 	for (size_t r = 0; r < pn->nrows; r++)
 		if (strstr(pn->label[r], "\\n")) {
-			fprintf(f, "set xlabel offset 0,-1\n");
+			kvp_gp_code(f, "set xlabel offset 0,-1\n");
 			break;
 		}
-	fprintf(f, "plot ");
+	kvp_gp_code(f, "plot ");
 	/* the cumulative sums, tallest first, so each box covers the one above */
 	for (size_t i = nstack; i-- > 0;) {
-		fprintf(f, "%s\"%s.dat\" index %zu using 0:((", i + 1 < nstack ? ", \\\n     " : "",
-			p->name, k);
+		put_sep(f, i + 1 < nstack);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 0:((");
 		for (size_t j = 0; j <= i; j++)
-			fprintf(f, "%s$%zu", j ? "+" : "", stack[j] + 4);
-		fprintf(f, ")/%.17g)%s with boxes", scale, i + 1 == nstack ? ":xtic(2)" : "");
+			kvp_gp_code(f, j ? "+$%zu" : "$%zu", stack[j] + 4);
+		kvp_gp_code(f, ")/%.17g)", scale);
+		if (i + 1 == nstack)
+			kvp_gp_code(f, ":xtic(2)");
+		kvp_gp_code(f, " with boxes");
 		put_style(f, &pn->series[stack[i]], stack[i]);
-		fprintf(f, " title ");
-		put_gp_string(f, pn->series[stack[i]].title);
+		kvp_gp_code(f, " title ");
+		kvp_gp_string(f, pn->series[stack[i]].title);
 	}
 	if (outline != SIZE_MAX) {
-		fprintf(f, ", \\\n     \"%s.dat\" index %zu using 0:($%zu/%.17g) with boxes fs empty"
-			   " lc rgb \"black\" lw 2 title ",
-			p->name, k, outline + 4, scale);
-		put_gp_string(f, pn->series[outline].title);
+		put_sep(f, true);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 0:($%zu/%.17g) with boxes fs empty lc rgb \"black\" lw 2 title ",
+			    outline + 4, scale);
+		kvp_gp_string(f, pn->series[outline].title);
 	}
 	/* the tags, above the taller of the stack and the outline */
-	fprintf(f, ", \\\n     \"%s.dat\" index %zu using 0:(t = ", p->name, k);
+	put_sep(f, true);
+	put_data(f, p, k);
+	kvp_gp_code(f, " using 0:(t = ");
 	for (size_t j = 0; j < nstack; j++)
-		fprintf(f, "%s$%zu", j ? "+" : "", stack[j] + 4);
+		kvp_gp_code(f, j ? "+$%zu" : "$%zu", stack[j] + 4);
 	if (outline != SIZE_MAX)
-		fprintf(f, ", (t > $%zu ? t : $%zu)", outline + 4, outline + 4);
+		kvp_gp_code(f, ", (t > $%zu ? t : $%zu)", outline + 4, outline + 4);
 	else
-		fprintf(f, ", t");
-	fprintf(f, ")/%.17g:3 with labels offset 0,0.8 font \",10\" notitle\n", scale);
+		kvp_gp_code(f, ", t");
+	kvp_gp_code(f, ")/%.17g:3 with labels offset 0,0.8 font \",10\" notitle\n", scale);
 }
 
 static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
@@ -390,8 +448,10 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 					hi = fmax(hi, v[k] / scale);
 				}
 		}
-	/* log axes only where the values span more than a decade or so */
-	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 20;
+	/* log axes where the values span a factor of 4 or more: there the band
+	 * lines run parallel to y = x and stay on the chart, where on linear
+	 * axes they fan out of it */
+	bool log = (pn->logx || pn->logy) && lo > 0 && hi / lo >= 4;
 	if (lo <= hi) {
 		if (log) {
 			lo /= 1.4;
@@ -401,73 +461,109 @@ static void write_scatter(FILE *f, const struct kvp_plot *p, size_t k)
 			lo -= pad;
 			hi += pad;
 		}
-		fprintf(f, "set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", lo, hi, lo, hi);
+		kvp_gp_code(f, "set xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", lo, hi, lo, hi);
 	}
-	fprintf(f, "unset logscale\nset size square\n");
+	kvp_gp_code(f, "unset logscale\nset size square\n");
 	if (log)
-		fprintf(f, "set logscale xy 10\n");
-	fprintf(f, "plot ");
-	for (size_t s = 0; s < pn->nseries; s++) {
-		fprintf(f, "%s\"%s.dat\" index %zu using ($1/%.17g):", s ? ", \\\n     " : "",
-			p->name, k, scale);
-		put_y(f, pn, s);
-		fprintf(f, " with points pt 7 ps 1.2");
-		put_style(f, &pn->series[s], s);
-		fprintf(f, " title ");
-		put_gp_string(f, pn->series[s].title);
+		kvp_gp_code(f, "set logscale xy 10\n");
+	/* less than two decades: tics at 1, 2, 5 x 10^d, not only at the decades */
+	if (log && lo <= hi && hi / lo < 100) {
+		for (int axis = 0; axis < 2; axis++) {
+			kvp_gp_code(f, axis ? "set ytics (" : "set xtics (");
+			bool first = true;
+			for (double d = pow(10, floor(log10(lo))); d <= hi; d *= 10)
+				for (int m = 0; m < 3; m++) {
+					double t = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
+					if (t < lo || t > hi)
+						continue;
+					kvp_gp_code(f, first ? "%.10g" : ", %.10g", t);
+					first = false;
+				}
+			kvp_gp_code(f, ")\n");
+		}
 	}
-	fprintf(f, ", \\\n     x with lines lc rgb \"black\" lw 1 title \"y = x\"");
+	kvp_gp_code(f, "plot ");
+	for (size_t s = 0; s < pn->nseries; s++) {
+		put_sep(f, s);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using ($1/%.17g):", scale);
+		put_y(f, pn, s);
+		int pt = pn->series[s].point ? pn->series[s].point : 7;
+		/* lying on another: the open form (gnuplot's open types are one less) */
+		if (pn->series[s].over)
+			kvp_gp_code(f, " with points pt %d ps 2.2", pt - 1);
+		else
+			kvp_gp_code(f, " with points pt %d ps 1.2", pt);
+		put_style(f, &pn->series[s], s);
+		kvp_gp_code(f, " title ");
+		kvp_gp_string(f, pn->series[s].title);
+	}
+	kvp_gp_code(f, ", \\\n     x with lines lc rgb \"black\" lw 1 title \"y = x\"");
 	if (pn->band > 0)
-		fprintf(f, ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 title \"+/- %g %%\""
-			   ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 notitle",
-			1 + pn->band, pn->band * 100, 1 - pn->band);
-	fprintf(f, "\n");
+		kvp_gp_code(f, ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 title \"+/- %g %%\""
+			       ", \\\n     x * %.6g with lines lc rgb \"gray50\" dt 2 notitle",
+			    1 + pn->band, pn->band * 100, 1 - pn->band);
+	kvp_gp_code(f, "\n");
 }
+
+/* linetypes 1 to 8: purple, green, blue, vermillion, brown, magenta, red,
+ * black; each at least 4.1:1 against white (WCAG contrast ratio) */
+static const unsigned palette[] = {0x9400d3, 0x008560, 0x0072b2, 0xc85000,
+				   0x8c564b, 0xe7298a, 0xc41a0e, 0x000000};
 
 static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 {
-	fprintf(f, "# %s.gp: ", p->name);
-	put_comment(f, p->title);
-	fprintf(f, "\n# Written by kvplan; edit it and re-render with `gnuplot %s.gp` in this\n"
-		   "# directory.  Data: %s.dat, one block per panel (index N), base units.\n",
-		p->name, p->name);
+	kvp_gp_code(f, "# ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp: ");
+	kvp_gp_comment(f, p->title);
+	kvp_gp_code(f, "\n# Written by kvplan; edit it and re-render with 'gnuplot ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".gp' in this\n# directory.  Data: ");
+	kvp_gp_comment(f, p->name);
+	kvp_gp_code(f, ".dat, one block per panel (index N), base units.\n");
 	write_terminal(p, f, term);
-	fprintf(f, "set encoding utf8\nset grid\n");
+	kvp_gp_code(f, "set encoding utf8\nset grid\n");
+	/* gnuplot's own colours 3, 4 and 5 (sky blue, orange, yellow) are faint
+	 * on white: eight that all stand out, told apart by colour-blind eyes
+	 * too (Okabe-Ito's darker hues, then red, brown, magenta, black) */
+	for (size_t i = 0; i < sizeof palette / sizeof palette[0]; i++)
+		kvp_gp_code(f, "set linetype %zu lc rgb \"#%06x\"\n", i + 1, palette[i]);
 	bool multi = p->npanels > 1;
 	if (multi) {
-		fprintf(f, "set multiplot layout 1,%zu title ", p->npanels);
-		put_gp_string(f, p->title);
-		fprintf(f, " font \",12\"\n");
+		kvp_gp_code(f, "set multiplot layout 1,%zu title ", p->npanels);
+		kvp_gp_string(f, p->title);
+		kvp_gp_code(f, " font \",12\"\n");
 	}
 	for (size_t k = 0; k < p->npanels; k++) {
 		const struct kvp_plot_panel *pn = &p->panel[k];
 		bool has_y2 = false;
 		for (size_t s = 0; s < pn->nseries; s++)
 			has_y2 |= pn->series[s].y2;
-		fprintf(f, "\n# panel %zu\n", k);
-		fprintf(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\n"
-			   "set autoscale\n"
-			   "set format y \"%% h\"\n"
-			   "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
-			   "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
-		fprintf(f, "set title ");
-		put_gp_string(f, multi ? pn->title : p->title);
-		fprintf(f, "\nset xlabel ");
-		put_gp_string(f, pn->xlabel);
-		fprintf(f, "\nset ylabel ");
-		put_gp_string(f, pn->ylabel);
-		fprintf(f, "\n");
+		kvp_gp_code(f, "\n# panel %zu\n", k);
+		kvp_gp_code(f, "unset logscale\nunset y2tics\nunset y2label\nunset arrow\nunset label\n"
+			       "set autoscale\n"
+			       "set format y \"%% h\"\n"
+			       "set xtics autofreq norotate\nset ytics mirror\nset size noratio\n"
+			       "set offsets 0, 0, 0, 0\nset xlabel offset 0,0\nset key below Left reverse height 1\n");
+		kvp_gp_code(f, "set title ");
+		kvp_gp_string(f, multi ? pn->title : p->title);
+		kvp_gp_code(f, "\nset xlabel ");
+		kvp_gp_string(f, pn->xlabel);
+		kvp_gp_code(f, "\nset ylabel ");
+		kvp_gp_string(f, pn->ylabel);
+		kvp_gp_code(f, "\n");
 		if (has_y2) {
-			fprintf(f, "set y2label ");
-			put_gp_string(f, pn->y2label);
-			fprintf(f, "\nset ytics nomirror\nset y2tics\n");
+			kvp_gp_code(f, "set y2label ");
+			kvp_gp_string(f, pn->y2label);
+			kvp_gp_code(f, "\nset ytics nomirror\nset y2tics\n");
 		}
 		if (pn->logx)
-			fprintf(f, "set logscale x 2\n");
+			kvp_gp_code(f, "set logscale x 2\n");
 		if (pn->logy)  /* 1000000, not 1e+06 */
-			fprintf(f, "set logscale y\nset format y \"%%.10g\"\n");
+			kvp_gp_code(f, "set logscale y\nset format y \"%%.10g\"\n");
 		if (pn->logy2 && has_y2)
-			fprintf(f, "set logscale y2\n");
+			kvp_gp_code(f, "set logscale y2\n");
 		switch (pn->style) {
 		case KVP_PLOT_STYLE_LINES:
 			write_lines(f, p, k);
@@ -481,30 +577,36 @@ static void write_gp(const struct kvp_plot *p, FILE *f, enum kvp_plot_term term)
 		}
 	}
 	if (multi)
-		fprintf(f, "unset multiplot\n");
+		kvp_gp_code(f, "unset multiplot\n");
+}
+
+/* "DIR/NAME.EXT" (EXT NULL: "DIR/NAME") in memory of its own size, so no
+ * path is ever cut to a different file's; NULL when memory runs out. */
+static char *path_join(const char *dir, const char *name, const char *ext)
+{
+	size_t size = strlen(dir) + strlen(name) + (ext ? strlen(ext) : 0) + 3;
+	char *path = malloc(size);
+	if (path)
+		snprintf(path, size, ext ? "%s/%s.%s" : "%s/%s", dir, name, ext ? ext : "");
+	return path;
 }
 
 static kvp_status write_file(const char *dir, const char *name, const char *ext,
 			     const struct kvp_plot *p, enum kvp_plot_term term, struct kvp_error *err)
 {
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-				     strerror(errno));
-	kvp_status st = KVP_STATUS_OK;
-	if (strcmp(ext, "dat") == 0)
-		st = write_dat(p, f);
-	else
-		write_gp(p, f, term);
-	if (ferror(f))
-		st = KVP_STATUS_IO;
-	if (fclose(f) != 0)
-		st = KVP_STATUS_IO;
+	char *path = path_join(dir, name, ext);
+	if (!path)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, dir, 0, 0, NULL, "out of memory");
+	struct kvp_afile a;
+	kvp_status st = kvp_afile_open(&a, path, err);
+	free(path);
 	if (st)
-		return kvp_error_set(err, st, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-	return KVP_STATUS_OK;
+		return st;
+	if (strcmp(ext, "dat") == 0)
+		write_dat(p, a.f);
+	else
+		write_gp(p, a.f, term);
+	return kvp_afile_commit(&a, err);
 }
 
 kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
@@ -516,25 +618,30 @@ kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_pl
 
 kvp_status kvp_plot_mkdir(const char *dir, struct kvp_error *err)
 {
-	char path[1024];
-	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-		return kvp_error_set(err, KVP_STATUS_IO, dir, 0, 0, NULL, "path too long");
-	for (char *s = path + 1;; s++) {
+	char *path = strdup(dir); /* any length: never a different, cut folder */
+	if (!path)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, dir, 0, 0, NULL, "out of memory");
+	kvp_status st = KVP_STATUS_OK;
+	for (char *s = path[0] ? path + 1 : path;; s++) {
 		if (*s != '/' && *s)
 			continue;
 		char c = *s;
 		*s = 0;
-		if (mkdir(path, 0777) != 0 && errno != EEXIST)
-			return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL,
-					     "cannot create directory: %s", strerror(errno));
+		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+			st = kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL,
+					   "cannot create directory: %s", strerror(errno));
+			goto out;
+		}
 		*s = c;
 		if (!c)
 			break;
 	}
 	struct stat sb;
 	if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "not a directory");
-	return KVP_STATUS_OK;
+		st = kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "not a directory");
+out:
+	free(path);
+	return st;
 }
 
 /* ------------------------------------------------------------ rendering */
@@ -549,36 +656,43 @@ static void close_fd(int *fd)
 kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,
 			   const char *gnuplot, struct kvp_error *err)
 {
-	char prog[1024], script[sizeof p->name + 8], image[1024] = "";
+	/* the program and image paths in memory of their own size: never cut */
+	char *prog = NULL, *image = NULL, script[sizeof p->name + 8];
 	const char *ext = kvp_plot_term_ext(term);
+	kvp_status st = KVP_STATUS_OK;
 	if (!gnuplot || !*gnuplot)
 		gnuplot = "gnuplot";
 	/* the child runs in DIR: a relative program path must not move with it */
 	if (gnuplot[0] != '/' && strchr(gnuplot, '/')) {
-		char cwd[512];
-		if (!getcwd(cwd, sizeof cwd))
+		char *cwd = getcwd(NULL, 0);
+		if (!cwd)
 			return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL,
 					     "cannot find the current directory: %s", strerror(errno));
-		snprintf(prog, sizeof prog, "%s/%s", cwd, gnuplot);
+		prog = path_join(cwd, gnuplot, NULL);
+		free(cwd);
 	} else {
-		snprintf(prog, sizeof prog, "%s", gnuplot);
+		prog = strdup(gnuplot);
+	}
+	if (!prog || (ext && !(image = path_join(dir, p->name, ext)))) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		goto out;
 	}
 	snprintf(script, sizeof script, "%s.gp", p->name);
-	if (ext) {
-		snprintf(image, sizeof image, "%s/%s.%s", dir, p->name, ext);
+	if (image)
 		unlink(image); /* a stale image must not pass for a new one */
-	}
 
 	int errp[2] = {-1, -1}, execp[2] = {-1, -1};
 	if (pipe(errp) != 0 || pipe(execp) != 0 || fcntl(execp[1], F_SETFD, FD_CLOEXEC) != 0) {
 		close_fd(&errp[0]), close_fd(&errp[1]), close_fd(&execp[0]), close_fd(&execp[1]);
-		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+		goto out;
 	}
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid < 0) {
 		close_fd(&errp[0]), close_fd(&errp[1]), close_fd(&execp[0]), close_fd(&execp[1]);
-		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+		goto out;
 	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
@@ -626,22 +740,27 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (got == (ssize_t)sizeof exec_errno)
-		return kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, NULL,
-				     "cannot run %s: %s", prog, strerror(exec_errno));
+	if (got == (ssize_t)sizeof exec_errno) {
+		st = kvp_error_set(err, KVP_STATUS_NOT_FOUND, NULL, 0, 0, NULL, "cannot run %s: %s",
+				   prog, strerror(exec_errno));
+		goto out;
+	}
 	/* the last non-empty line gnuplot printed */
 	while (nsaid && (said[nsaid - 1] == '\n' || said[nsaid - 1] == ' '))
 		said[--nsaid] = 0;
 	const char *last = strrchr(said, '\n');
 	last = last ? last + 1 : said;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
-				     script, *last ? ": " : "", last);
 	struct stat sb;
-	if (ext && (stat(image, &sb) != 0 || sb.st_size == 0))
-		return kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL,
-				     "%s wrote no image%s%s", prog, *last ? ": " : "", last);
-	return KVP_STATUS_OK;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
+				   script, *last ? ": " : "", last);
+	else if (image && (stat(image, &sb) != 0 || sb.st_size == 0))
+		st = kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL, "%s wrote no image%s%s",
+				   prog, *last ? ": " : "", last);
+out:
+	free(prog);
+	free(image);
+	return st;
 }
 
 /* ------------------------------------------------------------ builders */
@@ -868,7 +987,9 @@ kvp_status kvp_plot_kv_context(struct kvp_plot *p, const struct kvp_model *model
 			kv_name(s, kv_dtype, kv, sizeof kv);
 		size_t col = pn->nseries - 1;
 		for (size_t r = 0; r < pn->nrows; r++) {
-			uint64_t n = (uint64_t)pn->x[r], bytes;
+			/* the integer, not the double x: 2^64 - 1 does not survive a
+			 * round trip through a double (UB past 2^64) */
+			uint64_t n = contexts[r], bytes;
 			if (models[i].max_context && n > models[i].max_context)
 				continue;
 			if (kvp_spec_seq_bytes(s, n, block, &bytes)) {
@@ -917,10 +1038,14 @@ kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
 	     "max concurrent sequences", "sequences");
 	pn->logx = pn->logy = pn->xtic_labels = true;
 	char lbl[KVP_PLOT_TITLE_MAX];
+	uint64_t row_ctx[KVP_PLOT_MAX_ROWS]; /* each row's context as an integer */
 	for (size_t c = 0; c < ncontexts; c++) {
 		if (m->max_context && contexts[c] > m->max_context)
 			continue;
 		token_label(contexts[c], lbl, sizeof lbl);
+		if (pn->nrows == KVP_PLOT_MAX_ROWS)
+			break;
+		row_ctx[pn->nrows] = contexts[c];
 		if (!kvp_plot_add_row(pn, (double)contexts[c], lbl, NULL, NULL))
 			break;
 	}
@@ -938,7 +1063,7 @@ kvp_status kvp_plot_max_seqs(struct kvp_plot *p, const struct kvp_model *m,
 			size_t col = pn->nseries;
 			bool fits = true;
 			for (size_t r = 0; r < pn->nrows; r++) {
-				oo.context = (uint64_t)pn->x[r];
+				oo.context = row_ctx[r];
 				st = kvp_budget_compute(m, &gpus[gi], &oo, b, err);
 				if (st)
 					goto out;
@@ -1028,6 +1153,7 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	pa->yscale = 1e-3;
 	pa->logx = pa->xtic_labels = true;
 	pa->mark_x = (double)fit;
+	pa->grey_past_mark = true;
 	snprintf(pa->mark_label, sizeof pa->mark_label, "%s sequences fit the pool", n2);
 	static const char *const roof[] = {"step time", "memory term (weights + KV read)",
 					   "compute term"};
@@ -1056,8 +1182,9 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	/* (b) offload against context, per host link */
 	kvp_format_u64(batch, n1, sizeof n1);
 	snprintf(pb->title, sizeof pb->title,
-		 "(b) decode step of %s sequence(s), all KV brought over a link\\n"
-		 "each step, layer by layer (transfer overlaps compute)", n1);
+		 "(b) decode step of %s %s, all KV brought over a link\\n"
+		 "each step, layer by layer (transfer overlaps compute)", n1,
+		 batch == 1 ? "sequence" : "sequences");
 	axes(pb, "context (tokens per sequence, k = 1024)", "tokens",
 	     "time per decode step (ms)", "seconds");
 	pb->yscale = 1e-3;
@@ -1145,6 +1272,7 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		goto out;
 	char reason[512], pool[32], num[32];
 	int pick = kvp_frag_recommend(rows, n, reason, sizeof reason);
+	uint32_t zero_waste = 0;
 
 	struct kvp_plot_panel *pa = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
 	struct kvp_plot_panel *pb = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
@@ -1152,13 +1280,14 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
 		goto out;
 	}
-	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks");
-	snprintf(pa->ylabel, sizeof pa->ylabel, "internal waste (%% of the KV pool)");
-	snprintf(pa->y2label, sizeof pa->y2label, "metadata: block tables + allocator (MiB)");
-	snprintf(pa->yunit, sizeof pa->yunit, "fraction");
-	snprintf(pa->y2unit, sizeof pa->y2unit, "bytes");
+	/* waste and metadata in one unit, the share of the pool each takes, on a
+	 * log axis: 13 MiB of tables beside 3.6 GiB of waste reads as what it
+	 * is, 0.02 % against 6.7 % (two axes in MiB and % made them look alike) */
+	snprintf(pa->title, sizeof pa->title, "(a) what the pool loses to blocks, %% of the pool");
+	snprintf(pa->ylabel, sizeof pa->ylabel, "share of the KV pool (%%, log scale)");
+	snprintf(pa->yunit, sizeof pa->yunit, "fraction of the pool");
 	pa->yscale = 0.01;
-	pa->y2scale = (double)KVP_MIB;
+	pa->logy = true;
 	snprintf(pb->title, sizeof pb->title, "(b) what the pool holds");
 	snprintf(pb->ylabel, sizeof pb->ylabel, "live sequences (time average)");
 	snprintf(pb->yunit, sizeof pb->yunit, "sequences");
@@ -1179,9 +1308,8 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		char t[KVP_PLOT_TITLE_MAX];
 		snprintf(t, sizeof t, "internal waste, %s", pname);
 		kvp_plot_add_series(pa, t)->color = (int)k + 1;
-		snprintf(t, sizeof t, "metadata, %s (right axis)", pname);
+		snprintf(t, sizeof t, "metadata (block tables + allocator), %s", pname);
 		struct kvp_plot_series *s = kvp_plot_add_series(pa, t);
-		s->y2 = true;
 		s->color = 4 + 3 * (int)k;
 		s->dash = 2;
 		snprintf(t, sizeof t, "live sequences, %s", pname);
@@ -1201,8 +1329,19 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 				break;
 		}
 		pa->y[r][2 * k] = rows[i].internal_waste_fraction;
-		pa->y[r][2 * k + 1] = (double)rows[i].metadata_bytes;
+		pa->y[r][2 * k + 1] = cfg->pool_bytes
+			? (double)rows[i].metadata_bytes / (double)cfg->pool_bytes : NAN;
+		if (rows[i].internal_waste_fraction <= 0)
+			zero_waste = rows[i].block_size;
 		pb->y[r][k] = rows[i].mean_sequences;
+	}
+	if (zero_waste) {
+		kvp_plot_note(p, "internal waste is 0 at P = %u: off the log axis", zero_waste);
+		for (size_t k = 0; k < npol; k++) {
+			size_t len = strlen(pa->series[2 * k].title);
+			snprintf(pa->series[2 * k].title + len, sizeof pa->series[0].title - len,
+				 " (0 at P = %u, off the log axis)", zero_waste);
+		}
 	}
 	if (pick >= 0) {
 		pb->mark_x = rows[pick].block_size;
@@ -1227,6 +1366,25 @@ out:
 
 /* One point into its panel (a: decode time, b: capacity blocks), in the
  * series of its file and KV dtype; false when the panel is full. */
+/* The median of |predicted - measured| / measured over a scatter panel's
+ * points (x predicted, y measured); 0 without points. */
+static double panel_median_error(const struct kvp_plot_panel *pn)
+{
+	double errs[KVP_PLOT_MAX_ROWS * 2];
+	size_t n = 0;
+	for (size_t r = 0; r < pn->nrows; r++)
+		for (size_t s = 0; s < pn->nseries && n < sizeof errs / sizeof errs[0]; s++)
+			if (!isnan(pn->y[r][s]) && pn->y[r][s] > 0)
+				errs[n++] = fabs(pn->x[r] - pn->y[r][s]) / pn->y[r][s];
+	for (size_t i = 1; i < n; i++)  /* insertion sort: at most 256 */
+		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
+			double t = errs[j];
+			errs[j] = errs[j - 1];
+			errs[j - 1] = t;
+		}
+	return n ? (n % 2 ? errs[n / 2] : (errs[n / 2 - 1] + errs[n / 2]) / 2) : 0;
+}
+
 static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
 			   const struct kvp_vpoint *v)
 {
@@ -1234,13 +1392,31 @@ static bool validate_point(struct kvp_plot_panel *a, struct kvp_plot_panel *b,
 	struct kvp_plot_panel *pn = dec ? a : b;
 	const char *slash = strrchr(v->file, '/');
 	char title[KVP_PLOT_TITLE_MAX], label[KVP_PLOT_LABEL_MAX];
-	snprintf(title, sizeof title, "%.40s, %s (%.64s)", v->device[0] ? v->device : v->backend,
-		 kvp_dtype_name(v->shape.kv_dtype), slash ? slash + 1 : v->file);
+	/* MHA and GQA (and MQA) steps differ in what they read per query head:
+	 * separate legend entries */
+	uint32_t hq = v->shape.num_heads, hkv = v->shape.num_kv_heads;
+	const char *attn = hkv == hq ? "MHA" : hkv == 1 ? "MQA" : "GQA";
+	snprintf(title, sizeof title, "%.40s, %s, %s (%.64s)", v->device[0] ? v->device : v->backend,
+		 kvp_dtype_name(v->shape.kv_dtype), attn, slash ? slash + 1 : v->file);
 	size_t s = 0;
 	while (s < pn->nseries && strcmp(pn->series[s].title, title) != 0)
 		s++;
-	if (s == pn->nseries && !kvp_plot_add_series(pn, title))
-		return true; /* too many series: the point is left out, the rest go on */
+	if (s == pn->nseries) {
+		/* colour by KV dtype, in the order first seen; shape by attention */
+		char dt[48];
+		snprintf(dt, sizeof dt, ", %s, ", kvp_dtype_name(v->shape.kv_dtype));
+		int color = 0, most = 0;
+		for (size_t i = 0; i < pn->nseries; i++) {
+			if (!color && strstr(pn->series[i].title, dt))
+				color = pn->series[i].color;
+			most = pn->series[i].color > most ? pn->series[i].color : most;
+		}
+		struct kvp_plot_series *ns = kvp_plot_add_series(pn, title);
+		if (!ns)
+			return true; /* too many series: the point is left out, the rest go on */
+		ns->color = color ? color : most + 1;
+		ns->point = hkv == hq ? 7 : hkv == 1 ? 5 : 9;   /* circle, square, triangle */
+	}
 	if (dec)
 		snprintf(label, sizeof label, "B %llu, n %llu, P %u", (unsigned long long)v->batch,
 			 (unsigned long long)v->context, v->shape.block_size);
@@ -1292,27 +1468,13 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 			      efficiency > 0 ? efficiency : v.points[0].base_efficiency,
 			      efficiency > 0 ? " (calibrated)" : "");
 	kvp_validation_free(&v);
-	/* the median relative error, for the title */
-	double errs[2 * KVP_PLOT_MAX_ROWS];
-	size_t nerr = 0;
-	const struct kvp_plot_panel *both[] = {a, b};
-	for (size_t k = 0; k < 2; k++)
-		for (size_t r = 0; r < both[k]->nrows; r++)
-			for (size_t s = 0; s < both[k]->nseries; s++)
-				if (!isnan(both[k]->y[r][s]) && both[k]->y[r][s] > 0)
-					errs[nerr++] = fabs(both[k]->x[r] - both[k]->y[r][s]) /
-						       both[k]->y[r][s];
-	for (size_t i = 1; i < nerr; i++)  /* insertion sort: at most 256 */
-		for (size_t j = i; j > 0 && errs[j - 1] > errs[j]; j--) {
-			double t = errs[j];
-			errs[j] = errs[j - 1];
-			errs[j - 1] = t;
-		}
-	double median = nerr ? (nerr % 2 ? errs[nerr / 2] : (errs[nerr / 2 - 1] + errs[nerr / 2]) / 2)
-			     : 0;
+	/* the median relative error of each panel: time and blocks are
+	 * different questions, one median over both would answer neither */
+	double med_a = panel_median_error(a), med_b = panel_median_error(b);
 	if (a->nrows) {
 		struct kvp_plot_panel *pn = a;
-		snprintf(pn->title, sizeof pn->title, "decode step time (%zu points)", a->nrows);
+		snprintf(pn->title, sizeof pn->title, "decode step time: %zu point%s, median |error| "
+			 "%.1f %%", a->nrows, a->nrows == 1 ? "" : "s", 100 * med_a);
 		axes(pn, "predicted by kvplan (ms)", "seconds",
 		     "measured by kvbench, median (ms)", "seconds");
 		pn->yscale = 1e-3;
@@ -1321,7 +1483,8 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 	}
 	if (b->nrows) {
 		struct kvp_plot_panel *pn = b;
-		snprintf(pn->title, sizeof pn->title, "KV pool capacity (%zu points)", b->nrows);
+		snprintf(pn->title, sizeof pn->title, "KV pool capacity: %zu point%s, median |error| "
+			 "%.2f %%", b->nrows, b->nrows == 1 ? "" : "s", 100 * med_b);
 		axes(pn, "predicted KV blocks", "blocks",
 		     "blocks kvbench allocated", "blocks");
 		pn->logx = pn->logy = true;
@@ -1339,9 +1502,16 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 		snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", i ? ", " : "",
 			 slash ? slash + 1 : paths[i]);
 	}
+	char meds[160] = "";
+	if (a->nrows)
+		snprintf(meds, sizeof meds, "decode time: median |error| %.1f %% over %zu point%s",
+			 100 * med_a, a->nrows, a->nrows == 1 ? "" : "s");
+	if (b->nrows)
+		snprintf(meds + strlen(meds), sizeof meds - strlen(meds),
+			 "%scapacity: median |error| %.2f %% over %zu point%s", a->nrows ? "; " : "",
+			 100 * med_b, b->nrows, b->nrows == 1 ? "" : "s");
 	snprintf(p->title, sizeof p->title,
-		 "kvplan's predictions against kvbench's measurements: %s\\n"
-		 "median error %.1f %% over %zu points; band +/- %g %%",
-		 files, 100 * median, used, 100 * band);
+		 "kvplan's predictions against kvbench's measurements: %s\\n%s; band +/- %g %%",
+		 files, meds, 100 * band);
 	return KVP_STATUS_OK;
 }

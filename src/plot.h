@@ -57,6 +57,9 @@ struct kvp_plot_series {
 	int color;               /* gnuplot linetype for the colour; 0: by position */
 	unsigned rgb;            /* 0xRRGGBB when not 0, instead of color */
 	int dash;                /* gnuplot dashtype; 0: solid */
+	int point;               /* SCATTER: gnuplot pointtype; 0: a filled circle */
+	size_t over;             /* 1 + the series it lies on at every point, or 0
+				  * (kvp_plot_mark_overlaps); drawn open and sparse */
 };
 
 struct kvp_plot_panel {
@@ -70,6 +73,8 @@ struct kvp_plot_panel {
 	double band;             /* SCATTER: relative error band drawn around y = x */
 	double mark_x;           /* LINES: a dashed vertical line here when > 0 ... */
 	char mark_label[KVP_PLOT_LABEL_MAX];   /* ... named by this */
+	bool grey_past_mark;     /* ... and the points beyond it drawn grey: they
+				  * cannot happen (more sequences than fit) */
 	size_t nseries, nrows;
 	struct kvp_plot_series series[KVP_PLOT_MAX_SERIES];
 	double x[KVP_PLOT_MAX_ROWS];
@@ -88,7 +93,8 @@ struct kvp_plot {
 	struct kvp_plot_panel panel[KVP_PLOT_MAX_PANELS];
 };
 
-/* A zeroed plot named `name` (file stem), or NULL when memory runs out.
+/* A zeroed plot named `name` reduced to a safe file stem (kvp_gp_stem), or
+ * NULL when memory runs out.
  * Free with kvp_plot_free. */
 struct kvp_plot *kvp_plot_new(const char *name);
 void kvp_plot_free(struct kvp_plot *p);
@@ -102,6 +108,17 @@ bool kvp_plot_add_row(struct kvp_plot_panel *pn, double x, const char *label, co
 		      size_t *row);
 /* Record a note (a skipped option and why); silently dropped past 8. */
 void kvp_plot_note(struct kvp_plot *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Series that lie on one another: two values closer than this share a pixel. */
+#define KVP_PLOT_OVERLAP_REL 0.01
+
+/* Mark each LINES or SCATTER series none of whose points can be told from
+ * another series' on the same axis (within KVP_PLOT_OVERLAP_REL): its `over`
+ * names the other, its title gains " (= OTHER)", a note says so, and the
+ * writer draws it with open, larger markers and a sparse dash over the other.
+ * Of a pair that coincide everywhere the later is marked.  Returns how many
+ * were marked.  Call once, after building and before kvp_plot_write. */
+size_t kvp_plot_mark_overlaps(struct kvp_plot *p);
 
 /* Write DIR/NAME.dat and DIR/NAME.gp (the script draws to NAME.<ext> in
  * DIR, or to standard output for dumb).  DIR must exist.  IO on failure. */

@@ -4,6 +4,8 @@
  * errors located at file:line:col.  See profile.h for the search order. */
 #include "profile.h"
 
+#include <errno.h>
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #include "gguf.h"
 #include "hf-config.h"
+#include "input-file.h"
 #include "units.h"
 #include "yaml-walk.h"
 
@@ -31,11 +34,10 @@ static bool is_file(const char *p)
 
 static bool try_dir(const char *dir, const char *kind, const char *name, char *path, size_t size)
 {
-	snprintf(path, size, "%s/%s/%s.yaml", dir, kind, name);
-	if (is_file(path))
+	/* a path cut to fit could name another file: not found instead */
+	if ((size_t)snprintf(path, size, "%s/%s/%s.yaml", dir, kind, name) < size && is_file(path))
 		return true;
-	snprintf(path, size, "%s/%s.yaml", dir, name);
-	return is_file(path);
+	return (size_t)snprintf(path, size, "%s/%s.yaml", dir, name) < size && is_file(path);
 }
 
 /* The profile roots, in search order; returns how many were written. */
@@ -60,11 +62,18 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 {
 	if (!name || !name[0])
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind, "empty profile name");
-	if (strchr(name, '/') || is_file(name)) {
-		if (!is_file(name))
+	struct stat sb;
+	bool there = stat(name, &sb) == 0;
+	if (strchr(name, '/') || there) {
+		if (!there)
 			return kvp_error_set(err, KVP_STATUS_NOT_FOUND, name, 0, 0, NULL,
-					     "no such file");
-		snprintf(path, size, "%s", name);
+					     "%s", errno == ENOENT ? "no such file" : strerror(errno));
+		if (!S_ISREG(sb.st_mode))
+			return kvp_error_set(err, KVP_STATUS_INVALID, name, 0, 0, NULL,
+					     "%s, not a regular file", kvp_input_kind(sb.st_mode));
+		if ((size_t)snprintf(path, size, "%s", name) >= size)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind,
+					     "path longer than %zu bytes", size - 1);
 		return KVP_STATUS_OK;
 	}
 	char roots[34][512];

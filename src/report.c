@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "atomic-file.h"
 #include "units.h"
 #include "workload.h"
 #include "yaml-walk.h"
@@ -52,18 +53,21 @@ static kvp_status each_item(struct parse *p, const struct kvp_node *n, const cha
 }
 
 /* A relative path is taken from the scenario's directory; a bare name (no
- * '/', no .yaml, .yml or .json ending) stays a profile name. */
-static void scenario_path(const struct parse *p, const char *v, bool always, char *out,
+ * '/', no .yaml, .yml or .json ending) stays a profile name.  False when it
+ * does not fit out[size]: refused, never cut to another file's path. */
+static bool scenario_path(const struct parse *p, const char *v, bool always, char *out,
 			  size_t size)
 {
 	size_t n = strlen(v);
 	bool file = strchr(v, '/') || (n > 5 && strcmp(v + n - 5, ".yaml") == 0) ||
 		    (n > 4 && strcmp(v + n - 4, ".yml") == 0) ||
 		    (n > 5 && strcmp(v + n - 5, ".json") == 0);
+	int len;
 	if ((always || file) && v[0] != '/' && p->dir[0])
-		snprintf(out, size, "%s/%s", p->dir, v);
+		len = snprintf(out, size, "%s/%s", p->dir, v);
 	else
-		snprintf(out, size, "%s", v);
+		len = snprintf(out, size, "%s", v);
+	return len >= 0 && (size_t)len < size;
 }
 
 /* A profile name or a path.  A name that resolves to nothing is reported at
@@ -73,7 +77,9 @@ static kvp_status load_profile(struct parse *p, const struct kvp_node *n, const 
 {
 	char name[1024];
 	const char *v = n->value;
-	scenario_path(p, v, false, name, sizeof name);
+	if (!scenario_path(p, v, false, name, sizeof name))
+		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, field,
+				     "path longer than %zu bytes", sizeof name - 1);
 	struct kvp_error e = {0};
 	kvp_status st = strcmp(field, "models") == 0 ? kvp_model_load(name, out, &e)
 		      : strcmp(field, "gpus") == 0 ? kvp_gpu_load(name, out, &e)
@@ -166,7 +172,9 @@ static kvp_status item_plot(struct parse *p, const struct kvp_node *n, size_t i)
 
 static kvp_status item_result(struct parse *p, const struct kvp_node *n, size_t i)
 {
-	scenario_path(p, n->value, true, p->s->results[i], sizeof p->s->results[i]);
+	if (!scenario_path(p, n->value, true, p->s->results[i], sizeof p->s->results[i]))
+		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, "results",
+				     "path longer than %zu bytes", sizeof p->s->results[i] - 1);
 	if (access(p->s->results[i], R_OK) != 0)
 		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_NOT_FOUND, "results",
 				     "%s: %s", n->value, strerror(errno));
@@ -364,8 +372,13 @@ kvp_status kvp_scenario_load(const char *path, struct kvp_scenario *s, struct kv
 	if (st)
 		return st;
 	struct parse p = {.doc = doc, .s = s, .err = err};
-	snprintf(s->path, sizeof s->path, "%s", path);
 	const char *slash = strrchr(path, '/');
+	if (strlen(path) >= sizeof s->path || (slash && (size_t)(slash - path) >= sizeof p.dir)) {
+		kvp_doc_free(doc);
+		return kvp_error_set(err, KVP_STATUS_USAGE, path, 0, 0, NULL,
+				     "path longer than %zu bytes", sizeof p.dir - 1);
+	}
+	snprintf(s->path, sizeof s->path, "%s", path);
 	if (slash)
 		snprintf(p.dir, sizeof p.dir, "%.*s", (int)(slash - path), path);
 	const char *allowed[NKEYS + 1];
@@ -468,13 +481,31 @@ static void html_text(FILE *f, const char *s, bool code_spans)
 		fputs("</code>", f);
 }
 
-static void md_cell(FILE *f, const char *s)
+/* Markdown text: '<', which opens every HTML tag a renderer would pass
+ * through, as &lt;, so no name becomes a tag or a script (& and > open
+ * none, and stay readable inside `code` spans); in a table cell (`cell`) also
+ * | as \| and a line break as a space; in a heading (`line`) a line break as
+ * a space. */
+static void md_put(FILE *f, const char *s, bool cell, bool line)
 {
 	for (; *s; s++) {
-		if (*s == '|')
-			fputc('\\', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '|':
+			fputs(cell ? "\\|" : "|", f);
+			break;
+		case '\n':
+		case '\r':
+			fputc(cell || line ? ' ' : *s, f);
+			break;
+		default: fputc(*s, f);
+		}
 	}
+}
+
+static void md_cell(FILE *f, const char *s)
+{
+	md_put(f, s, true, true);
 }
 
 static void doc_begin(struct doc *d, const char *title)
@@ -503,7 +534,9 @@ static void doc_end(struct doc *d)
 
 static void doc_heading(struct doc *d, int level, const char *text)
 {
-	fprintf(d->md, "%.*s %s\n\n", level, "######", text);
+	fprintf(d->md, "%.*s ", level, "######");
+	md_put(d->md, text, false, true);
+	fputs("\n\n", d->md);
 	fprintf(d->html, "<h%d>", level);
 	html_text(d->html, text, true);
 	fprintf(d->html, "</h%d>\n", level);
@@ -518,7 +551,9 @@ static void doc_para_class(struct doc *d, const char *cls, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	fprintf(d->md, "%s%s%s\n\n", cls ? "*" : "", buf, cls ? "*" : "");
+	fputs(cls ? "*" : "", d->md);
+	md_put(d->md, buf, false, false);
+	fputs(cls ? "*\n\n" : "\n\n", d->md);
 	fprintf(d->html, cls ? "<p class=\"%s\">" : "<p>", cls);
 	html_text(d->html, buf, true);
 	fprintf(d->html, "</p>\n");
@@ -577,7 +612,13 @@ static void doc_table_end(struct doc *d)
 
 static void doc_pre(struct doc *d, const char *text)
 {
-	fprintf(d->md, "```\n%s```\n\n", text);
+	/* a fence longer than any run of backquotes inside, so none closes it */
+	size_t run = 0, longest = 0;
+	for (const char *p = text; *p; p++)
+		longest = (run = *p == '`' ? run + 1 : 0) > longest ? run : longest;
+	int fence = longest < 3 ? 3 : (int)longest + 1;
+	fprintf(d->md, "%.*s\n%s%.*s\n\n", fence, "````````````````````````````````", text,
+		fence, "````````````````````````````````");
 	fprintf(d->html, "<pre>");
 	html_text(d->html, text, false);
 	fprintf(d->html, "</pre>\n");
@@ -585,7 +626,9 @@ static void doc_pre(struct doc *d, const char *text)
 
 static void doc_image(struct doc *d, const char *alt, const char *src)
 {
-	fprintf(d->md, "![%s](%s)\n\n", alt, src);
+	fputs("![", d->md);
+	md_put(d->md, alt, true, true);
+	fprintf(d->md, "](%s)\n\n", src); /* plots/STEM.EXT: a safe stem */
 	fprintf(d->html, "<p><img src=\"");
 	html_text(d->html, src, false);
 	fprintf(d->html, "\" alt=\"");
@@ -1001,6 +1044,7 @@ static kvp_status section_question(struct report *r, enum kvp_question q)
 static kvp_status show_plot(struct report *r, struct kvp_plot *p, const char *caption)
 {
 	struct kvp_error err = {0};
+	kvp_plot_mark_overlaps(p);
 	kvp_status st = kvp_plot_write(p, r->dir, r->o->term, &err);
 	if (st)
 		return fail(r, st, &err);
@@ -1303,15 +1347,15 @@ static kvp_status section_arithmetic(struct report *r)
 	return KVP_STATUS_OK;
 }
 
-static kvp_status open_out(const char *dir, const char *name, FILE **f, struct kvp_error *err)
+/* Start DIR/NAME through the atomic writer; *f is where its text goes. */
+static kvp_status open_out(const char *dir, const char *name, struct kvp_afile *a, FILE **f,
+			   struct kvp_error *err)
 {
 	char path[1200];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	*f = fopen(path, "w");
-	if (!*f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot write: %s",
-				     strerror(errno));
-	return KVP_STATUS_OK;
+	kvp_status st = kvp_afile_open(a, path, err);
+	*f = a->f;
+	return st;
 }
 
 kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_report_opts *o,
@@ -1320,7 +1364,9 @@ kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_repor
 	memset(res, 0, sizeof *res);
 	struct report r = {.s = s, .o = o, .res = res, .err = err};
 	kvp_status st;
-	snprintf(r.dir, sizeof r.dir, "%s/plots", o->dir);
+	if ((size_t)snprintf(r.dir, sizeof r.dir, "%s/plots", o->dir) >= sizeof r.dir)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "-o",
+				     "a folder of at most %zu bytes", sizeof r.dir - 8);
 	if ((st = kvp_plot_mkdir(r.dir, err)))
 		return st;
 	r.ops = calloc(KVP_SCENARIO_MAX_OPTIONS, sizeof *r.ops);
@@ -1330,8 +1376,9 @@ kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_repor
 		goto out;
 	}
 	r.nops = options_list(s, r.ops);
-	if ((st = open_out(o->dir, "report.md", &r.d.md, err)) ||
-	    (st = open_out(o->dir, "report.html", &r.d.html, err)))
+	struct kvp_afile md = {0}, html = {0};
+	if ((st = open_out(o->dir, "report.md", &md, &r.d.md, err)) ||
+	    (st = open_out(o->dir, "report.html", &html, &r.d.html, err)))
 		goto out;
 
 	doc_begin(&r.d, s->title);
@@ -1364,10 +1411,13 @@ kvp_status kvp_report_write(const struct kvp_scenario *s, const struct kvp_repor
 		goto out;
 	doc_end(&r.d);
 out:
-	if (r.d.md && fclose(r.d.md) != 0 && !st)
-		st = kvp_error_set(err, KVP_STATUS_IO, o->dir, 0, 0, NULL, "cannot write report.md");
-	if (r.d.html && fclose(r.d.html) != 0 && !st)
-		st = kvp_error_set(err, KVP_STATUS_IO, o->dir, 0, 0, NULL, "cannot write report.html");
+	/* both written, or neither replaced */
+	if (!st)
+		st = kvp_afile_commit(&md, err);
+	if (!st)
+		st = kvp_afile_commit(&html, err);
+	kvp_afile_abort(&md);
+	kvp_afile_abort(&html);
 	free(r.ops);
 	free(r.b);
 	return st;

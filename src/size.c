@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "shape.h"
+#include "shell-quote.h"
 #include "units.h"
 
 #define SIZE_SAMPLES 65536   /* requests drawn to measure a workload */
@@ -398,7 +399,15 @@ static int cmp_config(const void *pa, const void *pb)
 		return a->meets ? -1 : 1;
 	if (!a->meets && popcount(a->failed) != popcount(b->failed))
 		return popcount(a->failed) - popcount(b->failed);
-	double x = cost_key(a->cost_per_hour), y = cost_key(b->cost_per_hour);
+	/* per token at the configuration's own throughput: under a rate every
+	 * configuration that keeps up serves the same tokens, so this orders as
+	 * the price per hour does; without one each serves what it can, and a
+	 * cheap slow GPU is not the cheaper buy */
+	double x = cost_key(a->cost_per_mtok), y = cost_key(b->cost_per_mtok);
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = cost_key(a->cost_per_hour);
+	y = cost_key(b->cost_per_hour);
 	if (x != y)
 		return x < y ? -1 : 1;
 	if (a->count != b->count)
@@ -447,39 +456,50 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 		return;
 	}
 	const char *kv = kv_name(e, c->kv_dtype, serving);
-	fprintf(f, "# %s: %u replica%s of %u x %s (%u GPU%s); each replica:\n",
-		kvp_engine_name(e), c->replicas, c->replicas == 1 ? "" : "s", c->tp, c->gpu, c->count,
-		c->count == 1 ? "" : "s");
+	/* input text only through shell-quote.h: words single-quoted, comments on one line */
+	fprintf(f, "# %s: %u replica%s of %u x ", kvp_engine_name(e), c->replicas,
+		c->replicas == 1 ? "" : "s", c->tp);
+	kvp_sh_comment(f, c->gpu);
+	fprintf(f, " (%u GPU%s); each replica:\n", c->count, c->count == 1 ? "" : "s");
 	if (!kv)
 		fprintf(f, "# %s has no KV cache dtype %s: the plan's KV bytes do not apply as written\n",
 			kvp_engine_name(e), kvp_dtype_name(c->kv_dtype));
 	switch (e) {
 	case KVP_ENGINE_SGLANG:
-		fprintf(f, "python -m sglang.launch_server --model-path %s --tp-size %u \\\n"
+		fputs("python -m sglang.launch_server --model-path ", f);
+		kvp_sh_word(f, id);
+		fprintf(f, " --tp-size %u \\\n"
 			   "    --context-length %llu --max-running-requests %llu \\\n"
-			   "    --mem-fraction-static %.4f --kv-cache-dtype %s --page-size %u\n",
-			id, c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, c->utilization, kv ? kv : "auto",
-			c->block_size);
+			   "    --mem-fraction-static %.4f --kv-cache-dtype ",
+			c->tp, (unsigned long long)c->max_model_len,
+			(unsigned long long)c->max_num_seqs, c->utilization);
+		kvp_sh_word(f, kv ? kv : "auto");
+		fprintf(f, " --page-size %u\n", c->block_size);
 		break;
 	case KVP_ENGINE_TRTLLM:
-		fprintf(f, "trtllm-serve %s --tp_size %u --max_seq_len %llu \\\n"
+		fputs("trtllm-serve ", f);
+		kvp_sh_word(f, id);
+		fprintf(f, " --tp_size %u --max_seq_len %llu \\\n"
 			   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
 			   "    --kv_cache_free_gpu_memory_fraction %.4f%s\n",
-			id, c->tp, (unsigned long long)c->max_model_len,
+			c->tp, (unsigned long long)c->max_model_len,
 			(unsigned long long)c->max_num_seqs, (unsigned long long)c->max_batched_tokens,
-			c->utilization, kv && strcmp(kv, "auto") ? " \\\n    --extra_llm_api_options kv.yaml" : "");
+			c->utilization,
+			kv && strcmp(kv, "auto") ? " \\\n    --extra_llm_api_options 'kv.yaml'" : "");
 		if (kv && strcmp(kv, "auto"))
 			fprintf(f, "# kv.yaml:\n#   kv_cache_config:\n#     dtype: %s\n", kv);
 		break;
 	default:
-		fprintf(f, "vllm serve %s --tensor-parallel-size %u \\\n"
+		fputs("vllm serve ", f);
+		kvp_sh_word(f, id);
+		fprintf(f, " --tensor-parallel-size %u \\\n"
 			   "    --max-model-len %llu --max-num-seqs %llu \\\n"
-			   "    --gpu-memory-utilization %.4f --kv-cache-dtype %s --block-size %u \\\n"
-			   "    --max-num-batched-tokens %llu\n",
-			id, c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, c->utilization, kv ? kv : "auto",
-			c->block_size, (unsigned long long)c->max_batched_tokens);
+			   "    --gpu-memory-utilization %.4f --kv-cache-dtype ",
+			c->tp, (unsigned long long)c->max_model_len,
+			(unsigned long long)c->max_num_seqs, c->utilization);
+		kvp_sh_word(f, kv ? kv : "auto");
+		fprintf(f, " --block-size %u \\\n    --max-num-batched-tokens %llu\n", c->block_size,
+			(unsigned long long)c->max_batched_tokens);
 		fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
 			(unsigned long long)c->kv_pool_bytes);
 	}

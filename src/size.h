@@ -131,8 +131,9 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 			   const struct kvp_size_demand *d, const struct kvp_size_opts *o,
 			   uint32_t tp, struct kvp_size_config *out, struct kvp_error *err);
 
-/* Order: configurations that meet everything first, cheapest per hour (then
- * fewest GPUs, then lowest TPOT); then the others, fewest failures first. */
+/* Order: configurations that meet everything first, cheapest per million
+ * output tokens at their own throughput (then per hour, fewest GPUs, lowest
+ * TPOT; an unknown cost last); then the others, fewest failures first. */
 void kvp_size_rank(struct kvp_size_config *c, size_t n);
 
 /* Write the serving-engine command that realises c (vLLM, SGLang or

@@ -223,6 +223,18 @@ void kvp_format_rate(double bytes_per_s, char *buf, size_t size)
 	snprintf(buf, size, v < 1e9 ? "%.2f %s" : "%.3e %s", v, units[u]);
 }
 
+void kvp_format_fixed(double v, int decimals, const char *unit, char *buf, size_t size)
+{
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 6)
+		decimals = 6;
+	if (isfinite(v) && fabs(v) < 1e15)
+		snprintf(buf, size, "%.*f%s", decimals, v, unit);
+	else
+		snprintf(buf, size, "%.*e%s", decimals + 2, v, unit);
+}
+
 void kvp_format_u64(uint64_t v, char *buf, size_t size)
 {
 	char digits[32];

@@ -40,5 +40,10 @@ void kvp_format_bytes(uint64_t bytes, char *buf, size_t size);
 void kvp_format_rate(double bytes_per_s, char *buf, size_t size);
 /* "1,234,567". */
 void kvp_format_u64(uint64_t v, char *buf, size_t size);
+/* v with `decimals` decimals and `unit` ("%.3f s"), in scientific notation
+ * with decimals + 2 digits ("1.23457e+61 s") from |v| >= 10^15 on, where
+ * fixed notation would need more digits than a 64-byte buffer holds: a
+ * number is never cut.  A buffer of 32 + strlen(unit) bytes always holds it. */
+void kvp_format_fixed(double v, int decimals, const char *unit, char *buf, size_t size);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "budget.h"
 #include "csv.h"
+#include "input-file.h"
 #include "perf.h"
 #include "units.h"
 #include "yaml-walk.h"
@@ -422,9 +423,10 @@ out:
 static kvp_status load_csv(struct kvp_validation *v, const char *path, const struct kvp_gpu *gpu,
 			   struct kvp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open");
+	FILE *f;
+	kvp_status ost = kvp_input_open(path, &f, err);
+	if (ost)
+		return ost;
 	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX];
 	char *h[KVP_CSV_MAX_FIELDS], *val[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;
@@ -624,6 +626,25 @@ size_t kvp_validation_fit_by(struct kvp_validation *v, enum kvp_fit_by by_what)
 	free(by);
 	free(scratch);
 	return groups;
+}
+
+void kvp_validation_fit_degrees(struct kvp_validation *v, enum kvp_fit_by by_what,
+				size_t *parameters, size_t *points, size_t *exact)
+{
+	int (*cmp)(const void *, const void *) = group_cmp(by_what);
+	size_t n;
+	*parameters = *points = *exact = 0;
+	struct kvp_vpoint **by = decode_groups(v, cmp, &n);
+	for (size_t lo = 0, hi; by && lo < n; lo = hi) {
+		hi = group_end(by, lo, n, cmp);
+		size_t k = 0;
+		for (size_t i = lo; i < hi; i++)
+			k += by[i]->large;
+		*parameters += k > 0;
+		*points += k;
+		*exact += k == 1;
+	}
+	free(by);
 }
 
 static double rel(double predicted, double measured)

@@ -136,6 +136,14 @@ double kvp_validation_fit(struct kvp_validation *v, size_t *used);
 enum kvp_fit_by { KVP_FIT_ALL, KVP_FIT_DTYPE, KVP_FIT_SHAPE };
 size_t kvp_validation_fit_by(struct kvp_validation *v, enum kvp_fit_by by);
 
+/* What an in-sample fit of v by `by` can prove: *parameters, the groups with
+ * at least one large decode point (one fitted efficiency each); *points, the
+ * large points they rest on; *exact, the groups resting on exactly one point,
+ * which the fit reproduces by construction (error 0, proving nothing).  With
+ * *parameters == *points every fitted point is exact by construction. */
+void kvp_validation_fit_degrees(struct kvp_validation *v, enum kvp_fit_by by,
+				size_t *parameters, size_t *points, size_t *exact);
+
 /* Out of sample: give each decode point of v the fit_efficiency of its group
  * in c (fitted with kvp_validation_fit_by(c, by)); a point whose group c
  * lacks gets `fallback`.  Returns how many fell back, or (size_t)-1 when

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input-file.h"
 #include "profile.h"
 #include "units.h"
 #include "yaml-walk.h"
@@ -103,9 +104,10 @@ static bool is_header(const char *line)
 
 static kvp_status load_csv(const char *path, struct rows *r, struct kvp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "%s", strerror(errno));
+	FILE *f;
+	kvp_status ost = kvp_input_open(path, &f, err);
+	if (ost)
+		return ost;
 	/* a regular file of bounded size: a device or a pipe could be endless */
 	struct stat sb;
 	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||

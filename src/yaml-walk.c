@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "input-file.h"
 #include "units.h"
 
 static void node_free(struct kvp_node *n)
@@ -312,10 +313,10 @@ kvp_status kvp_doc_load_buffer(const char *name, const char *buf, size_t len,
 kvp_status kvp_doc_load_file(const char *path, struct kvp_doc **out, struct kvp_error *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "cannot open: %s",
-				     strerror(errno));
+	FILE *f;
+	kvp_status ost = kvp_input_open(path, &f, err);
+	if (ost)
+		return ost;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	kvp_status st = KVP_STATUS_OK;

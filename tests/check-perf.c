@@ -153,6 +153,51 @@ START_TEST(test_decode_by_hand)
 }
 END_TEST
 
+/* Chunked prefill, Llama-2-7B on the round hardware, a prompt of 2,000
+ * tokens.  Alone (B = 1) with T = 512: chunks of 512, k = ceil(2,000 / 512) = 4
+ * steps; per step compute = the whole prefill's 28,002,762,752,000 FLOPs / 4
+ * / 1e15 = 7.000690688 ms; memory = (13,476,831,232 weights + 2,000 x 524,288
+ * / 4 = 262,144,000 KV written) / 1e12 = 13.738975232 ms; TTFT = 4 x 13.739 ms
+ * = 54.955900928 ms (the weights are read four times: slower than the
+ * one-pass 28.00 ms).  Joining 2 decoding sequences at 1,000 tokens (B = 3,
+ * T = 514): still chunks of 512, 4 steps; compute + 2 x (13,476,831,232 +
+ * 524,288,000) / 1e15 = 7.028692926464 ms; memory + 2 x 1,000 x 524,288 =
+ * 1,048,576,000 B: 14,787,551,232 B -> 14.787551232 ms; TTFT 59.150204928 ms.
+ * With T = 2 no prompt token fits beside 2 decodes: infinite.  B = 1 with a
+ * prompt inside T is the one-pass prefill itself. */
+START_TEST(test_chunked_ttft_by_hand)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_chunked ch;
+	struct kvp_perf_step s;
+	static const struct {
+		uint64_t batch, tokens_per_step;
+		double compute_s, memory_s, ttft_s;   /* the hand figures above */
+	} cases[] = {
+		{1, 512, 0.007000690688, 0.013738975232, 0.054955900928},
+		{3, 514, 0.007028692926464, 0.014787551232, 0.059150204928},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, cases[i].batch, 2000, 1000,
+						       cases[i].tokens_per_step, &ch, &err),
+				 KVP_STATUS_OK);
+		ck_assert_uint_eq(ch.chunk_tokens, 512);
+		ck_assert_uint_eq(ch.steps, 4);
+		ck_assert_double_eq_tol(ch.compute_s, cases[i].compute_s, 1e-15);
+		ck_assert_double_eq_tol(ch.memory_s, cases[i].memory_s, 1e-15);
+		ck_assert_double_eq_tol(ch.ttft_s, cases[i].ttft_s, 1e-14);
+	}
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 2, &ch, &err), KVP_STATUS_OK);
+	ck_assert(isinf(ch.ttft_s));
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 1000, 1000, 8192, &ch, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 1000, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.steps, 1);
+	ck_assert_double_eq_tol(ch.ttft_s, s.time_s, 1e-15);
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 0, 1000, 1000, 8192, &ch, &err), KVP_STATUS_USAGE);
+}
+END_TEST
+
 /* Where decode turns compute-bound, one token of context: compute = B x
  * (13,476,831,232 + 2 x 32 x 256 x 32 = 524,288) / 1e15; memory =
  * (13,476,831,232 + B x 524,288) / 1e12.  Equal at B = 13,476,831,232,000 /
@@ -534,6 +579,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_decode_by_hand);
 	tcase_add_test(core, test_decode_turns_compute_bound);
 	tcase_add_test(core, test_prefill_by_hand);
+	tcase_add_test(core, test_chunked_ttft_by_hand);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gnuplot-writer.h"
 #include "perf.h"
 #include "plot.h"
 #include "units.h"
@@ -311,8 +312,10 @@ START_TEST(test_block_size)
 	ck_assert_double_eq(a->y[0][0], 0);
 	ck_assert_double_eq_tol(a->y[1][0], 4681 * 11.5 / 524288, 1e-9);
 	ck_assert_double_eq_tol(a->y[2][0], 27.5 / 128, 1e-9);
-	ck_assert_double_eq(a->y[0][1], 6878208);
-	ck_assert_double_eq(a->y[2][1], 49152);
+	/* metadata as a share of the 1 GiB pool, waste's unit */
+	ck_assert_double_eq_tol(a->y[0][1], 6878208.0 / 1073741824, 1e-15);
+	ck_assert_double_eq_tol(a->y[2][1], 49152.0 / 1073741824, 1e-15);
+	ck_assert(a->logy && !a->series[1].y2);
 	ck_assert_double_eq_tol(b->y[0][0], 524288 / 100.5, 1);
 	ck_assert_double_eq(b->y[1][0], 4681);
 	ck_assert_double_eq(b->y[2][0], 4096);
@@ -339,15 +342,17 @@ START_TEST(test_validate)
 	ck_assert_int_eq(pn->style, KVP_PLOT_STYLE_SCATTER);
 	ck_assert_uint_eq(pn->nrows, 3);
 	ck_assert_uint_eq(pn->nseries, 2);
-	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16 (kvbench-results.yaml)");
-	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8 (kvbench-results.yaml)");
+	ck_assert_str_eq(pn->series[0].title, "Test GPU, bf16, MQA (kvbench-results.yaml)");
+	ck_assert_int_eq(pn->series[0].point, 5);   /* 8:1 heads: MQA, a square */
+	ck_assert_str_eq(pn->series[1].title, "Test GPU, fp8, MQA (kvbench-results.yaml)");
+	ck_assert_int_ne(pn->series[0].color, pn->series[1].color);  /* colour: KV dtype */
 	ck_assert_double_eq_tol(pn->x[0], 1.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[0][0], 1.1e-3);
 	ck_assert(isnan(pn->y[0][1]));
 	ck_assert_double_eq_tol(pn->x[2], 4.0e-3, 1e-15);
 	ck_assert_double_eq(pn->y[2][1], 5.0e-3);
 	ck_assert_double_eq(pn->band, 0.2);
-	ck_assert_ptr_nonnull(strstr(p->title, "median error 9.1 % over 3 points"));
+	ck_assert_ptr_nonnull(strstr(p->title, "decode time: median |error| 9.1 % over 3 points"));
 	ck_assert_uint_eq(p->nnotes, 2);
 	ck_assert_ptr_nonnull(strstr(p->notes[0], "2 point(s)"));
 	ck_assert_ptr_nonnull(strstr(p->notes[1], "read-ceiling at efficiency 1"));
@@ -385,6 +390,49 @@ START_TEST(test_validate_errors)
 END_TEST
 
 /* The files: data rows in base units, the script's labels and terminal. */
+/* Series on one another: A = 1, 2, 4; B = 1.005, 2, 4 (within 1 % of A
+ * everywhere: lies on it); C = 1, 2, 5 (25 % off at the last row: visible);
+ * D = NaN, 2, 4 (drawn at two rows, both on A: lies on it); E on the right
+ * axis with A's values (another axis: not compared).  Scatter: F's point
+ * (10, 11) sits on G's (10, 11.05); H's (10, 20) does not. */
+START_TEST(test_mark_overlaps)
+{
+	struct kvp_plot *p = kvp_plot_new("overlap");
+	ck_assert_ptr_nonnull(p);
+	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
+	const char *names[] = {"A", "B", "C", "D", "E"};
+	double v[5][3] = {{1, 2, 4}, {1.005, 2, 4}, {1, 2, 5}, {NAN, 2, 4}, {1, 2, 4}};
+	for (size_t r = 0; r < 3; r++)
+		ck_assert(kvp_plot_add_row(pn, (double)(r + 1), "", "", NULL));
+	for (size_t s = 0; s < 5; s++) {
+		struct kvp_plot_series *x = kvp_plot_add_series(pn, names[s]);
+		x->y2 = s == 4;
+		for (size_t r = 0; r < 3; r++)
+			pn->y[r][s] = v[s][r];
+	}
+	struct kvp_plot_panel *sc = kvp_plot_add_panel(p, KVP_PLOT_STYLE_SCATTER);
+	const char *sn[] = {"F", "G", "H"};
+	double sy[3] = {11, 11.05, 20};
+	ck_assert(kvp_plot_add_row(sc, 10, "", "", NULL));
+	for (size_t s = 0; s < 3; s++) {
+		kvp_plot_add_series(sc, sn[s]);
+		sc->y[0][s] = sy[s];
+	}
+	ck_assert_uint_eq(kvp_plot_mark_overlaps(p), 3);
+	ck_assert_uint_eq(pn->series[0].over, 0);
+	ck_assert_uint_eq(pn->series[1].over, 1);   /* B on A */
+	ck_assert_str_eq(pn->series[1].title, "B (= A)");
+	ck_assert_uint_eq(pn->series[2].over, 0);
+	ck_assert_uint_eq(pn->series[3].over, 1);   /* D on A */
+	ck_assert_uint_eq(pn->series[4].over, 0);
+	ck_assert_uint_eq(sc->series[0].over, 0);   /* of F and G the later is marked */
+	ck_assert_uint_eq(sc->series[1].over, 1);
+	ck_assert_uint_eq(sc->series[2].over, 0);
+	ck_assert_uint_eq(p->nnotes, 3);
+	kvp_plot_free(p);
+}
+END_TEST
+
 START_TEST(test_write_files)
 {
 	static struct kvp_model m;
@@ -403,16 +451,16 @@ START_TEST(test_write_files)
 	ck_assert_ptr_nonnull(strstr(dat, "4 llama-2-7b (MHA; 524,288 B/token) (bytes)"));
 	const char *gp = slurp("kv.gp");
 	ck_assert_ptr_nonnull(strstr(gp, "set terminal pngcairo"));
-	ck_assert_ptr_nonnull(strstr(gp, "set output \"kv.png\""));
-	ck_assert_ptr_nonnull(strstr(gp, "set xlabel \"context (tokens per sequence, k = 1024)\""));
-	ck_assert_ptr_nonnull(strstr(gp, "set ylabel \"KV cache of one sequence on one GPU (GiB)\""));
-	ck_assert_ptr_nonnull(strstr(gp, "set title \"KV cache of one sequence"));
-	ck_assert_ptr_nonnull(strstr(gp, "\"kv.dat\" index 0 using 1:"));
+	ck_assert_ptr_nonnull(strstr(gp, "set output 'kv.png'"));
+	ck_assert_ptr_nonnull(strstr(gp, "set xlabel 'context (tokens per sequence, k = 1024)'"));
+	ck_assert_ptr_nonnull(strstr(gp, "set ylabel 'KV cache of one sequence on one GPU (GiB)'"));
+	ck_assert_ptr_nonnull(strstr(gp, "set title 'KV cache of one sequence"));
+	ck_assert_ptr_nonnull(strstr(gp, "'kv.dat' index 0 using 1:"));
 	ck_assert_ptr_nonnull(strstr(gp, "/1073741824")); /* bytes to GiB */
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_SVG, &err), KVP_STATUS_OK);
 	gp = slurp("kv.gp");
 	ck_assert_ptr_nonnull(strstr(gp, "set terminal svg"));
-	ck_assert_ptr_nonnull(strstr(gp, "set output \"kv.svg\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set output 'kv.svg'"));
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_DUMB, &err), KVP_STATUS_OK);
 	gp = slurp("kv.gp");
 	ck_assert_ptr_nonnull(strstr(gp, "set terminal dumb"));
@@ -421,12 +469,13 @@ START_TEST(test_write_files)
 }
 END_TEST
 
-/* Titles with quotes and backslashes stay one gnuplot string. */
+/* Titles with quotes and backslashes stay one single-quoted gnuplot string:
+ * ' doubled, " and \ as they are (no escapes inside single quotes). */
 START_TEST(test_write_escapes)
 {
 	struct kvp_plot *p = kvp_plot_new("esc");
 	struct kvp_plot_panel *pn = kvp_plot_add_panel(p, KVP_PLOT_STYLE_LINES);
-	snprintf(p->title, sizeof p->title, "a \"quoted\" C:\\dir");
+	snprintf(p->title, sizeof p->title, "a \"quoted\" C:\\dir it's");
 	kvp_plot_add_series(pn, "s \"1\"");
 	size_t r;
 	ck_assert(kvp_plot_add_row(pn, 1, "one \"1\"", NULL, &r));
@@ -434,8 +483,8 @@ START_TEST(test_write_escapes)
 	struct kvp_error err = {0};
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
 	const char *gp = slurp("esc.gp");
-	ck_assert_ptr_nonnull(strstr(gp, "set title \"a \\\"quoted\\\" C:\\\\dir\""));
-	ck_assert_ptr_nonnull(strstr(gp, "title \"s \\\"1\\\"\""));
+	ck_assert_ptr_nonnull(strstr(gp, "set title 'a \"quoted\" C:\\dir it''s'"));
+	ck_assert_ptr_nonnull(strstr(gp, "title 's \"1\"'"));
 	const char *dat = slurp("esc.dat");
 	ck_assert_ptr_nonnull(strstr(dat, "\n1 \"one '1'\" \"\" 0.5\n"));
 	kvp_plot_free(p);
@@ -584,6 +633,70 @@ static void teardown(void)
 	strcpy(dir, "/tmp/check-plot-XXXXXX");
 }
 
+/* The gnuplot writer's quoting, by hand: single quotes, ' doubled, a line
+ * break as '."\n".', control characters as ?, nothing else changed. */
+static const struct {
+	const char *in, *string, *comment, *dat;
+} gp_quote[] = {
+	{"plain", "'plain'", "plain", "\"plain\""},
+	{"", "''", "", "\"\""},
+	{"it's", "'it''s'", "it's", "\"it's\""},
+	{"a`id`b", "'a`id`b'", "a'id'b", "\"a`id`b\""},
+	{"x\"; system(\"id\")", "'x\"; system(\"id\")'", "x\"; system(\"id\")",
+	 "\"x'; system('id')\""},
+	{"$(id) @m", "'$(id) @m'", "$(id) @m", "\"$(id) @m\""},
+	{"a\nb", "'a'.\"\\n\".'b'", "a; b", "\"a b\""},
+	{"gpu\\ntp 2", "'gpu'.\"\\n\".'tp 2'", "gpu; tp 2", "\"gpu\\ntp 2\""},
+	{"tab\there\x1b[2J", "'tab?here?[2J'", "tab?here?[2J", "\"tab?here?[2J\""},
+	{"end\\", "'end\\'", "end/", "\"end/\""},
+	{"''", "''''''", "''", "\"''\""},
+};
+
+static char *gp_capture(void (*put)(FILE *, const char *), const char *in)
+{
+	static char buf[512];
+	memset(buf, 0, sizeof buf);
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	ck_assert_ptr_nonnull(f);
+	put(f, in);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_gp_quote)
+{
+	ck_assert_str_eq(gp_capture(kvp_gp_string, gp_quote[_i].in), gp_quote[_i].string);
+	ck_assert_str_eq(gp_capture(kvp_gp_comment, gp_quote[_i].in), gp_quote[_i].comment);
+	ck_assert_str_eq(gp_capture(kvp_gp_dat_string, gp_quote[_i].in), gp_quote[_i].dat);
+}
+END_TEST
+
+/* Stems: letters, digits, . _ - only, never first '.' or '-'. */
+static const struct {
+	const char *in, *out;
+	bool ok, fits;
+} gp_stems[] = {
+	{"kv-context", "kv-context", true, true},
+	{"a b/c", "a_b_c", false, true},
+	{"../x", "_._x", false, true},
+	{"-x", "_x", false, true},
+	{".hidden", "_hidden", false, true},
+	{"", "plot", false, true},
+	{"h`id`", "h_id_", false, true},
+	{"\xc3\xa9", "__", false, true}, /* UTF-8 e-acute: two bytes */
+	{"abcdefghijklmnopq", "abcdefghijklmno", true, false}, /* out[16]: 15 and the NUL */
+};
+
+START_TEST(test_gp_stem)
+{
+	char out[16];
+	ck_assert_int_eq(kvp_gp_stem(out, sizeof out, gp_stems[_i].in), gp_stems[_i].fits);
+	ck_assert_str_eq(out, gp_stems[_i].out);
+	ck_assert(kvp_gp_stem_ok(out));
+	ck_assert_int_eq(kvp_gp_stem_ok(gp_stems[_i].in), gp_stems[_i].ok);
+}
+END_TEST
+
 static Suite *plot_suite(void)
 {
 	Suite *s = suite_create("plot");
@@ -599,7 +712,10 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_block_size);
 	tcase_add_test(core, test_validate);
 	tcase_add_test(core, test_write_files);
+	tcase_add_test(core, test_mark_overlaps);
 	tcase_add_test(core, test_write_escapes);
+	tcase_add_loop_test(core, test_gp_quote, 0, sizeof gp_quote / sizeof gp_quote[0]);
+	tcase_add_loop_test(core, test_gp_stem, 0, sizeof gp_stems / sizeof gp_stems[0]);
 	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

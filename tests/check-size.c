@@ -230,6 +230,21 @@ START_TEST(test_rank)
 	ck_assert_str_eq(c[1].gpu, "b");
 	ck_assert_str_eq(c[2].gpu, "d"); /* unknown price after known ones */
 	ck_assert_str_eq(c[3].gpu, "a"); /* failures last */
+
+	/* without a rate each serves its own throughput: $0.68/h at 40 tokens/s
+	 * is 0.68 / (40 x 3,600 / 1e6 = 0.144 Mtok/h) = $4.72/Mtok; $1.85/h at
+	 * 250 tokens/s is 1.85 / 0.9 = $2.06/Mtok: the dearer GPU is the cheaper
+	 * buy, 2.3 x per token, and ranks first */
+	struct kvp_size_config d[2] = {0};
+	strcpy(d[0].gpu, "cheap-slow"); d[0].meets = true; d[0].count = 1;
+	d[0].cost_per_hour = 0.68; d[0].cost_per_mtok = 0.68 / (40 * 3600 / 1e6);
+	strcpy(d[1].gpu, "dear-fast"); d[1].meets = true; d[1].count = 1;
+	d[1].cost_per_hour = 1.85; d[1].cost_per_mtok = 1.85 / (250 * 3600 / 1e6);
+	ck_assert_double_eq_tol(d[0].cost_per_mtok, 4.7222, 1e-4);
+	ck_assert_double_eq_tol(d[1].cost_per_mtok, 2.0556, 1e-4);
+	kvp_size_rank(d, 2);
+	ck_assert_str_eq(d[0].gpu, "dear-fast");
+	ck_assert_str_eq(d[1].gpu, "cheap-slow");
 }
 END_TEST
 
@@ -255,14 +270,14 @@ START_TEST(test_emit)
 	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c);
 	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "vllm serve meta-llama/Llama-2-7b-hf --tensor-parallel-size 2"));
+	ck_assert_ptr_nonnull(strstr(buf, "vllm serve 'meta-llama/Llama-2-7b-hf' --tensor-parallel-size 2"));
 	ck_assert_ptr_nonnull(strstr(buf, "--max-model-len 4096 --max-num-seqs 64"));
-	ck_assert_ptr_nonnull(strstr(buf, "--gpu-memory-utilization 0.9000 --kv-cache-dtype fp8 --block-size 16"));
+	ck_assert_ptr_nonnull(strstr(buf, "--gpu-memory-utilization 0.9000 --kv-cache-dtype 'fp8' --block-size 16"));
 	ck_assert_ptr_nonnull(strstr(buf, "3 replicas of 2 x h100-sxm (6 GPUs)"));
 	ck_assert_ptr_nonnull(strstr(buf, "--tp-size 2"));
-	ck_assert_ptr_nonnull(strstr(buf, "--kv-cache-dtype fp8_e4m3"));
+	ck_assert_ptr_nonnull(strstr(buf, "--kv-cache-dtype 'fp8_e4m3'"));
 	ck_assert_ptr_nonnull(strstr(buf, "--max-running-requests 64"));
-	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve meta-llama/Llama-2-7b-hf --tp_size 2 --max_seq_len 4096"));
+	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve 'meta-llama/Llama-2-7b-hf' --tp_size 2 --max_seq_len 4096"));
 	ck_assert_ptr_nonnull(strstr(buf, "--kv_cache_free_gpu_memory_fraction 0.9000"));
 	ck_assert_ptr_nonnull(strstr(buf, "dtype: fp8"));
 	free(buf);

@@ -147,6 +147,29 @@ START_TEST(test_format)
 }
 END_TEST
 
+/* Fixed decimals below 10^15, scientific from there on (by hand). */
+static const struct {
+	double v;
+	int decimals;
+	const char *unit, *want;
+} fixed_cases[] = {
+	{12.345, 1, " s", "12.3 s"},
+	{0.5, 3, " ms", "0.500 ms"},
+	{999999999999999.0, 0, "", "999999999999999"},
+	{1e15, 1, "", "1.000e+15"},
+	{1e61, 2, "", "1.0000e+61"},
+	{-2.5e300, 1, " x", "-2.500e+300 x"},
+};
+
+START_TEST(test_format_fixed)
+{
+	char buf[64];
+	kvp_format_fixed(fixed_cases[_i].v, fixed_cases[_i].decimals, fixed_cases[_i].unit, buf,
+			 sizeof buf);
+	ck_assert_str_eq(buf, fixed_cases[_i].want);
+}
+END_TEST
+
 static Suite *units_suite(void)
 {
 	Suite *s = suite_create("units");
@@ -155,6 +178,7 @@ static Suite *units_suite(void)
 	tcase_add_loop_test(core, test_parse_tokens, 0, sizeof token_cases / sizeof token_cases[0]);
 	tcase_add_loop_test(core, test_parse_rate, 0, sizeof rate_cases / sizeof rate_cases[0]);
 	tcase_add_test(core, test_format);
+	tcase_add_loop_test(core, test_format_fixed, 0, sizeof fixed_cases / sizeof fixed_cases[0]);
 	suite_add_tcase(s, core);
 	TCase *limits = tcase_create("limits");
 	tcase_add_test(limits, test_fraction);

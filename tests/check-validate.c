@@ -194,12 +194,30 @@ START_TEST(test_fit_large_points)
 	ck_assert_uint_eq(kvp_validation_fit_by(&v, KVP_FIT_ALL), 1);
 	ck_assert_double_eq_tol(v.points[3].fit_efficiency, 0.8, 1e-9);
 
+	/* what the fits rest on: the large points are fp16 #0 and bf16 #2, #3.
+	 * per dtype: 2 efficiencies on 3 points, fp16 on one point (exact);
+	 * per shape the same two groups; one for all: 1 on 3, none exact */
+	size_t par, pts, exact;
+	kvp_validation_fit_degrees(&v, KVP_FIT_DTYPE, &par, &pts, &exact);
+	ck_assert_uint_eq(par, 2);
+	ck_assert_uint_eq(pts, 3);
+	ck_assert_uint_eq(exact, 1);
+	kvp_validation_fit_degrees(&v, KVP_FIT_ALL, &par, &pts, &exact);
+	ck_assert_uint_eq(par, 1);
+	ck_assert_uint_eq(pts, 3);
+	ck_assert_uint_eq(exact, 0);
+
 	/* out of sample: kvbench-run.yaml's shapes fitted one by one (fp16 8:8
 	 * 0.8, bf16 8:2 0.8, fp32 8:8 0.5) carried over to these points; the
 	 * other way round fp32 8:8 has no group here and takes the fallback */
 	struct kvp_validation c = {0};
 	ck_assert(kvp_validation_load(&c, DATA "good/kvbench-run.yaml", NULL, &err) == KVP_STATUS_OK);
 	ck_assert_uint_eq(kvp_validation_fit_by(&c, KVP_FIT_SHAPE), 3);
+	/* three shapes of one point each: as many efficiencies as points */
+	kvp_validation_fit_degrees(&c, KVP_FIT_SHAPE, &par, &pts, &exact);
+	ck_assert_uint_eq(par, 3);
+	ck_assert_uint_eq(pts, 3);
+	ck_assert_uint_eq(exact, 3);
 	ck_assert_uint_eq(kvp_validation_apply_fit(&v, &c, KVP_FIT_SHAPE, 0.3), 0);
 	ck_assert_double_eq_tol(v.points[1].fit_efficiency, 0.8, 1e-9);
 	ck_assert_double_eq_tol(v.points[2].fit_efficiency, 0.8, 1e-9);

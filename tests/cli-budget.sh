@@ -37,8 +37,11 @@ run "$KVPLAN" budget $fixed --batch 28
 expect_rc 0
 expect_out "32 layers x 2 x 32 KV heads x 128 d_h x 2 B = 524,288 B/token"
 expect_out "= KV pool"
-expect_out "blocks = floor(KV pool / page) = 7,296"
-expect_out "max sequences at 4,096 tokens = 28"
+# page 16 x 524,288 B = 8,388,608 B; 61,203,283,968 / 8,388,608 = 7,296
+expect_out "blocks = floor(61,203,283,968 B KV pool / 8,388,608 B page) = 7,296"
+expect_out "  x utilization"
+# one sequence 4,096 x 524,288 B = 2 GiB; 57 GiB / 2 GiB = 28
+expect_out "max sequences at 4,096 tokens = floor(61,203,283,968 B KV pool / 2,147,483,648 B per sequence) = 28"
 expect_out "FIT"
 
 # CSV: a header line and one row
@@ -134,4 +137,16 @@ expect_out "kvplan "
 run "$KVPLAN" --help
 expect_rc 0
 expect_out "budget"
+# nvfp4 shows its scale in the product: 18 x 2 x 8 x 64 x (0.5 + 1/16) = 10,368
+run "$KVPLAN" budget --model gpt-oss-120b --gpu h100-sxm --engine vllm --kv-dtype nvfp4
+expect_out "18 layers x 2 x 8 KV heads x 64 d_h x (0.5 B + 1 B scale / 16) = 10,368 B/token"
+expect_out "(1 B fp8 scale per 16 elements of K and of V)"
+expect_out "-> 1 group, "
+# SGLang's fraction applies to the memory free before load: H100's
+# 85,028,896,768 B - 512 MiB (536,870,912) = 84,492,025,856 B
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine sglang
+expect_out "(84,492,025,856 B)"
+expect_out "page = 1 token x 131,072 B"
+expect_out "Fit: 1 sequence x"
+
 finish

@@ -157,7 +157,7 @@ done
 # an endless length file (found by fuzzing: it used to hang) is refused
 run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$data/bad/lengths-dev-zero.yaml"
 expect_rc 3
-expect_err "/dev/zero: error: not a regular file"
+expect_err "/dev/zero: cannot open: a character device, not a regular file"
 printf '100,10\n\000\000\n' > "$tmp/nul.csv"
 run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$tmp/nul.csv"
 expect_rc 3

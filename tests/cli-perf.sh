@@ -172,7 +172,7 @@ expect_err "--spec-accept needs --spec-draft"
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
 expect_rc 0
-expect_out "batch,prefill_flops,prefill_s,prefill_bound,ttft_s,decode_bytes_per_step"
+expect_out "batch,prefill_flops,prefill_s,prefill_bound,ttft_s,ttft_chunked_s,prefill_chunk_tokens,prefill_chunk_steps,decode_bytes_per_step"
 expect_out ",tpot_s,tokens_per_s,bound,"
 [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
 
@@ -198,4 +198,19 @@ expect_rc 2
 run "$KVPLAN" perf --help
 expect_rc 0
 expect_out "Usage: kvplan perf"
+# two TTFTs per batch: B prompts at once, and one prompt joining B - 1 decodes
+# in chunks of T - (B - 1) tokens: at batch 32 with T = 8,192 and a 4,096-token
+# prompt, chunks of 8,192 - 31 = 8,161 tokens, one step
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+	--batch 32 --format json
+expect_json prefill_chunk_tokens 8161
+expect_json prefill_chunk_steps 1
+# with --max-batched-tokens 1024: 1,024 - 31 = 993 tokens, ceil(4,096 / 993) = 5 steps
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+	--batch 32 --max-batched-tokens 1024 --format json
+expect_json prefill_chunk_tokens 993
+expect_json prefill_chunk_steps 5
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 --batch 1,32
+expect_out "ttft_batch  ttft_chunked"
+expect_out "chunked, joining 31 decoding: chunks of 8,161 tokens"
 finish

@@ -26,10 +26,10 @@ case "$dat" in *'4096 "4k" "" 2147483648 536870912'*) ok ;; *) bad "4k row" ;; e
 case "$dat" in *'8192 "8k" "" NaN 1073741824'*) ok ;; *) bad "8k row" ;; esac
 gp=$(cat "$d/kv-context.gp")
 case "$gp" in *'set terminal pngcairo'*) ok ;; *) bad "no pngcairo terminal" ;; esac
-case "$gp" in *'set output "kv-context.png"'*) ok ;; *) bad "no output" ;; esac
-case "$gp" in *'set xlabel "context (tokens per sequence, k = 1024)"'*) ok ;; *) bad "xlabel" ;; esac
-case "$gp" in *'set ylabel "KV cache of one sequence on one GPU (GiB)"'*) ok ;; *) bad "ylabel" ;; esac
-case "$gp" in *'title "llama-2-7b (MHA; 524,288 B/token)"'*) ok ;; *) bad "series title" ;; esac
+case "$gp" in *"set output 'kv-context.png'"*) ok ;; *) bad "no output" ;; esac
+case "$gp" in *"set xlabel 'context (tokens per sequence, k = 1024)'"*) ok ;; *) bad "xlabel" ;; esac
+case "$gp" in *"set ylabel 'KV cache of one sequence on one GPU (GiB)'"*) ok ;; *) bad "ylabel" ;; esac
+case "$gp" in *"title 'llama-2-7b (MHA; 524,288 B/token)'"*) ok ;; *) bad "series title" ;; esac
 # the missing gnuplot: exactly one warning naming both files, no image
 expect_err "warning: no image"
 expect_err "$d/kv-context.dat"
@@ -60,8 +60,8 @@ dat=$(cat "$d/budget.dat")
 case "$dat" in *'0 "custom" "28 seqs" 13958643712 1073741824 1073741824 61203283968 8589934592 85899345920'*) ok ;;
 	*) bad "budget row: $dat" ;; esac
 gp=$(cat "$d/budget.gp")
-case "$gp" in *'set ylabel "memory per GPU (GiB)"'*) ok ;; *) bad "budget ylabel" ;; esac
-case "$gp" in *'title "KV pool"'*) ok ;; *) bad "KV pool series" ;; esac
+case "$gp" in *"set ylabel 'memory per GPU (GiB)'"*) ok ;; *) bad "budget ylabel" ;; esac
+case "$gp" in *"title 'KV pool'"*) ok ;; *) bad "KV pool series" ;; esac
 case "$gp" in *'llama-2-7b, engine generic'*) ok ;; *) bad "title names model and engine" ;; esac
 
 # tp 3 cannot split 32 heads: a note, the other bars drawn
@@ -80,7 +80,7 @@ expect_rc 0
 dat=$(cat "$d/max-seqs.dat")
 case "$dat" in *'2048 "2k" "" 57 114'*) ok ;; *) bad "2k row: $dat" ;; esac
 case "$dat" in *'4096 "4k" "" 28 57'*) ok ;; *) bad "4k row" ;; esac
-case "$(cat "$d/max-seqs.gp")" in *'set ylabel "max concurrent sequences"'*) ok ;; *) bad "ylabel" ;; esac
+case "$(cat "$d/max-seqs.gp")" in *"set ylabel 'max concurrent sequences'"*) ok ;; *) bad "ylabel" ;; esac
 
 # --- perf: Llama-3.1-8B on an H100 SXM, one sequence of 4,096 tokens: weights
 # 16,060,522,496 B + KV 4,096 x 131,072 = 536,870,912 B = 16,597,393,408 B read
@@ -97,10 +97,10 @@ awk '/^1 "1"/ { d = $7 - 1 / 0.006193057; exit !(d < 1e-3 && d > -1e-3) }' "$d/p
 	bad "throughput"
 gp=$(cat "$d/perf.gp")
 case "$gp" in *'set multiplot layout 1,2'*) ok ;; *) bad "perf: not two panels" ;; esac
-case "$gp" in *'"perf.dat" index 1 using 1:'*) ok ;; *) bad "perf: no second block" ;; esac
-case "$gp" in *'set y2label "throughput (output tokens/s, all sequences)"'*) ok ;; *) bad "y2label" ;; esac
-case "$gp" in *'set ylabel "time per decode step = per output token (ms)"'*) ok ;; *) bad "ylabel" ;; esac
-case "$gp" in *'title "over pcie5x16 (50.00 GB/s)"'*) ok ;; *) bad "link series" ;; esac
+case "$gp" in *"'perf.dat' index 1 using 1:"*) ok ;; *) bad "perf: no second block" ;; esac
+case "$gp" in *"set y2label 'throughput (output tokens/s, all sequences)'"*) ok ;; *) bad "y2label" ;; esac
+case "$gp" in *"set ylabel 'time per decode step = per output token (ms)'"*) ok ;; *) bad "ylabel" ;; esac
+case "$gp" in *"title 'over pcie5x16 (50.00 GB/s)'"*) ok ;; *) bad "link series" ;; esac
 run "$KVPLAN" plot perf --model llama-3.1-8b --gpu-memory 80GiB -o "$d"
 expect_rc 3                                   # no bandwidth without a GPU profile
 
@@ -114,10 +114,13 @@ run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model "$top_srcd
 expect_rc 0
 expect_err "note: recommended block size: paged block 1"
 dat=$(cat "$d/block-size.dat")
-case "$dat" in *'128 "128" "" 0.21484375 49152'*) ok ;; *) bad "block-size row: $dat" ;; esac
+# waste 27.5 / 128 = 0.21484375 of the pool; metadata 49,152 B of 1 GiB =
+# 4.577636719e-05 of it: one unit for both
+case "$dat" in *'128 "128" "" 0.21484375 4.577636719e-05'*) ok ;; *) bad "block-size row: $dat" ;; esac
 case "$dat" in *'128 "128" "" 4096'*) ok ;; *) bad "block-size sequences" ;; esac
-case "$(cat "$d/block-size.gp")" in *'set y2label "metadata: block tables + allocator (MiB)"'*) ok ;;
-	*) bad "block-size y2label" ;; esac
+case "$(cat "$d/block-size.gp")" in *"set ylabel 'share of the KV pool (%, log scale)'"*) ok ;;
+	*) bad "block-size ylabel" ;; esac
+if grep -q "^set y2label" "$d/block-size.gp"; then bad "block-size: a second axis"; else ok; fi
 
 # --- validate: hand-written kvbench results (tests/data/report/kvbench-results.yaml):
 # errors 1/11, 0, 1/5 -> median 9.1 %
@@ -126,18 +129,18 @@ run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate \
 expect_rc 0
 dat=$(cat "$d/validate.dat")
 case "$dat" in *'0.001 "B 1, n 4000000, P 16" "" 0.0011 NaN'*) ok ;; *) bad "validate row: $dat" ;; esac
-case "$dat" in *'median error 9.1 % over 3 points'*) ok ;; *) bad "validate title" ;; esac
+case "$dat" in *'decode time: median |error| 9.1 % over 3 points'*) ok ;; *) bad "validate title" ;; esac
 gp=$(cat "$d/validate.gp")
 case "$gp" in *'x with lines lc rgb "black" lw 1 title "y = x"'*) ok ;; *) bad "no y = x" ;; esac
 case "$gp" in *'x * 1.2 with lines'*) ok ;; *) bad "no band" ;; esac
-case "$gp" in *'set xlabel "predicted by kvplan (ms)"'*) ok ;; *) bad "validate xlabel" ;; esac
+case "$gp" in *"set xlabel 'predicted by kvplan (ms)'"*) ok ;; *) bad "validate xlabel" ;; esac
 # --band 10% draws y = 1.1 x and 0.9 x; --name sets the files' stem
 run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --band 10% --name v10 \
 	--results "$top_srcdir/tests/data/report/kvbench-results.yaml" -o "$d"
 expect_rc 0
 gp=$(cat "$d/v10.gp")
 case "$gp" in *'x * 1.1 with lines'*'x * 0.9 with lines'*) ok ;; *) bad "band 10%" ;; esac
-case "$gp" in *'"v10.dat" index 0'*) ok ;; *) bad "--name stem" ;; esac
+case "$gp" in *"'v10.dat' index 0"*) ok ;; *) bad "--name stem" ;; esac
 [ -f "$d/v10.dat" ] && ok || bad "no v10.dat"
 for want in "results-negative-time.yaml:7:21: error: time_median_s: must not be negative" \
 	    "results-points-not-list.yaml:4:9: error: points: expected a list" \
@@ -314,4 +317,13 @@ expect_err "no-such-model"
 run "$KVPLAN" plot --help
 expect_rc 0
 expect_out "Usage: kvplan plot KIND"
+# perf: the batches past what fits the pool are drawn grey, apart
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot perf --model llama-3.1-8b --gpu h100-sxm -o "$d"
+gp=$(cat "$d/perf.gp")
+case "$gp" in *'using 1:($1 <= 108 ? ($4/0.001) : NaN)'*) ok ;; *) bad "perf: in colour up to 108" ;; esac
+case "$gp" in *'using 1:($1 >= 64 ? ($4/0.001) : NaN) with linespoints lw 1 pt 4 ps 0.8 lc rgb "gray70"'*) ok ;;
+	*) bad "perf: grey from the last batch that fits (64) on" ;; esac
+case "$gp" in *"title 'grey: beyond the pool, cannot run'"*) ok ;; *) bad "perf: grey unexplained" ;; esac
+# every script sets a palette without gnuplot's faint yellow (#f0e442)
+case "$gp" in *'set linetype 5 lc rgb "#8c564b"'*) ok ;; *) bad "palette" ;; esac
 finish

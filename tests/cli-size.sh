@@ -110,13 +110,13 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --ttft 2 --tpot
 expect_rc 0
 expect_out "Little's law"
 expect_out "Cheapest:"
-expect_out "vllm serve meta-llama/Llama-3.1-8B"
+expect_out "vllm serve 'meta-llama/Llama-3.1-8B'"
 expect_out "--tensor-parallel-size"
 expect_out "--max-model-len 8192"              # chat.yaml's max_len
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit sglang
-expect_out "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp-size 1"
+expect_out "python -m sglang.launch_server --model-path 'meta-llama/Llama-3.1-8B' --tp-size 1"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit trtllm
-expect_out "trtllm-serve meta-llama/Llama-3.1-8B --tp_size 1"
+expect_out "trtllm-serve 'meta-llama/Llama-3.1-8B' --tp_size 1"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
 expect_rc 0
 expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
@@ -152,4 +152,17 @@ expect_json count 8
 expect_json tp 1
 expect_json rate_per_replica 0.25
 
+# no --rate: one request at a time, each configuration at its own throughput;
+# ranked per token, not per hour.  The RTX 3090 is cheaper per hour ($0.684
+# against $1.85) but the MI300X serves more tokens per dollar: first.  Each
+# $/Mtok is $/hour / (tokens/s x 3,600 / 1e6), recomputed here from the fields.
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus rtx-3090,mi300x --tp 1 --format json
+expect_rc 0
+first=$(sed -n 's/^ *"gpu": "\(.*\)",$/\1/p' "$tmp/out" | head -n 1)
+if [ "$first" = mi300x ]; then ok; else bad "first is '$first', want mi300x"; fi
+awk -F': ' '/"cost_per_hour"/ {h = $2 + 0} /"cost_per_mtok"/ {m = $2 + 0}
+	/"tokens_per_s"/ {t = $2 + 0; n++; want = h / (t * 3600 / 1e6)
+		if (m < want * 0.9999 || m > want * 1.0001) { print "mtok " m " want " want; bad = 1 } }
+	END { exit bad || n < 2 }' "$tmp/out"
+if [ $? = 0 ]; then ok; else bad "cost_per_mtok does not follow from cost_per_hour and tokens_per_s"; fi
 finish

@@ -84,6 +84,28 @@ expect_out "-87.5%  (small step, not judged)"
 run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by shape
 expect_rc 0
 expect_out "efficiencies fitted per shape to these results (3 groups)"
+# three efficiencies on three points: exact by construction, and it says so
+expect_err "warning: the fit has as many efficiencies as points (3)"
+expect_out "fit: 3 efficiencies on 3 points, exact by construction"
+run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by shape --format json
+expect_json fit_exact_by_construction true
+expect_json fit_parameters 3
+expect_json fit_exact_groups 3
+expect_json fit_in_sample true
+# per dtype: fp16, bf16, fp32 are one point each too
+run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by dtype --format json
+expect_json fit_exact_by_construction true
+# small.csv: one efficiency on its two large points is a real fit, no warning
+run "$KVPLAN" validate "$tmp/small.csv" --calibrate --format json
+expect_json fit_exact_by_construction false
+expect_json fit_parameters 1
+expect_json fit_exact_groups 0
+case "$err" in *warning*) bad "a real fit warned: $err" ;; *) ok ;; esac
+# out of sample (fitted to another run): not in sample, no claim
+run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by shape \
+	--calibration "$good/kvbench-run.yaml" --format json
+expect_json fit_in_sample false
+expect_json fit_exact_by_construction false
 run "$KVPLAN" validate "$good/kvbench-run.yaml" --calibrate-by dtype \
 	--calibration "$good/kvbench-run.yaml" --format json
 expect_rc 0
@@ -137,6 +159,10 @@ run "$KVPLAN" validate "$tmp/cap.yaml" --capacity-tolerance 0 --format json
 expect_rc 0
 expect_json capacity_points 6
 expect_json capacity_max_abs_error 0
+# ...which is by construction on the CPU, and validate says so
+expect_json capacity_cpu_points 6
+expect_err "6 capacity points on the cpu backend"
+expect_err "agrees by construction"
 run "$KVBENCH" --quick --repeats 2 --warmup 0 --stream-bytes 4MiB --out "$tmp/run.csv"
 expect_rc 0
 run "$KVPLAN" validate "$tmp/run.csv" --calibrate --format json

@@ -1,0 +1,153 @@
+#!/bin/sh
+# cli-files.sh: kvplan is careful with the user's files (issue 17): every
+# output goes through a temporary file and a rename, so a full disk, a write
+# error or a kill -9 leaves the previous file whole; an output that is one of
+# the command's own inputs is refused; a write error on standard output is
+# an error exit; inputs that are directories, FIFOs or devices are named as
+# such and refused without blocking; plot's default folder is its own.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+data="$top_srcdir/tests/data"
+w="$tmp/work"
+mkdir -p "$w"
+
+# no temporary file (.NAME.*.tmp) left in folder $1
+no_temp() {
+	name="no temporary file left in $1"
+	left=$(find "$1" -name '.*.tmp' | head -n 3)
+	[ -z "$left" ] && ok || bad "$left"
+}
+
+# --- standard output that cannot be written is an error exit
+name="budget > /dev/full"
+if [ -w /dev/full ]; then
+	"$KVPLAN" budget --model llama-2-7b --gpu h100-sxm >/dev/full 2>"$tmp/err"
+	rc=$?; err=$(cat "$tmp/err")
+	expect_rc 3
+	expect_err "cannot write standard output: No space left on device"
+	"$KVPLAN" check "$data/check/pass.yaml" --tap >/dev/full 2>"$tmp/err"
+	rc=$?
+	name="check --tap > /dev/full"
+	expect_rc 3
+fi
+# a closed pipe with SIGPIPE ignored: EPIPE, exit 3 (with SIGPIPE the
+# shell's default, the signal ends kvplan: exit 141, also not 0)
+(trap '' PIPE; { sleep 1; "$KVPLAN" list models 2>"$tmp/err"; echo $? >"$tmp/rc"; } | true)
+rc=$(cat "$tmp/rc"); err=$(cat "$tmp/err")
+name="list models | (closed), SIGPIPE ignored"
+expect_rc 3
+expect_err "cannot write standard output: Broken pipe"
+
+# --- an output that is one of the command's inputs is refused, untouched
+cp "$data/check/pass.yaml" "$w/exp.yaml"
+cp "$w/exp.yaml" "$w/exp.orig"
+run "$KVPLAN" check "$w/exp.yaml" --update-baseline "$w/exp.yaml"
+expect_rc 2
+expect_err "exp.yaml: error: is one of this command's inputs; not writing over it"
+name="expectations kept"
+cmp -s "$w/exp.yaml" "$w/exp.orig" && ok || bad "exp.yaml changed"
+run "$KVPLAN" check "$w/exp.yaml" --junit "$w/exp.yaml"
+expect_rc 2
+cmp -s "$w/exp.yaml" "$w/exp.orig" && ok || bad "exp.yaml changed by --junit"
+# through a symlink or a hard link: the same inode, refused too
+ln -s exp.yaml "$w/exp-link.yaml"
+ln "$w/exp.yaml" "$w/exp-hard.yaml"
+run "$KVPLAN" check "$w/exp.yaml" --junit "$w/exp-link.yaml"
+expect_rc 2
+run "$KVPLAN" check "$w/exp.yaml" --junit "$w/exp-hard.yaml"
+expect_rc 2
+cmp -s "$w/exp.yaml" "$w/exp.orig" && ok || bad "exp.yaml changed through a link"
+# the baseline that is read cannot be the JUnit file either
+run "$KVPLAN" check "$data/check/pass.yaml" --update-baseline "$w/base.yaml"
+expect_rc 0
+cp "$w/base.yaml" "$w/base.orig"
+run "$KVPLAN" check "$data/check/pass.yaml" --baseline "$w/base.yaml" --junit "$w/base.yaml"
+expect_rc 2
+cmp -s "$w/base.yaml" "$w/base.orig" && ok || bad "base.yaml changed"
+no_temp "$w"
+
+# --- an output through a planted symlink replaces the link, not its target
+echo "precious" >"$w/precious"
+ln -s precious "$w/junit.xml"
+run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/junit.xml"
+expect_rc 0
+name="symlink target untouched"
+[ "$(cat "$w/precious")" = precious ] && [ ! -L "$w/junit.xml" ] && grep -q '<testsuites' "$w/junit.xml" &&
+	ok || bad "$(ls -l "$w")"
+
+# --- a full disk: the write fails, the previous file stays whole.  As root
+# with mount: a 64 KiB tmpfs filled up; otherwise a file size limit of one
+# 512-byte block (RLIMIT_FSIZE, SIGXFSZ ignored: write fails with EFBIG).
+small="$tmp/small"
+mkdir -p "$small"
+full=""
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$small" 2>/dev/null; then
+	full=tmpfs
+	trap 'umount "$small" 2>/dev/null; rm -rf "$tmp"' EXIT
+fi
+run "$KVPLAN" check "$data/check/pass.yaml" --update-baseline "$small/base.yaml"
+expect_rc 0
+run "$KVPLAN" plot kv-context --model llama-2-7b -o "$small/charts"
+cp "$small/base.yaml" "$tmp/base.before"
+cp "$small/charts/kv-context.dat" "$tmp/dat.before"
+if [ "$full" = tmpfs ]; then
+	dd if=/dev/zero of="$small/filler" bs=1k count=128 2>/dev/null # fills it
+	limit=""
+else
+	limit="ulimit -f 1;"
+fi
+sh -c "trap '' XFSZ; $limit exec \"\$@\"" sh "$KVPLAN" check "$data/check/rows.yaml" \
+	--update-baseline "$small/base.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?; err=$(cat "$tmp/err"); name="baseline on a full disk ($full${limit:+RLIMIT_FSIZE})"
+expect_rc 3
+expect_err "base.yaml: error: cannot write"
+cmp -s "$small/base.yaml" "$tmp/base.before" && ok || bad "previous baseline changed"
+sh -c "trap '' XFSZ; $limit exec \"\$@\"" sh "$KVPLAN" plot kv-context \
+	--model llama-2-7b,llama-3.1-8b,mistral-7b-v0.1 -o "$small/charts" >"$tmp/out" 2>"$tmp/err"
+rc=$?; err=$(cat "$tmp/err"); name="plot on a full disk"
+expect_rc 3
+expect_err "kv-context.dat: error: cannot write"
+cmp -s "$small/charts/kv-context.dat" "$tmp/dat.before" && ok || bad "previous .dat changed"
+no_temp "$small"
+[ "$full" = tmpfs ] && umount "$small"
+
+# --- kill -9 while the report is being written (gnuplot, here a script that
+# waits, runs while report.md is open): the previous report stays whole
+r="$w/report"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$data/report/tiny.yaml" -o "$r"
+expect_rc 0
+cp "$r/report.md" "$tmp/report.before"
+printf '#!/bin/sh\ntouch "%s/started"; sleep 30\n' "$tmp" >"$tmp/slow-gnuplot"
+chmod +x "$tmp/slow-gnuplot"
+KVPLAN_GNUPLOT="$tmp/slow-gnuplot" "$KVPLAN" report "$data/check/../report/tiny.yaml" -o "$r" \
+	>/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -f "$tmp/started" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+name="kill -9 mid-report"
+[ -f "$tmp/started" ] && cmp -s "$r/report.md" "$tmp/report.before" && ok ||
+	bad "report.md changed or the run never started"
+pkill -P $$ sleep 2>/dev/null
+
+# --- inputs that are not regular files: named, refused, never waited on
+mkfifo "$w/fifo.yaml"
+for spec in "$w:a directory" "$w/fifo.yaml:a FIFO" "/dev/null:a character device" \
+	    "$w/none.yaml:no such file"; do
+	path=${spec%%:*}
+	run timeout 10 "$KVPLAN" budget --model "$path" --gpu h100-sxm
+	expect_rc 3
+	expect_err "$path: error: ${spec#*:}"
+done
+run timeout 10 "$KVPLAN" check "$w/fifo.yaml"
+expect_rc 3
+expect_err "fifo.yaml: error: cannot open: a FIFO, not a regular file"
+run timeout 10 "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$w/fifo.yaml"
+expect_rc 3
+expect_err "a FIFO"
+
+# --- plot writes into a folder of its own by default, not into .
+(cd "$w" && KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b >/dev/null 2>&1)
+name="plot's default folder"
+[ -f "$w/kvplan-plots/kv-context.dat" ] && [ ! -f "$w/kv-context.dat" ] && ok || bad "$(ls "$w")"
+finish
