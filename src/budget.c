@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "shape.h"
+#include "speculative.h"
 #include "units.h"
 
 static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm"};
@@ -362,6 +364,8 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 {
 	memset(b, 0, sizeof *b);
 	kvp_status st = kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err);
+	if (!st && o->speculative)
+		st = kvp_speculative_apply(o->speculative, &b->spec, err);
 	if (st)
 		return st;
 	const struct kvp_spec *s = &b->spec;
@@ -418,13 +422,13 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 								     max_seqs);
 	}
 	uint64_t ctx = KVP_OVERHEAD_CONTEXT_BYTES +
-		       ((uint64_t)o->par.tp * o->par.pp > 1 ? KVP_OVERHEAD_NCCL_BYTES : 0);
+		       (kvp_shape_gpus(&o->par) != 1 ? KVP_OVERHEAD_NCCL_BYTES : 0);
 	if (o->has_overhead)
 		b->overhead_bytes = o->overhead_bytes;
 	else if (vllm)
 		/* only the non-torch growth during profiling is charged, not the
 		 * CUDA context; graphs only where the version subtracts them */
-		b->overhead_bytes = kvp_engine_non_torch_bytes(em, o->par.tp * o->par.pp) +
+		b->overhead_bytes = kvp_engine_non_torch_bytes(em, kvp_shape_gpus(&o->par)) +
 				    (em->cuda_graphs_subtracted ? em->cuda_graphs_bytes : 0);
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);
@@ -609,7 +613,8 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "max_sequences_low", b->max_sequences_low) &&
 		  kvp_record_u64(r, "max_sequences_high", b->max_sequences_high) &&
 		  kvp_record_str(r, "estimated_terms", b->estimated_terms) &&
-		  kvp_record_u64(r, "tower_bytes", s->tower_bytes);
+		  kvp_record_u64(r, "tower_bytes", s->tower_bytes) &&
+		  kvp_shape_to_record(s, b->max_sequences, r);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

@@ -445,7 +445,7 @@ static kvp_status run_perf(const struct kvp_check_scenario *s, struct kvp_record
 		struct kvp_link link;
 		if ((st = kvp_link_parse(p->host_link, "host_link", &link, err)))
 			goto out;
-		kvp_perf_hw_host_link(&hw, &g, &link);
+		kvp_perf_hw_host_link(&hw, &link);
 	}
 	if (p->decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = p->decode_bw_efficiency;
@@ -654,6 +654,9 @@ static const struct count_key {
 } count_keys[] = {
 	{"tp", 1, 1u << 20, SC(opts.par.tp)},
 	{"pp", 1, 1u << 20, SC(opts.par.pp)},
+	{"dp", 1, 1u << 20, SC(opts.par.dp)},
+	{"ep", 1, 1u << 20, SC(opts.par.ep)},
+	{"num_gpus", 1, 1u << 20, SC(opts.par.gpus)},
 	{"block_size", 1, 1u << 20, SC(opts.block_size)},
 	{"max_num_seqs", 1, UINT32_MAX, SC(opts.max_num_seqs)},
 	{"batch", 1, UINT64_MAX, SC(opts.batch)},
@@ -963,6 +966,9 @@ static const struct key {
 	{"engine", key_engine, false, NULL},
 	{"tp", key_count, false, NULL},
 	{"pp", key_count, false, NULL},
+	{"dp", key_count, false, NULL},
+	{"ep", key_count, false, NULL},
+	{"num_gpus", key_count, false, NULL},
 	{"dtype", key_dtype, false, NULL},
 	{"kv_dtype", key_dtype, false, NULL},
 	{"block_size", key_count, false, NULL},

@@ -12,12 +12,21 @@
 
 const char kvp_cli_common_help[] =
 	"Model and hardware:\n"
-	"  --model NAME|PATH         model profile name, YAML path or HF config.json\n"
+	"  --model NAME|PATH         model profile name, YAML path, HF config.json or a\n"
+	"                            .gguf file (its header only)\n"
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
 	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
 	"  --engine-version V        which modelled version of the engine's memory\n"
 	"                            accounting (profiles/engines; default the newest)\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
+	"  --dp N                    data-parallel attention ranks, each with its own\n"
+	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
+	"  --ep N                    routed experts owned whole by N GPUs (N divides the\n"
+	"                            experts and tp x dp; default 1: sharded)\n"
+	"  --num-gpus N              the GPU count the shape must use (checked)\n"
+	"  --spec-draft D            speculative decoding (budget, perf): a draft MODEL\n"
+	"                            (MODEL:K), eagle:K or mtp:K, K tokens per step\n"
+	"  --spec-accept A           the share of draft tokens accepted, in [0, 1)\n"
 	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
 	"                            fp32 checkpoints are served in bf16)\n"
 	"  --kv-dtype D              auto|bf16|fp16|fp32|fp8|fp8_e5m2|fp8-pth|int8|int4|nvfp4\n"
@@ -211,6 +220,21 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 						   opt == KVP_OPT_TP ? "--tp" : "--pp", arg);
 		*(opt == KVP_OPT_TP ? &o->par.tp : &o->par.pp) = (uint32_t)v;
 		return 0;
+	case KVP_OPT_SPEC_DRAFT: c->spec_draft = arg; return 0;
+	case KVP_OPT_SPEC_ACCEPT: c->spec_accept = arg; return 0;
+	case KVP_OPT_DP:
+	case KVP_OPT_EP:
+	case KVP_OPT_NUM_GPUS: {
+		const char *name = opt == KVP_OPT_DP ? "--dp" : opt == KVP_OPT_EP ? "--ep" : "--num-gpus";
+		if (!kvp_cli_u64(cmd, name, arg, 1, &v))
+			return KVP_EXIT_USAGE;
+		if (v > 1u << 20)
+			return kvp_cli_usage_error(cmd, "%s: %s GPUs is more than kvplan plans for",
+						   name, arg);
+		*(opt == KVP_OPT_DP ? &o->par.dp : opt == KVP_OPT_EP ? &o->par.ep : &o->par.gpus) =
+			(uint32_t)v;
+		return 0;
+	}
 	case KVP_OPT_DTYPE:
 	case KVP_OPT_KV_DTYPE: {
 		enum kvp_dtype dt;
@@ -308,6 +332,9 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--model is required");
 	if (need_gpu && !c->gpu && !c->opts.has_gpu_memory)
 		return kvp_cli_usage_error(cmd, "--gpu (or --gpu-memory) is required");
+	if ((c->spec_draft || c->spec_accept) && strcmp(cmd, "budget") != 0 &&
+	    strcmp(cmd, "perf") != 0)
+		return kvp_cli_usage_error(cmd, "--spec-draft and --spec-accept are for budget and perf");
 	if (kvp_model_load(c->model, m, &err))
 		return kvp_cli_error(cmd, &err);
 	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
@@ -322,6 +349,20 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 			snprintf(g->name, sizeof g->name, "custom");
 		}
 	}
+	return 0;
+}
+
+int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct kvp_model *m)
+{
+	struct kvp_error err = {0};
+	if (!c->spec_draft) {
+		if (c->spec_accept)
+			return kvp_cli_usage_error(cmd, "--spec-accept needs --spec-draft");
+		return 0;
+	}
+	if (kvp_speculative_parse(c->spec_draft, c->spec_accept, m, &c->speculative, &err))
+		return kvp_cli_error(cmd, &err);
+	c->opts.speculative = &c->speculative;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "output.h"
 #include "profile.h"
+#include "speculative.h"
 
 #define KVP_EXIT_OK 0
 #define KVP_EXIT_FAIL 1
@@ -35,6 +36,7 @@ enum {
 	KVP_OPT_BATCH, KVP_OPT_MAX_BATCHED_TOKENS, KVP_OPT_MAX_NUM_SEQS, KVP_OPT_WEIGHTS_BYTES,
 	KVP_OPT_ACTIVATION_BYTES, KVP_OPT_OVERHEAD_BYTES, KVP_OPT_GPU_MEMORY,
 	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE, KVP_OPT_ENGINE_VERSION,
+	KVP_OPT_DP, KVP_OPT_EP, KVP_OPT_NUM_GPUS, KVP_OPT_SPEC_DRAFT, KVP_OPT_SPEC_ACCEPT,
 	KVP_OPT_LAST
 };
 
@@ -45,6 +47,11 @@ enum {
 	{"engine-version", required_argument, NULL, KVP_OPT_ENGINE_VERSION},           \
 	{"tp", required_argument, NULL, KVP_OPT_TP},                                   \
 	{"pp", required_argument, NULL, KVP_OPT_PP},                                   \
+	{"dp", required_argument, NULL, KVP_OPT_DP},                                   \
+	{"ep", required_argument, NULL, KVP_OPT_EP},                                   \
+	{"num-gpus", required_argument, NULL, KVP_OPT_NUM_GPUS},                       \
+	{"spec-draft", required_argument, NULL, KVP_OPT_SPEC_DRAFT},                   \
+	{"spec-accept", required_argument, NULL, KVP_OPT_SPEC_ACCEPT},                 \
 	{"dtype", required_argument, NULL, KVP_OPT_DTYPE},                             \
 	{"kv-dtype", required_argument, NULL, KVP_OPT_KV_DTYPE},                       \
 	{"weights-dtype", required_argument, NULL, KVP_OPT_WEIGHTS_DTYPE},             \
@@ -68,6 +75,8 @@ extern const char kvp_cli_common_help[];
 struct kvp_cli_common {
 	const char *model;          /* name or path */
 	const char *gpu;
+	const char *spec_draft, *spec_accept;   /* --spec-draft, --spec-accept */
+	struct kvp_speculative speculative;      /* parsed by kvp_cli_speculative */
 	enum kvp_format format;
 	struct kvp_budget_opts opts;
 	enum kvp_dtype weights_dtype;  /* --weights-dtype; AUTO: what the model says */
@@ -86,6 +95,10 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
  * Prints the error and returns its exit code, or 0. */
 int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
 		 struct kvp_gpu *g, bool need_gpu);
+
+/* Parse --spec-draft/--spec-accept for model m into c (budget, perf) and
+ * point c->opts at it.  Prints the error and returns its exit code, or 0. */
+int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct kvp_model *m);
 
 /* Print "kvplan CMD: path:line:col: error: field: message" to stderr and
  * return the exit code for err's status. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "shape.h"
 #include "units.h"
 
 static const char *const cmd = "budget";
@@ -78,6 +79,41 @@ static void print_band(const struct kvp_budget *b)
 	printf("  max sequences                                %s .. %s\n\n", l, u);
 }
 
+/* The shape and the weights it leaves on one GPU, by kind (shape.h). */
+static void print_shape(const struct kvp_budget *b)
+{
+	const struct kvp_spec *s = &b->spec;
+	const struct kvp_weights_split *w = &s->weights_split;
+	uint32_t dp = kvp_shape_dp(&s->par), ep = kvp_shape_ep(&s->par);
+	char t1[64];
+	printf("Deployment shape: tp %u x pp %u x dp %u = %u GPU%s", s->par.tp, s->par.pp, dp,
+	       kvp_shape_gpus(&s->par), kvp_shape_gpus(&s->par) == 1 ? "" : "s");
+	if (ep > 1)
+		printf("; experts owned whole by ep %u GPUs (%u each)", ep,
+		       s->model->moe_num_experts / ep);
+	printf("\nWeights on one GPU%s\n", b->weights_bytes == s->weights_bytes ? ""
+			: " (as modelled; --weights-bytes replaces the total below)");
+	line_bytes("embeddings and LM head (/ tp)", w->embed_bytes);
+	line_bytes("attention, dense MLPs, norms, routers (/ tp)", w->dense_bytes);
+	if (w->shared_bytes)
+		line_bytes("shared experts (/ tp)", w->shared_bytes);
+	if (w->routed_bytes)
+		line_bytes("routed experts (/ tp x dp)", w->routed_bytes);
+	if (w->draft_bytes) {
+		char lab[64];
+		snprintf(lab, sizeof lab, "speculative draft (%u KV layer%s)", s->draft_layers,
+			 s->draft_layers == 1 ? "" : "s");
+		line_bytes(lab, w->draft_bytes);
+	}
+	line_bytes("= weights", w->total_bytes);
+	if (dp > 1) {
+		kvp_format_u64(b->max_sequences, t1, sizeof t1);
+		printf("  each of the %u DP ranks keeps the KV of its own requests: %s x %u "
+		       "sequences in all\n", dp, t1, dp);
+	}
+	printf("\n");
+}
+
 /* Bytes per element as printed: "2 B", or with NVFP4's per-element scale
  * "(0.5 B + 1 B scale / 16)", so that the line's product is the total. */
 static void elem_text(enum kvp_dtype dt, char *buf, size_t size)
@@ -119,6 +155,14 @@ static void print_kind_lines(const struct kvp_spec *s)
 			kvp_format_u64((uint64_t)m->mamba_expand * m->hidden_size / s->par.tp, di,
 				       sizeof di);
 			kvp_format_u64(s->seq_bytes, t1, sizeof t1);
+			if (m->linear_key_dim) {
+				printf("  linear    %3u layers x (state %u/tp heads x %u x %u + conv (%u - 1) x "
+				       "(2 x %u x %u + %u x %u)/tp) elements = %s B/sequence\n", s->count[k],
+				       m->linear_num_value_heads, m->linear_key_dim, m->linear_value_dim,
+				       m->linear_conv_kernel, m->linear_num_key_heads, m->linear_key_dim,
+				       m->linear_num_value_heads, m->linear_value_dim, t1);
+				break;
+			}
 			printf("  mamba     %3u layers x ((d_conv %u - 1) + d_state %u) x %s d_inner/tp"
 			       " x %u B = %s B/sequence\n", s->count[k], m->mamba_d_conv,
 			       m->mamba_d_state, di, kvp_dtype_info(s->serving_dtype)->bits / 8, t1);
@@ -293,6 +337,7 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 		       kvp_engine_name(b->engine), b->engine_model.version, b->engine_model.source,
 		       b->max_num_seqs, (unsigned long long)b->max_batched_tokens);
 	printf("\n");
+	print_shape(b);
 
 	printf("KV cache per token on one GPU (layers %u-%u of %u)\n", s->first_layer,
 	       s->first_layer + s->num_layers - 1, m->num_layers);
@@ -374,7 +419,7 @@ int kvp_cmd_budget(int argc, char **argv)
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
+	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)) || (rc = kvp_cli_speculative(&c, cmd, m)))
 		goto out;
 	struct kvp_error err = {0};
 	if (kvp_budget_compute(m, &g, &c.opts, b, &err)) {

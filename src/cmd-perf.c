@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd-perf-disagg.h"
+#include "shape.h"
 #include "perf.h"
 #include "units.h"
 
@@ -54,13 +56,15 @@ static void help(void)
 	       "  --offload-fraction F      share of the KV kept off the GPU (default: what does\n"
 	       "                            not fit in the KV pool)\n"
 	       "  --prefix N                prefix reuse: reload N saved tokens over the link or\n"
-	       "                            recompute them (default: the prompt)\n\n"
+	       "                            recompute them (default: the prompt)\n"
+	       "%s\n"
 	       "Example: kvplan perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 \\\n"
 	       "             --output 512 --batch 1,8,32,128   # exits 1: 128 does not fit\n",
-	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY);
+	       kvp_cli_common_help, KVP_PERF_DECODE_BW_EFFICIENCY, KVP_PERF_PREFILL_FLOPS_EFFICIENCY,
+	       kvp_perf_disagg_help);
 }
 
-static void fmt_s(double s, char *buf, size_t size)
+void kvp_perf_fmt_s(double s, char *buf, size_t size)
 {
 	if (!isfinite(s))
 		snprintf(buf, size, "-");
@@ -70,6 +74,39 @@ static void fmt_s(double s, char *buf, size_t size)
 		snprintf(buf, size, "%.2f ms", s * 1e3);
 	else
 		snprintf(buf, size, "%.1f us", s * 1e6);
+}
+
+/* Data-parallel attention and the experts' exchange (shape.h), when used. */
+static void print_shape(const struct kvp_perf_result *run, const struct kvp_perf_hw *hw)
+{
+	const struct kvp_spec *s = &run->budget.spec;
+	const struct kvp_model *m = s->model;
+	uint32_t dp = kvp_shape_dp(&s->par), ep = kvp_shape_ep(&s->par);
+	if (dp <= 1)
+		return;
+	const struct kvp_perf_row *r = &run->rows[0];
+	char t1[64];
+	printf("  %u DP ranks x tp %u x pp %u = %u GPUs; each rank its own requests and their KV;\n"
+	       "  a batch B is spread over the ranks, the fullest holding ceil(B/%u) (batch %llu: %llu,"
+	       " balance %.2f)\n", dp, s->par.tp, s->par.pp, run->gpus, dp,
+	       (unsigned long long)r->batch, (unsigned long long)r->rank_batch, r->dp_balance);
+	if (!m->moe_num_experts)
+		return;
+	const struct kvp_link *l = &run->ctx.moe_link;
+	kvp_format_rate(l->effective_bps, t1, sizeof t1);
+	if (ep > 1)
+		printf("  experts' all-to-all over %s (%u GPUs), %s per direction: dispatch and combine"
+		       " each\n  k %u x H %u x %u B x (ep %u - 1)/%u per token, %u MoE layers\n",
+		       l->name, s->par.tp * dp, t1, m->moe_experts_per_token, m->hidden_size,
+		       kvp_dtype_info(s->serving_dtype)->bits / 8, ep, ep, kvp_shape_moe_layers(m));
+	else
+		printf("  experts' all-gather and reduce-scatter over %s (%u GPUs), %s per direction:"
+		       "\n  (dp %u - 1) x H %u x %u B per token each way, %u MoE layers\n", l->name,
+		       s->par.tp * dp, t1, dp, m->hidden_size,
+		       kvp_dtype_info(s->serving_dtype)->bits / 8, kvp_shape_moe_layers(m));
+	if (strcmp(l->name, "nvlink") != 0 && hw->nvlink_domain > 1)
+		printf("  (%u GPUs are more than the NVLink domain of %u)\n", s->par.tp * dp,
+		       hw->nvlink_domain);
 }
 
 static void fmt_flops(double f, char *buf, size_t size)
@@ -95,9 +132,11 @@ int kvp_cmd_perf(int argc, char **argv)
 		{"calibration", required_argument, NULL, OPT_CALIBRATION},
 		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
 		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
+		KVP_PERF_DISAGG_OPTIONS,
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
+	struct kvp_perf_disagg_args dis = {0};
 	kvp_cli_common_init(&c);
 	uint64_t batches[MAX_BATCHES] = {1}, prompt = 0, output = 256, prefix = 0;
 	size_t nbatch = 1;
@@ -146,6 +185,11 @@ int kvp_cmd_perf(int argc, char **argv)
 		case ':':
 			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
 		}
+		if ((rc = kvp_perf_disagg_option(&dis, opt, optarg)) != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
 		if (rc)
 			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
@@ -181,7 +225,23 @@ int kvp_cmd_perf(int argc, char **argv)
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
+	if (dis.disagg) {
+		if (offload_arg || calib_path)
+			rc = kvp_cli_usage_error(cmd, "--disagg does not take --kv-offload or --calibration");
+		else if (!c.model)
+			rc = kvp_cli_usage_error(cmd, "--model is required");
+		else if (kvp_model_load(c.model, m, &err))
+			rc = kvp_cli_error(cmd, &err);
+		else
+			rc = kvp_perf_disagg_main(&c, m, &dis, &po, decode_eff, prefill_eff);
+		goto out;
+	}
+	if (dis.prefill_gpu || dis.decode_gpu || dis.kv_link || dis.prefill_tp || dis.decode_tp ||
+	    dis.prefill_dp || dis.decode_dp || dis.prefill_ep || dis.decode_ep) {
+		rc = kvp_cli_usage_error(cmd, "--prefill-*, --decode-* and --kv-link need --disagg");
+		goto out;
+	}
+	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)) || (rc = kvp_cli_speculative(&c, cmd, m)))
 		goto out;
 	if (!c.gpu) {
 		rc = kvp_cli_usage_error(cmd, "--gpu is required: latency needs its bandwidth and FLOP/s");
@@ -197,7 +257,7 @@ int kvp_cmd_perf(int argc, char **argv)
 			rc = kvp_cli_error(cmd, &err);
 			goto out;
 		}
-		kvp_perf_hw_host_link(&hw, &g, &link);
+		kvp_perf_hw_host_link(&hw, &link);
 	}
 	if (calib_path) {
 		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
@@ -240,9 +300,10 @@ int kvp_cmd_perf(int argc, char **argv)
 		const struct kvp_spec *s = &b->spec;
 		char t1[64], t2[64], t3[64], t4[64];
 		char mn[KVP_TERM_SIZE(sizeof m->name)], gn[KVP_TERM_SIZE(sizeof g.name)];
-		printf("kvplan perf: %s on %s, tp %u, pp %u, dtype %s, KV %s\n\n",
+		printf("kvplan perf: %s on %s, tp %u, pp %u, dp %u, ep %u, dtype %s, KV %s\n\n",
 		       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g.name),
-		       s->par.tp, s->par.pp, kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
+		       s->par.tp, s->par.pp, kvp_shape_dp(&s->par), kvp_shape_ep(&s->par),
+		       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
 		kvp_format_rate(hw.bandwidth_bps, t1, sizeof t1);
 		kvp_format_rate(hw.bandwidth_bps * hw.decode_bw_efficiency, t2, sizeof t2);
 		printf("Hardware (one GPU)\n");
@@ -253,10 +314,16 @@ int kvp_cmd_perf(int argc, char **argv)
 			printf("  efficiencies calibrated from %s%s%s\n", calib_path,
 			       cal.gpu[0] ? " for " : "", cal.gpu);
 		if (s->par.tp > 1) {
-			kvp_format_rate(hw.tp_link_bps, t1, sizeof t1);
-			printf("  all-reduce link %s per direction (%s), %.0f us latency each\n", t1,
-			       g.nvlink_bps > 0 ? "NVLink" : hw.host_link.name, hw.allreduce_latency_s * 1e6);
+			const struct kvp_link *tl = &run->ctx.tp_link;
+			kvp_format_rate(tl->effective_bps, t1, sizeof t1);
+			printf("  tp all-reduce over %s, %s per direction, %.0f us latency each",
+			       tl->name, t1, hw.allreduce_latency_s * 1e6);
+			if (strcmp(tl->name, "nvlink") != 0 && hw.nvlink_domain > 1)
+				printf(" (tp %u is larger than the NVLink domain of %u GPUs)",
+				       s->par.tp, hw.nvlink_domain);
+			printf("\n");
 		}
+		print_shape(run, &hw);
 		kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
 		kvp_format_u64(s->token_bytes, t2, sizeof t2);
 		printf("  weights on one GPU %s; KV %s B per token on one GPU\n\n", t1, t2);
@@ -269,21 +336,21 @@ int kvp_cmd_perf(int argc, char **argv)
 		fmt_flops(kvp_perf_prefill_flops(m, prompt), t4, sizeof t4);
 		printf("  2 x %.3g active params x %s tokens = %s; causal attention %s; total %s\n",
 		       (double)m->active_params, t1, t2, t3, t4);
-		fmt_s(r0->prefill.compute_s, t1, sizeof t1);
-		fmt_s(r0->prefill.memory_s, t2, sizeof t2);
-		fmt_s(r0->prefill.comm_s, t3, sizeof t3);
-		fmt_s(r0->prefill.time_s, t4, sizeof t4);
-		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + all-reduce %s = "
+		kvp_perf_fmt_s(r0->prefill.compute_s, t1, sizeof t1);
+		kvp_perf_fmt_s(r0->prefill.memory_s, t2, sizeof t2);
+		kvp_perf_fmt_s(r0->prefill.comm_s, t3, sizeof t3);
+		kvp_perf_fmt_s(r0->prefill.time_s, t4, sizeof t4);
+		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s = "
 		       "TTFT %s\n", (unsigned long long)r0->batch, t1, t2,
 		       kvp_perf_bound_name(r0->prefill.bound), t3, t4);
 		const struct kvp_perf_row *rl = &rows[nbatch - 1];
 		if (isfinite(rl->chunked.ttft_s)) {
 			char t5[64];
 			kvp_format_u64(rl->chunked.chunk_tokens, t1, sizeof t1);
-			fmt_s(rl->chunked.compute_s, t2, sizeof t2);
-			fmt_s(rl->chunked.memory_s, t3, sizeof t3);
-			fmt_s(rl->chunked.comm_s, t4, sizeof t4);
-			fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
+			kvp_perf_fmt_s(rl->chunked.compute_s, t2, sizeof t2);
+			kvp_perf_fmt_s(rl->chunked.memory_s, t3, sizeof t3);
+			kvp_perf_fmt_s(rl->chunked.comm_s, t4, sizeof t4);
+			kvp_perf_fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
 			printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 			       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s)"
 			       " = TTFT %s\n\n", (unsigned long long)(rl->batch - 1), t1,
@@ -301,12 +368,23 @@ int kvp_cmd_perf(int argc, char **argv)
 		kvp_format_bytes(r0->decode.weights_bytes, t2, sizeof t2);
 		kvp_format_bytes(r0->decode.kv_bytes, t3, sizeof t3);
 		printf("  batch %llu reads weights %s + KV %s on one GPU", (unsigned long long)r0->batch, t2, t3);
-		fmt_s(r0->decode.memory_s, t2, sizeof t2);
-		fmt_s(r0->decode.compute_s, t3, sizeof t3);
+		kvp_perf_fmt_s(r0->decode.memory_s, t2, sizeof t2);
+		kvp_perf_fmt_s(r0->decode.compute_s, t3, sizeof t3);
 		printf(": memory %s, compute %s\n", t2, t3);
 		kvp_format_u64(total, t1, sizeof t1);
 		kvp_format_u64(max_batch, t2, sizeof t2);
-		printf("  memory holds %s sequences of %s tokens (kvplan budget)\n\n", t2, t1);
+		printf("  memory holds %s sequences of %s tokens (kvplan budget)\n", t2, t1);
+		if (r0->speculative) {
+			const struct kvp_speculative *sp = c.opts.speculative;
+			kvp_perf_fmt_s(r0->verify_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r0->draft_s, t2, sizeof t2);
+			kvp_perf_fmt_s(r0->tpot_s, t3, sizeof t3);
+			printf("  speculative (%s, K %u, accept %.2f): (1 - a^(K+1)) / (1 - a) = %.4f tokens"
+			       " per step;\n  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
+			       c.spec_draft, sp->k, sp->accept, r0->tokens_per_step,
+			       (unsigned long long)r0->batch, t1, sp->k, t2, r0->tokens_per_step, t3);
+		}
+		printf("\n");
 
 		struct kvp_record **tab = calloc(nbatch, sizeof *tab);
 		for (size_t i = 0; tab && i < nbatch; i++) {
@@ -315,20 +393,20 @@ int kvp_cmd_perf(int argc, char **argv)
 			if (!x)
 				break;
 			kvp_record_u64(x, "batch", r->batch);
-			fmt_s(r->prefill.time_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r->prefill.time_s, t1, sizeof t1);
 			kvp_record_str(x, "ttft_batch", t1);
-			fmt_s(r->chunked.ttft_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r->chunked.ttft_s, t1, sizeof t1);
 			kvp_record_str(x, "ttft_chunked", t1);
 			if (r->offload) {
-				fmt_s(r->decode.time_s, t1, sizeof t1);
+				kvp_perf_fmt_s(r->decode.time_s, t1, sizeof t1);
 				kvp_record_str(x, "step_on_gpu", t1);
 				kvp_format_bytes(r->off.transfer_bytes, t1, sizeof t1);
 				kvp_record_str(x, "offloaded_kv", t1);
-				fmt_s(r->off.transfer_s, t1, sizeof t1);
+				kvp_perf_fmt_s(r->off.transfer_s, t1, sizeof t1);
 				kvp_record_str(x, "transfer", t1);
 				kvp_record_str(x, "offload_bound", r->off.transfer_bound ? "transfer" : "compute");
 			}
-			fmt_s(r->tpot_s, t1, sizeof t1);
+			kvp_perf_fmt_s(r->tpot_s, t1, sizeof t1);
 			kvp_record_str(x, "tpot", t1);
 			kvp_format_fixed(r->tokens_per_s, 1, "", t1, sizeof t1);
 			kvp_record_str(x, "tokens/s", t1);
@@ -356,8 +434,8 @@ int kvp_cmd_perf(int argc, char **argv)
 		       "prefill attention FLOPs x%.2f\n", (unsigned long long)prompt,
 		       (unsigned long long)(2 * prompt), (double)kv2 / (double)kv1,
 		       (double)kv2 / (double)kv1, att2 / att1);
-		fmt_s(reload_s, t1, sizeof t1);
-		fmt_s(recompute_s, t2, sizeof t2);
+		kvp_perf_fmt_s(reload_s, t1, sizeof t1);
+		kvp_perf_fmt_s(recompute_s, t2, sizeof t2);
 		kvp_format_u64(prefix, t3, sizeof t3);
 		printf("Prefix of %s tokens: reload over %s %s, recompute %s -> %s\n", t3, plink->name, t1,
 		       t2, reload_s < recompute_s ? "reload" : "recompute");

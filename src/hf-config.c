@@ -37,6 +37,7 @@ enum family {
 	FAM_QWEN2_MOE,
 	FAM_QWEN3,
 	FAM_QWEN3_MOE,
+	FAM_QWEN3_NEXT,
 	FAM_GEMMA,
 	FAM_GEMMA2,
 	FAM_GEMMA3,
@@ -70,6 +71,7 @@ static const struct {
 	{"qwen2_moe", FAM_QWEN2_MOE, false},
 	{"qwen3", FAM_QWEN3, false},
 	{"qwen3_moe", FAM_QWEN3_MOE, false},
+	{"qwen3_next", FAM_QWEN3_NEXT, false},
 	{"gemma", FAM_GEMMA, true},
 	{"gemma2", FAM_GEMMA2, true},
 	{"gemma3", FAM_GEMMA3, true},
@@ -368,6 +370,35 @@ static kvp_status kv_heads(struct hf *h, uint32_t nq, uint32_t *out, const struc
 
 /* ------------------------------------------------------------ layers */
 
+/* Linear-attention layers (Qwen3-Next's Gated DeltaNet): their state shape
+ * from linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+ * linear_value_head_dim, linear_conv_kernel_dim; mamba_ssm_dtype, when
+ * given, the recurrent state's format. */
+static kvp_status linear_state(struct hf *h, struct kvp_model *m)
+{
+	static const char *const keys[] = {"linear_num_key_heads", "linear_num_value_heads",
+					   "linear_key_head_dim", "linear_value_head_dim",
+					   "linear_conv_kernel_dim"};
+	uint32_t *slots[] = {&m->linear_num_key_heads, &m->linear_num_value_heads,
+			     &m->linear_key_dim, &m->linear_value_dim, &m->linear_conv_kernel};
+	kvp_status st;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		bool found = false;
+		if ((st = opt_uint(h, h->cfg, keys[i], true, slots[i], &found)))
+			return st;
+		if (!found)
+			return kvp_node_fail(h->doc, h->cfg, h->err, KVP_STATUS_INVALID, keys[i],
+					     "required for linear-attention layers");
+	}
+	const struct kvp_node *dt = kvp_map_get(h->cfg, "mamba_ssm_dtype");
+	if (dt && dt->type == KVP_NODE_SCALAR &&
+	    (!kvp_dtype_parse(dt->value, &m->linear_state_dtype) ||
+	     !kvp_dtype_info(m->linear_state_dtype)->weights_ok))
+		return kvp_node_fail(h->doc, dt, h->err, KVP_STATUS_INVALID, "mamba_ssm_dtype",
+				     "unknown dtype '%s'", dt->value);
+	return KVP_STATUS_OK;
+}
+
 static kvp_status layer_kind_from_string(struct hf *h, const struct kvp_node *item,
 					 const char *field, uint8_t *kind)
 {
@@ -516,6 +547,16 @@ static kvp_status assign_layers(struct hf *h, struct kvp_model *m, bool mla)
 			}
 			break;
 		}
+		case FAM_QWEN3_NEXT: {
+			/* Qwen3NextConfig: full attention every full_attention_interval
+			 * layers ((i + 1) % interval == 0), Gated DeltaNet between */
+			uint32_t interval = 4;
+			if ((st = opt_uint(h, h->cfg, "full_attention_interval", true, &interval, NULL)))
+				return st;
+			for (uint32_t i = 0; i < L; i++)
+				m->layers[i] = (i + 1) % interval ? KVP_LAYER_MAMBA : KVP_LAYER_FULL;
+			break;
+		}
 		case FAM_JAMBA: {
 			/* JambaConfig defaults: attention at i % 8 == 4 */
 			uint32_t period = 8, offset = 4;
@@ -559,6 +600,8 @@ static kvp_status assign_layers(struct hf *h, struct kvp_model *m, bool mla)
 		m->sliding_window = 0;  /* e.g. Qwen2.5's inactive 131072 */
 	if (!count[KVP_LAYER_CHUNKED])
 		m->chunk_size = 0;
+	if (count[KVP_LAYER_MAMBA] && kvp_map_get(h->cfg, "linear_key_head_dim"))
+		return linear_state(h, m);
 	if (count[KVP_LAYER_MAMBA]) {
 		/* Mamba1 state sizes; JambaConfig defaults 16, 4, 2 */
 		bool fs = false, fc = false, fe = false;
@@ -591,7 +634,8 @@ struct count {
 	uint64_t active;  /* used per token */
 	uint64_t expert;  /* in routed experts */
 	/* parts of the dense share a quantization may leave alone (gated
-	 * families only): attention or mixer, shared experts, dense MLPs */
+	 * families only): attention or mixer, shared experts, dense MLPs;
+	 * shared also gives the model's shared_expert_params, in total and active */
 	uint64_t attn, shared, mlp;
 	bool overflow;
 };
@@ -658,6 +702,7 @@ static bool moe_layer(const struct hf *h, const struct moe_plan *p, uint32_t i)
 		return i >= p->first_dense && i % p->layer_freq == 0;
 	case FAM_QWEN2_MOE:
 	case FAM_QWEN3_MOE:
+	case FAM_QWEN3_NEXT:
 		return (i + 1) % p->sparse_step == 0;
 	case FAM_JAMBA:
 		return i % p->period == p->offset;
@@ -744,6 +789,7 @@ static kvp_status moe_read(struct hf *h, const struct kvp_model *m, struct moe_p
 		break;
 	case FAM_QWEN2_MOE:
 	case FAM_QWEN3_MOE:
+	case FAM_QWEN3_NEXT:
 		if ((st = opt_uint(h, h->cfg, "decoder_sparse_step", true, &p->sparse_step, NULL)) ||
 		    (st = index_list(h, "mlp_only_layers", m->num_layers, p->dense_only, &found)))
 			return st;
@@ -840,6 +886,22 @@ static kvp_status mamba_mixer(struct hf *h, const struct kvp_model *m, struct co
 	return KVP_STATUS_OK;
 }
 
+/* Gated DeltaNet mixer (Qwen3-Next; transformers Qwen3NextGatedDeltaNet):
+ * in_proj_qkvz H x (2 H_k d_k + 2 H_v d_v), in_proj_ba H x 2 H_v, a depthwise
+ * conv1d over q, k, v (conv_dim x kernel, no bias), A_log and dt_bias (H_v
+ * each), the gated RMSNorm (d_v) and out_proj H_v d_v x H. */
+static uint64_t gdn_mixer(const struct kvp_model *m, struct count *c)
+{
+	uint64_t H = m->hidden_size, hk = m->linear_num_key_heads, hv = m->linear_num_value_heads,
+		 dk = m->linear_key_dim, dv = m->linear_value_dim;
+	uint64_t conv_dim = sum(c, mul3(c, 2, hk, dk), mul(c, hv, dv));
+	uint64_t a = mul(c, H, sum(c, mul3(c, 2, hk, dk), mul3(c, 2, hv, dv)));
+	a = sum(c, a, mul3(c, H, 2, hv));
+	a = sum(c, a, mul(c, conv_dim, m->linear_conv_kernel));
+	a = sum(c, a, 2 * hv + dv);
+	return sum(c, a, mul3(c, hv, dv, H));
+}
+
 /* GPT-2 / GPT-NeoX / Falcon layers: fused QKV, dense, a 2-matrix MLP and
  * LayerNorms with bias; biases unless Falcon's `bias` is false. */
 static kvp_status count_layernorm_family(struct hf *h, const struct kvp_model *m, struct count *c)
@@ -896,8 +958,11 @@ static kvp_status count_gated_layers(struct hf *h, const struct kvp_model *m,
 		std_attn = sum(&c, std_attn, (Nq + 2 * Nkv) * d);      /* q, k, v bias */
 	else if (attn_bias)
 		std_attn = sum(&c, std_attn, (Nq + 2 * Nkv) * d + H);  /* and o bias */
-	if (h->fam == FAM_QWEN3 || h->fam == FAM_QWEN3_MOE || h->fam == FAM_GEMMA3)
+	if (h->fam == FAM_QWEN3 || h->fam == FAM_QWEN3_MOE || h->fam == FAM_GEMMA3 ||
+	    h->fam == FAM_QWEN3_NEXT)
 		std_attn = sum(&c, std_attn, 2 * d);                   /* q_norm, k_norm */
+	if (h->fam == FAM_QWEN3_NEXT)
+		std_attn = sum(&c, std_attn, mul3(&c, H, Nq, d));      /* q_proj's output gate */
 	if (h->fam == FAM_GPT_OSS)
 		std_attn = sum(&c, std_attn, Nq);                      /* sinks */
 	uint64_t attn = std_attn, mamba = 0;
@@ -906,7 +971,9 @@ static kvp_status count_gated_layers(struct hf *h, const struct kvp_model *m,
 	bool any_mamba = false;
 	for (uint32_t i = 0; i < L; i++)
 		any_mamba |= m->layers[i] == KVP_LAYER_MAMBA;
-	if (any_mamba && (st = mamba_mixer(h, m, &c, &mamba)))
+	if (any_mamba && m->linear_key_dim)
+		mamba = gdn_mixer(m, &c);
+	else if (any_mamba && (st = mamba_mixer(h, m, &c, &mamba)))
 		return st;
 
 	/* dense FFN width: Llama 4 keeps the expert width in intermediate_size */
@@ -920,7 +987,7 @@ static kvp_status count_gated_layers(struct hf *h, const struct kvp_model *m,
 	if ((h->fam == FAM_DEEPSEEK_V2 || h->fam == FAM_DEEPSEEK_V3) &&
 	    (st = opt_uint(h, h->cfg, "n_shared_experts", false, &n_shared, NULL)))
 		return st;
-	if (h->fam == FAM_QWEN2_MOE &&
+	if ((h->fam == FAM_QWEN2_MOE || h->fam == FAM_QWEN3_NEXT) &&
 	    (st = opt_uint(h, h->cfg, "shared_expert_intermediate_size", false, &shared_I, NULL)))
 		return st;
 	uint64_t shared = mul3(&c, n_shared, 3 * H, p->Im);
@@ -1002,6 +1069,7 @@ static kvp_status count_params(struct hf *h, struct kvp_model *m)
 	h->attn_params = c.attn;
 	h->shared_params = c.shared;
 	h->mlp_params = c.mlp;
+	m->shared_expert_params = c.shared;
 	return KVP_STATUS_OK;
 }
 

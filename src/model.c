@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "shape.h"
 #include "units.h"
 
 /* name, bits, weights scale bytes/param (num/den), KV extra bytes per element
@@ -100,6 +101,10 @@ const char *kvp_layer_kind_name(enum kvp_layer_kind kind)
 
 bool kvp_layer_kind_parse(const char *s, enum kvp_layer_kind *out)
 {
+	if (strcmp(s, "linear") == 0) {  /* linear attention: a fixed state, as Mamba */
+		*out = KVP_LAYER_MAMBA;
+		return true;
+	}
 	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
 		if (strcmp(s, kind_names[k]) == 0) {
 			*out = (enum kvp_layer_kind)k;
@@ -135,6 +140,9 @@ kvp_status kvp_model_validate(const struct kvp_model *m, struct kvp_error *err)
 		return invalid(m, err, "active_params", "must not exceed params");
 	if (m->expert_params > m->params)
 		return invalid(m, err, "expert_params", "must not exceed params");
+	if (m->shared_expert_params > m->params - m->expert_params)
+		return invalid(m, err, "shared_expert_params",
+			       "must not exceed params less expert_params");
 	uint32_t count[KVP_LAYER_KIND_COUNT] = {0};
 	for (uint32_t i = 0; i < m->num_layers; i++)
 		count[m->layers[i]]++;
@@ -144,9 +152,16 @@ kvp_status kvp_model_validate(const struct kvp_model *m, struct kvp_error *err)
 		return invalid(m, err, "chunk_size", "required (and positive) for chunked layers");
 	if (count[KVP_LAYER_MLA] && (m->mla_kv_lora_rank == 0 || m->mla_rope_dim == 0))
 		return invalid(m, err, "mla", "kv_lora_rank and qk_rope_head_dim are required for mla layers");
-	if (count[KVP_LAYER_MAMBA] &&
+	bool linear = m->linear_key_dim || m->linear_value_dim || m->linear_num_key_heads ||
+		      m->linear_num_value_heads || m->linear_conv_kernel;
+	if (linear && (!m->linear_key_dim || !m->linear_value_dim || !m->linear_num_key_heads ||
+		       !m->linear_num_value_heads || m->linear_conv_kernel < 1))
+		return invalid(m, err, "linear", "num_key_heads, num_value_heads, key_head_dim, "
+			       "value_head_dim and conv_kernel are all required");
+	if (count[KVP_LAYER_MAMBA] && !linear &&
 	    (m->mamba_d_state == 0 || m->mamba_d_conv == 0 || m->mamba_expand == 0))
-		return invalid(m, err, "mamba", "d_state, d_conv and expand are required for mamba layers");
+		return invalid(m, err, "mamba", "d_state, d_conv and expand are required for mamba "
+			       "layers (or a linear section for linear attention)");
 	if (m->weights_dtype != KVP_DTYPE_AUTO && !kvp_dtype_info(m->weights_dtype)->weights_ok)
 		return invalid(m, err, "weights_dtype", "not a weights format");
 	if (m->expert_dtype != KVP_DTYPE_AUTO && !kvp_dtype_info(m->expert_dtype)->weights_ok)
@@ -251,6 +266,21 @@ static kvp_status layer_cost(const struct kvp_model *m, enum kvp_layer_kind kind
 		ok = kv_layer_bytes(kv, 1, m->mla_kv_lora_rank, m->mla_rope_dim, 1, &l->token_bytes);
 		break;
 	case KVP_LAYER_MAMBA: {
+		if (m->linear_key_dim) {
+			/* vLLM MambaStateShapeCalculator.gated_delta_net_state_shape: conv
+			 * (conv_dim / tp, conv - 1), temporal (H_v / tp, d_k, d_v) */
+			uint64_t conv_dim = 2ULL * m->linear_num_key_heads * m->linear_key_dim +
+					    (uint64_t)m->linear_num_value_heads * m->linear_value_dim;
+			uint64_t conv = conv_dim / tp * (m->linear_conv_kernel - 1), cb, sb;
+			uint64_t state = (uint64_t)m->linear_num_value_heads / tp * m->linear_key_dim *
+					 m->linear_value_dim;
+			enum kvp_dtype sdt = m->linear_state_dtype == KVP_DTYPE_AUTO
+				? serving : m->linear_state_dtype;
+			ok = elem_bytes(conv, kvp_dtype_info(serving)->bits, 0, 1, &cb) &&
+			     elem_bytes(state, kvp_dtype_info(sdt)->bits, 0, 1, &sb) &&
+			     kvp_add(cb, sb, &l->seq_bytes);
+			break;
+		}
 		uint64_t d_inner = (uint64_t)m->mamba_expand * m->hidden_size / tp, e1, e2, e;
 		ok = kvp_mul(d_inner, m->mamba_d_conv - 1, &e1) &&
 		     kvp_mul(d_inner, m->mamba_d_state, &e2) && kvp_add(e1, e2, &e) &&
@@ -281,70 +311,6 @@ static void pp_range(uint32_t L, uint32_t pp, uint32_t stage, uint32_t *first, u
 	}
 }
 
-/* Weights of one stage on one GPU: embeddings in the serving dtype on the
- * first stage (and the LM head, a copy when tied, on the last), the layers'
- * share of the other parameters in the weights dtype and of the experts in
- * the expert dtype, all divided by tp. */
-static kvp_status stage_weights(const struct kvp_model *m, enum kvp_dtype serving, uint32_t tp,
-				uint32_t pp, uint32_t stage, uint32_t nlayers, uint64_t *out,
-				uint64_t *tower_out)
-{
-	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
-	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
-	uint64_t vh, emb, emb_here = 0;
-	if (!kvp_mul(m->vocab_size, m->hidden_size, &vh) ||
-	    !kvp_mul(vh, m->tie_word_embeddings ? 1 : 2, &emb))
-		return KVP_STATUS_OVERFLOW;
-	if (emb > m->params - m->expert_params)
-		emb = 0; /* a profile whose params exclude embeddings: count none */
-	if (emb) {
-		if (stage == 0)
-			emb_here += vh;
-		if (stage == pp - 1 && (!m->tie_word_embeddings || pp > 1))
-			emb_here += vh;
-	}
-	uint64_t dense = m->params - m->expert_params - emb, dense_here, expert_here, t;
-	/* share of layer parameters: x * nlayers / L, computed without overflow */
-	if (!kvp_mul(dense / m->num_layers, nlayers, &dense_here) ||
-	    !kvp_mul(m->expert_params / m->num_layers, nlayers, &expert_here))
-		return KVP_STATUS_OVERFLOW;
-	dense_here += dense % m->num_layers * nlayers / m->num_layers;
-	expert_here += m->expert_params % m->num_layers * nlayers / m->num_layers;
-	/* the unquantized part of the dense share, in the same proportion */
-	uint64_t unq = m->unquantized_params < dense ? m->unquantized_params : dense, unq_here;
-	if (!kvp_mul(unq / m->num_layers, nlayers, &unq_here))
-		return KVP_STATUS_OVERFLOW;
-	unq_here += unq % m->num_layers * nlayers / m->num_layers;
-	unq_here = unq_here < dense_here ? unq_here : dense_here;
-	dense_here -= unq_here;
-	uint64_t b_emb, b_dense, b_exp, b_unq;
-	kvp_status st;
-	if ((st = kvp_weights_bytes(unq_here, serving, &b_unq)))
-		return st;
-	/* the experts follow the dense layout unless they have their own */
-	const struct kvp_weights_format *wf = &m->weights_format,
-		*ef = m->expert_format.bits ? &m->expert_format
-		    : m->expert_dtype == KVP_DTYPE_AUTO ? wf : &m->expert_format;
-	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
-	    (st = wf->bits ? kvp_weights_format_bytes(dense_here, wf, &b_dense)
-			   : kvp_weights_bytes(dense_here, wdt, &b_dense)) ||
-	    (st = ef->bits ? kvp_weights_format_bytes(expert_here, ef, &b_exp)
-			   : kvp_weights_bytes(expert_here, edt, &b_exp)))
-		return st;
-	if (!kvp_add(b_emb, b_dense, &t) || !kvp_add(t, b_exp, &t) || !kvp_add(t, b_unq, &t))
-		return KVP_STATUS_OVERFLOW;
-	/* towers: the first stage, serving dtype, split by tp like the rest */
-	uint64_t b_tower = 0;
-	if (stage == 0 && m->tower_params &&
-	    ((st = kvp_weights_bytes(m->tower_params, serving, &b_tower)) ||
-	     !kvp_add(t, b_tower, &t)))
-		return st ? st : KVP_STATUS_OVERFLOW;
-	*out = kvp_cdiv(t, tp);
-	if (tower_out)
-		*tower_out = kvp_cdiv(b_tower, tp);
-	return KVP_STATUS_OK;
-}
-
 kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			  enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype,
 			  struct kvp_spec *out, struct kvp_error *err)
@@ -368,9 +334,17 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "tp",
 				     "%u and num_kv_heads %u must divide one another", par.tp,
 				     m->num_kv_heads);
+	if (m->linear_key_dim && (m->linear_num_value_heads % par.tp ||
+				  (2ULL * m->linear_num_key_heads * m->linear_key_dim +
+				   (uint64_t)m->linear_num_value_heads * m->linear_value_dim) % par.tp))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "tp",
+				     "%u does not divide the %u linear-attention value heads and their "
+				     "convolution", par.tp, m->linear_num_value_heads);
 	if (par.pp > m->num_layers)
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "pp",
 				     "%u stages for %u layers", par.pp, m->num_layers);
+	if ((st = kvp_shape_check(m, &par, err)))
+		return st;
 	enum kvp_dtype serving = kvp_model_serving_dtype(m, serving_dtype);
 	if (!kvp_dtype_info(serving)->weights_ok || kvp_dtype_info(serving)->bits < 16)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "dtype",
@@ -401,15 +375,18 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 	for (uint32_t s = 0; s < par.pp; s++) {
 		uint32_t first = 0, count = 0;
 		pp_range(m->num_layers, par.pp, s, &first, &count);
-		uint64_t w;
-		if ((st = stage_weights(m, serving, par.tp, par.pp, s, count, &w, NULL)) ||
-		    !kvp_add(tw, w, &tw))
+		struct kvp_weights_split w;
+		if ((st = kvp_shape_stage_weights(m, serving, &par, s, count, &w)) ||
+		    !kvp_add(tw, w.total_bytes, &tw))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, where, 0, 0, "params",
 					     "weights bytes overflow");
 	}
-	st = stage_weights(m, serving, 1, 1, 0, m->num_layers, &out->weights_bytes_total, NULL);
+	struct kvp_parallel one = {.tp = 1, .pp = 1};
+	struct kvp_weights_split whole;
+	st = kvp_shape_stage_weights(m, serving, &one, 0, m->num_layers, &whole);
 	if (st)
 		return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
+	out->weights_bytes_total = whole.total_bytes;
 
 	/* the worst stage: most bytes per token, then per sequence, then weights */
 	struct kvp_spec tmp;
@@ -433,9 +410,11 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			tmp.count[l->kind]++;
 			tmp.kind_token_bytes[l->kind] += l->token_bytes;
 		}
-		if ((st = stage_weights(m, serving, par.tp, par.pp, s, tmp.num_layers,
-					&tmp.weights_bytes, &tmp.tower_bytes)))
+		if ((st = kvp_shape_stage_weights(m, serving, &par, s, tmp.num_layers,
+						  &tmp.weights_split)))
 			return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
+		tmp.weights_bytes = tmp.weights_split.total_bytes;
+		tmp.tower_bytes = tmp.weights_split.tower_bytes;
 		bool worse = !have || tmp.token_bytes > out->token_bytes ||
 			     (tmp.token_bytes == out->token_bytes &&
 			      (tmp.seq_bytes > out->seq_bytes ||
@@ -452,6 +431,7 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			out->seq_bytes = tmp.seq_bytes;
 			out->weights_bytes = tmp.weights_bytes;
 			out->tower_bytes = tmp.tower_bytes;
+			out->weights_split = tmp.weights_split;
 			have = true;
 		}
 	}

@@ -9,7 +9,10 @@
  * dtype: bytes per token for attention layers (2 * max(1, H_kv/tp) * d_h * b
  * for MHA/GQA/MQA, (r + d_rope) * b for MLA, which tensor parallelism does not
  * split), the window of sliding and chunked layers, and fixed bytes per
- * sequence for Mamba layers.  Nothing else in kvplan recomputes these. */
+ * sequence for Mamba and linear-attention layers (Mamba1: ((d_conv - 1) +
+ * d_state) x expand H / tp elements; linear attention, vLLM's
+ * gated_delta_net_state_shape: (H_v / tp) d_k d_v state elements plus
+ * (conv - 1) (2 H_k d_k + H_v d_v) / tp convolution elements).  Nothing else in kvplan recomputes these. */
 #ifndef KVP_MODEL_H
 #define KVP_MODEL_H
 
@@ -106,10 +109,21 @@ struct kvp_model {
 	uint32_t mla_kv_lora_rank; /* r */
 	uint32_t mla_rope_dim;     /* d_rope */
 	uint32_t mamba_d_state, mamba_d_conv, mamba_expand;
+	/* linear attention (Gated DeltaNet, lightning attention): a state of
+	 * H_v x d_k x d_v and a short convolution over q, k, v of width conv,
+	 * kept as "mamba" layers (fixed bytes per sequence); 0 when absent */
+	uint32_t linear_num_key_heads, linear_num_value_heads;
+	uint32_t linear_key_dim, linear_value_dim, linear_conv_kernel;
+	enum kvp_dtype linear_state_dtype;  /* AUTO: the serving dtype (vLLM "auto") */
 	uint32_t moe_num_experts, moe_experts_per_token, moe_intermediate_size;
 	uint64_t params;           /* total parameters, all experts */
 	uint64_t active_params;    /* per token */
-	uint64_t expert_params;    /* the part of params in MoE experts */
+	uint64_t expert_params;    /* the part of params in routed MoE experts */
+	uint64_t shared_expert_params; /* the part of params in shared experts (DeepSeek, Llama 4) */
+	/* weights read from a file (GGUF) with their exact bytes, whatever mix of
+	 * formats: the input embedding and LM head, the rest of the layers, shared
+	 * experts, routed experts; all 0 when the bytes follow params x dtype */
+	uint64_t file_embed_bytes, file_dense_bytes, file_shared_bytes, file_routed_bytes;
 	enum kvp_dtype weights_dtype;  /* AUTO: the serving dtype */
 	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
 	/* exact layouts when quantization_config gives them; override the dtypes' sizes */
@@ -145,9 +159,24 @@ struct kvp_spec_layer {
 	uint32_t window;           /* W or C tokens for sliding/chunked, 0 otherwise */
 };
 
+/* The deployment shape (shape.h says how it places the weights). */
 struct kvp_parallel {
-	uint32_t tp;               /* tensor parallel ranks, >= 1 */
+	uint32_t tp;               /* tensor parallel ranks inside one DP rank, >= 1 */
 	uint32_t pp;               /* pipeline stages, >= 1 */
+	uint32_t dp;               /* data-parallel attention ranks; 0 or 1: none */
+	uint32_t ep;               /* GPUs holding whole routed experts; 0 or 1: none */
+	uint32_t gpus;             /* the GPU count asked for; 0: tp x pp x dp */
+};
+
+/* One GPU's weights by kind, each rounded up to whole bytes. */
+struct kvp_weights_split {
+	uint64_t embed_bytes;      /* input embedding and LM head */
+	uint64_t dense_bytes;      /* attention, dense MLPs, norms, routers */
+	uint64_t shared_bytes;     /* shared experts */
+	uint64_t routed_bytes;     /* routed experts */
+	uint64_t draft_bytes;      /* a speculative draft (speculative.h), 0 without */
+	uint64_t tower_bytes;      /* vision/audio towers (first stage), 0 without */
+	uint64_t total_bytes;      /* the sum */
 };
 
 /* The per-GPU view of the worst pipeline stage (the one with the most KV bytes
@@ -160,6 +189,7 @@ struct kvp_spec {
 	uint32_t kv_heads_per_gpu; /* max(1, H_kv / tp); 1 for MLA */
 	uint32_t stage;            /* which pp stage this is */
 	uint32_t first_layer, num_layers;
+	uint32_t draft_layers;     /* the last draft_layers of layers[] are a speculative draft's */
 	struct kvp_spec_layer layers[KVP_MAX_LAYERS];
 	uint32_t count[KVP_LAYER_KIND_COUNT];       /* layers of each kind on this GPU */
 	uint64_t kind_token_bytes[KVP_LAYER_KIND_COUNT]; /* per token, summed per kind */
@@ -168,6 +198,7 @@ struct kvp_spec {
 	uint64_t token_bytes_total;/* whole model, unsplit: sum over all layers, tp = pp = 1 */
 	uint64_t weights_bytes;    /* on this GPU, towers included */
 	uint64_t tower_bytes;      /* the part of weights_bytes in towers */
+	struct kvp_weights_split weights_split; /* the same, by kind */
 	uint64_t weights_bytes_total;
 };
 

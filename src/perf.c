@@ -16,6 +16,8 @@
 
 #include "csv.h"
 #include "input-file.h"
+#include "shape.h"
+#include "speculative.h"
 #include "units.h"
 #include "validate.h"
 #include "yaml-walk.h"
@@ -175,17 +177,35 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
-	out->tp_link_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : out->host_link.effective_bps;
+	out->nvlink_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : 0;
+	out->nvlink_domain = out->nvlink_bps > 0 ? g->nvlink_domain : 0;
+	out->node_gpus = g->node_gpus;
+	out->scale_out_bps = g->scale_out_bps;
 	out->allreduce_latency_s = KVP_PERF_ALLREDUCE_LATENCY_S;
 	return KVP_STATUS_OK;
 }
 
-void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_gpu *g,
-			   const struct kvp_link *link)
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
 {
 	hw->host_link = *link;
-	if (!(g->nvlink_bps > 0))
-		hw->tp_link_bps = link->effective_bps;
+}
+
+/* A ring or an all-to-all among the group runs at the pace of its slowest
+ * hop: a group larger than the NVLink domain has hops that leave it (an RTX
+ * 3090 bridge joins two cards, so eight cards talk over PCIe), and a group
+ * larger than a server has hops over the network. */
+void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out)
+{
+	memset(out, 0, sizeof *out);
+	if (hw->nvlink_bps > 0 && hw->nvlink_domain > 1 && group <= hw->nvlink_domain) {
+		snprintf(out->name, sizeof out->name, "nvlink");
+		out->theoretical_bps = out->effective_bps = hw->nvlink_bps;
+	} else if (hw->node_gpus == 0 || group <= hw->node_gpus || !(hw->scale_out_bps > 0)) {
+		*out = hw->host_link;
+	} else {
+		snprintf(out->name, sizeof out->name, "scale-out");
+		out->theoretical_bps = out->effective_bps = hw->scale_out_bps;
+	}
 }
 
 kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
@@ -195,28 +215,31 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	memset(c, 0, sizeof *c);
 	if (!(hw->bandwidth_bps > 0) || !(hw->flops > 0) || !(hw->decode_bw_efficiency > 0) ||
 	    !(hw->prefill_flops_efficiency > 0) || hw->decode_bw_efficiency > 1 ||
-	    hw->prefill_flops_efficiency > 1 || (s->par.tp > 1 && !(hw->tp_link_bps > 0)))
+	    hw->prefill_flops_efficiency > 1)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
 				     "bandwidth, peak FLOP/s and link rates must be positive and "
 				     "efficiencies in (0, 1]");
+	kvp_perf_collective_link(hw, s->par.tp, &c->tp_link);
+	if (s->par.tp > 1 && !(c->tp_link.effective_bps > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "the %s link an all-reduce of tp %u crosses has no rate",
+				     c->tp_link.name, s->par.tp);
 	c->model = m;
 	c->spec = s;
 	c->hw = *hw;
 	c->weights_bytes = weights_bytes;
-	/* the experts' share of this GPU's weights, in their own dtype */
-	if (m->expert_params && m->moe_num_experts) {
-		enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? s->serving_dtype
-									: m->weights_dtype;
-		enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
-		uint64_t eb;
-		kvp_status st = kvp_weights_bytes(m->expert_params, edt, &eb);
-		if (st)
-			return kvp_error_set(err, st, NULL, 0, 0, "expert_params", "too large");
-		double share = s->weights_bytes_total ? (double)eb / (double)s->weights_bytes_total : 0;
-		if (share > 1)
-			share = 1;
-		c->expert_bytes = (uint64_t)llround(share * (double)weights_bytes);
+	/* the routed experts' share of this GPU's weights (shape.c's split; an
+	 * override of the total keeps the share) */
+	if (m->moe_num_experts && s->weights_bytes) {
+		double share = (double)s->weights_split.routed_bytes / (double)s->weights_bytes;
+		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
 	}
+	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
+	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
+	    !(c->moe_link.effective_bps > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "the %s link the experts' exchange crosses has no rate",
+				     c->moe_link.name);
 	return KVP_STATUS_OK;
 }
 
@@ -310,13 +333,25 @@ static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
 		return 0;
 	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
 	double msg = tokens * c->model->hidden_size * elem;
-	double one = 2.0 * (tp - 1) / tp * msg / c->hw.tp_link_bps + c->hw.allreduce_latency_s;
+	double one = 2.0 * (tp - 1) / tp * msg / c->tp_link.effective_bps + c->hw.allreduce_latency_s;
 	return 2.0 * c->model->num_layers * one;
 }
 
-static kvp_status finish(const struct kvp_perf_ctx *c, double flops, double eff_flops,
-			 uint64_t weights, uint64_t kv, double eff_bw, double tokens,
-			 struct kvp_perf_step *out, struct kvp_error *err)
+/* The experts' exchange with data-parallel attention (shape.h): dispatch
+ * and combine, each `bytes` out and in, per MoE layer of every stage in turn. */
+static double moe_exchange_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	const struct kvp_spec *s = c->spec;
+	double bytes = kvp_shape_moe_exchange_bytes(c->model, &s->par, s->serving_dtype, tokens);
+	if (!(bytes > 0))
+		return 0;
+	double one = bytes / c->moe_link.effective_bps + c->hw.allreduce_latency_s;
+	return 2.0 * kvp_shape_moe_layers(c->model) * one;
+}
+
+kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
+				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
+				  struct kvp_perf_step *out, struct kvp_error *err)
 {
 	uint32_t pp = c->spec->par.pp;
 	uint64_t w, k, b;
@@ -332,7 +367,8 @@ static kvp_status finish(const struct kvp_perf_ctx *c, double flops, double eff_
 	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
 	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
 						    : KVP_PERF_BOUND_BANDWIDTH;
-	out->comm_s = allreduce_s(c, tokens);
+	out->moe_comm_s = moe_exchange_s(c, tokens);
+	out->comm_s = allreduce_s(c, tokens) + out->moe_comm_s;
 	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
 	return KVP_STATUS_OK;
 }
@@ -353,7 +389,7 @@ kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
 	/* all experts are touched by a prefill of many tokens */
-	return finish(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
 		      c->hw.decode_bw_efficiency, (double)batch * (double)n, out, err);
 }
 
@@ -366,7 +402,9 @@ static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t batch)
 	if (!c->expert_bytes || !m->moe_num_experts)
 		return c->weights_bytes;
 	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
-	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), (double)batch);
+	/* every DP rank's tokens reach the experts (shape.h) */
+	double tokens = (double)batch * kvp_shape_dp(&c->spec->par);
+	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), tokens);
 	uint64_t dense = c->weights_bytes - c->expert_bytes;
 	return dense + (uint64_t)llround(frac * (double)c->expert_bytes);
 }
@@ -386,7 +424,7 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 					     "KV bytes overflow");
 		flops += kvp_perf_decode_flops(c->model, lens[i]);
 	}
-	return finish(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
 		      c->hw.decode_bw_efficiency, (double)n, out, err);
 }
 
@@ -402,7 +440,7 @@ kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, ui
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
-	return finish(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
 		      c->hw.decode_bw_efficiency, (double)batch, out, err);
 }
 
@@ -746,8 +784,11 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	for (size_t i = 0; i < po->nbatch; i++) {
 		struct kvp_perf_row *r = &out->rows[i];
 		struct kvp_budget_opts bo = *o;
+		/* with data-parallel attention the batch is the deployment's, spread
+		 * over the DP ranks; the fullest rank paces every step */
+		uint32_t dp = kvp_shape_dp(&o->par);
 		bo.context = total;
-		bo.batch = po->batches[i];
+		bo.batch = kvp_cdiv(po->batches[i], dp);
 		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
 		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
 		    (st = kvp_perf_prefill(pc, bo.batch, prompt, &r->prefill, err)) ||
@@ -755,8 +796,11 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		    (st = kvp_perf_chunked_ttft(pc, bo.batch, prompt, out->decode_context,
 						b->max_batched_tokens, &r->chunked, err)))
 			return st;
-		out->max_batch = b->max_sequences;
-		r->batch = bo.batch;
+		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
+									      : UINT64_MAX;
+		r->batch = po->batches[i];
+		r->rank_batch = bo.batch;
+		r->dp_balance = (double)r->batch / ((double)dp * (double)bo.batch);
 		r->kv_bytes = b->kv_bytes;
 		r->fits = b->fits;
 		r->tpot_s = r->decode.time_s;
@@ -771,6 +815,18 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			r->offload = true;
 			r->tpot_s = r->off.pipelined_s;
 			r->fits = true;
+		}
+		if (o->speculative && o->speculative->kind != KVP_SPECULATIVE_NONE &&
+		    off->tier == KVP_OFFLOAD_NONE) {
+			struct kvp_speculative_step ss;
+			if ((st = kvp_speculative_decode(pc, o->speculative, bo.batch,
+							 out->decode_context, &r->decode, &ss, err)))
+				return st;
+			r->speculative = true;
+			r->tokens_per_step = ss.tokens_per_step;
+			r->verify_s = ss.verify.time_s;
+			r->draft_s = ss.draft.time_s;
+			r->tpot_s = ss.tpot_s;
 		}
 		r->tokens_per_s = (double)r->batch / r->tpot_s;
 		out->all_fit = out->all_fit && r->fits;
@@ -793,7 +849,7 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->prefix_recompute_s = kvp_perf_prefix_recompute_s(pc, p);
 	out->prefix_limit = m->max_context > p ? m->max_context : p;
 	out->prefix_breakeven = kvp_perf_prefix_breakeven(pc, &out->prefix_link, out->prefix_limit);
-	out->gpus = b->spec.par.tp * b->spec.par.pp;
+	out->gpus = kvp_shape_gpus(&b->spec.par);
 	return KVP_STATUS_OK;
 }
 
@@ -819,6 +875,9 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_f64(x, "decode_compute_s", r->decode.compute_s) &&
 		  kvp_record_f64(x, "decode_memory_s", r->decode.memory_s) &&
 		  kvp_record_f64(x, "comm_s_per_step", r->decode.comm_s) &&
+		  kvp_record_f64(x, "moe_comm_s_per_step", r->decode.moe_comm_s) &&
+		  kvp_record_u64(x, "rank_batch", r->rank_batch) &&
+		  kvp_record_f64(x, "dp_balance", r->dp_balance) &&
 		  kvp_record_f64(x, "tpot_s", r->tpot_s) &&
 		  kvp_record_f64(x, "tokens_per_s", r->tokens_per_s) &&
 		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
@@ -826,6 +885,13 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_bool(x, "fits", r->fits);
 	/* the offload fields are always there (null without --kv-offload) so
 	 * that CSV keeps its columns whatever the options */
+	if (ok && r->speculative)
+		ok = kvp_record_f64(x, "spec_tokens_per_step", r->tokens_per_step) &&
+		     kvp_record_f64(x, "spec_verify_s", r->verify_s) &&
+		     kvp_record_f64(x, "spec_draft_s", r->draft_s);
+	else if (ok)
+		ok = kvp_record_null(x, "spec_tokens_per_step") && kvp_record_null(x, "spec_verify_s") &&
+		     kvp_record_null(x, "spec_draft_s");
 	if (ok && r->offload)
 		ok = kvp_record_u64(x, "transfer_bytes_per_step", r->off.transfer_bytes) &&
 		     kvp_record_f64(x, "transfer_s_per_step", r->off.transfer_s) &&
@@ -859,7 +925,13 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "decode_bw_efficiency", hw->decode_bw_efficiency) &&
 		  kvp_record_f64(r, "peak_flops", hw->flops) &&
 		  kvp_record_f64(r, "prefill_flops_efficiency", hw->prefill_flops_efficiency) &&
-		  kvp_record_f64(r, "tp_link_bps", hw->tp_link_bps) &&
+		  kvp_record_u64(r, "dp", kvp_shape_dp(&b->spec.par)) &&
+		  kvp_record_u64(r, "ep", kvp_shape_ep(&b->spec.par)) &&
+		  kvp_record_u64(r, "gpus", run->gpus) &&
+		  kvp_record_str(r, "moe_link", run->ctx.moe_link.name) &&
+		  kvp_record_f64(r, "moe_link_bps", run->ctx.moe_link.effective_bps) &&
+		  kvp_record_str(r, "tp_link", run->ctx.tp_link.name) &&
+		  kvp_record_f64(r, "tp_link_bps", run->ctx.tp_link.effective_bps) &&
 		  kvp_record_u64(r, "weights_bytes", b->weights_bytes) &&
 		  kvp_record_u64(r, "kv_bytes_per_token", b->spec.token_bytes) &&
 		  kvp_record_u64(r, "max_batch", run->max_batch) &&

@@ -7,7 +7,9 @@
  *            time  = max(bytes / (bandwidth * eff_bw), FLOPs / (peak * eff_flops))
  *            -> time per output token, tokens per second
  *   tp       two all-reduces of the hidden state per layer (Megatron-LM), ring:
- *            2 (tp - 1) / tp * message / link + latency
+ *            2 (tp - 1) / tp * message / link + latency; the link is the
+ *            slowest a group of tp GPUs crosses: NVLink inside the NVLink
+ *            domain, PCIe inside a server, else the scale-out network
  *   offload  KV kept in host memory or on disk crosses the host link every step;
  *            layer-by-layer pipelining hides it only while a layer computes
  *            longer than its KV takes to arrive
@@ -78,21 +80,30 @@ struct kvp_perf_hw {
 	double flops;                      /* dense peak in the compute dtype */
 	double decode_bw_efficiency;       /* (0, 1] */
 	double prefill_flops_efficiency;   /* (0, 1] */
-	double tp_link_bps;                /* all-reduce link, per direction */
+	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
+	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
+	uint32_t node_gpus;                /* GPUs in one server; 0: unknown (no scale-out) */
+	double scale_out_bps;              /* network between servers, per GPU, per direction */
 	double allreduce_latency_s;
 	struct kvp_link host_link;
 };
 
+/* The link a collective among `group` GPUs is bounded by: "nvlink" when the
+ * group fits the NVLink domain, the host link (GPU to GPU over PCIe) when it
+ * fits one server or the server size is unknown, else "scale-out".  A group
+ * of one crosses nothing: the NVLink (or host) link is returned all the same. */
+void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out);
+
 /* Fill hw from a GPU profile: bf16 peak (fp8 peak when the weights are fp8 and
- * the GPU has one), the profile's calibration or the defaults, NVLink (half the
- * profile's bidirectional figure) or else the host link for all-reduces.
+ * the GPU has one), the profile's calibration or the defaults, and its links:
+ * NVLink (half the profile's bidirectional figure) and its domain, the host
+ * link, the server size and the scale-out network.
  * INVALID when the profile's host_link is not a preset or a rate is missing. */
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err);
-/* Replace the host link (--host-link); on a GPU without NVLink the
- * all-reduces cross it too. */
-void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_gpu *g,
-			   const struct kvp_link *link);
+/* Replace the host link (--host-link); collectives beyond the NVLink domain
+ * inside one server cross it too. */
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
 
 /* Efficiencies measured by kvbench, or written by hand (format: kvplan(1),
  * CALIBRATION FILES).  A value of 0 was not given. */
@@ -117,6 +128,8 @@ struct kvp_perf_ctx {
 	const struct kvp_model *model;
 	const struct kvp_spec *spec;       /* per-GPU layer list, worst stage */
 	struct kvp_perf_hw hw;
+	struct kvp_link tp_link;           /* the link the tp all-reduces cross */
+	struct kvp_link moe_link;          /* the experts' exchange over tp x dp GPUs */
 	uint64_t weights_bytes;            /* on one GPU, worst stage (the budget's, overrides honoured) */
 	uint64_t expert_bytes;             /* of which MoE experts */
 };
@@ -134,7 +147,8 @@ struct kvp_perf_step {
 	uint64_t kv_bytes;            /* KV read (decode) or written (prefill) on one GPU */
 	uint64_t bytes;               /* weights_bytes + kv_bytes */
 	double compute_s, memory_s;   /* the two roofline terms */
-	double comm_s;                /* tensor-parallel all-reduces */
+	double comm_s;                /* tensor-parallel all-reduces + moe_comm_s */
+	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
 	double time_s;                /* max(compute_s, memory_s) + comm_s */
 	enum kvp_perf_bound bound;
 };
@@ -175,6 +189,13 @@ kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, u
  * decode step. */
 kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
 				struct kvp_perf_step *out, struct kvp_error *err);
+/* A step from its whole-model FLOPs, the weights and KV one GPU reads per
+ * stage, and the tokens whose hidden states the all-reduces carry: the
+ * roofline every step above ends in. */
+kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
+				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
+				  struct kvp_perf_step *out, struct kvp_error *err);
+
 /* The same for sequences of different lengths lens[0..n). */
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
 				     struct kvp_perf_step *out, struct kvp_error *err);
@@ -229,11 +250,15 @@ struct kvp_perf_opts {
 };
 
 struct kvp_perf_row {
-	uint64_t batch;
+	uint64_t batch;                   /* sequences of the whole deployment */
+	uint64_t rank_batch;              /* on the fullest DP rank: ceil(batch / dp) */
+	double dp_balance;                /* batch / (dp x rank_batch): 1 when even */
 	struct kvp_perf_step prefill, decode;   /* prefill: the B prompts at once */
 	struct kvp_perf_chunked chunked;        /* one prompt joining B - 1 decodes */
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
+	bool speculative;                 /* a draft proposes tokens (speculative.h) */
+	double tokens_per_step, verify_s, draft_s;  /* then tpot_s = (verify + K draft) / tokens */
 	double tpot_s, tokens_per_s;
 	uint64_t kv_bytes;                /* at prompt + output (the budget's) */
 	bool fits;                        /* in memory, or offloaded */
@@ -247,7 +272,7 @@ struct kvp_perf_result {
 	struct kvp_budget budget;         /* at prompt + output, the last batch */
 	struct kvp_perf_ctx ctx;          /* points into budget */
 	uint64_t decode_context;          /* prompt + (output - 1) / 2 */
-	uint64_t max_batch;               /* sequences of prompt + output that fit */
+	uint64_t max_batch;               /* sequences of prompt + output that fit, all DP ranks */
 	struct kvp_perf_row rows[KVP_PERF_MAX_BATCHES];
 	size_t nrows;
 	bool all_fit;
@@ -258,7 +283,7 @@ struct kvp_perf_result {
 	double prefix_reload_s, prefix_recompute_s;
 	uint64_t prefix_limit;                  /* breakeven searched up to this */
 	uint64_t prefix_breakeven;              /* 0: recomputing stays faster */
-	uint32_t gpus;                          /* tp x pp */
+	uint32_t gpus;                          /* tp x pp x dp */
 };
 
 /* Run `kvplan perf`: a budget at prompt + output for each batch (o gives

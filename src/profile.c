@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gguf.h"
 #include "hf-config.h"
 #include "input-file.h"
 #include "suggest.h"
@@ -271,6 +272,7 @@ static const struct field model_fields[] = {
 	M("params", F_U64, params, true, true),
 	M("active_params", F_U64, active_params, false, true),
 	M("expert_params", F_U64, expert_params, false, false),
+	M("shared_expert_params", F_U64, shared_expert_params, false, false),
 	M("weights_dtype", F_DTYPE, weights_dtype, false, false),
 	M("expert_dtype", F_DTYPE, expert_dtype, false, false),
 };
@@ -286,6 +288,15 @@ static const struct field mamba_fields[] = {
 	M("expand", F_U32, mamba_expand, true, true),
 };
 
+static const struct field linear_fields[] = {
+	M("num_key_heads", F_U32, linear_num_key_heads, true, true),
+	M("num_value_heads", F_U32, linear_num_value_heads, true, true),
+	M("key_head_dim", F_U32, linear_key_dim, true, true),
+	M("value_head_dim", F_U32, linear_value_dim, true, true),
+	M("conv_kernel", F_U32, linear_conv_kernel, true, true),
+	M("state_dtype", F_DTYPE, linear_state_dtype, false, false),
+};
+
 static const struct field moe_fields[] = {
 	M("num_experts", F_U32, moe_num_experts, true, true),
 	M("experts_per_token", F_U32, moe_experts_per_token, true, true),
@@ -295,7 +306,8 @@ static const struct field moe_fields[] = {
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const model_sections[] = {"layer_pattern", "mla", "mamba", "moe", NULL};
+static const char *const model_sections[] = {"layer_pattern", "mla", "mamba", "linear", "moe",
+					     NULL};
 
 static kvp_status walk_section(const struct kvp_doc *doc, const struct kvp_node *root,
 			       const char *key, const struct field *t, size_t n,
@@ -323,6 +335,7 @@ kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *m, struct kvp
 	if ((st = walk(doc, doc->root, model_fields, NELEM(model_fields), model_sections, m, err)) ||
 	    (st = walk_section(doc, doc->root, "mla", mla_fields, NELEM(mla_fields), m, err)) ||
 	    (st = walk_section(doc, doc->root, "mamba", mamba_fields, NELEM(mamba_fields), m, err)) ||
+	    (st = walk_section(doc, doc->root, "linear", linear_fields, NELEM(linear_fields), m, err)) ||
 	    (st = walk_section(doc, doc->root, "moe", moe_fields, NELEM(moe_fields), m, err)))
 		goto out;
 	if (m->num_layers > KVP_MAX_LAYERS) {
@@ -353,7 +366,7 @@ kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *m, struct kvp
 			if (!kvp_layer_kind_parse(buf, &kinds[nk])) {
 				st = kvp_node_fail(doc, it, err, KVP_STATUS_INVALID, "layer_pattern",
 						   "unknown layer kind '%s' (full, sliding, chunked, "
-						   "mla, mamba, none)", buf);
+						   "mla, mamba, linear, none)", buf);
 				goto out;
 			}
 		}
@@ -400,6 +413,8 @@ kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struc
 		return st;
 	if (ends_with(path, ".json"))
 		return kvp_hf_config_load(path, out, err);
+	if (ends_with(path, ".gguf"))
+		return kvp_gguf_load(path, out, err);
 	return kvp_model_load_yaml(path, out, err);
 }
 
@@ -415,6 +430,9 @@ static const struct field gpu_fields[] = {
 	G("fp8_tflops", F_DOUBLE, fp8_flops, false, false),
 	G("host_link", F_STR, host_link, true, false),
 	G("nvlink", F_RATE, nvlink_bps, false, false),
+	G("nvlink_domain", F_U32, nvlink_domain, false, false),
+	G("node_gpus", F_U32, node_gpus, false, true),
+	G("scale_out", F_RATE, scale_out_bps, false, true),
 	G("price_per_hour", F_DOUBLE, price_per_hour, false, false),
 	G("l2_cache", F_BYTES, l2_bytes, false, false),
 };
@@ -426,6 +444,30 @@ static const struct field calib_fields[] = {
 #undef G
 
 static const char *const gpu_sections[] = {"calibration", NULL};
+
+/* The topology keys agree: an NVLink rate comes with the size of the domain
+ * it joins (a bridge joins 2, an NVSwitch board 8), a domain with a rate, and
+ * a server size with the network that leaves it. */
+static kvp_status check_topology(const struct kvp_doc *doc, const struct kvp_gpu *g,
+				 struct kvp_error *err)
+{
+	const struct kvp_node *root = doc->root, *dom = kvp_map_get(root, "nvlink_domain");
+	if (g->nvlink_bps > 0 && g->nvlink_domain < 2)
+		return kvp_node_fail(doc, dom ? dom : kvp_map_get(root, "nvlink"), err,
+				     KVP_STATUS_INVALID, dom ? "nvlink_domain" : "nvlink",
+				     "an NVLink rate needs nvlink_domain, the GPUs it joins (2 for "
+				     "bridged pairs, 8 for an NVSwitch board), at least 2");
+	if (!(g->nvlink_bps > 0) && g->nvlink_domain > 1)
+		return kvp_node_fail(doc, dom, err, KVP_STATUS_INVALID, "nvlink_domain",
+				     "given without an nvlink rate");
+	if ((g->node_gpus > 0) != (g->scale_out_bps > 0)) {
+		const char *key = g->node_gpus ? "node_gpus" : "scale_out";
+		return kvp_node_fail(doc, kvp_map_get(root, key), err, KVP_STATUS_INVALID, key,
+				     "node_gpus and scale_out come together (the GPUs in one server "
+				     "and the network that joins servers)");
+	}
+	return KVP_STATUS_OK;
+}
 
 kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_error *err)
 {
@@ -463,6 +505,8 @@ kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_
 				   "efficiencies are fractions in (0, 1]");
 		goto out;
 	}
+	if ((st = check_topology(doc, g, err)))
+		goto out;
 	static const char *const links[] = {"pcie3x16", "pcie4x16", "pcie5x16", "pcie6x16",
 					    "nvlink-c2c", NULL};
 	bool ok = false;

@@ -24,7 +24,15 @@ struct kvp_gpu {
 	double bf16_flops;         /* dense, FLOP/s */
 	double fp8_flops;          /* dense, FLOP/s; 0 when none */
 	char host_link[32];        /* pcie4x16, ... */
-	double nvlink_bps;         /* bytes/s per GPU, 0 when none */
+	double nvlink_bps;         /* bytes/s per GPU, both directions, 0 when none */
+	/* topology: GPUs one NVLink (or Infinity Fabric) domain joins at the full
+	 * nvlink rate (2: bridged pairs, 8: an NVSwitch board, 72: an NVL72 rack;
+	 * 0 when there is no NVLink); GPUs in one server (0: unknown, so any
+	 * group beyond the domain stays on PCIe); the scale-out network per GPU,
+	 * per direction (0 when node_gpus is unknown) */
+	uint32_t nvlink_domain;
+	uint32_t node_gpus;
+	double scale_out_bps;
 	double price_per_hour;     /* USD per GPU-hour, 0 when unknown */
 	uint64_t l2_bytes;         /* 0 when unknown */
 	/* calibration (from kvbench results); 0 means "use the default" */

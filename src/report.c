@@ -763,7 +763,7 @@ static void section_scenario(struct report *r)
 		const struct kvp_model *m = &s->models[i];
 		struct kvp_error err = {0};
 		const char *kvtok = "-";
-		if (!kvp_spec_build(m, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO,
+		if (!kvp_spec_build(m, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO,
 				    &r->b->spec, &err)) {
 			kvp_format_u64(r->b->spec.token_bytes_total, f, sizeof f);
 			strcat(f, " B");
@@ -1168,7 +1168,7 @@ static kvp_status section_plots(struct report *r)
 		if (!(p = new_chart(&err, "kv-context")))
 			return fail(r, KVP_STATUS_NOMEM, NULL);
 		st = kvp_plot_kv_context(p, s->models, s->nmodels, ctx, nctx,
-					 (struct kvp_parallel){1, 1}, s->kv[0], 1, &err);
+					 (struct kvp_parallel){.tp = 1, .pp = 1}, s->kv[0], 1, &err);
 		if ((st = finish_chart(r, p, st, &err, "KV cache of one sequence against context")))
 			return st;
 	}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shape.h"
 #include "shell-quote.h"
 #include "units.h"
 
@@ -169,7 +170,11 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
 	out->tp = tp;
 	out->replicas = replicas ? replicas : 1;
-	out->count = tp * out->replicas;
+	/* with data-parallel attention each replica is dp ranks of tp GPUs,
+	 * each rank serving its own share of the requests (shape.h) */
+	uint32_t dp = kvp_shape_dp(&o->budget.par);
+	uint64_t ranks = (uint64_t)out->replicas * dp;
+	out->count = tp * dp * out->replicas;
 	out->price_per_hour = g->price_per_hour;
 	out->cost_per_hour = g->price_per_hour > 0 ? g->price_per_hour * out->count : NAN;
 	out->cost_per_mtok = NAN;
@@ -192,7 +197,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	bo.batch = 1;
 	struct kvp_error e2 = {0};
 	if ((st = kvp_budget_compute(m, g, &bo, b, &e2))) {
-		if (st == KVP_STATUS_INVALID && strcmp(e2.field, "tp") == 0) {
+		if ((st == KVP_STATUS_INVALID && strcmp(e2.field, "tp") == 0) ||
+		    strcmp(e2.field, "ep") == 0) {
 			out->failed = KVP_SIZE_FAIL_SPLIT; /* not an error: this split is impossible */
 			st = KVP_STATUS_OK;
 		} else {
@@ -237,7 +243,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	enum kvp_perf_bound bd = KVP_PERF_BOUND_BANDWIDTH;
 	double step = 0;
 	if (d->rate > 0) {
-		lambda = d->rate / out->replicas;
+		lambda = d->rate / (double)ranks;
 		r->rho = lambda * pre.time_s;
 		if (r->rho >= 1) {
 			saturated = true;
@@ -251,7 +257,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 	} else if (d->users > 0) {
 		/* closed loop: C in flight, each a request after the other */
-		c = (double)((d->users + out->replicas - 1) / out->replicas);
+		c = (double)((d->users + ranks - 1) / ranks);
 		if ((st = step_at(r, c, &step, &bd, err)))
 			goto out;
 		for (int i = 0; i < 200; i++) {
@@ -301,8 +307,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	/* what the deployment serves: the demand, when it keeps up */
 	if (!saturated) {
-		double served = lambda > 0 ? lambda * out->replicas
-					   : out->replicas / (r->ttft_mean + d->output_mean * out->tpot_s);
+		double served = lambda > 0 ? lambda * (double)ranks
+					   : (double)ranks / (r->ttft_mean + d->output_mean * out->tpot_s);
 		out->tokens_per_s = served * d->output_mean;
 		if (out->tokens_per_s > 0 && g->price_per_hour > 0)
 			out->cost_per_mtok = out->cost_per_hour / (out->tokens_per_s * 3600 / 1e6);

@@ -124,7 +124,7 @@ kvp_status kvp_bench_decode(const struct kvp_bench_shape *s, const uint64_t *len
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 		goto out;
 	}
-	if ((st = kvp_spec_build(m, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO, s->kv_dtype, spec,
+	if ((st = kvp_spec_build(m, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO, s->kv_dtype, spec,
 				 err)))
 		goto out;
 	struct kvp_perf_hw hw = {

@@ -396,7 +396,7 @@ START_TEST(test_activation_estimate)
 	load("llama-3.1-8b");
 	struct kvp_spec s;
 	struct kvp_error err;
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &s, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(kvp_budget_activation_estimate(&s, 8192, 256), 1202192384ULL);
 }

@@ -181,7 +181,7 @@ START_TEST(test_model_one)
 {
 	struct kvp_error err = {0};
 	model_one(&model);
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
 	/* 2 (K and V) * 1 head * 1 d_h * 2 B = 4 B per token */
 	ck_assert_uint_eq(spec.token_bytes, 4);
@@ -220,7 +220,7 @@ START_TEST(test_million_gpus)
 	model.head_dim = model.head_dim_v = 128;
 	model.hidden_size = 128000000;
 	model.params = model.active_params = 1000000000000ULL;
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1000000, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1000000, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
 	/* tp = 10^6: one KV head per GPU, 2 * 1 * 128 * 2 B = 512 B per token;
 	 * whole model 2 * 10^6 * 128 * 2 = 512,000,000 B per token */
@@ -234,21 +234,21 @@ START_TEST(test_million_gpus)
 	model.num_layers = KVP_MAX_LAYERS;
 	for (int i = 0; i < KVP_MAX_LAYERS; i++)
 		model.layers[i] = KVP_LAYER_FULL;
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1000000}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1000000}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "pp");
 	/* 4096 stages of 4096 layers: one layer each, 2 * 10^6 * 128 * 2 B */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 4096}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 4096}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(spec.num_layers, 1);
 	ck_assert_uint_eq(spec.token_bytes, 512000000);
 	/* tp 10^6 on 32 heads, and tp 0 */
 	struct kvp_model *m = malloc(sizeof *m);
 	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", m, &err), KVP_STATUS_OK);
-	ck_assert_int_eq(kvp_spec_build(m, (struct kvp_parallel){1000000, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(m, (struct kvp_parallel){.tp = 1000000, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "tp");
-	ck_assert_int_eq(kvp_spec_build(m, (struct kvp_parallel){0, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(m, (struct kvp_parallel){.tp = 0, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_USAGE);
 	free(m);
 }
@@ -262,13 +262,13 @@ START_TEST(test_u32_limits)
 	 * elements per token passes 2^64: an overflow, not a number */
 	model.num_heads = model.num_kv_heads = UINT32_MAX;
 	model.head_dim = model.head_dim_v = UINT32_MAX;
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OVERFLOW);
 	/* regression (activation estimate): one KV head, H_q = 2^32 - 1:
 	 * (H_q + 2 H_kv) d_h = (2^32 + 1)(2^32 - 1) = 2^64 - 1, and + 3I + 2H
 	 * wrapped to 4 elements per token before the fix */
 	model.num_kv_heads = 1;
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(kvp_budget_activation_estimate(&spec, 8192, 256), UINT64_MAX);
 	struct kvp_budget_opts o = opts_on(KVP_ENGINE_VLLM, 80ULL << 30, 1);
@@ -277,7 +277,7 @@ START_TEST(test_u32_limits)
 	/* the largest parameter count: 2^64 - 1 parameters of 2 B overflow */
 	model_one(&model);
 	model.params = model.active_params = UINT64_MAX;
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OVERFLOW);
 	ck_assert_str_eq(err.field, "params");
 	/* the largest max_context, used as the default context */
@@ -297,7 +297,7 @@ START_TEST(test_billion_tokens)
 	struct kvp_gpu g;
 	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &model, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
-	struct kvp_budget_opts o = {.engine = KVP_ENGINE_GENERIC, .par = {1, 1},
+	struct kvp_budget_opts o = {.engine = KVP_ENGINE_GENERIC, .par = {.tp = 1, .pp = 1},
 				    .context = 1000000000};
 	ck_assert_int_eq(kvp_budget_compute(&model, &g, &o, &b, &err), KVP_STATUS_OK);
 	/* 32 layers * 2 * 8 KV heads * 128 * 2 B = 131,072 B per token;
@@ -336,7 +336,7 @@ START_TEST(test_layer_tokens_saturate)
 	ck_assert_uint_eq(kvp_spec_layer_tokens(&l, UINT64_MAX, 16), 257 * 16);
 	struct kvp_error err = {0};
 	model_one(&model);
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
 	uint64_t v;
 	ck_assert_int_eq(kvp_spec_seq_bytes(&spec, UINT64_MAX, 16, &v), KVP_STATUS_OVERFLOW);
@@ -672,6 +672,14 @@ static const struct {
 	{K_GPU, "fp8_tflops", "1e300", KVP_STATUS_OVERFLOW, "out of range"},
 	{K_GPU, "price_per_hour", ".nan", KVP_STATUS_INVALID, "number"},
 	{K_GPU, "nvlink", "infGB/s", KVP_STATUS_INVALID, "rate"},
+	/* topology keys come in pairs (profile.c check_topology) */
+	{K_GPU, "nvlink", "900GB/s", KVP_STATUS_INVALID, "needs nvlink_domain"},
+	{K_GPU, "nvlink_domain", "8", KVP_STATUS_INVALID, "without an nvlink rate"},
+	{K_GPU, "nvlink_domain", "-2", KVP_STATUS_INVALID, "must not be negative"},
+	{K_GPU, "node_gpus", "8", KVP_STATUS_INVALID, "come together"},
+	{K_GPU, "node_gpus", "0", KVP_STATUS_INVALID, "positive"},
+	{K_GPU, "scale_out", "50GB/s", KVP_STATUS_INVALID, "come together"},
+	{K_GPU, "scale_out", "0GB/s", KVP_STATUS_INVALID, "positive"},
 	{K_HF, "hidden_size", "NaN", KVP_STATUS_INVALID, "whole number"},
 	{K_HF, "hidden_size", "Infinity", KVP_STATUS_INVALID, "whole number"},
 };

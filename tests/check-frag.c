@@ -75,7 +75,7 @@ START_TEST(test_shape_matches_spec)
 		struct kvp_error err = {0};
 		struct kvp_frag_shape sh;
 		ck_assert_msg(kvp_model_load(models[m], model, &err) == KVP_STATUS_OK, "%s", err.msg);
-		ck_assert_int_eq(kvp_spec_build(model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+		ck_assert_int_eq(kvp_spec_build(model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 						KVP_DTYPE_AUTO, spec, &err), KVP_STATUS_OK);
 		ck_assert_int_eq(kvp_frag_shape_from_spec(spec, &sh, &err), KVP_STATUS_OK);
 		for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)

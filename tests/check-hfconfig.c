@@ -50,7 +50,7 @@ static void load(const char *dir)
 static void build(uint32_t tp, uint32_t pp)
 {
 	struct kvp_error err = {0};
-	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){tp, pp}, KVP_DTYPE_AUTO,
+	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){.tp = tp, .pp = pp}, KVP_DTYPE_AUTO,
 				       KVP_DTYPE_BF16, &spec, &err);
 	ck_assert_msg(st == KVP_STATUS_OK, "%s: %s: %s", model.name, err.field, err.msg);
 }
@@ -224,7 +224,7 @@ START_TEST(test_falcon_tp)
 {
 	load("falcon-7b"); /* 71 heads: no tensor-parallel split but 1 or 71 */
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){8, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 8, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_BF16, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "tp");
 }
@@ -323,6 +323,35 @@ START_TEST(test_mla)
 END_TEST
 
 /* Rules checked on small documents written here: each value is hand arithmetic. */
+/* Qwen3-Next (qwen3_next): Gated DeltaNet layers read as fixed-state layers
+ * instead of refused.  The published counts of the model: 79,674,391,296
+ * parameters, 3,874,929,408 active (10 routed + 1 shared expert).  Layers:
+ * full every 4th (36 linear + 12 full).  State per linear layer, bf16:
+ * (32 x 128 x 128 + 3 x (2 x 16 x 128 + 32 x 128)) x 2 B = 1,097,728 B. */
+START_TEST(test_qwen3_next)
+{
+	load("Qwen3-Next-80B-A3B");
+	ck_assert_uint_eq(model.params, 79674391296ULL);
+	ck_assert_uint_eq(model.active_params, 3874929408ULL);
+	ck_assert_uint_eq(model.linear_num_value_heads, 32);
+	ck_assert_uint_eq(model.layers[3], KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.layers[4], KVP_LAYER_MAMBA);
+	build(1, 1);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MAMBA], 36);
+	ck_assert_uint_eq(spec.seq_bytes, 36ULL * 1097728);
+	ck_assert_uint_eq(spec.token_bytes, 12ULL * 2 * 2 * 256 * 2);
+	/* linear layers without their shape are still an error, naming the key */
+	struct kvp_error err = {0};
+	const char *p = write_tmp("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, "
+				  "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+				  "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
+				  "\"vocab_size\": 100, \"max_position_embeddings\": 1024, "
+				  "\"linear_key_head_dim\": 16}");
+	ck_assert_int_eq(kvp_hf_config_load(p, &model, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "linear_num_key_heads");
+}
+END_TEST
+
 START_TEST(test_small_documents)
 {
 	/* one layer, H 8, 1 head: 2*V*H 32 + attn 3*64 + 64 + mlp 3*8*4 96 + norms 16
@@ -798,6 +827,7 @@ static Suite *hfconfig_suite(void)
 	tcase_add_test(core, test_layer_patterns);
 	tcase_add_test(core, test_dtypes);
 	tcase_add_test(core, test_mla);
+	tcase_add_test(core, test_qwen3_next);
 	tcase_add_test(core, test_small_documents);
 	tcase_add_test(core, test_llama4_empty_no_rope_layers);
 	tcase_add_loop_test(core, test_quantization, 0, sizeof quants / sizeof quants[0]);

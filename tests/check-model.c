@@ -23,7 +23,7 @@ static void load(const char *name)
 static void build(uint32_t tp, uint32_t pp, enum kvp_dtype kv)
 {
 	struct kvp_error err = {0};
-	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){tp, pp}, KVP_DTYPE_AUTO, kv,
+	kvp_status st = kvp_spec_build(&model, (struct kvp_parallel){.tp = tp, .pp = pp}, KVP_DTYPE_AUTO, kv,
 				       &spec, &err);
 	ck_assert_msg(st == KVP_STATUS_OK, "%s: %s: %s", model.name, err.field, err.msg);
 }
@@ -54,6 +54,15 @@ static const struct {
 	{"gpt-oss-20b", 49152, "2*8*64*2 = 2,048 x 24"},
 	{"gpt-oss-120b", 73728, "2,048 x 36"},
 	{"jamba-v0.1", 16384, "4,096 x 4 attention layers (28 Mamba)"},
+	{"deepseek-r1", 70272, "the V3 shape: MLA (512 + 64)*2 = 1,152 x 61"},
+	{"kimi-k2", 70272, "MLA (512 + 64)*2 = 1,152 x 61"},
+	{"qwen3-235b-a22b", 192512, "2*4*128*2 = 2,048 x 94"},
+	{"llama-4-scout", 196608, "2*8*128*2 = 4,096 x 48 (36 chunked + 12 full)"},
+	{"llama-4-maverick", 196608, "4,096 x 48 (36 chunked + 12 full)"},
+	{"gemma-3-4b", 139264, "2*4*256*2 = 4,096 x 34 (29 sliding + 5 full)"},
+	{"gemma-3-12b", 393216, "2*8*256*2 = 8,192 x 48 (40 sliding + 8 full)"},
+	{"mistral-small-3.1", 163840, "2*8*128*2 = 4,096 x 40"},
+	{"qwen3-next-80b-a3b", 24576, "2*2*256*2 = 2,048 x 12 full layers (36 linear: state)"},
 };
 
 START_TEST(test_kv_per_token)
@@ -263,18 +272,18 @@ START_TEST(test_split_errors)
 	struct kvp_error err = {0};
 	load("llama-3.1-8b");
 	/* 32 heads: tp 3 does not divide */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){3, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 3, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "tp");
 	/* 33 stages for 32 layers */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 33}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 33}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "pp");
 	/* mxfp4 is a weights format, not a KV cache format */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){1, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_MXFP4, &spec, &err), KVP_STATUS_USAGE);
 	load("falcon-7b"); /* 71 heads: only tp 1 or 71 */
-	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){2, 1}, KVP_DTYPE_AUTO,
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 2, .pp = 1}, KVP_DTYPE_AUTO,
 					KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
 }
 END_TEST
@@ -302,6 +311,44 @@ START_TEST(test_profiles_all_load)
 }
 END_TEST
 
+/* Qwen3-Next's Gated DeltaNet layers keep a fixed state per sequence (vLLM
+ * gated_delta_net_state_shape): per layer (32/tp) x 128 x 128 state + (4 - 1) x
+ * (2 x 16 x 128 + 32 x 128)/tp = 3 x 8,192/tp convolution elements, bf16:
+ * tp 1: (524,288 + 24,576) x 2 B = 1,097,728 B x 36 layers = 39,518,208 B;
+ * tp 2: half, 19,759,104 B.  The state does not grow with the context. */
+START_TEST(test_linear_attention_state)
+{
+	struct kvp_error err = {0};
+	uint64_t a, b;
+	load("qwen3-next-80b-a3b");
+	build(1, 1, KVP_DTYPE_AUTO);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_MAMBA], 36);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_FULL], 12);
+	ck_assert_uint_eq(spec.seq_bytes, 39518208ULL);
+	ck_assert_int_eq(kvp_spec_seq_bytes(&spec, 1000, 1, &a), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_spec_seq_bytes(&spec, 2000, 1, &b), KVP_STATUS_OK);
+	/* only the 12 full layers grow: 1,000 more tokens x 24,576 B */
+	ck_assert_uint_eq(b - a, 1000ULL * 24576);
+	build(2, 1, KVP_DTYPE_AUTO);
+	ck_assert_uint_eq(spec.seq_bytes, 19759104ULL);
+	/* an fp32 recurrent state (vLLM --mamba-ssm-cache-dtype float32) at tp 1:
+	 * (524,288 x 4 + 24,576 x 2) x 36 = 77,266,944 B */
+	model.linear_state_dtype = KVP_DTYPE_FP32;
+	build(1, 1, KVP_DTYPE_AUTO);
+	ck_assert_uint_eq(spec.seq_bytes, 77266944ULL);
+	/* value heads tp cannot split */
+	model.linear_num_value_heads = 24;
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 16, .pp = 1},
+					KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "tp");
+	/* an incomplete linear section */
+	model.linear_num_value_heads = 32;
+	model.linear_conv_kernel = 0;
+	ck_assert_int_eq(kvp_model_validate(&model, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "linear");
+}
+END_TEST
+
 START_TEST(test_gpu_facts)
 {
 	struct kvp_gpu g;
@@ -318,6 +365,17 @@ START_TEST(test_gpu_facts)
 	 * not "141 GB" and not nvidia-smi's 143,771 MiB */
 	ck_assert_uint_eq(g.memory_bytes, 143156ULL << 20);
 	ck_assert_double_eq_tol(g.bandwidth_bps, 4.8e12, 1e6);
+	/* torch total_memory=97285MB on an H20: 97,285 MiB; datasheet 4.0 TB/s, 148 dense */
+	ck_assert_int_eq(kvp_gpu_load("h20", &g, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(g.memory_bytes, 97285ULL << 20);
+	ck_assert_double_eq_tol(g.bandwidth_bps, 4.0e12, 1e6);
+	ck_assert_double_eq_tol(g.bf16_flops, 148e12, 1e9);
+	/* GB200 NVL72: 720 PFLOPS FP8 sparse per rack / 72 GPUs / 2 = 5 PFLOPS dense;
+	 * one 72-GPU NVLink domain, 4 GPUs per compute tray */
+	ck_assert_int_eq(kvp_gpu_load("gb200", &g, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(g.fp8_flops, 720e15 / 72 / 2, 1e9);
+	ck_assert_uint_eq(g.nvlink_domain, 72);
+	ck_assert_uint_eq(g.node_gpus, 4);
 	ck_assert_int_eq(kvp_gpu_load("no-such-gpu", &g, &err), KVP_STATUS_NOT_FOUND);
 }
 END_TEST
@@ -337,6 +395,7 @@ static Suite *model_suite(void)
 	tcase_add_test(core, test_weights_format);
 	tcase_add_test(core, test_profiles_all_load);
 	tcase_add_test(core, test_gpu_facts);
+	tcase_add_test(core, test_linear_attention_state);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_split_errors);

@@ -20,7 +20,7 @@ static struct kvp_spec spec;
 static struct kvp_perf_ctx ctx;
 static struct kvp_perf_hw hw;
 
-/* 1 TB/s, 1 PFLOP/s, efficiencies 1, a 450 GB/s all-reduce link, 10 us. */
+/* 1 TB/s, 1 PFLOP/s, efficiencies 1, a 450 GB/s NVLink joining 8, 10 us. */
 static void round_hw(void)
 {
 	memset(&hw, 0, sizeof hw);
@@ -28,7 +28,8 @@ static void round_hw(void)
 	hw.flops = 1e15;
 	hw.decode_bw_efficiency = 1;
 	hw.prefill_flops_efficiency = 1;
-	hw.tp_link_bps = 450e9;
+	hw.nvlink_bps = 450e9;
+	hw.nvlink_domain = 8;
 	hw.allreduce_latency_s = 10e-6;
 	ck_assert(kvp_link_preset("pcie4x16", &hw.host_link));
 }
@@ -37,7 +38,7 @@ static void setup(const char *name, uint32_t tp)
 {
 	struct kvp_error err = {0};
 	ck_assert_msg(kvp_model_load(name, &model, &err) == KVP_STATUS_OK, "%s", err.msg);
-	struct kvp_parallel par = {tp, 1};
+	struct kvp_parallel par = {.tp = tp, .pp = 1};
 	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
 			      KVP_STATUS_OK, "%s", err.msg);
 	round_hw();
@@ -340,14 +341,81 @@ START_TEST(test_hw_from_profile)
 	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, NULL, &h, &err), KVP_STATUS_OK);
 	ck_assert_double_eq_tol(h.bandwidth_bps, 3.35e12, 1);
 	ck_assert_double_eq_tol(h.flops, 989.4e12, 1);
-	ck_assert_double_eq_tol(h.tp_link_bps, 450e9, 1);
+	ck_assert_double_eq_tol(h.nvlink_bps, 450e9, 1);
 	ck_assert_double_eq(h.decode_bw_efficiency, 0.80);
 	ck_assert_double_eq(h.prefill_flops_efficiency, 0.60);
 	ck_assert_str_eq(h.host_link.name, "pcie5x16");
 	/* no NVLink: all-reduces cross PCIe 4.0 (25 GB/s) */
 	ck_assert_int_eq(kvp_gpu_load("l40s", &g, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, NULL, &h, &err), KVP_STATUS_OK);
-	ck_assert_double_eq(h.tp_link_bps, 25e9);
+	struct kvp_link l;
+	kvp_perf_collective_link(&h, 2, &l);
+	ck_assert_str_eq(l.name, "pcie4x16");
+	ck_assert_double_eq(l.effective_bps, 25e9);
+}
+END_TEST
+
+/* Which link a group of GPUs crosses (shown for the profiles below).  Profiles: RTX 3090 NVLink bridge 112.5
+ * GB/s both ways joining pairs, PCIe 4.0 (25 GB/s effective); H100 PCIe bridge
+ * 600 GB/s joining pairs, PCIe 5.0 (50 GB/s); H100 SXM NVSwitch board of 8 at
+ * 900 GB/s, 400 Gb/s InfiniBand per GPU = 50 GB/s between servers. */
+static const struct {
+	const char *gpu;
+	uint32_t group;
+	const char *link;
+	double bps;
+} links[] = {
+	{"rtx-3090", 2, "nvlink", 56.25e9},
+	{"rtx-3090", 4, "pcie4x16", 25e9},
+	{"rtx-3090", 8, "pcie4x16", 25e9},
+	{"h100-pcie", 2, "nvlink", 300e9},
+	{"h100-pcie", 8, "pcie5x16", 50e9},
+	{"h100-sxm", 8, "nvlink", 450e9},
+	{"h100-sxm", 16, "scale-out", 50e9},
+	{"l4", 8, "pcie4x16", 25e9},
+	/* GB200 NVL72: NVLink 1.8 TB/s (900 per direction) across 72 GPUs, then
+	 * 400 Gb/s ConnectX-7 per GPU = 50 GB/s */
+	{"gb200", 72, "nvlink", 900e9},
+	{"gb200", 144, "scale-out", 50e9},
+	/* RTX 5090: no NVLink, PCIe 5.0 (50 GB/s effective) */
+	{"rtx-5090", 2, "pcie5x16", 50e9},
+};
+
+START_TEST(test_collective_link)
+{
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_perf_hw h;
+	struct kvp_link l;
+	ck_assert_int_eq(kvp_gpu_load(links[_i].gpu, &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, NULL, &h, &err), KVP_STATUS_OK);
+	kvp_perf_collective_link(&h, links[_i].group, &l);
+	ck_assert_str_eq(l.name, links[_i].link);
+	ck_assert_double_eq_tol(l.effective_bps, links[_i].bps, 1);
+}
+END_TEST
+
+/* The issue's defect: eight RTX 3090s are bridged in pairs, so tp 8 all-reduces
+ * run over PCIe 4.0 at 25 GB/s, not the bridge.  Llama-3.1-8B (hidden 4096,
+ * 32 layers), bf16, one decode token: message 4096 x 2 = 8192 B; one ring
+ * all-reduce 2 x 7/8 x 8192 / 25e9 + 10 us = 0.57344 + 10 us = 10.57344 us;
+ * two per layer: 64 x 10.57344 us = 676.70016 us. */
+START_TEST(test_tp8_rtx3090_pcie)
+{
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_perf_hw h;
+	struct kvp_perf_step st;
+	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &model, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("rtx-3090", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	struct kvp_parallel par = {.tp = 8, .pp = 1};
+	ck_assert_int_eq(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err),
+			 KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(ctx.tp_link.name, "pcie4x16");
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 100, &st, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(st.comm_s, 676.70016e-6, 1e-12);
 }
 END_TEST
 
@@ -514,6 +582,8 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_chunked_ttft_by_hand);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
+	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);
+	tcase_add_test(core, test_tp8_rtx3090_pcie);
 	tcase_add_test(core, test_moe_weights);
 	tcase_add_test(core, test_prefix_breakeven);
 	tcase_add_test(core, test_hw_from_profile);

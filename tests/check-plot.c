@@ -88,7 +88,7 @@ START_TEST(test_kv_context_llama2)
 	uint64_t ctx[] = {256, 1024, 4096, 8192};
 	struct kvp_plot *p = kvp_plot_new("kv");
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 4, (struct kvp_parallel){1, 1},
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 4, (struct kvp_parallel){.tp = 1, .pp = 1},
 					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_OK);
 	const struct kvp_plot_panel *pn = &p->panel[0];
 	ck_assert_uint_eq(pn->nrows, 4);
@@ -117,7 +117,7 @@ START_TEST(test_kv_context_architectures)
 	uint64_t ctx[] = {8192};
 	struct kvp_plot *p = kvp_plot_new("kv");
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_plot_kv_context(p, m, 3, ctx, 1, (struct kvp_parallel){1, 1},
+	ck_assert_int_eq(kvp_plot_kv_context(p, m, 3, ctx, 1, (struct kvp_parallel){.tp = 1, .pp = 1},
 					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_OK);
 	const struct kvp_plot_panel *pn = &p->panel[0];
 	ck_assert_double_eq(pn->y[0][0], 8192.0 * 131072);
@@ -140,12 +140,12 @@ START_TEST(test_kv_context_blocks_tp)
 	uint64_t ctx[] = {100};
 	struct kvp_error err = {0};
 	struct kvp_plot *p = kvp_plot_new("kv");
-	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 1, (struct kvp_parallel){1, 1},
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 1, (struct kvp_parallel){.tp = 1, .pp = 1},
 					     KVP_DTYPE_AUTO, 16, &err), KVP_STATUS_OK);
 	ck_assert_double_eq(p->panel[0].y[0][0], 229376);
 	kvp_plot_free(p);
 	p = kvp_plot_new("kv");
-	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 1, (struct kvp_parallel){2, 1},
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 1, (struct kvp_parallel){.tp = 2, .pp = 1},
 					     KVP_DTYPE_AUTO, 16, &err), KVP_STATUS_OK);
 	ck_assert_double_eq(p->panel[0].y[0][0], 114688);
 	kvp_plot_free(p);
@@ -440,7 +440,7 @@ START_TEST(test_write_files)
 	uint64_t ctx[] = {256, 4096, 8192};
 	struct kvp_plot *p = kvp_plot_new("kv");
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 3, (struct kvp_parallel){1, 1},
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, ctx, 3, (struct kvp_parallel){.tp = 1, .pp = 1},
 					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_plot_write(p, dir, KVP_PLOT_TERM_PNG, &err), KVP_STATUS_OK);
 	const char *dat = slurp("kv.dat");
@@ -607,7 +607,7 @@ START_TEST(test_builder_errors)
 	ck_assert_str_eq(err.field, "context");
 	kvp_plot_free(p);
 	p = kvp_plot_new("x");
-	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, &ctx, 1, (struct kvp_parallel){3, 1},
+	ck_assert_int_eq(kvp_plot_kv_context(p, &m, 1, &ctx, 1, (struct kvp_parallel){.tp = 3, .pp = 1},
 					     KVP_DTYPE_AUTO, 1, &err), KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "model");
 	kvp_plot_free(p);

@@ -88,6 +88,39 @@ if [ -f "$top_srcdir/tests/data/hf/llama-2-7b/config.json" ]; then
 	expect_json kv_bytes 1073741824           # 2,048 * 512 KiB = 1 GiB
 fi
 
+# deployment shape: DeepSeek-V3 on 8 GPUs with --dp 8 --ep 8 (tp 1).  Routed
+# experts 653,908,770,816 fp8 params / 8 GPUs = 81,738,596,352 B; the shared
+# expert 58 x 3 x 7168 x 2048 = 2,554,331,136 B on every rank; MLA KV per rank
+# 61 x (512 + 64) x 2 B = 70,272 B per token
+run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --context 8192 --format json
+expect_rc 0
+expect_json dp 8
+expect_json gpus 8
+expect_json weights_routed_expert_bytes 81738596352
+expect_json weights_shared_expert_bytes 2554331136
+expect_json kv_bytes_per_token 70272
+run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --context 8192
+expect_out "Deployment shape: tp 1 x pp 1 x dp 8 = 8 GPUs; experts owned whole by ep 8 GPUs (32 each)"
+expect_out "routed experts (/ tp x dp)"
+# shapes that cannot be built name their flag
+run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 6 --ep 3
+expect_rc 3
+expect_err "error: ep: 3 does not divide the 256 routed experts"
+run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --num-gpus 16
+expect_rc 2
+expect_err "error: dp: tp 1 x pp 1 x dp 8 = 8 GPUs, not the 16 asked for"
+run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 0
+expect_rc 2
+expect_err "--dp: must be at least 1"
+
+# the EAGLE head of Llama-3.1-8B in the budget: 251,666,432 params x 2 B
+# (one decoder layer + fc 2H x H) and one more KV layer, 4,096 B per token
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --spec-draft eagle:4 \
+	--spec-accept 0.8 --format json
+expect_rc 0
+expect_json weights_draft_bytes 503332864
+expect_json kv_bytes_per_token 135168
+
 # list, help, version
 run "$KVPLAN" list models
 expect_rc 0

@@ -33,6 +33,13 @@ run "$KVPLAN" check "$top_srcdir/examples/budgets.yaml"
 expect_rc 0
 expect_out "20 passed, 0 failed, 0 errors"
 
+# the deployment-shape keys (shape.yaml: the arithmetic in its header)
+run "$KVPLAN" check "$data/shape.yaml"
+expect_rc 0
+expect_out "ok    weights_routed_expert_bytes == 81738596352"
+expect_out "ok    rows[batch=12].dp_balance == 0.75"
+expect_out "9 passed, 0 failed, 0 errors"
+
 # perf and frag scenarios (rows.yaml: the arithmetic beside each assertion)
 run "$KVPLAN" check "$data/rows.yaml"
 expect_rc 0
@@ -94,10 +101,10 @@ expect_out "24 passed, 0 failed, 0 errors"               # 22 assertions + 2 bas
 # drift: utilization 0.85 instead of 0.9: pool 68 - 15 = 53 GiB against 57
 # (-7.018%), sequences 26 against 28 (-7.143%), and 28 no longer fit; the
 # generic policy has no band, so max_tokens/max_sequences low and high move
-# with the point values (10 fields)
+# with the point values, and so does dp_sequences, 28 x dp 1 (11 fields)
 run "$KVPLAN" check "$data/drift.yaml" --baseline "$tmp/base.yaml" --tolerance 7%
 expect_rc 1
-expect_out "FAIL  baseline: 10 fields moved beyond 7%"
+expect_out "FAIL  baseline: 11 fields moved beyond 7%"
 expect_out "kv_pool_bytes       61203283968 (57.00 GiB)       56908316672 (53.00 GiB)       -7.018%"
 expect_out "max_sequences       28                            26                            -7.143%"
 expect_out "max_sequences_low   28                            26                            -7.143%"

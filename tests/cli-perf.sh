@@ -107,7 +107,67 @@ expect_out "Prefill of 4,096 tokens"
 expect_out "Decode step at the mean context 4,351 tokens"   # 4,096 + 511 / 2
 expect_out "prefill attention FLOPs x4.00"
 expect_out "DOES NOT FIT"
-expect_out "all-reduce link 450.00 GB/s per direction (NVLink)"
+expect_out "tp all-reduce over nvlink, 450.00 GB/s per direction"
+
+# eight RTX 3090s are bridged in pairs: tp 8 all-reduces cross PCIe 4.0 (25 GB/s
+# effective), and the JSON names the link
+run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1
+expect_out "tp all-reduce over pcie4x16, 25.00 GB/s per direction"
+expect_out "larger than the NVLink domain of 2 GPUs"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1 --format json
+expect_json tp_link pcie4x16
+expect_json tp_link_bps 25000000000
+
+# data-parallel attention with expert parallelism: 12 sequences over 8 DP ranks,
+# the fullest rank holding ceil(12/8) = 2 (balance 12 / 16 = 0.75); the experts'
+# all-to-all crosses the H200 board's NVLink
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12
+expect_rc 0
+expect_out "(batch 12: 2, balance 0.75)"
+expect_out "experts' all-to-all over nvlink (8 GPUs), 450.00 GB/s per direction"
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12 --format json
+expect_json moe_link nvlink
+expect_json gpus 8
+
+# disaggregated 1P:1D Llama-3.1-70B on H100s, tp 4 each: a 4,096-token prompt's
+# KV, 80 x 2 x 8 x 128 x 2 B x 4,096 = 1,342,177,280 B, over 400 Gb/s InfiniBand
+# (50 GB/s per GPU, 4 GPUs at once) = 6.71 ms
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+	--prompt 4096 --output 512 --batch 1,16
+expect_rc 0
+expect_out "each request moves 1.25 GiB (1,342,177,280 B)"
+expect_out "1,342,177,280 / (4 x 50.00 GB/s) = 6.71 ms"
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+	--prompt 4096 --output 512 --batch 1,16 --format json
+expect_json kv_request_bytes 1342177280
+expect_json transfer_s 0.0067108864
+expect_json kv_link ib400
+# a link the GPUs do not have, and malformed counts, name their flag
+run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-4090 --disagg 1:1 --kv-link nvlink
+expect_rc 3
+expect_err "error: kv-link: rtx-4090 has no NVLink"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --disagg 1x1
+expect_rc 2
+expect_err "error: disagg: expected P:D"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --kv-link ib400
+expect_rc 2
+expect_err "need --disagg"
+
+# speculative decoding, EAGLE on Llama-3.1-8B: K 4, acceptance 0.8:
+# (1 - 0.8^5) / (1 - 0.8) = 3.3616 tokens per step
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8
+expect_rc 0
+expect_out "(1 - a^(K+1)) / (1 - a) = 3.3616 tokens per step"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8 \
+	--format json
+expect_json spec_tokens_per_step 3.3616
+# a draft with another vocabulary (Qwen3: 151,936 tokens; Llama 3.1: 128,256)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft qwen3-8b --spec-accept 0.7
+expect_rc 3
+expect_err "error: spec-draft: qwen3-8b has a vocabulary of 151936 tokens"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-accept 0.7
+expect_rc 2
+expect_err "--spec-accept needs --spec-draft"
 
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv

@@ -143,6 +143,15 @@ expect_rc 3
 run "$KVPLAN" size --help
 expect_rc 0
 expect_out "Usage: kvplan size"
+# data-parallel attention: a replica of DeepSeek-V3 at --dp 8 is 8 ranks of tp 1,
+# 8 GPUs, each rank serving 2 requests/s / 8 = 0.25 of the requests
+run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 \
+	--format json
+expect_rc 0
+expect_json count 8
+expect_json tp 1
+expect_json rate_per_replica 0.25
+
 # no --rate: one request at a time, each configuration at its own throughput;
 # ranked per token, not per hour.  The RTX 3090 is cheaper per hour ($0.684
 # against $1.85) but the MI300X serves more tokens per dollar: first.  Each

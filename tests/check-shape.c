@@ -1,0 +1,238 @@
+/* check-shape.c: the deployment shape (shape.h): the weights each GPU holds
+ * under tp / dp / ep from the published parameter split, KV per GPU, the
+ * experts' exchange and data-parallel balance by hand, the shapes that cannot
+ * be built, and a plain reference of the split over random shapes. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "budget.h"
+#include "model.h"
+#include "perf.h"
+#include "profile.h"
+#include "shape.h"
+
+static struct kvp_model model;
+static struct kvp_spec spec;
+
+static void load(const char *name)
+{
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_model_load(name, &model, &err) == KVP_STATUS_OK, "%s: %s", name, err.msg);
+}
+
+static kvp_status build(struct kvp_parallel par, struct kvp_error *err)
+{
+	return kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, err);
+}
+
+/* DeepSeek-V3 on 8 GPUs, --dp 8 --ep 8 (tp 1).  Published split
+ * (profiles/models/deepseek-v3.yaml, from config.json): 671,026,419,200
+ * params; routed experts 58 x 256 x 3 x 7168 x 2048 = 653,908,770,816; shared
+ * experts 58 x 3 x 7168 x 2048 = 2,554,331,136; embeddings 2 x 129,280 x 7,168
+ * = 1,853,358,080; the rest 12,709,959,168 = 61 MLA 187,107,328 + 3 dense MLPs
+ * 396,361,728 + 58 routers 1,835,264 + 61 x 14,336 norms + 7,168.  fp8
+ * weights (1 B), bf16 embeddings (2 B).  Per GPU: embeddings 3,706,716,160;
+ * rest 12,709,959,168; shared 2,554,331,136; routed / 8 = 81,738,596,352;
+ * total 100,709,602,816.  MLA KV per rank 61 x 576 x 2 B = 70,272 B/token. */
+START_TEST(test_deepseek_dp8_ep8)
+{
+	struct kvp_error err = {0};
+	load("deepseek-v3");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 1, .pp = 1, .dp = 8, .ep = 8}, &err),
+			 KVP_STATUS_OK);
+	const struct kvp_weights_split *w = &spec.weights_split;
+	ck_assert_uint_eq(w->embed_bytes, 3706716160ULL);
+	ck_assert_uint_eq(w->dense_bytes, 12709959168ULL);
+	ck_assert_uint_eq(w->shared_bytes, 2554331136ULL);
+	ck_assert_uint_eq(w->routed_bytes, 81738596352ULL);
+	ck_assert_uint_eq(w->total_bytes, 100709602816ULL);
+	ck_assert_uint_eq(spec.weights_bytes, 100709602816ULL);
+	ck_assert_uint_eq(spec.token_bytes, 61 * 576 * 2);
+	ck_assert_uint_eq(kvp_shape_gpus(&spec.par), 8);
+	/* 653,908,770,816 / (256 x 3 x 7168 x 2048) = 58 MoE layers */
+	ck_assert_uint_eq(kvp_shape_moe_layers(&model), 58);
+	/* one token dispatched to 8 experts of 7168 bf16 values, 7 of 8 GPUs remote:
+	 * 8 x 7168 x 2 x 7/8 = 100,352 B each way per MoE layer */
+	ck_assert_double_eq_tol(kvp_shape_moe_exchange_bytes(&model, &spec.par, KVP_DTYPE_BF16, 1),
+				100352.0, 1e-6);
+}
+END_TEST
+
+/* The same exchange timed on an H200 board (NVLink 900 GB/s both ways = 450
+ * per direction, 10 us latency): one decode token per rank, 58 MoE layers,
+ * dispatch and combine: 2 x 58 x (100,352 / 450e9 + 10e-6) s = 1.1858685e-3. */
+START_TEST(test_deepseek_alltoall_time)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw hw;
+	struct kvp_perf_ctx ctx;
+	struct kvp_perf_step st;
+	load("deepseek-v3");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 1, .pp = 1, .dp = 8, .ep = 8}, &err),
+			 KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("h200", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &hw, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(ctx.moe_link.name, "nvlink");
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1000, &st, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(st.moe_comm_s, 2 * 58 * (100352.0 / 450e9 + 10e-6), 1e-12);
+	ck_assert_double_eq_tol(st.comm_s, st.moe_comm_s, 1e-15); /* tp 1: no all-reduce */
+}
+END_TEST
+
+/* Qwen3-235B-A22B, --tp 4 --ep 4, bf16 (profiles/models/qwen3-235b-a22b.yaml):
+ * 235,093,634,560 params, routed experts 94 x 128 x 3 x 4096 x 1536 =
+ * 227,096,395,776, embeddings 2 x 151,936 x 4,096 = 1,244,659,712, the rest
+ * 6,752,579,072.  Per GPU (2 B, / 4): 622,329,856 + 3,376,289,536 +
+ * 113,548,197,888 = 117,546,817,280.  KV: 4 KV heads / tp 4 = 1 per GPU:
+ * 94 x 2 x 1 x 128 x 2 B = 48,128 B/token. */
+START_TEST(test_qwen3_235b_tp4_ep4)
+{
+	struct kvp_error err = {0};
+	load("qwen3-235b-a22b");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 4, .pp = 1, .ep = 4}, &err),
+			 KVP_STATUS_OK);
+	const struct kvp_weights_split *w = &spec.weights_split;
+	ck_assert_uint_eq(w->embed_bytes, 622329856ULL);
+	ck_assert_uint_eq(w->dense_bytes, 3376289536ULL);
+	ck_assert_uint_eq(w->shared_bytes, 0);
+	ck_assert_uint_eq(w->routed_bytes, 113548197888ULL);
+	ck_assert_uint_eq(w->total_bytes, 117546817280ULL);
+	ck_assert_uint_eq(spec.token_bytes, 48128);
+	ck_assert_uint_eq(spec.kv_heads_per_gpu, 1);
+	/* dp 1: the experts' results join the tp all-reduce; no all-to-all */
+	ck_assert_double_eq(kvp_shape_moe_exchange_bytes(&model, &spec.par, KVP_DTYPE_BF16, 64), 0);
+}
+END_TEST
+
+/* Data-parallel balance: 12 sequences over 8 DP ranks; the fullest holds
+ * ceil(12/8) = 2, balance 12 / (8 x 2) = 0.75; tokens per second count all 12. */
+START_TEST(test_dp_balance)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw hw;
+	load("deepseek-v3");
+	ck_assert_int_eq(kvp_gpu_load("h200", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &hw, &err), KVP_STATUS_OK);
+	struct kvp_budget_opts o = {.engine = KVP_ENGINE_GENERIC,
+				    .par = {.tp = 1, .pp = 1, .dp = 8, .ep = 8}};
+	struct kvp_perf_opts po = {.prompt = 1024, .output = 128, .batches = {12, 16},
+				   .nbatch = 2, .offload = {.tier = KVP_OFFLOAD_NONE}};
+	struct kvp_perf_result *run = malloc(sizeof *run);
+	ck_assert_ptr_nonnull(run);
+	ck_assert_int_eq(kvp_perf_run(&model, &g, &o, &hw, &po, run, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(run->rows[0].rank_batch, 2);
+	ck_assert_double_eq_tol(run->rows[0].dp_balance, 0.75, 1e-12);
+	ck_assert_double_eq_tol(run->rows[0].tokens_per_s, 12 / run->rows[0].tpot_s, 1e-9);
+	ck_assert_uint_eq(run->rows[1].rank_batch, 2);
+	ck_assert_double_eq_tol(run->rows[1].dp_balance, 1.0, 1e-12);
+	/* the same rank batch: the same step */
+	ck_assert_double_eq(run->rows[0].tpot_s, run->rows[1].tpot_s);
+	ck_assert_uint_eq(run->gpus, 8);
+	free(run);
+}
+END_TEST
+
+/* Shapes that cannot be built, each naming its flag. */
+static const struct {
+	const char *model;
+	struct kvp_parallel par;
+	kvp_status status;
+	const char *field, *msg;
+} bad[] = {
+	{"deepseek-v3", {.tp = 1, .pp = 1, .dp = 6, .ep = 3}, KVP_STATUS_INVALID, "ep",
+	 "does not divide the 256 routed experts"},
+	{"llama-3.1-8b", {.tp = 2, .pp = 1, .ep = 2}, KVP_STATUS_INVALID, "ep", "no routed experts"},
+	{"deepseek-v3", {.tp = 1, .pp = 1, .dp = 8, .ep = 16}, KVP_STATUS_USAGE, "ep",
+	 "must divide tp x dp = 8"},
+	{"deepseek-v3", {.tp = 1, .pp = 1, .dp = 8, .ep = 8, .gpus = 16}, KVP_STATUS_USAGE, "dp",
+	 "= 8 GPUs, not the 16 asked for"},
+	{"qwen3-235b-a22b", {.tp = 2, .pp = 2, .dp = 2, .gpus = 4}, KVP_STATUS_USAGE, "dp",
+	 "tp 2 x pp 2 x dp 2 = 8 GPUs"},
+};
+
+START_TEST(test_bad_shapes)
+{
+	struct kvp_error err = {0};
+	load(bad[_i].model);
+	ck_assert_int_eq(build(bad[_i].par, &err), bad[_i].status);
+	ck_assert_str_eq(err.field, bad[_i].field);
+	ck_assert_msg(strstr(err.msg, bad[_i].msg), "'%s' lacks '%s'", err.msg, bad[_i].msg);
+}
+END_TEST
+
+/* A plain reference over random shapes and parameter splits (bf16, pp 1):
+ * the parts one GPU holds, times the GPUs that split them, cover the whole
+ * (2 B per parameter) and exceed it by less than one byte per GPU; the total
+ * is the sum of the parts; KV per token does not depend on dp. */
+static uint64_t rand64(void)
+{
+	return (uint64_t)rand() << 31 ^ (uint64_t)rand();
+}
+
+START_TEST(test_split_reference)
+{
+	struct kvp_error err = {0};
+	srand(15);
+	for (int i = 0; i < 400; i++) {
+		load("qwen3-30b-a3b");
+		uint64_t V = model.vocab_size, H = model.hidden_size;
+		uint64_t emb = 2 * V * H;
+		model.expert_params = rand64() % 40000000000ULL + 1;
+		model.shared_expert_params = rand64() % 4000000000ULL;
+		uint64_t rest = rand64() % 9000000000ULL + 1000;
+		model.params = emb + model.expert_params + model.shared_expert_params + rest;
+		model.active_params = model.params / 2;
+		model.weights_dtype = model.expert_dtype = KVP_DTYPE_AUTO;
+		static const uint32_t tps[] = {1, 2, 4}, dps[] = {1, 2, 4, 8};
+		uint32_t tp = tps[rand() % 3], dp = dps[rand() % 4];
+		uint32_t ep = rand() % 2 ? tp * dp : 1;
+		if (model.moe_num_experts % ep)
+			ep = 1;
+		ck_assert_int_eq(build((struct kvp_parallel){.tp = tp, .pp = 1, .dp = dp, .ep = ep},
+				       &err), KVP_STATUS_OK);
+		const struct kvp_weights_split *w = &spec.weights_split;
+		uint64_t n = (uint64_t)tp * dp;
+		ck_assert(w->routed_bytes * n >= 2 * model.expert_params);
+		ck_assert(w->routed_bytes * n < 2 * model.expert_params + n);
+		ck_assert(w->shared_bytes * tp >= 2 * model.shared_expert_params);
+		ck_assert(w->shared_bytes * tp < 2 * model.shared_expert_params + tp);
+		ck_assert(w->embed_bytes * tp >= 2 * emb && w->embed_bytes * tp < 2 * emb + tp);
+		ck_assert(w->dense_bytes * tp >= 2 * rest && w->dense_bytes * tp < 2 * rest + tp);
+		ck_assert_uint_eq(w->total_bytes, w->embed_bytes + w->dense_bytes + w->shared_bytes +
+							  w->routed_bytes);
+		/* 48 layers x 2 x (4 / tp) KV heads x 128 x 2 B */
+		ck_assert_uint_eq(spec.token_bytes, 48ULL * 2 * (4 / tp) * 128 * 2);
+	}
+}
+END_TEST
+
+static Suite *shape_suite(void)
+{
+	Suite *s = suite_create("shape");
+	TCase *core = tcase_create("core");
+	tcase_set_timeout(core, 60);
+	tcase_add_test(core, test_deepseek_dp8_ep8);
+	tcase_add_test(core, test_deepseek_alltoall_time);
+	tcase_add_test(core, test_qwen3_235b_tp4_ep4);
+	tcase_add_test(core, test_dp_balance);
+	tcase_add_test(core, test_split_reference);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_loop_test(errors, test_bad_shapes, 0, sizeof bad / sizeof bad[0]);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(shape_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
