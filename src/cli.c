@@ -65,12 +65,17 @@ void kvp_cli_common_init(struct kvp_cli_common *c)
 
 int kvp_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+	/* the message quotes what the user typed: control characters shown,
+	 * never sent to the terminal; a message past the buffer ends in "..." */
+	char buf[1024], shown[KVP_TERM_SIZE(sizeof buf)];
 	va_list ap;
-	fprintf(stderr, "kvplan %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'kvplan %s --help'.\n", cmd);
+	if (n >= (int)sizeof buf)
+		memcpy(buf + sizeof buf - 4, "...", 4);
+	fprintf(stderr, "kvplan %s: %s\nTry 'kvplan %s --help'.\n", cmd,
+		kvp_term_text(shown, sizeof shown, buf), cmd);
 	return KVP_EXIT_USAGE;
 }
 

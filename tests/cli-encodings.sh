@@ -147,4 +147,11 @@ for e in vllm sglang trtllm; do
 	name="--emit $e ran nothing"
 	[ ! -e "$tmp/PWNED-emit" ] && ok || bad "PWNED-emit exists"
 done
+# --- usage errors quote what was typed: an escape sequence in an option is
+# shown, never sent
+run "$KVPLAN" budget "$(printf -- '--fro\033[2Jb')"
+expect_rc 2
+expect_err "unknown option '--fro\\x1b[2Jb'"
+name="usage error: no ESC on the terminal"
+printf '%s' "$err" | od -An -tx1 | grep -q ' 1b' && bad "ESC sent" || ok
 finish
