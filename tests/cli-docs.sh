@@ -75,6 +75,9 @@ commands() {
 		}
 		sub(/^[ \t]+/, "", line)
 		if (kind == "man") sub(/^\$ /, "", line)
+		# the set-up line ends in the main job: "scripts/setup.sh && ... && kvplan ..."
+		if (kind == "readme" && !cont && match(line, /&& (\.\/)?(kvplan|kvbench) /))
+			line = substr(line, RSTART + 3)
 		if (cont) { cur = cur " " line }
 		else if (line ~ /^(\.\/)?(kvplan|kvbench) / ||
 			 (kind == "man" && $0 ~ /^\$ /)) { cur = line }
