@@ -87,11 +87,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(read_record(o.buf, o.len, &i, head, 4, &nh), "header malformed");
 	FUZZ_ASSERT(read_record(o.buf, o.len, &i, row, 4, &nr), "row malformed");
 	FUZZ_ASSERT(i == o.len, "more than one row");
-	FUZZ_ASSERT(nh == 3 && !strcmp(head[0], "a") && !strcmp(head[1], "b") && !strcmp(head[2], "c"),
-		    "header");
-	FUZZ_ASSERT(nr == 3 && !strcmp(row[1], "7"), "the number");
+	/* the first column is the schema version (output.h) */
+	FUZZ_ASSERT(nh == 4 && !strcmp(head[0], "schema_version") && !strcmp(head[1], "a") &&
+		    !strcmp(head[2], "b") && !strcmp(head[3], "c"), "header");
+	FUZZ_ASSERT(nr == 4 && !strcmp(row[2], "7"), "the number");
 	bool formula = *s && strchr("=+-@\t\r", *s);
-	for (int k = 0; k < 3; k += 2) {
+	for (int k = 1; k < 4; k += 2) {
 		const char *cell = row[k];
 		FUZZ_ASSERT(!*cell || !strchr("=+-@\t\r", *cell), "a formula reaches the spreadsheet");
 		if (formula)

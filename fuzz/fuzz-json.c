@@ -92,14 +92,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ft_out o;
 	kvp_write_json(ft_open(&o), rec);
 	ft_close(&o);
-	struct ft_cps want = {0}, got = {0}, key = {0}, value_key = {0};
+	struct ft_cps want = {0}, got = {0}, key = {0}, value_key = {0}, version_key = {0};
 	ft_decode_lossy(s, &want);
 	ft_decode_lossy("value", &value_key);
+	ft_decode_lossy("schema_version", &version_key);
 
 	struct reader r = {o.buf, o.len, 0};
 	skip_ws(&r);
 	FUZZ_ASSERT(r.i < r.n && r.t[r.i++] == '{', "not an object");
 	skip_ws(&r);
+	/* the object opens with the schema version (output.h): a whole number */
+	FUZZ_ASSERT(read_string(&r, &key) && ft_equal(&key, &version_key), "schema_version first");
+	skip_ws(&r);
+	FUZZ_ASSERT(r.i < r.n && r.t[r.i++] == ':', "colon");
+	skip_ws(&r);
+	FUZZ_ASSERT(r.i < r.n && r.t[r.i] >= '1' && r.t[r.i] <= '9', "schema_version number");
+	while (r.i < r.n && r.t[r.i] >= '0' && r.t[r.i] <= '9')
+		r.i++;
+	skip_ws(&r);
+	FUZZ_ASSERT(r.i < r.n && r.t[r.i++] == ',', "comma");
+	skip_ws(&r);
+	key.n = 0;
 	FUZZ_ASSERT(read_string(&r, &key) && ft_equal(&key, &value_key), "first key");
 	skip_ws(&r);
 	FUZZ_ASSERT(r.i < r.n && r.t[r.i++] == ':', "colon");
@@ -128,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(got.v);
 	free(key.v);
 	free(value_key.v);
+	free(version_key.v);
 	kvp_record_free(rec);
 	free(s);
 	return 0;
