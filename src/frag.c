@@ -20,12 +20,26 @@
 #include "frag.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist.h"
 #include "units.h"
+
+struct sim;
+static void sim_broken(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A check of the simulator's own bookkeeping: built with KVP_CHECK_INVARIANTS
+ * (the test and sanitizer builds) a failure aborts naming the row and the
+ * seed; otherwise it marks the row broken and kvp_frag_run returns
+ * KVP_STATUS_INTERNAL instead of a table. */
+#define KVP_FRAG_ASSERT(s, cond, ...)                                                      \
+	do {                                                                               \
+		if (!(cond))                                                               \
+			sim_broken((s), __VA_ARGS__);                                      \
+	} while (0)
 
 static const char *const policy_names[] = {"contiguous-max", "contiguous-request", "paged",
 					   "paged-shared"};
@@ -538,6 +552,7 @@ struct sim {
 	struct evbucket {
 		struct event *e;
 		size_t n, cap;
+		uint64_t min;                   /* the earliest time in e[0..n) */
 	} ev[65];                               /* radix heap of events */
 	uint64_t ev_last;                       /* the last minimum taken */
 	size_t nev;
@@ -553,7 +568,35 @@ struct sim {
 	double sum_used, sum_held, sum_live, sum_ext;
 	uint64_t steps, peak_live, peak_holes;
 	bool oom;
+	/* conservation: every admission's p + o leaves as completed, preempted,
+	 * dropped or still live; the smallest admission bounds the live count */
+	uint64_t tok_admitted, tok_completed, tok_preempted, tok_dropped;
+	uint64_t min_need, checks;
+	bool broken;
+	char why[240];
 };
+
+static void sim_broken(struct sim *s, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (s->paged)
+		snprintf(s->why, sizeof s->why, "row %s block %u, seed %llu, step %llu: %s",
+			 kvp_frag_policy_name(s->res->policy), s->P,
+			 (unsigned long long)s->cfg->seed, (unsigned long long)s->t, msg);
+	else
+		snprintf(s->why, sizeof s->why, "row %s %s, seed %llu, step %llu: %s",
+			 kvp_frag_policy_name(s->res->policy), kvp_frag_fit_name(s->fit),
+			 (unsigned long long)s->cfg->seed, (unsigned long long)s->t, msg);
+	s->broken = true;
+#ifdef KVP_CHECK_INVARIANTS
+	fprintf(stderr, "kvplan frag: invariant failed: %s\n", s->why);
+	abort();
+#endif
+}
 
 /* Used and held bytes of a sequence of l tokens (carrier: of the prefix). */
 static inline uint64_t used_bytes(const struct sim *s, uint64_t l, bool carrier)
@@ -593,10 +636,13 @@ static bool grow(struct sim *s, void **items, size_t *cap, size_t n, size_t size
 	return true;
 }
 
-/* Events wait in a radix heap: event times never precede the last minimum
- * taken (time only moves forward), so an event sits in the bucket of the
- * highest bit in which its time differs from that minimum, a push is O(1)
- * and each event moves down at most 64 buckets over its life. */
+/* Events wait in a radix heap: an event sits in the bucket of the highest
+ * bit in which its time differs from `ev_last`, a push is O(1) and each event
+ * moves down at most 64 buckets over its life.  The heap is only correct while
+ * every event ever pushed is >= ev_last, so ev_last moves only when events are
+ * taken (heap_take, at or before the current step, and every push is for a
+ * later step); looking at the earliest time (heap_peek) changes nothing.  Each
+ * bucket keeps its minimum so the peek costs one scan of the bucket heads. */
 static inline int ev_bucket(uint64_t t, uint64_t last)
 {
 	return t == last ? 0 : 64 - __builtin_clzll(t ^ last);
@@ -607,6 +653,8 @@ static bool ev_append(struct sim *s, int b, struct event e)
 	struct evbucket *q = &s->ev[b];
 	if (!grow(s, (void **)&q->e, &q->cap, q->n, sizeof *q->e, 64))
 		return false;
+	if (!q->n || e.t < q->min)
+		q->min = e.t;
 	q->e[q->n++] = e;
 	return true;
 }
@@ -614,35 +662,39 @@ static bool ev_append(struct sim *s, int b, struct event e)
 static bool heap_push(struct sim *s, uint64_t t, uint32_t slot, uint8_t type, uint8_t cls)
 {
 	struct event e = {t, slot, (s->seqs[slot].gen & 0x0fffffffu) << 4 | (uint32_t)type << 2 | cls};
+	KVP_FRAG_ASSERT(s, t >= s->ev_last, "event at step %llu pushed behind the heap's %llu",
+			(unsigned long long)t, (unsigned long long)s->ev_last);
 	s->nev++;
 	return ev_append(s, ev_bucket(t, s->ev_last), e);
 }
 
-/* The earliest event time (events exist): refill bucket 0 from the lowest
- * non-empty bucket around its minimum. */
-static uint64_t heap_min(struct sim *s)
+/* The earliest event time (events exist); the heap is left as it was. */
+static uint64_t heap_peek(const struct sim *s)
 {
-	if (s->ev[0].n)
-		return s->ev_last;
-	int b = 1;
+	int b = 0;
 	while (!s->ev[b].n)
 		b++;
-	struct evbucket *q = &s->ev[b];
-	uint64_t m = q->e[0].t;
-	for (size_t i = 1; i < q->n; i++)
-		if (q->e[i].t < m)
-			m = q->e[i].t;
-	s->ev_last = m;
-	size_t n = q->n;
-	q->n = 0;
-	for (size_t i = 0; i < n; i++)
-		ev_append(s, ev_bucket(q->e[i].t, m), q->e[i]); /* always a lower bucket */
-	return m;
+	return s->ev[b].min;
 }
 
-/* Remove an event of the earliest time (heap_min was called). */
-static struct event heap_pop(struct sim *s)
+/* Remove an event of the earliest time, which must be <= the current step:
+ * refill bucket 0 from the lowest non-empty bucket around its minimum. */
+static struct event heap_take(struct sim *s)
 {
+	if (!s->ev[0].n) {
+		int b = 1;
+		while (!s->ev[b].n)
+			b++;
+		struct evbucket *q = &s->ev[b];
+		uint64_t m = q->min;
+		KVP_FRAG_ASSERT(s, m <= s->t, "event at step %llu taken at step %llu",
+				(unsigned long long)m, (unsigned long long)s->t);
+		s->ev_last = m;
+		size_t n = q->n;
+		q->n = 0;
+		for (size_t i = 0; i < n; i++)
+			ev_append(s, ev_bucket(q->e[i].t, m), q->e[i]); /* always a lower bucket */
+	}
 	s->nev--;
 	return s->ev[0].e[--s->ev[0].n];
 }
@@ -731,6 +783,10 @@ static bool seq_admit(struct sim *s, const struct req *r, uint64_t need, uint64_
 		s->peak_live = s->live;
 	s->held += need;
 	s->used += used_bytes(s, r->p, r->prefix);
+	s->tok_admitted += r->p + r->o;
+	uint64_t own = s->paged ? held_bytes(s, r->p, r->prefix) : need;
+	if (!s->min_need || own < s->min_need)
+		s->min_need = own;
 	if (s->paged) {
 		if (r->prefix && s->shared && s->prefix_refs++ == 0)
 			s->used += s->sb * s->bpb[0];
@@ -833,9 +889,39 @@ static int sim_admit(struct sim *s)
 	}
 }
 
+#ifdef KVP_CHECK_INVARIANTS
+/* Recount the used and held bytes from the live sequences, after a step's
+ * growth and admissions (a sequence admitted at a holds p + t - a tokens). */
+static void sim_recount(struct sim *s)
+{
+	uint64_t used = 0, held = 0, live = 0, carriers = 0;
+	for (uint32_t i = s->head; i; i = s->seqs[i].next) {
+		const struct seq *q = &s->seqs[i];
+		uint64_t l = q->p + s->t - q->a;
+		used += used_bytes(s, l, q->prefix);
+		held += s->paged ? held_bytes(s, l, q->prefix) : q->resv;
+		carriers += q->prefix;
+		live++;
+	}
+	if (s->shared && carriers) {
+		used += s->sb * s->bpb[0];
+		held += s->sb * s->bpb[0];
+	}
+	KVP_FRAG_ASSERT(s, used == s->used && held == s->held && live == s->live,
+			"recounted used %llu B, held %llu B, live %llu; kept %llu, %llu, %llu",
+			(unsigned long long)used, (unsigned long long)held,
+			(unsigned long long)live, (unsigned long long)s->used,
+			(unsigned long long)s->held, (unsigned long long)s->live);
+}
+
+#endif
+
 /* Count k steps in the averages; the used bytes grow by du per step. */
 static void sim_measure(struct sim *s, uint64_t k, uint64_t du)
 {
+	KVP_FRAG_ASSERT(s, s->held <= s->pool && s->used + du * (k ? k - 1 : 0) <= s->held,
+			"used %llu B, held %llu B, pool %llu B", (unsigned long long)s->used,
+			(unsigned long long)s->held, (unsigned long long)s->pool);
 	if (s->fresh < s->cfg->warmup || !k)
 		return;
 	double kd = (double)k;
@@ -864,7 +950,7 @@ static void sim_step(struct sim *s)
 {
 	if (!s->paged && s->nev) {
 		/* nothing changes but the used bytes until the next event */
-		uint64_t next = heap_min(s);
+		uint64_t next = heap_peek(s);
 		if (next > s->t + 1) {
 			uint64_t k = next - s->t - 1, du = growth_bytes(s);
 			s->used += du; /* the averages count from the first skipped step */
@@ -874,13 +960,17 @@ static void sim_step(struct sim *s)
 		}
 	}
 	s->t++;
-	while (s->nev && heap_min(s) <= s->t) {
-		struct event e = heap_pop(s);
+	while (s->nev && heap_peek(s) <= s->t) {
+		struct event e = heap_take(s);
 		struct seq *q = &s->seqs[e.slot];
 		uint32_t cls = EV_CLASS(e.tag);
 		if ((q->gen & 0x0fffffffu) != EV_GEN(e.tag))
 			continue;
 		if (EV_TYPE(e.tag) == EV_DEPART) {
+			KVP_FRAG_ASSERT(s, s->t - 1 - q->a == q->o,
+					"a sequence of %llu output tokens left after %llu steps",
+					(unsigned long long)q->o, (unsigned long long)(s->t - 1 - q->a));
+			s->tok_completed += q->p + q->o;
 			seq_remove(s, e.slot);
 		} else if (EV_TYPE(e.tag) == EV_BLOCKS_FULL) {
 			q->in_blocks &= (uint8_t)~(1u << cls);
@@ -905,10 +995,13 @@ static void sim_step(struct sim *s)
 			struct req back = {q->p + g, q->o - g, q->prefix};
 			bool alone = s->live == 1;
 			seq_remove(s, v);
-			if (alone)
+			if (alone) {
 				s->res->dropped++; /* it cannot grow even with the pool to itself */
-			else if (push_waiting(s, back))
+				s->tok_dropped += back.p + back.o;
+			} else if (push_waiting(s, back)) {
 				s->res->preemptions++;
+				s->tok_preempted += back.p + back.o;
+			}
 		}
 		s->held += need;
 	}
@@ -934,6 +1027,10 @@ static void sim_feed(struct sim *s, const struct req *chunk, size_t n, bool last
 			}
 			sim_measure(s, 1, 0);
 			s->admitting = false;
+#ifdef KVP_CHECK_INVARIANTS
+			if ((++s->checks & 255) == 0)
+				sim_recount(s);
+#endif
 		}
 		sim_step(s);
 		s->admitting = true;
@@ -985,6 +1082,47 @@ static bool sim_init(struct sim *s, const struct kvp_frag_config *cfg, struct kv
 	return true;
 }
 
+/* The end of a run: tokens are conserved, and the live set is what the pool
+ * can hold at the smallest admission. */
+static void sim_check_end(struct sim *s)
+{
+	uint64_t live_tok = 0;
+	for (uint32_t i = s->head; i; i = s->seqs[i].next)
+		live_tok += s->seqs[i].p + s->seqs[i].o;
+	KVP_FRAG_ASSERT(s, s->tok_admitted == s->tok_completed + s->tok_preempted + s->tok_dropped +
+						 live_tok,
+			"tokens admitted %llu != completed %llu + preempted %llu + dropped %llu + "
+			"live %llu", (unsigned long long)s->tok_admitted,
+			(unsigned long long)s->tok_completed, (unsigned long long)s->tok_preempted,
+			(unsigned long long)s->tok_dropped, (unsigned long long)live_tok);
+	KVP_FRAG_ASSERT(s, !s->min_need || s->peak_live <= s->pool / s->min_need,
+			"%llu sequences live at once, but the pool holds %llu of the smallest "
+			"(%llu B)", (unsigned long long)s->peak_live,
+			(unsigned long long)(s->pool / s->min_need), (unsigned long long)s->min_need);
+#ifdef KVP_CHECK_INVARIANTS
+	sim_recount(s);
+#endif
+}
+
+/* A row's shares of the pool: each in [0, 1], together 1, to rounding. */
+static void sim_check_row(struct sim *s)
+{
+	const struct kvp_frag_result *r = s->res;
+	const double e = KVP_FRAG_SHARE_TOLERANCE;
+	double f[4] = {r->used_fraction, r->internal_waste_fraction, r->external_waste_fraction,
+		       r->free_fraction};
+	double sum = 0;
+	for (int i = 0; i < 4; i++) {
+		KVP_FRAG_ASSERT(s, f[i] >= -e && f[i] <= 1 + e,
+				"share %d of the pool is %.9f, outside [0, 1]", i, f[i]);
+		sum += f[i];
+	}
+	KVP_FRAG_ASSERT(s, fabs(sum - 1) <= e, "shares of the pool add up to %.9f", sum);
+	KVP_FRAG_ASSERT(s, r->mean_sequences <= (double)s->peak_live + e,
+			"mean sequences %.3f above the peak %llu", r->mean_sequences,
+			(unsigned long long)s->peak_live);
+}
+
 static void sim_finish(struct sim *s, const struct kvp_frag_config *cfg)
 {
 	struct kvp_frag_result *r = s->res;
@@ -1005,6 +1143,7 @@ static void sim_finish(struct sim *s, const struct kvp_frag_config *cfg)
 		/* (offset, length) per live reservation and per hole */
 		r->metadata_bytes = (r->peak_sequences + s->peak_holes) * 16;
 	}
+	sim_check_end(s);
 	if (!s->steps)
 		return;
 	double steps = (double)s->steps, pool = (double)s->pool;
@@ -1012,14 +1151,15 @@ static void sim_finish(struct sim *s, const struct kvp_frag_config *cfg)
 	r->internal_waste_fraction = (s->sum_held - s->sum_used) / steps / pool;
 	r->external_waste_fraction = s->sum_ext / steps / pool;
 	r->free_fraction = 1 - (s->sum_held + s->sum_ext) / steps / pool;
-	if (r->free_fraction < 0)
-		r->free_fraction = 0;
+	if (r->free_fraction < 0 && r->free_fraction > -KVP_FRAG_SHARE_TOLERANCE)
+		r->free_fraction = 0; /* rounding of the sums */
 	r->mean_sequences = s->sum_live / steps;
 	r->max_sequences = (uint64_t)floor(r->mean_sequences + 1e-9);
 	if (s->sum_live > 0) {
 		r->waste_tokens_per_sequence = (s->sum_held - s->sum_used) / (double)tok / s->sum_live;
 		r->held_bytes_per_sequence = s->sum_held / s->sum_live;
 	}
+	sim_check_row(s);
 }
 
 /* ------------------------------------------------------------ the run */
@@ -1110,6 +1250,11 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 			goto out;
 		}
 		sim_finish(&sims[i], cfg);
+		if (sims[i].broken) {
+			st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
+					   "a consistency check failed (a bug): %s", sims[i].why);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < nr && i < max; i++)
 		out[(*n)++] = rows[i];

@@ -101,6 +101,9 @@ size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a);
 #define KVP_FRAG_MAX_BLOCK_SIZES 32
 #define KVP_FRAG_MAX_BLOCK 65536u
 #define KVP_FRAG_MAX_ROWS (4 + 2 * KVP_FRAG_MAX_BLOCK_SIZES)
+/* How far a row's shares of the pool may stray from [0, 1] and their sum
+ * from 1: the rounding of sums of up to 2^53 byte-steps in doubles. */
+#define KVP_FRAG_SHARE_TOLERANCE 1e-9
 
 struct kvp_frag_config {
 	struct kvp_frag_shape shape;
@@ -155,7 +158,10 @@ struct kvp_frag_result {
  * contiguous-request (first, best), paged (each P), paged-shared (each P);
  * paged-shared only when a prefix is configured.  Memory: the live set and a
  * fixed buffer of requests, whatever cfg->requests is.  Errors: INVALID for a
- * pool that holds no reservation at all, or bad settings; NOMEM. */
+ * pool that holds no reservation at all, or bad settings; NOMEM; INTERNAL
+ * when a row fails its conservation checks (shares of the pool outside
+ * [0, 1] or not adding up to 1, tokens not conserved, more sequences live
+ * than the pool holds): no rows are returned then. */
 kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 			struct kvp_frag_result *out, size_t max, size_t *n,
 			struct kvp_error *err);
