@@ -1,5 +1,6 @@
-/* frag.c: the fragmentation simulator behind `kvplan frag` (see frag.h for
- * the policies and the time model).
+/* frag-sim.c: the fragmentation simulator behind `kvplan frag`: the rows
+ * (policies with their allocator or block size) run over one request stream
+ * (see frag.h for the policies and the time model).
  *
  * Legend: P = block size in tokens, p = prompt tokens at admission, o =
  * output tokens, a = admission step, l = tokens a sequence holds, k = shared
@@ -12,7 +13,7 @@
  *     P phase buckets per layer class, so a step's allocations are one lookup
  *     per class, whatever B is;
  *   - windowed classes (sliding, chunked) stop growing at their cap; that is
- *     one event per sequence, as is its departure (a binary heap);
+ *     one event per sequence, as is its departure (frag-events.h);
  *   - contiguous reservations never grow, so their simulation jumps from one
  *     event to the next and integrates the linear growth of used tokens;
  *   - the requests are drawn once, in chunks, and fed to every row, so all
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "frag-events.h"
 #include "units.h"
 
 struct sim;
@@ -41,72 +43,12 @@ static void sim_broken(struct sim *s, const char *fmt, ...) __attribute__((forma
 			sim_broken((s), __VA_ARGS__);                                      \
 	} while (0)
 
+
 static const char *const policy_names[] = {"contiguous-max", "contiguous-request", "paged",
 					   "paged-shared"};
 
 const char *kvp_frag_policy_name(enum kvp_frag_policy p) { return policy_names[p]; }
 const char *kvp_frag_fit_name(enum kvp_frag_fit f) { return f == KVP_FRAG_FIT_BEST ? "best-fit" : "first-fit"; }
-
-/* ------------------------------------------------------------ shape */
-
-/* Class 0 holds the layers that keep every token (full attention and MLA),
- * so that a shared prefix applies to it; then sliding, then chunked. */
-kvp_status kvp_frag_shape_from_spec(const struct kvp_spec *s, struct kvp_frag_shape *out,
-				    struct kvp_error *err)
-{
-	static const enum kvp_layer_kind order[] = {KVP_LAYER_FULL, KVP_LAYER_SLIDING,
-						    KVP_LAYER_CHUNKED};
-	memset(out, 0, sizeof *out);
-	for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
-		uint64_t bytes = s->kind_token_bytes[order[o]];
-		if (order[o] == KVP_LAYER_FULL)
-			bytes += s->kind_token_bytes[KVP_LAYER_MLA];
-		if (!bytes)
-			continue;
-		const struct kvp_spec_layer *rep = NULL;
-		for (uint32_t i = 0; i < s->num_layers && !rep; i++) {
-			enum kvp_layer_kind k = s->layers[i].kind;
-			if (k == order[o] || (order[o] == KVP_LAYER_FULL && k == KVP_LAYER_MLA))
-				rep = &s->layers[i];
-		}
-		if (!rep)
-			continue;
-		out->layer[out->nclass] = *rep;
-		out->token_bytes[out->nclass] = bytes;
-		out->nclass++;
-	}
-	out->seq_bytes = s->seq_bytes;
-	if (!out->nclass && !out->seq_bytes)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "model",
-				     "keeps no KV cache on this GPU");
-	return KVP_STATUS_OK;
-}
-
-void kvp_frag_shape_tokens(struct kvp_frag_shape *out, uint64_t token_bytes)
-{
-	memset(out, 0, sizeof *out);
-	out->nclass = 1;
-	out->token_bytes[0] = token_bytes;
-	out->layer[0].kind = KVP_LAYER_FULL;
-}
-
-uint64_t kvp_frag_token_bytes(const struct kvp_frag_shape *sh)
-{
-	uint64_t t = 0;
-	for (uint32_t c = 0; c < sh->nclass; c++)
-		t += sh->token_bytes[c];
-	return t;
-}
-
-uint64_t kvp_frag_seq_bytes(const struct kvp_frag_shape *sh, uint64_t n, uint32_t block)
-{
-	uint64_t total = sh->seq_bytes, t;
-	for (uint32_t c = 0; c < sh->nclass; c++)
-		if (!kvp_mul(kvp_spec_layer_tokens(&sh->layer[c], n, block), sh->token_bytes[c], &t) ||
-		    !kvp_add(total, t, &total))
-			return UINT64_MAX;
-	return total;
-}
 
 /* Blocks of P tokens class c holds at most (UINT64_MAX: no cap). */
 static uint64_t class_cap_blocks(const struct kvp_frag_shape *sh, uint32_t c, uint32_t P)
@@ -116,355 +58,6 @@ static uint64_t class_cap_blocks(const struct kvp_frag_shape *sh, uint32_t c, ui
 	return kvp_spec_layer_tokens(&sh->layer[c], UINT64_MAX - KVP_FRAG_MAX_BLOCK, P) / P;
 }
 
-/* ------------------------------------------------------------ arena */
-
-/* Holes live in two treaps over one node pool: tree 0 ordered by address
- * (each node keeps the largest hole of its subtree, for first fit), tree 1 by
- * (size, address) (for best fit). */
-struct hole {
-	uint64_t addr, size, maxsz;
-	uint32_t prio;
-	uint32_t l[2], r[2];
-};
-
-struct kvp_frag_arena {
-	struct hole *h;          /* h[0] is the null node */
-	uint32_t cap, top, freelist;
-	uint32_t root[2];
-	uint64_t size, free_bytes;
-	size_t holes;
-	uint64_t rng;
-	bool by_size;            /* keep tree 1 (best fit needs it) */
-};
-
-static uint32_t arena_rand(struct kvp_frag_arena *a)
-{
-	a->rng ^= a->rng << 13;
-	a->rng ^= a->rng >> 7;
-	a->rng ^= a->rng << 17;
-	return (uint32_t)(a->rng >> 32);
-}
-
-static inline uint64_t maxsz(const struct kvp_frag_arena *a, uint32_t i) { return i ? a->h[i].maxsz : 0; }
-
-static inline void fix(struct kvp_frag_arena *a, int t, uint32_t i)
-{
-	if (t == 0) {
-		uint64_t m = a->h[i].size, x = maxsz(a, a->h[i].l[0]), y = maxsz(a, a->h[i].r[0]);
-		a->h[i].maxsz = m > x ? (m > y ? m : y) : (x > y ? x : y);
-	}
-}
-
-/* Node key < (k1, k2)?  Tree 0: address; tree 1: (size, address). */
-static inline bool key_lt(const struct hole *x, int t, uint64_t k1, uint64_t k2)
-{
-	if (t == 0)
-		return x->addr < k1;
-	return x->size < k1 || (x->size == k1 && x->addr < k2);
-}
-
-static void split(struct kvp_frag_arena *a, int t, uint32_t i, uint64_t k1, uint64_t k2,
-		  uint32_t *L, uint32_t *R)
-{
-	if (!i) {
-		*L = *R = 0;
-		return;
-	}
-	if (key_lt(&a->h[i], t, k1, k2)) {
-		split(a, t, a->h[i].r[t], k1, k2, &a->h[i].r[t], R);
-		*L = i;
-	} else {
-		split(a, t, a->h[i].l[t], k1, k2, L, &a->h[i].l[t]);
-		*R = i;
-	}
-	fix(a, t, i);
-}
-
-static uint32_t merge(struct kvp_frag_arena *a, int t, uint32_t L, uint32_t R)
-{
-	if (!L || !R)
-		return L ? L : R;
-	if (a->h[L].prio > a->h[R].prio) {
-		a->h[L].r[t] = merge(a, t, a->h[L].r[t], R);
-		fix(a, t, L);
-		return L;
-	}
-	a->h[R].l[t] = merge(a, t, L, a->h[R].l[t]);
-	fix(a, t, R);
-	return R;
-}
-
-static inline uint64_t key1(const struct hole *x, int t) { return t ? x->size : x->addr; }
-
-/* Insert node i below root: descend to where its priority belongs, then
- * split the (small, expected) subtree there around it. */
-static uint32_t insert_at(struct kvp_frag_arena *a, int t, uint32_t root, uint32_t i)
-{
-	struct hole *h = a->h;
-	if (!root)
-		return i;
-	if (h[i].prio > h[root].prio) {
-		split(a, t, root, key1(&h[i], t), h[i].addr, &h[i].l[t], &h[i].r[t]);
-		fix(a, t, i);
-		return i;
-	}
-	if (key_lt(&h[i], t, key1(&h[root], t), h[root].addr))
-		h[root].l[t] = insert_at(a, t, h[root].l[t], i);
-	else
-		h[root].r[t] = insert_at(a, t, h[root].r[t], i);
-	fix(a, t, root);
-	return root;
-}
-
-/* Remove node i from below root: its children take its place. */
-static uint32_t erase_at(struct kvp_frag_arena *a, int t, uint32_t root, uint32_t i)
-{
-	struct hole *h = a->h;
-	if (root == i)
-		return merge(a, t, h[i].l[t], h[i].r[t]);
-	if (key_lt(&h[i], t, key1(&h[root], t), h[root].addr))
-		h[root].l[t] = erase_at(a, t, h[root].l[t], i);
-	else
-		h[root].r[t] = erase_at(a, t, h[root].r[t], i);
-	fix(a, t, root);
-	return root;
-}
-
-/* Node x before node y in tree 1's (size, address) order? */
-static inline bool size_before(const struct hole *x, const struct hole *y)
-{
-	return x->size < y->size || (x->size == y->size && x->addr < y->addr);
-}
-
-/* Tree 1 keeps no subtree values, so its insert and erase walk down a link
- * iteratively instead of recursing back up. */
-static void tree_insert(struct kvp_frag_arena *a, int t, uint32_t i)
-{
-	struct hole *h = a->h;
-	h[i].l[t] = h[i].r[t] = 0;
-	fix(a, t, i);
-	if (t == 0) {
-		a->root[0] = insert_at(a, 0, a->root[0], i);
-		return;
-	}
-	uint32_t *link = &a->root[1];
-	while (*link && h[*link].prio > h[i].prio)
-		link = size_before(&h[i], &h[*link]) ? &h[*link].l[1] : &h[*link].r[1];
-	split(a, 1, *link, h[i].size, h[i].addr, &h[i].l[1], &h[i].r[1]);
-	*link = i;
-}
-
-static void tree_erase(struct kvp_frag_arena *a, int t, uint32_t i)
-{
-	struct hole *h = a->h;
-	if (t == 0) {
-		a->root[0] = erase_at(a, 0, a->root[0], i);
-		return;
-	}
-	uint32_t *link = &a->root[1];
-	while (*link != i)
-		link = size_before(&h[i], &h[*link]) ? &h[*link].l[1] : &h[*link].r[1];
-	*link = merge(a, 1, h[i].l[1], h[i].r[1]);
-}
-
-#define ARENA_PATH 192
-
-/* Re-fix the largest-hole values along path[0..n) (root first, the changed
- * node last), bottom-up, stopping where a subtree's value is unchanged. */
-static void fix_up(struct kvp_frag_arena *a, const uint32_t *path, int n)
-{
-	if (n-- > 0)
-		fix(a, 0, path[n]);
-	while (n-- > 0) {
-		uint64_t before = a->h[path[n]].maxsz;
-		fix(a, 0, path[n]);
-		if (a->h[path[n]].maxsz == before)
-			break;
-	}
-}
-
-/* The same, finding the path to the node at addr first (tree 0). */
-static void fix_path(struct kvp_frag_arena *a, uint64_t addr)
-{
-	uint32_t path[ARENA_PATH];
-	int n = 0;
-	for (uint32_t i = a->root[0]; i; i = addr < a->h[i].addr ? a->h[i].l[0] : a->h[i].r[0]) {
-		if (n == ARENA_PATH) {
-			/* a treap this deep is astronomically unlikely: fix it all */
-			for (int k = n - 1; k >= 0; k--)
-				fix(a, 0, path[k]);
-			n = 0;
-		}
-		path[n++] = i;
-		if (addr == a->h[i].addr)
-			break;
-	}
-	fix_up(a, path, n);
-}
-
-/* Give hole i a new address and size that keep its place in address order;
- * path[0..n) leads to it when the caller knows the way (n = 0: find it). */
-static void hole_move(struct kvp_frag_arena *a, uint32_t i, uint64_t addr, uint64_t size,
-		      const uint32_t *path, int n)
-{
-	if (a->by_size)
-		tree_erase(a, 1, i);
-	a->h[i].addr = addr;
-	a->h[i].size = size;
-	if (n > 0 && n < ARENA_PATH)
-		fix_up(a, path, n);
-	else
-		fix_path(a, addr);
-	if (a->by_size)
-		tree_insert(a, 1, i);
-}
-
-static uint32_t hole_new(struct kvp_frag_arena *a, uint64_t addr, uint64_t size)
-{
-	uint32_t i;
-	if (a->freelist) {
-		i = a->freelist;
-		a->freelist = a->h[i].l[0];
-	} else {
-		if (a->top == a->cap) {
-			uint32_t cap = a->cap * 2;
-			struct hole *nh = realloc(a->h, cap * sizeof *nh);
-			if (!nh)
-				return 0;
-			a->h = nh;
-			a->cap = cap;
-		}
-		i = a->top++;
-	}
-	memset(&a->h[i], 0, sizeof a->h[i]);
-	a->h[i].addr = addr;
-	a->h[i].size = a->h[i].maxsz = size;
-	a->h[i].prio = arena_rand(a);
-	tree_insert(a, 0, i);
-	if (a->by_size)
-		tree_insert(a, 1, i);
-	a->holes++;
-	return i;
-}
-
-static void hole_drop(struct kvp_frag_arena *a, uint32_t i)
-{
-	tree_erase(a, 0, i);
-	if (a->by_size)
-		tree_erase(a, 1, i);
-	a->h[i].l[0] = a->freelist;
-	a->freelist = i;
-	a->holes--;
-}
-
-struct kvp_frag_arena *kvp_frag_arena_new(uint64_t size, bool by_size)
-{
-	struct kvp_frag_arena *a = calloc(1, sizeof *a);
-	if (!a)
-		return NULL;
-	a->by_size = by_size;
-	a->cap = 64;
-	a->top = 1;
-	a->h = calloc(a->cap, sizeof *a->h);
-	a->size = a->free_bytes = size;
-	a->rng = 0x9e3779b97f4a7c15ULL;
-	if (!a->h || (size && !hole_new(a, 0, size))) {
-		kvp_frag_arena_free(a);
-		return NULL;
-	}
-	return a;
-}
-
-void kvp_frag_arena_free(struct kvp_frag_arena *a)
-{
-	if (a)
-		free(a->h);
-	free(a);
-}
-
-bool kvp_frag_arena_alloc(struct kvp_frag_arena *a, uint64_t size, enum kvp_frag_fit fit,
-			  uint64_t *addr)
-{
-	uint32_t i = 0, path[ARENA_PATH];
-	int n = 0;
-	if (size == 0 || maxsz(a, a->root[0]) < size)
-		return false;
-	if (fit == KVP_FRAG_FIT_FIRST) {
-		/* the lowest address whose hole is large enough */
-		uint32_t x = a->root[0];
-		while (x) {
-			if (n < ARENA_PATH)
-				path[n++] = x;
-			if (maxsz(a, a->h[x].l[0]) >= size) {
-				x = a->h[x].l[0];
-			} else if (a->h[x].size >= size) {
-				i = x;
-				break;
-			} else {
-				x = a->h[x].r[0];
-			}
-		}
-	} else if (a->by_size) {
-		/* the smallest hole that is large enough, lowest address first */
-		for (uint32_t x = a->root[1]; x;) {
-			if (!key_lt(&a->h[x], 1, size, 0)) {
-				i = x;
-				x = a->h[x].l[1];
-			} else {
-				x = a->h[x].r[1];
-			}
-		}
-		n = 0;
-	}
-	if (!i)
-		return false;
-	*addr = a->h[i].addr;
-	if (a->h[i].size == size)
-		hole_drop(a, i);
-	else
-		hole_move(a, i, a->h[i].addr + size, a->h[i].size - size, path, n);
-	a->free_bytes -= size;
-	return true;
-}
-
-void kvp_frag_arena_release(struct kvp_frag_arena *a, uint64_t addr, uint64_t size)
-{
-	/* the neighbours lie on the search path: the last turn right passed the
-	 * predecessor, the last turn left the successor */
-	uint32_t pred = 0, succ = 0, path[ARENA_PATH];
-	int n = 0, np = 0, ns = 0;
-	for (uint32_t x = a->root[0]; x;) {
-		if (n < ARENA_PATH)
-			path[n++] = x;
-		if (a->h[x].addr < addr) {
-			pred = x;
-			np = n;
-			x = a->h[x].r[0];
-		} else {
-			succ = x;
-			ns = n;
-			x = a->h[x].l[0];
-		}
-	}
-	bool left = pred && a->h[pred].addr + a->h[pred].size == addr;
-	bool right = succ && addr + size == a->h[succ].addr;
-	if (left && right) {
-		uint64_t len = a->h[pred].size + size + a->h[succ].size;
-		hole_drop(a, succ);
-		hole_move(a, pred, a->h[pred].addr, len, NULL, 0);
-	} else if (left) {
-		hole_move(a, pred, a->h[pred].addr, a->h[pred].size + size, path, np);
-	} else if (right) {
-		hole_move(a, succ, addr, a->h[succ].size + size, path, ns);
-	} else {
-		hole_new(a, addr, size);
-	}
-	a->free_bytes += size;
-}
-
-uint64_t kvp_frag_arena_free_bytes(const struct kvp_frag_arena *a) { return a->free_bytes; }
-uint64_t kvp_frag_arena_largest_hole(const struct kvp_frag_arena *a) { return maxsz(a, a->root[0]); }
-size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a) { return a->holes; }
 
 /* ------------------------------------------------------------ requests */
 
@@ -504,14 +97,9 @@ static void draw(const struct kvp_frag_config *c, const struct kvp_workload *w,
 
 enum { EV_DEPART, EV_BLOCKS_FULL, EV_TOKENS_FULL };
 
-/* 16 bytes, four to a cache line in the 4-ary heap.  tag = gen << 4 | type
- * << 2 | class: generations wrap after 2^28 uses of one slot, far more steps
- * than an event waits (at most max_len + 2 P). */
-struct event {
-	uint64_t t;
-	uint32_t slot, tag;
-};
-
+/* An event's tag = gen << 4 | type << 2 | class: generations wrap after 2^28
+ * uses of one slot, far more steps than an event waits (at most max_len +
+ * 2 P). */
 #define EV_GEN(tag) ((tag) >> 4)
 #define EV_TYPE(tag) (((tag) >> 2) & 3u)
 #define EV_CLASS(tag) ((tag) & 3u)
@@ -549,13 +137,7 @@ struct sim {
 	uint32_t nseqs, slot_free, head, tail;  /* slot 0 is the null slot */
 	size_t capseqs;
 	uint64_t live;
-	struct evbucket {
-		struct event *e;
-		size_t n, cap;
-		uint64_t min;                   /* the earliest time in e[0..n) */
-	} ev[65];                               /* radix heap of events */
-	uint64_t ev_last;                       /* the last minimum taken */
-	size_t nev;
+	struct kvp_frag_evq ev;                 /* departures and saturations */
 	struct req *stack;                      /* preempted, waiting first (LIFO) */
 	size_t nstack, capstack;
 	struct kvp_frag_arena *arena;
@@ -636,67 +218,21 @@ static bool grow(struct sim *s, void **items, size_t *cap, size_t n, size_t size
 	return true;
 }
 
-/* Events wait in a radix heap: an event sits in the bucket of the highest
- * bit in which its time differs from `ev_last`, a push is O(1) and each event
- * moves down at most 64 buckets over its life.  The heap is only correct while
- * every event ever pushed is >= ev_last, so ev_last moves only when events are
- * taken (heap_take, at or before the current step, and every push is for a
- * later step); looking at the earliest time (heap_peek) changes nothing.  Each
- * bucket keeps its minimum so the peek costs one scan of the bucket heads. */
-static inline int ev_bucket(uint64_t t, uint64_t last)
-{
-	return t == last ? 0 : 64 - __builtin_clzll(t ^ last);
-}
-
-static bool ev_append(struct sim *s, int b, struct event e)
-{
-	struct evbucket *q = &s->ev[b];
-	if (!grow(s, (void **)&q->e, &q->cap, q->n, sizeof *q->e, 64))
-		return false;
-	if (!q->n || e.t < q->min)
-		q->min = e.t;
-	q->e[q->n++] = e;
-	return true;
-}
-
+/* Queue an event of sequence `slot` at step t (after the current step, so
+ * never behind the queue; checked). */
 static bool heap_push(struct sim *s, uint64_t t, uint32_t slot, uint8_t type, uint8_t cls)
 {
-	struct event e = {t, slot, (s->seqs[slot].gen & 0x0fffffffu) << 4 | (uint32_t)type << 2 | cls};
-	KVP_FRAG_ASSERT(s, t >= s->ev_last, "event at step %llu pushed behind the heap's %llu",
-			(unsigned long long)t, (unsigned long long)s->ev_last);
-	s->nev++;
-	return ev_append(s, ev_bucket(t, s->ev_last), e);
-}
-
-/* The earliest event time (events exist); the heap is left as it was. */
-static uint64_t heap_peek(const struct sim *s)
-{
-	int b = 0;
-	while (!s->ev[b].n)
-		b++;
-	return s->ev[b].min;
-}
-
-/* Remove an event of the earliest time, which must be <= the current step:
- * refill bucket 0 from the lowest non-empty bucket around its minimum. */
-static struct event heap_take(struct sim *s)
-{
-	if (!s->ev[0].n) {
-		int b = 1;
-		while (!s->ev[b].n)
-			b++;
-		struct evbucket *q = &s->ev[b];
-		uint64_t m = q->min;
-		KVP_FRAG_ASSERT(s, m <= s->t, "event at step %llu taken at step %llu",
-				(unsigned long long)m, (unsigned long long)s->t);
-		s->ev_last = m;
-		size_t n = q->n;
-		q->n = 0;
-		for (size_t i = 0; i < n; i++)
-			ev_append(s, ev_bucket(q->e[i].t, m), q->e[i]); /* always a lower bucket */
+	struct kvp_frag_event e = {t, slot,
+				   (s->seqs[slot].gen & 0x0fffffffu) << 4 | (uint32_t)type << 2 | cls};
+	KVP_FRAG_ASSERT(s, t > s->t && t >= kvp_frag_evq_floor(&s->ev),
+			"event at step %llu pushed at step %llu, behind the queue's %llu",
+			(unsigned long long)t, (unsigned long long)s->t,
+			(unsigned long long)kvp_frag_evq_floor(&s->ev));
+	if (!kvp_frag_evq_push(&s->ev, e)) {
+		s->oom = true;
+		return false;
 	}
-	s->nev--;
-	return s->ev[0].e[--s->ev[0].n];
+	return true;
 }
 
 static bool push_waiting(struct sim *s, struct req r)
@@ -948,9 +484,9 @@ static uint64_t growth_bytes(const struct sim *s)
  * when the pool runs out). */
 static void sim_step(struct sim *s)
 {
-	if (!s->paged && s->nev) {
+	if (!s->paged && kvp_frag_evq_size(&s->ev)) {
 		/* nothing changes but the used bytes until the next event */
-		uint64_t next = heap_peek(s);
+		uint64_t next = kvp_frag_evq_peek(&s->ev);
 		if (next > s->t + 1) {
 			uint64_t k = next - s->t - 1, du = growth_bytes(s);
 			s->used += du; /* the averages count from the first skipped step */
@@ -960,8 +496,8 @@ static void sim_step(struct sim *s)
 		}
 	}
 	s->t++;
-	while (s->nev && heap_peek(s) <= s->t) {
-		struct event e = heap_take(s);
+	while (kvp_frag_evq_size(&s->ev) && kvp_frag_evq_peek(&s->ev) <= s->t) {
+		struct kvp_frag_event e = kvp_frag_evq_take(&s->ev);
 		struct seq *q = &s->seqs[e.slot];
 		uint32_t cls = EV_CLASS(e.tag);
 		if ((q->gen & 0x0fffffffu) != EV_GEN(e.tag))
@@ -1042,8 +578,7 @@ static void sim_free(struct sim *s)
 	for (uint32_t c = 0; c < KVP_FRAG_MAX_CLASSES; c++)
 		free(s->bucket[c]);
 	free(s->seqs);
-	for (int b = 0; b < 65; b++)
-		free(s->ev[b].e);
+	kvp_frag_evq_free(&s->ev);
 	free(s->stack);
 	kvp_frag_arena_free(s->arena);
 }
@@ -1245,7 +780,7 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 			sim_feed(&sims[i], buf, m, done == cfg->requests);
 	}
 	for (size_t i = 0; i < nr; i++) {
-		if (sims[i].oom) {
+		if (sims[i].oom || sims[i].ev.oom) {
 			st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 			goto out;
 		}
@@ -1266,280 +801,3 @@ out:
 	return st;
 }
 
-/* ------------------------------------------------------------ advice */
-
-int kvp_frag_recommend(const struct kvp_frag_result *rows, size_t n, char *reason, size_t size)
-{
-	enum kvp_frag_policy pol = KVP_FRAG_POLICY_PAGED;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].policy == KVP_FRAG_POLICY_PAGED_SHARED)
-			pol = KVP_FRAG_POLICY_PAGED_SHARED;
-	int best = -1, pick = -1;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].policy == pol &&
-		    (best < 0 || rows[i].mean_sequences > rows[best].mean_sequences))
-			best = (int)i;
-	if (best < 0) {
-		snprintf(reason, size, "no paged rows were simulated");
-		return -1;
-	}
-	double floor_seqs = rows[best].mean_sequences * 0.99;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].policy == pol && rows[i].mean_sequences >= floor_seqs &&
-		    (pick < 0 || rows[i].block_size > rows[pick].block_size))
-			pick = (int)i;
-	const struct kvp_frag_result *p = &rows[pick], *b = &rows[best];
-	if (pick == best)
-		snprintf(reason, size,
-			 "%s block %u holds the most sequences (%.1f on average); internal waste "
-			 "%.2f%% of the pool, %.1f slots per sequence", kvp_frag_policy_name(pol),
-			 p->block_size, p->mean_sequences, 100 * p->internal_waste_fraction,
-			 p->waste_tokens_per_sequence);
-	else
-		snprintf(reason, size,
-			 "%s block %u holds %.1f sequences on average, within 1%% of the best "
-			 "(block %u: %.1f), with %.0fx fewer blocks to track; internal waste "
-			 "%.2f%% of the pool", kvp_frag_policy_name(pol), p->block_size,
-			 p->mean_sequences, b->block_size, b->mean_sequences,
-			 (double)p->block_size / b->block_size, 100 * p->internal_waste_fraction);
-	return pick;
-}
-
-/* ------------------------------------------------------------ prefix cache */
-
-struct lru {
-	uint32_t *prev, *next;   /* over prefix ids 1..N; 0 is null */
-	uint8_t *in;
-	uint32_t head, tail;
-	uint64_t count, cap, hits;
-};
-
-kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const uint64_t *sizes,
-				 size_t n, struct kvp_frag_cache_result *out,
-				 struct kvp_error *err)
-{
-	if (!c->prefixes || c->prefixes > 10000000 || !(c->zipf_s > 0) || !c->block_size)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--prefix-cache",
-				     "needs 1 to 10,000,000 prefixes and a Zipf exponent above 0");
-	uint64_t sb = c->prefix_tokens / c->block_size;
-	struct lru *l = calloc(n ? n : 1, sizeof *l);
-	kvp_status st = KVP_STATUS_OK;
-	if (!l)
-		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		out[i] = (struct kvp_frag_cache_result){.cache_bytes = sizes[i]};
-		out[i].capacity_prefixes = c->entry_bytes ? sizes[i] / c->entry_bytes : 0;
-		if (out[i].capacity_prefixes > c->prefixes)
-			out[i].capacity_prefixes = c->prefixes;
-		l[i].cap = sb ? out[i].capacity_prefixes : 0;
-		if (!l[i].cap || c->unique_first_token)
-			continue;
-		l[i].prev = calloc(c->prefixes + 1, sizeof *l[i].prev);
-		l[i].next = calloc(c->prefixes + 1, sizeof *l[i].next);
-		l[i].in = calloc(c->prefixes + 1, 1);
-		if (!l[i].prev || !l[i].next || !l[i].in) {
-			st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-			goto out;
-		}
-	}
-	struct kvp_dist z = {.kind = KVP_DIST_ZIPF, .a = (double)c->prefixes, .b = c->zipf_s};
-	struct kvp_rng rng;
-	kvp_rng_seed(&rng, c->seed);
-	/* With a timestamp or request id first, no two prefixes are equal and no
-	 * lookup can hit: every request misses, whatever the cache holds. */
-	for (uint64_t r = 0; r < c->requests && !c->unique_first_token; r++) {
-		uint32_t id = (uint32_t)kvp_dist_sample(&z, &rng);
-		for (size_t i = 0; i < n; i++) {
-			struct lru *q = &l[i];
-			if (!q->cap)
-				continue;
-			if (q->in[id]) {
-				q->hits++;
-				if (q->head == id)
-					continue;
-				/* unlink, then to the front */
-				q->next[q->prev[id]] = q->next[id];
-				if (q->next[id])
-					q->prev[q->next[id]] = q->prev[id];
-				else
-					q->tail = q->prev[id];
-			} else {
-				q->in[id] = 1;
-				q->count++;
-			}
-			q->prev[id] = 0;
-			q->next[id] = q->head;
-			if (q->head)
-				q->prev[q->head] = id;
-			q->head = id;
-			if (!q->tail)
-				q->tail = id;
-			if (q->count > q->cap) {
-				/* evict the least recently used; it is not id, which is in front */
-				uint32_t old = q->tail;
-				q->tail = q->prev[old];
-				q->next[q->tail] = 0;
-				q->in[old] = 0;
-				q->count--;
-			}
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		out[i].hit_rate = c->requests ? (double)l[i].hits / (double)c->requests : 0;
-		out[i].saved_prefill_tokens = out[i].hit_rate * (double)(sb * c->block_size);
-	}
-out:
-	for (size_t i = 0; i < n; i++) {
-		free(l[i].prev);
-		free(l[i].next);
-		free(l[i].in);
-	}
-	free(l);
-	return st;
-}
-
-/* ------------------------------------------------------------ runs */
-
-void kvp_frag_opts_init(struct kvp_frag_opts *o)
-{
-	memset(o, 0, sizeof *o);
-	o->requests = 100000;
-	o->seed = 1;
-	o->fit[0] = o->fit[1] = true;
-}
-
-uint64_t kvp_frag_max_len(const struct kvp_frag_opts *fo, const struct kvp_workload *w,
-			  const struct kvp_budget_opts *o, const struct kvp_model *m)
-{
-	return fo->max_len ? fo->max_len
-	       : w->max_len ? w->max_len
-	       : o->context ? o->context : m->max_context;
-}
-
-kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
-			 const struct kvp_budget_opts *o, struct kvp_workload *w,
-			 const struct kvp_frag_opts *fo, struct kvp_frag_report *out,
-			 struct kvp_error *err)
-{
-	memset(out, 0, sizeof *out);
-	out->model = m;
-	out->workload = w;
-	out->recommended = -1;
-	snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
-	uint64_t max_len = kvp_frag_max_len(fo, w, o, m);
-	w->max_len = max_len;
-	struct kvp_budget_opts bo = *o;
-	bo.context = max_len;
-	kvp_status st = kvp_budget_compute(m, g, &bo, &out->budget, err);
-	if (st || !out->budget.kv_pool_bytes)
-		return st;
-
-	struct kvp_frag_config *fc = &out->cfg;
-	kvp_frag_config_init(fc);
-	if ((st = kvp_frag_shape_from_spec(&out->budget.spec, &fc->shape, err)))
-		return st;
-	fc->pool_bytes = out->budget.kv_pool_bytes;
-	fc->max_len = max_len;
-	fc->max_tokens = fo->max_tokens;
-	fc->requests = fo->requests;
-	fc->warmup = fo->has_warmup ? fo->warmup : fo->requests / 10;
-	fc->seed = fo->seed;
-	fc->fit[0] = fo->fit[0];
-	fc->fit[1] = fo->fit[1];
-	fc->prefix_tokens = w->prefix_tokens;
-	fc->prefix_fraction = w->prefix_fraction;
-	fc->max_seqs = 0;
-	if (fo->has_policies)
-		memcpy(fc->policy, fo->policy, sizeof fc->policy);
-	if (fo->nblock) {
-		fc->nblock = fo->nblock;
-		memcpy(fc->block_sizes, fo->block_sizes, fo->nblock * sizeof fo->block_sizes[0]);
-	} else if (o->block_size) {
-		fc->nblock = 1;
-		fc->block_sizes[0] = o->block_size;
-	}
-	if (fc->prefix_tokens >= max_len)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "shared_prefix",
-				     "%llu tokens leave no room under max_len %llu",
-				     (unsigned long long)fc->prefix_tokens, (unsigned long long)max_len);
-	out->max_fits = kvp_frag_seq_bytes(&fc->shape, max_len, 1) <= fc->pool_bytes;
-	if (!out->max_fits)
-		fc->policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
-	if ((st = kvp_frag_run(fc, w, out->rows, KVP_FRAG_MAX_ROWS, &out->nrows, err)))
-		return st;
-	out->recommended = kvp_frag_recommend(out->rows, out->nrows, out->reason, sizeof out->reason);
-	return KVP_STATUS_OK;
-}
-
-struct kvp_record *kvp_frag_row_to_record(const struct kvp_frag_result *r)
-{
-	struct kvp_record *x = kvp_record_new();
-	bool paged = r->policy >= KVP_FRAG_POLICY_PAGED, ok = x != NULL;
-	ok = ok && kvp_record_str(x, "policy", kvp_frag_policy_name(r->policy));
-	ok = ok && (paged ? kvp_record_null(x, "allocator")
-			  : kvp_record_str(x, "allocator", kvp_frag_fit_name(r->fit)));
-	ok = ok && (paged ? kvp_record_u64(x, "block_size", r->block_size)
-			  : kvp_record_null(x, "block_size"));
-	ok = ok && kvp_record_f64(x, "used_fraction", r->used_fraction) &&
-	     kvp_record_f64(x, "internal_waste_fraction", r->internal_waste_fraction) &&
-	     kvp_record_f64(x, "external_waste_fraction", r->external_waste_fraction) &&
-	     kvp_record_f64(x, "free_fraction", r->free_fraction) &&
-	     kvp_record_u64(x, "metadata_bytes", r->metadata_bytes) &&
-	     kvp_record_u64(x, "max_sequences", r->max_sequences) &&
-	     kvp_record_f64(x, "mean_sequences", r->mean_sequences) &&
-	     kvp_record_u64(x, "peak_sequences", r->peak_sequences) &&
-	     kvp_record_u64(x, "refused_with_free_memory", r->refused_with_free_memory) &&
-	     kvp_record_u64(x, "preemptions", r->preemptions) &&
-	     kvp_record_u64(x, "dropped", r->dropped) &&
-	     kvp_record_f64(x, "waste_tokens_per_sequence", r->waste_tokens_per_sequence);
-	ok = ok && (paged ? kvp_record_f64(x, "expected_waste_tokens", r->expected_waste_tokens)
-			  : kvp_record_null(x, "expected_waste_tokens"));
-	ok = ok && (paged ? kvp_record_u64(x, "num_blocks", r->num_blocks)
-			  : kvp_record_null(x, "num_blocks"));
-	ok = ok && kvp_record_f64(x, "held_bytes_per_sequence", r->held_bytes_per_sequence) &&
-	     kvp_record_u64(x, "measured_steps", r->measured_steps);
-	if (!ok) {
-		kvp_record_free(x);
-		return NULL;
-	}
-	return x;
-}
-
-bool kvp_frag_to_record(const struct kvp_frag_report *rep, struct kvp_record *r)
-{
-	const struct kvp_budget *b = &rep->budget;
-	const struct kvp_frag_config *fc = &rep->cfg;
-	const struct kvp_workload *w = rep->workload;
-	char spec[128];
-	bool ok = kvp_record_str(r, "model", rep->model->name) && kvp_record_str(r, "gpu", rep->gpu) &&
-		  kvp_record_str(r, "engine", kvp_engine_name(b->engine)) &&
-		  kvp_record_u64(r, "tp", b->spec.par.tp) && kvp_record_u64(r, "pp", b->spec.par.pp) &&
-		  kvp_record_str(r, "kv_dtype", kvp_dtype_name(b->spec.kv_dtype)) &&
-		  kvp_record_str(r, "workload", w->name);
-	kvp_dist_format(&w->prompt, spec, sizeof spec);
-	ok = ok && kvp_record_str(r, "prompt", spec);
-	kvp_dist_format(&w->output, spec, sizeof spec);
-	ok = ok && kvp_record_str(r, "output", spec) && kvp_record_u64(r, "max_len", fc->max_len) &&
-	     kvp_record_u64(r, "prefix_tokens", fc->prefix_tokens) &&
-	     kvp_record_f64(r, "prefix_fraction", fc->prefix_tokens ? fc->prefix_fraction : 0) &&
-	     kvp_record_u64(r, "requests", fc->requests) && kvp_record_u64(r, "seed", fc->seed) &&
-	     kvp_record_u64(r, "kv_pool_bytes", fc->pool_bytes) &&
-	     kvp_record_u64(r, "kv_bytes_per_token", kvp_frag_token_bytes(&fc->shape)) &&
-	     kvp_record_u64(r, "engine_max_sequences", b->max_sequences) &&
-	     kvp_record_bool(r, "contiguous_max_fits", rep->max_fits);
-	/* kvp_record_push and kvp_record_rec own what they are given, even on failure */
-	for (size_t i = 0; ok && i < rep->nrows; i++) {
-		struct kvp_record *x = kvp_frag_row_to_record(&rep->rows[i]);
-		ok = x && kvp_record_push(r, "rows", x);
-	}
-	struct kvp_record *rr = ok ? kvp_record_new() : NULL;
-	int rec = rep->recommended;
-	ok = rr && (rec >= 0 ? kvp_record_u64(rr, "recommended_block_size", rep->rows[rec].block_size)
-			     : kvp_record_null(rr, "recommended_block_size")) &&
-	     kvp_record_str(rr, "reason", rep->reason);
-	if (!ok) {
-		kvp_record_free(rr);
-		return false;
-	}
-	return kvp_record_rec(r, "recommendation", rr);
-}
