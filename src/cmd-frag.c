@@ -295,16 +295,22 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 	       "one cached prefix keeps its %llu full blocks = %s\n", t1,
 	       (unsigned long long)cc->prefix_tokens, cc->zipf_s, cc->block_size,
 	       (unsigned long long)(cc->prefix_tokens / cc->block_size), t2);
-	printf("%12s %7s %9s %8s %14s %13s %17s\n", "cache", "%pool", "prefixes", "hit%",
-	       "saved tok/req", "seqs given up", "hit% id first");
+	printf("%.0f%% of the requests carry a prefix and look it up (hit%% is of theirs)\n",
+	       100 * cc->carrier_fraction);
+	printf("%12s %7s %9s %8s %14s %14s %13s %17s\n", "cache", "%pool", "prefixes", "hit%",
+	       "saved tok/car", "saved tok/req", "seqs given up", "hit% id first");
 	for (size_t i = 0; i < ncache; i++) {
 		kvp_format_bytes(cache[i].shared.cache_bytes, t1, sizeof t1);
-		printf("%12s %7.2f %9llu %8.2f %14.1f %13.1f %17.2f\n", t1,
+		printf("%12s %7.2f %9llu %8.2f %14.1f %14.1f %13.1f %17.2f\n", t1,
 		       100.0 * (double)cache[i].shared.cache_bytes / (double)fc->pool_bytes,
 		       (unsigned long long)cache[i].shared.capacity_prefixes,
-		       100 * cache[i].shared.hit_rate, cache[i].shared.saved_prefill_tokens,
+		       100 * cache[i].shared.hit_rate,
+		       cache[i].shared.saved_prefill_tokens_per_carrier,
+		       cache[i].shared.saved_prefill_tokens,
 		       cache[i].displaced, 100 * cache[i].stamped.hit_rate);
 	}
+	printf("  saved tok/car: prefill tokens saved per carrying request; tok/req: per request\n"
+	       "  of the stream (times the carrying share).\n");
 	printf("  seqs given up: cache bytes / pool bytes per live sequence at the recommended\n"
 	       "  block; id first: the same prefixes behind a timestamp or request id share nothing.\n");
 }
@@ -446,6 +452,7 @@ int kvp_cmd_frag(int argc, char **argv)
 		uint64_t full = cc.prefix_tokens / cc.block_size * cc.block_size;
 		cc.entry_bytes = kvp_frag_seq_bytes(&fc->shape, full, cc.block_size) - fc->shape.seq_bytes;
 		cc.requests = fc->requests;
+		cc.carrier_fraction = w.prefix_fraction;
 		cc.seed = fc->seed;
 		uint64_t sizes[16];
 		static const double pct[] = {0, 1, 2, 5, 10, 20, 50};
@@ -502,6 +509,8 @@ int kvp_cmd_frag(int argc, char **argv)
 				    kvp_record_u64(cr, "capacity_prefixes", x->capacity_prefixes) &&
 				    kvp_record_f64(cr, "hit_rate", x->hit_rate) &&
 				    kvp_record_f64(cr, "saved_prefill_tokens", x->saved_prefill_tokens) &&
+				    kvp_record_f64(cr, "saved_prefill_tokens_per_carrier",
+						   x->saved_prefill_tokens_per_carrier) &&
 				    kvp_record_f64(cr, "sequences_given_up", cache[i].displaced);
 			if (!good) {
 				kvp_record_free(cr);

@@ -1,8 +1,10 @@
 /* frag-cache.c: the prefix cache of `kvplan frag --prefix-cache`: an LRU over
  * distinct prefixes of Zipf popularity, for each cache size, giving the hit
- * rate and the prefill tokens it saves. */
+ * rate of the requests carrying a prefix and the prefill tokens it saves per
+ * carrier and per request of the whole stream. */
 #include "frag.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "dist.h"
@@ -21,7 +23,12 @@ kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const ui
 	if (!c->prefixes || c->prefixes > 10000000 || !(c->zipf_s > 0) || !c->block_size)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--prefix-cache",
 				     "needs 1 to 10,000,000 prefixes and a Zipf exponent above 0");
+	if (!(c->carrier_fraction > 0 && c->carrier_fraction <= 1))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "shared_prefix",
+				     "the share of requests carrying the prefix must be in (0, 1]");
 	uint64_t sb = c->prefix_tokens / c->block_size;
+	/* only carriers look a prefix up */
+	uint64_t lookups = (uint64_t)llround(c->carrier_fraction * (double)c->requests);
 	struct lru *l = calloc(n ? n : 1, sizeof *l);
 	kvp_status st = KVP_STATUS_OK;
 	if (!l)
@@ -47,7 +54,7 @@ kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const ui
 	kvp_rng_seed(&rng, c->seed);
 	/* With a timestamp or request id first, no two prefixes are equal and no
 	 * lookup can hit: every request misses, whatever the cache holds. */
-	for (uint64_t r = 0; r < c->requests && !c->unique_first_token; r++) {
+	for (uint64_t r = 0; r < lookups && !c->unique_first_token; r++) {
 		uint32_t id = (uint32_t)kvp_dist_sample(&z, &rng);
 		for (size_t i = 0; i < n; i++) {
 			struct lru *q = &l[i];
@@ -85,8 +92,10 @@ kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const ui
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		out[i].hit_rate = c->requests ? (double)l[i].hits / (double)c->requests : 0;
-		out[i].saved_prefill_tokens = out[i].hit_rate * (double)(sb * c->block_size);
+		out[i].hit_rate = lookups ? (double)l[i].hits / (double)lookups : 0;
+		out[i].saved_prefill_tokens_per_carrier = out[i].hit_rate * (double)(sb * c->block_size);
+		out[i].saved_prefill_tokens =
+			out[i].saved_prefill_tokens_per_carrier * c->carrier_fraction;
 	}
 out:
 	for (size_t i = 0; i < n; i++) {

@@ -664,6 +664,7 @@ static void sim_finish(struct sim *s, const struct kvp_frag_config *cfg)
 	uint64_t tok = kvp_frag_token_bytes(&cfg->shape);
 	r->measured_steps = s->steps;
 	r->peak_sequences = s->peak_live;
+	r->pool_bytes = s->pool;
 	if (s->paged) {
 		uint64_t block = tok * s->P;
 		r->num_blocks = block ? s->pool / block : 0;

@@ -144,7 +144,9 @@ struct kvp_frag_result {
 					    * pool had enough free bytes in total */
 	uint64_t preemptions;         /* paged: sequences evicted to let others grow */
 	uint64_t dropped;             /* requests that cannot fit even alone */
-	uint64_t metadata_bytes;      /* block table and allocator state, see frag.c */
+	uint64_t metadata_bytes;      /* block table and allocator state, see frag-sim.c */
+	uint64_t pool_bytes;          /* the KV pool the row ran in (metadata comes out of
+				       * the same memory) */
 	uint64_t num_blocks;          /* paged: pool / bytes of a block of every class */
 	double waste_tokens_per_sequence;  /* internal waste in token slots per live sequence */
 	double expected_waste_tokens;      /* paged closed form (P - 1) / 2 */
@@ -166,10 +168,20 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 			struct kvp_frag_result *out, size_t max, size_t *n,
 			struct kvp_error *err);
 
+/* Blocks under this many tokens cost decode kernels block-table lookups:
+ * they are recommended only when they hold KVP_FRAG_SMALL_BLOCK_GAIN more
+ * sequences than the best block of at least this size (frag-recommend.c
+ * cites the figures). */
+#define KVP_FRAG_SMALL_BLOCK 16u
+#define KVP_FRAG_SMALL_BLOCK_GAIN 0.26
+
 /* The recommended block size among the paged (or paged-shared, when present)
- * rows: the largest P whose mean sequences are within 1% of the best, since
- * a larger block means fewer blocks to track.  Returns the row index (or -1)
- * and writes the reason. */
+ * rows: rows are weighed by their mean sequences less the share of the pool
+ * their metadata takes (a row whose metadata fills the pool is impossible);
+ * the largest P within 1% of the best is taken, since a larger block means
+ * fewer blocks to track, and a P under KVP_FRAG_SMALL_BLOCK must beat the
+ * best larger block by KVP_FRAG_SMALL_BLOCK_GAIN.  Returns the row index, or
+ * -1 (no paged row, or none possible), and writes the reason. */
 int kvp_frag_recommend(const struct kvp_frag_result *rows, size_t n, char *reason, size_t size);
 
 /* ------------------------------------------------------------ prefix cache */
@@ -181,20 +193,24 @@ struct kvp_frag_cache_config {
 	uint32_t block_size;          /* only full blocks are cached: floor(k / P) */
 	uint64_t entry_bytes;         /* bytes of one cached prefix (its full blocks) */
 	bool unique_first_token;      /* a timestamp or request id first: nothing repeats */
-	uint64_t requests;
+	double carrier_fraction;      /* F, in (0, 1]: share of requests carrying a prefix;
+				       * only they look one up */
+	uint64_t requests;            /* of the whole stream: F x requests look a prefix up */
 	uint64_t seed;
 };
 
 struct kvp_frag_cache_result {
 	uint64_t cache_bytes;
 	uint64_t capacity_prefixes;   /* floor(cache_bytes / entry_bytes) */
-	double hit_rate;
-	double saved_prefill_tokens;  /* per request: hit_rate * floor(k / P) * P */
+	double hit_rate;              /* of the carriers' lookups */
+	double saved_prefill_tokens_per_carrier; /* hit_rate * floor(k / P) * P */
+	double saved_prefill_tokens;  /* per request of the stream: F times the above */
 };
 
-/* LRU over the prefixes for each cache size in sizes[0..n).  INVALID when
- * the prefix is shorter than a block and so caches nothing is not an error:
- * every hit rate is then 0. */
+/* LRU over the prefixes for each cache size in sizes[0..n), looked up by
+ * round(F x requests) carrier requests.  INVALID for no prefixes, a Zipf
+ * exponent not above 0 or F outside (0, 1].  A prefix shorter than a block
+ * caches nothing and is not an error: every hit rate is then 0. */
 kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const uint64_t *sizes,
 				 size_t n, struct kvp_frag_cache_result *out,
 				 struct kvp_error *err);

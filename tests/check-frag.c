@@ -502,9 +502,40 @@ START_TEST(test_recommend)
 	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
 	ck_assert_ptr_nonnull(strstr(why, "block 16"));
 	ck_assert_ptr_nonnull(strstr(why, "16x fewer"));
-	r[1].mean_sequences = 98; /* now 2% below: P = 1 wins */
+	/* now 2% below: P = 1 holds more, but not 26 % more than 98 (98 x 1.26
+	 * = 123.48): the kernel cost of blocks under 16 keeps 16 */
+	r[1].mean_sequences = 98;
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
+	ck_assert_ptr_nonnull(strstr(why, "under 16 tokens"));
+	r[0].mean_sequences = 124; /* 124 > 123.48: P = 1 wins */
 	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 0);
 	ck_assert_int_eq(kvp_frag_recommend(r, 0, why, sizeof why), -1);
+}
+END_TEST
+
+START_TEST(test_recommend_metadata)
+{
+	/* pool 1,000 B.  P = 16 holds 100 but its metadata takes 500 B: 100 x
+	 * (1 - 500 / 1,000) = 50; P = 32 holds 90 with 10 B: 90 x 0.99 = 89.1;
+	 * P = 64 holds 80 with 5 B: 79.6, more than 1 % below 89.1 -> 32 */
+	struct kvp_frag_result r[3] = {
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 16, .mean_sequences = 100,
+		 .metadata_bytes = 500, .pool_bytes = 1000},
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 32, .mean_sequences = 90,
+		 .metadata_bytes = 10, .pool_bytes = 1000},
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 64, .mean_sequences = 80,
+		 .metadata_bytes = 5, .pool_bytes = 1000},
+	};
+	char why[512];
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
+	/* a table as large as the pool (the 102 GiB table of issue 14 against a
+	 * smaller pool) is impossible, however many sequences it claims */
+	r[1].metadata_bytes = 1000;
+	r[2].metadata_bytes = 2000;
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 0);
+	r[0].metadata_bytes = 1000;
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "fill the KV pool"));
 }
 END_TEST
 
@@ -514,7 +545,7 @@ START_TEST(test_prefix_cache)
 {
 	struct kvp_frag_cache_config c = {.prefixes = 10, .zipf_s = 1, .prefix_tokens = 64,
 					  .block_size = 16, .entry_bytes = 64,
-					  .requests = 200000, .seed = 3};
+					  .carrier_fraction = 1, .requests = 200000, .seed = 3};
 	uint64_t sizes[] = {0, 64, 640};
 	struct kvp_frag_cache_result out[3];
 	struct kvp_error err = {0};
@@ -544,6 +575,19 @@ START_TEST(test_prefix_cache)
 	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
 	ck_assert_double_eq(out[2].hit_rate, 0);
 	ck_assert_double_eq(out[2].saved_prefill_tokens, 0);
+	/* one prefix, 30 % of 1,000 requests carry it: 300 lookups, all but the
+	 * first hit: 299 / 300 = 0.996667; a hit saves 64 tokens: 63.786667 per
+	 * carrier, x 0.3 = 19.136 per request (issue 22: F was ignored) */
+	c.prefixes = 1;
+	c.prefix_tokens = 64;
+	c.requests = 1000;
+	c.carrier_fraction = 0.3;
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(out[2].hit_rate, 299.0 / 300, 1e-12);
+	ck_assert_double_eq_tol(out[2].saved_prefill_tokens_per_carrier, 64 * 299.0 / 300, 1e-9);
+	ck_assert_double_eq_tol(out[2].saved_prefill_tokens, 0.3 * 64 * 299.0 / 300, 1e-9);
+	c.carrier_fraction = 0;
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_INVALID);
 }
 END_TEST
 
@@ -686,6 +730,7 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_determinism);
 	tcase_add_test(core, test_drop_too_long);
 	tcase_add_test(core, test_recommend);
+	tcase_add_test(core, test_recommend_metadata);
 	tcase_add_test(core, test_prefix_cache);
 	tcase_add_test(core, test_issue14_event_order);
 	tcase_set_timeout(core, 120);

@@ -115,6 +115,17 @@ expect_rc 0
 expect_out '"prefix_first": "shared"'
 expect_out '"prefix_first": "request-id"'
 expect_out '"hit_rate": 0.999'                # (1,000 - 1) / 1,000
+expect_out '"saved_prefill_tokens": 63.936'    # 0.999 x 64 (4 full blocks of 16)
+# half the requests carry the prefix (issue 22): 500 look it up, 499 hit:
+# 0.998 of the carriers, 0.998 x 64 = 63.872 tokens per carrier, x 0.5 =
+# 31.936 per request of the stream
+run "$KVPLAN" frag $fixed --prompt fixed:100 --output fixed:10 --shared-prefix 64:0.5 \
+	--max-len 4096 --block-sizes 16 --requests 1000 --prefix-cache 1 \
+	--cache-sizes 1GiB --format json
+expect_rc 0
+expect_out '"hit_rate": 0.998'
+expect_out '"saved_prefill_tokens": 31.936'
+expect_out '"saved_prefill_tokens_per_carrier": 63.872'
 run "$KVPLAN" frag $fixed --prompt fixed:100 --output fixed:10 --shared-prefix 64 \
 	--max-len 4096 --block-sizes 16 --requests 1000 --prefix-cache 100:1.2
 expect_out "Prefix cache: LRU over 100 prefixes of 64 tokens, Zipf(1.2)"
