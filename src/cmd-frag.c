@@ -17,7 +17,8 @@ static const char *const cmd = "frag";
 enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_LENGTHS, OPT_PROMPT, OPT_OUTPUT, OPT_MAX_LEN,
 	OPT_BLOCK_SIZES, OPT_SHARED_PREFIX, OPT_MAX_TOKENS, OPT_REQUESTS, OPT_SEED, OPT_WARMUP,
-	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES, OPT_POLICIES
+	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES, OPT_POLICIES, OPT_ARRIVAL_RATE,
+	OPT_STEP_TIME
 };
 
 static void help(void)
@@ -50,6 +51,11 @@ static void help(void)
 	       "  --requests N              requests simulated (default 100000)\n"
 	       "  --warmup N                admissions before measuring (default requests/10)\n"
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
+	       "Arrivals over time (paged rows only; without them every request waits):\n"
+	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
+	       "  --step-time S             seconds per scheduler step (required with a rate);\n"
+	       "                            each step: a decode token per running sequence and\n"
+	       "                            prefill chunks up to --max-batched-tokens\n"
 	       "Prefix cache:\n"
 	       "  --prefix-cache N[:S]      LRU over N distinct prefixes of the shared-prefix\n"
 	       "                            length with Zipf(S) popularity (default S = 1)\n"
@@ -73,6 +79,8 @@ struct frag_opts {
 	bool has_policies;
 	uint64_t cache_sizes[16];
 	size_t ncache;
+	double arrival_rate, step_time_s;
+	bool has_rate, has_step;
 };
 
 /* "2048" or "2048:0.7". */
@@ -132,6 +140,19 @@ static int parse_policies(struct frag_opts *o, const char *arg)
 						   "contiguous-request, paged, paged-shared)", t);
 		o->policy[p] = true;
 	}
+	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++)
+		if (o->policy[p])
+			return 0;
+	return kvp_cli_usage_error(cmd, "--policies: empty list (contiguous-max, contiguous-request, "
+				   "paged, paged-shared)");
+}
+
+/* A positive, finite number: --arrival-rate, --step-time. */
+static int parse_positive(const char *opt, const char *arg, double *out)
+{
+	if (kvp_parse_double(arg, out) || !(*out > 0) || !isfinite(*out))
+		return kvp_cli_usage_error(cmd, "%s: expected a positive, finite number, got '%s'",
+					   opt, arg);
 	return 0;
 }
 
@@ -158,6 +179,12 @@ static int frag_option(struct frag_opts *o, int opt, const char *arg)
 	case OPT_ALLOCATOR: return parse_allocator(o, arg);
 	case OPT_CACHE_SIZES: return parse_sizes(o, arg);
 	case OPT_POLICIES: return parse_policies(o, arg);
+	case OPT_ARRIVAL_RATE:
+		o->has_rate = true;
+		return parse_positive("--arrival-rate", arg, &o->arrival_rate);
+	case OPT_STEP_TIME:
+		o->has_step = true;
+		return parse_positive("--step-time", arg, &o->step_time_s);
 	case OPT_BLOCK_SIZES:
 		if (!kvp_cli_token_list(cmd, "--block-sizes", arg, o->blocks, KVP_FRAG_MAX_BLOCK_SIZES,
 					&o->nblock))
@@ -268,6 +295,20 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 		       (unsigned long long)r->preemptions, r->waste_tokens_per_sequence, exp, meta,
 		       (int)i == rec ? "  <- recommended" : "");
 	}
+	if (n && rows[0].arrival_rate > 0) {
+		printf("\nArrivals: %g requests/s (Poisson), %g s per step, %llu tokens per step\n",
+		       rows[0].arrival_rate, fc->step_time_s,
+		       (unsigned long long)fc->max_batched_tokens);
+		printf("%-9s %12s %12s %10s %12s %9s %14s\n", "P", "queue s", "p99 queue s",
+		       "live", "latency s", "preempt", "throughput/s");
+		for (size_t i = 0; i < n; i++)
+			printf("%-9u %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n", rows[i].block_size,
+			       rows[i].mean_queue_s, rows[i].p99_queue_s, rows[i].mean_live_sequences,
+			       rows[i].mean_latency_s, (unsigned long long)rows[i].preemptions,
+			       rows[i].throughput_rps);
+		printf("  live = arrival rate x (latency - queue) when nothing is preempted "
+		       "(Little's law).\n");
+	}
 	if (!max_fits)
 		printf("contiguous-max: one reservation of max_len is larger than the pool: 0 sequences\n");
 	printf("\n  used: pool bytes holding real tokens; int.w: reserved or allocated but empty;\n"
@@ -315,6 +356,27 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 	       "  block; id first: the same prefixes behind a timestamp or request id share nothing.\n");
 }
 
+/* Simulation speed for the up-front estimate, measured by bench/frag-bench.sh
+ * on a slow core and rounded up: the saturated mode about 0.3 us per request
+ * and row, arrivals over time about 1 us. */
+#define FRAG_US_PER_REQUEST_ROW 0.3
+#define FRAG_US_PER_ARRIVAL_ROW 1.0
+#define FRAG_PROGRESS_FROM_S 10.0
+
+/* Progress on stderr, at each further tenth of the requests. */
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+	unsigned *tenth = ctx;
+	unsigned now = (unsigned)((double)done / (double)total * 10);
+	if (now <= *tenth)
+		return;
+	*tenth = now;
+	char t1[64], t2[64];
+	kvp_format_u64(done, t1, sizeof t1);
+	kvp_format_u64(total, t2, sizeof t2);
+	fprintf(stderr, "kvplan frag: %s of %s requests drawn\n", t1, t2);
+}
+
 int kvp_cmd_frag(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -334,6 +396,8 @@ int kvp_cmd_frag(int argc, char **argv)
 		{"prefix-cache", required_argument, NULL, OPT_PREFIX_CACHE},
 		{"cache-sizes", required_argument, NULL, OPT_CACHE_SIZES},
 		{"policies", required_argument, NULL, OPT_POLICIES},
+		{"arrival-rate", required_argument, NULL, OPT_ARRIVAL_RATE},
+		{"step-time", required_argument, NULL, OPT_STEP_TIME},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -363,6 +427,10 @@ int kvp_cmd_frag(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!c.model)
 		return kvp_cli_usage_error(cmd, "--model is required");
+	if (o.has_rate != o.has_step)
+		return kvp_cli_usage_error(cmd, o.has_rate ? "--arrival-rate needs --step-time S (the "
+							     "seconds of one scheduler step)"
+							   : "--step-time applies only with --arrival-rate");
 
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
@@ -393,6 +461,22 @@ int kvp_cmd_frag(int argc, char **argv)
 	fo.fit[1] = o.fit[1];
 	fo.has_policies = o.has_policies;
 	memcpy(fo.policy, o.policy, sizeof fo.policy);
+	/* more requests than a minute's simulation: say so up front and show
+	 * progress (the rows run side by side over one stream) */
+	size_t nb = o.nblock ? o.nblock : 7, est_rows = o.has_rate ? nb : 4 + 2 * nb;
+	double est_s = (double)o.requests * (double)est_rows * 1e-6 *
+		       (o.has_rate ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
+	unsigned tenth = 0;
+	if (est_s > FRAG_PROGRESS_FROM_S) {
+		char t1[64];
+		kvp_format_u64(o.requests, t1, sizeof t1);
+		fprintf(stderr, "kvplan frag: %s requests over about %zu rows: about %.0f s; "
+			"progress follows\n", t1, est_rows, est_s);
+		fo.progress = progress;
+		fo.progress_ctx = &tenth;
+	}
+	fo.arrival_rate = o.arrival_rate;
+	fo.step_time_s = o.step_time_s;
 	fo.nblock = o.nblock;
 	for (size_t i = 0; i < o.nblock; i++)
 		fo.block_sizes[i] = (uint32_t)o.blocks[i];

@@ -52,6 +52,11 @@ kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
 	fc->requests = fo->requests;
 	fc->warmup = fo->has_warmup ? fo->warmup : fo->requests / 10;
 	fc->seed = fo->seed;
+	fc->arrival_rate = fo->arrival_rate;
+	fc->step_time_s = fo->step_time_s;
+	fc->progress = fo->progress;
+	fc->progress_ctx = fo->progress_ctx;
+	fc->max_batched_tokens = o->max_batched_tokens ? o->max_batched_tokens : 8192;
 	fc->fit[0] = fo->fit[0];
 	fc->fit[1] = fo->fit[1];
 	fc->prefix_tokens = w->prefix_tokens;
@@ -106,6 +111,14 @@ struct kvp_record *kvp_frag_row_to_record(const struct kvp_frag_result *r)
 			  : kvp_record_null(x, "num_blocks"));
 	ok = ok && kvp_record_f64(x, "held_bytes_per_sequence", r->held_bytes_per_sequence) &&
 	     kvp_record_u64(x, "measured_steps", r->measured_steps);
+	if (r->arrival_rate > 0)
+		ok = ok && kvp_record_f64(x, "arrival_rate", r->arrival_rate) &&
+		     kvp_record_f64(x, "mean_queue_s", r->mean_queue_s) &&
+		     kvp_record_f64(x, "p99_queue_s", r->p99_queue_s) &&
+		     kvp_record_f64(x, "mean_live_sequences", r->mean_live_sequences) &&
+		     kvp_record_f64(x, "mean_latency_s", r->mean_latency_s) &&
+		     kvp_record_f64(x, "throughput_rps", r->throughput_rps) &&
+		     kvp_record_u64(x, "completed", r->completed);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;

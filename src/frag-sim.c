@@ -28,6 +28,7 @@
 
 #include "dist.h"
 #include "frag-events.h"
+#include "frag-requests.h"
 #include "units.h"
 
 struct sim;
@@ -59,39 +60,7 @@ static uint64_t class_cap_blocks(const struct kvp_frag_shape *sh, uint32_t c, ui
 }
 
 
-/* ------------------------------------------------------------ requests */
-
-struct req {
-	uint64_t p, o;      /* prompt (with any prefix) and output still to generate */
-	uint8_t prefix;     /* carries the shared prefix */
-};
-
 #define CHUNK 16384
-
-/* Draw n requests: the workload's lengths, the prefix for a share of them,
- * then the caps (max_len on p + o, max_tokens on o). */
-static void draw(const struct kvp_frag_config *c, const struct kvp_workload *w,
-		 struct kvp_rng *r, struct req *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t p, o;
-		kvp_workload_sample(w, r, &p, &o);
-		bool carrier = c->prefix_tokens &&
-			       (c->prefix_fraction >= 1 ||
-				(c->prefix_fraction > 0 && kvp_rng_uniform(r) < c->prefix_fraction));
-		if (carrier)
-			p += c->prefix_tokens;
-		if (p > c->max_len)
-			p = c->max_len;
-		if (o > c->max_len - p)
-			o = c->max_len - p;
-		if (c->max_tokens && o > c->max_tokens)
-			o = c->max_tokens;
-		out[i].p = p;
-		out[i].o = o;
-		out[i].prefix = carrier;
-	}
-}
 
 /* ------------------------------------------------------------ one row */
 
@@ -138,10 +107,10 @@ struct sim {
 	size_t capseqs;
 	uint64_t live;
 	struct kvp_frag_evq ev;                 /* departures and saturations */
-	struct req *stack;                      /* preempted, waiting first (LIFO) */
+	struct kvp_frag_req *stack;                      /* preempted, waiting first (LIFO) */
 	size_t nstack, capstack;
 	struct kvp_frag_arena *arena;
-	const struct req *chunk;
+	const struct kvp_frag_req *chunk;
 	size_t nchunk, pos;
 	bool last, admitting, done;
 	bool frag_blocked;                      /* the head waits though free >= its size */
@@ -235,7 +204,7 @@ static bool heap_push(struct sim *s, uint64_t t, uint32_t slot, uint8_t type, ui
 	return true;
 }
 
-static bool push_waiting(struct sim *s, struct req r)
+static bool push_waiting(struct sim *s, struct kvp_frag_req r)
 {
 	if (!grow(s, (void **)&s->stack, &s->capstack, s->nstack, sizeof *s->stack, 64))
 		return false;
@@ -295,7 +264,7 @@ static void seq_remove(struct sim *s, uint32_t i)
 }
 
 /* Admit r at step t (its bytes are known to fit). */
-static bool seq_admit(struct sim *s, const struct req *r, uint64_t need, uint64_t addr)
+static bool seq_admit(struct sim *s, const struct kvp_frag_req *r, uint64_t need, uint64_t addr)
 {
 	uint32_t i = slot_get(s);
 	if (!i)
@@ -357,7 +326,7 @@ static bool seq_admit(struct sim *s, const struct req *r, uint64_t need, uint64_
 
 /* The bytes r needs now: its reservation (contiguous) or its blocks and, for
  * the first carrier, the shared prefix (paged). */
-static uint64_t need_bytes(const struct sim *s, const struct req *r)
+static uint64_t need_bytes(const struct sim *s, const struct kvp_frag_req *r)
 {
 	if (!s->paged) {
 		const struct kvp_frag_config *c = s->cfg;
@@ -379,7 +348,7 @@ static int sim_admit(struct sim *s)
 {
 	s->frag_blocked = false;
 	for (;;) {
-		const struct req *r;
+		const struct kvp_frag_req *r;
 		if (s->nstack)
 			r = &s->stack[s->nstack - 1];
 		else if (s->pos < s->nchunk)
@@ -409,7 +378,7 @@ static int sim_admit(struct sim *s)
 			return ADMIT_BLOCKED;
 		}
 		if (fits) {
-			struct req copy = *r;
+			struct kvp_frag_req copy = *r;
 			if (!seq_admit(s, &copy, need, addr))
 				return ADMIT_DONE; /* out of memory: oom is set */
 		}
@@ -528,7 +497,7 @@ static void sim_step(struct sim *s)
 				if ((q->in_blocks & (1u << c)) && q->key == idx)
 					need -= s->bpb[c];
 			uint64_t g = s->t - 1 - q->a;
-			struct req back = {q->p + g, q->o - g, q->prefix};
+			struct kvp_frag_req back = {q->p + g, q->o - g, q->prefix};
 			bool alone = s->live == 1;
 			seq_remove(s, v);
 			if (alone) {
@@ -546,7 +515,7 @@ static void sim_step(struct sim *s)
 
 /* Feed a chunk of requests; returns when the chunk is used up or the stream
  * ends (the drain after the last admission is not simulated). */
-static void sim_feed(struct sim *s, const struct req *chunk, size_t n, bool last)
+static void sim_feed(struct sim *s, const struct kvp_frag_req *chunk, size_t n, bool last)
 {
 	s->chunk = chunk;
 	s->nchunk = n;
@@ -753,13 +722,37 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 							      .block_size = cfg->block_sizes[b]};
 		}
 	}
+	if (!nr)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "policies",
+				     "nothing to simulate: %s",
+				     cfg->policy[KVP_FRAG_POLICY_PAGED_SHARED] && !prefix
+					     ? "paged-shared needs a shared prefix (--shared-prefix)"
+					     : "no policy, allocator or block size left");
+	if (cfg->arrival_rate != 0) {
+		/* arrivals over time: the paged rows, one after the other */
+		size_t k = 0;
+		for (size_t i = 0; i < nr; i++)
+			if (rows[i].policy == KVP_FRAG_POLICY_PAGED)
+				rows[k++] = rows[i];
+		if (!k)
+			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "policies",
+					     "arrivals over time simulate the paged policy only");
+		for (size_t i = 0; i < k; i++) {
+			kvp_status st = kvp_frag_arrivals_run(cfg, w, &rows[i], err);
+			if (st)
+				return st;
+			if (i < max)
+				out[(*n)++] = rows[i];
+		}
+		return KVP_STATUS_OK;
+	}
 	if (cfg->policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] &&
 	    kvp_frag_seq_bytes(&cfg->shape, cfg->max_len, 1) > cfg->pool_bytes)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "max_len",
 				     "one reservation of %llu tokens is larger than the KV pool",
 				     (unsigned long long)cfg->max_len);
 	struct sim *sims = calloc(nr ? nr : 1, sizeof *sims);
-	struct req *buf = malloc(CHUNK * sizeof *buf);
+	struct kvp_frag_req *buf = malloc(CHUNK * sizeof *buf);
 	kvp_status st = KVP_STATUS_OK;
 	if (!sims || !buf) {
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -775,10 +768,12 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 	kvp_rng_seed(&rng, cfg->seed);
 	for (uint64_t done = 0; done < cfg->requests;) {
 		size_t m = cfg->requests - done < CHUNK ? (size_t)(cfg->requests - done) : CHUNK;
-		draw(cfg, w, &rng, buf, m);
+		kvp_frag_draw(cfg, w, &rng, buf, m);
 		done += m;
 		for (size_t i = 0; i < nr; i++)
 			sim_feed(&sims[i], buf, m, done == cfg->requests);
+		if (cfg->progress)
+			cfg->progress(cfg->progress_ctx, done, cfg->requests);
 	}
 	for (size_t i = 0; i < nr; i++) {
 		if (sims[i].oom || sims[i].ev.oom) {

@@ -120,6 +120,13 @@ struct kvp_frag_config {
 	uint64_t warmup;              /* admissions before measuring */
 	uint64_t seed;
 	uint64_t max_seqs;            /* 0: only memory limits the live sequences */
+	/* arrivals over time (frag-arrivals.c); arrival_rate 0: the saturated mode */
+	double arrival_rate;          /* requests/s, Poisson */
+	double step_time_s;           /* one scheduler step (prefill chunk + decode) */
+	uint64_t max_batched_tokens;  /* tokens per step, prefill chunks and decodes */
+	/* called (when set) after each chunk of requests drawn: done of total */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* Defaults: every policy, first and best fit, block sizes 1, 8, 16, 32, 64,
@@ -153,14 +160,36 @@ struct kvp_frag_result {
 	double held_bytes_per_sequence;    /* pool bytes per live sequence */
 	uint64_t measured_steps;
 	uint64_t admitted;
+	/* arrivals over time only (arrival_rate > 0), over the whole run */
+	double arrival_rate;          /* requests/s asked for */
+	double mean_queue_s;          /* arrival to first admission */
+	double p99_queue_s;           /* within 1 % (a log histogram) */
+	double mean_live_sequences;   /* time-average of running sequences */
+	double mean_latency_s;        /* arrival to the last token */
+	double throughput_rps;        /* completed / time to the last completion */
+	uint64_t completed;
 };
+
+/* Arrivals over time, for one paged row (res->policy, res->block_size):
+ * requests arrive as a Poisson process of cfg->arrival_rate (seeded), wait
+ * first come first served, are admitted when their first prefill chunk's
+ * blocks fit; each step of cfg->step_time_s gives every running sequence one
+ * decode token and the prefills chunks of what is left of
+ * cfg->max_batched_tokens; a sequence that finds no free block preempts the
+ * newest (recompute: back to the front of the queue).  The run lasts until
+ * every request has finished.  Memory: the running and waiting requests.
+ * Errors: INVALID (rate, step time or budget not positive and finite);
+ * NOMEM; INTERNAL when a conservation check fails. */
+kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+				 struct kvp_frag_result *res, struct kvp_error *err);
 
 /* Run every configured row over the same request stream.  Rows are written
  * to out (up to max) in the order contiguous-max (first, best),
  * contiguous-request (first, best), paged (each P), paged-shared (each P);
  * paged-shared only when a prefix is configured.  Memory: the live set and a
  * fixed buffer of requests, whatever cfg->requests is.  Errors: INVALID for a
- * pool that holds no reservation at all, or bad settings; NOMEM; INTERNAL
+ * pool that holds no reservation at all, or bad settings; USAGE when no row
+ * is left to simulate (paged-shared alone without a prefix); NOMEM; INTERNAL
  * when a row fails its conservation checks (shares of the pool outside
  * [0, 1] or not adding up to 1, tokens not conserved, more sequences live
  * than the pool holds): no rows are returned then. */
@@ -229,6 +258,10 @@ struct kvp_frag_opts {
 	bool has_policies;            /* policy[] replaces the default (all) */
 	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
 	size_t nblock;                /* 0: the budget's block_size, else the defaults */
+	double arrival_rate;          /* > 0: arrivals over time (then step_time_s > 0) */
+	double step_time_s;
+	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* see kvp_frag_config */
+	void *progress_ctx;
 };
 
 /* kvplan frag's defaults: 100,000 requests, seed 1, both allocators. */

@@ -714,6 +714,71 @@ START_TEST(test_issue14_event_order)
 }
 END_TEST
 
+/* ------------------------------------------------------------ arrivals */
+
+START_TEST(test_arrivals_little)
+{
+	/* A pool of 1,000,000 tokens, prompts of 100, outputs uniform 1..100 (mean
+	 * 50.5), 20 requests/s, 10 ms steps, 8,192 tokens per step: a request
+	 * prefills in its first step (sampling its first token), then decodes one
+	 * token a step: o steps in service, 0.505 s on average; about 20 x 0.505 =
+	 * 10.1 running at once, far below what the pool holds (no preemption). */
+	setup("fixed:100", "uniform:1,100", 1000000, 4096);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	cfg.arrival_rate = 20;
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.requests = 20000;
+	run();
+	ck_assert_uint_eq(nrows, 1);
+	const struct kvp_frag_result *r = &rows[0];
+	ck_assert_uint_eq(r->preemptions, 0);
+	ck_assert_uint_eq(r->completed, 20000);
+	/* Little's law, exactly, with the measured completion rate: every
+	 * request runs (latency - queue) / dt steps and is counted in each */
+	ck_assert_double_eq_tol(r->mean_live_sequences,
+				r->throughput_rps * (r->mean_latency_s - r->mean_queue_s), 1e-9);
+	/* and with the rate asked for, within sampling error: the arrival count
+	 * over the run is Poisson, relative sd 1 / sqrt(20,000) = 0.71 %; the
+	 * service time's mean 0.505 s has sd 0.289 / sqrt(20,000) s = 0.40 %;
+	 * allow 5 sd of both, 4.1 % */
+	ck_assert_double_eq_tol(r->mean_live_sequences, 20 * (r->mean_latency_s - r->mean_queue_s),
+				0.041 * r->mean_live_sequences);
+	ck_assert_double_eq_tol(r->mean_live_sequences, 20 * 0.505, 0.041 * 10.1);
+	/* mostly idle: a request waits for the next step boundary, under 10 ms */
+	ck_assert(r->mean_queue_s < 0.01);
+	ck_assert(r->p99_queue_s <= 0.01 * 1.01);
+	ck_assert_double_eq_tol(r->throughput_rps, 20, 20 * 0.036);
+	/* the shares of the pool still add up */
+	ck_assert_double_eq_tol(r->used_fraction + r->internal_waste_fraction +
+				r->external_waste_fraction + r->free_fraction, 1, 1e-9);
+}
+END_TEST
+
+START_TEST(test_arrivals_errors)
+{
+	struct kvp_error err = {0};
+	size_t n;
+	setup("fixed:100", "fixed:10", 100000, 4096);
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.arrival_rate = INFINITY;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
+			 KVP_STATUS_INVALID);
+	cfg.arrival_rate = 1;
+	cfg.step_time_s = 0;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
+			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "step_time");
+	cfg.step_time_s = 0.01;
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = true;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
+			 KVP_STATUS_INVALID);
+}
+END_TEST
+
 static Suite *frag_suite(void)
 {
 	Suite *s = suite_create("frag");
@@ -733,10 +798,12 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_recommend_metadata);
 	tcase_add_test(core, test_prefix_cache);
 	tcase_add_test(core, test_issue14_event_order);
+	tcase_add_test(core, test_arrivals_little);
 	tcase_set_timeout(core, 120);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_errors);
+	tcase_add_test(errors, test_arrivals_errors);
 	suite_add_tcase(s, errors);
 	return s;
 }

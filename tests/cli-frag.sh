@@ -147,7 +147,12 @@ for args in "--prompt fixed:10" "--prompt lognormal:5 --output fixed:1" "--promp
 	    "--workload chat --block-sizes 100000" "--workload chat --shared-prefix 64:1.5" \
 	    "--workload chat --shared-prefix 9000" "--workload chat --requests 0" \
 	    "--workload chat --prefix-cache x" "--workload chat --prefix-cache 10" "" \
-	    "--workload chat --bogus"; do
+	    "--workload chat --bogus" "--workload chat --arrival-rate 2" \
+	    "--workload chat --step-time 0.02" "--workload chat --arrival-rate 0 --step-time 0.02" \
+	    "--workload chat --arrival-rate inf --step-time 0.02" \
+	    "--workload chat --arrival-rate 2 --step-time 0" \
+	    "--workload chat --arrival-rate -1 --step-time 0.02" \
+	    "--workload chat --policies paged-shared"; do
 	run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm $args
 	expect_rc 2
 	expect_err "kvplan frag:"
@@ -155,6 +160,41 @@ done
 run "$KVPLAN" frag --gpu h100-sxm --workload chat
 expect_rc 2
 expect_err "--model is required"
+# an empty policy list or a policy with nothing to run: never an empty table
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --policies ""
+expect_rc 2
+expect_err "--policies: empty list"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --policies paged-shared
+expect_rc 2
+expect_err "paged-shared needs a shared prefix"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --arrival-rate 2
+expect_err "--arrival-rate needs --step-time"
+# an empty lengths file, or one of a header only, is an input error
+: > "$tmp/empty.csv"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$tmp/empty.csv"
+expect_rc 3
+expect_err "empty.csv: error: no rows"
+# more requests than a minute's simulation: an estimate, then progress, on
+# stderr (4 contiguous + 2 x 7 paged rows x 10^7 x 0.3 us = 54 s estimated,
+# so 10^7 requests cross the 10 s threshold; --policies paged --block-sizes
+# 16 keeps the run itself short: 1 row)
+run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--requests 40000000 --policies paged --block-sizes 16 --format csv
+expect_rc 0
+expect_err "requests over about 6 rows: about 72 s; progress follows"
+expect_err "kvplan frag: 40,000,000 of 40,000,000 requests drawn"
+
+# arrivals over time (tests/check-frag.c checks Little's law): a request of
+# 1,000 prompt tokens and no output takes one step; at 1 request/s and 0.5 s
+# steps nothing waits but for the next step boundary (on average 0.25 s)
+run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--requests 2000 --block-sizes 16 --arrival-rate 1 --step-time 0.5 --format json
+expect_rc 0
+expect_json arrival_rate 1
+expect_out '"completed": 2000'
+expect_out '"preemptions": 0'
+expect_out '"mean_queue_s": 0.2'      # 0.25 within sampling error: 0.2xxx
+
 
 # invalid files exit 3 with path:line:col: error: field: message
 count=0
