@@ -110,6 +110,13 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				     "arrivals run paged rows only");
 	const struct kvp_frag_shape *sh = &cfg->shape;
 	const uint64_t pool = cfg->pool_bytes;
+	/* layers that keep every token grow by their bytes per token, and take a
+	 * block only when the old length is a multiple of P: the common case
+	 * needs no call into the shape */
+	bool linear = true;
+	for (uint32_t c = 0; c < sh->nclass; c++)
+		linear = linear && (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
+	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
 	struct ring waiting = {0};
 	struct aseq *run = NULL;
 	size_t nrun = 0, caprun = 0;
@@ -121,7 +128,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	kvp_rng_seed(&rng, cfg->seed);
 	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
 	double next_s = -log(1 - kvp_rng_uniform(&arr)) / R;
-	uint64_t drawn = 0, i = 0, held = 0, done = 0;
+	uint64_t drawn = 0, i = 0, held = 0, used = 0, done = 0;
 	double sum_live = 0, sum_used = 0, sum_held = 0, sum_lat = 0, sum_queue = 0, last_s = 0;
 	for (;;) {
 		double now = (double)i * dt;
@@ -154,11 +161,20 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			struct aseq *q = &run[k];
 			uint64_t want = q->kv < q->p ? q->p - q->kv : 1;
 			uint64_t chunk = want < budget ? want : budget;
-			uint64_t extra = kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
-					 kvp_frag_seq_bytes(sh, q->kv, P);
+			uint64_t extra, grown;
+			if (linear && chunk == 1) {
+				extra = q->kv % P == 0 ? block_bytes : 0;
+				grown = tok_bytes;
+			} else {
+				extra = kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
+					kvp_frag_seq_bytes(sh, q->kv, P);
+				grown = kvp_frag_seq_bytes(sh, q->kv + chunk, 1) -
+					kvp_frag_seq_bytes(sh, q->kv, 1);
+			}
 			while (extra > pool - held && nrun > k) {
 				struct aseq v = run[--nrun];
 				held -= kvp_frag_seq_bytes(sh, v.kv, P);
+				used -= kvp_frag_seq_bytes(sh, v.kv, 1);
 				/* recompute: its tokens so far are prefilled again */
 				v.p += v.gen;
 				v.o -= v.gen;
@@ -170,6 +186,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			if (nrun == k)
 				break; /* q itself gave way */
 			held += extra;
+			used += grown;
 			q->kv += chunk;
 			q->ran = true;
 			budget -= chunk;
@@ -199,6 +216,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			x.kv = chunk;
 			x.ran = true;
 			held += need;
+			used += kvp_frag_seq_bytes(sh, chunk, 1);
 			budget -= chunk;
 			run[nrun++] = x;
 			if (nrun > res->peak_sequences)
@@ -214,9 +232,6 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		}
 		/* the step's averages, then its tokens: a finished prefill samples the
 		 * first output token, each decode one more */
-		uint64_t used = 0;
-		for (size_t k = 0; k < nrun; k++)
-			used += kvp_frag_seq_bytes(sh, run[k].kv, 1);
 		sum_live += (double)nrun;
 		sum_used += (double)used;
 		sum_held += (double)held;
@@ -231,6 +246,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				q->gen++;
 			if (ran && q->kv >= q->p && q->gen >= q->o) {
 				held -= kvp_frag_seq_bytes(sh, q->kv, P);
+				used -= kvp_frag_seq_bytes(sh, q->kv, 1);
 				sum_lat += end - q->arrival_s;
 				sum_queue += q->queue_s;
 				qhist[qbin(q->queue_s)]++;
@@ -243,7 +259,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		nrun = keep;
 		i++;
 	}
-	if (held != 0 || done + res->dropped != cfg->requests) {
+	if (held != 0 || used != 0 || done + res->dropped != cfg->requests) {
 		st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
 				   "a consistency check failed (a bug): arrivals, block %u: %llu B "
 				   "still held, %llu of %llu requests accounted for", P,
