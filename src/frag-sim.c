@@ -244,7 +244,8 @@ static void seq_remove(struct sim *s, uint32_t i)
 		}
 	} else {
 		s->held -= q->resv;
-		kvp_frag_arena_release(s->arena, q->addr, q->resv);
+		if (q->resv)
+			kvp_frag_arena_release(s->arena, q->addr, q->resv);
 	}
 	for (uint32_t c = 0; c < s->nclass; c++)
 		if (q->in_tokens & (1u << c))
@@ -365,7 +366,9 @@ static int sim_admit(struct sim *s)
 		} else if (s->paged) {
 			fits = need <= free_bytes;
 		} else {
-			fits = kvp_frag_arena_alloc(s->arena, need, s->fit, &addr);
+			/* an empty reservation (no prompt, no output, no state) takes
+			 * no hole; the arena refuses size 0, which blocked it forever */
+			fits = need == 0 || kvp_frag_arena_alloc(s->arena, need, s->fit, &addr);
 		}
 		if (need <= s->pool && !fits) {
 			if (!s->paged && need <= free_bytes) {

@@ -45,7 +45,7 @@ static void make_dist(int k, uint64_t mean, bool allow_zero, struct kvp_dist *d)
 	switch (k) {
 	case 0: snprintf(spec, sizeof spec, "fixed:%llu", (unsigned long long)(mean ? mean : 1)); break;
 	case 1: snprintf(spec, sizeof spec, "uniform:%llu,%llu", (unsigned long long)lo,
-			 (unsigned long long)(2 * mean)); break;
+			 (unsigned long long)(mean ? 2 * mean : 1)); break;
 	case 2: snprintf(spec, sizeof spec, "normal:%llu,%llu", (unsigned long long)(mean + 1),
 			 (unsigned long long)(mean / 2 + 1)); break;
 	case 3: snprintf(spec, sizeof spec, "lognormal:%llu,%.2f", (unsigned long long)(mean + 1),
@@ -134,7 +134,12 @@ START_TEST(test_against_reference)
 		cfg.max_len = huge ? 16 : gen(8, 4096);
 		uint64_t pmean = huge ? gen(1, 3) : gen(1, cfg.max_len / 2);
 		uint64_t omean = huge ? gen(0, 2) : gen(0, 60);
-		if (huge) {
+		if (c % 40 == 17) {
+			/* empty requests: no prompt, no output (fixed:0 both) */
+			struct kvp_error e2 = {0};
+			ck_assert_int_eq(kvp_dist_parse("fixed:0", "prompt", &w.prompt, &e2), 0);
+			ck_assert_int_eq(kvp_dist_parse("fixed:0", "output", &w.output, &e2), 0);
+		} else if (huge) {
 			make_dist(0, pmean, false, &w.prompt);
 			make_dist(0, omean, true, &w.output);
 		} else {

@@ -475,6 +475,25 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+START_TEST(test_empty_requests)
+{
+	/* fixed:0 prompts and outputs: contiguous-request reserves 0 + 0 tokens,
+	 * which took no hole and waited forever; now all 1,000 are admitted at
+	 * the first step, where the stream ends: nothing is measured */
+	setup("fixed:0", "fixed:0", 1000, 16);
+	cfg.requests = 1000;
+	cfg.warmup = 0;
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_REQUEST] = true;
+	run();
+	for (size_t i = 0; i < nrows; i++) {
+		ck_assert_uint_eq(rows[i].admitted, 1000);
+		ck_assert_uint_eq(rows[i].peak_sequences, 1000);
+		ck_assert_uint_eq(rows[i].measured_steps, 0);
+	}
+}
+END_TEST
+
 START_TEST(test_drop_too_long)
 {
 	/* a 200-token prompt never fits a 100-token pool: dropped, not looping */
@@ -794,6 +813,7 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_preemption);
 	tcase_add_test(core, test_determinism);
 	tcase_add_test(core, test_drop_too_long);
+	tcase_add_test(core, test_empty_requests);
 	tcase_add_test(core, test_recommend);
 	tcase_add_test(core, test_recommend_metadata);
 	tcase_add_test(core, test_prefix_cache);

@@ -144,6 +144,10 @@ static bool peek_stream(struct ref *r, struct rreq *out)
 
 static bool hole_take(struct ref *r, uint64_t len, uint64_t *addr)
 {
+	if (len == 0) {
+		*addr = 0; /* nothing to place */
+		return true;
+	}
 	size_t pick = r->nholes;
 	for (size_t i = 0; i < r->nholes; i++) {
 		if (r->holes[i].len < len)
@@ -155,7 +159,7 @@ static bool hole_take(struct ref *r, uint64_t len, uint64_t *addr)
 		if (pick == r->nholes || r->holes[i].len < r->holes[pick].len)
 			pick = i;
 	}
-	if (pick == r->nholes || len == 0)
+	if (pick == r->nholes)
 		return false;
 	*addr = r->holes[pick].addr;
 	r->holes[pick].addr += len;
@@ -169,6 +173,8 @@ static bool hole_take(struct ref *r, uint64_t len, uint64_t *addr)
 
 static void hole_give(struct ref *r, uint64_t addr, uint64_t len)
 {
+	if (len == 0)
+		return;
 	size_t i = 0;
 	while (i < r->nholes && r->holes[i].addr < addr)
 		i++;
