@@ -53,7 +53,9 @@ static void help(void)
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
 	       "Arrivals over time (paged rows only; without them every request waits):\n"
 	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
-	       "  --step-time S             seconds per scheduler step (required with a rate);\n"
+	       "  --step-time S             seconds per scheduler step (required with a rate,\n"
+	       "                            or to replay a --lengths file's third column of\n"
+	       "                            arrival times, prompt,output,arrival_s);\n"
 	       "                            each step: a decode token per running sequence and\n"
 	       "                            prefill chunks up to --max-batched-tokens\n"
 	       "Prefix cache:\n"
@@ -295,9 +297,10 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 		       (unsigned long long)r->preemptions, r->waste_tokens_per_sequence, exp, meta,
 		       (int)i == rec ? "  <- recommended" : "");
 	}
-	if (n && rows[0].arrival_rate > 0) {
-		printf("\nArrivals: %g requests/s (Poisson), %g s per step, %llu tokens per step\n",
-		       rows[0].arrival_rate, fc->step_time_s,
+	if (n && rows[0].over_time) {
+		printf("\nArrivals: %g requests/s (%s), %g s per step, %llu tokens per step\n",
+		       rows[0].arrival_rate, fc->arrival_rate > 0 ? "Poisson" : "the file's times",
+		       fc->step_time_s,
 		       (unsigned long long)fc->max_batched_tokens);
 		printf("%-9s %12s %12s %10s %12s %9s %14s\n", "P", "queue s", "p99 queue s",
 		       "live", "latency s", "preempt", "throughput/s");
@@ -427,10 +430,9 @@ int kvp_cmd_frag(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!c.model)
 		return kvp_cli_usage_error(cmd, "--model is required");
-	if (o.has_rate != o.has_step)
-		return kvp_cli_usage_error(cmd, o.has_rate ? "--arrival-rate needs --step-time S (the "
-							     "seconds of one scheduler step)"
-							   : "--step-time applies only with --arrival-rate");
+	if (o.has_rate && !o.has_step)
+		return kvp_cli_usage_error(cmd, "--arrival-rate needs --step-time S (the seconds of "
+					   "one scheduler step)");
 
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
@@ -448,6 +450,16 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 	if ((rc = load_workload(&o, &w)) || (rc = kvp_cli_load(&c, cmd, m, &g, true)))
 		goto out;
+	if (o.has_step && !o.has_rate && !w.arrival_s) {
+		rc = kvp_cli_usage_error(cmd, "--step-time applies only with --arrival-rate or "
+					 "arrival times in --lengths (a third column)");
+		goto out;
+	}
+	if (w.arrival_s && !o.has_rate && !o.has_step) {
+		rc = kvp_cli_usage_error(cmd, "--lengths has arrival times (a third column): give "
+					 "--step-time S to replay them");
+		goto out;
+	}
 
 	struct kvp_frag_opts fo;
 	kvp_frag_opts_init(&fo);
@@ -463,9 +475,9 @@ int kvp_cmd_frag(int argc, char **argv)
 	memcpy(fo.policy, o.policy, sizeof fo.policy);
 	/* more requests than a minute's simulation: say so up front and show
 	 * progress (the rows run side by side over one stream) */
-	size_t nb = o.nblock ? o.nblock : 7, est_rows = o.has_rate ? nb : 4 + 2 * nb;
-	double est_s = (double)o.requests * (double)est_rows * 1e-6 *
-		       (o.has_rate ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
+	size_t nb = o.nblock ? o.nblock : 7, est_rows = o.has_rate || o.has_step ? nb : 4 + 2 * nb;
+	double est_s = (double)(w.arrival_s && !o.has_rate ? w.narrival : o.requests) * (double)est_rows * 1e-6 *
+		       (o.has_rate || o.has_step ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
 	unsigned tenth = 0;
 	if (est_s > FRAG_PROGRESS_FROM_S) {
 		char t1[64];

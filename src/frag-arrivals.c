@@ -93,10 +93,13 @@ static size_t qbin(double q)
 kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 				 struct kvp_frag_result *res, struct kvp_error *err)
 {
-	const double R = cfg->arrival_rate, dt = cfg->step_time_s;
+	/* replay: the length file's rows, in order, at their own times */
+	const bool replay = cfg->arrival_rate == 0 && w->arrival_s && w->narrival;
+	const uint64_t total = replay ? w->narrival : cfg->requests;
+	const double R = replay ? 1 : cfg->arrival_rate, dt = cfg->step_time_s;
 	const uint64_t M = cfg->max_batched_tokens;
 	const uint32_t P = res->block_size;
-	if (!(R > 0) || !isfinite(R))
+	if (!replay && (!(R > 0) || !isfinite(R)))
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "arrival_rate",
 				     "must be a positive, finite number of requests per second");
 	if (!(dt > 0) || !isfinite(dt))
@@ -127,27 +130,34 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	struct kvp_rng rng, arr;
 	kvp_rng_seed(&rng, cfg->seed);
 	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
-	double next_s = -log(1 - kvp_rng_uniform(&arr)) / R;
+	double next_s = replay ? w->arrival_s[0] : -log(1 - kvp_rng_uniform(&arr)) / R;
 	uint64_t drawn = 0, i = 0, held = 0, used = 0, done = 0;
 	double sum_live = 0, sum_used = 0, sum_held = 0, sum_lat = 0, sum_queue = 0, last_s = 0;
 	for (;;) {
 		double now = (double)i * dt;
-		while (drawn < cfg->requests && next_s <= now) {
+		while (drawn < total && next_s <= now) {
 			struct kvp_frag_req q;
-			kvp_frag_draw(cfg, w, &rng, &q, 1);
+			if (replay)
+				kvp_frag_req_make(cfg, &rng, w->prompt.values[drawn], w->output.values[drawn],
+						  &q);
+			else
+				kvp_frag_draw(cfg, w, &rng, &q, 1);
 			drawn++;
 			if (cfg->progress && drawn % 65536 == 0)
-				cfg->progress(cfg->progress_ctx, drawn, cfg->requests);
+				cfg->progress(cfg->progress_ctx, drawn, total);
 			if (kvp_frag_seq_bytes(sh, q.p + q.o, P) > pool) {
 				res->dropped++; /* could never run, even alone */
 			} else if (!ring_push_back(&waiting, (struct aseq){.arrival_s = next_s, .p = q.p,
 									 .o = q.o})) {
 				goto nomem;
 			}
-			next_s += -log(1 - kvp_rng_uniform(&arr)) / R;
+			if (replay)
+				next_s = drawn < total ? w->arrival_s[drawn] : INFINITY;
+			else
+				next_s += -log(1 - kvp_rng_uniform(&arr)) / R;
 		}
 		if (!nrun && !waiting.n) {
-			if (drawn == cfg->requests)
+			if (drawn == total)
 				break;
 			/* idle until the next arrival: the steps count, nothing runs */
 			uint64_t k = (uint64_t)ceil(next_s / dt);
@@ -259,18 +269,21 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		nrun = keep;
 		i++;
 	}
-	if (held != 0 || used != 0 || done + res->dropped != cfg->requests) {
+	if (held != 0 || used != 0 || done + res->dropped != total) {
 		st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
 				   "a consistency check failed (a bug): arrivals, block %u: %llu B "
 				   "still held, %llu of %llu requests accounted for", P,
 				   (unsigned long long)held,
 				   (unsigned long long)(done + res->dropped),
-				   (unsigned long long)cfg->requests);
+				   (unsigned long long)total);
 		goto out;
 	}
 	/* the averages run over every step to the last completion, idle ones too */
 	double steps = last_s / dt;
-	res->arrival_rate = R;
+	/* replay: the file's own rate, rows over the span of their times */
+	double span = replay ? w->arrival_s[w->narrival - 1] - w->arrival_s[0] : 0;
+	res->arrival_rate = !replay ? R : span > 0 ? (double)(w->narrival - 1) / span : 0;
+	res->over_time = true;
 	res->completed = done;
 	if (done && steps > 0) {
 		res->mean_live_sequences = sum_live / steps;

@@ -54,6 +54,8 @@ kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
 	fc->seed = fo->seed;
 	fc->arrival_rate = fo->arrival_rate;
 	fc->step_time_s = fo->step_time_s;
+	if (!fo->arrival_rate && fo->step_time_s > 0 && w->arrival_s && w->narrival)
+		fc->requests = w->narrival; /* replay the file's rows, each once */
 	fc->progress = fo->progress;
 	fc->progress_ctx = fo->progress_ctx;
 	fc->max_batched_tokens = o->max_batched_tokens ? o->max_batched_tokens : 8192;
@@ -111,7 +113,7 @@ struct kvp_record *kvp_frag_row_to_record(const struct kvp_frag_result *r)
 			  : kvp_record_null(x, "num_blocks"));
 	ok = ok && kvp_record_f64(x, "held_bytes_per_sequence", r->held_bytes_per_sequence) &&
 	     kvp_record_u64(x, "measured_steps", r->measured_steps);
-	if (r->arrival_rate > 0)
+	if (r->over_time)
 		ok = ok && kvp_record_f64(x, "arrival_rate", r->arrival_rate) &&
 		     kvp_record_f64(x, "mean_queue_s", r->mean_queue_s) &&
 		     kvp_record_f64(x, "p99_queue_s", r->p99_queue_s) &&

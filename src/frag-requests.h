@@ -16,6 +16,11 @@ struct kvp_frag_req {
 	uint8_t prefix;     /* carries the shared prefix */
 };
 
+/* One request of p prompt and o output tokens: the prefix for a share of
+ * them (drawing from r), then the caps (max_len on p + o, max_tokens on o). */
+void kvp_frag_req_make(const struct kvp_frag_config *c, struct kvp_rng *r, uint64_t p,
+		       uint64_t o, struct kvp_frag_req *out);
+
 /* Draw n requests: the workload's lengths, the prefix for a share of them,
  * then the caps (max_len on p + o, max_tokens on o). */
 void kvp_frag_draw(const struct kvp_frag_config *c, const struct kvp_workload *w,

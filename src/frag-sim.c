@@ -731,7 +731,7 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 				     cfg->policy[KVP_FRAG_POLICY_PAGED_SHARED] && !prefix
 					     ? "paged-shared needs a shared prefix (--shared-prefix)"
 					     : "no policy, allocator or block size left");
-	if (cfg->arrival_rate != 0) {
+	if (cfg->arrival_rate != 0 || (w->arrival_s && w->narrival && cfg->step_time_s > 0)) {
 		/* arrivals over time: the paged rows, one after the other */
 		size_t k = 0;
 		for (size_t i = 0; i < nr; i++)

@@ -160,8 +160,10 @@ struct kvp_frag_result {
 	double held_bytes_per_sequence;    /* pool bytes per live sequence */
 	uint64_t measured_steps;
 	uint64_t admitted;
-	/* arrivals over time only (arrival_rate > 0), over the whole run */
-	double arrival_rate;          /* requests/s asked for */
+	/* arrivals over time only (over_time), over the whole run */
+	bool over_time;
+	double arrival_rate;          /* requests/s asked for (replayed times: rows - 1 over
+				       * their span; 0 when they all arrive at once) */
 	double mean_queue_s;          /* arrival to first admission */
 	double p99_queue_s;           /* within 1 % (a log histogram) */
 	double mean_live_sequences;   /* time-average of running sequences */
@@ -171,7 +173,9 @@ struct kvp_frag_result {
 };
 
 /* Arrivals over time, for one paged row (res->policy, res->block_size):
- * requests arrive as a Poisson process of cfg->arrival_rate (seeded), wait
+ * requests arrive as a Poisson process of cfg->arrival_rate (seeded) or, when
+ * that is 0 and the workload has arrival times (a length file's third
+ * column), as its rows in order at their own times; they wait
  * first come first served, are admitted when their first prefill chunk's
  * blocks fit; each step of cfg->step_time_s gives every running sequence one
  * decode token and the prefills chunks of what is left of

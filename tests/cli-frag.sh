@@ -194,6 +194,36 @@ expect_json arrival_rate 1
 expect_out '"completed": 2000'
 expect_out '"preemptions": 0'
 expect_out '"mean_queue_s": 0.2'      # 0.25 within sampling error: 0.2xxx
+# arrival times from a length file's third column, replayed: three requests
+# of 1,000 prompt tokens and no output at 0, 1 and 2.5 s, 0.5 s steps.  Each
+# is admitted at the start of the step it arrives in (steps 0, 2 and 5:
+# queue 0) and finishes with it: latency 0.5 s; the last ends at 3.0 s:
+# throughput 3 / 3.0 = 1/s; running 3 steps of the 6: 0.5 live = 1 x 0.5
+# (Little); the file's rate: 2 gaps over 2.5 s = 0.8/s
+run "$KVPLAN" frag $fixed --lengths "$data/workloads/arrivals-3.csv" --max-len 4096 \
+	--block-sizes 16 --step-time 0.5 --format json
+expect_rc 0
+expect_json requests 3
+expect_json arrival_rate 0.8
+expect_json mean_queue_s 0
+expect_json mean_latency_s 0.5
+expect_json mean_live_sequences 0.5
+expect_json throughput_rps 1
+expect_json completed 3
+run "$KVPLAN" frag $fixed --lengths "$data/workloads/arrivals-3.csv" --max-len 4096
+expect_rc 2
+expect_err "give --step-time S to replay them"
+run "$KVPLAN" frag $fixed --workload chat --step-time 0.5
+expect_rc 2
+expect_err "--step-time applies only with --arrival-rate"
+printf '100,10,5\n100,10,4\n' > "$tmp/dec.csv"
+run "$KVPLAN" frag $fixed --lengths "$tmp/dec.csv" --step-time 1
+expect_rc 3
+expect_err "dec.csv:2:8: error: arrival_s: expected seconds, finite, not before the row above"
+printf '100,10,5\n100,10\n' > "$tmp/mix.csv"
+run "$KVPLAN" frag $fixed --lengths "$tmp/mix.csv" --step-time 1
+expect_rc 3
+expect_err "mix.csv:2:1: error: expected two columns"
 
 
 # invalid files exit 3 with path:line:col: error: field: message
