@@ -263,7 +263,9 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				done++;
 				last_s = end;
 			} else {
-				run[keep++] = *q;
+				if (keep != k)
+					run[keep] = *q;
+				keep++;
 			}
 		}
 		nrun = keep;
