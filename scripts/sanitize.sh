@@ -47,7 +47,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 # known leaks awaiting a fix, each with its report (delete an entry with the fix)
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$top/scripts/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-"$src/configure" --enable-sanitizers --with-cuda=no \
+# KVP_CHECK_INVARIANTS: the frag simulator checks its bookkeeping and aborts
+"$src/configure" --enable-sanitizers --with-cuda=no CPPFLAGS="-DKVP_CHECK_INVARIANTS" \
 	CFLAGS="-g -O1 -fsanitize=float-cast-overflow -fno-sanitize-recover=all" "$@" >/dev/null
 make -j"$jobs" >/dev/null
 if ! make -j"$jobs" check; then

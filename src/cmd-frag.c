@@ -17,7 +17,8 @@ static const char *const cmd = "frag";
 enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_LENGTHS, OPT_PROMPT, OPT_OUTPUT, OPT_MAX_LEN,
 	OPT_BLOCK_SIZES, OPT_SHARED_PREFIX, OPT_MAX_TOKENS, OPT_REQUESTS, OPT_SEED, OPT_WARMUP,
-	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES, OPT_POLICIES
+	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES, OPT_POLICIES, OPT_ARRIVAL_RATE,
+	OPT_STEP_TIME
 };
 
 static void help(void)
@@ -50,6 +51,13 @@ static void help(void)
 	       "  --requests N              requests simulated (default 100000)\n"
 	       "  --warmup N                admissions before measuring (default requests/10)\n"
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
+	       "Arrivals over time (paged rows only; without them every request waits):\n"
+	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
+	       "  --step-time S             seconds per scheduler step (required with a rate,\n"
+	       "                            or to replay a --lengths file's third column of\n"
+	       "                            arrival times, prompt,output,arrival_s);\n"
+	       "                            each step: a decode token per running sequence and\n"
+	       "                            prefill chunks up to --max-batched-tokens\n"
 	       "Prefix cache:\n"
 	       "  --prefix-cache N[:S]      LRU over N distinct prefixes of the shared-prefix\n"
 	       "                            length with Zipf(S) popularity (default S = 1)\n"
@@ -73,6 +81,8 @@ struct frag_opts {
 	bool has_policies;
 	uint64_t cache_sizes[16];
 	size_t ncache;
+	double arrival_rate, step_time_s;
+	bool has_rate, has_step;
 };
 
 /* "2048" or "2048:0.7". */
@@ -145,7 +155,22 @@ static int parse_policies(struct frag_opts *o, const char *arg)
 			o->policy[p] = true;
 	}
 	free(buf);
-	return rc;
+	if (rc)
+		return rc;
+	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++)
+		if (o->policy[p])
+			return 0;
+	return kvp_cli_usage_error(cmd, "--policies: empty list (contiguous-max, contiguous-request, "
+				   "paged, paged-shared)");
+}
+
+/* A positive, finite number: --arrival-rate, --step-time. */
+static int parse_positive(const char *opt, const char *arg, double *out)
+{
+	if (kvp_parse_double(arg, out) || !(*out > 0) || !isfinite(*out))
+		return kvp_cli_usage_error(cmd, "%s: expected a positive, finite number, got '%s'",
+					   opt, arg);
+	return 0;
 }
 
 static int frag_option(struct frag_opts *o, int opt, const char *arg)
@@ -171,6 +196,12 @@ static int frag_option(struct frag_opts *o, int opt, const char *arg)
 	case OPT_ALLOCATOR: return parse_allocator(o, arg);
 	case OPT_CACHE_SIZES: return parse_sizes(o, arg);
 	case OPT_POLICIES: return parse_policies(o, arg);
+	case OPT_ARRIVAL_RATE:
+		o->has_rate = true;
+		return parse_positive("--arrival-rate", arg, &o->arrival_rate);
+	case OPT_STEP_TIME:
+		o->has_step = true;
+		return parse_positive("--step-time", arg, &o->step_time_s);
 	case OPT_BLOCK_SIZES:
 		if (!kvp_cli_token_list(cmd, "--block-sizes", arg, o->blocks, KVP_FRAG_MAX_BLOCK_SIZES,
 					&o->nblock))
@@ -285,6 +316,21 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 		       (unsigned long long)r->preemptions, r->waste_tokens_per_sequence, exp, meta,
 		       (int)i == rec ? "  <- recommended" : "");
 	}
+	if (n && rows[0].over_time) {
+		printf("\nArrivals: %g requests/s (%s), %g s per step, %llu tokens per step\n",
+		       rows[0].arrival_rate, fc->arrival_rate > 0 ? "Poisson" : "the file's times",
+		       fc->step_time_s,
+		       (unsigned long long)fc->max_batched_tokens);
+		printf("%-9s %12s %12s %10s %12s %9s %14s\n", "P", "queue s", "p99 queue s",
+		       "live", "latency s", "preempt", "throughput/s");
+		for (size_t i = 0; i < n; i++)
+			printf("%-9u %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n", rows[i].block_size,
+			       rows[i].mean_queue_s, rows[i].p99_queue_s, rows[i].mean_live_sequences,
+			       rows[i].mean_latency_s, (unsigned long long)rows[i].preemptions,
+			       rows[i].throughput_rps);
+		printf("  live = arrival rate x (latency - queue) when nothing is preempted "
+		       "(Little's law).\n");
+	}
 	if (!max_fits)
 		printf("contiguous-max: one reservation of max_len is larger than the pool: 0 sequences\n");
 	printf("\n  used: pool bytes holding real tokens; int.w: reserved or allocated but empty;\n"
@@ -312,18 +358,45 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 	       "one cached prefix keeps its %llu full blocks = %s\n", t1,
 	       (unsigned long long)cc->prefix_tokens, cc->zipf_s, cc->block_size,
 	       (unsigned long long)(cc->prefix_tokens / cc->block_size), t2);
-	printf("%12s %7s %9s %8s %14s %13s %17s\n", "cache", "%pool", "prefixes", "hit%",
-	       "saved tok/req", "seqs given up", "hit% id first");
+	printf("%.0f%% of the requests carry a prefix and look it up (hit%% is of theirs)\n",
+	       100 * cc->carrier_fraction);
+	printf("%12s %7s %9s %8s %14s %14s %13s %17s\n", "cache", "%pool", "prefixes", "hit%",
+	       "saved tok/car", "saved tok/req", "seqs given up", "hit% id first");
 	for (size_t i = 0; i < ncache; i++) {
 		kvp_format_bytes(cache[i].shared.cache_bytes, t1, sizeof t1);
-		printf("%12s %7.2f %9llu %8.2f %14.1f %13.1f %17.2f\n", t1,
+		printf("%12s %7.2f %9llu %8.2f %14.1f %14.1f %13.1f %17.2f\n", t1,
 		       100.0 * (double)cache[i].shared.cache_bytes / (double)fc->pool_bytes,
 		       (unsigned long long)cache[i].shared.capacity_prefixes,
-		       100 * cache[i].shared.hit_rate, cache[i].shared.saved_prefill_tokens,
+		       100 * cache[i].shared.hit_rate,
+		       cache[i].shared.saved_prefill_tokens_per_carrier,
+		       cache[i].shared.saved_prefill_tokens,
 		       cache[i].displaced, 100 * cache[i].stamped.hit_rate);
 	}
+	printf("  saved tok/car: prefill tokens saved per carrying request; tok/req: per request\n"
+	       "  of the stream (times the carrying share).\n");
 	printf("  seqs given up: cache bytes / pool bytes per live sequence at the recommended\n"
 	       "  block; id first: the same prefixes behind a timestamp or request id share nothing.\n");
+}
+
+/* Simulation speed for the up-front estimate, measured by bench/frag-bench.sh
+ * on a slow core and rounded up: the saturated mode about 0.3 us per request
+ * and row, arrivals over time about 1 us. */
+#define FRAG_US_PER_REQUEST_ROW 0.3
+#define FRAG_US_PER_ARRIVAL_ROW 1.0
+#define FRAG_PROGRESS_FROM_S 10.0
+
+/* Progress on stderr, at each further tenth of the requests. */
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+	unsigned *tenth = ctx;
+	unsigned now = (unsigned)((double)done / (double)total * 10);
+	if (now <= *tenth)
+		return;
+	*tenth = now;
+	char t1[64], t2[64];
+	kvp_format_u64(done, t1, sizeof t1);
+	kvp_format_u64(total, t2, sizeof t2);
+	fprintf(stderr, "kvplan frag: %s of %s requests drawn\n", t1, t2);
 }
 
 int kvp_cmd_frag(int argc, char **argv)
@@ -345,6 +418,8 @@ int kvp_cmd_frag(int argc, char **argv)
 		{"prefix-cache", required_argument, NULL, OPT_PREFIX_CACHE},
 		{"cache-sizes", required_argument, NULL, OPT_CACHE_SIZES},
 		{"policies", required_argument, NULL, OPT_POLICIES},
+		{"arrival-rate", required_argument, NULL, OPT_ARRIVAL_RATE},
+		{"step-time", required_argument, NULL, OPT_STEP_TIME},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -374,6 +449,9 @@ int kvp_cmd_frag(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!c.model)
 		return kvp_cli_usage_error(cmd, "--model is required");
+	if (o.has_rate && !o.has_step)
+		return kvp_cli_usage_error(cmd, "--arrival-rate needs --step-time S (the seconds of "
+					   "one scheduler step)");
 
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
@@ -391,6 +469,16 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 	if ((rc = load_workload(&o, &w)) || (rc = kvp_cli_load(&c, cmd, m, &g, true)))
 		goto out;
+	if (o.has_step && !o.has_rate && !w.arrival_s) {
+		rc = kvp_cli_usage_error(cmd, "--step-time applies only with --arrival-rate or "
+					 "arrival times in --lengths (a third column)");
+		goto out;
+	}
+	if (w.arrival_s && !o.has_rate && !o.has_step) {
+		rc = kvp_cli_usage_error(cmd, "--lengths has arrival times (a third column): give "
+					 "--step-time S to replay them");
+		goto out;
+	}
 
 	struct kvp_frag_opts fo;
 	kvp_frag_opts_init(&fo);
@@ -404,6 +492,22 @@ int kvp_cmd_frag(int argc, char **argv)
 	fo.fit[1] = o.fit[1];
 	fo.has_policies = o.has_policies;
 	memcpy(fo.policy, o.policy, sizeof fo.policy);
+	/* more requests than a minute's simulation: say so up front and show
+	 * progress (the rows run side by side over one stream) */
+	size_t nb = o.nblock ? o.nblock : 7, est_rows = o.has_rate || o.has_step ? nb : 4 + 2 * nb;
+	double est_s = (double)(w.arrival_s && !o.has_rate ? w.narrival : o.requests) * (double)est_rows * 1e-6 *
+		       (o.has_rate || o.has_step ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
+	unsigned tenth = 0;
+	if (est_s > FRAG_PROGRESS_FROM_S) {
+		char t1[64];
+		kvp_format_u64(o.requests, t1, sizeof t1);
+		fprintf(stderr, "kvplan frag: %s requests over about %zu rows: about %.0f s; "
+			"progress follows\n", t1, est_rows, est_s);
+		fo.progress = progress;
+		fo.progress_ctx = &tenth;
+	}
+	fo.arrival_rate = o.arrival_rate;
+	fo.step_time_s = o.step_time_s;
 	fo.nblock = o.nblock;
 	for (size_t i = 0; i < o.nblock; i++)
 		fo.block_sizes[i] = (uint32_t)o.blocks[i];
@@ -465,6 +569,7 @@ int kvp_cmd_frag(int argc, char **argv)
 		uint64_t full = cc.prefix_tokens / cc.block_size * cc.block_size;
 		cc.entry_bytes = kvp_frag_seq_bytes(&fc->shape, full, cc.block_size) - fc->shape.seq_bytes;
 		cc.requests = fc->requests;
+		cc.carrier_fraction = w.prefix_fraction;
 		cc.seed = fc->seed;
 		uint64_t sizes[16];
 		static const double pct[] = {0, 1, 2, 5, 10, 20, 50};
@@ -521,6 +626,8 @@ int kvp_cmd_frag(int argc, char **argv)
 				    kvp_record_u64(cr, "capacity_prefixes", x->capacity_prefixes) &&
 				    kvp_record_f64(cr, "hit_rate", x->hit_rate) &&
 				    kvp_record_f64(cr, "saved_prefill_tokens", x->saved_prefill_tokens) &&
+				    kvp_record_f64(cr, "saved_prefill_tokens_per_carrier",
+						   x->saved_prefill_tokens_per_carrier) &&
 				    kvp_record_f64(cr, "sequences_given_up", cache[i].displaced);
 			if (!good) {
 				kvp_record_free(cr);

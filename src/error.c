@@ -63,6 +63,7 @@ const char *kvp_status_str(kvp_status status)
 	case KVP_STATUS_OVERFLOW: return "overflow";
 	case KVP_STATUS_NOT_FOUND: return "not found";
 	case KVP_STATUS_NOMEM: return "out of memory";
+	case KVP_STATUS_INTERNAL: return "internal error";
 	}
 	return "unknown";
 }
@@ -72,6 +73,7 @@ int kvp_status_exit_code(kvp_status status)
 	switch (status) {
 	case KVP_STATUS_OK: return 0;
 	case KVP_STATUS_USAGE: return 2;
+	case KVP_STATUS_INTERNAL: return 70;
 	default: return 3;
 	}
 }

@@ -17,7 +17,8 @@ typedef enum {
 	KVP_STATUS_INVALID,   /* well-formed input with a wrong, missing or inconsistent value */
 	KVP_STATUS_OVERFLOW,  /* a number too large for the arithmetic */
 	KVP_STATUS_NOT_FOUND, /* a profile name that resolves to no file */
-	KVP_STATUS_NOMEM
+	KVP_STATUS_NOMEM,
+	KVP_STATUS_INTERNAL   /* a check of kvplan's own arithmetic failed: a bug, never input */
 } kvp_status;
 
 struct kvp_error {
@@ -39,7 +40,8 @@ void kvp_error_format(const struct kvp_error *err, char *buf, size_t size);
 
 const char *kvp_status_str(kvp_status status);
 
-/* Exit code the CLI uses for a status: 2 usage, 3 invalid input. */
+/* Exit code the CLI uses for a status: 2 usage, 3 invalid input, 70 internal
+ * error (EX_SOFTWARE of sysexits.h). */
 int kvp_status_exit_code(kvp_status status);
 
 #endif

@@ -101,6 +101,9 @@ size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a);
 #define KVP_FRAG_MAX_BLOCK_SIZES 32
 #define KVP_FRAG_MAX_BLOCK 65536u
 #define KVP_FRAG_MAX_ROWS (4 + 2 * KVP_FRAG_MAX_BLOCK_SIZES)
+/* How far a row's shares of the pool may stray from [0, 1] and their sum
+ * from 1: the rounding of sums of up to 2^53 byte-steps in doubles. */
+#define KVP_FRAG_SHARE_TOLERANCE 1e-9
 
 struct kvp_frag_config {
 	struct kvp_frag_shape shape;
@@ -117,6 +120,13 @@ struct kvp_frag_config {
 	uint64_t warmup;              /* admissions before measuring */
 	uint64_t seed;
 	uint64_t max_seqs;            /* 0: only memory limits the live sequences */
+	/* arrivals over time (frag-arrivals.c); arrival_rate 0: the saturated mode */
+	double arrival_rate;          /* requests/s, Poisson */
+	double step_time_s;           /* one scheduler step (prefill chunk + decode) */
+	uint64_t max_batched_tokens;  /* tokens per step, prefill chunks and decodes */
+	/* called (when set) after each chunk of requests drawn: done of total */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* Defaults: every policy, first and best fit, block sizes 1, 8, 16, 32, 64,
@@ -141,29 +151,70 @@ struct kvp_frag_result {
 					    * pool had enough free bytes in total */
 	uint64_t preemptions;         /* paged: sequences evicted to let others grow */
 	uint64_t dropped;             /* requests that cannot fit even alone */
-	uint64_t metadata_bytes;      /* block table and allocator state, see frag.c */
+	uint64_t metadata_bytes;      /* block table and allocator state, see frag-sim.c */
+	uint64_t pool_bytes;          /* the KV pool the row ran in (metadata comes out of
+				       * the same memory) */
 	uint64_t num_blocks;          /* paged: pool / bytes of a block of every class */
 	double waste_tokens_per_sequence;  /* internal waste in token slots per live sequence */
 	double expected_waste_tokens;      /* paged closed form (P - 1) / 2 */
 	double held_bytes_per_sequence;    /* pool bytes per live sequence */
 	uint64_t measured_steps;
 	uint64_t admitted;
+	/* arrivals over time only (over_time), over the whole run */
+	bool over_time;
+	double arrival_rate;          /* requests/s asked for (replayed times: rows - 1 over
+				       * their span; 0 when they all arrive at once) */
+	double mean_queue_s;          /* arrival to first admission */
+	double p99_queue_s;           /* within 1 % (a log histogram) */
+	double mean_live_sequences;   /* time-average of running sequences */
+	double mean_latency_s;        /* arrival to the last token */
+	double throughput_rps;        /* completed / time to the last completion */
+	uint64_t completed;
 };
+
+/* Arrivals over time, for one paged row (res->policy, res->block_size):
+ * requests arrive as a Poisson process of cfg->arrival_rate (seeded) or, when
+ * that is 0 and the workload has arrival times (a length file's third
+ * column), as its rows in order at their own times; they wait
+ * first come first served, are admitted when their first prefill chunk's
+ * blocks fit; each step of cfg->step_time_s gives every running sequence one
+ * decode token and the prefills chunks of what is left of
+ * cfg->max_batched_tokens; a sequence that finds no free block preempts the
+ * newest (recompute: back to the front of the queue).  The run lasts until
+ * every request has finished.  Memory: the running and waiting requests.
+ * Errors: INVALID (rate, step time or budget not positive and finite);
+ * NOMEM; INTERNAL when a conservation check fails. */
+kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+				 struct kvp_frag_result *res, struct kvp_error *err);
 
 /* Run every configured row over the same request stream.  Rows are written
  * to out (up to max) in the order contiguous-max (first, best),
  * contiguous-request (first, best), paged (each P), paged-shared (each P);
  * paged-shared only when a prefix is configured.  Memory: the live set and a
  * fixed buffer of requests, whatever cfg->requests is.  Errors: INVALID for a
- * pool that holds no reservation at all, or bad settings; NOMEM. */
+ * pool that holds no reservation at all, or bad settings; USAGE when no row
+ * is left to simulate (paged-shared alone without a prefix); NOMEM; INTERNAL
+ * when a row fails its conservation checks (shares of the pool outside
+ * [0, 1] or not adding up to 1, tokens not conserved, more sequences live
+ * than the pool holds): no rows are returned then. */
 kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 			struct kvp_frag_result *out, size_t max, size_t *n,
 			struct kvp_error *err);
 
+/* Blocks under this many tokens cost decode kernels block-table lookups:
+ * they are recommended only when they hold KVP_FRAG_SMALL_BLOCK_GAIN more
+ * sequences than the best block of at least this size (frag-recommend.c
+ * cites the figures). */
+#define KVP_FRAG_SMALL_BLOCK 16u
+#define KVP_FRAG_SMALL_BLOCK_GAIN 0.26
+
 /* The recommended block size among the paged (or paged-shared, when present)
- * rows: the largest P whose mean sequences are within 1% of the best, since
- * a larger block means fewer blocks to track.  Returns the row index (or -1)
- * and writes the reason. */
+ * rows: rows are weighed by their mean sequences less the share of the pool
+ * their metadata takes (a row whose metadata fills the pool is impossible);
+ * the largest P within 1% of the best is taken, since a larger block means
+ * fewer blocks to track, and a P under KVP_FRAG_SMALL_BLOCK must beat the
+ * best larger block by KVP_FRAG_SMALL_BLOCK_GAIN.  Returns the row index, or
+ * -1 (no paged row, or none possible), and writes the reason. */
 int kvp_frag_recommend(const struct kvp_frag_result *rows, size_t n, char *reason, size_t size);
 
 /* ------------------------------------------------------------ prefix cache */
@@ -175,20 +226,24 @@ struct kvp_frag_cache_config {
 	uint32_t block_size;          /* only full blocks are cached: floor(k / P) */
 	uint64_t entry_bytes;         /* bytes of one cached prefix (its full blocks) */
 	bool unique_first_token;      /* a timestamp or request id first: nothing repeats */
-	uint64_t requests;
+	double carrier_fraction;      /* F, in (0, 1]: share of requests carrying a prefix;
+				       * only they look one up */
+	uint64_t requests;            /* of the whole stream: F x requests look a prefix up */
 	uint64_t seed;
 };
 
 struct kvp_frag_cache_result {
 	uint64_t cache_bytes;
 	uint64_t capacity_prefixes;   /* floor(cache_bytes / entry_bytes) */
-	double hit_rate;
-	double saved_prefill_tokens;  /* per request: hit_rate * floor(k / P) * P */
+	double hit_rate;              /* of the carriers' lookups */
+	double saved_prefill_tokens_per_carrier; /* hit_rate * floor(k / P) * P */
+	double saved_prefill_tokens;  /* per request of the stream: F times the above */
 };
 
-/* LRU over the prefixes for each cache size in sizes[0..n).  INVALID when
- * the prefix is shorter than a block and so caches nothing is not an error:
- * every hit rate is then 0. */
+/* LRU over the prefixes for each cache size in sizes[0..n), looked up by
+ * round(F x requests) carrier requests.  INVALID for no prefixes, a Zipf
+ * exponent not above 0 or F outside (0, 1].  A prefix shorter than a block
+ * caches nothing and is not an error: every hit rate is then 0. */
 kvp_status kvp_frag_prefix_cache(const struct kvp_frag_cache_config *c, const uint64_t *sizes,
 				 size_t n, struct kvp_frag_cache_result *out,
 				 struct kvp_error *err);
@@ -207,6 +262,10 @@ struct kvp_frag_opts {
 	bool has_policies;            /* policy[] replaces the default (all) */
 	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
 	size_t nblock;                /* 0: the budget's block_size, else the defaults */
+	double arrival_rate;          /* > 0: arrivals over time (then step_time_s > 0) */
+	double step_time_s;
+	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* see kvp_frag_config */
+	void *progress_ctx;
 };
 
 /* kvplan frag's defaults: 100,000 requests, seed 1, both allocators. */

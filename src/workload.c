@@ -30,7 +30,9 @@
 
 struct rows {
 	uint64_t *prompt, *output;
+	double *arrival;          /* the optional third CSV column */
 	size_t n, cap;
+	int cols;                 /* 0 before the first row, then 2 or 3 */
 };
 
 static bool rows_push(struct rows *r, uint64_t p, uint64_t o)
@@ -45,6 +47,10 @@ static bool rows_push(struct rows *r, uint64_t p, uint64_t o)
 		if (!no)
 			return false;
 		r->output = no;
+		double *na = realloc(r->arrival, cap * sizeof *na);
+		if (!na)
+			return false;
+		r->arrival = na;
 		r->cap = cap;
 	}
 	r->prompt[r->n] = p;
@@ -57,6 +63,7 @@ static void rows_free(struct rows *r)
 {
 	free(r->prompt);
 	free(r->output);
+	free(r->arrival);
 }
 
 /* Range checks shared by both file formats: a prompt of at least one token,
@@ -95,7 +102,7 @@ static bool is_header(const char *line)
 		if (!isspace((unsigned char)*p))
 			buf[k++] = (char)tolower((unsigned char)*p);
 	buf[k] = '\0';
-	return strcmp(buf, "prompt,output") == 0;
+	return strcmp(buf, "prompt,output") == 0 || strcmp(buf, "prompt,output,arrival_s") == 0;
 }
 
 /* Length files larger than this are refused (the Azure 2023 conversation
@@ -150,19 +157,42 @@ static kvp_status load_csv(const char *path, struct rows *r, struct kvp_error *e
 		}
 		first = false;
 		const char *comma = strchr(s, ',');
-		const char *end = s + strcspn(s, "\r\n");
-		if (!comma || comma > end || memchr(comma + 1, ',', (size_t)(end - comma - 1))) {
+		const char *end = s + strcspn(s, "\r\n"), *third = NULL;
+		if (comma && comma < end)
+			third = memchr(comma + 1, ',', (size_t)(end - comma - 1));
+		int cols = third ? 3 : 2;
+		if (!comma || comma > end || (third && memchr(third + 1, ',', (size_t)(end - third - 1))) ||
+		    (r->cols && cols != r->cols)) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, NULL,
-					   "expected two columns, prompt,output");
+					   "expected two columns, prompt,output, or three on every "
+					   "row, prompt,output,arrival_s");
 			goto out;
 		}
+		r->cols = cols;
 		uint64_t p, o;
 		if (!csv_number(s, comma, &p)) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, (int)(s - line) + 1,
 					   "prompt", "expected a whole number of tokens");
 			goto out;
 		}
-		if (!csv_number(comma + 1, end, &o)) {
+		double at = 0;
+		if (third) {
+			char cell[64];
+			const char *a = third + 1, *b = end;
+			while (a < b && isspace((unsigned char)*a))
+				a++;
+			while (b > a && isspace((unsigned char)b[-1]))
+				b--;
+			snprintf(cell, sizeof cell, "%.*s", (int)(b - a), a);
+			if (b - a <= 0 || (size_t)(b - a) >= sizeof cell || kvp_parse_double(cell, &at) ||
+			    (r->n && at < r->arrival[r->n - 1])) {
+				st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno,
+						   (int)(third + 1 - line) + 1, "arrival_s",
+						   "expected seconds, finite, not before the row above");
+				goto out;
+			}
+		}
+		if (!csv_number(comma + 1, third ? third : end, &o)) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno,
 					   (int)(comma + 1 - line) + 1, "output",
 					   "expected a whole number of tokens");
@@ -186,6 +216,7 @@ static kvp_status load_csv(const char *path, struct rows *r, struct kvp_error *e
 			st = kvp_error_set(err, KVP_STATUS_NOMEM, path, lineno, 1, NULL, "out of memory");
 			goto out;
 		}
+		r->arrival[r->n - 1] = at;
 	}
 	if (ferror(f))
 		st = kvp_error_set(err, KVP_STATUS_IO, path, 0, 0, NULL, "read error");
@@ -294,6 +325,15 @@ kvp_status kvp_workload_load_lengths(const char *path, struct kvp_workload *out,
 	out->prompt = p;
 	out->output = o;
 	out->paired = true;
+	free(out->arrival_s);
+	out->arrival_s = NULL;
+	out->narrival = 0;
+	if (r.cols == 3) {
+		/* the rows' own arrival times: the workload replays them in order */
+		out->arrival_s = r.arrival;
+		out->narrival = r.n;
+		r.arrival = NULL;
+	}
 	if (!out->name[0])
 		stem(path, out->name, sizeof out->name);
 out:
@@ -544,4 +584,7 @@ void kvp_workload_free(struct kvp_workload *w)
 		return;
 	kvp_dist_free(&w->prompt);
 	kvp_dist_free(&w->output);
+	free(w->arrival_s);
+	w->arrival_s = NULL;
+	w->narrival = 0;
 }

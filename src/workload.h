@@ -36,13 +36,17 @@ struct kvp_workload {
 	uint64_t concurrent_users;  /* 0: not given */
 	uint64_t prefix_tokens;     /* shared prefix, 0: none */
 	double prefix_fraction;     /* share of requests that carry it */
+	double *arrival_s;          /* a length file's third column: row i arrives at
+				     * arrival_s[i] s (non-decreasing); owned, NULL: none */
+	size_t narrival;
 	double slo_ttft_s, slo_tpot_s;  /* 0: not given */
 	double slo_percentile;      /* e.g. 90; default 50 */
 };
 
 kvp_status kvp_workload_load(const char *name_or_path, struct kvp_workload *out,
 			     struct kvp_error *err);
-/* Read an empirical CSV (header optional; columns prompt,output) or YAML list
+/* Read an empirical CSV (header optional; columns prompt,output, or
+ * prompt,output,arrival_s on every row: arrival times, kept in order) or YAML list
  * of {prompt, output}; errors carry file:line. */
 kvp_status kvp_workload_load_lengths(const char *path, struct kvp_workload *out,
 				     struct kvp_error *err);

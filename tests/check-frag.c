@@ -475,6 +475,25 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+START_TEST(test_empty_requests)
+{
+	/* fixed:0 prompts and outputs: contiguous-request reserves 0 + 0 tokens,
+	 * which took no hole and waited forever; now all 1,000 are admitted at
+	 * the first step, where the stream ends: nothing is measured */
+	setup("fixed:0", "fixed:0", 1000, 16);
+	cfg.requests = 1000;
+	cfg.warmup = 0;
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_REQUEST] = true;
+	run();
+	for (size_t i = 0; i < nrows; i++) {
+		ck_assert_uint_eq(rows[i].admitted, 1000);
+		ck_assert_uint_eq(rows[i].peak_sequences, 1000);
+		ck_assert_uint_eq(rows[i].measured_steps, 0);
+	}
+}
+END_TEST
+
 START_TEST(test_drop_too_long)
 {
 	/* a 200-token prompt never fits a 100-token pool: dropped, not looping */
@@ -502,9 +521,40 @@ START_TEST(test_recommend)
 	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
 	ck_assert_ptr_nonnull(strstr(why, "block 16"));
 	ck_assert_ptr_nonnull(strstr(why, "16x fewer"));
-	r[1].mean_sequences = 98; /* now 2% below: P = 1 wins */
+	/* now 2% below: P = 1 holds more, but not 26 % more than 98 (98 x 1.26
+	 * = 123.48): the kernel cost of blocks under 16 keeps 16 */
+	r[1].mean_sequences = 98;
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
+	ck_assert_ptr_nonnull(strstr(why, "under 16 tokens"));
+	r[0].mean_sequences = 124; /* 124 > 123.48: P = 1 wins */
 	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 0);
 	ck_assert_int_eq(kvp_frag_recommend(r, 0, why, sizeof why), -1);
+}
+END_TEST
+
+START_TEST(test_recommend_metadata)
+{
+	/* pool 1,000 B.  P = 16 holds 100 but its metadata takes 500 B: 100 x
+	 * (1 - 500 / 1,000) = 50; P = 32 holds 90 with 10 B: 90 x 0.99 = 89.1;
+	 * P = 64 holds 80 with 5 B: 79.6, more than 1 % below 89.1 -> 32 */
+	struct kvp_frag_result r[3] = {
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 16, .mean_sequences = 100,
+		 .metadata_bytes = 500, .pool_bytes = 1000},
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 32, .mean_sequences = 90,
+		 .metadata_bytes = 10, .pool_bytes = 1000},
+		{.policy = KVP_FRAG_POLICY_PAGED, .block_size = 64, .mean_sequences = 80,
+		 .metadata_bytes = 5, .pool_bytes = 1000},
+	};
+	char why[512];
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 1);
+	/* a table as large as the pool (the 102 GiB table of issue 14 against a
+	 * smaller pool) is impossible, however many sequences it claims */
+	r[1].metadata_bytes = 1000;
+	r[2].metadata_bytes = 2000;
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), 0);
+	r[0].metadata_bytes = 1000;
+	ck_assert_int_eq(kvp_frag_recommend(r, 3, why, sizeof why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "fill the KV pool"));
 }
 END_TEST
 
@@ -514,7 +564,7 @@ START_TEST(test_prefix_cache)
 {
 	struct kvp_frag_cache_config c = {.prefixes = 10, .zipf_s = 1, .prefix_tokens = 64,
 					  .block_size = 16, .entry_bytes = 64,
-					  .requests = 200000, .seed = 3};
+					  .carrier_fraction = 1, .requests = 200000, .seed = 3};
 	uint64_t sizes[] = {0, 64, 640};
 	struct kvp_frag_cache_result out[3];
 	struct kvp_error err = {0};
@@ -544,6 +594,19 @@ START_TEST(test_prefix_cache)
 	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
 	ck_assert_double_eq(out[2].hit_rate, 0);
 	ck_assert_double_eq(out[2].saved_prefill_tokens, 0);
+	/* one prefix, 30 % of 1,000 requests carry it: 300 lookups, all but the
+	 * first hit: 299 / 300 = 0.996667; a hit saves 64 tokens: 63.786667 per
+	 * carrier, x 0.3 = 19.136 per request (issue 22: F was ignored) */
+	c.prefixes = 1;
+	c.prefix_tokens = 64;
+	c.requests = 1000;
+	c.carrier_fraction = 0.3;
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(out[2].hit_rate, 299.0 / 300, 1e-12);
+	ck_assert_double_eq_tol(out[2].saved_prefill_tokens_per_carrier, 64 * 299.0 / 300, 1e-9);
+	ck_assert_double_eq_tol(out[2].saved_prefill_tokens, 0.3 * 64 * 299.0 / 300, 1e-9);
+	c.carrier_fraction = 0;
+	ck_assert_int_eq(kvp_frag_prefix_cache(&c, sizes, 3, out, &err), KVP_STATUS_INVALID);
 }
 END_TEST
 
@@ -594,6 +657,147 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* ------------------------------------------------------------ issue 14 */
+
+/* Every row's shares of the pool lie in [0, 1] and add up to 1. */
+static void assert_shares(const struct kvp_frag_result *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		double f[4] = {r[i].used_fraction, r[i].internal_waste_fraction,
+			       r[i].external_waste_fraction, r[i].free_fraction};
+		double sum = 0;
+		for (int k = 0; k < 4; k++) {
+			ck_assert_msg(f[k] >= 0 && f[k] <= 1, "row %zu (%s %u) share %d = %g", i,
+				      kvp_frag_policy_name(r[i].policy), r[i].block_size, k, f[k]);
+			sum += f[k];
+		}
+		ck_assert_msg(fabs(sum - 1) < 1e-9, "row %zu shares add up to %.12f", i, sum);
+	}
+}
+
+/* The two command lines of issue 14, which printed used 124.6 % with
+ * internal waste -42.6 %, and used 675 % with -595 %: departures pushed
+ * during a step landed behind the event heap's minimum and left hundreds of
+ * steps late.  kvplan frag --model qwen2.5-7b --gpu l4 ... */
+START_TEST(test_issue14_event_order)
+{
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_gpu g;
+	struct kvp_frag_report *rep = malloc(sizeof *rep);
+	struct kvp_budget_opts bo = {.par = {1, 1}, .batch = 1};
+	struct kvp_frag_opts fo;
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_model_load("qwen2.5-7b", m, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_gpu_load("l4", &g, &err) == KVP_STATUS_OK, "%s", err.msg);
+	/* 1: --prompt lognormal:1200,0.8 --output lognormal:300,1.0 --max-len 8192
+	 *    --shared-prefix 2048:0.7 (default 100,000 requests, every block size) */
+	kvp_workload_free(&wl);
+	memset(&wl, 0, sizeof wl);
+	ck_assert_int_eq(kvp_dist_parse("lognormal:1200,0.8", "prompt", &wl.prompt, &err), 0);
+	ck_assert_int_eq(kvp_dist_parse("lognormal:300,1.0", "output", &wl.output, &err), 0);
+	wl.prefix_tokens = 2048;
+	wl.prefix_fraction = 0.7;
+	kvp_frag_opts_init(&fo);
+	fo.max_len = 8192;
+	ck_assert_msg(kvp_frag_plan(m, &g, &bo, &wl, &fo, rep, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(rep->nrows, 2 + 2 + 7 + 7);
+	assert_shares(rep->rows, rep->nrows);
+	/* with sequences leaving on time, a larger block never holds more
+	 * sequences than a smaller one (it only rounds up more) */
+	for (size_t i = 1; i < rep->nrows; i++)
+		if (rep->rows[i].policy == rep->rows[i - 1].policy &&
+		    rep->rows[i].policy >= KVP_FRAG_POLICY_PAGED)
+			ck_assert_msg(rep->rows[i].mean_sequences <=
+					      rep->rows[i - 1].mean_sequences * 1.005,
+				      "block %u holds %.2f, block %u %.2f", rep->rows[i].block_size,
+				      rep->rows[i].mean_sequences, rep->rows[i - 1].block_size,
+				      rep->rows[i - 1].mean_sequences);
+	ck_assert_int_ge(rep->recommended, 0);
+	ck_assert_uint_gt(rep->rows[rep->recommended].block_size, 1);
+	/* 2: --prompt uniform:2148,6048 --output uniform:1,2000 --block-sizes 16
+	 *    --requests 20000 */
+	kvp_workload_free(&wl);
+	memset(&wl, 0, sizeof wl);
+	ck_assert_int_eq(kvp_dist_parse("uniform:2148,6048", "prompt", &wl.prompt, &err), 0);
+	ck_assert_int_eq(kvp_dist_parse("uniform:1,2000", "output", &wl.output, &err), 0);
+	kvp_frag_opts_init(&fo);
+	fo.max_len = 8192;
+	fo.requests = 20000;
+	fo.block_sizes[0] = 16;
+	fo.nblock = 1;
+	ck_assert_msg(kvp_frag_plan(m, &g, &bo, &wl, &fo, rep, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(rep->nrows, 2 + 2 + 1);
+	assert_shares(rep->rows, rep->nrows);
+	free(rep);
+	free(m);
+}
+END_TEST
+
+/* ------------------------------------------------------------ arrivals */
+
+START_TEST(test_arrivals_little)
+{
+	/* A pool of 1,000,000 tokens, prompts of 100, outputs uniform 1..100 (mean
+	 * 50.5), 20 requests/s, 10 ms steps, 8,192 tokens per step: a request
+	 * prefills in its first step (sampling its first token), then decodes one
+	 * token a step: o steps in service, 0.505 s on average; about 20 x 0.505 =
+	 * 10.1 running at once, far below what the pool holds (no preemption). */
+	setup("fixed:100", "uniform:1,100", 1000000, 4096);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	cfg.arrival_rate = 20;
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.requests = 20000;
+	run();
+	ck_assert_uint_eq(nrows, 1);
+	const struct kvp_frag_result *r = &rows[0];
+	ck_assert_uint_eq(r->preemptions, 0);
+	ck_assert_uint_eq(r->completed, 20000);
+	/* Little's law, exactly, with the measured completion rate: every
+	 * request runs (latency - queue) / dt steps and is counted in each */
+	ck_assert_double_eq_tol(r->mean_live_sequences,
+				r->throughput_rps * (r->mean_latency_s - r->mean_queue_s), 1e-9);
+	/* and with the rate asked for, within sampling error: the arrival count
+	 * over the run is Poisson, relative sd 1 / sqrt(20,000) = 0.71 %; the
+	 * service time's mean 0.505 s has sd 0.289 / sqrt(20,000) s = 0.40 %;
+	 * allow 5 sd of both, 4.1 % */
+	ck_assert_double_eq_tol(r->mean_live_sequences, 20 * (r->mean_latency_s - r->mean_queue_s),
+				0.041 * r->mean_live_sequences);
+	ck_assert_double_eq_tol(r->mean_live_sequences, 20 * 0.505, 0.041 * 10.1);
+	/* mostly idle: a request waits for the next step boundary, under 10 ms */
+	ck_assert(r->mean_queue_s < 0.01);
+	ck_assert(r->p99_queue_s <= 0.01 * 1.01);
+	ck_assert_double_eq_tol(r->throughput_rps, 20, 20 * 0.036);
+	/* the shares of the pool still add up */
+	ck_assert_double_eq_tol(r->used_fraction + r->internal_waste_fraction +
+				r->external_waste_fraction + r->free_fraction, 1, 1e-9);
+}
+END_TEST
+
+START_TEST(test_arrivals_errors)
+{
+	struct kvp_error err = {0};
+	size_t n;
+	setup("fixed:100", "fixed:10", 100000, 4096);
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.arrival_rate = INFINITY;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
+			 KVP_STATUS_INVALID);
+	cfg.arrival_rate = 1;
+	cfg.step_time_s = 0;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
+			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "step_time");
+	cfg.step_time_s = 0.01;
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = true;
+	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
+			 KVP_STATUS_INVALID);
+}
+END_TEST
+
 static Suite *frag_suite(void)
 {
 	Suite *s = suite_create("frag");
@@ -609,12 +813,17 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_preemption);
 	tcase_add_test(core, test_determinism);
 	tcase_add_test(core, test_drop_too_long);
+	tcase_add_test(core, test_empty_requests);
 	tcase_add_test(core, test_recommend);
+	tcase_add_test(core, test_recommend_metadata);
 	tcase_add_test(core, test_prefix_cache);
+	tcase_add_test(core, test_issue14_event_order);
+	tcase_add_test(core, test_arrivals_little);
 	tcase_set_timeout(core, 120);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_errors);
+	tcase_add_test(errors, test_arrivals_errors);
 	suite_add_tcase(s, errors);
 	return s;
 }

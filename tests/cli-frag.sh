@@ -118,6 +118,17 @@ expect_rc 0
 expect_out '"prefix_first": "shared"'
 expect_out '"prefix_first": "request-id"'
 expect_out '"hit_rate": 0.999'                # (1,000 - 1) / 1,000
+expect_out '"saved_prefill_tokens": 63.936'    # 0.999 x 64 (4 full blocks of 16)
+# half the requests carry the prefix (issue 22): 500 look it up, 499 hit:
+# 0.998 of the carriers, 0.998 x 64 = 63.872 tokens per carrier, x 0.5 =
+# 31.936 per request of the stream
+run "$KVPLAN" frag $fixed --prompt fixed:100 --output fixed:10 --shared-prefix 64:0.5 \
+	--max-len 4096 --block-sizes 16 --requests 1000 --prefix-cache 1 \
+	--cache-sizes 1GiB --format json
+expect_rc 0
+expect_out '"hit_rate": 0.998'
+expect_out '"saved_prefill_tokens": 31.936'
+expect_out '"saved_prefill_tokens_per_carrier": 63.872'
 run "$KVPLAN" frag $fixed --prompt fixed:100 --output fixed:10 --shared-prefix 64 \
 	--max-len 4096 --block-sizes 16 --requests 1000 --prefix-cache 100:1.2
 expect_out "Prefix cache: LRU over 100 prefixes of 64 tokens, Zipf(1.2)"
@@ -139,7 +150,12 @@ for args in "--prompt fixed:10" "--prompt lognormal:5 --output fixed:1" "--promp
 	    "--workload chat --block-sizes 100000" "--workload chat --shared-prefix 64:1.5" \
 	    "--workload chat --shared-prefix 9000" "--workload chat --requests 0" \
 	    "--workload chat --prefix-cache x" "--workload chat --prefix-cache 10" "" \
-	    "--workload chat --bogus"; do
+	    "--workload chat --bogus" "--workload chat --arrival-rate 2" \
+	    "--workload chat --step-time 0.02" "--workload chat --arrival-rate 0 --step-time 0.02" \
+	    "--workload chat --arrival-rate inf --step-time 0.02" \
+	    "--workload chat --arrival-rate 2 --step-time 0" \
+	    "--workload chat --arrival-rate -1 --step-time 0.02" \
+	    "--workload chat --policies paged-shared"; do
 	run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm $args
 	expect_rc 2
 	expect_err "kvplan frag:"
@@ -147,6 +163,71 @@ done
 run "$KVPLAN" frag --gpu h100-sxm --workload chat
 expect_rc 2
 expect_err "--model is required"
+# an empty policy list or a policy with nothing to run: never an empty table
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --policies ""
+expect_rc 2
+expect_err "--policies: empty list"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --policies paged-shared
+expect_rc 2
+expect_err "paged-shared needs a shared prefix"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --arrival-rate 2
+expect_err "--arrival-rate needs --step-time"
+# an empty lengths file, or one of a header only, is an input error
+: > "$tmp/empty.csv"
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$tmp/empty.csv"
+expect_rc 3
+expect_err "empty.csv: error: no rows"
+# more requests than a minute's simulation: an estimate, then progress, on
+# stderr (4 contiguous + 2 x 7 paged rows x 10^7 x 0.3 us = 54 s estimated,
+# so 10^7 requests cross the 10 s threshold; --policies paged --block-sizes
+# 16 keeps the run itself short: 1 row)
+run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--requests 40000000 --policies paged --block-sizes 16 --format csv
+expect_rc 0
+expect_err "requests over about 6 rows: about 72 s; progress follows"
+expect_err "kvplan frag: 40,000,000 of 40,000,000 requests drawn"
+
+# arrivals over time (tests/check-frag.c checks Little's law): a request of
+# 1,000 prompt tokens and no output takes one step; at 1 request/s and 0.5 s
+# steps nothing waits but for the next step boundary (on average 0.25 s)
+run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--requests 2000 --block-sizes 16 --arrival-rate 1 --step-time 0.5 --format json
+expect_rc 0
+expect_json arrival_rate 1
+expect_out '"completed": 2000'
+expect_out '"preemptions": 0'
+expect_out '"mean_queue_s": 0.2'      # 0.25 within sampling error: 0.2xxx
+# arrival times from a length file's third column, replayed: three requests
+# of 1,000 prompt tokens and no output at 0, 1 and 2.5 s, 0.5 s steps.  Each
+# is admitted at the start of the step it arrives in (steps 0, 2 and 5:
+# queue 0) and finishes with it: latency 0.5 s; the last ends at 3.0 s:
+# throughput 3 / 3.0 = 1/s; running 3 steps of the 6: 0.5 live = 1 x 0.5
+# (Little); the file's rate: 2 gaps over 2.5 s = 0.8/s
+run "$KVPLAN" frag $fixed --lengths "$data/workloads/arrivals-3.csv" --max-len 4096 \
+	--block-sizes 16 --step-time 0.5 --format json
+expect_rc 0
+expect_json requests 3
+expect_json arrival_rate 0.8
+expect_json mean_queue_s 0
+expect_json mean_latency_s 0.5
+expect_json mean_live_sequences 0.5
+expect_json throughput_rps 1
+expect_json completed 3
+run "$KVPLAN" frag $fixed --lengths "$data/workloads/arrivals-3.csv" --max-len 4096
+expect_rc 2
+expect_err "give --step-time S to replay them"
+run "$KVPLAN" frag $fixed --workload chat --step-time 0.5
+expect_rc 2
+expect_err "--step-time applies only with --arrival-rate"
+printf '100,10,5\n100,10,4\n' > "$tmp/dec.csv"
+run "$KVPLAN" frag $fixed --lengths "$tmp/dec.csv" --step-time 1
+expect_rc 3
+expect_err "dec.csv:2:8: error: arrival_s: expected seconds, finite, not before the row above"
+printf '100,10,5\n100,10\n' > "$tmp/mix.csv"
+run "$KVPLAN" frag $fixed --lengths "$tmp/mix.csv" --step-time 1
+expect_rc 3
+expect_err "mix.csv:2:1: error: expected two columns"
+
 
 # invalid files exit 3 with path:line:col: error: field: message
 count=0

@@ -1,0 +1,321 @@
+/* frag-arrivals.c: `kvplan frag --arrival-rate`: requests arriving over time
+ * instead of always waiting (see kvp_frag_arrivals_run in frag.h).
+ *
+ * Legend: R = arrival rate (requests/s), dt = step time (s), M = tokens per
+ * step (max_batched_tokens), P = block size, p = prompt tokens, o = output
+ * tokens, kv = tokens in a sequence's cache, B = running sequences.
+ *
+ * Stance: the plain loop, O(B) per step, steps with nothing running skipped
+ * to the next arrival.  Step i covers [i dt, (i + 1) dt): the requests that
+ * arrived by i dt may be admitted at its start; a sequence admitted at step a
+ * and finishing in step j ran j + 1 - a steps, so with no preemption the
+ * time-average of running sequences equals the completion rate times the
+ * mean (latency - queue) exactly (Little's law), and R times it within the
+ * sampling error of the Poisson arrivals. */
+#include "frag.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "frag-requests.h"
+
+struct aseq {
+	double arrival_s, queue_s;
+	uint64_t p, o;          /* tokens to prefill, tokens still to generate */
+	uint64_t kv, gen;       /* in the cache; generated since (re)admission */
+	bool admitted_once;
+	bool ran;               /* scheduled in this step */
+};
+
+/* A growable ring of waiting requests (front: next to admit). */
+struct ring {
+	struct aseq *a;
+	size_t head, n, cap;
+};
+
+static bool ring_grow(struct ring *r)
+{
+	if (r->n < r->cap)
+		return true;
+	size_t cap = r->cap ? 2 * r->cap : 256;
+	struct aseq *a = malloc(cap * sizeof *a);
+	if (!a)
+		return false;
+	for (size_t i = 0; i < r->n; i++)
+		a[i] = r->a[(r->head + i) % r->cap];
+	free(r->a);
+	r->a = a;
+	r->head = 0;
+	r->cap = cap;
+	return true;
+}
+
+static bool ring_push_back(struct ring *r, struct aseq x)
+{
+	if (!ring_grow(r))
+		return false;
+	r->a[(r->head + r->n++) % r->cap] = x;
+	return true;
+}
+
+static bool ring_push_front(struct ring *r, struct aseq x)
+{
+	if (!ring_grow(r))
+		return false;
+	r->head = (r->head + r->cap - 1) % r->cap;
+	r->a[r->head] = x;
+	r->n++;
+	return true;
+}
+
+static struct aseq *ring_front(struct ring *r) { return &r->a[r->head]; }
+
+static void ring_pop_front(struct ring *r)
+{
+	r->head = (r->head + 1) % r->cap;
+	r->n--;
+}
+
+/* Queue times in a log histogram: bin k >= 1 holds [1e-6 * 1.01^(k-1),
+ * 1e-6 * 1.01^k) s, bin 0 anything shorter; 2,800 bins reach 1e6 s. */
+#define QBINS 2800
+static size_t qbin(double q)
+{
+	if (q < 1e-6)
+		return 0;
+	double k = floor(log(q / 1e-6) / log(1.01)) + 1;
+	return k >= QBINS - 1 ? QBINS - 1 : (size_t)k;
+}
+
+kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+				 struct kvp_frag_result *res, struct kvp_error *err)
+{
+	/* replay: the length file's rows, in order, at their own times */
+	const bool replay = cfg->arrival_rate == 0 && w->arrival_s && w->narrival;
+	const uint64_t total = replay ? w->narrival : cfg->requests;
+	const double R = replay ? 1 : cfg->arrival_rate, dt = cfg->step_time_s;
+	const uint64_t M = cfg->max_batched_tokens;
+	const uint32_t P = res->block_size;
+	if (!replay && (!(R > 0) || !isfinite(R)))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "arrival_rate",
+				     "must be a positive, finite number of requests per second");
+	if (!(dt > 0) || !isfinite(dt))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "step_time",
+				     "must be a positive, finite number of seconds");
+	if (!M)
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "max_batched_tokens",
+				     "must be at least 1");
+	if (!P)
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "block size",
+				     "arrivals run paged rows only");
+	const struct kvp_frag_shape *sh = &cfg->shape;
+	const uint64_t pool = cfg->pool_bytes;
+	/* layers that keep every token grow by their bytes per token, and take a
+	 * block only when the old length is a multiple of P: the common case
+	 * needs no call into the shape */
+	bool linear = true;
+	for (uint32_t c = 0; c < sh->nclass; c++)
+		linear = linear && (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
+	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
+	struct ring waiting = {0};
+	struct aseq *run = NULL;
+	size_t nrun = 0, caprun = 0;
+	uint64_t *qhist = calloc(QBINS, sizeof *qhist);
+	kvp_status st = KVP_STATUS_OK;
+	if (!qhist)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	struct kvp_rng rng, arr;
+	kvp_rng_seed(&rng, cfg->seed);
+	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
+	double next_s = replay ? w->arrival_s[0] : -log(1 - kvp_rng_uniform(&arr)) / R;
+	uint64_t drawn = 0, i = 0, held = 0, used = 0, done = 0;
+	double sum_live = 0, sum_used = 0, sum_held = 0, sum_lat = 0, sum_queue = 0, last_s = 0;
+	for (;;) {
+		double now = (double)i * dt;
+		while (drawn < total && next_s <= now) {
+			struct kvp_frag_req q;
+			if (replay)
+				kvp_frag_req_make(cfg, &rng, w->prompt.values[drawn], w->output.values[drawn],
+						  &q);
+			else
+				kvp_frag_draw(cfg, w, &rng, &q, 1);
+			drawn++;
+			if (cfg->progress && drawn % 65536 == 0)
+				cfg->progress(cfg->progress_ctx, drawn, total);
+			if (kvp_frag_seq_bytes(sh, q.p + q.o, P) > pool) {
+				res->dropped++; /* could never run, even alone */
+			} else if (!ring_push_back(&waiting, (struct aseq){.arrival_s = next_s, .p = q.p,
+									 .o = q.o})) {
+				goto nomem;
+			}
+			if (replay)
+				next_s = drawn < total ? w->arrival_s[drawn] : INFINITY;
+			else
+				next_s += -log(1 - kvp_rng_uniform(&arr)) / R;
+		}
+		if (!nrun && !waiting.n) {
+			if (drawn == total)
+				break;
+			/* idle until the next arrival: the steps count, nothing runs */
+			uint64_t k = (uint64_t)ceil(next_s / dt);
+			i = k > i ? k : i + 1;
+			continue;
+		}
+		uint64_t budget = M;
+		/* running sequences in admission order: a decode token each, or the
+		 * next prefill chunk; the newest give way when blocks run out */
+		for (size_t k = 0; k < nrun && budget; k++) {
+			struct aseq *q = &run[k];
+			uint64_t want = q->kv < q->p ? q->p - q->kv : 1;
+			uint64_t chunk = want < budget ? want : budget;
+			uint64_t extra, grown;
+			if (linear && chunk == 1) {
+				extra = q->kv % P == 0 ? block_bytes : 0;
+				grown = tok_bytes;
+			} else {
+				extra = kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
+					kvp_frag_seq_bytes(sh, q->kv, P);
+				grown = kvp_frag_seq_bytes(sh, q->kv + chunk, 1) -
+					kvp_frag_seq_bytes(sh, q->kv, 1);
+			}
+			while (extra > pool - held && nrun > k) {
+				struct aseq v = run[--nrun];
+				held -= kvp_frag_seq_bytes(sh, v.kv, P);
+				used -= kvp_frag_seq_bytes(sh, v.kv, 1);
+				/* recompute: its tokens so far are prefilled again */
+				v.p += v.gen;
+				v.o -= v.gen;
+				v.kv = v.gen = 0;
+				if (!ring_push_front(&waiting, v))
+					goto nomem;
+				res->preemptions++;
+			}
+			if (nrun == k)
+				break; /* q itself gave way */
+			held += extra;
+			used += grown;
+			q->kv += chunk;
+			q->ran = true;
+			budget -= chunk;
+		}
+		/* admit waiting requests in order while their first chunk fits */
+		while (waiting.n && budget && (!cfg->max_seqs || nrun < cfg->max_seqs)) {
+			struct aseq *q = ring_front(&waiting);
+			uint64_t chunk = q->p < budget ? q->p : budget;
+			uint64_t need = kvp_frag_seq_bytes(sh, chunk, P);
+			if (need > pool - held)
+				break;
+			if (nrun == caprun) {
+				size_t cap = caprun ? 2 * caprun : 256;
+				struct aseq *r = realloc(run, cap * sizeof *r);
+				if (!r)
+					goto nomem;
+				run = r;
+				caprun = cap;
+			}
+			struct aseq x = *q;
+			ring_pop_front(&waiting);
+			if (!x.admitted_once) {
+				x.admitted_once = true;
+				x.queue_s = now - x.arrival_s;
+				res->admitted++;
+			}
+			x.kv = chunk;
+			x.ran = true;
+			held += need;
+			used += kvp_frag_seq_bytes(sh, chunk, 1);
+			budget -= chunk;
+			run[nrun++] = x;
+			if (nrun > res->peak_sequences)
+				res->peak_sequences = nrun;
+		}
+		if (held > pool) {
+			st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
+					   "a consistency check failed (a bug): arrivals, block %u, "
+					   "step %llu: %llu B held in a pool of %llu B", P,
+					   (unsigned long long)i, (unsigned long long)held,
+					   (unsigned long long)pool);
+			goto out;
+		}
+		/* the step's averages, then its tokens: a finished prefill samples the
+		 * first output token, each decode one more */
+		sum_live += (double)nrun;
+		sum_used += (double)used;
+		sum_held += (double)held;
+		res->measured_steps++;
+		double end = (double)(i + 1) * dt;
+		size_t keep = 0;
+		for (size_t k = 0; k < nrun; k++) {
+			struct aseq *q = &run[k];
+			bool ran = q->ran;
+			q->ran = false;
+			if (ran && q->kv >= q->p && q->o)
+				q->gen++;
+			if (ran && q->kv >= q->p && q->gen >= q->o) {
+				held -= kvp_frag_seq_bytes(sh, q->kv, P);
+				used -= kvp_frag_seq_bytes(sh, q->kv, 1);
+				sum_lat += end - q->arrival_s;
+				sum_queue += q->queue_s;
+				qhist[qbin(q->queue_s)]++;
+				done++;
+				last_s = end;
+			} else {
+				if (keep != k)
+					run[keep] = *q;
+				keep++;
+			}
+		}
+		nrun = keep;
+		i++;
+	}
+	if (held != 0 || used != 0 || done + res->dropped != total) {
+		st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
+				   "a consistency check failed (a bug): arrivals, block %u: %llu B "
+				   "still held, %llu of %llu requests accounted for", P,
+				   (unsigned long long)held,
+				   (unsigned long long)(done + res->dropped),
+				   (unsigned long long)total);
+		goto out;
+	}
+	/* the averages run over every step to the last completion, idle ones too */
+	double steps = last_s / dt;
+	/* replay: the file's own rate, rows over the span of their times */
+	double span = replay ? w->arrival_s[w->narrival - 1] - w->arrival_s[0] : 0;
+	res->arrival_rate = !replay ? R : span > 0 ? (double)(w->narrival - 1) / span : 0;
+	res->over_time = true;
+	res->completed = done;
+	if (done && steps > 0) {
+		res->mean_live_sequences = sum_live / steps;
+		res->mean_sequences = res->mean_live_sequences;
+		res->max_sequences = (uint64_t)floor(res->mean_sequences + 1e-9);
+		res->mean_latency_s = sum_lat / (double)done;
+		res->mean_queue_s = sum_queue / (double)done;
+		res->throughput_rps = (double)done / last_s;
+		res->used_fraction = sum_used / steps / (double)pool;
+		res->internal_waste_fraction = (sum_held - sum_used) / steps / (double)pool;
+		res->free_fraction = 1 - sum_held / steps / (double)pool;
+		uint64_t rank = (uint64_t)ceil(0.99 * (double)done), seen = 0;
+		for (size_t k = 0; k < QBINS; k++)
+			if ((seen += qhist[k]) >= rank) {
+				res->p99_queue_s = k ? 1e-6 * pow(1.01, (double)k) : 0;
+				break;
+			}
+		if (sum_live > 0)
+			res->held_bytes_per_sequence = sum_held / sum_live;
+	}
+	res->pool_bytes = pool;
+	res->num_blocks = kvp_frag_token_bytes(sh) ? pool / (kvp_frag_token_bytes(sh) * P) : 0;
+	res->expected_waste_tokens = (P - 1) / 2.0;
+	res->metadata_bytes = res->peak_sequences * ((cfg->max_len + P - 1) / P) * 4 + res->num_blocks * 8;
+	goto out;
+nomem:
+	st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+out:
+	free(waiting.a);
+	free(run);
+	free(qhist);
+	return st;
+}
