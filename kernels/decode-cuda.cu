@@ -541,9 +541,22 @@ int kvb_cuda_probe(struct kvb_cuda_info *info)
 	cudaDeviceProp p;
 	size_t free_b = 0, total_b = 0;
 	memset(info, 0, sizeof *info);
+	int drv = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
+	/* The runtime says "insufficient driver" both with no driver at all
+	 * (no libcuda) and with one older than the toolkit; the driver's
+	 * version tells them apart: 0 when none is installed. */
+	if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&drv) == cudaSuccess &&
+	    drv > 0) {
+		set_error("%s: the driver runs CUDA %d.%d, kvbench was built with %d.%d",
+			  cudaGetErrorString(e), drv / 1000, drv % 1000 / 10, CUDART_VERSION / 1000,
+			  CUDART_VERSION % 1000 / 10);
+		(void)cudaGetLastError();
+		return KVB_CUDA_OLD_DRIVER;
+	}
 	if (e != cudaSuccess || n == 0) {
-		set_error("%s", e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+		set_error("%s", e == cudaErrorInsufficientDriver ? "no NVIDIA driver on this machine"
+				: e != cudaSuccess ? cudaGetErrorString(e) : "no device");
 		(void)cudaGetLastError();
 		return KVB_CUDA_NO_DEVICE;
 	}
@@ -931,8 +944,19 @@ out:
 
 /* ------------------------------------------------------------- capacity */
 
+extern "C" int kvb_cuda_free_bytes(uint64_t *free_bytes)
+{
+	int st = KVB_CUDA_OK;
+	size_t f = 0, t = 0;
+	*free_bytes = 0;
+	CUDA_CHECK(cudaMemGetInfo(&f, &t));
+	*free_bytes = f;
+out:
+	return st;
+}
+
 extern "C" int kvb_cuda_capacity(uint64_t weights_bytes, uint64_t limit_bytes,
-				 uint64_t block_bytes, int64_t *blocks)
+				 uint64_t block_bytes, int64_t *blocks, int *refused)
 {
 	enum { MAXCHUNKS = 4096 };
 	void *chunk[MAXCHUNKS];
@@ -941,6 +965,7 @@ extern "C" int kvb_cuda_capacity(uint64_t weights_bytes, uint64_t limit_bytes,
 	uint64_t used = 0;
 	uint64_t per = (uint64_t)1 << 30; /* blocks per cudaMalloc: up to 1 GiB */
 	*blocks = 0;
+	*refused = 0;
 	if (block_bytes == 0) {
 		set_error("a block of 0 bytes");
 		return KVB_CUDA_FAILED;
@@ -962,8 +987,10 @@ extern "C" int kvb_cuda_capacity(uint64_t weights_bytes, uint64_t limit_bytes,
 		cudaError_t e = cudaMalloc(&p, n * block_bytes);
 		if (e == cudaErrorMemoryAllocation) {
 			(void)cudaGetLastError(); /* the device is full before the limit */
-			if (n == 1)
+			if (n == 1) {
+				*refused = 1;
 				break;
+			}
 			per = n * block_bytes / 2; /* try smaller pieces for the rest */
 			continue;
 		}
@@ -973,6 +1000,8 @@ extern "C" int kvb_cuda_capacity(uint64_t weights_bytes, uint64_t limit_bytes,
 		used += n * block_bytes;
 		*blocks += (int64_t)n;
 	}
+	if (nchunks == MAXCHUNKS && used + block_bytes <= limit_bytes)
+		*refused = 1; /* out of chunk slots: short of the limit all the same */
 	CUDA_CHECK(cudaDeviceSynchronize());
 out:
 	for (int i = 0; i < nchunks; i++)
