@@ -13,6 +13,8 @@
  *     wait_group N: the copy lands only when its thread waits for its
  *     group (the latest moment the PTX ISA allows), so a read of shared
  *     memory before the wait sees the old bytes and fails the test;
+ *   - ldmatrix .x4 .trans (the lanes' row addresses gathered);
+ *   - __byte_perm (prmt) and __ldg;
  *   - mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: the fragments of
  *     the 32 lanes are gathered and D = A B + C computed in fp32 from the
  *     PTX ISA's fragment layouts (groupID = lane >> 2, threadID_in_group =
@@ -71,7 +73,7 @@ enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
 struct pending_copy {
 	void *dst;
 	unsigned char bytes[16];
-	int group;
+	int size, group;
 };
 
 struct fiber {
@@ -300,21 +302,76 @@ inline int max(int a, int b) { return a > b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 
 inline uint4 __ldcs(const uint4 *p) { return *p; }
+template <class T> inline T __ldg(const T *p) { return *p; }
+
+/* prmt.b32 (default mode): byte i of the result is byte s_i of {y, x}
+ * (x bytes 0-3, y bytes 4-7), s_i the selector's nibble i. */
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
+{
+	const unsigned long long xy = (unsigned long long)y << 32 | x;
+	unsigned r = 0;
+	for (int i = 0; i < 4; i++)
+		r |= (unsigned)((xy >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+	return r;
+}
 
 namespace kvb_emu {
 
-/* cp.async.cg.shared.global [dst], [src], 16, src_bytes (0 or 16). */
-inline void cp_async16(void *dst, const void *src, bool valid)
+/* cp.async.{cg,ca}.shared.global [dst], [src], size, src_bytes (0 or
+ * size): the source is read now (the kernel must not change it), the
+ * destination written when the group is waited for. */
+inline void cp_async(void *dst, const void *src, int size, bool valid)
 {
 	fiber *f = g_machine->cur;
 	pending_copy c;
+	if (((uintptr_t)dst | (uintptr_t)src) % (uintptr_t)size)
+		fail("cp.async: an address not aligned to the copy's size");
 	c.dst = dst;
+	c.size = size;
 	c.group = f->groups_committed;
 	if (valid)
-		memcpy(c.bytes, src, 16);
+		memcpy(c.bytes, src, (size_t)size);
 	else
-		memset(c.bytes, 0, 16); /* src-size 0: zero-filled */
+		memset(c.bytes, 0, (size_t)size); /* src-size 0: zero-filled */
 	f->copies.push_back(c);
+}
+
+inline void cp_async16(void *dst, const void *src, bool valid)
+{
+	cp_async(dst, src, 16, valid);
+}
+
+/* The dynamic shared memory of a launch (extern __shared__). */
+enum { DYN_SHARED_BYTES = 232448 }; /* sm_90's 227 KiB per block */
+inline unsigned char *dyn_shared()
+{
+	alignas(128) static unsigned char buf[DYN_SHARED_BYTES];
+	return buf;
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: lane i gives the row
+ * address of matrix i / 8, row i % 8 (8 16-bit elements); each lane gets,
+ * of matrix j, in register j, the elements (row 2 (lane % 4) + {0, 1},
+ * column lane / 4): the 8x8 matrices transposed. */
+inline void ldmatrix_x4_trans(uint32_t r[4], const void *row_addr)
+{
+	uint32_t words[2];
+	const uintptr_t p = (uintptr_t)row_addr;
+	if (p % 16)
+		fail("ldmatrix: a row address not aligned to 16 bytes");
+	words[0] = (uint32_t)p;
+	words[1] = (uint32_t)(p >> 32);
+	const uint32_t(*all)[SLOT_WORDS] = warp_exchange(words, 2);
+	const int lane = (int)(threadIdx.x & 31);
+	for (int j = 0; j < 4; j++) {
+		uint16_t e[2];
+		for (int h = 0; h < 2; h++) {
+			const int src = j * 8 + 2 * (lane % 4) + h; /* the row's lane */
+			const uintptr_t a = (uintptr_t)all[src][0] | (uintptr_t)all[src][1] << 32;
+			memcpy(&e[h], (const void *)(a + 2 * (lane / 4)), 2);
+		}
+		r[j] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
+	}
 }
 
 /* cp.async.commit_group */
@@ -331,7 +388,7 @@ inline void cp_async_wait(int n)
 	std::vector<pending_copy> keep;
 	for (const pending_copy &c : f->copies)
 		if (c.group < upto)
-			memcpy(c.dst, c.bytes, 16);
+			memcpy(c.dst, c.bytes, (size_t)c.size);
 		else
 			keep.push_back(c);
 	f->copies.swap(keep);

@@ -70,6 +70,8 @@ __global__ void flush_kernel(const uint4 *__restrict__ p, size_t n, unsigned *si
 struct kvb_cuda_decode {
 	dev_args a;
 	kernel_fn kernel, merge;
+	int smem_bytes; /* dynamic shared memory of the kernel (tensor-core: its stages) */
+	bool tc;        /* the tensor-core kernel, else the CUDA-core one */
 	int grid_ctas;
 	int d;
 	int64_t batch;
@@ -181,7 +183,11 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 		set_error("out of host memory");
 		return KVB_CUDA_NOMEM;
 	}
-	const int g = s->h_q / s->h_kv, gt = heads_per_cta(g, s->dtype);
+	const int g = s->h_q / s->h_kv;
+	const char *force = getenv("KVBENCH_CUDA_KERNEL"); /* cuda-core | tensor-core */
+	const bool tc = use_tc(g, s->dtype, force && *force == 'c' ? 'c' : 0);
+	dc->tc = tc;
+	const int gt = tc ? TC_ROWS : heads_per_cta(g, s->dtype);
 	const size_t pool = (size_t)kv->num_blocks * s->h_kv * s->block_size * s->d *
 			    kvb_dtype_bytes(s->dtype);
 	const size_t nq = (size_t)kv->batch * s->h_q * s->d;
@@ -189,13 +195,21 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 	dc->d = s->d;
 	dc->batch = kv->batch;
 	dc->o_bytes = nq * sizeof(float);
-	dc->kernel = pick_kernel(s->dtype, s->d, gt);
+	if (tc)
+		dc->kernel = pick_tc(s->dtype, s->d, (s->block_size & (s->block_size - 1)) == 0,
+				     &dc->smem_bytes);
+	else
+		dc->kernel = pick_kernel(s->dtype, s->d, gt);
 	dc->merge = pick_merge(s->d);
 
 	CUDA_CHECK(cudaSetDevice(0));
 	CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
 	CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-	CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dc->kernel, NTHREADS, 0));
+	if (dc->smem_bytes > 48 * 1024)
+		CUDA_CHECK(cudaFuncSetAttribute(dc->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						dc->smem_bytes));
+	CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dc->kernel, NTHREADS,
+								 dc->smem_bytes));
 	CUDA_CHECK(cudaMalloc(&dc->k_pool, pool));
 	CUDA_CHECK(cudaMalloc(&dc->v_pool, pool));
 	CUDA_CHECK(cudaMemcpy(dc->k_pool, kv->k_pool, pool, cudaMemcpyHostToDevice));
@@ -264,6 +278,11 @@ out:
 	return st;
 }
 
+const char *kvb_cuda_decode_kernel(const struct kvb_cuda_decode *dc)
+{
+	return dc->tc ? "tensor-core" : "cuda-core";
+}
+
 void kvb_cuda_decode_split(const struct kvb_cuda_decode *dc, int *splits, int *chunk_tokens)
 {
 	*splits = dc->a.splits;
@@ -273,7 +292,7 @@ void kvb_cuda_decode_split(const struct kvb_cuda_decode *dc, int *splits, int *c
 static int launch(struct kvb_cuda_decode *dc)
 {
 	int st = KVB_CUDA_OK;
-	dc->kernel<<<dc->grid_ctas, NTHREADS>>>(dc->a);
+	dc->kernel<<<dc->grid_ctas, NTHREADS, dc->smem_bytes>>>(dc->a);
 	LAUNCH_CHECK();
 	if (dc->a.splits > 1) {
 		dc->merge<<<(unsigned)(dc->batch * dc->a.h_q), dc->d>>>(dc->a);

@@ -866,6 +866,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
 	double *times = calloc((size_t)o->repeats, sizeof *times);
 	int rc = -1, splits = 1, chunk = 0;
+	const char *kernel_name = "cpu";
 	struct kvb_check chk;
 	uint64_t moved = 0, table = 0, tokens = 0;
 #ifdef HAVE_CUDA
@@ -916,6 +917,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			goto out;
 		}
 		kvb_cuda_decode_split(dc, &splits, &chunk);
+		kernel_name = kvb_cuda_decode_kernel(dc);
 	}
 #endif
 	int nseqs = pick_seqs(&kv, kvb_cpu_threads(cx->cpu), seed, seqs);
@@ -977,6 +979,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	else
 		rec_str(row, "device", "%s", cx->gpu.name);
 #endif
+	rec_str(row, "kernel", "%s", kernel_name);
 	kvp_record_u64(row, "splits", (uint64_t)(splits));
 	kvp_record_u64(row, "chunk_tokens", (uint64_t)(chunk));
 	kvp_record_u64(row, "pool_bytes", (uint64_t)(kvb_pool_bytes(shape, kv.num_blocks)));
@@ -995,6 +998,16 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		kvp_record_f64(row, "time_median_s", median);
 		kvp_record_f64(row, "time_best_s", best);
 		kvp_record_f64(row, "gbps", rounded(gbps, 2));
+		/* the step's arithmetic: QK and PV, d multiply-adds each per
+		 * token and query head (4 d FLOP), over the median, per core on
+		 * the CPU: beside GB/s it says when a point is compute-bound */
+		const double flops = 4.0 * (double)tokens * shape->h_q * shape->d;
+		kvp_record_f64(row, "flop_per_byte", rounded(moved ? flops / (double)moved : 0.0, 3));
+		kvp_record_f64(row, "gflops", rounded(median > 0 ? flops / median / 1e9 : 0.0, 2));
+		if (o->backend == BACKEND_CPU)
+			kvp_record_f64(row, "gflops_per_core",
+				       rounded(median > 0 ? flops / median / 1e9 / kvb_cpu_threads(cx->cpu)
+							  : 0.0, 2));
 		kvp_record_f64(row, "ceiling_read_gbps", rounded(read_ceil, 2));
 		kvp_record_f64(row, "ceiling_copy_gbps", rounded(cx->ceiling.copy_gbps, 2));
 		kvp_record_f64(row, "ceiling_triad_gbps", rounded(cx->ceiling.triad_gbps, 2));
@@ -1614,6 +1627,7 @@ static void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root
 		{"kv_dtype", "dtype", COPY}, {"num_heads", "Hq", COPY}, {"num_kv_heads", "Hkv", COPY},
 		{"head_dim", "d", COPY}, {"splits", "splits", COPY}, {"moved_bytes", "bytes moved", COPY},
 		{"time_median_s", "median us", TIME_US}, {"gbps", "GB/s", COPY},
+		{"gflops_per_core", "GF/s/core", COPY},
 		{"ceiling_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
 		{"ratio_best", "best", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
 		{"max_err", "max err", COPY}, {"validated", "check", COPY},
@@ -1632,6 +1646,7 @@ static void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root
 	fprintf(f, "bytes moved = K + V of the valid tokens in the KV dtype (+ their scales) + Q + O "
 		   "in fp32; block tables not counted\nGB/s = bytes moved / median of %d runs "
 		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling;\n"
+		   "GF/s/core = 4 d FLOP per token and query head / median / threads (CPU);\n"
 		   "ceil = that %s ceiling (the YAML's ceiling_gbps, ratio_ceiling: %s); best = the "
 		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy",

@@ -32,6 +32,8 @@
 # Environment: OUT (results folder; default reports/h200/run-DATE), CC
 # (default cc), NVCC (default nvcc on PATH, else /usr/local/cuda/bin/nvcc),
 # CUDA_ARCH (default sm_90), BUILD (build folder; default a temporary one),
+# KVBENCH (a kvbench built before with --build-only: no build, the whole
+# deadline for the benches),
 # GIT_REV (the commit being run: the copy on the device has no .git).
 # Results: OUT/env.txt, OUT/ptxas.txt (registers, spills per kernel),
 # OUT/<bench>.yaml (kvbench --out, what `kvplan validate` reads),
@@ -60,7 +62,7 @@ while [ $# -gt 0 ]; do
 		deadline=$2
 		shift ;;
 	--quick) quick=1 ;;
-	-h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-device.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -165,6 +167,12 @@ if [ "$backend" = cuda ] && [ "$build_only" = 0 ]; then
 fi
 
 # ------------------------------------------------------------------ build
+if [ -n "${KVBENCH:-}" ]; then
+	# a kvbench built before (--build-only): the deadline is the benches'
+	[ -x "$KVBENCH" ] || { say "run-device.sh: KVBENCH=$KVBENCH is not an executable"; exit 2; }
+	say "# using the kvbench built before: $KVBENCH"
+	kvbench=$KVBENCH
+else
 cflags="-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DKVBENCH_STANDALONE"
 cflags="$cflags -I$top/src -I$top/kernels"
 csrc="kernels/kvbench.c kernels/paged.c kernels/decode-ref.c kernels/decode-cpu.c
@@ -186,7 +194,9 @@ if [ "$backend" = cuda ]; then
 fi
 for f in $csrc; do
 	o=$build/$(basename "$f" .c).o
-	# shellcheck disable=SC2086 # cflags and objs are lists
+	# (timeout 0 would mean no limit: a passed deadline stops here)
+	[ "$(left)" -gt 0 ] || { say "# the deadline passed during the build"; sum "build failed or cut by the deadline: nothing measured"; exit 1; }
+	# shellcheck disable=SC2086 # cflags is a list
 	run timeout "$(left)" "$CC" $cflags -c "$top/$f" -o "$o" || { sum "build failed or cut by the deadline: nothing measured"; exit 1; }
 	objs="$objs $o"
 done
@@ -206,6 +216,7 @@ else
 fi
 kvbench=$build/kvbench
 say "# built $kvbench in $(( $(date +%s) - t0 )) s, $(left) s left"
+fi
 if [ "$build_only" = 1 ]; then
 	echo "$kvbench"
 	exit 0

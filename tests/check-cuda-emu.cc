@@ -3,7 +3,9 @@
  * kernels/decode-cuda-kernels.cuh is compiled here by the host C++
  * compiler under kernels/cuda-emu.h (each CUDA thread a fiber; barriers,
  * warp shuffles, cp.async and mma.sync emulated from the CUDA and PTX
- * documents), launched as kvb_cuda_decode_create would launch it, and its
+ * documents), launched as kvb_cuda_decode_create would launch it (the
+ * tensor-core kernel for 16- and 8-bit KV, the CUDA-core one for fp32 and,
+ * forced, for every dtype too), and its
  * output compared with kernels/decode-ref.c's double reference on every
  * KV dtype, head dim and head tile the device run uses (kernels/
  * run-device.sh's validate bench), at block sizes 1, 7 and 16, with the
@@ -188,6 +190,7 @@ struct decode_case {
 	int d, h_q, h_kv, P;
 	std::vector<int32_t> lens;
 	bool split; /* plan splits as for a GPU far larger than the work */
+	char force; /* 'c': the CUDA-core kernel whatever the dtype */
 };
 
 static int heads_tile(int g, enum kvb_dtype dt)
@@ -215,7 +218,9 @@ static void run_case(const decode_case &c, uint64_t seed)
 	kvb_queries_fill(q.data(), nq, seed);
 	kvb_poison(o.data(), nq);
 
-	const int g = c.h_q / c.h_kv, gt = heads_tile(g, c.dt);
+	const int g = c.h_q / c.h_kv;
+	const bool tc = use_tc(g, c.dt, c.force);
+	const int gt = tc ? TC_ROWS : heads_tile(g, c.dt);
 	dev_args a = {};
 	a.k_pool = kv.k_pool;
 	a.v_pool = kv.v_pool;
@@ -236,7 +241,10 @@ static void run_case(const decode_case &c, uint64_t seed)
 		a.part_o = part_o.data();
 		a.part_ml = part_ml.data();
 	}
-	kernel_fn k = pick_kernel(c.dt, c.d, gt);
+	int smem = 0;
+	kernel_fn k = tc ? pick_tc(c.dt, c.d, (c.P & (c.P - 1)) == 0, &smem)
+			 : pick_kernel(c.dt, c.d, gt);
+	CHECK(smem <= kvb_emu::DYN_SHARED_BYTES, "%d bytes of shared memory", smem);
 	kernel_fn merge = pick_merge(c.d);
 	CHECK(k && merge, "no kernel for %s d %d gt %d", kvb_dtype_name(c.dt), c.d, gt);
 	if (!k || !merge) {
@@ -244,7 +252,8 @@ static void run_case(const decode_case &c, uint64_t seed)
 		return;
 	}
 	const int ctas = B * a.splits * c.h_kv * a.tiles;
-	kvb_emu::launch(ctas, NTHREADS, [&] { k(a); }, 0, nullptr);
+	/* the dynamic shared memory NaN-poisoned before each CTA */
+	kvb_emu::launch(ctas, NTHREADS, [&] { k(a); }, (size_t)smem, smem ? kvb_emu::dyn_shared() : nullptr);
 	if (a.splits > 1)
 		kvb_emu::launch(B * c.h_q, c.d, [&] { merge(a); }, 0, nullptr);
 
@@ -260,9 +269,10 @@ static void run_case(const decode_case &c, uint64_t seed)
 		for (int32_t b = 0; b < B && at + 12 < sizeof lens; b++)
 			at += (size_t)snprintf(lens + at, sizeof lens - at, "%s%d", b ? "," : "", c.lens[b]);
 		CHECK(kvb_check_passed(&kv, &chk),
-		      "%s d %d heads %d:%d (tile %d) P %d lens %s splits %d: max error %.3g "
+		      "%s%s d %d heads %d:%d (tile %d) P %d lens %s splits %d: max error %.3g "
 		      "(bound %.3g) at sequence %d head %d element %d, %lld non-finite",
-		      kvb_dtype_name(c.dt), c.d, c.h_q, c.h_kv, gt, c.P, lens, a.splits, chk.max_err,
+		      tc ? "tensor-core " : "cuda-core ", kvb_dtype_name(c.dt), c.d, c.h_q, c.h_kv, gt, c.P, lens,
+		      a.splits, chk.max_err,
 		      kvb_dtype_tolerance(c.dt), chk.worst_seq, chk.worst_head, chk.worst_i,
 		      (long long)chk.nonfinite);
 		if (c.split)
@@ -308,6 +318,28 @@ int main(int argc, char **argv)
 					 * past the 256-token id tile */
 					c.lens = {0, 1, P > 1 ? P - 1 : 2, P, P + 1, 300};
 					c.split = false;
+					c.force = 0;
+					run_case(c, seed++);
+					cases++;
+				}
+	/* The CUDA-core kernel (fp32's, and every dtype's when forced) on the
+	 * same shapes at P 16 (7 too unless quick). */
+	for (enum kvb_dtype dt : dts)
+		for (int d : dims)
+			for (int g : groups)
+				for (int bi = 0; bi < (quick ? 1 : 2); bi++) {
+					if (dt == KVB_DTYPE_FP32)
+						continue; /* done above */
+					const int P = blocks[bi];
+					decode_case c;
+					c.dt = dt;
+					c.d = d;
+					c.h_kv = g >= 12 ? 1 : 2;
+					c.h_q = g * c.h_kv;
+					c.P = P;
+					c.lens = {0, 1, P - 1, P + 1, 300};
+					c.split = false;
+					c.force = 'c';
 					run_case(c, seed++);
 					cases++;
 				}
@@ -325,7 +357,13 @@ int main(int argc, char **argv)
 				c.P = quick ? 16 : (d == 128 ? 7 : 16);
 				c.lens = {0, 100, 700};
 				c.split = true;
+				c.force = 0;
 				run_case(c, seed++);
+				if (dt != KVB_DTYPE_FP32) {
+					c.force = 'c'; /* the CUDA-core kernel's splits too */
+					run_case(c, seed++);
+					cases++;
+				}
 				cases++;
 			}
 	printf("check-cuda-emu: %d decode cases, %d checks passed, %d failed\n", cases, g_passed,

@@ -48,6 +48,9 @@ expect_json seqs_checked 2
 expect_json ceiling_array_bytes 1048576
 # the planner's KV bytes of the step: the K+V part of the bytes moved
 expect_json predicted_kv_bytes 102400
+# the step's arithmetic: 4 d FLOP per token and query head = 4 x 200 x 4 x 64
+# = 204,800 FLOP over 106,496 bytes moved = 1.923 FLOP/byte
+expect_json flop_per_byte 1.923
 expect_json predicted_on read-ceiling
 case "$out" in *%*) bad "a percent sign in the JSON: the table's columns leaked" ;; *) ok ;; esac
 for f in gbps ratio time_median_s ceiling_read_gbps ceiling_triad_gbps max_err; do
@@ -211,6 +214,15 @@ run "$KVBENCH" --capacity --gpu-memory 64MiB --utilization 0.5 --heads 8:8 --for
 expect_rc 0
 expect_json stopped_by limit
 expect_err "warning: 1 capacity point stopped at the limit"
+# A machine that gives less than the limit (an address-space cap of about
+# 600 MB against a 2 GiB limit): the pool stops at the allocator, which is
+# said with the figures, and the run exits 1.
+run sh -c "ulimit -v 600000 && exec \"$KVBENCH\" --capacity --gpu-memory 2GiB --utilization 1 \
+	--heads 8:8 --head-dim 128 --format json"
+expect_rc 1
+expect_json stopped_by allocator
+expect_err "the allocator refused after"
+expect_err "short of the limit 2147483648"
 run "$KVBENCH" --capacity --gpu-memory 64TiB --utilization 1
 expect_rc 1
 expect_err "but the machine has"
