@@ -432,28 +432,23 @@ template <int D> __global__ void __launch_bounds__(D) merge_kernel(const dev_arg
 #define KVB_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
-/* 16 bytes global -> shared, bypassing L1; zero-filled when !valid (the
- * source is then not read, but must still be a global address). */
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
+/* BYTES (16: bypassing L1, .cg; 4: through it, .ca, for scales) global ->
+ * shared; zero-filled when !valid (the source is then not read, but must
+ * still be a global address). */
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void *smem, const void *gmem, bool valid)
 {
+	static_assert(BYTES == 16 || BYTES == 4, "cp.async sizes used here");
 #ifdef KVB_CUDA_EMULATE
-	kvb_emu::cp_async(smem, gmem, 16, valid);
+	kvb_emu::cp_async(smem, gmem, BYTES, valid);
 #else
 	const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-		     "r"(valid ? 16 : 0));
-#endif
-}
-
-/* 4 bytes global -> shared (through L1: scales are small). */
-__device__ __forceinline__ void cp_async4(void *smem, const void *gmem, bool valid)
-{
-#ifdef KVB_CUDA_EMULATE
-	kvb_emu::cp_async(smem, gmem, 4, valid);
-#else
-	const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
-		     "r"(valid ? 4 : 0));
+	if (BYTES == 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+			     "r"(valid ? 16 : 0));
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
+			     "r"(valid ? 4 : 0));
 #endif
 }
 
@@ -607,8 +602,8 @@ __device__ __forceinline__ void tc_issue(const dev_args &a, unsigned char *stage
 		}
 		const char *kp = static_cast<const char *>(a.k_pool) + row * L::ROWB + col * 16;
 		const char *vp = static_cast<const char *>(a.v_pool) + row * L::ROWB + col * 16;
-		cp_async16(stage + r * L::STRIDE + col * 16, kp, ok);
-		cp_async16(stage + L::KV_BYTES + r * L::STRIDE + col * 16, vp, ok);
+		cp_async<16>(stage + r * L::STRIDE + col * 16, kp, ok);
+		cp_async<16>(stage + L::KV_BYTES + r * L::STRIDE + col * 16, vp, ok);
 	}
 	if (DT == KVB_DTYPE_INT8) {
 		/* threads 0..TT-1 the K scales, TT..2TT-1 the V scales */
@@ -621,7 +616,7 @@ __device__ __forceinline__ void tc_issue(const dev_args &a, unsigned char *stage
 			      (t - blk * a.P);
 		}
 		const float *src = (tid < TC_TT ? a.k_scales : a.v_scales) + row;
-		cp_async4(stage + 2 * L::KV_BYTES + (tid < TC_TT ? 0 : TC_TT * 4) + r * 4, src, ok);
+		cp_async<4>(stage + 2 * L::KV_BYTES + (tid < TC_TT ? 0 : TC_TT * 4) + r * 4, src, ok);
 	}
 }
 
@@ -966,25 +961,25 @@ template <int DT> kernel_fn pick_tc_d(int d, bool pow2)
 	}
 }
 
+template <int DT> int tc_smem(int d)
+{
+	if constexpr (DT == KVB_DTYPE_FP32)
+		return 0;
+	else
+		return d == 64 ? tc_layout<DT, 64>::SMEM : d == 128 ? tc_layout<DT, 128>::SMEM
+					     : tc_layout<DT, 256>::SMEM;
+}
+
 /* The tensor-core kernel for a dtype and head dim, with P a power of two
  * (shifts) or not (divisions); its dynamic shared memory in *smem. */
 inline kernel_fn pick_tc(int dt, int d, bool pow2, int *smem)
 {
-	*smem = 0;
 	switch (dt) {
-	case KVB_DTYPE_FP16:
-		*smem = d == 64 ? tc_layout<KVB_DTYPE_FP16, 64>::SMEM : d == 128 ? tc_layout<KVB_DTYPE_FP16, 128>::SMEM : tc_layout<KVB_DTYPE_FP16, 256>::SMEM;
-		return pick_tc_d<KVB_DTYPE_FP16>(d, pow2);
-	case KVB_DTYPE_BF16:
-		*smem = d == 64 ? tc_layout<KVB_DTYPE_BF16, 64>::SMEM : d == 128 ? tc_layout<KVB_DTYPE_BF16, 128>::SMEM : tc_layout<KVB_DTYPE_BF16, 256>::SMEM;
-		return pick_tc_d<KVB_DTYPE_BF16>(d, pow2);
-	case KVB_DTYPE_FP8:
-		*smem = d == 64 ? tc_layout<KVB_DTYPE_FP8, 64>::SMEM : d == 128 ? tc_layout<KVB_DTYPE_FP8, 128>::SMEM : tc_layout<KVB_DTYPE_FP8, 256>::SMEM;
-		return pick_tc_d<KVB_DTYPE_FP8>(d, pow2);
-	case KVB_DTYPE_INT8:
-		*smem = d == 64 ? tc_layout<KVB_DTYPE_INT8, 64>::SMEM : d == 128 ? tc_layout<KVB_DTYPE_INT8, 128>::SMEM : tc_layout<KVB_DTYPE_INT8, 256>::SMEM;
-		return pick_tc_d<KVB_DTYPE_INT8>(d, pow2);
-	default: return nullptr;
+	case KVB_DTYPE_FP16: *smem = tc_smem<KVB_DTYPE_FP16>(d); return pick_tc_d<KVB_DTYPE_FP16>(d, pow2);
+	case KVB_DTYPE_BF16: *smem = tc_smem<KVB_DTYPE_BF16>(d); return pick_tc_d<KVB_DTYPE_BF16>(d, pow2);
+	case KVB_DTYPE_FP8: *smem = tc_smem<KVB_DTYPE_FP8>(d); return pick_tc_d<KVB_DTYPE_FP8>(d, pow2);
+	case KVB_DTYPE_INT8: *smem = tc_smem<KVB_DTYPE_INT8>(d); return pick_tc_d<KVB_DTYPE_INT8>(d, pow2);
+	default: *smem = 0; return nullptr;
 	}
 }
 

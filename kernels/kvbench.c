@@ -1166,6 +1166,32 @@ static void stream_start(struct ctx *cx)
 	kvp_record_free(env);
 }
 
+/* Point k of the sweep (0 <= k < the product of the lists' lengths), in
+ * the order batch, context, heads, head dim, block size, dtype (the last
+ * varying fastest). */
+static void sweep_at(const struct opts *o, int k, struct kvb_shape *s, int64_t *batch,
+		     int64_t *context)
+{
+	const int it = k % o->ndtypes;
+	k /= o->ndtypes;
+	const int ip = k % o->block.n;
+	k /= o->block.n;
+	const int id = k % o->head_dim.n;
+	k /= o->head_dim.n;
+	const int ih = k % o->heads.n;
+	k /= o->heads.n;
+	const int ic = k % o->context.n;
+	const int ib = k / o->context.n;
+	memset(s, 0, sizeof *s);
+	s->h_q = o->heads.hq[ih];
+	s->h_kv = o->heads.hkv[ih];
+	s->d = (int)o->head_dim.v[id];
+	s->block_size = (int)o->block.v[ip];
+	s->dtype = o->dtypes[it];
+	*batch = o->batch.v[ib];
+	*context = o->context.v[ic];
+}
+
 /* A rough cost of one point in seconds, for the plan line: filling the
  * cache with random data (assumed 0.5 GB/s per thread), the reference
  * (about 3 * tokens * H_q * d multiply-adds, at most pick_seqs' budget,
@@ -1200,22 +1226,12 @@ static void say_plan(struct ctx *cx, int total)
 {
 	const struct opts *o = cx->o;
 	double t = 0;
-	for (int ib = 0; ib < o->batch.n; ib++)
-		for (int ic = 0; ic < o->context.n; ic++)
-			for (int ih = 0; ih < o->heads.n; ih++)
-				for (int id = 0; id < o->head_dim.n; id++)
-					for (int ip = 0; ip < o->block.n; ip++)
-						for (int it = 0; it < o->ndtypes; it++) {
-							struct kvb_shape s = {
-								.h_q = o->heads.hq[ih],
-								.h_kv = o->heads.hkv[ih],
-								.d = (int)o->head_dim.v[id],
-								.block_size = (int)o->block.v[ip],
-								.dtype = o->dtypes[it],
-							};
-							t += point_cost_s(cx, &s, o->batch.v[ib],
-									  o->context.v[ic]);
-						}
+	for (int k = 0; k < total; k++) {
+		struct kvb_shape s;
+		int64_t batch, context;
+		sweep_at(o, k, &s, &batch, &context);
+		t += point_cost_s(cx, &s, batch, context);
+	}
 	fprintf(stderr, "kvbench: %d points, about %.0f s (%s)\n", total, ceil(t),
 		o->validate_only ? "validation only" : "validated, then timed");
 }
@@ -1296,36 +1312,24 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 	int done = 0;
 	if (progress)
 		say_plan(cx, total);
-	for (int ib = 0; ib < o->batch.n; ib++)
-		for (int ic = 0; ic < o->context.n; ic++)
-			for (int ih = 0; ih < o->heads.n; ih++)
-				for (int id = 0; id < o->head_dim.n; id++)
-					for (int ip = 0; ip < o->block.n; ip++)
-						for (int it = 0; it < o->ndtypes; it++) {
-							struct kvb_shape s = {
-								.h_q = o->heads.hq[ih],
-								.h_kv = o->heads.hkv[ih],
-								.d = (int)o->head_dim.v[id],
-								.block_size = (int)o->block.v[ip],
-								.dtype = o->dtypes[it],
-							};
-							if (progress)
-								say_point(++done, total, &s, o->batch.v[ib],
-									  o->context.v[ic]);
-							struct kvp_record *row = kvp_record_new();
-							int rc = row ? run_point(cx, &s, (int32_t)o->batch.v[ib],
-										 (int32_t)o->context.v[ic], seed++, row)
-								     : -1;
-							if (rc < 0 || rows_add(rs, row) != 0) {
-								kvp_record_free(row);
-								errors++;
-								continue;
-							}
-							out_point(cx, row);
-							if (progress)
-								say_result(cx, done, total, row);
-							failed += rc;
-						}
+	for (int k = 0; k < total; k++) {
+		struct kvb_shape s;
+		int64_t batch, context;
+		sweep_at(o, k, &s, &batch, &context);
+		if (progress)
+			say_point(++done, total, &s, batch, context);
+		struct kvp_record *row = kvp_record_new();
+		int rc = row ? run_point(cx, &s, (int32_t)batch, (int32_t)context, seed++, row) : -1;
+		if (rc < 0 || rows_add(rs, row) != 0) {
+			kvp_record_free(row);
+			errors++;
+			continue;
+		}
+		out_point(cx, row);
+		if (progress)
+			say_result(cx, done, total, row);
+		failed += rc;
+	}
 	kvb_big_free(cx->flush);
 	kvb_big_free(cx->ceil_buf);
 	cx->flush = cx->ceil_buf = NULL;

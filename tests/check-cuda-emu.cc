@@ -303,68 +303,49 @@ int main(int argc, char **argv)
 	static const int blocks[] = {16, 7, 1};
 	uint64_t seed = 1;
 	int cases = 0;
+	/* one case: groups of 12 and more on one KV head, smaller on two */
+	auto one = [&](enum kvb_dtype dt, int d, int g, int P, std::vector<int32_t> lens, bool split,
+		       char force) {
+		decode_case c;
+		c.dt = dt;
+		c.d = d;
+		c.h_kv = g >= 12 || split ? 1 : 2;
+		c.h_q = g * c.h_kv;
+		c.P = P;
+		c.lens = lens;
+		c.split = split;
+		c.force = force;
+		run_case(c, seed++);
+		cases++;
+	};
+	/* The kernel each dtype gets: 0 and 1 tokens, block - 1, block, block
+	 * + 1, and past the 256-token id tile. */
 	for (enum kvb_dtype dt : dts)
 		for (int d : dims)
 			for (int g : groups)
 				for (int bi = 0; bi < (quick ? 1 : 3); bi++) {
 					const int P = blocks[bi];
-					decode_case c;
-					c.dt = dt;
-					c.d = d;
-					c.h_kv = g >= 12 ? 1 : 2;
-					c.h_q = g * c.h_kv;
-					c.P = P;
-					/* 0 and 1 tokens, block - 1, block, block + 1, and
-					 * past the 256-token id tile */
-					c.lens = {0, 1, P > 1 ? P - 1 : 2, P, P + 1, 300};
-					c.split = false;
-					c.force = 0;
-					run_case(c, seed++);
-					cases++;
+					one(dt, d, g, P, {0, 1, P > 1 ? P - 1 : 2, P, P + 1, 300}, false, 0);
 				}
 	/* The CUDA-core kernel (fp32's, and every dtype's when forced) on the
 	 * same shapes at P 16 (7 too unless quick). */
 	for (enum kvb_dtype dt : dts)
 		for (int d : dims)
 			for (int g : groups)
-				for (int bi = 0; bi < (quick ? 1 : 2); bi++) {
-					if (dt == KVB_DTYPE_FP32)
-						continue; /* done above */
-					const int P = blocks[bi];
-					decode_case c;
-					c.dt = dt;
-					c.d = d;
-					c.h_kv = g >= 12 ? 1 : 2;
-					c.h_q = g * c.h_kv;
-					c.P = P;
-					c.lens = {0, 1, P - 1, P + 1, 300};
-					c.split = false;
-					c.force = 'c';
-					run_case(c, seed++);
-					cases++;
-				}
+				for (int bi = 0; bi < (quick ? 1 : 2); bi++)
+					if (dt != KVB_DTYPE_FP32) /* done above */
+						one(dt, d, g, blocks[bi], {0, 1, blocks[bi] - 1, blocks[bi] + 1, 300},
+						    false, 'c');
 	/* Splits and their merge: every dtype and dim, MHA and GQA-8, long
 	 * enough for 3 chunks of 256 with a partial last one, beside a
-	 * sequence of 0 tokens and one shorter than a chunk. */
+	 * sequence of 0 tokens and one shorter than a chunk; both kernels. */
 	for (enum kvb_dtype dt : dts)
 		for (int d : dims)
 			for (int g : {1, 8}) {
-				decode_case c;
-				c.dt = dt;
-				c.d = d;
-				c.h_kv = 1;
-				c.h_q = g;
-				c.P = quick ? 16 : (d == 128 ? 7 : 16);
-				c.lens = {0, 100, 700};
-				c.split = true;
-				c.force = 0;
-				run_case(c, seed++);
-				if (dt != KVB_DTYPE_FP32) {
-					c.force = 'c'; /* the CUDA-core kernel's splits too */
-					run_case(c, seed++);
-					cases++;
-				}
-				cases++;
+				const int P = quick ? 16 : (d == 128 ? 7 : 16);
+				one(dt, d, g, P, {0, 100, 700}, true, 0);
+				if (dt != KVB_DTYPE_FP32)
+					one(dt, d, g, P, {0, 100, 700}, true, 'c');
 			}
 	printf("check-cuda-emu: %d decode cases, %d checks passed, %d failed\n", cases, g_passed,
 	       g_failed);
