@@ -185,6 +185,60 @@ __device__ __forceinline__ int div_p(int t, const dev_args &a)
 	return a.p_shift >= 0 ? t >> a.p_shift : t / a.P;
 }
 
+/* What a CTA of the decode grid works on: blockIdx.x = ((b splits + split)
+ * H_kv + h) tiles + tile. */
+struct cta_unit {
+	int tile, h, split, b;
+};
+
+__device__ __forceinline__ cta_unit cta_unit_of(const dev_args &a)
+{
+	long long bid = blockIdx.x;
+	cta_unit u;
+	u.tile = (int)(bid % a.tiles);
+	bid /= a.tiles;
+	u.h = (int)(bid % a.h_kv);
+	bid /= a.h_kv;
+	u.split = (int)(bid % a.splits);
+	u.b = (int)(bid / a.splits);
+	return u;
+}
+
+/* Column c of query head hq0 + j from NW warps' states in shared memory
+ * (warp w's max, sum and output row at s_m[w R + j], s_l[w R + j],
+ * s_o[(w R + j) D + c]; max and sum base 2): the output, or this split's
+ * partial (unnormalised O, and with column 0 the max and sum). */
+template <int NW, int D>
+__device__ __forceinline__ void finish_row(const dev_args &a, const float *s_o, const float *s_m,
+					   const float *s_l, int R, int b, int split, int hq0, int j,
+					   int c)
+{
+	float M = -INFINITY;
+#pragma unroll
+	for (int w = 0; w < NW; w++)
+		M = fmaxf(M, s_m[w * R + j]);
+	float Ls = 0.0f, O = 0.0f;
+	if (M != -INFINITY)
+#pragma unroll
+		for (int w = 0; w < NW; w++) {
+			const float mw = s_m[w * R + j];
+			const float wt = mw == -INFINITY ? 0.0f : ex2(mw - M);
+			Ls += s_l[w * R + j] * wt;
+			O += s_o[(w * R + j) * D + c] * wt;
+		}
+	const long long hq = (long long)b * a.h_q + hq0 + j;
+	if (a.splits == 1) {
+		a.o[hq * D + c] = Ls > 0.0f ? O / Ls * a.v_scale : 0.0f;
+	} else {
+		const long long slot = ((long long)b * a.splits + split) * a.h_q + hq0 + j;
+		a.part_o[slot * D + c] = O;
+		if (c == 0) {
+			a.part_ml[2 * slot] = M;
+			a.part_ml[2 * slot + 1] = Ls;
+		}
+	}
+}
+
 template <int DT, int D, int GT>
 __global__ void __launch_bounds__(NTHREADS) decode_kernel(const dev_args a)
 {
@@ -193,13 +247,8 @@ __global__ void __launch_bounds__(NTHREADS) decode_kernel(const dev_args a)
 	__shared__ float s_acc[NWARPS][GT][D];
 	__shared__ float s_m[NWARPS][GT], s_l[NWARPS][GT];
 
-	long long bid = blockIdx.x;
-	const int tile = (int)(bid % a.tiles);
-	bid /= a.tiles;
-	const int h = (int)(bid % a.h_kv);
-	bid /= a.h_kv;
-	const int split = (int)(bid % a.splits);
-	const int b = (int)(bid / a.splits);
+	const cta_unit u = cta_unit_of(a);
+	const int tile = u.tile, h = u.h, split = u.split, b = u.b;
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	const int rg = warp * L::RPW + lane / L::LPR; /* this lane's row group */
 	const int col = lane % L::LPR;                /* its place in the row */
@@ -377,29 +426,7 @@ __global__ void __launch_bounds__(NTHREADS) decode_kernel(const dev_args a)
 		const int j = i / D, c = i % D;
 		if (j >= nh)
 			continue;
-		float M = -INFINITY;
-#pragma unroll
-		for (int w = 0; w < NWARPS; w++)
-			M = fmaxf(M, s_m[w][j]);
-		float Ls = 0.0f, O = 0.0f;
-		if (M != -INFINITY)
-#pragma unroll
-			for (int w = 0; w < NWARPS; w++) {
-				const float wt = s_m[w][j] == -INFINITY ? 0.0f : ex2(s_m[w][j] - M);
-				Ls += s_l[w][j] * wt;
-				O += s_acc[w][j][c] * wt;
-			}
-		const long long hq = (long long)b * a.h_q + hq0 + j;
-		if (a.splits == 1) {
-			a.o[hq * D + c] = Ls > 0.0f ? O / Ls * a.v_scale : 0.0f;
-		} else {
-			const long long slot = ((long long)b * a.splits + split) * a.h_q + hq0 + j;
-			a.part_o[slot * D + c] = O;
-			if (c == 0) {
-				a.part_ml[2 * slot] = M;
-				a.part_ml[2 * slot + 1] = Ls;
-			}
-		}
+		finish_row<NWARPS, D>(a, &s_acc[0][0][0], &s_m[0][0], &s_l[0][0], GT, b, split, hq0, j, c);
 	}
 }
 
@@ -647,13 +674,8 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 	using L = tc_layout<DT, D>;
 	KVB_DYNAMIC_SHARED(smem);
 
-	long long bid = blockIdx.x;
-	const int tile = (int)(bid % a.tiles);
-	bid /= a.tiles;
-	const int h = (int)(bid % a.h_kv);
-	bid /= a.h_kv;
-	const int split = (int)(bid % a.splits);
-	const int b = (int)(bid / a.splits);
+	const cta_unit u = cta_unit_of(a);
+	const int tile = u.tile, h = u.h, split = u.split, b = u.b;
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	const int gid = lane >> 2, tig = lane & 3;
 	const int len = a.lens[b];
@@ -853,30 +875,7 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 		const int j = idx / D, c = idx % D;
 		if (j >= nh)
 			continue;
-		float M = -INFINITY;
-#pragma unroll
-		for (int w = 0; w < TC_WARPS; w++)
-			M = fmaxf(M, s_m[w * TC_ROWS + j]);
-		float Ls = 0.0f, O = 0.0f;
-		if (M != -INFINITY)
-#pragma unroll
-			for (int w = 0; w < TC_WARPS; w++) {
-				const float mw = s_m[w * TC_ROWS + j];
-				const float wt = mw == -INFINITY ? 0.0f : ex2(mw - M);
-				Ls += s_l[w * TC_ROWS + j] * wt;
-				O += s_o[(w * TC_ROWS + j) * D + c] * wt;
-			}
-		const long long hq = (long long)b * a.h_q + hq0 + j;
-		if (a.splits == 1) {
-			a.o[hq * D + c] = Ls > 0.0f ? O / Ls * a.v_scale : 0.0f;
-		} else {
-			const long long slot = ((long long)b * a.splits + split) * a.h_q + hq0 + j;
-			a.part_o[slot * D + c] = O;
-			if (c == 0) {
-				a.part_ml[2 * slot] = M;
-				a.part_ml[2 * slot + 1] = Ls;
-			}
-		}
+		finish_row<TC_WARPS, D>(a, s_o, s_m, s_l, TC_ROWS, b, split, hq0, j, c);
 	}
 }
 
