@@ -383,6 +383,9 @@ int kvb_stream_cpu(struct kvb_cpu *cpu, uint64_t array_bytes, int repeats,
 double kvb_stream_cpu_read(struct kvb_cpu *cpu, const void *buf, uint64_t bytes, int repeats);
 /* Bytes of the last-level cache (sysfs, then sysconf), 0 when unknown. */
 uint64_t kvb_llc_bytes(void);
+/* Memory the machine can give without swapping (/proc/meminfo's
+ * MemAvailable), 0 when unknown. */
+uint64_t kvb_mem_available_bytes(void);
 /* Read `bytes` of buf on cpu's threads so the caches hold it and nothing
  * of a run before; returns a sum so the reads are kept. */
 double kvb_cpu_flush(struct kvb_cpu *cpu, const void *buf, uint64_t bytes);
@@ -396,7 +399,8 @@ enum kvb_cuda_status {
 	KVB_CUDA_NO_DEVICE = 1,   /* no device, or no driver */
 	KVB_CUDA_FAILED = 2,      /* a CUDA call failed */
 	KVB_CUDA_UNSUPPORTED = 3, /* a shape the CUDA kernels do not cover */
-	KVB_CUDA_NOMEM = 4        /* device or host memory short */
+	KVB_CUDA_NOMEM = 4,       /* device or host memory short */
+	KVB_CUDA_OLD_DRIVER = 5   /* a driver older than the toolkit kvbench was built with */
 };
 
 struct kvb_cuda_info {
@@ -423,6 +427,10 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 			   struct kvb_cuda_decode **out);
 /* Chunks each sequence is cut into (1 when not split) and tokens per chunk. */
 void kvb_cuda_decode_split(const struct kvb_cuda_decode *dc, int *splits, int *chunk_tokens);
+/* "tensor-core" or "cuda-core": the kernel this decode launches (the
+ * tensor-core one for 16- and 8-bit KV unless KVBENCH_CUDA_KERNEL is
+ * cuda-core). */
+const char *kvb_cuda_decode_kernel(const struct kvb_cuda_decode *dc);
 /* Poison the device output with NaN, run one step, copy o back. */
 int kvb_cuda_decode_run(struct kvb_cuda_decode *dc, float *o);
 /* warmup untimed runs, then `repeats` runs each timed alone with events,
@@ -435,9 +443,13 @@ int kvb_cuda_stream(uint64_t array_bytes, int repeats, struct kvb_ceiling *out);
 /* Capacity: cudaMalloc weights_bytes (and write them), then blocks of
  * block_bytes in chunks, each written, until limit_bytes in all (weights
  * included) are allocated or cudaMalloc fails; *blocks gets the blocks
- * really allocated.  Everything is freed before it returns. */
+ * really allocated, *refused 1 when cudaMalloc said no while the limit
+ * still had room for a block (the device's real limit was reached), 0 when
+ * the limit stopped it.  Everything is freed before it returns. */
 int kvb_cuda_capacity(uint64_t weights_bytes, uint64_t limit_bytes, uint64_t block_bytes,
-		      int64_t *blocks);
+		      int64_t *blocks, int *refused);
+/* Device memory free now (cudaMemGetInfo), for a point's estimate. */
+int kvb_cuda_free_bytes(uint64_t *free_bytes);
 
 #ifdef __cplusplus
 }

@@ -115,10 +115,12 @@ static void usage(FILE *f)
 		"                          (default: 512MiB or 4x the last-level cache)\n"
 		"  --quick                 a small sweep for tests: B 3, context 200,\n"
 		"                          every dtype, heads 8:8 and 8:2, d 64\n"
+		"                          (ceiling arrays of 2x the last-level cache)\n"
 		"\n"
 		"Capacity (--capacity): allocate a KV pool for real and fill it:\n"
 		"  --gpu-memory SIZE       memory limit (default: the GPU's memory; 1GiB on cpu)\n"
-		"  --utilization FRAC      fraction of the limit kvbench may use (default 0.9)\n"
+		"  --utilization FRAC      fraction of the limit kvbench may use (default 0.9);\n"
+		"                          a pool the allocator stops short of it exits 1\n"
 		"  --weights-bytes SIZE    reserved and touched before the pool (default 0)\n"
 		"  --layers N              layers whose KV each block holds (default 1)\n"
 		"\n"
@@ -129,13 +131,15 @@ static void usage(FILE *f)
 		"\n"
 		"Output:\n"
 		"  --format table|json|csv standard output format (default table)\n"
-		"  --progress, --quiet     a line per point on stderr as it starts, or none\n"
-		"                          (default: when stderr is a terminal)\n"
+		"  --progress, --quiet     the plan and a line per point on stderr (the\n"
+		"                          default, terminal or not), or none\n"
 		"  --out FILE              also write FILE: .csv, or .yaml/.yml with the\n"
-		"                          environment and ceiling\n"
+		"                          environment and ceiling; each point is appended\n"
+		"                          as it finishes\n"
 		"  --help, --version\n"
 		"\n"
-		"Exit status: 0 ok, 1 a point failed validation or the run failed,\n"
+		"Exit status: 0 ok, 1 a point failed validation or the run failed (or did\n"
+		"not fit the memory, or a capacity pool stopped short of its limit),\n"
 		"2 usage, 77 --backend cuda without a CUDA device.\n"
 #ifndef KVBENCH_STANDALONE
 		, KVP_PERF_DECODE_BW_EFFICIENCY
@@ -447,8 +451,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->repeats = o->quick ? 3 : 10;
 	if (!seen_warmup)
 		o->warmup = o->quick ? 1 : 2;
-	if (!o->stream_bytes_set && o->quick)
-		o->stream_bytes = 8 * KVP_MIB;
 	if (o->backend == BACKEND_CUDA)
 		for (int i = 0; i < o->head_dim.n; i++)
 			if (o->head_dim.v[i] != 64 && o->head_dim.v[i] != 128 && o->head_dim.v[i] != 256)
@@ -547,7 +549,18 @@ static void yaml_value(FILE *f, const struct kvp_value *v)
 	}
 }
 
-static void write_yaml(FILE *f, const struct kvp_record *env, const struct rows *rs)
+/* The items of `points:`, one map each. */
+static void write_points(FILE *f, const struct rows *rs)
+{
+	for (size_t k = 0; k < rs->n; k++)
+		for (size_t i = 0; i < rs->r[k]->n; i++) {
+			fprintf(f, "%s%s: ", i ? "    " : "  - ", rs->r[k]->fields[i].name);
+			yaml_value(f, &rs->r[k]->fields[i].v);
+			fputc('\n', f);
+		}
+}
+
+static void write_yaml_head(FILE *f, const struct kvp_record *env)
 {
 	fputs("# kvbench results: measured decode bandwidth or capacity, read by\n"
 	      "# `kvplan validate` and `kvplan perf --calibration`.\n"
@@ -557,13 +570,13 @@ static void write_yaml(FILE *f, const struct kvp_record *env, const struct rows 
 		yaml_value(f, &env->fields[i].v);
 		fputc('\n', f);
 	}
+}
+
+static void write_yaml(FILE *f, const struct kvp_record *env, const struct rows *rs)
+{
+	write_yaml_head(f, env);
 	fputs(rs->n ? "points:\n" : "points: []\n", f);
-	for (size_t k = 0; k < rs->n; k++)
-		for (size_t i = 0; i < rs->r[k]->n; i++) {
-			fprintf(f, "%s%s: ", i ? "    " : "  - ", rs->r[k]->fields[i].name);
-			yaml_value(f, &rs->r[k]->fields[i].v);
-			fputc('\n', f);
-		}
+	write_points(f, rs);
 }
 
 /* A column of the table: a field copied, or one derived for reading. */
@@ -669,6 +682,11 @@ struct ctx {
 	void *flush;
 	uint64_t flush_bytes;
 	void *ceil_buf; /* CPU: the read ceiling measured again beside each point */
+	FILE *stream;           /* --out, written a point at a time (out_open) */
+	const struct kvp_record *csv_head; /* the CSV header's row */
+	int stream_points;      /* points appended so far */
+	int progress;           /* a line per point on stderr */
+	double t_start_s;
 #ifdef HAVE_CUDA
 	struct kvb_cuda_info gpu;
 #endif
@@ -785,6 +803,57 @@ static void say_point(int i, int n, const struct kvb_shape *s, int64_t batch, in
 		kvb_dtype_name(s->dtype));
 }
 
+/* The bytes a point needs, estimated before anything is allocated, against
+ * what there is: host memory (MemAvailable: the pool, its tables, Q and O;
+ * on the CUDA backend the pool is built on the host first) and, on CUDA,
+ * device memory (cudaMemGetInfo: the pool and tables again).  Returns 0
+ * when it fits; else says why with the figures and returns -1.  *blocks,
+ * *pool and *need get the estimate. */
+static int point_fits(struct ctx *cx, const struct kvb_shape *s, int32_t batch,
+		      const int32_t *lens, int64_t *blocks, uint64_t *pool, uint64_t *need)
+{
+	int64_t nb = 0, max_nb = 1;
+	for (int32_t b = 0; b < batch; b++) {
+		int64_t n = ((int64_t)lens[b] + s->block_size - 1) / s->block_size;
+		nb += n;
+		max_nb = n > max_nb ? n : max_nb;
+	}
+	*blocks = nb;
+	uint64_t tables = 0, qo = 0;
+	int ok = kvp_mul(kvb_block_bytes(s), (uint64_t)(nb > 0 ? nb : 1), pool) &&
+		 kvp_mul((uint64_t)batch * 4, (uint64_t)max_nb + 1, &tables) &&
+		 kvp_mul((uint64_t)batch * 8, (uint64_t)s->h_q * (uint64_t)s->d, &qo);
+	if (!ok || *pool > UINT64_MAX / 2) {
+		fprintf(stderr, "kvbench: B %d, %s: the cache's size overflows\n", batch,
+			kvb_dtype_name(s->dtype));
+		return -1;
+	}
+	*need = *pool + tables + qo;
+	uint64_t avail = kvb_mem_available_bytes();
+	if (avail && *need > avail) {
+		fprintf(stderr, "kvbench: B %d, heads %d:%d, d %d, %s: needs about %llu bytes of "
+			"host memory (a pool of %lld blocks, %llu bytes), %llu available "
+			"(MemAvailable): not run\n", batch, s->h_q, s->h_kv, s->d,
+			kvb_dtype_name(s->dtype), (unsigned long long)*need, (long long)nb,
+			(unsigned long long)*pool, (unsigned long long)avail);
+		return -1;
+	}
+#ifdef HAVE_CUDA
+	uint64_t dev_free = 0;
+	if (cx->o->backend == BACKEND_CUDA && kvb_cuda_free_bytes(&dev_free) == 0 &&
+	    *need > dev_free) {
+		fprintf(stderr, "kvbench: B %d, heads %d:%d, d %d, %s: needs about %llu bytes of "
+			"device memory (a pool of %lld blocks), %llu free (cudaMemGetInfo): not "
+			"run\n", batch, s->h_q, s->h_kv, s->d, kvb_dtype_name(s->dtype),
+			(unsigned long long)*need, (long long)nb, (unsigned long long)dev_free);
+		return -1;
+	}
+#else
+	(void)cx;
+#endif
+	return 0;
+}
+
 /* One bandwidth point: validate, then time.  Fills the row; returns 0,
  * 1 when validation failed, -1 on a run error (message printed). */
 static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batch, int32_t context,
@@ -798,6 +867,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
 	double *times = calloc((size_t)o->repeats, sizeof *times);
 	int rc = -1, splits = 1, chunk = 0;
+	const char *kernel_name = "cpu";
 	struct kvb_check chk;
 	uint64_t moved = 0, table = 0, tokens = 0;
 #ifdef HAVE_CUDA
@@ -809,10 +879,17 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		goto out;
 	}
 	make_lengths(o, batch, context, seed, lens);
+	uint64_t need_bytes = 0, pool_bytes = 0;
+	int64_t need_blocks = 0;
+	if (point_fits(cx, shape, batch, lens, &need_blocks, &pool_bytes, &need_bytes) != 0)
+		goto out;
 	if (kvb_paged_kv_alloc(&kv, shape, batch, lens, seed) != 0 ||
 	    kvb_paged_kv_fill(&kv, seed, cx->cpu) != 0) {
-		fprintf(stderr, "kvbench: cannot allocate a cache of %lld blocks (%s)\n",
-			(long long)kv.num_blocks, strerror(errno));
+		fprintf(stderr, "kvbench: cannot allocate the cache of B %d, context %d, %s: %lld "
+			"blocks, %llu bytes of pool (%s)\n", batch, context,
+			kvb_dtype_name(shape->dtype), (long long)need_blocks,
+			(unsigned long long)pool_bytes,
+			errno == EINVAL ? "more than 2^31 blocks or a bad shape" : strerror(errno));
 		goto out;
 	}
 	kvb_queries_fill(q, nq, seed);
@@ -841,6 +918,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			goto out;
 		}
 		kvb_cuda_decode_split(dc, &splits, &chunk);
+		kernel_name = kvb_cuda_decode_kernel(dc);
 	}
 #endif
 	int nseqs = pick_seqs(&kv, kvb_cpu_threads(cx->cpu), seed, seqs);
@@ -902,6 +980,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	else
 		rec_str(row, "device", "%s", cx->gpu.name);
 #endif
+	rec_str(row, "kernel", "%s", kernel_name);
 	kvp_record_u64(row, "splits", (uint64_t)(splits));
 	kvp_record_u64(row, "chunk_tokens", (uint64_t)(chunk));
 	kvp_record_u64(row, "pool_bytes", (uint64_t)(kvb_pool_bytes(shape, kv.num_blocks)));
@@ -920,9 +999,23 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		kvp_record_f64(row, "time_median_s", median);
 		kvp_record_f64(row, "time_best_s", best);
 		kvp_record_f64(row, "gbps", rounded(gbps, 2));
+		/* the step's arithmetic: QK and PV, d multiply-adds each per
+		 * token and query head (4 d FLOP), over the median, per core on
+		 * the CPU: beside GB/s it says when a point is compute-bound */
+		const double flops = 4.0 * (double)tokens * shape->h_q * shape->d;
+		kvp_record_f64(row, "flop_per_byte", rounded(moved ? flops / (double)moved : 0.0, 3));
+		kvp_record_f64(row, "gflops", rounded(median > 0 ? flops / median / 1e9 : 0.0, 2));
+		if (o->backend == BACKEND_CPU)
+			kvp_record_f64(row, "gflops_per_core",
+				       rounded(median > 0 ? flops / median / 1e9 / kvb_cpu_threads(cx->cpu)
+							  : 0.0, 2));
 		kvp_record_f64(row, "ceiling_read_gbps", rounded(read_ceil, 2));
 		kvp_record_f64(row, "ceiling_copy_gbps", rounded(cx->ceiling.copy_gbps, 2));
 		kvp_record_f64(row, "ceiling_triad_gbps", rounded(cx->ceiling.triad_gbps, 2));
+		/* which ceiling `ratio` divides by, and its value: the table's
+		 * "ceil" column is this one, never another */
+		rec_str(row, "ratio_ceiling", "%s", o->backend == BACKEND_CPU ? "read" : "copy");
+		kvp_record_f64(row, "ceiling_gbps", rounded(ceil_gbps, 2));
 		kvp_record_f64(row, "ratio", rounded(ceil_gbps > 0 ? gbps / ceil_gbps : 0.0, 3));
 		/* the best run against the ceiling, which is a best too (STREAM) */
 		kvp_record_f64(row, "gbps_best", rounded(best > 0 ? (double)moved / best / 1e9 : 0.0, 2));
@@ -995,6 +1088,169 @@ static void env_row(struct ctx *cx, struct kvp_record *env)
 	}
 }
 
+/* The --out file as the run goes: the header (YAML: the environment as
+ * it stands when the first point starts) and then each point appended and
+ * flushed as it finishes, so a run killed by a deadline keeps every point
+ * it finished.  A cut file stays readable by `kvplan validate`: YAML gets
+ * its `points:` key with the first point (a file cut before any point has
+ * none, which the reader reports as missing), CSV a line per point under
+ * the first point's header.  At the end main() writes the whole file again
+ * (the ceilings measured beside the points may have risen), through a
+ * temporary file and a rename, so the file is never left half-written. */
+static int out_is_csv(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	return dot && strcmp(dot, ".csv") == 0;
+}
+
+static void out_open(struct ctx *cx, const struct kvp_record *env)
+{
+	const char *path = cx->o->out;
+	if (!path)
+		return;
+	cx->stream = fopen(path, "w");
+	if (!cx->stream) {
+		fprintf(stderr, "kvbench: %s: %s (points are written at the end)\n", path,
+			strerror(errno));
+		return;
+	}
+	if (!out_is_csv(path))
+		write_yaml_head(cx->stream, env); /* "points:" comes with a point */
+	fflush(cx->stream);
+}
+
+static void out_point(struct ctx *cx, const struct kvp_record *row)
+{
+	FILE *f = cx->stream;
+	if (!f)
+		return;
+	if (out_is_csv(cx->o->out)) {
+		struct kvp_record *one[1] = {(struct kvp_record *)row};
+		if (!cx->csv_head) {
+			cx->csv_head = row;
+			kvp_write_csv(f, one, 1);
+		} else {
+			/* the header's columns, as kvp_write_csv would write them */
+			struct kvp_record *pair[2] = {(struct kvp_record *)cx->csv_head, one[0]};
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&buf, &len);
+			if (m) {
+				kvp_write_csv(m, pair, 2);
+				fclose(m);
+				/* skip the header and the first row: the new line */
+				char *p = buf ? strchr(buf, '\n') : NULL;
+				p = p ? strchr(p + 1, '\n') : NULL;
+				if (p)
+					fputs(p + 1, f);
+				free(buf);
+			}
+		}
+	} else {
+		struct rows one = {.r = (struct kvp_record **)&row, .n = 1, .cap = 1};
+		if (cx->stream_points == 0)
+			fputs("points:\n", f);
+		write_points(f, &one);
+	}
+	cx->stream_points++;
+	fflush(f);
+}
+
+/* The environment as it stands and the --out file's header. */
+static void stream_start(struct ctx *cx)
+{
+	struct kvp_record *env = cx->o->out ? kvp_record_new() : NULL;
+	if (!env)
+		return;
+	env_row(cx, env);
+	out_open(cx, env);
+	kvp_record_free(env);
+}
+
+/* Point k of the sweep (0 <= k < the product of the lists' lengths), in
+ * the order batch, context, heads, head dim, block size, dtype (the last
+ * varying fastest). */
+static void sweep_at(const struct opts *o, int k, struct kvb_shape *s, int64_t *batch,
+		     int64_t *context)
+{
+	const int it = k % o->ndtypes;
+	k /= o->ndtypes;
+	const int ip = k % o->block.n;
+	k /= o->block.n;
+	const int id = k % o->head_dim.n;
+	k /= o->head_dim.n;
+	const int ih = k % o->heads.n;
+	k /= o->heads.n;
+	const int ic = k % o->context.n;
+	const int ib = k / o->context.n;
+	memset(s, 0, sizeof *s);
+	s->h_q = o->heads.hq[ih];
+	s->h_kv = o->heads.hkv[ih];
+	s->d = (int)o->head_dim.v[id];
+	s->block_size = (int)o->block.v[ip];
+	s->dtype = o->dtypes[it];
+	*batch = o->batch.v[ib];
+	*context = o->context.v[ic];
+}
+
+/* A rough cost of one point in seconds, for the plan line: filling the
+ * cache with random data (assumed 0.5 GB/s per thread), the reference
+ * (about 3 * tokens * H_q * d multiply-adds, at most pick_seqs' budget,
+ * assumed 1e9 per second per thread) and, timed, every run at the read
+ * ceiling plus the flush and the ceiling passes beside it.  An estimate to
+ * say whether to wait, not a measurement. */
+static double point_cost_s(const struct ctx *cx, const struct kvb_shape *s, int64_t batch,
+			   int64_t context)
+{
+	const struct opts *o = cx->o;
+	const double threads = kvb_cpu_threads(cx->cpu);
+	const double tokens = (double)batch * (double)context;
+	const double elem = kvb_dtype_bytes(s->dtype);
+	const double kv_bytes = tokens * 2.0 * s->h_kv * s->d * elem;
+	double ref = 3.0 * tokens * s->h_q * s->d;
+	if (ref > 3e8 * threads)
+		ref = 3e8 * threads;
+	double t = kv_bytes / (0.5e9 * threads) + ref / (1e9 * threads);
+	if (!o->validate_only) {
+		double bw = (cx->have_ceiling && cx->ceiling.read_gbps > 0 ? cx->ceiling.read_gbps
+									   : 10.0) * 1e9;
+		t += (1.0 + o->warmup + o->repeats) * kv_bytes / bw;
+		if (o->backend == BACKEND_CPU)
+			t += ((double)o->repeats * (double)cx->flush_bytes +
+			      4.0 * (double)cx->ceiling.array_bytes) / bw;
+	}
+	return t;
+}
+
+/* "N points, about T s" before the sweep starts (stderr). */
+static void say_plan(struct ctx *cx, int total)
+{
+	const struct opts *o = cx->o;
+	double t = 0;
+	for (int k = 0; k < total; k++) {
+		struct kvb_shape s;
+		int64_t batch, context;
+		sweep_at(o, k, &s, &batch, &context);
+		t += point_cost_s(cx, &s, batch, context);
+	}
+	fprintf(stderr, "kvbench: %d points, about %.0f s (%s)\n", total, ceil(t),
+		o->validate_only ? "validation only" : "validated, then timed");
+}
+
+/* The line of a point as it finishes: its result, its time, and the time
+ * left at the average pace so far. */
+static void say_result(struct ctx *cx, int done, int total, const struct kvp_record *row)
+{
+	const double spent = now_s() - cx->t_start_s;
+	fprintf(stderr, "kvbench: [%d/%d] %s, max err %.2g", done, total, str(row, "validated"),
+		num(row, "max_err"));
+	if (kvp_record_get(row, "gbps"))
+		fprintf(stderr, ", %.2f GB/s, %.1f%% of the %s ceiling", num(row, "gbps"),
+			100 * num(row, "ratio"), str(row, "ratio_ceiling"));
+	fprintf(stderr, "; %.1f s so far, about %.0f s left\n", spent,
+		done > 0 ? spent / done * (total - done) : 0.0);
+}
+
 static int run_bandwidth(struct ctx *cx, struct rows *rs)
 {
 	struct opts *o = cx->o;
@@ -1003,16 +1259,22 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 	if (llc == 0)
 		llc = 32 * KVP_MIB;
 	if (!o->validate_only) {
+		/* The ceiling's array must not fit the last-level cache, or it
+		 * measures the cache: 4 x LLC and at least 512 MiB, or for --quick
+		 * 2 x LLC (the GPU's: 4 x its L2 and at least 256 MiB). */
 		uint64_t bytes = o->stream_bytes;
-		if (!o->stream_bytes_set && !o->quick)
-			bytes = 4 * llc > 512 * KVP_MIB ? 4 * llc : 512 * KVP_MIB;
+		if (!o->stream_bytes_set)
+			bytes = o->quick ? 2 * llc : 4 * llc > 512 * KVP_MIB ? 4 * llc : 512 * KVP_MIB;
 		int st = -1;
 		if (o->backend == BACKEND_CPU)
 			st = kvb_stream_cpu(cx->cpu, bytes, 5, &cx->ceiling);
 #ifdef HAVE_CUDA
 		else {
-			if (!o->stream_bytes_set && !o->quick)
-				bytes = 1 * KVP_GIB;
+			if (!o->stream_bytes_set) {
+				uint64_t l2 = (uint64_t)cx->gpu.l2_bytes;
+				bytes = o->quick ? (4 * l2 > 256 * KVP_MIB ? 4 * l2 : 256 * KVP_MIB)
+						 : 1 * KVP_GIB;
+			}
 			st = kvb_cuda_stream(bytes, 10, &cx->ceiling);
 		}
 #endif
@@ -1028,6 +1290,7 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 		}
 		cx->have_ceiling = 1;
 	}
+	stream_start(cx);
 	if (!o->validate_only && o->backend == BACKEND_CPU) {
 		/* A read of twice the LLC before each timed run (a cold cache),
 		 * and the ceiling's array to measure it again beside each point. */
@@ -1046,38 +1309,52 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 	uint64_t seed = o->seed;
 	const int total = o->batch.n * o->context.n * o->heads.n * o->head_dim.n * o->block.n *
 			  o->ndtypes;
-	const int progress = o->progress < 0 ? isatty(STDERR_FILENO) : o->progress;
+	const int progress = cx->progress;
 	int done = 0;
-	for (int ib = 0; ib < o->batch.n; ib++)
-		for (int ic = 0; ic < o->context.n; ic++)
-			for (int ih = 0; ih < o->heads.n; ih++)
-				for (int id = 0; id < o->head_dim.n; id++)
-					for (int ip = 0; ip < o->block.n; ip++)
-						for (int it = 0; it < o->ndtypes; it++) {
-							struct kvb_shape s = {
-								.h_q = o->heads.hq[ih],
-								.h_kv = o->heads.hkv[ih],
-								.d = (int)o->head_dim.v[id],
-								.block_size = (int)o->block.v[ip],
-								.dtype = o->dtypes[it],
-							};
-							if (progress)
-								say_point(++done, total, &s, o->batch.v[ib],
-									  o->context.v[ic]);
-							struct kvp_record *row = kvp_record_new();
-							int rc = row ? run_point(cx, &s, (int32_t)o->batch.v[ib],
-										 (int32_t)o->context.v[ic], seed++, row)
-								     : -1;
-							if (rc < 0 || rows_add(rs, row) != 0) {
-								kvp_record_free(row);
-								errors++;
-								continue;
-							}
-							failed += rc;
-						}
+	if (progress)
+		say_plan(cx, total);
+	for (int k = 0; k < total; k++) {
+		struct kvb_shape s;
+		int64_t batch, context;
+		sweep_at(o, k, &s, &batch, &context);
+		if (progress)
+			say_point(++done, total, &s, batch, context);
+		struct kvp_record *row = kvp_record_new();
+		int rc = row ? run_point(cx, &s, (int32_t)batch, (int32_t)context, seed++, row) : -1;
+		if (rc < 0 || rows_add(rs, row) != 0) {
+			kvp_record_free(row);
+			errors++;
+			continue;
+		}
+		out_point(cx, row);
+		if (progress)
+			say_result(cx, done, total, row);
+		failed += rc;
+	}
 	kvb_big_free(cx->flush);
 	kvb_big_free(cx->ceil_buf);
 	cx->flush = cx->ceil_buf = NULL;
+	if (!o->validate_only) {
+		/* A point whose bytes fit the last-level cache (or the GPU's L2),
+		 * or that runs in under a millisecond, times overheads: its ratio
+		 * and planner columns cannot show a bandwidth model wrong. */
+		uint64_t small = llc;
+#ifdef HAVE_CUDA
+		if (o->backend == BACKEND_CUDA)
+			small = (uint64_t)cx->gpu.l2_bytes;
+#endif
+		int tiny = 0;
+		for (size_t k = 0; k < rs->n; k++)
+			if (kvp_record_get(rs->r[k], "gbps") &&
+			    (num(rs->r[k], "moved_bytes") < (double)small ||
+			     num(rs->r[k], "time_median_s") < 1e-3))
+				tiny++;
+		if (tiny)
+			fprintf(stderr, "kvbench: warning: %d of %zu timed points moved less than the "
+				"last-level cache (%llu bytes) or ran under 1 ms: their ratio and "
+				"planner columns measure overheads, not bandwidth%s\n", tiny, rs->n,
+				(unsigned long long)small, o->quick ? " (--quick is for tests)" : "");
+	}
 	return failed || errors ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -1087,7 +1364,8 @@ static int run_bandwidth(struct ctx *cx, struct rows *rs)
 
 /* Allocate, for real and touched, `weights` bytes and then pool chunks of
  * whole blocks while the total stays within `limit`.  Returns blocks. */
-static int64_t cpu_capacity(uint64_t weights, uint64_t limit, uint64_t block_bytes, int *err)
+static int64_t cpu_capacity(uint64_t weights, uint64_t limit, uint64_t block_bytes, int *err,
+			    int *refused)
 {
 	enum { MAXCHUNKS = 4096 };
 	void *chunk[MAXCHUNKS];
@@ -1097,6 +1375,7 @@ static int64_t cpu_capacity(uint64_t weights, uint64_t limit, uint64_t block_byt
 	const uint64_t chunk_max = 256 * KVP_MIB;
 	void *w = NULL;
 	*err = 0;
+	*refused = 0;
 	if (weights > limit)
 		return 0;
 	if (weights) {
@@ -1114,13 +1393,17 @@ static int64_t cpu_capacity(uint64_t weights, uint64_t limit, uint64_t block_byt
 		if (n == 0)
 			n = 1; /* a block larger than a chunk still gets its own */
 		void *p = kvb_big_alloc(n * block_bytes);
-		if (!p)
-			break; /* the machine said no before the limit did */
+		if (!p) {
+			*refused = 1; /* the machine said no before the limit did */
+			break;
+		}
 		memset(p, 0xa5, n * block_bytes);
 		chunk[nchunks++] = p;
 		used += n * block_bytes;
 		blocks += (int64_t)n;
 	}
+	if (nchunks == MAXCHUNKS && used + block_bytes <= limit)
+		*refused = 1;
 	for (int i = 0; i < nchunks; i++)
 		kvb_big_free(chunk[i]);
 	kvb_big_free(w);
@@ -1136,7 +1419,20 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 		cap = cx->gpu.total_bytes;
 #endif
 	uint64_t limit = (uint64_t)((double)cap * o->utilization);
-	int errors = 0;
+	int errors = 0, short_of_limit = 0, limit_only = 0;
+	if (o->backend == BACKEND_CPU) {
+		/* touched pages past what the machine has end in the OOM killer,
+		 * not in a refusal: refuse first, with the figures */
+		uint64_t avail = kvb_mem_available_bytes();
+		if (avail && limit > avail) {
+			fprintf(stderr, "kvbench: capacity: the limit is %llu bytes (%.4g x %llu) but "
+				"the machine has %llu available (MemAvailable); lower --gpu-memory "
+				"or --utilization\n", (unsigned long long)limit, o->utilization,
+				(unsigned long long)cap, (unsigned long long)avail);
+			return EXIT_FAILED;
+		}
+	}
+	stream_start(cx);
 	for (int ih = 0; ih < o->heads.n; ih++)
 		for (int id = 0; id < o->head_dim.n; id++)
 			for (int ip = 0; ip < o->block.n; ip++)
@@ -1152,11 +1448,12 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 			continue;
 		}
 		int64_t blocks = 0;
-		int err = 0;
+		int err = 0, refused = 0;
 		if (o->backend == BACKEND_CPU)
-			blocks = cpu_capacity(o->weights_bytes, limit, block_bytes, &err);
+			blocks = cpu_capacity(o->weights_bytes, limit, block_bytes, &err, &refused);
 #ifdef HAVE_CUDA
-		else if (kvb_cuda_capacity(o->weights_bytes, limit, block_bytes, &blocks) != 0) {
+		else if (kvb_cuda_capacity(o->weights_bytes, limit, block_bytes, &blocks,
+					   &refused) != 0) {
 			fprintf(stderr, "kvbench: %s\n", kvb_cuda_error());
 			err = 1;
 		}
@@ -1203,6 +1500,9 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 		lengths_name(o, lname, sizeof lname);
 		rec_str(row, "lengths", "%s", lname);
 		kvp_record_u64(row, "blocks", (uint64_t)(blocks));
+		/* what ended the pool: the limit (then blocks are the limit's
+		 * arithmetic) or the allocator (the machine's real limit) */
+		rec_str(row, "stopped_by", "%s", refused ? "allocator" : "limit");
 		kvp_record_u64(row, "token_slots", (uint64_t)(blocks * s.block_size));
 		kvp_record_u64(row, "sequences", (uint64_t)(seqs));
 		kvp_record_u64(row, "tokens", (uint64_t)(admitted_tokens));
@@ -1229,9 +1529,35 @@ static int run_capacity(struct ctx *cx, struct rows *rs)
 		if (rows_add(rs, row) != 0) {
 			kvp_record_free(row);
 			errors++;
+			continue;
+		}
+		out_point(cx, row);
+		const uint64_t pool = (uint64_t)blocks * block_bytes;
+		if (refused) {
+			fprintf(stderr, "kvbench: capacity %s: the allocator refused after %llu bytes "
+				"(weights %llu + %lld blocks of %llu), %llu bytes short of the limit "
+				"%llu: the pool is what the %s gave, not what was asked\n",
+				kvb_dtype_name(s.dtype),
+				(unsigned long long)(o->weights_bytes + pool),
+				(unsigned long long)o->weights_bytes, (long long)blocks,
+				(unsigned long long)block_bytes,
+				(unsigned long long)(limit - o->weights_bytes - pool),
+				(unsigned long long)limit,
+				o->backend == BACKEND_CPU ? "machine" : "device");
+			short_of_limit++;
+		} else {
+			limit_only++;
 		}
 	}
-	return errors ? EXIT_FAILED : EXIT_OK;
+	if (limit_only)
+		fprintf(stderr, "kvbench: warning: %d capacity point%s stopped at the limit (%.4g of "
+			"%llu bytes) and never reached the allocator's: their blocks are the "
+			"limit's arithmetic, which cannot disagree with the planner's%s\n",
+			limit_only, limit_only == 1 ? "" : "s", o->utilization,
+			(unsigned long long)cap,
+			o->backend == BACKEND_CUDA ? "; --utilization 1 measures the device's limit"
+						   : "");
+	return errors || short_of_limit ? EXIT_FAILED : EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1306,7 +1632,8 @@ static void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root
 		{"kv_dtype", "dtype", COPY}, {"num_heads", "Hq", COPY}, {"num_kv_heads", "Hkv", COPY},
 		{"head_dim", "d", COPY}, {"splits", "splits", COPY}, {"moved_bytes", "bytes moved", COPY},
 		{"time_median_s", "median us", TIME_US}, {"gbps", "GB/s", COPY},
-		{"ceiling_read_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
+		{"gflops_per_core", "GF/s/core", COPY},
+		{"ceiling_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
 		{"ratio_best", "best", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
 		{"max_err", "max err", COPY}, {"validated", "check", COPY},
 	};
@@ -1324,8 +1651,11 @@ static void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root
 	fprintf(f, "bytes moved = K + V of the valid tokens in the KV dtype (+ their scales) + Q + O "
 		   "in fp32; block tables not counted\nGB/s = bytes moved / median of %d runs "
 		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling;\n"
-		   "best = the fastest run's GB/s / the same ceiling (a best of runs too)\n",
-		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy");
+		   "GF/s/core = 4 d FLOP per token and query head / median / threads (CPU);\n"
+		   "ceil = that %s ceiling (the YAML's ceiling_gbps, ratio_ceiling: %s); best = the "
+		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
+		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy",
+		o->backend == BACKEND_CPU ? "read" : "copy", o->backend == BACKEND_CPU ? "read" : "copy");
 	if (*str(rs->r[0], "predicted_on"))
 		fprintf(f, "planner = (predicted - measured) / measured: the planner's time for the step "
 			   "(its KV bytes on %s)\n", str(rs->r[0], "predicted_on"));
@@ -1348,6 +1678,12 @@ int main(int argc, char **argv)
 	if (o.backend == BACKEND_CUDA) {
 #ifdef HAVE_CUDA
 		int st = kvb_cuda_probe(&cx.gpu);
+		if (st == KVB_CUDA_OLD_DRIVER) {
+			fprintf(stderr, "kvbench: the NVIDIA driver is too old for this toolkit (%s); "
+				"build with an older toolkit or update the driver\n",
+				kvb_cuda_error());
+			return EXIT_FAILED;
+		}
 		if (st == KVB_CUDA_NO_DEVICE) {
 			fprintf(stderr, "kvbench: no CUDA device (%s)\n", kvb_cuda_error());
 			return EXIT_NO_DEVICE;
@@ -1381,7 +1717,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvbench: cannot start %d threads: %s\n", o.threads, strerror(errno));
 		return EXIT_FAILED;
 	}
+	cx.progress = o.progress != 0; /* on unless --quiet, a terminal or not */
+	cx.t_start_s = now_s();
 	rc = o.capacity ? run_capacity(&cx, &rs) : run_bandwidth(&cx, &rs);
+	if (cx.stream)
+		fclose(cx.stream);
+	if (cx.progress)
+		fprintf(stderr, "kvbench: %zu points in %.1f s\n", rs.n, now_s() - cx.t_start_s);
 	env = kvp_record_new();
 	if (env)
 		env_row(&cx, env);
@@ -1396,8 +1738,7 @@ int main(int argc, char **argv)
 		struct kvp_afile a;
 		struct kvp_error err = {0};
 		if (kvp_afile_open(&a, o.out, &err) == KVP_STATUS_OK) {
-			const char *dot = strrchr(o.out, '.');
-			if (dot && strcmp(dot, ".csv") == 0)
+			if (out_is_csv(o.out))
 				kvp_write_csv(a.f, rs.r, rs.n);
 			else
 				write_yaml(a.f, env, &rs);

@@ -211,3 +211,17 @@ uint64_t kvb_llc_bytes(void)
 #endif
 	return best;
 }
+
+uint64_t kvb_mem_available_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kib = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib * 1024;
+}

@@ -121,8 +121,11 @@ session() {
 		(cd "$d" && HOME="$d/home" PATH="$top_builddir:$PATH" sh -c "$c" \
 			>"$d/.out.$i" 2>"$d/.err.$i" </dev/null)
 		rc=$?
+		# kvbench's documented progress (kvbench(1): the plan, a line per
+		# point) and its warnings are not noise either
 		noise=$(grep -v -e '^kvplan [a-z]*: warning: ' -e '^kvplan [a-z]*: note: ' \
-			-e '^  ' "$d/.err.$i")
+			-e '^  ' -e '^kvbench: [0-9][0-9,]* points\{0,1\}, about ' \
+			-e '^kvbench: \[[0-9]*/[0-9]*\] ' -e '^kvbench: [0-9][0-9,]* points\{0,1\} in ' -e '^kvbench: warning: ' "$d/.err.$i")
 		case "$c" in
 		*"--backend cuda"*)
 			if [ "$rc" = 77 ]; then

@@ -10,10 +10,25 @@ KVBENCH="$top_builddir/kvbench"
 run "$KVBENCH" --quick --backend cpu
 expect_rc 0
 expect_out "decode (cpu,"
-expect_out "ceiling: arrays of 8 MiB"
 n=$(printf '%s\n' "$out" | grep -c ' pass *$')
 if [ "$n" = 10 ]; then ok; else bad "$n points passed, want 10"; fi
 for dt in fp32 fp16 bf16 fp8 int8; do expect_out " $dt "; done
+# --quick's ceiling still exceeds the last-level cache: 2 x LLC
+run "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --format json --quiet
+llc=$(json llc_bytes)
+arr=$(json ceiling_array_bytes)
+if [ -n "$llc" ] && [ "$llc" -gt 0 ] && [ "$arr" = $((2 * llc)) ]; then ok
+elif [ "$llc" = 0 ] && [ "$arr" = $((64 * 1048576)) ]; then ok # LLC unknown: 2 x 32 MiB
+else bad "quick ceiling of $arr bytes against an LLC of $llc"; fi
+# the warning that such points cannot show the planner wrong
+expect_err "warning: 1 of 1 timed points moved less than the last-level cache"
+# the table's ceil column is the ceiling its ratio divides by: gbps / ceil = ratio
+r=$(json ratio); g=$(json gbps); c=$(json ceiling_gbps)
+if awk -v r="$r" -v g="$g" -v c="$c" 'BEGIN { d = g / c - r; exit !(d < 0.002 && d > -0.002) }'
+then ok; else bad "ratio $r, gbps $g, ceiling_gbps $c"; fi
+expect_json ratio_ceiling read
+run "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --quiet
+expect_out "ceil = that read ceiling"
 
 # Bytes by hand: 2 sequences of 100 tokens, H_q 4, H_kv 2, d 64, bf16, P 16:
 # K+V 200 tokens x 2 heads x 64 x 2 B x 2 = 102,400; Q+O 2 x 4 x 64 x 4 B x 2
@@ -33,6 +48,9 @@ expect_json seqs_checked 2
 expect_json ceiling_array_bytes 1048576
 # the planner's KV bytes of the step: the K+V part of the bytes moved
 expect_json predicted_kv_bytes 102400
+# the step's arithmetic: 4 d FLOP per token and query head = 4 x 200 x 4 x 64
+# = 204,800 FLOP over 106,496 bytes moved = 1.923 FLOP/byte
+expect_json flop_per_byte 1.923
 expect_json predicted_on read-ceiling
 case "$out" in *%*) bad "a percent sign in the JSON: the table's columns leaked" ;; *) ok ;; esac
 for f in gbps ratio time_median_s ceiling_read_gbps ceiling_triad_gbps max_err; do
@@ -177,11 +195,80 @@ case "$rc" in
 *) bad "--backend cuda exited $rc: $err" ;;
 esac
 
-# progress: a line per point on stderr with --progress, none with --quiet
-# (and none by default here: stderr is a file, not a terminal)
-run "$KVBENCH" --quick --validate-only --progress
-expect_rc 0
-expect_err "kvbench: [10/10] B 3, context 200, heads 8:2, d 64, P 16, int8"
+# progress: the plan up front and a line per point on stderr, also when
+# stderr is a file (as here); none with --quiet
 run "$KVBENCH" --quick --validate-only
-case "$err" in *"[1/10]"*) bad "progress without --progress on a file" ;; *) ok ;; esac
+expect_rc 0
+expect_err "kvbench: 10 points, about"
+expect_err "kvbench: [10/10] B 3, context 200, heads 8:2, d 64, P 16, int8"
+expect_err "kvbench: [10/10] pass, max err"
+expect_err "kvbench: 10 points in"
+run "$KVBENCH" --quick --validate-only --quiet
+expect_rc 0
+if [ -z "$err" ]; then ok; else bad "--quiet printed: $err"; fi
+
+# Capacity that never reached the allocator's limit says its blocks are the
+# limit's arithmetic (a warning; the run is still 0); one past the memory
+# the machine has is refused before anything is touched, with the figures.
+run "$KVBENCH" --capacity --gpu-memory 64MiB --utilization 0.5 --heads 8:8 --format json
+expect_rc 0
+expect_json stopped_by limit
+expect_err "warning: 1 capacity point stopped at the limit"
+# A machine that gives less than the limit (an address-space cap of about
+# 600 MB against a 2 GiB limit): the pool stops at the allocator, which is
+# said with the figures, and the run exits 1.
+run sh -c "ulimit -v 600000 && exec \"$KVBENCH\" --capacity --gpu-memory 2GiB --utilization 1 \
+	--heads 8:8 --head-dim 128 --format json"
+expect_rc 1
+expect_json stopped_by allocator
+expect_err "the allocator refused after"
+expect_err "short of the limit 2147483648"
+run "$KVBENCH" --capacity --gpu-memory 64TiB --utilization 1
+expect_rc 1
+expect_err "but the machine has"
+expect_err "(MemAvailable)"
+# A point larger than the machine: refused before allocating, with the
+# figure (2 x 32 heads x 128 x 4 B = 32 KiB per token; 2^20 tokens x 1024
+# sequences = 2^30 tokens in 2^26 blocks of 16: 2^45 B, more than any
+# machine here has), not "0 blocks".
+run "$KVBENCH" --batch 1024 --context 1M --heads 32:32 --kv-dtype fp32 --validate-only
+expect_rc 1
+expect_err "67108864 blocks, 35184372088832 bytes)"
+case "$err" in *"0 blocks"*) bad "the old message: $err" ;; *) ok ;; esac
+
+# --out is written a point at a time: kill a sweep after its first point
+# and the file holds that point, readable by kvplan validate.
+"$KVBENCH" $small --kv-dtype fp32,bf16,int8 --block-size 1,16 --context 3000 --repeats 400 \
+	--stream-bytes 1MiB --out "$tmp/cut.yaml" --quiet >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ "$i" -lt 600 ] && ! grep -q '^  - ' "$tmp/cut.yaml" 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+n=$(grep -c '^  - ' "$tmp/cut.yaml")
+if [ "$n" -ge 1 ] && [ "$n" -lt 6 ]; then ok; else bad "$n points in the killed run's file"; fi
+run "$KVPLAN" validate "$tmp/cut.yaml"
+case "$rc" in 0|1) ok ;; *) bad "kvplan validate on a killed run's file: exit $rc: $err" ;; esac
+# A complete file cut after each of its points is read with that many.
+run "$KVBENCH" $small --kv-dtype fp32,bf16,int8 --repeats 2 --stream-bytes 1MiB \
+	--out "$tmp/whole.yaml" --quiet
+expect_rc 0
+for k in 1 2 3; do
+	awk -v k="$k" '/^  - / { n++ } n > k { exit } { print }' "$tmp/whole.yaml" >"$tmp/cut$k.yaml"
+	run "$KVPLAN" validate "$tmp/cut$k.yaml" --format json
+	case "$rc" in 0|1) ok ;; *) bad "cut after point $k: exit $rc: $err" ;; esac
+	expect_out "\"decode_points\": $k,"
+done
+# the same for CSV: header and a line per point, cut after each line
+run "$KVBENCH" $small --kv-dtype fp32,bf16,int8 --repeats 2 --stream-bytes 1MiB \
+	--out "$tmp/whole.csv" --quiet
+for k in 1 2 3; do
+	head -n $((k + 1)) "$tmp/whole.csv" >"$tmp/cut$k.csv"
+	run "$KVPLAN" validate "$tmp/cut$k.csv" --format json
+	case "$rc" in 0|1) ok ;; *) bad "CSV cut after point $k: exit $rc: $err" ;; esac
+	expect_out "\"decode_points\": $k,"
+done
 finish
