@@ -49,29 +49,21 @@ chmod +x "$work/bin/kvplan"
 # keeps CI's run short.
 tests=${*:-$(ls "$top"/tests/cli-*.sh | grep -v -e /cli-docs.sh -e /cli-run-device.sh \
 	-e /cli-report-browser.sh -e /cli-completion.sh -e /cli-budget-equations.sh)}
-# one test: its output to a file, its status in the name of a marker file
-one() {
-	t=$1
-	n=$(basename "$t" .sh)
-	t0=$(date +%s)
-	if top_srcdir="$top" top_builddir="$work/bin" sh "$t" >"$work/out/$n.log" 2>&1; then
-		: >"$work/out/$n.pass"
-	else
-		: >"$work/out/$n.fail"
-	fi
-	echo $(( $(date +%s) - t0 )) >"$work/out/$n.secs"
-}
+# one test: its output to a file, its status in the name of a marker file;
+# a pool of $jobs (xargs -P) so a slow test does not hold the others back
+cat >"$work/one.sh" <<'ONE'
+t=$1
+n=$(basename "$t" .sh)
+t0=$(date +%s)
+if top_srcdir="$top" top_builddir="$work/bin" sh "$t" >"$work/out/$n.log" 2>&1; then
+	: >"$work/out/$n.pass"
+else
+	: >"$work/out/$n.fail"
+fi
+echo $(( $(date +%s) - t0 )) >"$work/out/$n.secs"
+ONE
 start=$(date +%s)
-running=0
-for t in $tests; do
-	one "$t" &
-	running=$((running + 1))
-	if [ "$running" -ge "$jobs" ]; then
-		wait
-		running=0
-	fi
-done
-wait
+printf '%s\n' $tests | top="$top" work="$work" xargs -P "$jobs" -n 1 sh "$work/one.sh"
 status=0
 for t in $tests; do
 	n=$(basename "$t" .sh)
