@@ -4,7 +4,7 @@
  *
  * The stance: a scenario is run by the same library call as its command
  * (budget, perf, frag: each command kind is one scenario -> record function
- * in checks.c's command table), and assertions read the record back by field
+ * in check-commands.c's table), and assertions read the record back by field
  * name (output.h), so `check` can test exactly what `kvplan CMD --format
  * json` prints and nothing else.  Parsing refuses what it does not
  * understand, with file:line:col; running never stops at the first failure:
