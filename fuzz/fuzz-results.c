@@ -1,5 +1,5 @@
 /* fuzz-results.c: libFuzzer target for kvbench results read back by kvplan:
- * the calibration reader (perf.h, kvp_calibration_load: kvplan's table, CSV,
+ * the calibration reader (calibration.h, kvp_calibration_load: kvplan's table, CSV,
  * or kvbench --out YAML, for an H100 SXM) and the validate chart's reader
  * (plot.h, kvp_plot_validate) and `kvplan validate`'s (validate.h: load,
  * fit, evaluate; every loaded point predicted, finite).  The input's first byte picks the suffix
@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "fuzz-common.h"
+#include "calibration.h"
 #include "perf.h"
 #include "plot.h"
 #include "validate.h"

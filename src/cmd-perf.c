@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cmd-perf-disagg.h"
 #include "shape.h"
+#include "calibration.h"
 #include "perf.h"
 #include "units.h"
 

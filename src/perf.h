@@ -105,24 +105,6 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
  * inside one server cross it too. */
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
 
-/* Efficiencies measured by kvbench, or written by hand (format: kvplan(1),
- * CALIBRATION FILES).  A value of 0 was not given. */
-struct kvp_calibration {
-	char gpu[KVP_NAME_MAX];          /* the entry used, or the device kvbench ran on */
-	double decode_bw_efficiency;
-	double prefill_flops_efficiency;
-	size_t points;                   /* kvbench points the decode figure is the median of */
-};
-
-/* Read a calibration file (YAML or CSV; kvplan's table or kvbench --out) for
- * GPU g.  Errors carry file:line:col.  INVALID when the file holds no entry
- * for g, when a kvbench run is a CPU run or has no validated, timed point, or
- * when an efficiency is outside (0, 1]. */
-kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
-				struct kvp_calibration *out, struct kvp_error *err);
-/* Apply what cal gives (non-zero values) to hw. */
-void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw *hw);
-
 /* What the model needs to time one replica.  Borrowed pointers. */
 struct kvp_perf_ctx {
 	const struct kvp_model *model;

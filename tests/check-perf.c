@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check-tmp.h"
+#include "calibration.h"
 #include "perf.h"
 #include "units.h"
 
