@@ -13,10 +13,9 @@
 #include "atomic-file.h"
 #include "checks.h"
 #include "cli.h"
+#include "cli-options.h"
 
 static const char *const cmd = "check";
-
-enum { OPT_JUNIT = KVP_OPT_LAST + 1, OPT_TAP, OPT_BASELINE, OPT_TOLERANCE, OPT_UPDATE, OPT_HELP };
 
 static void help(void)
 {
@@ -173,33 +172,20 @@ static int write_file(const char *path, const struct kvp_check_report *r,
 
 int kvp_cmd_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"junit", required_argument, NULL, OPT_JUNIT},
-		{"tap", no_argument, NULL, OPT_TAP},
-		{"baseline", required_argument, NULL, OPT_BASELINE},
-		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
-		{"update-baseline", required_argument, NULL, OPT_UPDATE},
-		{"help", no_argument, NULL, OPT_HELP},
-		{NULL, 0, NULL, 0}
-	};
 	const char *junit = NULL, *baseline = NULL, *update = NULL, *tolerance = NULL;
 	bool tap = false;
-	int opt;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-		case OPT_HELP: help(); return KVP_EXIT_OK;
-		case OPT_JUNIT: junit = optarg; break;
-		case OPT_TAP: tap = true; break;
-		case OPT_BASELINE: baseline = optarg; break;
-		case OPT_TOLERANCE: tolerance = optarg; break;
-		case OPT_UPDATE: update = optarg; break;
-		default:
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		}
-	}
+	const struct kvp_cli_opt opts[] = {
+		{"junit", 0, KVP_CLI_OPT_STRING, &junit, NULL},
+		{"tap", 0, KVP_CLI_OPT_FLAG, &tap, NULL},
+		{"baseline", 0, KVP_CLI_OPT_STRING, &baseline, NULL},
+		{"tolerance", 0, KVP_CLI_OPT_STRING, &tolerance, NULL},
+		{"update-baseline", 0, KVP_CLI_OPT_STRING, &update, NULL},
+		{"help", 'h', KVP_CLI_OPT_HELP, NULL, NULL},
+		{NULL, 0, 0, NULL, NULL}
+	};
+	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
+	if (rc != KVP_CLI_OPTIONS_DONE)
+		return rc;
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "missing the expectations FILE");
 	if (optind + 1 < argc)
@@ -219,7 +205,6 @@ int kvp_cmd_check(int argc, char **argv)
 	struct kvp_check_file *f = NULL;
 	struct kvp_check_baseline *b = NULL;
 	struct kvp_check_report *r = NULL;
-	int rc;
 	if (kvp_check_load(argv[optind], &f, &err) ||
 	    (baseline && kvp_check_baseline_load(baseline, &b, &err))) {
 		rc = kvp_cli_error(cmd, &err);

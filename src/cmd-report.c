@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
 #include "report.h"
 
 static const char *const cmd = "report";
-
-enum { OPT_TERM = KVP_OPT_LAST + 1 };
 
 static void help(void)
 {
@@ -27,36 +26,31 @@ static void help(void)
 	       "3 an invalid scenario (file:line:col: error: field: message).\n");
 }
 
+/* --term: png or svg, what a browser shows. */
+static bool term_parse(const char *cmd, const char *arg, void *dest)
+{
+	enum kvp_plot_term *term = dest;
+	if (!kvp_plot_term_parse(arg, term) ||
+	    (*term != KVP_PLOT_TERM_PNG && *term != KVP_PLOT_TERM_SVG)) {
+		kvp_cli_usage_error(cmd, "--term: expected png or svg (what a browser shows), "
+				    "got '%s'", arg);
+		return false;
+	}
+	return true;
+}
+
 int kvp_cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"output-dir", required_argument, NULL, 'o'},
-		{"term", required_argument, NULL, OPT_TERM},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}
-	};
 	struct kvp_report_opts o = {.term = KVP_PLOT_TERM_PNG};
-	int opt;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			help();
-			return KVP_EXIT_OK;
-		case 'o':
-			o.dir = optarg;
-			break;
-		case OPT_TERM:
-			if (!kvp_plot_term_parse(optarg, &o.term) ||
-			    (o.term != KVP_PLOT_TERM_PNG && o.term != KVP_PLOT_TERM_SVG))
-				return kvp_cli_usage_error(cmd, "--term: expected png or svg (what a "
-							   "browser shows), got '%s'", optarg);
-			break;
-		default:
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		}
-	}
+	const struct kvp_cli_opt opts[] = {
+		{"output-dir", 'o', KVP_CLI_OPT_STRING, &o.dir, NULL},
+		{"term", 0, KVP_CLI_OPT_PARSE, &o.term, term_parse},
+		{"help", 'h', KVP_CLI_OPT_HELP, NULL, NULL},
+		{NULL, 0, 0, NULL, NULL}
+	};
+	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
+	if (rc != KVP_CLI_OPTIONS_DONE)
+		return rc;
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "a scenario file is required");
 	if (optind + 1 < argc)
@@ -78,7 +72,7 @@ int kvp_cmd_report(int argc, char **argv)
 	}
 	struct kvp_error err = {0};
 	struct kvp_report_result res;
-	int rc = KVP_EXIT_OK;
+	rc = KVP_EXIT_OK;
 	if (kvp_scenario_load(argv[optind], s, &err) || kvp_report_write(s, &o, &res, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;

@@ -10,15 +10,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
 #include "units.h"
 #include "validate.h"
 
 static const char *const cmd = "validate";
-
-enum {
-	OPT_GPU = KVP_OPT_LAST + 1, OPT_CALIBRATE, OPT_CALIBRATE_BY, OPT_CALIBRATION, OPT_EFFICIENCY, OPT_TOLERANCE,
-	OPT_CAPACITY_TOLERANCE, OPT_LARGE_ONLY, OPT_FORMAT, OPT_HELP
-};
 
 static void help(void)
 {
@@ -411,68 +407,68 @@ static int fit_groups(struct kvp_validation *v, enum kvp_fit_by by, const char *
 	return KVP_EXIT_OK;
 }
 
+/* --calibrate-by: dtype or shape. */
+static bool fit_by_parse(const char *name, const char *arg, void *dest)
+{
+	enum kvp_fit_by *by = dest;
+	if (strcmp(arg, "dtype") == 0)
+		*by = KVP_FIT_DTYPE;
+	else if (strcmp(arg, "shape") == 0)
+		*by = KVP_FIT_SHAPE;
+	else {
+		kvp_cli_usage_error(name, "--calibrate-by: expected dtype or shape (one efficiency "
+				    "for all: --calibrate), got '%s'", arg);
+		return false;
+	}
+	return true;
+}
+
+static bool efficiency_parse(const char *name, const char *arg, void *dest)
+{
+	return fraction("--efficiency", arg, false, dest);
+}
+
+static bool tolerance_parse(const char *name, const char *arg, void *dest)
+{
+	return fraction("--tolerance", arg, true, dest);
+}
+
+static bool capacity_tolerance_parse(const char *name, const char *arg, void *dest)
+{
+	return fraction("--capacity-tolerance", arg, true, dest);
+}
+
+static bool format_parse(const char *name, const char *arg, void *dest)
+{
+	if (kvp_format_parse(arg, dest))
+		return true;
+	kvp_cli_usage_error(name, "--format: expected table, json or csv, got '%s'", arg);
+	return false;
+}
+
 int kvp_cmd_validate(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"gpu", required_argument, NULL, OPT_GPU},
-		{"calibrate", no_argument, NULL, OPT_CALIBRATE},
-		{"calibrate-by", required_argument, NULL, OPT_CALIBRATE_BY},
-		{"calibration", required_argument, NULL, OPT_CALIBRATION},
-		{"efficiency", required_argument, NULL, OPT_EFFICIENCY},
-		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
-		{"capacity-tolerance", required_argument, NULL, OPT_CAPACITY_TOLERANCE},
-		{"large-only", no_argument, NULL, OPT_LARGE_ONLY},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"help", no_argument, NULL, OPT_HELP},
-		{NULL, 0, NULL, 0}
-	};
 	const char *gpu_name = NULL, *calib_path = NULL;
 	bool calibrate = false, large_only = false;
 	enum kvp_fit_by fit_by = KVP_FIT_ALL;
 	double eff = 0, tol = 0.10, cap_tol = 0.01;
 	enum kvp_format fmt = KVP_FORMAT_TABLE;
-	int opt;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-		case OPT_HELP: help(); return KVP_EXIT_OK;
-		case OPT_GPU: gpu_name = optarg; break;
-		case OPT_CALIBRATE: calibrate = true; break;
-		case OPT_CALIBRATE_BY:
-			if (strcmp(optarg, "dtype") == 0)
-				fit_by = KVP_FIT_DTYPE;
-			else if (strcmp(optarg, "shape") == 0)
-				fit_by = KVP_FIT_SHAPE;
-			else
-				return kvp_cli_usage_error(cmd, "--calibrate-by: expected dtype or "
-							   "shape (one efficiency for all: --calibrate), "
-							   "got '%s'", optarg);
-			break;
-		case OPT_LARGE_ONLY: large_only = true; break;
-		case OPT_CALIBRATION: calib_path = optarg; break;
-		case OPT_EFFICIENCY:
-			if (!fraction("--efficiency", optarg, false, &eff))
-				return KVP_EXIT_USAGE;
-			break;
-		case OPT_TOLERANCE:
-			if (!fraction("--tolerance", optarg, true, &tol))
-				return KVP_EXIT_USAGE;
-			break;
-		case OPT_CAPACITY_TOLERANCE:
-			if (!fraction("--capacity-tolerance", optarg, true, &cap_tol))
-				return KVP_EXIT_USAGE;
-			break;
-		case OPT_FORMAT:
-			if (!kvp_format_parse(optarg, &fmt))
-				return kvp_cli_usage_error(cmd, "--format: expected table, json or "
-							   "csv, got '%s'", optarg);
-			break;
-		default:
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		}
-	}
+	const struct kvp_cli_opt opts[] = {
+		{"gpu", 0, KVP_CLI_OPT_STRING, &gpu_name, NULL},
+		{"calibrate", 0, KVP_CLI_OPT_FLAG, &calibrate, NULL},
+		{"calibrate-by", 0, KVP_CLI_OPT_PARSE, &fit_by, fit_by_parse},
+		{"calibration", 0, KVP_CLI_OPT_STRING, &calib_path, NULL},
+		{"efficiency", 0, KVP_CLI_OPT_PARSE, &eff, efficiency_parse},
+		{"tolerance", 0, KVP_CLI_OPT_PARSE, &tol, tolerance_parse},
+		{"capacity-tolerance", 0, KVP_CLI_OPT_PARSE, &cap_tol, capacity_tolerance_parse},
+		{"large-only", 0, KVP_CLI_OPT_FLAG, &large_only, NULL},
+		{"format", 0, KVP_CLI_OPT_PARSE, &fmt, format_parse},
+		{"help", 'h', KVP_CLI_OPT_HELP, NULL, NULL},
+		{NULL, 0, 0, NULL, NULL}
+	};
+	int opts_rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
+	if (opts_rc != KVP_CLI_OPTIONS_DONE)
+		return opts_rc;
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "a kvbench results file is required "
 					   "(kvbench --out FILE.yaml)");

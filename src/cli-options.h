@@ -1,0 +1,41 @@
+/* cli-options.h: a subcommand's options as a table (tmux's cmd-*.c habit):
+ * each entry names a long option, its short letter, what it takes and where
+ * it goes, so a command function reads parse -> call the library -> print
+ * instead of repeating one getopt_long loop.  The table drives getopt_long
+ * exactly as a hand-written loop would (permuted operands, "--" ends the
+ * options, a refused option answered by kvp_cli_bad_option). */
+#ifndef KVP_CLI_OPTIONS_H
+#define KVP_CLI_OPTIONS_H
+
+#include <stdbool.h>
+
+enum kvp_cli_opt_kind {
+	KVP_CLI_OPT_HELP,    /* no argument: print the command's help, exit 0 */
+	KVP_CLI_OPT_FLAG,    /* no argument: *(bool *)dest = true */
+	KVP_CLI_OPT_STRING,  /* an argument: *(const char **)dest = it (argv, not copied) */
+	KVP_CLI_OPT_PARSE,   /* an argument: parse(cmd, it, dest) */
+};
+
+struct kvp_cli_opt {
+	const char *name;          /* the long name without "--"; NULL ends the table */
+	char short_name;           /* its letter, 0 for none */
+	enum kvp_cli_opt_kind kind;
+	void *dest;
+	/* KVP_CLI_OPT_PARSE: store the value in dest, or print the mistake
+	 * (kvp_cli_usage_error) and return false */
+	bool (*parse)(const char *cmd, const char *arg, void *dest);
+};
+
+/* At most this many entries in a table. */
+#define KVP_CLI_MAX_OPTS 64
+/* kvp_cli_options_parse's answer when every option was taken. */
+#define KVP_CLI_OPTIONS_DONE (-1)
+
+/* Take argv's options by the table opts (help: the command's --help text).
+ * Returns KVP_CLI_OPTIONS_DONE with optind at the first operand, or the
+ * exit code the command returns now: KVP_EXIT_OK after --help,
+ * KVP_EXIT_USAGE after a message on stderr. */
+int kvp_cli_options_parse(const char *cmd, int argc, char **argv, const struct kvp_cli_opt *opts,
+			  void (*help)(void));
+
+#endif
