@@ -175,13 +175,13 @@ int kvp_cmd_check(int argc, char **argv)
 	const char *junit = NULL, *baseline = NULL, *update = NULL, *tolerance = NULL;
 	bool tap = false;
 	const struct kvp_cli_opt opts[] = {
-		{"junit", 0, KVP_CLI_OPT_STRING, &junit, NULL},
-		{"tap", 0, KVP_CLI_OPT_FLAG, &tap, NULL},
-		{"baseline", 0, KVP_CLI_OPT_STRING, &baseline, NULL},
-		{"tolerance", 0, KVP_CLI_OPT_STRING, &tolerance, NULL},
-		{"update-baseline", 0, KVP_CLI_OPT_STRING, &update, NULL},
-		{"help", 'h', KVP_CLI_OPT_HELP, NULL, NULL},
-		{NULL, 0, 0, NULL, NULL}
+		{.name = "junit", .kind = KVP_CLI_OPT_STRING, .dest = &junit},
+		{.name = "tap", .kind = KVP_CLI_OPT_FLAG, .dest = &tap},
+		{.name = "baseline", .kind = KVP_CLI_OPT_STRING, .dest = &baseline},
+		{.name = "tolerance", .kind = KVP_CLI_OPT_STRING, .dest = &tolerance},
+		{.name = "update-baseline", .kind = KVP_CLI_OPT_STRING, .dest = &update},
+		{.name = "help", .short_name = 'h', .kind = KVP_CLI_OPT_HELP},
+		{.kind = KVP_CLI_OPT_END}
 	};
 	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
 	if (rc != KVP_CLI_OPTIONS_DONE)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
 #include "cmd-perf-disagg.h"
 #include "shape.h"
 #include "calibration.h"
@@ -15,11 +16,6 @@
 #include "units.h"
 
 static const char *const cmd = "perf";
-
-enum {
-	OPT_PROMPT = KVP_OPT_LAST + 1, OPT_OUTPUT, OPT_KV_OFFLOAD, OPT_HOST_LINK,
-	OPT_OFFLOAD_FRACTION, OPT_PREFIX, OPT_CALIBRATION, OPT_DECODE_EFF, OPT_PREFILL_EFF
-};
 
 #define MAX_BATCHES KVP_PERF_MAX_BATCHES
 
@@ -120,81 +116,103 @@ static void fmt_flops(double f, char *buf, size_t size)
 		snprintf(buf, size, "%.3f GFLOP", f / 1e9);
 }
 
+/* --batch: a list of batch sizes. */
+struct batch_list {
+	uint64_t *v;
+	size_t *n;
+};
+
+static bool batch_parse(const char *name, const char *arg, void *dest)
+{
+	struct batch_list *bl = dest;
+	return kvp_cli_token_list(name, "--batch", arg, bl->v, MAX_BATCHES, bl->n);
+}
+
+static bool prompt_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_tokens(name, "--prompt", arg, dest);
+}
+
+static bool output_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_tokens(name, "--output", arg, dest);
+}
+
+static bool prefix_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_tokens(name, "--prefix", arg, dest);
+}
+
+static bool offload_fraction_parse(const char *name, const char *arg, void *dest)
+{
+	double *fraction = dest;
+	if (kvp_parse_double(arg, fraction) || *fraction > 1) {
+		kvp_cli_usage_error(name, "--offload-fraction: expected a share in [0, 1], got '%s'",
+				    arg);
+		return false;
+	}
+	return true;
+}
+
+/* --decode-bw-efficiency, --prefill-flops-efficiency */
+static bool efficiency(const char *name, const char *opt, const char *arg, double *out)
+{
+	if (kvp_parse_fraction(arg, out) == 0)
+		return true;
+	kvp_cli_usage_error(name, "--%s: expected a fraction in (0, 1] such as 0.8 or 80%%, got '%s'",
+			    opt, arg);
+	return false;
+}
+
+static bool decode_eff_parse(const char *name, const char *arg, void *dest)
+{
+	return efficiency(name, "decode-bw-efficiency", arg, dest);
+}
+
+static bool prefill_eff_parse(const char *name, const char *arg, void *dest)
+{
+	return efficiency(name, "prefill-flops-efficiency", arg, dest);
+}
+
+static const struct option disagg_options[] = {KVP_PERF_DISAGG_OPTIONS, {NULL, 0, NULL, 0}};
+
+static int disagg_option(void *dest, int opt, const char *arg)
+{
+	return kvp_perf_disagg_option(dest, opt, arg);
+}
+
 int kvp_cmd_perf(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		KVP_CLI_COMMON_OPTIONS,
-		{"prompt", required_argument, NULL, OPT_PROMPT},
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"kv-offload", required_argument, NULL, OPT_KV_OFFLOAD},
-		{"host-link", required_argument, NULL, OPT_HOST_LINK},
-		{"offload-fraction", required_argument, NULL, OPT_OFFLOAD_FRACTION},
-		{"prefix", required_argument, NULL, OPT_PREFIX},
-		{"calibration", required_argument, NULL, OPT_CALIBRATION},
-		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
-		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
-		KVP_PERF_DISAGG_OPTIONS,
-		{NULL, 0, NULL, 0}
-	};
 	struct kvp_cli_common c;
 	struct kvp_perf_disagg_args dis = {0};
 	kvp_cli_common_init(&c);
 	uint64_t batches[MAX_BATCHES] = {1}, prompt = 0, output = 256, prefix = 0;
 	size_t nbatch = 1;
+	struct batch_list bl = {batches, &nbatch};
 	const char *offload_arg = NULL, *link_arg = NULL, *calib_path = NULL;
 	double fraction = -1, decode_eff = 0, prefill_eff = 0;
-	int opt, rc;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h': c.help = true; continue;
-		case KVP_OPT_BATCH:
-			if (!kvp_cli_token_list(cmd, "--batch", optarg, batches, MAX_BATCHES, &nbatch))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_PROMPT:
-			if (!kvp_cli_tokens(cmd, "--prompt", optarg, &prompt))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_OUTPUT:
-			if (!kvp_cli_tokens(cmd, "--output", optarg, &output))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_PREFIX:
-			if (!kvp_cli_tokens(cmd, "--prefix", optarg, &prefix))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_KV_OFFLOAD: offload_arg = optarg; continue;
-		case OPT_HOST_LINK: link_arg = optarg; continue;
-		case OPT_CALIBRATION: calib_path = optarg; continue;
-		case OPT_OFFLOAD_FRACTION:
-			if (kvp_parse_double(optarg, &fraction) || fraction > 1)
-				return kvp_cli_usage_error(cmd, "--offload-fraction: expected a share in [0, 1], got '%s'",
-							   optarg);
-			continue;
-		case OPT_DECODE_EFF:
-		case OPT_PREFILL_EFF: {
-			double *d = opt == OPT_DECODE_EFF ? &decode_eff : &prefill_eff;
-			if (kvp_parse_fraction(optarg, d))
-				return kvp_cli_usage_error(cmd, "--%s: expected a fraction in (0, 1] such as 0.8 or 80%%, got '%s'",
-							   opt == OPT_DECODE_EFF ? "decode-bw-efficiency"
-										 : "prefill-flops-efficiency", optarg);
-			continue;
-		}
-		case '?':
-		case ':':
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		}
-		if ((rc = kvp_perf_disagg_option(&dis, opt, optarg)) != 1) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
-		if (rc)
-			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
-	}
+	int rc;
+	const struct kvp_cli_opt opts[] = {
+		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
+		{.kind = KVP_CLI_OPT_COMMON, .dest = &c},
+		{.common_id = KVP_OPT_BATCH, .kind = KVP_CLI_OPT_PARSE, .dest = &bl, .parse = batch_parse},
+		{.name = "prompt", .kind = KVP_CLI_OPT_PARSE, .dest = &prompt, .parse = prompt_parse},
+		{.name = "output", .kind = KVP_CLI_OPT_PARSE, .dest = &output, .parse = output_parse},
+		{.name = "kv-offload", .kind = KVP_CLI_OPT_STRING, .dest = &offload_arg},
+		{.name = "host-link", .kind = KVP_CLI_OPT_STRING, .dest = &link_arg},
+		{.name = "offload-fraction", .kind = KVP_CLI_OPT_PARSE, .dest = &fraction,
+		 .parse = offload_fraction_parse},
+		{.name = "prefix", .kind = KVP_CLI_OPT_PARSE, .dest = &prefix, .parse = prefix_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "decode-bw-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &decode_eff,
+		 .parse = decode_eff_parse},
+		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &prefill_eff,
+		 .parse = prefill_eff_parse},
+		{.kind = KVP_CLI_OPT_GROUP, .dest = &dis, .group = disagg_options, .group_fn = disagg_option},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+		return rc;
 	if (c.help) {
 		help();
 		return KVP_EXIT_OK;

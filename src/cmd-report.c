@@ -43,10 +43,10 @@ int kvp_cmd_report(int argc, char **argv)
 {
 	struct kvp_report_opts o = {.term = KVP_PLOT_TERM_PNG};
 	const struct kvp_cli_opt opts[] = {
-		{"output-dir", 'o', KVP_CLI_OPT_STRING, &o.dir, NULL},
-		{"term", 0, KVP_CLI_OPT_PARSE, &o.term, term_parse},
-		{"help", 'h', KVP_CLI_OPT_HELP, NULL, NULL},
-		{NULL, 0, 0, NULL, NULL}
+		{.name = "output-dir", .short_name = 'o', .kind = KVP_CLI_OPT_STRING, .dest = &o.dir},
+		{.name = "term", .kind = KVP_CLI_OPT_PARSE, .dest = &o.term, .parse = term_parse},
+		{.name = "help", .short_name = 'h', .kind = KVP_CLI_OPT_HELP},
+		{.kind = KVP_CLI_OPT_END}
 	};
 	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
 	if (rc != KVP_CLI_OPTIONS_DONE)

@@ -454,17 +454,17 @@ int kvp_cmd_validate(int argc, char **argv)
 	double eff = 0, tol = 0.10, cap_tol = 0.01;
 	enum kvp_format fmt = KVP_FORMAT_TABLE;
 	const struct kvp_cli_opt opts[] = {
-		{"gpu", 0, KVP_CLI_OPT_STRING, &gpu_name, NULL},
-		{"calibrate", 0, KVP_CLI_OPT_FLAG, &calibrate, NULL},
-		{"calibrate-by", 0, KVP_CLI_OPT_PARSE, &fit_by, fit_by_parse},
-		{"calibration", 0, KVP_CLI_OPT_STRING, &calib_path, NULL},
-		{"efficiency", 0, KVP_CLI_OPT_PARSE, &eff, efficiency_parse},
-		{"tolerance", 0, KVP_CLI_OPT_PARSE, &tol, tolerance_parse},
-		{"capacity-tolerance", 0, KVP_CLI_OPT_PARSE, &cap_tol, capacity_tolerance_parse},
-		{"large-only", 0, KVP_CLI_OPT_FLAG, &large_only, NULL},
-		{"format", 0, KVP_CLI_OPT_PARSE, &fmt, format_parse},
-		{"help", 'h', KVP_CLI_OPT_HELP, NULL, NULL},
-		{NULL, 0, 0, NULL, NULL}
+		{.name = "gpu", .kind = KVP_CLI_OPT_STRING, .dest = &gpu_name},
+		{.name = "calibrate", .kind = KVP_CLI_OPT_FLAG, .dest = &calibrate},
+		{.name = "calibrate-by", .kind = KVP_CLI_OPT_PARSE, .dest = &fit_by, .parse = fit_by_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &eff, .parse = efficiency_parse},
+		{.name = "tolerance", .kind = KVP_CLI_OPT_PARSE, .dest = &tol, .parse = tolerance_parse},
+		{.name = "capacity-tolerance", .kind = KVP_CLI_OPT_PARSE, .dest = &cap_tol, .parse = capacity_tolerance_parse},
+		{.name = "large-only", .kind = KVP_CLI_OPT_FLAG, .dest = &large_only},
+		{.name = "format", .kind = KVP_CLI_OPT_PARSE, .dest = &fmt, .parse = format_parse},
+		{.name = "help", .short_name = 'h', .kind = KVP_CLI_OPT_HELP},
+		{.kind = KVP_CLI_OPT_END}
 	};
 	int opts_rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
 	if (opts_rc != KVP_CLI_OPTIONS_DONE)
