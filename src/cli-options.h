@@ -33,8 +33,9 @@ struct kvp_cli_opt {
 	/* a common option (KVP_OPT_*) this entry takes in place of
 	 * kvp_cli_common_option; name is then NULL (the common entry names it) */
 	int common_id;
-	/* KVP_CLI_OPT_GROUP: its long options (ended by a NULL name), and the
-	 * function that takes one: 0 taken, else the exit code */
+	/* KVP_CLI_OPT_GROUP: its long options (ended by a NULL name; none when
+	 * the entry takes just common_id), and the function that takes one:
+	 * 0 taken, else the exit code */
 	const struct option *group;
 	int (*group_fn)(void *dest, int opt, const char *arg);
 };

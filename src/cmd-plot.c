@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
 #include "gnuplot-writer.h"
 #include "plot.h"
 #include "shell-quote.h"
@@ -17,9 +18,6 @@
 static const char *const cmd = "plot";
 
 #define MAX_LIST 24
-
-enum { OPT_OUTPUT_DIR = KVP_OPT_LAST + 1, OPT_NAME, OPT_TERM, OPT_CONTEXTS, OPT_BATCHES,
-       OPT_WORKLOAD, OPT_BLOCK_SIZES, OPT_REQUESTS, OPT_RESULTS, OPT_BAND };
 
 /* perf's context when --context is not given: a chat-sized one, not max_context */
 #define PERF_DEFAULT_CONTEXT 4096
@@ -247,113 +245,111 @@ static void free_args(struct plot_args *a)
 	free(a->g);
 }
 
+/* --tp and --kv-dtype: lists of the common option's values. */
+static int list_option(void *dest, int opt, const char *arg)
+{
+	return parse_list(dest, opt, opt == KVP_OPT_TP ? "--tp" : "--kv-dtype", arg);
+}
+
+static bool name_parse(const char *name, const char *arg, void *dest)
+{
+	if (!kvp_gp_stem_ok(arg)) {
+		kvp_cli_usage_error(name, "--name: not a file stem (1 to 200 of letters, digits, "
+				    "'.', '_', '-'; not first '.' or '-')");
+		return false;
+	}
+	*(const char **)dest = arg;
+	return true;
+}
+
+static bool term_parse(const char *name, const char *arg, void *dest)
+{
+	if (kvp_plot_term_parse(arg, dest))
+		return true;
+	kvp_cli_usage_error(name, "--term: expected png, svg, pdf or dumb, got '%s'", arg);
+	return false;
+}
+
+static bool contexts_parse(const char *name, const char *arg, void *dest)
+{
+	struct plot_args *a = dest;
+	return kvp_cli_token_list(name, "--contexts", arg, a->contexts, KVP_PLOT_MAX_ROWS,
+				  &a->ncontexts);
+}
+
+static bool batches_parse(const char *name, const char *arg, void *dest)
+{
+	struct plot_args *a = dest;
+	return kvp_cli_token_list(name, "--batches", arg, a->batches, KVP_PLOT_MAX_ROWS,
+				  &a->nbatches);
+}
+
+static bool band_parse(const char *name, const char *arg, void *dest)
+{
+	double *band = dest;
+	if (kvp_parse_fraction(arg, band) || *band >= 1) {
+		kvp_cli_usage_error(name, "--band: expected a fraction in (0, 1) such as 0.2 or "
+				    "20%%, got '%s'", arg);
+		return false;
+	}
+	return true;
+}
+
+static bool requests_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_u64(name, "--requests", arg, 1, dest);
+}
+
+static bool block_sizes_parse(const char *name, const char *arg, void *dest)
+{
+	struct plot_args *a = dest;
+	uint64_t v[KVP_PLOT_MAX_ROWS];
+	if (!kvp_cli_token_list(name, "--block-sizes", arg, v, KVP_FRAG_MAX_BLOCK_SIZES, &a->nblocks))
+		return false;
+	for (size_t i = 0; i < a->nblocks; i++) {
+		if (v[i] > KVP_FRAG_MAX_BLOCK) {
+			kvp_cli_usage_error(name, "--block-sizes: %llu is more than %u tokens",
+					    (unsigned long long)v[i], KVP_FRAG_MAX_BLOCK);
+			return false;
+		}
+		a->blocks[i] = (uint32_t)v[i];
+	}
+	return true;
+}
+
 int kvp_cmd_plot(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		KVP_CLI_COMMON_OPTIONS,
-		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
-		{"name", required_argument, NULL, OPT_NAME},
-		{"term", required_argument, NULL, OPT_TERM},
-		{"contexts", required_argument, NULL, OPT_CONTEXTS},
-		{"batches", required_argument, NULL, OPT_BATCHES},
-		{"workload", required_argument, NULL, OPT_WORKLOAD},
-		{"results", required_argument, NULL, OPT_RESULTS},
-		{"band", required_argument, NULL, OPT_BAND},
-		{"block-sizes", required_argument, NULL, OPT_BLOCK_SIZES},
-		{"requests", required_argument, NULL, OPT_REQUESTS},
-		{NULL, 0, NULL, 0}
-	};
 	struct plot_args a;
 	memset(&a, 0, sizeof a);
 	kvp_cli_common_init(&a.c);
 	a.dir = "kvplan-plots"; /* its own folder: never scatter files into . */
 	a.term = KVP_PLOT_TERM_PNG;
 	const char *model_arg = NULL, *gpu_arg = NULL, *results_arg = NULL;
-	int opt, rc = 0;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			a.c.help = true;
-			continue;
-		case 'o':
-		case OPT_OUTPUT_DIR:
-			a.dir = optarg;
-			continue;
-		case OPT_NAME:
-			if (!kvp_gp_stem_ok(optarg))
-				return kvp_cli_usage_error(cmd, "--name: not a file stem (1 to 200 of "
-							   "letters, digits, '.', '_', '-'; not first "
-							   "'.' or '-')");
-			a.name = optarg;
-			continue;
-		case OPT_TERM:
-			if (!kvp_plot_term_parse(optarg, &a.term))
-				return kvp_cli_usage_error(cmd, "--term: expected png, svg, pdf or dumb, got '%s'",
-							   optarg);
-			continue;
-		case OPT_CONTEXTS:
-			if (!kvp_cli_token_list(cmd, "--contexts", optarg, a.contexts, KVP_PLOT_MAX_ROWS,
-						&a.ncontexts))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_RESULTS:
-			/* split after the loop, where a usage error frees it */
-			results_arg = optarg;
-			continue;
-		case OPT_BAND:
-			if (kvp_parse_fraction(optarg, &a.band) || a.band >= 1)
-				return kvp_cli_usage_error(cmd, "--band: expected a fraction in (0, 1) "
-							   "such as 0.2 or 20%%, got '%s'", optarg);
-			continue;
-		case OPT_WORKLOAD:
-			a.workload = optarg;
-			continue;
-		case OPT_REQUESTS:
-			if (!kvp_cli_u64(cmd, "--requests", optarg, 1, &a.requests))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_BLOCK_SIZES: {
-			uint64_t v[KVP_PLOT_MAX_ROWS];
-			if (!kvp_cli_token_list(cmd, "--block-sizes", optarg, v, KVP_FRAG_MAX_BLOCK_SIZES,
-						&a.nblocks))
-				return KVP_EXIT_USAGE;
-			for (size_t i = 0; i < a.nblocks; i++) {
-				if (v[i] > KVP_FRAG_MAX_BLOCK)
-					return kvp_cli_usage_error(cmd, "--block-sizes: %llu is more than %u tokens",
-								   (unsigned long long)v[i], KVP_FRAG_MAX_BLOCK);
-				a.blocks[i] = (uint32_t)v[i];
-			}
-			continue;
-		}
-		case OPT_BATCHES:
-			if (!kvp_cli_token_list(cmd, "--batches", optarg, a.batches, KVP_PLOT_MAX_ROWS,
-						&a.nbatches))
-				return KVP_EXIT_USAGE;
-			continue;
-		case KVP_OPT_MODEL:
-			model_arg = optarg;
-			continue;
-		case KVP_OPT_GPU:
-			gpu_arg = optarg;
-			continue;
-		case KVP_OPT_TP:
-			if ((rc = parse_list(&a, opt, "--tp", optarg)))
-				return rc;
-			continue;
-		case KVP_OPT_KV_DTYPE:
-			if ((rc = parse_list(&a, opt, "--kv-dtype", optarg)))
-				return rc;
-			continue;
-		case '?':
-		case ':':
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		}
-		rc = kvp_cli_common_option(&a.c, cmd, opt, optarg);
-		if (rc)
-			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
-	}
+	const struct kvp_cli_opt opts[] = {
+		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &a.c.help},
+		{.kind = KVP_CLI_OPT_COMMON, .dest = &a.c},
+		{.common_id = KVP_OPT_MODEL, .kind = KVP_CLI_OPT_STRING, .dest = &model_arg},
+		{.common_id = KVP_OPT_GPU, .kind = KVP_CLI_OPT_STRING, .dest = &gpu_arg},
+		{.common_id = KVP_OPT_TP, .kind = KVP_CLI_OPT_GROUP, .dest = &a, .group_fn = list_option},
+		{.common_id = KVP_OPT_KV_DTYPE, .kind = KVP_CLI_OPT_GROUP, .dest = &a,
+		 .group_fn = list_option},
+		{.name = "output-dir", .short_name = 'o', .kind = KVP_CLI_OPT_STRING, .dest = &a.dir},
+		{.name = "name", .kind = KVP_CLI_OPT_PARSE, .dest = &a.name, .parse = name_parse},
+		{.name = "term", .kind = KVP_CLI_OPT_PARSE, .dest = &a.term, .parse = term_parse},
+		{.name = "contexts", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = contexts_parse},
+		{.name = "batches", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = batches_parse},
+		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
+		/* split after parsing, where a usage error frees it */
+		{.name = "results", .kind = KVP_CLI_OPT_STRING, .dest = &results_arg},
+		{.name = "band", .kind = KVP_CLI_OPT_PARSE, .dest = &a.band, .parse = band_parse},
+		{.name = "block-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = block_sizes_parse},
+		{.name = "requests", .kind = KVP_CLI_OPT_PARSE, .dest = &a.requests, .parse = requests_parse},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
+	if (rc != KVP_CLI_OPTIONS_DONE)
+		return rc;
+	rc = 0;
 	if (a.c.help) {
 		help();
 		return KVP_EXIT_OK;
