@@ -102,3 +102,12 @@ int kvp_cli_options_parse(const char *cmd, int argc, char **argv, const struct k
 	}
 	return KVP_CLI_OPTIONS_DONE;
 }
+
+int kvp_cli_one_operand(const char *cmd, int argc, char **argv, const char *missing)
+{
+	if (optind >= argc)
+		return kvp_cli_usage_error(cmd, "%s", missing);
+	if (optind + 1 < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	return 0;
+}

@@ -53,4 +53,8 @@ struct kvp_cli_opt {
 int kvp_cli_options_parse(const char *cmd, int argc, char **argv, const struct kvp_cli_opt *opts,
 			  void (*help)(void));
 
+/* The command takes exactly one operand, argv[optind]: 0, or a usage error
+ * (`missing` when there is none, else the first unexpected argument). */
+int kvp_cli_one_operand(const char *cmd, int argc, char **argv, const char *missing);
+
 #endif

@@ -184,12 +184,9 @@ int kvp_cmd_check(int argc, char **argv)
 		{.kind = KVP_CLI_OPT_END}
 	};
 	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
-	if (rc != KVP_CLI_OPTIONS_DONE)
+	if (rc != KVP_CLI_OPTIONS_DONE ||
+	    (rc = kvp_cli_one_operand(cmd, argc, argv, "missing the expectations FILE")))
 		return rc;
-	if (optind >= argc)
-		return kvp_cli_usage_error(cmd, "missing the expectations FILE");
-	if (optind + 1 < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
 	if (baseline && update)
 		return kvp_cli_usage_error(cmd, "--baseline and --update-baseline exclude each other");
 	if (tolerance && !baseline)

@@ -49,12 +49,9 @@ int kvp_cmd_report(int argc, char **argv)
 		{.kind = KVP_CLI_OPT_END}
 	};
 	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
-	if (rc != KVP_CLI_OPTIONS_DONE)
+	if (rc != KVP_CLI_OPTIONS_DONE ||
+	    (rc = kvp_cli_one_operand(cmd, argc, argv, "a scenario file is required")))
 		return rc;
-	if (optind >= argc)
-		return kvp_cli_usage_error(cmd, "a scenario file is required");
-	if (optind + 1 < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
 	if (!o.dir)
 		return kvp_cli_usage_error(cmd, "-o DIR is required");
 
