@@ -157,15 +157,29 @@ START_TEST(test_public_logs_logged_terms)
 		struct kvp_doc *doc = NULL;
 		struct kvp_error err = {0};
 		ck_assert_msg(kvp_doc_load_file(path, &doc, &err) == KVP_STATUS_OK, "%s", err.msg);
-		char model[128];
+		/* cases whose mechanism kvplan does not model (known_miss: which), and
+		 * logs that print no budget line, are measured by the bench only */
+		const struct kvp_node *way = kvp_map_get(doc->root, "known_miss_way");
+		bool config_only = way && way->type == KVP_NODE_SCALAR && strcmp(way->value, "config") == 0;
+		if ((kvp_map_get(doc->root, "known_miss") && !config_only) ||
+		    !kvp_map_get(doc->root, "logged_kv_budget")) {
+			kvp_doc_free(doc);
+			continue;
+		}
+		char model[128], model_path[1200];
 		uint64_t want, budget;
 		ck_assert_int_eq(kvp_node_str(doc, kvp_map_get(doc->root, "model"), "model", model,
 					      sizeof model, &err), KVP_STATUS_OK);
+		/* a config.json of the data directory is named from the source tree */
+		if (strncmp(model, "tests/data/", 11) == 0) {
+			snprintf(model_path, sizeof model_path, "%s", data_path(model + 11));
+			snprintf(model, sizeof model, "%s", "");
+		}
 		ck_assert_int_eq(kvp_node_u64(doc, kvp_map_get(doc->root, "logged_tokens"),
 					      "logged_tokens", &want, &err), KVP_STATUS_OK);
 		ck_assert_int_eq(kvp_node_bytes(doc, kvp_map_get(doc->root, "logged_kv_budget"),
 						"logged_kv_budget", &budget, &err), KVP_STATUS_OK);
-		ck_assert_msg(kvp_model_load(model, &m, &err) == KVP_STATUS_OK, "%s", err.msg);
+		ck_assert_msg(kvp_model_load(model[0] ? model : model_path, &m, &err) == KVP_STATUS_OK, "%s", err.msg);
 		double gib = (double)budget / 1073741824.0;
 		uint64_t lo = tokens_for(&m, doc, gib - 0.005), hi = tokens_for(&m, doc, gib + 0.005);
 		/* one block either side: the engine floors per worker and group */
@@ -176,7 +190,8 @@ START_TEST(test_public_logs_logged_terms)
 		cases++;
 	}
 	closedir(d);
-	ck_assert_int_ge(cases, 8);
+	/* 15 recorded: 2 known misses and 1 log without a budget line left out */
+	ck_assert_int_ge(cases, 12);
 }
 END_TEST
 
