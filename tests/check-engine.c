@@ -55,6 +55,58 @@ START_TEST(test_vllm)
 }
 END_TEST
 
+/* vLLM's MXFP4 expert padding (mxfp4.py Mxfp4MoEMethod.create_weights),
+ * against gpt-oss-120b's logged load on an H100: "Model loading took
+ * 65.9651 GiB" (vllm-project/vllm#23278, 0.10.1; the same in 0.11.2). */
+START_TEST(test_vllm_mxfp4_padding)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", NULL, &e, &err), KVP_STATUS_OK);
+	/* gpt-oss-120b experts unpadded: 36 x 128 x (3 x 2880^2 x 4.25 bits
+	 * + biases) = 60,914,073,600 B (kvplan budget --engine generic).
+	 * Marlin: I_p = round_up(2880, 128) = 2944, H_p = round_up(2880, 256)
+	 * = 3072; x 2944 x 3072 / 2880^2 = 9,043,968 / 8,294,400:
+	 * 60,914,073,600 x 9,043,968 / 8,294,400 = 66,418,900,992 exactly */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 2880, 60914073600ULL),
+			  66418900992ULL);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "a100-80gb", 2880, 2880, 60914073600ULL),
+			  66418900992ULL);
+	/* SM100 (FlashInfer): 3072 x 3072 / 2880^2 -> 69,306,679,296 */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "gb200", 2880, 2880, 60914073600ULL),
+			  69306679296ULL);
+	/* TP 2: I/tp = 1440 -> 1536; 1536 x 3072 / (1440 x 2880) = 4,718,592 /
+	 * 4,147,200 on 30,457,036,800 B = 34,653,339,648 */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 1440, 30457036800ULL),
+			  34653339648ULL);
+	/* already aligned: unchanged; a rounding remainder rounds up */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 4096, 1024, 1000), 1000);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 256, 127, 127), 128);
+
+	/* the whole budget: embeddings 2,316,533,760 + dense 2,018,208,384 +
+	 * experts 66,418,900,992 = 70,753,643,136 B = 65.894 GiB, within 0.11 %
+	 * (and under, by 75.8 MB) of the logged 65.9651 GiB = 70,829,486,794 B */
+	static struct kvp_model m;
+	ck_assert_int_eq(kvp_model_load("gpt-oss-120b", &m, &err), KVP_STATUS_OK);
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	static struct kvp_budget b;
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = o.par.pp = 1;
+	o.context = 98304;
+	o.has_gpu_memory = true;
+	o.gpu_memory_bytes = 85028896768ULL;
+	strcpy(g.name, "h100-sxm");
+	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(b.weights_bytes, 70753643136ULL);
+	ck_assert_uint_eq(b.spec.weights_split.routed_bytes, 66418900992ULL);
+	/* the generic engine keeps the checkpoint's layout */
+	o.engine = KVP_ENGINE_GENERIC;
+	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(b.spec.weights_split.routed_bytes, 60914073600ULL);
+}
+END_TEST
+
 START_TEST(test_sglang_trtllm)
 {
 	struct kvp_engine_model e;
@@ -200,6 +252,7 @@ int main(void)
 	Suite *s = suite_create("engine");
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_vllm);
+	tcase_add_test(core, test_vllm_mxfp4_padding);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
