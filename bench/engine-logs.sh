@@ -16,6 +16,7 @@
 # --gpu profile whose name picks vLLM's batch defaults).
 #
 # Usage: bench/engine-logs.sh [--check] [PATH-TO-KVPLAN]   (default: ./kvplan)
+#   ENGINE_LOGS_DIR  read the cases from there instead (the test's bad cases)
 #   --check  exit 1 unless every logged-terms case (known misses aside) is
 #            within the log's rounding (tests/cli-engine-logs.sh)
 set -e
@@ -35,7 +36,7 @@ json() { sed -n "s/^ *\"$1\": \\([0-9][0-9]*\\).*/\\1/p" | head -n 1; }
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 printf '%-30s %-10s %10s %10s %8s %10s %8s %s\n' case way logged kvplan error band_lo band_hi inside
-for f in "$top"/tests/data/engine-logs/*.yaml; do
+for f in "${ENGINE_LOGS_DIR:-$top/tests/data/engine-logs}"/*.yaml; do
 	id=$(basename "$f" .yaml)
 	model=$(field "$f" model)
 	case $model in */*) model=$top/$model ;; esac
