@@ -13,7 +13,8 @@
 # printed with "miss" and left out of that way's statistics;
 # one without logged_kv_budget (no budget line in the log) has no logged-terms
 # row.  Optional case keys: weights_dtype, kv_dtype, dp, ep, gpu_profile (the
-# --gpu profile whose name picks vLLM's batch defaults).
+# --gpu profile whose name picks vLLM's batch defaults), engine_version (the
+# modelled vLLM version nearest the log's; default the newest).
 #
 # Usage: bench/engine-logs.sh [--check] [PATH-TO-KVPLAN]   (default: ./kvplan)
 #   ENGINE_LOGS_DIR  read the cases from there instead (the test's bad cases)
@@ -51,7 +52,8 @@ for f in "${ENGINE_LOGS_DIR:-$top/tests/data/engine-logs}"/*.yaml; do
 	[ -n "$mbt" ] && extra="$extra --max-batched-tokens $mbt"
 	seqs=$(field "$f" max_num_seqs)
 	[ -n "$seqs" ] && extra="$extra --max-num-seqs $seqs"
-	for k in weights_dtype:--weights-dtype kv_dtype:--kv-dtype dp:--dp ep:--ep gpu_profile:--gpu; do
+	for k in weights_dtype:--weights-dtype kv_dtype:--kv-dtype dp:--dp ep:--ep gpu_profile:--gpu \
+		engine_version:--engine-version; do
 		v=$(field "$f" "${k%%:*}")
 		[ -n "$v" ] && extra="$extra ${k#*:} $v"
 	done

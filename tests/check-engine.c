@@ -107,6 +107,40 @@ START_TEST(test_vllm_mxfp4_padding)
 }
 END_TEST
 
+/* vLLM 0.10.x's native top-k/top-p sampler (no FlashInfer): 27 B per
+ * (request x vocabulary), no Triton buffer; checked on Llama-3.1-8B with an
+ * A100-40GB's defaults (256 sequences, 2,048 batched tokens, the V3 log). */
+START_TEST(test_vllm_0_10_sampler)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.10.2", &e, &err), KVP_STATUS_OK);
+	/* 2 + 4 + 4 + 8 + 4 + 1 + 4: bf16 logits, fp32 copy, sorted values,
+	 * int64 indices, softmax of the sorted, bool mask, scattered result */
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 27);
+	ck_assert_uint_eq(e.topk_buffer_rows, 0);
+	static struct kvp_model m;
+	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &m, &err), KVP_STATUS_OK);
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	static struct kvp_budget b;
+	o.engine = KVP_ENGINE_VLLM;
+	o.engine_version = "0.10.2";
+	o.par.tp = o.par.pp = 1;
+	o.context = 131072;
+	o.has_gpu_memory = true;
+	o.gpu_memory_bytes = 42298834944ULL; /* A100-40GB, 39.39 GiB */
+	strcpy(g.name, "a100-40gb");
+	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(b.max_num_seqs, 256);
+	ck_assert_uint_eq(b.max_batched_tokens, 2048);
+	/* 256 x 128,256 x 27 = 886,505,472; kept hidden states 2,048 x 4,096 x
+	 * 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304: 907,476,992
+	 * (the forward pass at 2,048 tokens is smaller) */
+	ck_assert_uint_eq(b.activation_bytes, 907476992ULL);
+}
+END_TEST
+
 START_TEST(test_sglang_trtllm)
 {
 	struct kvp_engine_model e;
@@ -242,8 +276,8 @@ START_TEST(test_public_logs_logged_terms)
 		cases++;
 	}
 	closedir(d);
-	/* 16 recorded: 2 known misses and 1 log without a budget line left out */
-	ck_assert_int_ge(cases, 13);
+	/* 17 recorded: 2 known misses and 1 log without a budget line left out */
+	ck_assert_int_ge(cases, 14);
 }
 END_TEST
 
@@ -253,6 +287,7 @@ int main(void)
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_vllm);
 	tcase_add_test(core, test_vllm_mxfp4_padding);
+	tcase_add_test(core, test_vllm_0_10_sampler);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
