@@ -100,6 +100,14 @@ START_TEST(test_vllm_mxfp4_padding)
 	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_uint_eq(b.weights_bytes, 70753643136ULL);
 	ck_assert_uint_eq(b.spec.weights_split.routed_bytes, 66418900992ULL);
+	/* gpt-oss-20b (32 experts): 10,155,870,720 B unpadded x 9,043,968 /
+	 * 8,294,400 = 11,073,660,518.4 -> 11,073,660,519; with 3,595,648,128 B
+	 * of the rest 14,669,308,647 B = 13.662 GiB, against "Model loading took
+	 * 13.7194 GiB" (and 13.7153, 13.72) in public vLLM logs of it, whose
+	 * padded shapes print w13 (32, 5888, 1536) and w2 (32, 3072, 1472) bytes:
+	 * 2 x 2944 rows of 3072 / 2 and 3072 rows of 2944 / 2 */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 2880, 10155870720ULL),
+			  11073660519ULL);
 	/* the generic engine keeps the checkpoint's layout */
 	o.engine = KVP_ENGINE_GENERIC;
 	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
