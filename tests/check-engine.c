@@ -55,6 +55,29 @@ START_TEST(test_vllm)
 }
 END_TEST
 
+/* The budget of profile `model` under `engine` (version `version`, NULL: the
+ * default) on one GPU named `gpu` of `gpu_bytes`, at `context` tokens. */
+static const struct kvp_budget *engine_budget(enum kvp_engine engine, const char *model,
+					      const char *version, const char *gpu,
+					      uint64_t gpu_bytes, uint64_t context)
+{
+	static struct kvp_model m;
+	static struct kvp_budget b;
+	struct kvp_error err = {0};
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	ck_assert_int_eq(kvp_model_load(model, &m, &err), KVP_STATUS_OK);
+	o.engine = engine;
+	o.engine_version = version;
+	o.par.tp = o.par.pp = 1;
+	o.context = context;
+	o.has_gpu_memory = true;
+	o.gpu_memory_bytes = gpu_bytes;
+	snprintf(g.name, sizeof g.name, "%s", gpu);
+	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	return &b;
+}
+
 /* vLLM's MXFP4 expert padding (mxfp4.py Mxfp4MoEMethod.create_weights),
  * against gpt-oss-120b's logged load on an H100: "Model loading took
  * 65.9651 GiB" (vllm-project/vllm#23278, 0.10.1; the same in 0.11.2). */
@@ -86,20 +109,10 @@ START_TEST(test_vllm_mxfp4_padding)
 	/* the whole budget: embeddings 2,316,533,760 + dense 2,018,208,384 +
 	 * experts 66,418,900,992 = 70,753,643,136 B = 65.894 GiB, within 0.11 %
 	 * (and under, by 75.8 MB) of the logged 65.9651 GiB = 70,829,486,794 B */
-	static struct kvp_model m;
-	ck_assert_int_eq(kvp_model_load("gpt-oss-120b", &m, &err), KVP_STATUS_OK);
-	struct kvp_budget_opts o = {0};
-	struct kvp_gpu g = {0};
-	static struct kvp_budget b;
-	o.engine = KVP_ENGINE_VLLM;
-	o.par.tp = o.par.pp = 1;
-	o.context = 98304;
-	o.has_gpu_memory = true;
-	o.gpu_memory_bytes = 85028896768ULL;
-	strcpy(g.name, "h100-sxm");
-	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_uint_eq(b.weights_bytes, 70753643136ULL);
-	ck_assert_uint_eq(b.spec.weights_split.routed_bytes, 66418900992ULL);
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "gpt-oss-120b", NULL,
+						   "h100-sxm", 85028896768ULL, 98304);
+	ck_assert_uint_eq(b->weights_bytes, 70753643136ULL);
+	ck_assert_uint_eq(b->spec.weights_split.routed_bytes, 66418900992ULL);
 	/* gpt-oss-20b (32 experts): 10,155,870,720 B unpadded x 9,043,968 /
 	 * 8,294,400 = 11,073,660,518.4 -> 11,073,660,519; with 3,595,648,128 B
 	 * of the rest 14,669,308,647 B = 13.662 GiB, against "Model loading took
@@ -109,9 +122,9 @@ START_TEST(test_vllm_mxfp4_padding)
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 2880, 10155870720ULL),
 			  11073660519ULL);
 	/* the generic engine keeps the checkpoint's layout */
-	o.engine = KVP_ENGINE_GENERIC;
-	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_uint_eq(b.spec.weights_split.routed_bytes, 60914073600ULL);
+	b = engine_budget(KVP_ENGINE_GENERIC, "gpt-oss-120b", NULL, "h100-sxm", 85028896768ULL,
+			  98304);
+	ck_assert_uint_eq(b->spec.weights_split.routed_bytes, 60914073600ULL);
 }
 END_TEST
 
@@ -127,25 +140,15 @@ START_TEST(test_vllm_0_10_sampler)
 	 * int64 indices, softmax of the sorted, bool mask, scattered result */
 	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 27);
 	ck_assert_uint_eq(e.topk_buffer_rows, 0);
-	static struct kvp_model m;
-	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &m, &err), KVP_STATUS_OK);
-	struct kvp_budget_opts o = {0};
-	struct kvp_gpu g = {0};
-	static struct kvp_budget b;
-	o.engine = KVP_ENGINE_VLLM;
-	o.engine_version = "0.10.2";
-	o.par.tp = o.par.pp = 1;
-	o.context = 131072;
-	o.has_gpu_memory = true;
-	o.gpu_memory_bytes = 42298834944ULL; /* A100-40GB, 39.39 GiB */
-	strcpy(g.name, "a100-40gb");
-	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_uint_eq(b.max_num_seqs, 256);
-	ck_assert_uint_eq(b.max_batched_tokens, 2048);
+	/* an A100-40GB, 39.39 GiB */
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.10.2",
+						   "a100-40gb", 42298834944ULL, 131072);
+	ck_assert_uint_eq(b->max_num_seqs, 256);
+	ck_assert_uint_eq(b->max_batched_tokens, 2048);
 	/* 256 x 128,256 x 27 = 886,505,472; kept hidden states 2,048 x 4,096 x
 	 * 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304: 907,476,992
 	 * (the forward pass at 2,048 tokens is smaller) */
-	ck_assert_uint_eq(b.activation_bytes, 907476992ULL);
+	ck_assert_uint_eq(b->activation_bytes, 907476992ULL);
 }
 END_TEST
 
