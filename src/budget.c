@@ -408,6 +408,26 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 			max_seqs = (uint32_t)b->max_batched_tokens;
 	}
 	b->max_num_seqs = max_seqs;
+	if (vllm) {
+		/* vLLM pads MXFP4 experts to its kernels' tile (engine.h) */
+		const struct kvp_model *mm = s->model;
+		enum kvp_dtype edt = mm->expert_dtype != KVP_DTYPE_AUTO ? mm->expert_dtype
+									: mm->weights_dtype;
+		struct kvp_weights_split *ws = &b->spec.weights_split;
+		uint32_t moe_tp = kvp_shape_ep(&o->par) > 1 ? 1 : o->par.tp * kvp_shape_dp(&o->par);
+		if (edt == KVP_DTYPE_MXFP4 && ws->routed_bytes && mm->moe_intermediate_size && moe_tp) {
+			uint64_t padded = kvp_engine_mxfp4_routed_bytes(
+				em, g ? g->name : "", mm->hidden_size,
+				mm->moe_intermediate_size / moe_tp, ws->routed_bytes);
+			if (padded == UINT64_MAX ||
+			    !kvp_add(ws->total_bytes, padded - ws->routed_bytes, &ws->total_bytes) ||
+			    !kvp_add(b->spec.weights_bytes, padded - ws->routed_bytes,
+				     &b->spec.weights_bytes))
+				return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights",
+						     "the padded MXFP4 expert bytes overflow");
+			ws->routed_bytes = padded;
+		}
+	}
 	b->weights_bytes = o->has_weights ? o->weights_bytes : s->weights_bytes;
 	if (o->has_activation) {
 		b->activation_bytes = o->activation_bytes;

@@ -1,7 +1,8 @@
 /* engine.c: load one version of an engine's memory accounting from
  * profiles/engines/<engine>.yaml (the key table below; unknown keys are
  * errors with file:line:col), and the two rules that need code: vLLM's batch
- * defaults by GPU class and its non-torch term by tensor parallelism.  The
+ * defaults by GPU class, its non-torch term by tensor parallelism and its
+ * padding of MXFP4 expert weights.  The
  * numbers themselves, and their sources, live in the files. */
 #include "engine.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "units.h"
 #include "yaml-walk.h"
 
 enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL };
@@ -44,6 +46,10 @@ static const struct key {
 	K("activation_spread", K_FRACTION, activation_spread),
 	K("non_torch_spread", K_BYTES, non_torch_spread_bytes),
 	K("weights_spread", K_FRACTION, weights_spread),
+	K("mxfp4_pad_intermediate", K_U32, mxfp4_pad_intermediate),
+	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden),
+	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100),
+	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus),
 	K("reserve_base", K_BYTES, reserve_base_bytes),
 	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes),
 	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens),
@@ -203,4 +209,48 @@ void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory
 uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t tp)
 {
 	return tp > 1 ? e->non_torch_tp_multi_bytes : e->non_torch_tp1_bytes;
+}
+
+/* Does gpu_name contain one of the comma-separated entries of list? */
+static bool names_one_of(const char *gpu_name, const char *list)
+{
+	char item[64];
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), list);
+		if (contains_ci(gpu_name, item))
+			return true;
+		list += n;
+		if (*list == ',')
+			list++;
+	}
+	return false;
+}
+
+static uint64_t round_up(uint64_t x, uint32_t m)
+{
+	return m ? (x + m - 1) / m * m : x;
+}
+
+uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
+				       uint32_t hidden, uint32_t inter_per_partition,
+				       uint64_t routed_bytes)
+{
+	bool sm100 = e->mxfp4_pad_sm100 && names_one_of(gpu_name ? gpu_name : "",
+							e->mxfp4_sm100_gpus);
+	uint32_t pi = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_intermediate;
+	uint32_t ph = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_hidden;
+	uint64_t ip = round_up(inter_per_partition, pi), hp = round_up(hidden, ph);
+	uint64_t num, den, whole, part, out;
+	if (!hidden || !inter_per_partition || (ip == inter_per_partition && hp == hidden))
+		return routed_bytes;
+	/* routed x (I_p H_p) / (I H) in checked integers, split as
+	 * (routed / den) num + (routed % den) num / den so that no product nears
+	 * 2^64 for any real model */
+	if (!kvp_mul(ip, hp, &num) || !kvp_mul((uint64_t)inter_per_partition, hidden, &den) ||
+	    !kvp_mul(routed_bytes / den, num, &whole) ||
+	    !kvp_mul(routed_bytes % den, num, &part) ||
+	    !kvp_add(whole, part / den + (part % den != 0), &out))
+		return UINT64_MAX;
+	return out;
 }

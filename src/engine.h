@@ -41,6 +41,11 @@ struct kvp_engine_model {
 	double activation_spread;          /* fraction */
 	uint64_t non_torch_spread_bytes;
 	double weights_spread;             /* fraction */
+	/* vLLM MXFP4 MoE layout: I/tp and H rounded up to these multiples
+	 * (Marlin, before SM100); to the sm100 multiple on GPUs whose name
+	 * contains an entry of mxfp4_sm100_gpus (comma-separated); 0: unpadded */
+	uint32_t mxfp4_pad_intermediate, mxfp4_pad_hidden, mxfp4_pad_sm100;
+	char mxfp4_sm100_gpus[64];
 	/* SGLang */
 	uint64_t reserve_base_bytes, reserve_per_prefill_token_bytes;
 	uint32_t reserve_min_prefill_tokens;
@@ -65,6 +70,16 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory_bytes,
 			       const char *gpu_name, uint32_t *max_num_seqs,
 			       uint64_t *max_batched_tokens);
+
+/* The routed-expert bytes on one GPU as vLLM allocates MXFP4 experts
+ * (model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights):
+ * w13 is E x 2 I_p x H_p and w2 E x H_p x I_p (4-bit values, an e8m0 scale
+ * per 32), with I_p = inter_per_partition and H_p = hidden rounded up to the
+ * padding for `gpu_name`.  Returns routed_bytes x (I_p H_p) / (I H), rounded
+ * up; routed_bytes itself when nothing pads; UINT64_MAX on overflow. */
+uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
+				       uint32_t hidden, uint32_t inter_per_partition,
+				       uint64_t routed_bytes);
 
 /* Non-torch memory the engine charges at tensor parallel size tp. */
 uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t tp);
