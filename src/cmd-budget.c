@@ -8,12 +8,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
 #include "shape.h"
 #include "units.h"
 
 static const char *const cmd = "budget";
-
-enum { OPT_MAX_CONTEXT = KVP_OPT_LAST + 1, OPT_TARGET_UTIL };
 
 static void help(void)
 {
@@ -373,37 +372,19 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g, boo
 
 int kvp_cmd_budget(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		KVP_CLI_COMMON_OPTIONS,
-		{"max-context", no_argument, NULL, OPT_MAX_CONTEXT},
-		{"target-utilization", no_argument, NULL, OPT_TARGET_UTIL},
-		{NULL, 0, NULL, 0}
-	};
 	struct kvp_cli_common c;
 	kvp_cli_common_init(&c);
 	bool ask_ctx = false, ask_util = false;
-	int opt, rc;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			c.help = true;
-			continue;
-		}
-		if (opt == OPT_MAX_CONTEXT) {
-			ask_ctx = true;
-			continue;
-		}
-		if (opt == OPT_TARGET_UTIL) {
-			ask_util = true;
-			continue;
-		}
-		if (opt == '?' || opt == ':')
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
-		if (rc)
-			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
-	}
+	int rc;
+	const struct kvp_cli_opt opts[] = {
+		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
+		{.kind = KVP_CLI_OPT_COMMON, .dest = &c},
+		{.name = "max-context", .kind = KVP_CLI_OPT_FLAG, .dest = &ask_ctx},
+		{.name = "target-utilization", .kind = KVP_CLI_OPT_FLAG, .dest = &ask_util},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+		return rc;
 	if (c.help) {
 		help();
 		return KVP_EXIT_OK;
