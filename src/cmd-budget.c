@@ -2,7 +2,7 @@
  * leaves and what fits in it, with the arithmetic shown step by step.
  * Also the inverse questions: the longest context that fits B sequences
  * (--max-context) and the utilization needed for B sequences
- * (--target-utilization). */
+ * (--target-utilization).  cmd-budget-print.c prints the answer. */
 #include <stdlib.h>
 
 #include "cli.h"

@@ -2,8 +2,8 @@
  * tokens per second of one replica as the batch grows, until memory runs out;
  * with --kv-offload, the KV that lives off the GPU and the link it crosses
  * every step; prefix reuse against recompute; and the context-doubling point.
- * The table shows each term of the arithmetic; JSON and CSV carry the rows. */
-#include <math.h>
+ * The table shows each term of the arithmetic; JSON and CSV carry the rows
+ * (cmd-perf-print.c prints them; cmd-perf-disagg.c runs --disagg). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +11,6 @@
 #include "cli-options.h"
 #include "cmd-perf-disagg.h"
 #include "cmd-perf-print.h"
-#include "shape.h"
 #include "calibration.h"
 #include "perf.h"
 #include "units.h"

@@ -4,8 +4,8 @@
  * generic budget's blocks and sequences).  Optionally calibrated: one decode
  * efficiency fitted from the files themselves or from another run, as
  * `kvplan perf --calibration` would use it.  Exit 0 when every point lies
- * within its tolerance, 1 when one does not, 2 usage, 3 an invalid file. */
-#include <math.h>
+ * within its tolerance, 1 when one does not, 2 usage, 3 an invalid file.
+ * cmd-validate-print.c prints the comparison. */
 #include <stdlib.h>
 #include <string.h>
 
