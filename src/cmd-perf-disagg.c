@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-perf-print.h"
 #include "disagg.h"
 #include "shape.h"
 #include "units.h"

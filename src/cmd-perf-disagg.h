@@ -32,10 +32,6 @@ struct kvp_perf_disagg_args {
 	uint32_t prefill_tp, decode_tp, prefill_dp, decode_dp, prefill_ep, decode_ep; /* 0: common */
 };
 
-/* Seconds as "1.234 s", "12.34 ms" or "56.7 us" ("-" when not finite), as
- * both halves of `kvplan perf` print them (cmd-perf.c). */
-void kvp_perf_fmt_s(double s, char *buf, size_t size);
-
 /* Take one --disagg option; 0 handled, 1 not ours, else the exit code. */
 int kvp_perf_disagg_option(struct kvp_perf_disagg_args *a, int opt, const char *arg);
 

@@ -317,6 +317,105 @@ static bool block_sizes_parse(const char *name, const char *arg, void *dest)
 	return true;
 }
 
+/* The kind operand's chart, or NULL. */
+static const struct plot_kind *find_kind(const char *name)
+{
+	const struct plot_kind *k = NULL;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(name, kinds[i].name) == 0)
+			k = &kinds[i];
+	return k;
+}
+
+/* The --model, --gpu and --results lists split into a and checked against
+ * what chart k compares, and the defaults it needs filled in: 0, or the
+ * exit code after a message. */
+static int finish_args(struct plot_args *a, const struct plot_kind *k, const char *model_arg,
+		       const char *gpu_arg, const char *results_arg)
+{
+	if (!model_arg)
+		model_arg = k->default_models;
+	if (k->flags & NO_MODEL) {
+		if (model_arg || gpu_arg)
+			return kvp_cli_usage_error(cmd, "plot %s: takes no --model or --gpu", k->name);
+		if (!results_arg)
+			return kvp_cli_usage_error(cmd, "plot %s: --results FILE is required", k->name);
+	} else if (!model_arg) {
+		return kvp_cli_usage_error(cmd, "plot %s: --model is required", k->name);
+	}
+	if ((model_arg && !split("--model", model_arg, a->models, &a->nmodels)) ||
+	    (gpu_arg && !split("--gpu", gpu_arg, a->gpus, &a->ngpus)) ||
+	    (results_arg && !split("--results", results_arg, a->results, &a->nresults)))
+		return KVP_EXIT_USAGE;
+	const struct { size_t n; unsigned flag; const char *opt; } many[] = {
+		{a->nmodels, MANY_MODELS, "--model"}, {a->ngpus, MANY_GPUS, "--gpu"},
+		{a->ntps, MANY_TP, "--tp"}, {a->nkv, MANY_KV, "--kv-dtype"}};
+	for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+		if (many[i].n > 1 && !(k->flags & many[i].flag))
+			return kvp_cli_usage_error(cmd, "plot %s: %s takes one value", k->name,
+						   many[i].opt);
+	if (a->ntps == 0)
+		a->tps[a->ntps++] = a->c.opts.par.tp;
+	if (a->nkv == 0) {
+		a->kv[a->nkv++] = KVP_DTYPE_AUTO;
+		if (k->flags & MANY_KV)
+			a->kv[a->nkv++] = KVP_DTYPE_FP8;
+	}
+	if (a->ncontexts == 0)
+		a->ncontexts = kvp_plot_default_contexts(a->contexts, KVP_PLOT_MAX_ROWS);
+	if (a->nbatches == 0)
+		a->nbatches = kvp_plot_default_batches(a->batches, KVP_PLOT_MAX_ROWS);
+	return 0;
+}
+
+/* Chart k built from the loaded a into *out (its source line the command
+ * line argv): 0, or the exit code after a message. */
+static int build_plot(struct plot_args *a, const struct plot_kind *k, int argc, char **argv,
+		      struct kvp_plot **out)
+{
+	struct kvp_plot *p = *out = kvp_plot_new(a->name ? a->name : k->name);
+	if (!p) {
+		fprintf(stderr, "kvplan plot: out of memory\n");
+		return KVP_EXIT_FAIL;
+	}
+	size_t len = (size_t)snprintf(p->source, sizeof p->source, "kvplan");
+	for (int i = 0; i < argc && len < sizeof p->source; i++)
+		len += (size_t)snprintf(p->source + len, sizeof p->source - len, " %s", argv[i]);
+	struct kvp_error err = {0};
+	if (k->build(a, p, &err))
+		return kvp_cli_error(cmd, &err);
+	kvp_plot_mark_overlaps(p);
+	return 0;
+}
+
+/* NAME.dat and NAME.gp written into a->dir and the image rendered when
+ * gnuplot runs; the notes and a missing image said on stderr, the files
+ * written on stdout: 0, or the exit code after a message. */
+static int write_plot(const struct plot_args *a, const struct kvp_plot *p)
+{
+	struct kvp_error err = {0};
+	if (kvp_plot_mkdir(a->dir, &err) || kvp_plot_write(p, a->dir, a->term, &err))
+		return kvp_cli_error(cmd, &err);
+	for (size_t i = 0; i < p->nnotes; i++) {
+		char note[KVP_TERM_SIZE(sizeof p->notes[i])];
+		fprintf(stderr, "kvplan plot: note: %s\n", kvp_term_text(note, sizeof note, p->notes[i]));
+	}
+	kvp_status st = kvp_plot_render(p, a->dir, a->term, getenv("KVPLAN_GNUPLOT"), &err);
+	const char *ext = kvp_plot_term_ext(a->term);
+	if (st) {
+		char why[1400];
+		kvp_error_format(&err, why, sizeof why);
+		fprintf(stderr, "kvplan plot: warning: no image (%s); kept %s/%s.dat and %s/%s.gp: "
+				"render them with: cd ", why, a->dir, p->name, a->dir, p->name);
+		kvp_sh_word(stderr, a->dir); /* a command to paste: the folder quoted */
+		fprintf(stderr, " && gnuplot %s.gp\n", p->name);
+	} else if (ext) {
+		printf("kvplan plot: wrote %s/%s.dat, %s/%s.gp and %s/%s.%s\n", a->dir, p->name, a->dir,
+		       p->name, a->dir, p->name, ext);
+	}
+	return 0;
+}
+
 int kvp_cmd_plot(int argc, char **argv)
 {
 	struct plot_args a;
@@ -357,10 +456,7 @@ int kvp_cmd_plot(int argc, char **argv)
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf, "
 						"block-size, validate)");
-	const struct plot_kind *k = NULL;
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		if (strcmp(argv[optind], kinds[i].name) == 0)
-			k = &kinds[i];
+	const struct plot_kind *k = find_kind(argv[optind]);
 	if (!k)
 		return kvp_cli_usage_error(cmd, "unknown plot '%s'", argv[optind]);
 	if (optind + 1 < argc)
@@ -369,86 +465,11 @@ int kvp_cmd_plot(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--format: a plot writes .dat and .gp files; use --term");
 
 	struct kvp_plot *p = NULL;
-	if (!model_arg)
-		model_arg = k->default_models;
-	if (k->flags & NO_MODEL) {
-		if (model_arg || gpu_arg) {
-			rc = kvp_cli_usage_error(cmd, "plot %s: takes no --model or --gpu", k->name);
-			goto out;
-		}
-		if (!results_arg) {
-			rc = kvp_cli_usage_error(cmd, "plot %s: --results FILE is required", k->name);
-			goto out;
-		}
-	} else if (!model_arg) {
-		rc = kvp_cli_usage_error(cmd, "plot %s: --model is required", k->name);
+	if ((rc = finish_args(&a, k, model_arg, gpu_arg, results_arg)))
 		goto out;
-	}
-	if ((model_arg && !split("--model", model_arg, a.models, &a.nmodels)) ||
-	    (gpu_arg && !split("--gpu", gpu_arg, a.gpus, &a.ngpus)) ||
-	    (results_arg && !split("--results", results_arg, a.results, &a.nresults))) {
-		rc = KVP_EXIT_USAGE;
+	if ((rc = load_all(&a, k)) || (rc = build_plot(&a, k, argc, argv, &p)))
 		goto out;
-	}
-	const struct { size_t n; unsigned flag; const char *opt; } many[] = {
-		{a.nmodels, MANY_MODELS, "--model"}, {a.ngpus, MANY_GPUS, "--gpu"},
-		{a.ntps, MANY_TP, "--tp"}, {a.nkv, MANY_KV, "--kv-dtype"}};
-	for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
-		if (many[i].n > 1 && !(k->flags & many[i].flag)) {
-			rc = kvp_cli_usage_error(cmd, "plot %s: %s takes one value", k->name, many[i].opt);
-			goto out;
-		}
-	if (a.ntps == 0)
-		a.tps[a.ntps++] = a.c.opts.par.tp;
-	if (a.nkv == 0) {
-		a.kv[a.nkv++] = KVP_DTYPE_AUTO;
-		if (k->flags & MANY_KV)
-			a.kv[a.nkv++] = KVP_DTYPE_FP8;
-	}
-	if (a.ncontexts == 0)
-		a.ncontexts = kvp_plot_default_contexts(a.contexts, KVP_PLOT_MAX_ROWS);
-	if (a.nbatches == 0)
-		a.nbatches = kvp_plot_default_batches(a.batches, KVP_PLOT_MAX_ROWS);
-	if ((rc = load_all(&a, k)))
-		goto out;
-
-	p = kvp_plot_new(a.name ? a.name : k->name);
-	if (!p) {
-		fprintf(stderr, "kvplan plot: out of memory\n");
-		rc = KVP_EXIT_FAIL;
-		goto out;
-	}
-	size_t len = (size_t)snprintf(p->source, sizeof p->source, "kvplan");
-	for (int i = 0; i < argc && len < sizeof p->source; i++)
-		len += (size_t)snprintf(p->source + len, sizeof p->source - len, " %s", argv[i]);
-	struct kvp_error err = {0};
-	if (k->build(&a, p, &err)) {
-		rc = kvp_cli_error(cmd, &err);
-		goto out;
-	}
-	kvp_plot_mark_overlaps(p);
-	if (kvp_plot_mkdir(a.dir, &err) || kvp_plot_write(p, a.dir, a.term, &err)) {
-		rc = kvp_cli_error(cmd, &err);
-		goto out;
-	}
-	for (size_t i = 0; i < p->nnotes; i++) {
-		char note[KVP_TERM_SIZE(sizeof p->notes[i])];
-		fprintf(stderr, "kvplan plot: note: %s\n", kvp_term_text(note, sizeof note, p->notes[i]));
-	}
-	kvp_status st = kvp_plot_render(p, a.dir, a.term, getenv("KVPLAN_GNUPLOT"), &err);
-	const char *ext = kvp_plot_term_ext(a.term);
-	if (st) {
-		char why[1400];
-		kvp_error_format(&err, why, sizeof why);
-		fprintf(stderr, "kvplan plot: warning: no image (%s); kept %s/%s.dat and %s/%s.gp: "
-				"render them with: cd ", why, a.dir, p->name, a.dir, p->name);
-		kvp_sh_word(stderr, a.dir); /* a command to paste: the folder quoted */
-		fprintf(stderr, " && gnuplot %s.gp\n", p->name);
-	} else if (ext) {
-		printf("kvplan plot: wrote %s/%s.dat, %s/%s.gp and %s/%s.%s\n", a.dir, p->name, a.dir,
-		       p->name, a.dir, p->name, ext);
-	}
-	rc = KVP_EXIT_OK;
+	rc = write_plot(&a, p);
 out:
 	kvp_plot_free(p);
 	free_args(&a);
