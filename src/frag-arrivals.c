@@ -5,8 +5,20 @@
  * step (max_batched_tokens), P = block size, p = prompt tokens, o = output
  * tokens, kv = tokens in a sequence's cache, B = running sequences.
  *
- * Stance: the plain loop, O(B) per step, steps with nothing running skipped
- * to the next arrival.  Step i covers [i dt, (i + 1) dt): the requests that
+ * Stance: the running sequences in admission order (the newest give way
+ * first), steps with nothing running skipped to the next arrival.  A step
+ * costs O(1) plus the sequences that change phase in it: the sequences that
+ * decode, a prefix of the running order, are kept lazily (struct lazy): all
+ * of them gain a token each step, so a clock C gives each one's tokens
+ * (kv = C - base), a count per residue of base mod P says how many cross a
+ * block boundary this step, and a heap by the clock at which each finishes
+ * says which leave.  The rest (prefills, at most a few) and every step that
+ * would preempt, or whose decodes outnumber the step's tokens, or a model
+ * with windowed layers (whose bytes do not grow a block per P tokens) run the
+ * plain loop over explicit sequences, the lazy ones written out first; so
+ * the numbers are those of the plain loop, step for step.
+ *
+ * Step i covers [i dt, (i + 1) dt): the requests that
  * arrived by i dt may be admitted at its start; a sequence admitted at step a
  * and finishing in step j ran j + 1 - a steps, so with no preemption the
  * time-average of running sequences equals the completion rate times the
@@ -90,6 +102,139 @@ static size_t qbin(double q)
 	return k >= QBINS - 1 ? QBINS - 1 : (size_t)k;
 }
 
+/* The decoding sequences, lazily (see the stance above): slots in a list in
+ * running order, a count per residue of base mod P, a min-heap of
+ * (finishing clock, order).  A sequence of base b has kv = C - b tokens and
+ * gen = kv - p + 1 generated at the start of the step of clock C (its
+ * prefill finished sampling the first), and finishes in the step of clock
+ * b + p + o - 2, where kv + 1 reaches p + o - 1. */
+#define NIL UINT32_MAX
+struct lslot {
+	struct aseq q;          /* kv and gen unused: they follow from C */
+	uint64_t base, order;
+	uint32_t prev, next;    /* running order; next also links free slots */
+};
+struct lheap {
+	uint64_t key, order;
+	uint32_t slot;
+};
+struct lazy {
+	struct lslot *s;
+	uint32_t cap, free, head, tail, n;
+	struct lheap *h;
+	size_t nh;
+	uint32_t *cnt;          /* [P]: sequences with base = r (mod P) */
+	uint64_t C, order;
+	uint32_t P;
+};
+
+static bool heap_less(const struct lheap *a, const struct lheap *b)
+{
+	return a->key < b->key || (a->key == b->key && a->order < b->order);
+}
+
+static void heap_push(struct lazy *z, struct lheap e)
+{
+	size_t i = z->nh++;
+	while (i && heap_less(&e, &z->h[(i - 1) / 2])) {
+		z->h[i] = z->h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	z->h[i] = e;
+}
+
+static void heap_pop(struct lazy *z)
+{
+	struct lheap e = z->h[--z->nh];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= z->nh)
+			break;
+		if (c + 1 < z->nh && heap_less(&z->h[c + 1], &z->h[c]))
+			c++;
+		if (!heap_less(&z->h[c], &e))
+			break;
+		z->h[i] = z->h[c];
+		i = c;
+	}
+	if (z->nh)
+		z->h[i] = e;
+}
+
+/* Take x, a decoding sequence that follows every lazy one in running order,
+ * with x->kv tokens at the start of the step of clock C_next. */
+static bool lazy_add(struct lazy *z, const struct aseq *x, uint64_t C_next)
+{
+	if (z->free == NIL) {
+		uint32_t cap = z->cap ? 2 * z->cap : 256;
+		struct lslot *s = realloc(z->s, cap * sizeof *s);
+		struct lheap *h = s ? realloc(z->h, cap * sizeof *h) : NULL;
+		if (s)
+			z->s = s;
+		if (!h)
+			return false;
+		z->h = h;
+		for (uint32_t k = z->cap; k < cap; k++)
+			z->s[k].next = k + 1 < cap ? k + 1 : NIL;
+		z->free = z->cap;
+		z->cap = cap;
+	}
+	uint32_t k = z->free;
+	struct lslot *l = &z->s[k];
+	z->free = l->next;
+	l->q = *x;
+	l->base = C_next - x->kv;
+	l->order = z->order++;
+	l->prev = z->tail;
+	l->next = NIL;
+	if (z->tail != NIL)
+		z->s[z->tail].next = k;
+	else
+		z->head = k;
+	z->tail = k;
+	z->n++;
+	z->cnt[l->base % z->P]++;
+	heap_push(z, (struct lheap){l->base + x->p + x->o - 2, l->order, k});
+	return true;
+}
+
+static void lazy_remove(struct lazy *z, uint32_t k)
+{
+	struct lslot *l = &z->s[k];
+	if (l->prev != NIL)
+		z->s[l->prev].next = l->next;
+	else
+		z->head = l->next;
+	if (l->next != NIL)
+		z->s[l->next].prev = l->prev;
+	else
+		z->tail = l->prev;
+	z->cnt[l->base % z->P]--;
+	l->next = z->free;
+	z->free = k;
+	z->n--;
+}
+
+/* Write the lazy sequences out, in running order, at the start of the step
+ * of clock C, into out[0..z->n); the lazy set is empty after. */
+static void lazy_write_out(struct lazy *z, struct aseq *out)
+{
+	size_t n = 0;
+	for (uint32_t k = z->head; k != NIL;) {
+		struct lslot *l = &z->s[k];
+		uint32_t next = l->next;
+		struct aseq x = l->q;
+		x.kv = z->C - l->base;
+		x.gen = x.kv - x.p + 1;
+		x.ran = false;
+		out[n++] = x;
+		lazy_remove(z, k);
+		k = next;
+	}
+	z->nh = 0;
+}
+
 kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 				 struct kvp_frag_result *res, struct kvp_error *err)
 {
@@ -115,18 +260,21 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	const uint64_t pool = cfg->pool_bytes;
 	/* layers that keep every token grow by their bytes per token, and take a
 	 * block only when the old length is a multiple of P: the common case
-	 * needs no call into the shape */
+	 * needs no call into the shape, and decoding sequences can be lazy */
 	bool linear = true;
 	for (uint32_t c = 0; c < sh->nclass; c++)
 		linear = linear && (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
 	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
 	struct ring waiting = {0};
-	struct aseq *run = NULL;
+	/* run[0..nrun): the explicit running sequences, after the lazy ones */
+	struct aseq *run = NULL, *spare = NULL;
 	size_t nrun = 0, caprun = 0;
+	struct lazy z = {.free = NIL, .head = NIL, .tail = NIL, .C = (uint64_t)1 << 62, .P = P};
 	uint64_t *qhist = calloc(QBINS, sizeof *qhist);
+	z.cnt = calloc(P, sizeof *z.cnt);
 	kvp_status st = KVP_STATUS_OK;
-	if (!qhist)
-		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	if (!qhist || !z.cnt)
+		goto nomem;
 	struct kvp_rng rng, arr;
 	kvp_rng_seed(&rng, cfg->seed);
 	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
@@ -156,7 +304,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			else
 				next_s += -log(1 - kvp_rng_uniform(&arr)) / R;
 		}
-		if (!nrun && !waiting.n) {
+		if (!z.n && !nrun && !waiting.n) {
 			if (drawn == total)
 				break;
 			/* idle until the next arrival: the steps count, nothing runs */
@@ -165,8 +313,42 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			continue;
 		}
 		uint64_t budget = M;
-		/* running sequences in admission order: a decode token each, or the
-		 * next prefill chunk; the newest give way when blocks run out */
+		/* the lazy decodes: a token each and the blocks of those at a
+		 * boundary, unless that would preempt or overrun the step's tokens:
+		 * then they are written out before the explicit ones */
+		const uint64_t grow = z.n ? (uint64_t)z.cnt[z.C % P] * block_bytes : 0;
+		if (z.n && (z.n > M || grow > pool - held)) {
+			size_t n = z.n + nrun;
+			if (n > caprun) {
+				size_t cap = caprun ? 2 * caprun : 256;
+				while (cap < n)
+					cap *= 2;
+				struct aseq *r = realloc(run, cap * sizeof *r);
+				if (!r)
+					goto nomem;
+				run = r;
+				caprun = cap;
+				free(spare);
+				spare = malloc(cap * sizeof *spare);
+				if (!spare)
+					goto nomem;
+			}
+			memcpy(spare + z.n, run, nrun * sizeof *run);
+			lazy_write_out(&z, spare);
+			struct aseq *t = run;
+			run = spare;
+			spare = t;
+			nrun = n;
+		}
+		const uint64_t nlazy = z.n;
+		if (nlazy) {
+			held += grow;
+			used += nlazy * tok_bytes;
+			budget -= nlazy;
+		}
+		/* explicit running sequences in admission order: a decode token
+		 * each, or the next prefill chunk; the newest give way when blocks
+		 * run out (never a lazy one: they come first and are served) */
 		for (size_t k = 0; k < nrun && budget; k++) {
 			struct aseq *q = &run[k];
 			uint64_t want = q->kv < q->p ? q->p - q->kv : 1;
@@ -202,7 +384,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			budget -= chunk;
 		}
 		/* admit waiting requests in order while their first chunk fits */
-		while (waiting.n && budget && (!cfg->max_seqs || nrun < cfg->max_seqs)) {
+		while (waiting.n && budget && (!cfg->max_seqs || nlazy + nrun < cfg->max_seqs)) {
 			struct aseq *q = ring_front(&waiting);
 			uint64_t chunk = q->p < budget ? q->p : budget;
 			uint64_t need = kvp_frag_seq_bytes(sh, chunk, P);
@@ -215,6 +397,10 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 					goto nomem;
 				run = r;
 				caprun = cap;
+				free(spare);
+				spare = malloc(cap * sizeof *spare);
+				if (!spare)
+					goto nomem;
 			}
 			struct aseq x = *q;
 			ring_pop_front(&waiting);
@@ -229,8 +415,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			used += kvp_frag_seq_bytes(sh, chunk, 1);
 			budget -= chunk;
 			run[nrun++] = x;
-			if (nrun > res->peak_sequences)
-				res->peak_sequences = nrun;
+			if (nlazy + nrun > res->peak_sequences)
+				res->peak_sequences = nlazy + nrun;
 		}
 		if (held > pool) {
 			st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
@@ -242,11 +428,26 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		}
 		/* the step's averages, then its tokens: a finished prefill samples the
 		 * first output token, each decode one more */
-		sum_live += (double)nrun;
+		sum_live += (double)(nlazy + nrun);
 		sum_used += (double)used;
 		sum_held += (double)held;
 		res->measured_steps++;
 		double end = (double)(i + 1) * dt;
+		/* the lazy ones that finish in this step, in running order */
+		while (z.nh && z.h[0].key == z.C) {
+			uint32_t k = z.h[0].slot;
+			struct lslot *l = &z.s[k];
+			uint64_t kv = z.C - l->base + 1;
+			held -= kvp_frag_seq_bytes(sh, kv, P);
+			used -= kvp_frag_seq_bytes(sh, kv, 1);
+			sum_lat += end - l->q.arrival_s;
+			sum_queue += l->q.queue_s;
+			qhist[qbin(l->q.queue_s)]++;
+			done++;
+			last_s = end;
+			heap_pop(&z);
+			lazy_remove(&z, k);
+		}
 		size_t keep = 0;
 		for (size_t k = 0; k < nrun; k++) {
 			struct aseq *q = &run[k];
@@ -269,6 +470,21 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			}
 		}
 		nrun = keep;
+		z.C++;
+		/* the explicit sequences that decode at the head of the running
+		 * order become lazy, from the next step's clock */
+		size_t lead = 0;
+		if (linear) {
+			while (lead < nrun && run[lead].kv >= run[lead].p) {
+				if (!lazy_add(&z, &run[lead], z.C))
+					goto nomem;
+				lead++;
+			}
+			if (lead) {
+				memmove(run, run + lead, (nrun - lead) * sizeof *run);
+				nrun -= lead;
+			}
+		}
 		i++;
 	}
 	if (held != 0 || used != 0 || done + res->dropped != total) {
@@ -316,6 +532,10 @@ nomem:
 out:
 	free(waiting.a);
 	free(run);
+	free(spare);
+	free(z.s);
+	free(z.h);
+	free(z.cnt);
 	free(qhist);
 	return st;
 }
