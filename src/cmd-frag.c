@@ -53,11 +53,14 @@ static void help(void)
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
 	       "Arrivals over time (paged rows only; without them every request waits):\n"
 	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
-	       "  --step-time S             seconds per scheduler step (required with a rate,\n"
-	       "                            or to replay a --lengths file's third column of\n"
-	       "                            arrival times, prompt,output,arrival_s);\n"
-	       "                            each step: a decode token per running sequence and\n"
-	       "                            prefill chunks up to --max-batched-tokens\n"
+	       "  --step-time S             seconds per scheduler step: each step a decode\n"
+	       "                            token per running sequence and prefill chunks up\n"
+	       "                            to --max-batched-tokens (default with a rate: the\n"
+	       "                            perf model's decode step, as kvplan perf's\n"
+	       "                            tpot_s, of B = ceil(R x mean output x step)\n"
+	       "                            sequences at mean prompt + (mean output - 1) / 2\n"
+	       "                            tokens); alone, replays a --lengths file's third\n"
+	       "                            column of arrival times, prompt,output,arrival_s\n"
 	       "Prefix cache:\n"
 	       "  --prefix-cache N[:S]      LRU over N distinct prefixes of the shared-prefix\n"
 	       "                            length with Zipf(S) popularity (default S = 1)\n"
@@ -262,7 +265,7 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 			const struct kvp_workload *w, const struct kvp_frag_config *fc,
 			const struct kvp_frag_result *rows, size_t n, int rec, const char *reason,
 			bool max_fits, const struct cache_row *cache, size_t ncache,
-			const struct kvp_frag_cache_config *cc)
+			const struct kvp_frag_cache_config *cc, const struct kvp_frag_report *rep)
 {
 	const struct kvp_spec *s = &b->spec;
 	char t1[64], t2[64], t3[64], sp[128], so[128];
@@ -321,6 +324,10 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 		       rows[0].arrival_rate, fc->arrival_rate > 0 ? "Poisson" : "the file's times",
 		       fc->step_time_s,
 		       (unsigned long long)fc->max_batched_tokens);
+		if (rep->step_from_perf)
+			printf("  step: the perf model's decode step of %llu sequences at %llu tokens "
+			       "(--step-time to set it)\n", (unsigned long long)rep->step_batch,
+			       (unsigned long long)rep->step_context);
 		printf("%-9s %12s %12s %10s %12s %9s %14s\n", "P", "queue s", "p99 queue s",
 		       "live", "latency s", "preempt", "throughput/s");
 		for (size_t i = 0; i < n; i++)
@@ -449,9 +456,6 @@ int kvp_cmd_frag(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!c.model)
 		return kvp_cli_usage_error(cmd, "--model is required");
-	if (o.has_rate && !o.has_step)
-		return kvp_cli_usage_error(cmd, "--arrival-rate needs --step-time S (the seconds of "
-					   "one scheduler step)");
 
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
@@ -599,7 +603,7 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 
 	if (c.format == KVP_FORMAT_TABLE) {
-		print_table(b, &g, &w, fc, rows, n, rec, reason, rep->max_fits, cache, ncache, &cc);
+		print_table(b, &g, &w, fc, rows, n, rec, reason, rep->max_fits, cache, ncache, &cc, rep);
 		rc = KVP_EXIT_OK;
 		goto out;
 	}

@@ -262,8 +262,8 @@ struct kvp_frag_opts {
 	bool has_policies;            /* policy[] replaces the default (all) */
 	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
 	size_t nblock;                /* 0: the budget's block_size, else the defaults */
-	double arrival_rate;          /* > 0: arrivals over time (then step_time_s > 0) */
-	double step_time_s;
+	double arrival_rate;          /* > 0: arrivals over time */
+	double step_time_s;           /* 0 with a rate: the perf model's decode step */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* see kvp_frag_config */
 	void *progress_ctx;
 };
@@ -289,6 +289,10 @@ struct kvp_frag_report {
 	size_t nrows;
 	int recommended;                     /* a row index, or -1 */
 	char reason[512];
+	/* arrivals: cfg.step_time_s is the perf model's decode step of step_batch
+	 * sequences at step_context tokens (frag-plan.c says how they are chosen) */
+	bool step_from_perf;
+	uint64_t step_batch, step_context;
 };
 
 /* Run `kvplan frag` for model m on GPU g (o: the split, dtypes and budget
