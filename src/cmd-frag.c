@@ -51,7 +51,8 @@ static void help(void)
 	       "  --requests N              requests simulated (default 100000)\n"
 	       "  --warmup N                admissions before measuring (default requests/10)\n"
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
-	       "Arrivals over time (paged rows only; without them every request waits):\n"
+	       "Arrivals over time (contiguous and paged rows; without them every request\n"
+	       "waits):\n"
 	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
 	       "  --step-time S             seconds per scheduler step: each step a decode\n"
 	       "                            token per running sequence and prefill chunks up\n"
@@ -328,13 +329,20 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 			printf("  step: the perf model's decode step of %llu sequences at %llu tokens "
 			       "(--step-time to set it)\n", (unsigned long long)rep->step_batch,
 			       (unsigned long long)rep->step_context);
-		printf("%-9s %12s %12s %10s %12s %9s %14s\n", "P", "queue s", "p99 queue s",
-		       "live", "latency s", "preempt", "throughput/s");
-		for (size_t i = 0; i < n; i++)
-			printf("%-9u %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n", rows[i].block_size,
-			       rows[i].mean_queue_s, rows[i].p99_queue_s, rows[i].mean_live_sequences,
+		printf("%-18s %-9s %12s %12s %10s %12s %9s %14s\n", "policy", "P/alloc", "queue s",
+		       "p99 queue s", "live", "latency s", "preempt", "throughput/s");
+		for (size_t i = 0; i < n; i++) {
+			char what[16];
+			if (rows[i].policy >= KVP_FRAG_POLICY_PAGED)
+				snprintf(what, sizeof what, "%u", rows[i].block_size);
+			else
+				snprintf(what, sizeof what, "%s", rows[i].fit ? "best" : "first");
+			printf("%-18s %-9s %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n",
+			       kvp_frag_policy_name(rows[i].policy), what, rows[i].mean_queue_s,
+			       rows[i].p99_queue_s, rows[i].mean_live_sequences,
 			       rows[i].mean_latency_s, (unsigned long long)rows[i].preemptions,
 			       rows[i].throughput_rps);
+		}
 		printf("  live = arrival rate x (latency - queue) when nothing is preempted "
 		       "(Little's law).\n");
 	}

@@ -5,6 +5,12 @@
  * step (max_batched_tokens), P = block size, p = prompt tokens, o = output
  * tokens, kv = tokens in a sequence's cache, B = running sequences.
  *
+ * Contiguous rows reserve a request's whole length (max_len, or p plus the
+ * requested tokens) when it is admitted, in the arena, and give it back when
+ * it finishes: nothing grows in a step and nothing is preempted; a request
+ * refused for want of a hole while enough bytes are free in total counts as
+ * external fragmentation, as in the saturated mode.
+ *
  * Stance: the running sequences in admission order (the newest give way
  * first), steps with nothing running skipped to the next arrival.  A step
  * costs O(1) plus the sequences that change phase in it: the sequences that
@@ -38,6 +44,7 @@ struct aseq {
 	double arrival_s, queue_s;
 	uint64_t p, o;          /* tokens to prefill, tokens still to generate */
 	uint64_t kv, gen;       /* in the cache; generated since (re)admission */
+	uint64_t addr, len;     /* contiguous: the reservation (bytes) */
 	bool admitted_once;
 	bool ran;               /* scheduled in this step */
 };
@@ -243,7 +250,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	const uint64_t total = replay ? w->narrival : cfg->requests;
 	const double R = replay ? 1 : cfg->arrival_rate, dt = cfg->step_time_s;
 	const uint64_t M = cfg->max_batched_tokens;
-	const uint32_t P = res->block_size;
+	const bool contig = res->policy < KVP_FRAG_POLICY_PAGED;
+	const uint32_t P = contig ? 1 : res->block_size;
 	if (!replay && (!(R > 0) || !isfinite(R)))
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "arrival_rate",
 				     "must be a positive, finite number of requests per second");
@@ -255,7 +263,10 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				     "must be at least 1");
 	if (!P)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "block size",
-				     "arrivals run paged rows only");
+				     "must be at least 1");
+	if (res->policy == KVP_FRAG_POLICY_PAGED_SHARED)
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "policies",
+				     "arrivals over time do not simulate paged-shared");
 	const struct kvp_frag_shape *sh = &cfg->shape;
 	const uint64_t pool = cfg->pool_bytes;
 	/* layers that keep every token grow by their bytes per token, and take a
@@ -265,6 +276,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	for (uint32_t c = 0; c < sh->nclass; c++)
 		linear = linear && (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
 	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
+	struct kvp_frag_arena *arena = NULL;
 	struct ring waiting = {0};
 	/* run[0..nrun): the explicit running sequences, after the lazy ones */
 	struct aseq *run = NULL, *spare = NULL;
@@ -275,12 +287,17 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	kvp_status st = KVP_STATUS_OK;
 	if (!qhist || !z.cnt)
 		goto nomem;
+	if (contig && !(arena = kvp_frag_arena_new(pool, res->fit == KVP_FRAG_FIT_BEST)))
+		goto nomem;
+	uint64_t peak_holes = 0;
+	bool head_counted = false; /* the waiting front counted as refused with free memory */
 	struct kvp_rng rng, arr;
 	kvp_rng_seed(&rng, cfg->seed);
 	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
 	double next_s = replay ? w->arrival_s[0] : -log(1 - kvp_rng_uniform(&arr)) / R;
 	uint64_t drawn = 0, i = 0, held = 0, used = 0, done = 0;
-	double sum_live = 0, sum_used = 0, sum_held = 0, sum_lat = 0, sum_queue = 0, last_s = 0;
+	double sum_live = 0, sum_used = 0, sum_held = 0, sum_ext = 0, sum_lat = 0, sum_queue = 0;
+	double last_s = 0;
 	for (;;) {
 		double now = (double)i * dt;
 		while (drawn < total && next_s <= now) {
@@ -293,10 +310,20 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			drawn++;
 			if (cfg->progress && drawn % 65536 == 0)
 				cfg->progress(cfg->progress_ctx, drawn, total);
-			if (kvp_frag_seq_bytes(sh, q.p + q.o, P) > pool) {
+			/* contiguous: the reservation, of max_len or p + requested */
+			uint64_t len = 0;
+			if (contig) {
+				uint64_t t = cfg->max_len;
+				if (res->policy == KVP_FRAG_POLICY_CONTIGUOUS_REQUEST) {
+					uint64_t want = q.p + (cfg->max_tokens ? cfg->max_tokens : q.o);
+					t = want < t ? want : t;
+				}
+				len = kvp_frag_seq_bytes(sh, t, 1);
+			}
+			if (contig ? len > pool : kvp_frag_seq_bytes(sh, q.p + q.o, P) > pool) {
 				res->dropped++; /* could never run, even alone */
 			} else if (!ring_push_back(&waiting, (struct aseq){.arrival_s = next_s, .p = q.p,
-									 .o = q.o})) {
+									 .o = q.o, .len = len})) {
 				goto nomem;
 			}
 			if (replay)
@@ -316,7 +343,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		/* the lazy decodes: a token each and the blocks of those at a
 		 * boundary, unless that would preempt or overrun the step's tokens:
 		 * then they are written out before the explicit ones */
-		const uint64_t grow = z.n ? (uint64_t)z.cnt[z.C % P] * block_bytes : 0;
+		const uint64_t grow = z.n && !contig ? (uint64_t)z.cnt[z.C % P] * block_bytes : 0;
 		if (z.n && (z.n > M || grow > pool - held)) {
 			size_t n = z.n + nrun;
 			if (n > caprun) {
@@ -355,11 +382,11 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			uint64_t chunk = want < budget ? want : budget;
 			uint64_t extra, grown;
 			if (linear && chunk == 1) {
-				extra = q->kv % P == 0 ? block_bytes : 0;
+				extra = !contig && q->kv % P == 0 ? block_bytes : 0;
 				grown = tok_bytes;
 			} else {
-				extra = kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
-					kvp_frag_seq_bytes(sh, q->kv, P);
+				extra = contig ? 0 : kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
+						     kvp_frag_seq_bytes(sh, q->kv, P);
 				grown = kvp_frag_seq_bytes(sh, q->kv + chunk, 1) -
 					kvp_frag_seq_bytes(sh, q->kv, 1);
 			}
@@ -383,13 +410,25 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			q->ran = true;
 			budget -= chunk;
 		}
-		/* admit waiting requests in order while their first chunk fits */
+		/* admit waiting requests in order while their first chunk fits
+		 * (contiguous: their reservation, in one hole) */
+		bool frag_blocked = false;
 		while (waiting.n && budget && (!cfg->max_seqs || nlazy + nrun < cfg->max_seqs)) {
 			struct aseq *q = ring_front(&waiting);
 			uint64_t chunk = q->p < budget ? q->p : budget;
-			uint64_t need = kvp_frag_seq_bytes(sh, chunk, P);
+			uint64_t need = contig ? q->len : kvp_frag_seq_bytes(sh, chunk, P);
 			if (need > pool - held)
 				break;
+			if (contig && need && !kvp_frag_arena_alloc(arena, need, res->fit, &q->addr)) {
+				frag_blocked = true;
+				if (!head_counted)
+					res->refused_with_free_memory++;
+				head_counted = true;
+				break;
+			}
+			head_counted = false;
+			if (contig && kvp_frag_arena_holes(arena) > peak_holes)
+				peak_holes = kvp_frag_arena_holes(arena);
 			if (nrun == caprun) {
 				size_t cap = caprun ? 2 * caprun : 256;
 				struct aseq *r = realloc(run, cap * sizeof *r);
@@ -431,6 +470,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		sum_live += (double)(nlazy + nrun);
 		sum_used += (double)used;
 		sum_held += (double)held;
+		if (frag_blocked)
+			sum_ext += (double)(pool - held);
 		res->measured_steps++;
 		double end = (double)(i + 1) * dt;
 		/* the lazy ones that finish in this step, in running order */
@@ -438,7 +479,9 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			uint32_t k = z.h[0].slot;
 			struct lslot *l = &z.s[k];
 			uint64_t kv = z.C - l->base + 1;
-			held -= kvp_frag_seq_bytes(sh, kv, P);
+			if (contig && l->q.len)
+				kvp_frag_arena_release(arena, l->q.addr, l->q.len);
+			held -= contig ? l->q.len : kvp_frag_seq_bytes(sh, kv, P);
 			used -= kvp_frag_seq_bytes(sh, kv, 1);
 			sum_lat += end - l->q.arrival_s;
 			sum_queue += l->q.queue_s;
@@ -456,7 +499,9 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			if (ran && q->kv >= q->p && q->o)
 				q->gen++;
 			if (ran && q->kv >= q->p && q->gen >= q->o) {
-				held -= kvp_frag_seq_bytes(sh, q->kv, P);
+				if (contig && q->len)
+					kvp_frag_arena_release(arena, q->addr, q->len);
+				held -= contig ? q->len : kvp_frag_seq_bytes(sh, q->kv, P);
 				used -= kvp_frag_seq_bytes(sh, q->kv, 1);
 				sum_lat += end - q->arrival_s;
 				sum_queue += q->queue_s;
@@ -512,7 +557,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		res->throughput_rps = (double)done / last_s;
 		res->used_fraction = sum_used / steps / (double)pool;
 		res->internal_waste_fraction = (sum_held - sum_used) / steps / (double)pool;
-		res->free_fraction = 1 - sum_held / steps / (double)pool;
+		res->external_waste_fraction = sum_ext / steps / (double)pool;
+		res->free_fraction = 1 - (sum_held + sum_ext) / steps / (double)pool;
 		uint64_t rank = (uint64_t)ceil(0.99 * (double)done), seen = 0;
 		for (size_t k = 0; k < QBINS; k++)
 			if ((seen += qhist[k]) >= rank) {
@@ -523,9 +569,15 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			res->held_bytes_per_sequence = sum_held / sum_live;
 	}
 	res->pool_bytes = pool;
-	res->num_blocks = kvp_frag_token_bytes(sh) ? pool / (kvp_frag_token_bytes(sh) * P) : 0;
-	res->expected_waste_tokens = (P - 1) / 2.0;
-	res->metadata_bytes = res->peak_sequences * ((cfg->max_len + P - 1) / P) * 4 + res->num_blocks * 8;
+	if (contig) {
+		/* as the saturated mode counts them: 16 B per reservation and hole */
+		res->metadata_bytes = (res->peak_sequences + peak_holes) * 16;
+	} else {
+		res->num_blocks = tok_bytes ? pool / (tok_bytes * P) : 0;
+		res->expected_waste_tokens = (P - 1) / 2.0;
+		res->metadata_bytes = res->peak_sequences * ((cfg->max_len + P - 1) / P) * 4 +
+				      res->num_blocks * 8;
+	}
 	goto out;
 nomem:
 	st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -537,5 +589,6 @@ out:
 	free(z.h);
 	free(z.cnt);
 	free(qhist);
+	kvp_frag_arena_free(arena);
 	return st;
 }

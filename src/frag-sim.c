@@ -732,14 +732,16 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 					     ? "paged-shared needs a shared prefix (--shared-prefix)"
 					     : "no policy, allocator or block size left");
 	if (cfg->arrival_rate != 0 || (w->arrival_s && w->narrival && cfg->step_time_s > 0)) {
-		/* arrivals over time: the paged rows, one after the other */
+		/* arrivals over time: the contiguous and paged rows, one after the
+		 * other (paged-shared is not simulated over time) */
 		size_t k = 0;
 		for (size_t i = 0; i < nr; i++)
-			if (rows[i].policy == KVP_FRAG_POLICY_PAGED)
+			if (rows[i].policy != KVP_FRAG_POLICY_PAGED_SHARED)
 				rows[k++] = rows[i];
 		if (!k)
 			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "policies",
-					     "arrivals over time simulate the paged policy only");
+					     "arrivals over time simulate contiguous-max, "
+					     "contiguous-request and paged, not paged-shared");
 		for (size_t i = 0; i < k; i++) {
 			kvp_status st = kvp_frag_arrivals_run(cfg, w, &rows[i], err);
 			if (st)

@@ -172,18 +172,21 @@ struct kvp_frag_result {
 	uint64_t completed;
 };
 
-/* Arrivals over time, for one paged row (res->policy, res->block_size):
+/* Arrivals over time, for one contiguous (res->policy, res->fit) or paged
+ * (res->policy, res->block_size) row; contiguous rows reserve a request's
+ * whole length in the arena at admission and never grow or preempt:
  * requests arrive as a Poisson process of cfg->arrival_rate (seeded) or, when
  * that is 0 and the workload has arrival times (a length file's third
- * column), as its rows in order at their own times; they wait
+ * column), as its rows in order at their own times (Poisson gaps come from a
+ * generator of their own seeded with seed ^ 0x5851f42d4c957f2d); they wait
  * first come first served, are admitted when their first prefill chunk's
  * blocks fit; each step of cfg->step_time_s gives every running sequence one
  * decode token and the prefills chunks of what is left of
  * cfg->max_batched_tokens; a sequence that finds no free block preempts the
  * newest (recompute: back to the front of the queue).  The run lasts until
  * every request has finished.  Memory: the running and waiting requests.
- * Errors: INVALID (rate, step time or budget not positive and finite);
- * NOMEM; INTERNAL when a conservation check fails. */
+ * Errors: INVALID (rate, step time or budget not positive and finite, a
+ * paged-shared row); NOMEM; INTERNAL when a conservation check fails. */
 kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 				 struct kvp_frag_result *res, struct kvp_error *err);
 

@@ -745,6 +745,8 @@ START_TEST(test_arrivals_little)
 	setup("fixed:100", "uniform:1,100", 1000000, 4096);
 	static const uint32_t b[] = {16};
 	only_blocks(b, 1);
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_PAGED] = true;
 	cfg.arrival_rate = 20;
 	cfg.step_time_s = 0.01;
 	cfg.max_batched_tokens = 8192;
@@ -775,6 +777,51 @@ START_TEST(test_arrivals_little)
 }
 END_TEST
 
+START_TEST(test_arrivals_little_contiguous)
+{
+	/* The workload of test_arrivals_little on the contiguous rows: a
+	 * reservation of 4,096 tokens (contiguous-max) leaves room for 244 in
+	 * the pool of 1,000,000, one of p + o <= 200 tokens (contiguous-request)
+	 * for at least 5,000; about 10 run at once, so nothing waits for memory
+	 * and both allocators give the same numbers.  Little's law exactly with
+	 * the measured completion rate, and about 20 x 0.505 = 10.1 running. */
+	setup("fixed:100", "uniform:1,100", 1000000, 4096);
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = true;
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_REQUEST] = true;
+	cfg.arrival_rate = 20;
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.requests = 20000;
+	run();
+	ck_assert_uint_eq(nrows, 4);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct kvp_frag_result *r = &rows[i];
+		ck_assert(r->over_time);
+		ck_assert_uint_eq(r->completed, 20000);
+		ck_assert_uint_eq(r->refused_with_free_memory, 0);
+		ck_assert_double_eq_tol(r->mean_live_sequences,
+					r->throughput_rps * (r->mean_latency_s - r->mean_queue_s), 1e-9);
+		ck_assert_double_eq_tol(r->mean_live_sequences, 20 * 0.505, 0.041 * 10.1);
+		ck_assert(r->p99_queue_s <= 0.01 * 1.01);
+		/* the same requests at the same times, never held back: alike */
+		ck_assert_double_eq_tol(r->mean_latency_s, rows[0].mean_latency_s, 1e-12);
+		ck_assert_double_eq_tol(r->used_fraction + r->internal_waste_fraction +
+					r->external_waste_fraction + r->free_fraction, 1, 1e-9);
+		ck_assert_double_eq(r->external_waste_fraction, 0);
+	}
+	/* contiguous-max holds 4,096 tokens per running sequence: held = 4,096 x
+	 * live of the 1,000,000-token pool; used = live x mean tokens held */
+	const struct kvp_frag_result *mx = row(KVP_FRAG_POLICY_CONTIGUOUS_MAX, 0, 0);
+	ck_assert_double_eq_tol(mx->used_fraction + mx->internal_waste_fraction,
+				4096 * mx->mean_live_sequences / 1e6, 1e-9);
+	/* contiguous-request holds p + o = 100 + o per sequence, under 200 */
+	const struct kvp_frag_result *rq = row(KVP_FRAG_POLICY_CONTIGUOUS_REQUEST, 0, 0);
+	ck_assert(rq->used_fraction + rq->internal_waste_fraction <
+		  200 * rq->mean_live_sequences / 1e6);
+}
+END_TEST
+
 START_TEST(test_arrivals_errors)
 {
 	struct kvp_error err = {0};
@@ -791,10 +838,14 @@ START_TEST(test_arrivals_errors)
 			 KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "step_time");
 	cfg.step_time_s = 0.01;
+	/* paged-shared is not simulated over time */
 	memset(cfg.policy, 0, sizeof cfg.policy);
-	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = true;
+	cfg.policy[KVP_FRAG_POLICY_PAGED_SHARED] = true;
+	cfg.prefix_tokens = 10;
+	cfg.prefix_fraction = 1;
 	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
 			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "policies");
 }
 END_TEST
 
@@ -819,6 +870,7 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_prefix_cache);
 	tcase_add_test(core, test_issue14_event_order);
 	tcase_add_test(core, test_arrivals_little);
+	tcase_add_test(core, test_arrivals_little_contiguous);
 	tcase_set_timeout(core, 120);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
