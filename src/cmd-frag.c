@@ -400,14 +400,23 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 #define FRAG_US_PER_ARRIVAL_ROW 1.0
 #define FRAG_PROGRESS_FROM_S 10.0
 
-/* Progress on stderr, at each further tenth of the requests. */
+/* Progress on stderr, at each further tenth of the requests; arrivals run
+ * their rows one after the other, each from 0 again. */
+struct progress_state {
+	unsigned tenth;
+	uint64_t last;
+};
+
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
-	unsigned *tenth = ctx;
+	struct progress_state *ps = ctx;
+	if (done < ps->last)
+		ps->tenth = 0; /* the next row */
+	ps->last = done;
 	unsigned now = (unsigned)((double)done / (double)total * 10);
-	if (now <= *tenth)
+	if (now <= ps->tenth)
 		return;
-	*tenth = now;
+	ps->tenth = now;
 	char t1[64], t2[64];
 	kvp_format_u64(done, t1, sizeof t1);
 	kvp_format_u64(total, t2, sizeof t2);
@@ -506,15 +515,24 @@ int kvp_cmd_frag(int argc, char **argv)
 	memcpy(fo.policy, o.policy, sizeof fo.policy);
 	/* more requests than a minute's simulation: say so up front and show
 	 * progress (the rows run side by side over one stream) */
-	size_t nb = o.nblock ? o.nblock : 7, est_rows = o.has_rate || o.has_step ? nb : 4 + 2 * nb;
+	bool over_time = o.has_rate || o.has_step;
+	size_t nb = o.nblock ? o.nblock : 7, nfit = (size_t)o.fit[0] + o.fit[1], est_rows = 0;
+	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
+		if (o.has_policies && !o.policy[p])
+			continue;
+		if (p < KVP_FRAG_POLICY_PAGED)
+			est_rows += nfit;
+		else if (p == KVP_FRAG_POLICY_PAGED || (w.prefix_tokens && !over_time))
+			est_rows += nb; /* paged-shared: with a prefix, not over time */
+	}
 	double est_s = (double)(w.arrival_s && !o.has_rate ? w.narrival : o.requests) * (double)est_rows * 1e-6 *
-		       (o.has_rate || o.has_step ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
-	unsigned tenth = 0;
+		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
+	struct progress_state tenth = {0};
 	if (est_s > FRAG_PROGRESS_FROM_S) {
 		char t1[64];
 		kvp_format_u64(o.requests, t1, sizeof t1);
-		fprintf(stderr, "kvplan frag: %s requests over about %zu rows: about %.0f s; "
-			"progress follows\n", t1, est_rows, est_s);
+		fprintf(stderr, "kvplan frag: %s requests over about %zu row%s: about %.0f s; "
+			"progress follows\n", t1, est_rows, est_rows == 1 ? "" : "s", est_s);
 		fo.progress = progress;
 		fo.progress_ctx = &tenth;
 	}

@@ -176,13 +176,13 @@ run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$tmp/empty.csv"
 expect_rc 3
 expect_err "empty.csv: error: no rows"
 # more requests than a minute's simulation: an estimate, then progress, on
-# stderr (4 contiguous + 2 x 7 paged rows x 10^7 x 0.3 us = 54 s estimated,
-# so 10^7 requests cross the 10 s threshold; --policies paged --block-sizes
-# 16 keeps the run itself short: 1 row)
+# stderr (rows x requests x 0.3 us: 4 contiguous + 7 paged rows x 10^7 = 33 s;
+# --policies paged --block-sizes 16 keeps the run itself short: 1 row x
+# 4 x 10^7 x 0.3 us = 12 s, past the 10 s threshold)
 run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
 	--requests 40000000 --policies paged --block-sizes 16 --format csv
 expect_rc 0
-expect_err "requests over about 6 rows: about 72 s; progress follows"
+expect_err "requests over about 1 row: about 12 s; progress follows"
 expect_err "kvplan frag: 40,000,000 of 40,000,000 requests drawn"
 
 # arrivals over time (tests/check-frag.c checks Little's law): a request of
