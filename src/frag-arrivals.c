@@ -276,6 +276,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	for (uint32_t c = 0; c < sh->nclass; c++)
 		linear = linear && (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
 	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
+	uint64_t used_tok = sh->seq_bytes; /* the bytes a token fills, padding left out */
+	used_tok = kvp_frag_used_bytes(sh, 1) - used_tok;
 	struct kvp_frag_arena *arena = NULL;
 	struct ring waiting = {0};
 	/* run[0..nrun): the explicit running sequences, after the lazy ones */
@@ -370,7 +372,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		const uint64_t nlazy = z.n;
 		if (nlazy) {
 			held += grow;
-			used += nlazy * tok_bytes;
+			used += nlazy * used_tok;
 			budget -= nlazy;
 		}
 		/* explicit running sequences in admission order: a decode token
@@ -383,17 +385,17 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			uint64_t extra, grown;
 			if (linear && chunk == 1) {
 				extra = !contig && q->kv % P == 0 ? block_bytes : 0;
-				grown = tok_bytes;
+				grown = used_tok;
 			} else {
 				extra = contig ? 0 : kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
 						     kvp_frag_seq_bytes(sh, q->kv, P);
-				grown = kvp_frag_seq_bytes(sh, q->kv + chunk, 1) -
-					kvp_frag_seq_bytes(sh, q->kv, 1);
+				grown = kvp_frag_used_bytes(sh, q->kv + chunk) -
+					kvp_frag_used_bytes(sh, q->kv);
 			}
 			while (extra > pool - held && nrun > k) {
 				struct aseq v = run[--nrun];
 				held -= kvp_frag_seq_bytes(sh, v.kv, P);
-				used -= kvp_frag_seq_bytes(sh, v.kv, 1);
+				used -= kvp_frag_used_bytes(sh, v.kv);
 				/* recompute: its tokens so far are prefilled again */
 				v.p += v.gen;
 				v.o -= v.gen;
@@ -451,7 +453,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			x.kv = chunk;
 			x.ran = true;
 			held += need;
-			used += kvp_frag_seq_bytes(sh, chunk, 1);
+			used += kvp_frag_used_bytes(sh, chunk);
 			budget -= chunk;
 			run[nrun++] = x;
 			if (nlazy + nrun > res->peak_sequences)
@@ -482,7 +484,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			if (contig && l->q.len)
 				kvp_frag_arena_release(arena, l->q.addr, l->q.len);
 			held -= contig ? l->q.len : kvp_frag_seq_bytes(sh, kv, P);
-			used -= kvp_frag_seq_bytes(sh, kv, 1);
+			used -= kvp_frag_used_bytes(sh, kv);
 			sum_lat += end - l->q.arrival_s;
 			sum_queue += l->q.queue_s;
 			qhist[qbin(l->q.queue_s)]++;
@@ -502,7 +504,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				if (contig && q->len)
 					kvp_frag_arena_release(arena, q->addr, q->len);
 				held -= contig ? q->len : kvp_frag_seq_bytes(sh, q->kv, P);
-				used -= kvp_frag_seq_bytes(sh, q->kv, 1);
+				used -= kvp_frag_used_bytes(sh, q->kv);
 				sum_lat += end - q->arrival_s;
 				sum_queue += q->queue_s;
 				qhist[qbin(q->queue_s)]++;

@@ -111,6 +111,8 @@ kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
 	kvp_frag_config_init(fc);
 	if ((st = kvp_frag_shape_from_spec(&out->budget.spec, &fc->shape, err)))
 		return st;
+	/* vLLM pages the hybrid models' layers in padded groups */
+	fc->has_paged_shape = kvp_frag_shape_vllm(&out->budget, &fc->paged_shape);
 	fc->pool_bytes = out->budget.kv_pool_bytes;
 	fc->max_len = max_len;
 	fc->max_tokens = fo->max_tokens;

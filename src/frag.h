@@ -59,6 +59,9 @@ const char *kvp_frag_fit_name(enum kvp_frag_fit f);
 struct kvp_frag_shape {
 	uint32_t nclass;
 	uint64_t token_bytes[KVP_FRAG_MAX_CLASSES];
+	/* of which hold tokens: token_bytes less the padding of vLLM's groups
+	 * (kvp_frag_shape_vllm); 0: all of token_bytes */
+	uint64_t used_token_bytes[KVP_FRAG_MAX_CLASSES];
 	struct kvp_spec_layer layer[KVP_FRAG_MAX_CLASSES];
 	uint64_t seq_bytes;
 };
@@ -66,12 +69,25 @@ struct kvp_frag_shape {
 /* Group the spec's layers into classes.  INVALID when the model keeps no KV. */
 kvp_status kvp_frag_shape_from_spec(const struct kvp_spec *s, struct kvp_frag_shape *out,
 				    struct kvp_error *err);
+/* vLLM's hybrid KV groups as kvp_budget_compute lays them out for budget b
+ * (engine vllm): each kind's layers fill groups of group_size layer slots,
+ * the last one padded, every slot a page of the largest layer's bytes per
+ * token, so a class holds groups x group_size x those bytes per token (a
+ * window capped as for any layer of its kind; with the hybrid manager off,
+ * every layer keeps every token).  false, *out untouched, when the layer
+ * list already counts the same (one kind of layer, no window) or for Mamba
+ * hybrids (their page grows to hold a state: the layer list is kept). */
+bool kvp_frag_shape_vllm(const struct kvp_budget *b, struct kvp_frag_shape *out);
 /* A shape of plain tokens: one unbounded class of token_bytes (for tests and
  * for pools counted in tokens). */
 void kvp_frag_shape_tokens(struct kvp_frag_shape *out, uint64_t token_bytes);
 /* Bytes one sequence of n tokens holds in blocks of P tokens (P = 1: exact);
  * equals kvp_spec_seq_bytes for a shape from that spec.  UINT64_MAX on overflow. */
 uint64_t kvp_frag_seq_bytes(const struct kvp_frag_shape *sh, uint64_t n, uint32_t block);
+/* Bytes one sequence of n tokens fills with tokens (the padding of vLLM's
+ * groups left out): kvp_frag_seq_bytes at P = 1 for a shape without
+ * padding.  UINT64_MAX on overflow. */
+uint64_t kvp_frag_used_bytes(const struct kvp_frag_shape *sh, uint64_t n);
 /* Bytes per token of all classes together. */
 uint64_t kvp_frag_token_bytes(const struct kvp_frag_shape *sh);
 
@@ -107,6 +123,10 @@ size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a);
 
 struct kvp_frag_config {
 	struct kvp_frag_shape shape;
+	/* the paged rows' shape when it differs (vLLM's hybrid KV groups, padding
+	 * included: kvp_frag_shape_vllm); the contiguous rows keep shape */
+	struct kvp_frag_shape paged_shape;
+	bool has_paged_shape;
 	uint64_t pool_bytes;          /* the KV pool (kvp_budget_compute's kv_pool_bytes) */
 	uint64_t max_len;             /* contiguous-max reservation, and the cap of p + o */
 	uint64_t max_tokens;          /* contiguous-request: requested max tokens; 0: o itself */

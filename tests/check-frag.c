@@ -733,6 +733,70 @@ START_TEST(test_issue14_event_order)
 }
 END_TEST
 
+/* ------------------------------------------------------------ vLLM groups */
+
+START_TEST(test_shape_vllm_groups)
+{
+	/* Gemma 3 4B (profiles/models/gemma-3-4b.yaml): 34 layers, 5 full and 29
+	 * sliding (window 1,024), 4 KV heads x 256 d_h x 2 (K, V) x 2 B = 4,096 B
+	 * per token per layer.  vLLM's hybrid manager (kv_cache_utils.py): group
+	 * size 5 (the smaller count, as 29 >= 1.5 x 5), 1 full group and
+	 * ceil(29 / 5) = 6 sliding groups, 1 padding slot: the full class holds
+	 * 5 x 4,096 = 20,480 B per token, the sliding class 6 x 5 x 4,096 =
+	 * 122,880 B of which 29 x 4,096 = 118,784 hold tokens. */
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_budget *b = malloc(sizeof *b);
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_frag_shape sh;
+	ck_assert_msg(kvp_model_load("gemma-3-4b", m, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_gpu_load("h100-sxm", &g, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_budget_opts bo = {.par = {1, 1}, .batch = 1, .context = 4096,
+				     .engine = KVP_ENGINE_VLLM};
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(b->padding_layers, 1);
+	ck_assert(kvp_frag_shape_vllm(b, &sh));
+	ck_assert_uint_eq(sh.nclass, 2);
+	ck_assert_int_eq(sh.layer[0].kind, KVP_LAYER_FULL);
+	ck_assert_uint_eq(sh.token_bytes[0], 20480);
+	ck_assert_uint_eq(sh.used_token_bytes[0], 20480);
+	ck_assert_int_eq(sh.layer[1].kind, KVP_LAYER_SLIDING);
+	ck_assert_uint_eq(sh.layer[1].window, 1024);
+	ck_assert_uint_eq(sh.token_bytes[1], 122880);
+	ck_assert_uint_eq(sh.used_token_bytes[1], 118784);
+	/* 1,000 tokens in blocks of 16: 63 blocks = 1,008 slots in both classes
+	 * (the window's cap, ceil(1,023 / 16) + 1 = 65 blocks, is not reached):
+	 * 1,008 x (20,480 + 122,880) = 144,506,880 B held, 1,000 x (20,480 +
+	 * 118,784) = 139,264,000 B of tokens */
+	ck_assert_uint_eq(kvp_frag_seq_bytes(&sh, 1000, 16), 144506880);
+	ck_assert_uint_eq(kvp_frag_used_bytes(&sh, 1000), 139264000);
+	/* 4,000 tokens: the window holds 65 blocks = 1,040 slots; full 250 blocks
+	 * = 4,000: 4,000 x 20,480 + 1,040 x 122,880 = 81,920,000 + 127,795,200 */
+	ck_assert_uint_eq(kvp_frag_seq_bytes(&sh, 4000, 16), 209715200);
+	/* the hybrid manager off: one group of all 34 layers, no padding, the
+	 * windows keep every token: 34 x 4,096 = 139,264 B per token */
+	bo.hybrid_off = true;
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(kvp_frag_shape_vllm(b, &sh));
+	ck_assert_uint_eq(sh.nclass, 1);
+	ck_assert_int_eq(sh.layer[0].kind, KVP_LAYER_FULL);
+	ck_assert_uint_eq(sh.token_bytes[0], 139264);
+	ck_assert_uint_eq(sh.used_token_bytes[0], 139264);
+	ck_assert_uint_eq(kvp_frag_seq_bytes(&sh, 4000, 16), 4000ull * 139264);
+	/* the generic engine, and a model of full layers only: the layer list */
+	bo.hybrid_off = false;
+	bo.engine = KVP_ENGINE_GENERIC;
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(!kvp_frag_shape_vllm(b, &sh));
+	ck_assert_msg(kvp_model_load("llama-3.1-8b", m, &err) == KVP_STATUS_OK, "%s", err.msg);
+	bo.engine = KVP_ENGINE_VLLM;
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(!kvp_frag_shape_vllm(b, &sh));
+	free(b);
+	free(m);
+}
+END_TEST
+
 /* ------------------------------------------------------------ arrivals */
 
 START_TEST(test_arrivals_little)
@@ -869,6 +933,7 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_recommend_metadata);
 	tcase_add_test(core, test_prefix_cache);
 	tcase_add_test(core, test_issue14_event_order);
+	tcase_add_test(core, test_shape_vllm_groups);
 	tcase_add_test(core, test_arrivals_little);
 	tcase_add_test(core, test_arrivals_little_contiguous);
 	tcase_set_timeout(core, 120);

@@ -50,6 +50,35 @@ expect_csv contiguous-max first-fit "" refused_with_free_memory 0
 # 1 header + 3 rows (contiguous-max, contiguous-request, paged 16)
 [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
 
+# vLLM's hybrid KV groups in the paged rows, padding included: Gemma 3 4B
+# (5 full + 29 sliding layers of 4,096 B per token, window 1,024) in groups
+# of 5: 1 full and 6 sliding groups, one padding slot (check-frag.c spells
+# it out).  A 1,000-token request in blocks of 16 holds 63 blocks = 1,008
+# slots in each class: 1,008 x (5 + 30) x 4,096 = 144,506,880 B, of which
+# 1,000 x 34 x 4,096 = 139,264,000 hold tokens.  Pool 61,203,283,968 B:
+#   vllm:    floor(61,203,283,968 / 144,506,880) = 423 sequences; used
+#            423 x 139,264,000 / pool = 0.962508; internal 423 x 5,242,880 /
+#            pool = 0.0362356; blocks pool / (16 x 143,360) = 26,682
+#   generic: 1,008 x 139,264 = 140,378,112 B -> 435 sequences; blocks
+#            pool / (16 x 139,264) = 27,467
+# contiguous rows keep the layers' own bytes: 439 reservations of 1,000
+# tokens (floor(pool / 139,264,000)) with either engine
+gemma="--model gemma-3-4b --gpu h100-sxm --gpu-memory 80GiB --utilization 0.9
+       --weights-bytes 13GiB --activation-bytes 1GiB --overhead-bytes 1GiB"
+run "$KVPLAN" frag $gemma --engine vllm --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--block-sizes 16 --allocator first-fit --requests 2000 --format csv
+expect_rc 0
+expect_csv paged "" 16 max_sequences 423
+expect_csv paged "" 16 used_fraction 0.962508
+expect_csv paged "" 16 internal_waste_fraction 0.0362356
+expect_csv paged "" 16 num_blocks 26682
+expect_csv contiguous-request first-fit "" max_sequences 439
+run "$KVPLAN" frag $gemma --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--block-sizes 16 --allocator first-fit --requests 2000 --format csv
+expect_csv paged "" 16 max_sequences 435
+expect_csv paged "" 16 num_blocks 27467
+expect_csv contiguous-request first-fit "" max_sequences 439
+
 # the same lengths from a file, through a workload profile beside it
 run "$KVPLAN" frag $fixed --workload "$data/workloads/fixed-1000.yaml" --block-sizes 16 \
 	--allocator first-fit --requests 2000 --format csv
