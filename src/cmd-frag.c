@@ -51,8 +51,7 @@ static void help(void)
 	       "  --requests N              requests simulated (default 100000)\n"
 	       "  --warmup N                admissions before measuring (default requests/10)\n"
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
-	       "Arrivals over time (contiguous and paged rows; without them every request\n"
-	       "waits):\n"
+	       "Arrivals over time (every policy; without them every request waits):\n"
 	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
 	       "  --step-time S             seconds per scheduler step: each step a decode\n"
 	       "                            token per running sequence and prefill chunks up\n"
@@ -522,8 +521,8 @@ int kvp_cmd_frag(int argc, char **argv)
 			continue;
 		if (p < KVP_FRAG_POLICY_PAGED)
 			est_rows += nfit;
-		else if (p == KVP_FRAG_POLICY_PAGED || (w.prefix_tokens && !over_time))
-			est_rows += nb; /* paged-shared: with a prefix, not over time */
+		else if (p == KVP_FRAG_POLICY_PAGED || w.prefix_tokens)
+			est_rows += nb; /* paged-shared: with a prefix */
 	}
 	double est_s = (double)(w.arrival_s && !o.has_rate ? w.narrival : o.requests) * (double)est_rows * 1e-6 *
 		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);

@@ -9,7 +9,10 @@
  * requested tokens) when it is admitted, in the arena, and give it back when
  * it finishes: nothing grows in a step and nothing is preempted; a request
  * refused for want of a hole while enough bytes are free in total counts as
- * external fragmentation, as in the saturated mode.
+ * external fragmentation, as in the saturated mode.  paged-shared rows hold
+ * the shared prefix's floor(k / P) full blocks of the full layers once while
+ * any carrier runs; a carrier admitted then starts past them (a prefix-cache
+ * hit: not held again, not prefilled), the first takes them at admission.
  *
  * Stance: the running sequences in admission order (the newest give way
  * first), steps with nothing running skipped to the next arrival.  A step
@@ -39,12 +42,14 @@
 
 #include "dist.h"
 #include "frag-requests.h"
+#include "units.h"
 
 struct aseq {
 	double arrival_s, queue_s;
 	uint64_t p, o;          /* tokens to prefill, tokens still to generate */
 	uint64_t kv, gen;       /* in the cache; generated since (re)admission */
 	uint64_t addr, len;     /* contiguous: the reservation (bytes) */
+	bool carrier;           /* carries the shared prefix */
 	bool admitted_once;
 	bool ran;               /* scheduled in this step */
 };
@@ -96,6 +101,36 @@ static void ring_pop_front(struct ring *r)
 {
 	r->head = (r->head + 1) % r->cap;
 	r->n--;
+}
+
+/* What a sequence of kv tokens holds on its own: in paged-shared, a
+ * carrier's first sb blocks of class 0 (the full layers) are the shared
+ * prefix's, held once for all carriers while any runs. */
+struct own {
+	const struct kvp_frag_shape *sh;
+	uint32_t P;
+	uint64_t sb;            /* shared prefix blocks; 0: no sharing */
+};
+
+static uint64_t own_held(const struct own *w, uint64_t kv, bool carrier)
+{
+	uint64_t b = kvp_frag_seq_bytes(w->sh, kv, w->P);
+	if (carrier && w->sb) {
+		uint64_t n = kvp_cdiv(kv, w->P);
+		b -= (n < w->sb ? n : w->sb) * w->P * w->sh->token_bytes[0];
+	}
+	return b;
+}
+
+static uint64_t own_used(const struct own *w, uint64_t kv, bool carrier)
+{
+	uint64_t b = kvp_frag_used_bytes(w->sh, kv);
+	if (carrier && w->sb) {
+		uint64_t t = w->sb * w->P, ub = w->sh->used_token_bytes[0] ? w->sh->used_token_bytes[0]
+									   : w->sh->token_bytes[0];
+		b -= (kv < t ? kv : t) * ub;
+	}
+	return b;
 }
 
 /* Queue times in a log histogram: bin k >= 1 holds [1e-6 * 1.01^(k-1),
@@ -264,9 +299,6 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	if (!P)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "block size",
 				     "must be at least 1");
-	if (res->policy == KVP_FRAG_POLICY_PAGED_SHARED)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "policies",
-				     "arrivals over time do not simulate paged-shared");
 	const struct kvp_frag_shape *sh = &cfg->shape;
 	const uint64_t pool = cfg->pool_bytes;
 	/* layers that keep every token grow by their bytes per token, and take a
@@ -278,6 +310,17 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
 	uint64_t used_tok = sh->seq_bytes; /* the bytes a token fills, padding left out */
 	used_tok = kvp_frag_used_bytes(sh, 1) - used_tok;
+	/* paged-shared: floor(k / P) full blocks of the full layers (class 0,
+	 * when it keeps every token) shared by the running carriers */
+	struct own ow = {.sh = sh, .P = P};
+	if (res->policy == KVP_FRAG_POLICY_PAGED_SHARED && sh->nclass &&
+	    (sh->layer[0].kind == KVP_LAYER_FULL || sh->layer[0].kind == KVP_LAYER_MLA))
+		ow.sb = cfg->prefix_tokens / P;
+	const uint64_t sbt = ow.sb * P; /* the prefix tokens in those blocks */
+	const uint64_t prefix_held = sbt * (sh->nclass ? sh->token_bytes[0] : 0);
+	const uint64_t prefix_used = sbt * (!sh->nclass ? 0 : sh->used_token_bytes[0]
+					    ? sh->used_token_bytes[0] : sh->token_bytes[0]);
+	uint64_t refs = 0; /* running carriers */
 	struct kvp_frag_arena *arena = NULL;
 	struct ring waiting = {0};
 	/* run[0..nrun): the explicit running sequences, after the lazy ones */
@@ -325,7 +368,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			if (contig ? len > pool : kvp_frag_seq_bytes(sh, q.p + q.o, P) > pool) {
 				res->dropped++; /* could never run, even alone */
 			} else if (!ring_push_back(&waiting, (struct aseq){.arrival_s = next_s, .p = q.p,
-									 .o = q.o, .len = len})) {
+									 .o = q.o, .len = len,
+									 .carrier = q.prefix != 0})) {
 				goto nomem;
 			}
 			if (replay)
@@ -383,19 +427,23 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			uint64_t want = q->kv < q->p ? q->p - q->kv : 1;
 			uint64_t chunk = want < budget ? want : budget;
 			uint64_t extra, grown;
-			if (linear && chunk == 1) {
+			if (linear && chunk == 1 && !(q->carrier && q->kv < sbt)) {
 				extra = !contig && q->kv % P == 0 ? block_bytes : 0;
 				grown = used_tok;
 			} else {
-				extra = contig ? 0 : kvp_frag_seq_bytes(sh, q->kv + chunk, P) -
-						     kvp_frag_seq_bytes(sh, q->kv, P);
-				grown = kvp_frag_used_bytes(sh, q->kv + chunk) -
-					kvp_frag_used_bytes(sh, q->kv);
+				extra = contig ? 0 : own_held(&ow, q->kv + chunk, q->carrier) -
+						     own_held(&ow, q->kv, q->carrier);
+				grown = own_used(&ow, q->kv + chunk, q->carrier) -
+					own_used(&ow, q->kv, q->carrier);
 			}
 			while (extra > pool - held && nrun > k) {
 				struct aseq v = run[--nrun];
-				held -= kvp_frag_seq_bytes(sh, v.kv, P);
-				used -= kvp_frag_used_bytes(sh, v.kv);
+				held -= own_held(&ow, v.kv, v.carrier);
+				used -= own_used(&ow, v.kv, v.carrier);
+				if (v.carrier && ow.sb && --refs == 0) {
+					held -= prefix_held;
+					used -= prefix_used;
+				}
 				/* recompute: its tokens so far are prefilled again */
 				v.p += v.gen;
 				v.o -= v.gen;
@@ -417,8 +465,14 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		bool frag_blocked = false;
 		while (waiting.n && budget && (!cfg->max_seqs || nlazy + nrun < cfg->max_seqs)) {
 			struct aseq *q = ring_front(&waiting);
-			uint64_t chunk = q->p < budget ? q->p : budget;
-			uint64_t need = contig ? q->len : kvp_frag_seq_bytes(sh, chunk, P);
+			/* a carrier that finds the prefix held starts past it (a
+			 * prefix-cache hit: those tokens are neither held again nor
+			 * prefilled); the first takes the prefix blocks too */
+			const bool shares = q->carrier && ow.sb, hit = shares && refs;
+			uint64_t kv0 = hit ? sbt : 0, left = q->p - kv0;
+			uint64_t chunk = left < budget ? left : budget;
+			uint64_t need = contig ? q->len : own_held(&ow, kv0 + chunk, q->carrier) +
+								  (shares && !hit ? prefix_held : 0);
 			if (need > pool - held)
 				break;
 			if (contig && need && !kvp_frag_arena_alloc(arena, need, res->fit, &q->addr)) {
@@ -450,10 +504,11 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				x.queue_s = now - x.arrival_s;
 				res->admitted++;
 			}
-			x.kv = chunk;
+			x.kv = kv0 + chunk;
 			x.ran = true;
 			held += need;
-			used += kvp_frag_used_bytes(sh, chunk);
+			used += own_used(&ow, x.kv, x.carrier) + (shares && !hit ? prefix_used : 0);
+			refs += shares;
 			budget -= chunk;
 			run[nrun++] = x;
 			if (nlazy + nrun > res->peak_sequences)
@@ -483,8 +538,12 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			uint64_t kv = z.C - l->base + 1;
 			if (contig && l->q.len)
 				kvp_frag_arena_release(arena, l->q.addr, l->q.len);
-			held -= contig ? l->q.len : kvp_frag_seq_bytes(sh, kv, P);
-			used -= kvp_frag_used_bytes(sh, kv);
+			held -= contig ? l->q.len : own_held(&ow, kv, l->q.carrier);
+			used -= own_used(&ow, kv, l->q.carrier);
+			if (l->q.carrier && ow.sb && --refs == 0) {
+				held -= prefix_held;
+				used -= prefix_used;
+			}
 			sum_lat += end - l->q.arrival_s;
 			sum_queue += l->q.queue_s;
 			qhist[qbin(l->q.queue_s)]++;
@@ -503,8 +562,12 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			if (ran && q->kv >= q->p && q->gen >= q->o) {
 				if (contig && q->len)
 					kvp_frag_arena_release(arena, q->addr, q->len);
-				held -= contig ? q->len : kvp_frag_seq_bytes(sh, q->kv, P);
-				used -= kvp_frag_used_bytes(sh, q->kv);
+				held -= contig ? q->len : own_held(&ow, q->kv, q->carrier);
+				used -= own_used(&ow, q->kv, q->carrier);
+				if (q->carrier && ow.sb && --refs == 0) {
+					held -= prefix_held;
+					used -= prefix_used;
+				}
 				sum_lat += end - q->arrival_s;
 				sum_queue += q->queue_s;
 				qhist[qbin(q->queue_s)]++;

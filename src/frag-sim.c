@@ -740,16 +740,8 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 					     ? "paged-shared needs a shared prefix (--shared-prefix)"
 					     : "no policy, allocator or block size left");
 	if (cfg->arrival_rate != 0 || (w->arrival_s && w->narrival && cfg->step_time_s > 0)) {
-		/* arrivals over time: the contiguous and paged rows, one after the
-		 * other (paged-shared is not simulated over time) */
-		size_t k = 0;
-		for (size_t i = 0; i < nr; i++)
-			if (rows[i].policy != KVP_FRAG_POLICY_PAGED_SHARED)
-				rows[k++] = rows[i];
-		if (!k)
-			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "policies",
-					     "arrivals over time simulate contiguous-max, "
-					     "contiguous-request and paged, not paged-shared");
+		/* arrivals over time: every row, one after the other */
+		size_t k = nr;
 		for (size_t i = 0; i < k; i++) {
 			struct kvp_frag_config rc = *cfg;
 			if (cfg->has_paged_shape && rows[i].policy >= KVP_FRAG_POLICY_PAGED)

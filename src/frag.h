@@ -194,7 +194,9 @@ struct kvp_frag_result {
 
 /* Arrivals over time, for one contiguous (res->policy, res->fit) or paged
  * (res->policy, res->block_size) row; contiguous rows reserve a request's
- * whole length in the arena at admission and never grow or preempt:
+ * whole length in the arena at admission and never grow or preempt;
+ * paged-shared holds the prefix's full blocks once while a carrier runs, and
+ * a carrier admitted then starts past them (a prefix-cache hit):
  * requests arrive as a Poisson process of cfg->arrival_rate (seeded) or, when
  * that is 0 and the workload has arrival times (a length file's third
  * column), as its rows in order at their own times (Poisson gaps come from a

@@ -16,8 +16,9 @@
  *
  * And 120 random workloads of requests arriving over time (every shape,
  * distribution, allocator and block size as above, tokens per step from 1
- * to 8,192, loads from a third of the pool to three times it) against
- * frag_ref_arrivals, with the same tolerances and the exact p99 queue. */
+ * to 8,192, loads from a third of the pool to three times it, paged-shared
+ * when a prefix is drawn) against frag_ref_arrivals, with the same
+ * tolerances and the exact p99 queue. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -243,7 +244,7 @@ START_TEST(test_arrivals_against_reference)
 {
 	static struct kvp_frag_result rows[KVP_FRAG_MAX_ROWS];
 	load_shapes();
-	uint64_t compared = 0, preempted = 0, refused = 0;
+	uint64_t compared = 0, preempted = 0, refused = 0, shared = 0;
 	for (int c = 0; c < ARRIVAL_CASES; c++) {
 		struct kvp_workload w = {0};
 		struct kvp_frag_config cfg;
@@ -269,7 +270,6 @@ START_TEST(test_arrivals_against_reference)
 		cfg.pool_bytes = seqs * per;
 		if (kvp_frag_seq_bytes(&cfg.shape, cfg.max_len, 1) > cfg.pool_bytes)
 			cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
-		cfg.policy[KVP_FRAG_POLICY_PAGED_SHARED] = false;
 		if (gen(0, 9) == 0)
 			cfg.max_seqs = gen(1, seqs + 1);
 		cfg.nblock = (size_t)gen(1, 2);
@@ -297,6 +297,7 @@ START_TEST(test_arrivals_against_reference)
 			check_arrival_row(c, &rows[i], &ref);
 			preempted += rows[i].preemptions;
 			refused += rows[i].refused_with_free_memory;
+			shared += rows[i].policy == KVP_FRAG_POLICY_PAGED_SHARED;
 			compared++;
 		}
 		kvp_workload_free(&w);
@@ -306,6 +307,7 @@ START_TEST(test_arrivals_against_reference)
 	ck_assert_uint_ge(compared, 3 * ARRIVAL_CASES);
 	ck_assert_uint_gt(preempted, 0);
 	ck_assert_uint_gt(refused, 0);
+	ck_assert_uint_ge(shared, 10);
 }
 END_TEST
 

@@ -886,6 +886,50 @@ START_TEST(test_arrivals_little_contiguous)
 }
 END_TEST
 
+START_TEST(test_arrivals_shared)
+{
+	/* paged-shared over time: every request carries a prefix of 64 tokens
+	 * = 4 blocks of 16 before its 100-token prompt, and 10 output tokens;
+	 * at 200 requests/s and 10 ms steps two arrive per step on average and
+	 * each runs 10 steps (its prefill samples the first token, then 9
+	 * decodes): about 20 at once.  A carrier
+	 * admitted while another runs holds only its own 164 + 9 - 64 = 109
+	 * tokens at the end (7 blocks of 16 beyond the 4 shared), where paged
+	 * holds ceil(173 / 16) = 11; so paged-shared holds less, and the same
+	 * requests finish (nothing preempted in a pool of 100,000 tokens). */
+	setup("fixed:100", "fixed:10", 100000, 4096);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_PAGED] = true;
+	cfg.policy[KVP_FRAG_POLICY_PAGED_SHARED] = true;
+	cfg.prefix_tokens = 64;
+	cfg.prefix_fraction = 1;
+	cfg.arrival_rate = 200;
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.requests = 5000;
+	run();
+	ck_assert_uint_eq(nrows, 2);
+	const struct kvp_frag_result *pg = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	const struct kvp_frag_result *sh = row(KVP_FRAG_POLICY_PAGED_SHARED, -1, 16);
+	ck_assert_uint_eq(pg->completed, 5000);
+	ck_assert_uint_eq(sh->completed, 5000);
+	ck_assert_uint_eq(sh->preemptions, 0);
+	/* the same schedule (nothing waits for memory): the same latency */
+	ck_assert_double_eq_tol(sh->mean_latency_s, pg->mean_latency_s, 1e-12);
+	/* held per running sequence: paged between 11 blocks at the end and
+	 * ceil(164 / 16) = 11 at admission, so 11 x 16 = 176 tokens; shared
+	 * 7 own blocks (112 tokens) plus the 4 shared blocks split among about
+	 * 20: under 112 + 64 / 2 = 144 tokens' bytes */
+	ck_assert_double_eq_tol(pg->held_bytes_per_sequence, 176, 1e-9);
+	ck_assert(sh->held_bytes_per_sequence < 144);
+	ck_assert(sh->held_bytes_per_sequence > 112);
+	ck_assert_double_eq_tol(sh->mean_live_sequences,
+				sh->throughput_rps * (sh->mean_latency_s - sh->mean_queue_s), 1e-9);
+}
+END_TEST
+
 START_TEST(test_arrivals_errors)
 {
 	struct kvp_error err = {0};
@@ -902,14 +946,11 @@ START_TEST(test_arrivals_errors)
 			 KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "step_time");
 	cfg.step_time_s = 0.01;
-	/* paged-shared is not simulated over time */
-	memset(cfg.policy, 0, sizeof cfg.policy);
-	cfg.policy[KVP_FRAG_POLICY_PAGED_SHARED] = true;
-	cfg.prefix_tokens = 10;
-	cfg.prefix_fraction = 1;
+	/* no tokens per step */
+	cfg.max_batched_tokens = 0;
 	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
 			 KVP_STATUS_INVALID);
-	ck_assert_str_eq(err.field, "policies");
+	ck_assert_str_eq(err.field, "max_batched_tokens");
 }
 END_TEST
 
@@ -936,6 +977,7 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_shape_vllm_groups);
 	tcase_add_test(core, test_arrivals_little);
 	tcase_add_test(core, test_arrivals_little_contiguous);
+	tcase_add_test(core, test_arrivals_shared);
 	tcase_set_timeout(core, 120);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

@@ -384,9 +384,43 @@ struct aref {
 	bool admitted, ran, carrier;
 };
 
-static uint64_t aref_held(const struct ref *r, const struct aref *q)
+/* paged-shared: the carriers' first sb blocks of the full layers are the
+ * shared prefix's, counted once (aref_total) while any carrier runs */
+static uint64_t aref_own(const struct ref *r, uint64_t kv, bool carrier, uint64_t sb)
 {
-	return r->paged ? bytes_at(&r->cfg->shape, q->kv, r->P) : q->len;
+	uint64_t b = bytes_at(&r->cfg->shape, kv, r->P);
+	uint64_t n = (kv + r->P - 1) / r->P;
+	if (carrier && sb)
+		b -= (n < sb ? n : sb) * r->P * r->cfg->shape.token_bytes[0];
+	return b;
+}
+
+static uint64_t aref_held(const struct ref *r, const struct aref *q, uint64_t sb)
+{
+	return r->paged ? aref_own(r, q->kv, q->carrier, sb) : q->len;
+}
+
+static uint64_t aref_used(const struct ref *r, const struct aref *q, uint64_t sb)
+{
+	uint64_t b = bytes_at(&r->cfg->shape, q->kv, 1), t = sb * r->P;
+	if (q->carrier && sb)
+		b -= (q->kv < t ? q->kv : t) * r->cfg->shape.token_bytes[0];
+	return b;
+}
+
+/* Held or used bytes of all running sequences, the shared prefix once. */
+static uint64_t aref_total(const struct ref *r, const struct aref *live, size_t n, uint64_t sb,
+			   bool used)
+{
+	uint64_t b = 0;
+	bool carrying = false;
+	for (size_t j = 0; j < n; j++) {
+		b += used ? aref_used(r, &live[j], sb) : aref_held(r, &live[j], sb);
+		carrying = carrying || live[j].carrier;
+	}
+	if (sb && carrying)
+		b += sb * r->P * r->cfg->shape.token_bytes[0];
+	return b;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -405,6 +439,10 @@ bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workl
 	r.P = r.paged ? block : 1;
 	const struct kvp_frag_shape *sh = &cfg->shape;
 	const uint64_t pool = cfg->pool_bytes, M = cfg->max_batched_tokens;
+	/* paged-shared: floor(k / P) blocks of a first class that keeps every token */
+	const uint64_t sb = policy == KVP_FRAG_POLICY_PAGED_SHARED && sh->nclass &&
+			    (sh->layer[0].kind == KVP_LAYER_FULL || sh->layer[0].kind == KVP_LAYER_MLA)
+		? cfg->prefix_tokens / r.P : 0;
 	const double dt = cfg->step_time_s, R = cfg->arrival_rate;
 	size_t most = (size_t)cfg->requests + 2;
 	struct aref *live = malloc(most * sizeof *live), *wait = malloc(most * sizeof *wait);
@@ -458,11 +496,10 @@ bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workl
 			uint64_t want = s->kv < s->p ? s->p - s->kv : 1;
 			uint64_t chunk = want < budget ? want : budget;
 			if (r.paged) {
-				uint64_t extra = bytes_at(sh, s->kv + chunk, r.P) - bytes_at(sh, s->kv, r.P);
+				uint64_t extra = aref_own(&r, s->kv + chunk, s->carrier, sb) -
+						 aref_own(&r, s->kv, s->carrier, sb);
 				for (;;) {
-					uint64_t held = 0;
-					for (size_t j = 0; j < nlive; j++)
-						held += aref_held(&r, &live[j]);
+					uint64_t held = aref_total(&r, live, nlive, sb, false);
 					if (extra <= pool - held || nlive == k)
 						break;
 					struct aref v = live[--nlive];
@@ -484,10 +521,16 @@ bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workl
 		bool frag_blocked = false;
 		while (nwait && budget && (!cfg->max_seqs || nlive < cfg->max_seqs)) {
 			struct aref *s = &wait[0];
-			uint64_t chunk = s->p < budget ? s->p : budget;
-			uint64_t need = r.paged ? bytes_at(sh, chunk, r.P) : s->len, held = 0;
+			/* a carrier finding the prefix held starts past its blocks */
+			bool carrying = false;
 			for (size_t j = 0; j < nlive; j++)
-				held += aref_held(&r, &live[j]);
+				carrying = carrying || live[j].carrier;
+			uint64_t kv0 = s->carrier && sb && carrying ? sb * r.P : 0;
+			uint64_t chunk = s->p - kv0 < budget ? s->p - kv0 : budget;
+			uint64_t need = r.paged ? aref_own(&r, kv0 + chunk, s->carrier, sb) : s->len;
+			if (s->carrier && sb && !carrying)
+				need += sb * r.P * sh->token_bytes[0];
+			uint64_t held = aref_total(&r, live, nlive, sb, false);
 			if (need > pool - held)
 				break;
 			if (!r.paged && !hole_take(&r, need, &s->addr)) {
@@ -506,18 +549,15 @@ bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workl
 				x.queue_s = now - x.arrival_s;
 				out->admitted++;
 			}
-			x.kv = chunk;
+			x.kv = kv0 + chunk;
 			x.ran = true;
 			budget -= chunk;
 			live[nlive++] = x;
 			if (nlive > out->peak_sequences)
 				out->peak_sequences = nlive;
 		}
-		uint64_t held = 0, used = 0;
-		for (size_t j = 0; j < nlive; j++) {
-			held += aref_held(&r, &live[j]);
-			used += bytes_at(sh, live[j].kv, 1);
-		}
+		uint64_t held = aref_total(&r, live, nlive, sb, false);
+		uint64_t used = aref_total(&r, live, nlive, sb, true);
 		sum_live += (double)nlive;
 		sum_used += (double)used;
 		sum_held += (double)held;

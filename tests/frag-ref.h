@@ -33,8 +33,9 @@ bool frag_ref_run(const struct kvp_frag_config *cfg, const struct kvp_workload *
 		  struct frag_ref_row *out);
 
 /* The same row with requests arriving over time (cfg->arrival_rate > 0,
- * cfg->step_time_s, cfg->max_batched_tokens): contiguous or paged, not
- * paged-shared.  false when memory runs out. */
+ * cfg->step_time_s, cfg->max_batched_tokens), any policy; in paged-shared a
+ * carrier admitted while another runs starts past the shared prefix's
+ * blocks.  false when memory runs out. */
 bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 		       enum kvp_frag_policy policy, enum kvp_frag_fit fit, uint32_t block,
 		       struct frag_ref_row *out);
