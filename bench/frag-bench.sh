@@ -43,7 +43,7 @@ bench() {
 	end=$(date +%s.%N)
 	awk -v s="$start" -v e="$end" -v n="$reqs" -v l="$label" -v goal="${TARGET:-}" -v c="$cpu_s" \
 		'BEGIN { t = e - s; u = c != "" ? c : t
-			 printf "%-44s %8.3f s wall %8.3f s CPU %12.0f requests/CPU-s", l, t, u, n / u
+			 printf "%-52s %8.3f s wall %8.3f s CPU %12.0f requests/CPU-s", l, t, u, n / u
 			 if (goal != "") printf "   (target %s s: %s)", goal, u <= goal ? "met" : "MISSED"
 			 printf "\n" }'
 }
@@ -56,7 +56,7 @@ peak() {
 	if [ -x /usr/bin/time ]; then
 		/usr/bin/time -f "%M" -o /tmp/frag-bench.$$ $pin "$kvplan" frag $common \
 			--requests "$reqs" "$@" >/dev/null
-		printf '%-44s %8s KiB peak resident\n' "$label" "$(cat /tmp/frag-bench.$$)"
+		printf '%-52s %8s KiB peak resident\n' "$label" "$(cat /tmp/frag-bench.$$)"
 		rm -f /tmp/frag-bench.$$
 	fi
 }
@@ -68,6 +68,11 @@ TARGET=0.25 bench "paged, block 16" "$n" --policies paged --block-sizes 16
 # once), 20 ms steps, 8,192 tokens per step
 TARGET=1 bench "paged, block 16, --arrival-rate 20" "$n" --policies paged --block-sizes 16 \
 	--arrival-rate 20 --step-time 0.02
+# arrivals on the other policies (no target: the arena's cost, as below)
+bench "contiguous-request, first fit, --arrival-rate 20" "$n" --policies contiguous-request \
+	--allocator first-fit --arrival-rate 20 --step-time 0.02
+bench "paged-shared, block 16 (512:0.5), --arrival-rate 20" "$n" --policies paged-shared \
+	--block-sizes 16 --shared-prefix 512:0.5 --arrival-rate 20 --step-time 0.02
 bench "paged, block 1" "$n" --policies paged --block-sizes 1
 bench "paged-shared, block 16 (prefix 512:0.5)" "$n" --policies paged-shared --block-sizes 16 \
 	--shared-prefix 512:0.5
