@@ -595,6 +595,37 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				nrun -= lead;
 			}
 		}
+#ifdef KVP_CHECK_INVARIANTS
+		/* test builds: the kept bytes and carriers against a recount of
+		 * every running sequence, the lazy ones from the clock */
+		uint64_t rh = 0, ru = 0, rc = 0;
+		for (uint32_t k = z.head; k != NIL; k = z.s[k].next) {
+			const struct aseq *q = &z.s[k].q;
+			uint64_t kv = z.C - z.s[k].base;
+			rh += contig ? q->len : own_held(&ow, kv, q->carrier);
+			ru += own_used(&ow, kv, q->carrier);
+			rc += q->carrier && ow.sb;
+		}
+		for (size_t k = 0; k < nrun; k++) {
+			rh += contig ? run[k].len : own_held(&ow, run[k].kv, run[k].carrier);
+			ru += own_used(&ow, run[k].kv, run[k].carrier);
+			rc += run[k].carrier && ow.sb;
+		}
+		if (rc) {
+			rh += prefix_held;
+			ru += prefix_used;
+		}
+		if (rh != held || ru != used || rc != refs) {
+			fprintf(stderr, "kvplan frag: invariant failed: arrivals, %s block %u, seed "
+				"%llu, step %llu: held %llu B, used %llu B, %llu carriers; recounted "
+				"%llu, %llu, %llu\n", kvp_frag_policy_name(res->policy), P,
+				(unsigned long long)cfg->seed, (unsigned long long)i,
+				(unsigned long long)held, (unsigned long long)used,
+				(unsigned long long)refs, (unsigned long long)rh,
+				(unsigned long long)ru, (unsigned long long)rc);
+			abort();
+		}
+#endif
 		i++;
 	}
 	if (held != 0 || used != 0 || done + res->dropped != total) {
