@@ -51,13 +51,16 @@ static void help(void)
 	       "  --requests N              requests simulated (default 100000)\n"
 	       "  --warmup N                admissions before measuring (default requests/10)\n"
 	       "  --seed S                  random seed (default 1); same seed, same numbers\n"
-	       "Arrivals over time (paged rows only; without them every request waits):\n"
+	       "Arrivals over time (every policy; without them every request waits):\n"
 	       "  --arrival-rate R          requests per second, Poisson (seeded by --seed)\n"
-	       "  --step-time S             seconds per scheduler step (required with a rate,\n"
-	       "                            or to replay a --lengths file's third column of\n"
-	       "                            arrival times, prompt,output,arrival_s);\n"
-	       "                            each step: a decode token per running sequence and\n"
-	       "                            prefill chunks up to --max-batched-tokens\n"
+	       "  --step-time S             seconds per scheduler step: each step a decode\n"
+	       "                            token per running sequence and prefill chunks up\n"
+	       "                            to --max-batched-tokens (default with a rate: the\n"
+	       "                            perf model's decode step, as kvplan perf's\n"
+	       "                            tpot_s, of B = ceil(R x mean output x step)\n"
+	       "                            sequences at mean prompt + (mean output - 1) / 2\n"
+	       "                            tokens); alone, replays a --lengths file's third\n"
+	       "                            column of arrival times, prompt,output,arrival_s\n"
 	       "Prefix cache:\n"
 	       "  --prefix-cache N[:S]      LRU over N distinct prefixes of the shared-prefix\n"
 	       "                            length with Zipf(S) popularity (default S = 1)\n"
@@ -262,7 +265,7 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 			const struct kvp_workload *w, const struct kvp_frag_config *fc,
 			const struct kvp_frag_result *rows, size_t n, int rec, const char *reason,
 			bool max_fits, const struct cache_row *cache, size_t ncache,
-			const struct kvp_frag_cache_config *cc)
+			const struct kvp_frag_cache_config *cc, const struct kvp_frag_report *rep)
 {
 	const struct kvp_spec *s = &b->spec;
 	char t1[64], t2[64], t3[64], sp[128], so[128];
@@ -321,13 +324,24 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 		       rows[0].arrival_rate, fc->arrival_rate > 0 ? "Poisson" : "the file's times",
 		       fc->step_time_s,
 		       (unsigned long long)fc->max_batched_tokens);
-		printf("%-9s %12s %12s %10s %12s %9s %14s\n", "P", "queue s", "p99 queue s",
-		       "live", "latency s", "preempt", "throughput/s");
-		for (size_t i = 0; i < n; i++)
-			printf("%-9u %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n", rows[i].block_size,
-			       rows[i].mean_queue_s, rows[i].p99_queue_s, rows[i].mean_live_sequences,
+		if (rep->step_from_perf)
+			printf("  step: the perf model's decode step of %llu sequences at %llu tokens "
+			       "(--step-time to set it)\n", (unsigned long long)rep->step_batch,
+			       (unsigned long long)rep->step_context);
+		printf("%-18s %-9s %12s %12s %10s %12s %9s %14s\n", "policy", "P/alloc", "queue s",
+		       "p99 queue s", "live", "latency s", "preempt", "throughput/s");
+		for (size_t i = 0; i < n; i++) {
+			char what[16];
+			if (rows[i].policy >= KVP_FRAG_POLICY_PAGED)
+				snprintf(what, sizeof what, "%u", rows[i].block_size);
+			else
+				snprintf(what, sizeof what, "%s", rows[i].fit ? "best" : "first");
+			printf("%-18s %-9s %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n",
+			       kvp_frag_policy_name(rows[i].policy), what, rows[i].mean_queue_s,
+			       rows[i].p99_queue_s, rows[i].mean_live_sequences,
 			       rows[i].mean_latency_s, (unsigned long long)rows[i].preemptions,
 			       rows[i].throughput_rps);
+		}
 		printf("  live = arrival rate x (latency - queue) when nothing is preempted "
 		       "(Little's law).\n");
 	}
@@ -385,14 +399,23 @@ static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
 #define FRAG_US_PER_ARRIVAL_ROW 1.0
 #define FRAG_PROGRESS_FROM_S 10.0
 
-/* Progress on stderr, at each further tenth of the requests. */
+/* Progress on stderr, at each further tenth of the requests; arrivals run
+ * their rows one after the other, each from 0 again. */
+struct progress_state {
+	unsigned tenth;
+	uint64_t last;
+};
+
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
-	unsigned *tenth = ctx;
+	struct progress_state *ps = ctx;
+	if (done < ps->last)
+		ps->tenth = 0; /* the next row */
+	ps->last = done;
 	unsigned now = (unsigned)((double)done / (double)total * 10);
-	if (now <= *tenth)
+	if (now <= ps->tenth)
 		return;
-	*tenth = now;
+	ps->tenth = now;
 	char t1[64], t2[64];
 	kvp_format_u64(done, t1, sizeof t1);
 	kvp_format_u64(total, t2, sizeof t2);
@@ -449,9 +472,6 @@ int kvp_cmd_frag(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!c.model)
 		return kvp_cli_usage_error(cmd, "--model is required");
-	if (o.has_rate && !o.has_step)
-		return kvp_cli_usage_error(cmd, "--arrival-rate needs --step-time S (the seconds of "
-					   "one scheduler step)");
 
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
@@ -494,15 +514,24 @@ int kvp_cmd_frag(int argc, char **argv)
 	memcpy(fo.policy, o.policy, sizeof fo.policy);
 	/* more requests than a minute's simulation: say so up front and show
 	 * progress (the rows run side by side over one stream) */
-	size_t nb = o.nblock ? o.nblock : 7, est_rows = o.has_rate || o.has_step ? nb : 4 + 2 * nb;
+	bool over_time = o.has_rate || o.has_step;
+	size_t nb = o.nblock ? o.nblock : 7, nfit = (size_t)o.fit[0] + o.fit[1], est_rows = 0;
+	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
+		if (o.has_policies && !o.policy[p])
+			continue;
+		if (p < KVP_FRAG_POLICY_PAGED)
+			est_rows += nfit;
+		else if (p == KVP_FRAG_POLICY_PAGED || w.prefix_tokens)
+			est_rows += nb; /* paged-shared: with a prefix */
+	}
 	double est_s = (double)(w.arrival_s && !o.has_rate ? w.narrival : o.requests) * (double)est_rows * 1e-6 *
-		       (o.has_rate || o.has_step ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
-	unsigned tenth = 0;
+		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
+	struct progress_state tenth = {0};
 	if (est_s > FRAG_PROGRESS_FROM_S) {
 		char t1[64];
 		kvp_format_u64(o.requests, t1, sizeof t1);
-		fprintf(stderr, "kvplan frag: %s requests over about %zu rows: about %.0f s; "
-			"progress follows\n", t1, est_rows, est_s);
+		fprintf(stderr, "kvplan frag: %s requests over about %zu row%s: about %.0f s; "
+			"progress follows\n", t1, est_rows, est_rows == 1 ? "" : "s", est_s);
 		fo.progress = progress;
 		fo.progress_ctx = &tenth;
 	}
@@ -599,7 +628,7 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 
 	if (c.format == KVP_FORMAT_TABLE) {
-		print_table(b, &g, &w, fc, rows, n, rec, reason, rep->max_fits, cache, ncache, &cc);
+		print_table(b, &g, &w, fc, rows, n, rec, reason, rep->max_fits, cache, ncache, &cc, rep);
 		rc = KVP_EXIT_OK;
 		goto out;
 	}

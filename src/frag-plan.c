@@ -3,10 +3,12 @@
  * size; and the run as a record (the JSON/CSV output contract). */
 #include "frag.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dist.h"
+#include "perf.h"
 
 void kvp_frag_opts_init(struct kvp_frag_opts *o)
 {
@@ -22,6 +24,69 @@ uint64_t kvp_frag_max_len(const struct kvp_frag_opts *fo, const struct kvp_workl
 	return fo->max_len ? fo->max_len
 	       : w->max_len ? w->max_len
 	       : o->context ? o->context : m->max_context;
+}
+
+/* The step time of arrivals when none is given: the perf model's decode step
+ * (kvp_perf_decode_step, kvplan perf's decode row) of B sequences at the
+ * mean decode context C = mean prompt (with the shared prefix's share) +
+ * (mean output - 1) / 2, as kvplan perf times a row, capped at max_len.  B is
+ * what the arrival rate keeps running by Little's law: a request is in
+ * service about one step per output token, so B = ceil(R x mean output x
+ * step), from B = 1 until it settles (both grow together, so it only rises),
+ * at most the sequences of mean length the pool holds and the step's tokens. */
+static kvp_status frag_step_from_perf(const struct kvp_model *m, const struct kvp_gpu *g,
+				      struct kvp_frag_report *out, double R, struct kvp_error *err)
+{
+	struct kvp_frag_config *fc = &out->cfg;
+	const struct kvp_workload *w = out->workload;
+	struct kvp_perf_hw hw;
+	struct kvp_perf_ctx ctx;
+	kvp_status st;
+	if ((st = kvp_perf_hw_from_gpu(g, m, &hw, err)) ||
+	    (st = kvp_perf_init(&ctx, &out->budget.spec, out->budget.weights_bytes, &hw, err))) {
+		/* say what the step needed it for, and the way around */
+		if (!err)
+			return st;
+		struct kvp_error e = *err;
+		return kvp_error_set(err, st, e.path[0] ? e.path : NULL, e.line, e.col,
+				     e.field[0] ? e.field : NULL,
+				     "%s (the step time of --arrival-rate comes from the perf "
+				     "model); or give --step-time", e.msg);
+	}
+	double prompt = kvp_dist_mean(&w->prompt) + (double)fc->prefix_tokens * fc->prefix_fraction;
+	double output = kvp_dist_mean(&w->output);
+	double ctx_tokens = prompt + (output > 1 ? (output - 1) / 2 : 0);
+	uint64_t context = ctx_tokens < (double)fc->max_len ? (uint64_t)llround(ctx_tokens) : fc->max_len;
+	if (!context)
+		context = 1;
+	/* caps: the pool at the mean length, the step's tokens (one each) */
+	double total = prompt + output < (double)fc->max_len ? prompt + output : (double)fc->max_len;
+	uint64_t one = kvp_frag_seq_bytes(&fc->shape, total > 1 ? (uint64_t)llround(total) : 1, 1);
+	uint64_t cap = one ? fc->pool_bytes / one : fc->max_batched_tokens;
+	if (cap > fc->max_batched_tokens)
+		cap = fc->max_batched_tokens;
+	if (!cap)
+		cap = 1;
+	uint64_t B = 1;
+	struct kvp_perf_step step;
+	for (unsigned k = 0;; k++) {
+		if ((st = kvp_perf_decode_step(&ctx, B, context, &step, err)))
+			return st;
+		double want = ceil(R * output * step.time_s);
+		uint64_t next = want < 1 ? 1 : want >= (double)cap ? cap : (uint64_t)want;
+		if (next <= B || k == 100000)
+			break;
+		B = next;
+	}
+	if (!(step.time_s > 0) || !isfinite(step.time_s))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "step_time",
+				     "the perf model gives no decode step time for this model and "
+				     "GPU: give --step-time");
+	fc->step_time_s = step.time_s;
+	out->step_from_perf = true;
+	out->step_batch = B;
+	out->step_context = context;
+	return KVP_STATUS_OK;
 }
 
 kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -46,6 +111,8 @@ kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
 	kvp_frag_config_init(fc);
 	if ((st = kvp_frag_shape_from_spec(&out->budget.spec, &fc->shape, err)))
 		return st;
+	/* vLLM pages the hybrid models' layers in padded groups */
+	fc->has_paged_shape = kvp_frag_shape_vllm(&out->budget, &fc->paged_shape);
 	fc->pool_bytes = out->budget.kv_pool_bytes;
 	fc->max_len = max_len;
 	fc->max_tokens = fo->max_tokens;
@@ -77,6 +144,10 @@ kvp_status kvp_frag_plan(const struct kvp_model *m, const struct kvp_gpu *g,
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "shared_prefix",
 				     "%llu tokens leave no room under max_len %llu",
 				     (unsigned long long)fc->prefix_tokens, (unsigned long long)max_len);
+	/* a rate without a step time: the perf model's decode step */
+	if (fo->arrival_rate > 0 && !(fo->step_time_s > 0) &&
+	    (st = frag_step_from_perf(m, g, out, fo->arrival_rate, err)))
+		return st;
 	out->max_fits = kvp_frag_seq_bytes(&fc->shape, max_len, 1) <= fc->pool_bytes;
 	if (!out->max_fits)
 		fc->policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
@@ -150,6 +221,13 @@ bool kvp_frag_to_record(const struct kvp_frag_report *rep, struct kvp_record *r)
 	     kvp_record_u64(r, "kv_bytes_per_token", kvp_frag_token_bytes(&fc->shape)) &&
 	     kvp_record_u64(r, "engine_max_sequences", b->max_sequences) &&
 	     kvp_record_bool(r, "contiguous_max_fits", rep->max_fits);
+	if (ok && rep->nrows && rep->rows[0].over_time)
+		ok = kvp_record_f64(r, "step_time_s", fc->step_time_s) &&
+		     kvp_record_str(r, "step_time_from", rep->step_from_perf ? "perf" : "option") &&
+		     (rep->step_from_perf ? kvp_record_u64(r, "step_time_batch", rep->step_batch) &&
+					    kvp_record_u64(r, "step_time_context", rep->step_context)
+					  : kvp_record_null(r, "step_time_batch") &&
+					    kvp_record_null(r, "step_time_context"));
 	/* kvp_record_push and kvp_record_rec own what they are given, even on failure */
 	for (size_t i = 0; ok && i < rep->nrows; i++) {
 		struct kvp_record *x = kvp_frag_row_to_record(&rep->rows[i]);

@@ -42,6 +42,66 @@ kvp_status kvp_frag_shape_from_spec(const struct kvp_spec *s, struct kvp_frag_sh
 	return KVP_STATUS_OK;
 }
 
+bool kvp_frag_shape_vllm(const struct kvp_budget *b, struct kvp_frag_shape *out)
+{
+	static const enum kvp_layer_kind order[] = {KVP_LAYER_FULL, KVP_LAYER_SLIDING,
+						    KVP_LAYER_CHUNKED};
+	const struct kvp_spec *s = &b->spec;
+	if (b->engine != KVP_ENGINE_VLLM || !b->group_size || b->group[KVP_LAYER_MAMBA].layers ||
+	    s->seq_bytes)
+		return false;
+	uint32_t kinds = 0;
+	bool windows = false;
+	uint64_t page_token = 0; /* the largest layer's bytes per token */
+	for (int k = 0; k < KVP_LAYER_KIND_COUNT; k++)
+		kinds += b->group[k].layers > 0;
+	for (uint32_t i = 0; i < s->num_layers; i++) {
+		const struct kvp_spec_layer *l = &s->layers[i];
+		windows = windows || l->kind == KVP_LAYER_SLIDING || l->kind == KVP_LAYER_CHUNKED;
+		if (l->token_bytes > page_token)
+			page_token = l->token_bytes;
+	}
+	if (kinds < 2 && !windows)
+		return false;
+	struct kvp_frag_shape sh;
+	memset(&sh, 0, sizeof sh);
+	for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+		const struct kvp_budget_group *g = &b->group[order[o]];
+		if (!g->layers)
+			continue;
+		/* the kind's window from its first layer; full: every token */
+		struct kvp_spec_layer rep = {.kind = KVP_LAYER_FULL};
+		for (uint32_t i = 0; i < s->num_layers && order[o] != KVP_LAYER_FULL; i++)
+			if (s->layers[i].kind == order[o]) {
+				rep = s->layers[i];
+				break;
+			}
+		uint64_t slots, bytes, real = 0;
+		if (!kvp_mul(g->groups, b->group_size, &slots) || !kvp_mul(slots, page_token, &bytes))
+			return false;
+		/* the bytes of the real layers in these groups: a kind that forms no
+		 * group of its own (a window with the hybrid manager off, MLA) is
+		 * paged with the full layers */
+		for (uint32_t i = 0; i < s->num_layers; i++) {
+			enum kvp_layer_kind k = s->layers[i].kind;
+			if (k == KVP_LAYER_NONE || k == KVP_LAYER_MAMBA)
+				continue;
+			if (k == KVP_LAYER_MLA || !b->group[k].layers)
+				k = KVP_LAYER_FULL;
+			if (k == order[o])
+				real += s->layers[i].token_bytes;
+		}
+		sh.layer[sh.nclass] = rep;
+		sh.token_bytes[sh.nclass] = bytes;
+		sh.used_token_bytes[sh.nclass] = real < bytes ? real : bytes;
+		sh.nclass++;
+	}
+	if (!sh.nclass)
+		return false;
+	*out = sh;
+	return true;
+}
+
 void kvp_frag_shape_tokens(struct kvp_frag_shape *out, uint64_t token_bytes)
 {
 	memset(out, 0, sizeof *out);
@@ -56,6 +116,18 @@ uint64_t kvp_frag_token_bytes(const struct kvp_frag_shape *sh)
 	for (uint32_t c = 0; c < sh->nclass; c++)
 		t += sh->token_bytes[c];
 	return t;
+}
+
+uint64_t kvp_frag_used_bytes(const struct kvp_frag_shape *sh, uint64_t n)
+{
+	uint64_t total = sh->seq_bytes, t;
+	for (uint32_t c = 0; c < sh->nclass; c++) {
+		uint64_t ub = sh->used_token_bytes[c] ? sh->used_token_bytes[c] : sh->token_bytes[c];
+		if (!kvp_mul(kvp_spec_layer_tokens(&sh->layer[c], n, 1), ub, &t) ||
+		    !kvp_add(total, t, &total))
+			return UINT64_MAX;
+	}
+	return total;
 }
 
 uint64_t kvp_frag_seq_bytes(const struct kvp_frag_shape *sh, uint64_t n, uint32_t block)

@@ -92,6 +92,8 @@ struct sim {
 	enum kvp_frag_fit fit;
 	uint32_t P, nclass;
 	uint64_t tb[KVP_FRAG_MAX_CLASSES];      /* bytes per token */
+	uint64_t ub[KVP_FRAG_MAX_CLASSES];      /* of which hold tokens (tb less padding) */
+	uint64_t sub;                           /* used bytes of the shared prefix blocks */
 	uint64_t bpb[KVP_FRAG_MAX_CLASSES];     /* bytes per block: P * tb */
 	uint64_t cap_blk[KVP_FRAG_MAX_CLASSES]; /* blocks held at most */
 	uint64_t cap_tok[KVP_FRAG_MAX_CLASSES]; /* tokens used at most */
@@ -154,9 +156,9 @@ static inline uint64_t used_bytes(const struct sim *s, uint64_t l, bool carrier)
 {
 	uint64_t b = s->seq_bytes;
 	for (uint32_t c = 0; c < s->nclass; c++)
-		b += (l < s->cap_tok[c] ? l : s->cap_tok[c]) * s->tb[c];
+		b += (l < s->cap_tok[c] ? l : s->cap_tok[c]) * s->ub[c];
 	if (carrier && s->shared)
-		b -= s->sb * s->bpb[0];
+		b -= s->sub;
 	return b;
 }
 
@@ -240,7 +242,7 @@ static void seq_remove(struct sim *s, uint32_t i)
 				s->bucket[c][q->key]--;
 		if (q->prefix && s->shared && --s->prefix_refs == 0) {
 			s->held -= s->sb * s->bpb[0];
-			s->used -= s->sb * s->bpb[0];
+			s->used -= s->sub;
 		}
 	} else {
 		s->held -= q->resv;
@@ -295,7 +297,7 @@ static bool seq_admit(struct sim *s, const struct kvp_frag_req *r, uint64_t need
 		s->min_need = own;
 	if (s->paged) {
 		if (r->prefix && s->shared && s->prefix_refs++ == 0)
-			s->used += s->sb * s->bpb[0];
+			s->used += s->sub;
 		uint64_t P = s->P, blocks = kvp_cdiv(r->p, P);
 		q->key = (uint32_t)((s->t + 1 + P - r->p % P) % P);
 		for (uint32_t c = 0; c < s->nclass; c++) {
@@ -412,7 +414,7 @@ static void sim_recount(struct sim *s)
 		live++;
 	}
 	if (s->shared && carriers) {
-		used += s->sb * s->bpb[0];
+		used += s->sub;
 		held += s->sb * s->bpb[0];
 	}
 	KVP_FRAG_ASSERT(s, used == s->used && held == s->held && live == s->live,
@@ -447,7 +449,7 @@ static uint64_t growth_bytes(const struct sim *s)
 {
 	uint64_t d = 0;
 	for (uint32_t c = 0; c < s->nclass; c++)
-		d += s->growing[c] * s->tb[c];
+		d += s->growing[c] * s->ub[c];
 	return d;
 }
 
@@ -576,6 +578,7 @@ static bool sim_init(struct sim *s, const struct kvp_frag_config *cfg, struct kv
 		return false;
 	for (uint32_t c = 0; c < s->nclass; c++) {
 		s->tb[c] = sh->token_bytes[c];
+		s->ub[c] = sh->used_token_bytes[c] ? sh->used_token_bytes[c] : sh->token_bytes[c];
 		s->bpb[c] = s->tb[c] * s->P;
 		s->cap_blk[c] = class_cap_blocks(sh, c, s->P);
 		s->cap_tok[c] = class_cap_blocks(sh, c, 1);
@@ -584,6 +587,7 @@ static bool sim_init(struct sim *s, const struct kvp_frag_config *cfg, struct kv
 	}
 	if (s->shared && s->nclass && s->cap_blk[0] == UINT64_MAX)
 		s->sb = cfg->prefix_tokens / s->P;
+	s->sub = s->nclass ? s->sb * s->P * s->ub[0] : 0;
 	if (!s->paged && !(s->arena = kvp_frag_arena_new(s->pool, s->fit == KVP_FRAG_FIT_BEST)))
 		return false;
 	return true;
@@ -701,6 +705,10 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 				     (unsigned long long)cfg->prefix_tokens,
 				     (unsigned long long)cfg->max_len);
 	uint64_t biggest = kvp_frag_seq_bytes(&cfg->shape, cfg->max_len, KVP_FRAG_MAX_BLOCK);
+	if (cfg->has_paged_shape &&
+	    (kvp_frag_seq_bytes(&cfg->paged_shape, cfg->max_len, KVP_FRAG_MAX_BLOCK) == UINT64_MAX ||
+	     kvp_frag_token_bytes(&cfg->paged_shape) > UINT64_MAX / KVP_FRAG_MAX_BLOCK))
+		biggest = UINT64_MAX;
 	if (biggest == UINT64_MAX || kvp_frag_token_bytes(&cfg->shape) > UINT64_MAX / KVP_FRAG_MAX_BLOCK)
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "max_len",
 				     "bytes of one sequence overflow 64 bits");
@@ -732,16 +740,13 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 					     ? "paged-shared needs a shared prefix (--shared-prefix)"
 					     : "no policy, allocator or block size left");
 	if (cfg->arrival_rate != 0 || (w->arrival_s && w->narrival && cfg->step_time_s > 0)) {
-		/* arrivals over time: the paged rows, one after the other */
-		size_t k = 0;
-		for (size_t i = 0; i < nr; i++)
-			if (rows[i].policy == KVP_FRAG_POLICY_PAGED)
-				rows[k++] = rows[i];
-		if (!k)
-			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "policies",
-					     "arrivals over time simulate the paged policy only");
+		/* arrivals over time: every row, one after the other */
+		size_t k = nr;
 		for (size_t i = 0; i < k; i++) {
-			kvp_status st = kvp_frag_arrivals_run(cfg, w, &rows[i], err);
+			struct kvp_frag_config rc = *cfg;
+			if (cfg->has_paged_shape && rows[i].policy >= KVP_FRAG_POLICY_PAGED)
+				rc.shape = cfg->paged_shape;
+			kvp_status st = kvp_frag_arrivals_run(&rc, w, &rows[i], err);
 			if (st)
 				return st;
 			if (i < max)
@@ -756,13 +761,20 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 				     (unsigned long long)cfg->max_len);
 	struct sim *sims = calloc(nr ? nr : 1, sizeof *sims);
 	struct kvp_frag_req *buf = malloc(CHUNK * sizeof *buf);
+	/* each row's own settings: the paged rows take paged_shape when set */
+	struct kvp_frag_config *rc = malloc((nr ? nr : 1) * sizeof *rc);
 	kvp_status st = KVP_STATUS_OK;
-	if (!sims || !buf) {
+	if (!sims || !buf || !rc) {
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 		goto out;
 	}
+	for (size_t i = 0; i < nr; i++) {
+		rc[i] = *cfg;
+		if (cfg->has_paged_shape && rows[i].policy >= KVP_FRAG_POLICY_PAGED)
+			rc[i].shape = cfg->paged_shape;
+	}
 	for (size_t i = 0; i < nr; i++)
-		if (!sim_init(&sims[i], cfg, &rows[i])) {
+		if (!sim_init(&sims[i], &rc[i], &rows[i])) {
 			st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 			nr = i + 1;
 			goto out;
@@ -783,7 +795,7 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 			st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 			goto out;
 		}
-		sim_finish(&sims[i], cfg);
+		sim_finish(&sims[i], &rc[i]);
 		if (sims[i].broken) {
 			st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
 					   "a consistency check failed (a bug): %s", sims[i].why);
@@ -797,6 +809,7 @@ out:
 		sim_free(&sims[i]);
 	free(sims);
 	free(buf);
+	free(rc);
 	return st;
 }
 

@@ -59,6 +59,9 @@ const char *kvp_frag_fit_name(enum kvp_frag_fit f);
 struct kvp_frag_shape {
 	uint32_t nclass;
 	uint64_t token_bytes[KVP_FRAG_MAX_CLASSES];
+	/* of which hold tokens: token_bytes less the padding of vLLM's groups
+	 * (kvp_frag_shape_vllm); 0: all of token_bytes */
+	uint64_t used_token_bytes[KVP_FRAG_MAX_CLASSES];
 	struct kvp_spec_layer layer[KVP_FRAG_MAX_CLASSES];
 	uint64_t seq_bytes;
 };
@@ -66,12 +69,25 @@ struct kvp_frag_shape {
 /* Group the spec's layers into classes.  INVALID when the model keeps no KV. */
 kvp_status kvp_frag_shape_from_spec(const struct kvp_spec *s, struct kvp_frag_shape *out,
 				    struct kvp_error *err);
+/* vLLM's hybrid KV groups as kvp_budget_compute lays them out for budget b
+ * (engine vllm): each kind's layers fill groups of group_size layer slots,
+ * the last one padded, every slot a page of the largest layer's bytes per
+ * token, so a class holds groups x group_size x those bytes per token (a
+ * window capped as for any layer of its kind; with the hybrid manager off,
+ * every layer keeps every token).  false, *out untouched, when the layer
+ * list already counts the same (one kind of layer, no window) or for Mamba
+ * hybrids (their page grows to hold a state: the layer list is kept). */
+bool kvp_frag_shape_vllm(const struct kvp_budget *b, struct kvp_frag_shape *out);
 /* A shape of plain tokens: one unbounded class of token_bytes (for tests and
  * for pools counted in tokens). */
 void kvp_frag_shape_tokens(struct kvp_frag_shape *out, uint64_t token_bytes);
 /* Bytes one sequence of n tokens holds in blocks of P tokens (P = 1: exact);
  * equals kvp_spec_seq_bytes for a shape from that spec.  UINT64_MAX on overflow. */
 uint64_t kvp_frag_seq_bytes(const struct kvp_frag_shape *sh, uint64_t n, uint32_t block);
+/* Bytes one sequence of n tokens fills with tokens (the padding of vLLM's
+ * groups left out): kvp_frag_seq_bytes at P = 1 for a shape without
+ * padding.  UINT64_MAX on overflow. */
+uint64_t kvp_frag_used_bytes(const struct kvp_frag_shape *sh, uint64_t n);
 /* Bytes per token of all classes together. */
 uint64_t kvp_frag_token_bytes(const struct kvp_frag_shape *sh);
 
@@ -107,6 +123,10 @@ size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a);
 
 struct kvp_frag_config {
 	struct kvp_frag_shape shape;
+	/* the paged rows' shape when it differs (vLLM's hybrid KV groups, padding
+	 * included: kvp_frag_shape_vllm); the contiguous rows keep shape */
+	struct kvp_frag_shape paged_shape;
+	bool has_paged_shape;
 	uint64_t pool_bytes;          /* the KV pool (kvp_budget_compute's kv_pool_bytes) */
 	uint64_t max_len;             /* contiguous-max reservation, and the cap of p + o */
 	uint64_t max_tokens;          /* contiguous-request: requested max tokens; 0: o itself */
@@ -172,18 +192,23 @@ struct kvp_frag_result {
 	uint64_t completed;
 };
 
-/* Arrivals over time, for one paged row (res->policy, res->block_size):
+/* Arrivals over time, for one contiguous (res->policy, res->fit) or paged
+ * (res->policy, res->block_size) row; contiguous rows reserve a request's
+ * whole length in the arena at admission and never grow or preempt;
+ * paged-shared holds the prefix's full blocks once while a carrier runs, and
+ * a carrier admitted then starts past them (a prefix-cache hit):
  * requests arrive as a Poisson process of cfg->arrival_rate (seeded) or, when
  * that is 0 and the workload has arrival times (a length file's third
- * column), as its rows in order at their own times; they wait
+ * column), as its rows in order at their own times (Poisson gaps come from a
+ * generator of their own seeded with seed ^ 0x5851f42d4c957f2d); they wait
  * first come first served, are admitted when their first prefill chunk's
  * blocks fit; each step of cfg->step_time_s gives every running sequence one
  * decode token and the prefills chunks of what is left of
  * cfg->max_batched_tokens; a sequence that finds no free block preempts the
  * newest (recompute: back to the front of the queue).  The run lasts until
  * every request has finished.  Memory: the running and waiting requests.
- * Errors: INVALID (rate, step time or budget not positive and finite);
- * NOMEM; INTERNAL when a conservation check fails. */
+ * Errors: INVALID (rate, step time or budget not positive and finite, a
+ * paged-shared row); NOMEM; INTERNAL when a conservation check fails. */
 kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 				 struct kvp_frag_result *res, struct kvp_error *err);
 
@@ -262,8 +287,8 @@ struct kvp_frag_opts {
 	bool has_policies;            /* policy[] replaces the default (all) */
 	uint32_t block_sizes[KVP_FRAG_MAX_BLOCK_SIZES];
 	size_t nblock;                /* 0: the budget's block_size, else the defaults */
-	double arrival_rate;          /* > 0: arrivals over time (then step_time_s > 0) */
-	double step_time_s;
+	double arrival_rate;          /* > 0: arrivals over time */
+	double step_time_s;           /* 0 with a rate: the perf model's decode step */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total); /* see kvp_frag_config */
 	void *progress_ctx;
 };
@@ -289,6 +314,10 @@ struct kvp_frag_report {
 	size_t nrows;
 	int recommended;                     /* a row index, or -1 */
 	char reason[512];
+	/* arrivals: cfg.step_time_s is the perf model's decode step of step_batch
+	 * sequences at step_context tokens (frag-plan.c says how they are chosen) */
+	bool step_from_perf;
+	uint64_t step_batch, step_context;
 };
 
 /* Run `kvplan frag` for model m on GPU g (o: the split, dtypes and budget

@@ -12,7 +12,13 @@
  * the mean sequences are sums of up to 10^6 byte counts in doubles, added in
  * a different order (the simulator integrates the contiguous growth in
  * closed form over the steps it skips), so they must agree to 1e-9 of the
- * pool.  The workload generator is seeded: a failure names the case. */
+ * pool.  The workload generator is seeded: a failure names the case.
+ *
+ * And 120 random workloads of requests arriving over time (every shape,
+ * distribution, allocator and block size as above, tokens per step from 1
+ * to 8,192, loads from a third of the pool to three times it, paged-shared
+ * when a prefix is drawn) against frag_ref_arrivals, with the same
+ * tolerances and the exact p99 queue. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -200,11 +206,117 @@ START_TEST(test_against_reference)
 }
 END_TEST
 
+/* ------------------------------------------------------------ arrivals */
+
+#define ARRIVAL_CASES 120
+
+/* The arrivals rows against frag_ref_arrivals: counts exactly, shares of the
+ * pool to SHARE_TOL, means of times and sequences to 1e-9 of themselves; the
+ * simulator's p99 queue is the upper edge of a 1 % log bin, so it lies in
+ * [exact, 1.01 exact] (or is 0 below 1 us); 2 % allows the bin's edge. */
+static void check_arrival_row(int c, const struct kvp_frag_result *x, const struct frag_ref_row *y)
+{
+	check_row(c, x, y);
+	char what[96];
+	snprintf(what, sizeof what, "arrivals case %d, %s %s %u", c,
+		 kvp_frag_policy_name(x->policy), x->block_size ? "block" : kvp_frag_fit_name(x->fit),
+		 x->block_size);
+	ck_assert_msg(x->completed == y->completed, "%s: completed %llu vs ref %llu", what,
+		      (unsigned long long)x->completed, (unsigned long long)y->completed);
+	const double a[4] = {x->mean_queue_s, x->mean_live_sequences, x->mean_latency_s,
+			     x->throughput_rps};
+	const double b[4] = {y->mean_queue_s, y->mean_live_sequences, y->mean_latency_s,
+			     y->throughput_rps};
+	static const char *const names[4] = {"queue", "live", "latency", "throughput"};
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(fabs(a[i] - b[i]) <= 1e-9 * (1 + fabs(b[i])), "%s: %s %.12g vs ref %.12g",
+			      what, names[i], a[i], b[i]);
+	if (y->p99_queue_s < 1e-6)
+		ck_assert_msg(x->p99_queue_s <= 1.02e-6, "%s: p99 %g vs ref %g", what, x->p99_queue_s,
+			      y->p99_queue_s);
+	else
+		ck_assert_msg(x->p99_queue_s >= y->p99_queue_s / 1.02 &&
+			      x->p99_queue_s <= y->p99_queue_s * 1.02,
+			      "%s: p99 %g vs ref %g", what, x->p99_queue_s, y->p99_queue_s);
+}
+
+START_TEST(test_arrivals_against_reference)
+{
+	static struct kvp_frag_result rows[KVP_FRAG_MAX_ROWS];
+	load_shapes();
+	uint64_t compared = 0, preempted = 0, refused = 0, shared = 0;
+	for (int c = 0; c < ARRIVAL_CASES; c++) {
+		struct kvp_workload w = {0};
+		struct kvp_frag_config cfg;
+		struct kvp_error err = {0};
+		kvp_frag_config_init(&cfg);
+		cfg.shape = shapes[gen(0, nshapes - 1)];
+		cfg.max_len = gen(8, 2048);
+		uint64_t pmean = gen(1, cfg.max_len / 2), omean = gen(0, 60);
+		int pk = (int)gen(0, 5), ok = (int)gen(0, 5);
+		make_dist(pk, pmean, false, &w.prompt);
+		make_dist(ok, omean, true, &w.output);
+		if (pk == 5 && ok == 5 && w.prompt.n == w.output.n)
+			w.paired = gen(0, 1);
+		if (gen(0, 3) == 0) {
+			cfg.prefix_tokens = gen(1, cfg.max_len - 1);
+			cfg.prefix_fraction = (double)gen(1, 10) / 10;
+		}
+		if (gen(0, 4) == 0)
+			cfg.max_tokens = gen(1, 64);
+		/* the pool: 2 to 60 sequences of the mean length */
+		uint64_t seqs = (uint64_t[]){2, 5, 20, 50}[gen(0, 3)] + gen(0, 10);
+		uint64_t per = kvp_frag_seq_bytes(&cfg.shape, pmean + omean + cfg.prefix_tokens / 2, 1);
+		cfg.pool_bytes = seqs * per;
+		if (kvp_frag_seq_bytes(&cfg.shape, cfg.max_len, 1) > cfg.pool_bytes)
+			cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = false;
+		if (gen(0, 9) == 0)
+			cfg.max_seqs = gen(1, seqs + 1);
+		cfg.nblock = (size_t)gen(1, 2);
+		for (size_t b = 0; b < cfg.nblock; b++)
+			cfg.block_sizes[b] = (uint32_t)(gen(0, 3) == 0 ? (uint64_t[]){1, 16, 256}[gen(0, 2)]
+							    : gen(1, 256));
+		/* tokens per step from a few (prefills in many chunks, decodes
+		 * starved) to plenty; a load from a third of the pool to three
+		 * times it (in service about omean + 1 steps) */
+		cfg.max_batched_tokens = gen(0, 2) == 0 ? gen(1, 64) : gen(64, 8192);
+		cfg.step_time_s = (double)gen(1, 100) / 1000;
+		double load = (double)gen(30, 300) / 100;
+		cfg.arrival_rate = load * (double)seqs / ((double)(omean + 1) * cfg.step_time_s);
+		cfg.requests = gen(100, 600);
+		cfg.seed = (uint64_t)c + 1000;
+		w.max_len = cfg.max_len;
+		size_t n;
+		kvp_status st = kvp_frag_run(&cfg, &w, rows, KVP_FRAG_MAX_ROWS, &n, &err);
+		ck_assert_msg(st == KVP_STATUS_OK, "arrivals case %d: %s: %s", c, err.field, err.msg);
+		for (size_t i = 0; i < n; i++) {
+			struct frag_ref_row ref;
+			ck_assert(rows[i].over_time);
+			ck_assert(frag_ref_arrivals(&cfg, &w, rows[i].policy, rows[i].fit,
+						    rows[i].block_size, &ref));
+			check_arrival_row(c, &rows[i], &ref);
+			preempted += rows[i].preemptions;
+			refused += rows[i].refused_with_free_memory;
+			shared += rows[i].policy == KVP_FRAG_POLICY_PAGED_SHARED;
+			compared++;
+		}
+		kvp_workload_free(&w);
+	}
+	/* contiguous-request (two allocators) and a paged row in every case, and
+	 * the cases reach preemption and external fragmentation */
+	ck_assert_uint_ge(compared, 3 * ARRIVAL_CASES);
+	ck_assert_uint_gt(preempted, 0);
+	ck_assert_uint_gt(refused, 0);
+	ck_assert_uint_ge(shared, 10);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("frag-ref");
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_against_reference);
+	tcase_add_test(core, test_arrivals_against_reference);
 	tcase_set_timeout(core, 300);
 	suite_add_tcase(s, core);
 	SRunner *sr = srunner_create(s);

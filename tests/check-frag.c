@@ -733,6 +733,70 @@ START_TEST(test_issue14_event_order)
 }
 END_TEST
 
+/* ------------------------------------------------------------ vLLM groups */
+
+START_TEST(test_shape_vllm_groups)
+{
+	/* Gemma 3 4B (profiles/models/gemma-3-4b.yaml): 34 layers, 5 full and 29
+	 * sliding (window 1,024), 4 KV heads x 256 d_h x 2 (K, V) x 2 B = 4,096 B
+	 * per token per layer.  vLLM's hybrid manager (kv_cache_utils.py): group
+	 * size 5 (the smaller count, as 29 >= 1.5 x 5), 1 full group and
+	 * ceil(29 / 5) = 6 sliding groups, 1 padding slot: the full class holds
+	 * 5 x 4,096 = 20,480 B per token, the sliding class 6 x 5 x 4,096 =
+	 * 122,880 B of which 29 x 4,096 = 118,784 hold tokens. */
+	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_budget *b = malloc(sizeof *b);
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_frag_shape sh;
+	ck_assert_msg(kvp_model_load("gemma-3-4b", m, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_gpu_load("h100-sxm", &g, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_budget_opts bo = {.par = {1, 1}, .batch = 1, .context = 4096,
+				     .engine = KVP_ENGINE_VLLM};
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(b->padding_layers, 1);
+	ck_assert(kvp_frag_shape_vllm(b, &sh));
+	ck_assert_uint_eq(sh.nclass, 2);
+	ck_assert_int_eq(sh.layer[0].kind, KVP_LAYER_FULL);
+	ck_assert_uint_eq(sh.token_bytes[0], 20480);
+	ck_assert_uint_eq(sh.used_token_bytes[0], 20480);
+	ck_assert_int_eq(sh.layer[1].kind, KVP_LAYER_SLIDING);
+	ck_assert_uint_eq(sh.layer[1].window, 1024);
+	ck_assert_uint_eq(sh.token_bytes[1], 122880);
+	ck_assert_uint_eq(sh.used_token_bytes[1], 118784);
+	/* 1,000 tokens in blocks of 16: 63 blocks = 1,008 slots in both classes
+	 * (the window's cap, ceil(1,023 / 16) + 1 = 65 blocks, is not reached):
+	 * 1,008 x (20,480 + 122,880) = 144,506,880 B held, 1,000 x (20,480 +
+	 * 118,784) = 139,264,000 B of tokens */
+	ck_assert_uint_eq(kvp_frag_seq_bytes(&sh, 1000, 16), 144506880);
+	ck_assert_uint_eq(kvp_frag_used_bytes(&sh, 1000), 139264000);
+	/* 4,000 tokens: the window holds 65 blocks = 1,040 slots; full 250 blocks
+	 * = 4,000: 4,000 x 20,480 + 1,040 x 122,880 = 81,920,000 + 127,795,200 */
+	ck_assert_uint_eq(kvp_frag_seq_bytes(&sh, 4000, 16), 209715200);
+	/* the hybrid manager off: one group of all 34 layers, no padding, the
+	 * windows keep every token: 34 x 4,096 = 139,264 B per token */
+	bo.hybrid_off = true;
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(kvp_frag_shape_vllm(b, &sh));
+	ck_assert_uint_eq(sh.nclass, 1);
+	ck_assert_int_eq(sh.layer[0].kind, KVP_LAYER_FULL);
+	ck_assert_uint_eq(sh.token_bytes[0], 139264);
+	ck_assert_uint_eq(sh.used_token_bytes[0], 139264);
+	ck_assert_uint_eq(kvp_frag_seq_bytes(&sh, 4000, 16), 4000ull * 139264);
+	/* the generic engine, and a model of full layers only: the layer list */
+	bo.hybrid_off = false;
+	bo.engine = KVP_ENGINE_GENERIC;
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(!kvp_frag_shape_vllm(b, &sh));
+	ck_assert_msg(kvp_model_load("llama-3.1-8b", m, &err) == KVP_STATUS_OK, "%s", err.msg);
+	bo.engine = KVP_ENGINE_VLLM;
+	ck_assert_msg(kvp_budget_compute(m, &g, &bo, b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(!kvp_frag_shape_vllm(b, &sh));
+	free(b);
+	free(m);
+}
+END_TEST
+
 /* ------------------------------------------------------------ arrivals */
 
 START_TEST(test_arrivals_little)
@@ -745,6 +809,8 @@ START_TEST(test_arrivals_little)
 	setup("fixed:100", "uniform:1,100", 1000000, 4096);
 	static const uint32_t b[] = {16};
 	only_blocks(b, 1);
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_PAGED] = true;
 	cfg.arrival_rate = 20;
 	cfg.step_time_s = 0.01;
 	cfg.max_batched_tokens = 8192;
@@ -775,6 +841,95 @@ START_TEST(test_arrivals_little)
 }
 END_TEST
 
+START_TEST(test_arrivals_little_contiguous)
+{
+	/* The workload of test_arrivals_little on the contiguous rows: a
+	 * reservation of 4,096 tokens (contiguous-max) leaves room for 244 in
+	 * the pool of 1,000,000, one of p + o <= 200 tokens (contiguous-request)
+	 * for at least 5,000; about 10 run at once, so nothing waits for memory
+	 * and both allocators give the same numbers.  Little's law exactly with
+	 * the measured completion rate, and about 20 x 0.505 = 10.1 running. */
+	setup("fixed:100", "uniform:1,100", 1000000, 4096);
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = true;
+	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_REQUEST] = true;
+	cfg.arrival_rate = 20;
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.requests = 20000;
+	run();
+	ck_assert_uint_eq(nrows, 4);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct kvp_frag_result *r = &rows[i];
+		ck_assert(r->over_time);
+		ck_assert_uint_eq(r->completed, 20000);
+		ck_assert_uint_eq(r->refused_with_free_memory, 0);
+		ck_assert_double_eq_tol(r->mean_live_sequences,
+					r->throughput_rps * (r->mean_latency_s - r->mean_queue_s), 1e-9);
+		ck_assert_double_eq_tol(r->mean_live_sequences, 20 * 0.505, 0.041 * 10.1);
+		ck_assert(r->p99_queue_s <= 0.01 * 1.01);
+		/* the same requests at the same times, never held back: alike */
+		ck_assert_double_eq_tol(r->mean_latency_s, rows[0].mean_latency_s, 1e-12);
+		ck_assert_double_eq_tol(r->used_fraction + r->internal_waste_fraction +
+					r->external_waste_fraction + r->free_fraction, 1, 1e-9);
+		ck_assert_double_eq(r->external_waste_fraction, 0);
+	}
+	/* contiguous-max holds 4,096 tokens per running sequence: held = 4,096 x
+	 * live of the 1,000,000-token pool; used = live x mean tokens held */
+	const struct kvp_frag_result *mx = row(KVP_FRAG_POLICY_CONTIGUOUS_MAX, 0, 0);
+	ck_assert_double_eq_tol(mx->used_fraction + mx->internal_waste_fraction,
+				4096 * mx->mean_live_sequences / 1e6, 1e-9);
+	/* contiguous-request holds p + o = 100 + o per sequence, under 200 */
+	const struct kvp_frag_result *rq = row(KVP_FRAG_POLICY_CONTIGUOUS_REQUEST, 0, 0);
+	ck_assert(rq->used_fraction + rq->internal_waste_fraction <
+		  200 * rq->mean_live_sequences / 1e6);
+}
+END_TEST
+
+START_TEST(test_arrivals_shared)
+{
+	/* paged-shared over time: every request carries a prefix of 64 tokens
+	 * = 4 blocks of 16 before its 100-token prompt, and 10 output tokens;
+	 * at 200 requests/s and 10 ms steps two arrive per step on average and
+	 * each runs 10 steps (its prefill samples the first token, then 9
+	 * decodes): about 20 at once.  A carrier
+	 * admitted while another runs holds only its own 164 + 9 - 64 = 109
+	 * tokens at the end (7 blocks of 16 beyond the 4 shared), where paged
+	 * holds ceil(173 / 16) = 11; so paged-shared holds less, and the same
+	 * requests finish (nothing preempted in a pool of 100,000 tokens). */
+	setup("fixed:100", "fixed:10", 100000, 4096);
+	static const uint32_t b[] = {16};
+	only_blocks(b, 1);
+	memset(cfg.policy, 0, sizeof cfg.policy);
+	cfg.policy[KVP_FRAG_POLICY_PAGED] = true;
+	cfg.policy[KVP_FRAG_POLICY_PAGED_SHARED] = true;
+	cfg.prefix_tokens = 64;
+	cfg.prefix_fraction = 1;
+	cfg.arrival_rate = 200;
+	cfg.step_time_s = 0.01;
+	cfg.max_batched_tokens = 8192;
+	cfg.requests = 5000;
+	run();
+	ck_assert_uint_eq(nrows, 2);
+	const struct kvp_frag_result *pg = row(KVP_FRAG_POLICY_PAGED, -1, 16);
+	const struct kvp_frag_result *sh = row(KVP_FRAG_POLICY_PAGED_SHARED, -1, 16);
+	ck_assert_uint_eq(pg->completed, 5000);
+	ck_assert_uint_eq(sh->completed, 5000);
+	ck_assert_uint_eq(sh->preemptions, 0);
+	/* the same schedule (nothing waits for memory): the same latency */
+	ck_assert_double_eq_tol(sh->mean_latency_s, pg->mean_latency_s, 1e-12);
+	/* held per running sequence: paged between 11 blocks at the end and
+	 * ceil(164 / 16) = 11 at admission, so 11 x 16 = 176 tokens; shared
+	 * 7 own blocks (112 tokens) plus the 4 shared blocks split among about
+	 * 20: under 112 + 64 / 2 = 144 tokens' bytes */
+	ck_assert_double_eq_tol(pg->held_bytes_per_sequence, 176, 1e-9);
+	ck_assert(sh->held_bytes_per_sequence < 144);
+	ck_assert(sh->held_bytes_per_sequence > 112);
+	ck_assert_double_eq_tol(sh->mean_live_sequences,
+				sh->throughput_rps * (sh->mean_latency_s - sh->mean_queue_s), 1e-9);
+}
+END_TEST
+
 START_TEST(test_arrivals_errors)
 {
 	struct kvp_error err = {0};
@@ -791,10 +946,11 @@ START_TEST(test_arrivals_errors)
 			 KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "step_time");
 	cfg.step_time_s = 0.01;
-	memset(cfg.policy, 0, sizeof cfg.policy);
-	cfg.policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] = true;
+	/* no tokens per step */
+	cfg.max_batched_tokens = 0;
 	ck_assert_int_eq(kvp_frag_run(&cfg, &wl, rows, KVP_FRAG_MAX_ROWS, &n, &err),
 			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "max_batched_tokens");
 }
 END_TEST
 
@@ -818,7 +974,10 @@ static Suite *frag_suite(void)
 	tcase_add_test(core, test_recommend_metadata);
 	tcase_add_test(core, test_prefix_cache);
 	tcase_add_test(core, test_issue14_event_order);
+	tcase_add_test(core, test_shape_vllm_groups);
 	tcase_add_test(core, test_arrivals_little);
+	tcase_add_test(core, test_arrivals_little_contiguous);
+	tcase_add_test(core, test_arrivals_shared);
 	tcase_set_timeout(core, 120);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

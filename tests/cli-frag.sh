@@ -50,6 +50,35 @@ expect_csv contiguous-max first-fit "" refused_with_free_memory 0
 # 1 header + 3 rows (contiguous-max, contiguous-request, paged 16)
 [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
 
+# vLLM's hybrid KV groups in the paged rows, padding included: Gemma 3 4B
+# (5 full + 29 sliding layers of 4,096 B per token, window 1,024) in groups
+# of 5: 1 full and 6 sliding groups, one padding slot (check-frag.c spells
+# it out).  A 1,000-token request in blocks of 16 holds 63 blocks = 1,008
+# slots in each class: 1,008 x (5 + 30) x 4,096 = 144,506,880 B, of which
+# 1,000 x 34 x 4,096 = 139,264,000 hold tokens.  Pool 61,203,283,968 B:
+#   vllm:    floor(61,203,283,968 / 144,506,880) = 423 sequences; used
+#            423 x 139,264,000 / pool = 0.962508; internal 423 x 5,242,880 /
+#            pool = 0.0362356; blocks pool / (16 x 143,360) = 26,682
+#   generic: 1,008 x 139,264 = 140,378,112 B -> 435 sequences; blocks
+#            pool / (16 x 139,264) = 27,467
+# contiguous rows keep the layers' own bytes: 439 reservations of 1,000
+# tokens (floor(pool / 139,264,000)) with either engine
+gemma="--model gemma-3-4b --gpu h100-sxm --gpu-memory 80GiB --utilization 0.9
+       --weights-bytes 13GiB --activation-bytes 1GiB --overhead-bytes 1GiB"
+run "$KVPLAN" frag $gemma --engine vllm --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--block-sizes 16 --allocator first-fit --requests 2000 --format csv
+expect_rc 0
+expect_csv paged "" 16 max_sequences 423
+expect_csv paged "" 16 used_fraction 0.962508
+expect_csv paged "" 16 internal_waste_fraction 0.0362356
+expect_csv paged "" 16 num_blocks 26682
+expect_csv contiguous-request first-fit "" max_sequences 439
+run "$KVPLAN" frag $gemma --prompt fixed:1000 --output fixed:0 --max-len 4096 \
+	--block-sizes 16 --allocator first-fit --requests 2000 --format csv
+expect_csv paged "" 16 max_sequences 435
+expect_csv paged "" 16 num_blocks 27467
+expect_csv contiguous-request first-fit "" max_sequences 439
+
 # the same lengths from a file, through a workload profile beside it
 run "$KVPLAN" frag $fixed --workload "$data/workloads/fixed-1000.yaml" --block-sizes 16 \
 	--allocator first-fit --requests 2000 --format csv
@@ -150,7 +179,7 @@ for args in "--prompt fixed:10" "--prompt lognormal:5 --output fixed:1" "--promp
 	    "--workload chat --block-sizes 100000" "--workload chat --shared-prefix 64:1.5" \
 	    "--workload chat --shared-prefix 9000" "--workload chat --requests 0" \
 	    "--workload chat --prefix-cache x" "--workload chat --prefix-cache 10" "" \
-	    "--workload chat --bogus" "--workload chat --arrival-rate 2" \
+	    "--workload chat --bogus" \
 	    "--workload chat --step-time 0.02" "--workload chat --arrival-rate 0 --step-time 0.02" \
 	    "--workload chat --arrival-rate inf --step-time 0.02" \
 	    "--workload chat --arrival-rate 2 --step-time 0" \
@@ -170,21 +199,19 @@ expect_err "--policies: empty list"
 run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --policies paged-shared
 expect_rc 2
 expect_err "paged-shared needs a shared prefix"
-run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --arrival-rate 2
-expect_err "--arrival-rate needs --step-time"
 # an empty lengths file, or one of a header only, is an input error
 : > "$tmp/empty.csv"
 run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$tmp/empty.csv"
 expect_rc 3
 expect_err "empty.csv: error: no rows"
 # more requests than a minute's simulation: an estimate, then progress, on
-# stderr (4 contiguous + 2 x 7 paged rows x 10^7 x 0.3 us = 54 s estimated,
-# so 10^7 requests cross the 10 s threshold; --policies paged --block-sizes
-# 16 keeps the run itself short: 1 row)
+# stderr (rows x requests x 0.3 us: 4 contiguous + 7 paged rows x 10^7 = 33 s;
+# --policies paged --block-sizes 16 keeps the run itself short: 1 row x
+# 4 x 10^7 x 0.3 us = 12 s, past the 10 s threshold)
 run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:0 --max-len 4096 \
 	--requests 40000000 --policies paged --block-sizes 16 --format csv
 expect_rc 0
-expect_err "requests over about 6 rows: about 72 s; progress follows"
+expect_err "requests over about 1 row: about 12 s; progress follows"
 expect_err "kvplan frag: 40,000,000 of 40,000,000 requests drawn"
 
 # arrivals over time (tests/check-frag.c checks Little's law): a request of
@@ -197,6 +224,44 @@ expect_json arrival_rate 1
 expect_out '"completed": 2000'
 expect_out '"preemptions": 0'
 expect_out '"mean_queue_s": 0.2'      # 0.25 within sampling error: 0.2xxx
+# a rate without --step-time: the perf model's decode step of B sequences at
+# the mean context 1,000 + (101 - 1) / 2 = 1,050 tokens.  One step reads the
+# 13 GiB = 13,958,643,712 B of weights and B x 1,050 x 524,288 B of KV at
+# 3.35 TB/s x 0.8 (h100-sxm.yaml, KVP_PERF_DECODE_BW_EFFICIENCY) = 2.68e12 B/s;
+# B = ceil(10/s x 101 steps x step):
+#   B 1: (13,958,643,712 + 550,502,400) / 2.68e12 = 5.41386 ms -> ceil(5.468) = 6
+#   B 6: 17,261,658,112 / 2.68e12 = 6.44092 ms -> ceil(6.505) = 7
+#   B 7: 17,812,160,512 / 2.68e12 = 6.64633 ms -> ceil(6.713) = 7, settled
+fixedgpu="$fixed --gpu h100-sxm"
+run "$KVPLAN" frag $fixedgpu --prompt fixed:1000 --output fixed:101 --max-len 4096 \
+	--requests 2000 --block-sizes 16 --arrival-rate 10 --format json
+expect_rc 0
+expect_json step_time_from perf
+expect_json step_time_batch 7
+expect_json step_time_context 1050
+step=$(json step_time_s)
+awk -v s="$step" 'BEGIN { exit !(s > 0.00664632 && s < 0.00664634) }' && ok || bad "step_time_s $step"
+# and kvplan perf, run on its own, times that step alike (its tpot_s at batch
+# 7, prompt 1,050 and one output token: context 1,050)
+"$KVPLAN" perf $fixedgpu --batch 7 --prompt 1050 --output 1 --format json >"$tmp/perf.json"
+tpot=$(sed -n 's/^ *"tpot_s": \([0-9.e-]*\),*$/\1/p' "$tmp/perf.json" | head -n 1)
+name="frag's step time is kvplan perf's tpot_s"
+[ -n "$tpot" ] && [ "$tpot" = "$step" ] && ok || bad "frag $step, perf '$tpot'"
+# the table says where the step comes from
+run "$KVPLAN" frag $fixedgpu --prompt fixed:1000 --output fixed:101 --max-len 4096 \
+	--requests 2000 --block-sizes 16 --arrival-rate 10
+expect_out "step: the perf model's decode step of 7 sequences at 1050 tokens"
+# a GPU profile without bandwidth has no perf step: a clear error
+run "$KVPLAN" frag $fixed --prompt fixed:1000 --output fixed:101 --max-len 4096 \
+	--requests 2000 --block-sizes 16 --arrival-rate 10
+expect_rc 3
+expect_err "bandwidth: needed for latency"
+# given, the step is the option's
+run "$KVPLAN" frag $fixedgpu --prompt fixed:1000 --output fixed:101 --max-len 4096 \
+	--requests 200 --block-sizes 16 --arrival-rate 10 --step-time 0.02 --format json
+expect_json step_time_s 0.02
+expect_json step_time_from option
+expect_json step_time_batch null
 # arrival times from a length file's third column, replayed: three requests
 # of 1,000 prompt tokens and no output at 0, 1 and 2.5 s, 0.5 s steps.  Each
 # is admitted at the start of the step it arrives in (steps 0, 2 and 5:

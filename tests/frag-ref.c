@@ -11,6 +11,7 @@
  * is kept incrementally but the counts. */
 #include "frag-ref.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,4 +361,249 @@ bool frag_ref_run(const struct kvp_frag_config *cfg, const struct kvp_workload *
 	free(r.waiting);
 	free(r.holes);
 	return ok;
+}
+
+/* ------------------------------------------------------------ arrivals */
+
+/* Arrivals over time, read from kvp_frag_arrivals_run's contract in
+ * src/frag.h and the model of frag-arrivals.c's opening comment: requests
+ * arrive at the times of a Poisson process (gaps -ln(1 - u) / R from a
+ * generator of its own, seeded with seed ^ 0x5851f42d4c957f2d, lengths from
+ * the stream above), wait first come first served; step i starts at i dt,
+ * lets in what has arrived, gives each running sequence in admission order a
+ * decode token or its next prefill chunk out of max_batched_tokens (a paged
+ * one that finds too few free bytes preempts the newest: back to the front
+ * of the queue, its tokens to prefill again), admits from the front while the
+ * first chunk's blocks (contiguous: the whole reservation, in one hole) fit,
+ * then samples a token for each sequence that ran with its prompt done and
+ * lets go of those that have all their output.  Everything is recomputed by
+ * scanning the running array. */
+struct aref {
+	double arrival_s, queue_s;
+	uint64_t p, o, kv, gen, addr, len;
+	bool admitted, ran, carrier;
+};
+
+/* paged-shared: the carriers' first sb blocks of the full layers are the
+ * shared prefix's, counted once (aref_total) while any carrier runs */
+static uint64_t aref_own(const struct ref *r, uint64_t kv, bool carrier, uint64_t sb)
+{
+	uint64_t b = bytes_at(&r->cfg->shape, kv, r->P);
+	uint64_t n = (kv + r->P - 1) / r->P;
+	if (carrier && sb)
+		b -= (n < sb ? n : sb) * r->P * r->cfg->shape.token_bytes[0];
+	return b;
+}
+
+static uint64_t aref_held(const struct ref *r, const struct aref *q, uint64_t sb)
+{
+	return r->paged ? aref_own(r, q->kv, q->carrier, sb) : q->len;
+}
+
+static uint64_t aref_used(const struct ref *r, const struct aref *q, uint64_t sb)
+{
+	uint64_t b = bytes_at(&r->cfg->shape, q->kv, 1), t = sb * r->P;
+	if (q->carrier && sb)
+		b -= (q->kv < t ? q->kv : t) * r->cfg->shape.token_bytes[0];
+	return b;
+}
+
+/* Held or used bytes of all running sequences, the shared prefix once. */
+static uint64_t aref_total(const struct ref *r, const struct aref *live, size_t n, uint64_t sb,
+			   bool used)
+{
+	uint64_t b = 0;
+	bool carrying = false;
+	for (size_t j = 0; j < n; j++) {
+		b += used ? aref_used(r, &live[j], sb) : aref_held(r, &live[j], sb);
+		carrying = carrying || live[j].carrier;
+	}
+	if (sb && carrying)
+		b += sb * r->P * r->cfg->shape.token_bytes[0];
+	return b;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+		       enum kvp_frag_policy policy, enum kvp_frag_fit fit, uint32_t block,
+		       struct frag_ref_row *out)
+{
+	struct ref r = {.cfg = cfg, .w = w, .policy = policy, .fit = fit, .out = out};
+	memset(out, 0, sizeof *out);
+	r.paged = policy >= KVP_FRAG_POLICY_PAGED;
+	r.P = r.paged ? block : 1;
+	const struct kvp_frag_shape *sh = &cfg->shape;
+	const uint64_t pool = cfg->pool_bytes, M = cfg->max_batched_tokens;
+	/* paged-shared: floor(k / P) blocks of a first class that keeps every token */
+	const uint64_t sb = policy == KVP_FRAG_POLICY_PAGED_SHARED && sh->nclass &&
+			    (sh->layer[0].kind == KVP_LAYER_FULL || sh->layer[0].kind == KVP_LAYER_MLA)
+		? cfg->prefix_tokens / r.P : 0;
+	const double dt = cfg->step_time_s, R = cfg->arrival_rate;
+	size_t most = (size_t)cfg->requests + 2;
+	struct aref *live = malloc(most * sizeof *live), *wait = malloc(most * sizeof *wait);
+	double *queues = malloc(most * sizeof *queues);
+	r.holes = malloc(most * sizeof *r.holes);
+	if (!live || !wait || !queues || !r.holes) {
+		free(live);
+		free(wait);
+		free(queues);
+		free(r.holes);
+		return false;
+	}
+	r.holes[0] = (struct hole){0, pool};
+	r.nholes = 1;
+	kvp_rng_seed(&r.rng, cfg->seed);
+	struct kvp_rng arr;
+	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL);
+	double next_s = -log(1 - kvp_rng_uniform(&arr)) / R;
+	size_t nlive = 0, nwait = 0, done = 0;
+	bool head_counted = false;
+	double sum_live = 0, sum_used = 0, sum_held = 0, sum_ext = 0, sum_lat = 0, sum_queue = 0;
+	double last_s = 0;
+	for (uint64_t i = 0;;) {
+		double now = (double)i * dt;
+		struct rreq q;
+		while (next_s <= now && peek_stream(&r, &q)) {
+			r.have_next = false;
+			uint64_t t = cfg->max_len;
+			if (policy == KVP_FRAG_POLICY_CONTIGUOUS_REQUEST) {
+				uint64_t want = q.p + (cfg->max_tokens ? cfg->max_tokens : q.o);
+				t = want < t ? want : t;
+			}
+			uint64_t len = r.paged ? 0 : bytes_at(sh, t, 1);
+			if (r.paged ? bytes_at(sh, q.p + q.o, r.P) > pool : len > pool)
+				out->dropped++;
+			else
+				wait[nwait++] = (struct aref){.arrival_s = next_s, .p = q.p, .o = q.o,
+							     .len = len, .carrier = q.carrier};
+			next_s += -log(1 - kvp_rng_uniform(&arr)) / R;
+		}
+		if (!nlive && !nwait) {
+			if (r.drawn == cfg->requests && !r.have_next)
+				break;
+			uint64_t k = (uint64_t)ceil(next_s / dt);
+			i = k > i ? k : i + 1;
+			continue;
+		}
+		uint64_t budget = M;
+		for (size_t k = 0; k < nlive && budget; k++) {
+			struct aref *s = &live[k];
+			uint64_t want = s->kv < s->p ? s->p - s->kv : 1;
+			uint64_t chunk = want < budget ? want : budget;
+			if (r.paged) {
+				uint64_t extra = aref_own(&r, s->kv + chunk, s->carrier, sb) -
+						 aref_own(&r, s->kv, s->carrier, sb);
+				for (;;) {
+					uint64_t held = aref_total(&r, live, nlive, sb, false);
+					if (extra <= pool - held || nlive == k)
+						break;
+					struct aref v = live[--nlive];
+					v.p += v.gen;
+					v.o -= v.gen;
+					v.kv = v.gen = 0;
+					memmove(wait + 1, wait, nwait * sizeof *wait);
+					wait[0] = v;
+					nwait++;
+					out->preemptions++;
+				}
+				if (nlive == k)
+					break;
+			}
+			s->kv += chunk;
+			s->ran = true;
+			budget -= chunk;
+		}
+		bool frag_blocked = false;
+		while (nwait && budget && (!cfg->max_seqs || nlive < cfg->max_seqs)) {
+			struct aref *s = &wait[0];
+			/* a carrier finding the prefix held starts past its blocks */
+			bool carrying = false;
+			for (size_t j = 0; j < nlive; j++)
+				carrying = carrying || live[j].carrier;
+			uint64_t kv0 = s->carrier && sb && carrying ? sb * r.P : 0;
+			uint64_t chunk = s->p - kv0 < budget ? s->p - kv0 : budget;
+			uint64_t need = r.paged ? aref_own(&r, kv0 + chunk, s->carrier, sb) : s->len;
+			if (s->carrier && sb && !carrying)
+				need += sb * r.P * sh->token_bytes[0];
+			uint64_t held = aref_total(&r, live, nlive, sb, false);
+			if (need > pool - held)
+				break;
+			if (!r.paged && !hole_take(&r, need, &s->addr)) {
+				frag_blocked = true;
+				if (!head_counted)
+					out->refused_with_free_memory++;
+				head_counted = true;
+				break;
+			}
+			head_counted = false;
+			struct aref x = *s;
+			memmove(wait, wait + 1, (nwait - 1) * sizeof *wait);
+			nwait--;
+			if (!x.admitted) {
+				x.admitted = true;
+				x.queue_s = now - x.arrival_s;
+				out->admitted++;
+			}
+			x.kv = kv0 + chunk;
+			x.ran = true;
+			budget -= chunk;
+			live[nlive++] = x;
+			if (nlive > out->peak_sequences)
+				out->peak_sequences = nlive;
+		}
+		uint64_t held = aref_total(&r, live, nlive, sb, false);
+		uint64_t used = aref_total(&r, live, nlive, sb, true);
+		sum_live += (double)nlive;
+		sum_used += (double)used;
+		sum_held += (double)held;
+		if (frag_blocked)
+			sum_ext += (double)(pool - held);
+		out->measured_steps++;
+		double end = (double)(i + 1) * dt;
+		size_t k = 0;
+		for (size_t j = 0; j < nlive; j++) {
+			struct aref *s = &live[j];
+			bool ran = s->ran;
+			s->ran = false;
+			if (ran && s->kv >= s->p && s->o)
+				s->gen++;
+			if (ran && s->kv >= s->p && s->gen >= s->o) {
+				if (!r.paged)
+					hole_give(&r, s->addr, s->len);
+				sum_lat += end - s->arrival_s;
+				sum_queue += s->queue_s;
+				queues[done++] = s->queue_s;
+				last_s = end;
+			} else {
+				live[k++] = *s;
+			}
+		}
+		nlive = k;
+		i++;
+	}
+	double steps = last_s / dt;
+	out->completed = done;
+	if (done && steps > 0) {
+		out->mean_live_sequences = sum_live / steps;
+		out->mean_sequences = out->mean_live_sequences;
+		out->mean_latency_s = sum_lat / (double)done;
+		out->mean_queue_s = sum_queue / (double)done;
+		out->throughput_rps = (double)done / last_s;
+		out->used_fraction = sum_used / steps / (double)pool;
+		out->internal_waste_fraction = (sum_held - sum_used) / steps / (double)pool;
+		out->external_waste_fraction = sum_ext / steps / (double)pool;
+		out->free_fraction = 1 - (sum_held + sum_ext) / steps / (double)pool;
+		qsort(queues, done, sizeof *queues, cmp_double);
+		out->p99_queue_s = queues[(size_t)ceil(0.99 * (double)done) - 1];
+	}
+	free(live);
+	free(wait);
+	free(queues);
+	free(r.holes);
+	return true;
 }

@@ -21,6 +21,9 @@ struct frag_ref_row {
 	double mean_sequences;
 	uint64_t peak_sequences, refused_with_free_memory, preemptions, dropped, admitted;
 	uint64_t measured_steps;
+	/* arrivals over time (frag_ref_arrivals); p99_queue_s exact, by sorting */
+	double mean_queue_s, p99_queue_s, mean_live_sequences, mean_latency_s, throughput_rps;
+	uint64_t completed;
 };
 
 /* Simulate one row (policy, with fit for contiguous or block for paged) of
@@ -28,5 +31,13 @@ struct frag_ref_row {
 bool frag_ref_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 		  enum kvp_frag_policy policy, enum kvp_frag_fit fit, uint32_t block,
 		  struct frag_ref_row *out);
+
+/* The same row with requests arriving over time (cfg->arrival_rate > 0,
+ * cfg->step_time_s, cfg->max_batched_tokens), any policy; in paged-shared a
+ * carrier admitted while another runs starts past the shared prefix's
+ * blocks.  false when memory runs out. */
+bool frag_ref_arrivals(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+		       enum kvp_frag_policy policy, enum kvp_frag_fit fit, uint32_t block,
+		       struct frag_ref_row *out);
 
 #endif
