@@ -57,8 +57,9 @@ static void help(void)
 static struct kvp_record *config_record(const struct kvp_size_config *c)
 {
 	struct kvp_record *x = kvp_record_new();
-	char failed[128];
-	kvp_size_fail_format(c->failed, failed, sizeof failed);
+	char failed[128], never[128];
+	kvp_size_fail_format(c->failed, c->never, failed, sizeof failed);
+	kvp_size_fail_format(c->never, 0, never, sizeof never);
 	bool ok = x && kvp_record_str(x, "gpu", c->gpu) && kvp_record_u64(x, "count", c->count) &&
 		  kvp_record_u64(x, "tp", c->tp) && kvp_record_u64(x, "replicas", c->replicas) &&
 		  kvp_record_bool(x, "meets", c->meets) && kvp_record_str(x, "failed", failed) &&
@@ -79,7 +80,10 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_u64(x, "kv_bytes_needed", c->kv_bytes_needed) &&
 		  kvp_record_u64(x, "max_sequences", c->max_sequences) &&
 		  kvp_record_u64(x, "max_num_seqs", c->max_num_seqs) &&
-		  kvp_record_f64(x, "utilization", c->utilization);
+		  kvp_record_f64(x, "utilization", c->utilization) &&
+		  kvp_record_str(x, "never", never) &&
+		  kvp_record_f64(x, "floor_ttft_s", c->floor_ttft_s) &&
+		  kvp_record_f64(x, "floor_tpot_s", c->floor_tpot_s);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -103,6 +107,34 @@ static void fmt_money(double v, char *buf, size_t size)
 		snprintf(buf, size, "?");
 	else
 		kvp_format_fixed(v, 2, "", buf, size); /* a price of 1e61: never cut */
+}
+
+/* The service levels a configuration misses at any replica count, and why:
+ * an idle replica (one sequence, no queue) is as fast as it gets. */
+static void print_never(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_demand *d)
+{
+	bool head = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_size_config *x = &cfg[i];
+		unsigned slo = x->never & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT);
+		if (!slo || (x->never & KVP_SIZE_FAIL_FIXED))
+			continue;
+		if (!head)
+			printf("\nNot met at any replica count (an idle replica: one sequence, no queue):\n");
+		head = true;
+		char a[64], b[64];
+		if (slo & KVP_SIZE_FAIL_TPOT) {
+			fmt_s(x->floor_tpot_s, a, sizeof a);
+			fmt_s(d->slo_tpot_s, b, sizeof b);
+			printf("  %s tp %u: tpot: each decode step takes at least %s > %s\n", x->gpu, x->tp, a, b);
+		}
+		if (slo & KVP_SIZE_FAIL_TTFT) {
+			fmt_s(x->floor_ttft_s, a, sizeof a);
+			fmt_s(d->slo_ttft_s, b, sizeof b);
+			printf("  %s tp %u: ttft: the p%g prompt's prefill alone takes %s > %s\n", x->gpu, x->tp,
+			       d->percentile, a, b);
+		}
+	}
 }
 
 struct price {
@@ -365,7 +397,7 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_str(r, "ttft", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);
 			fmt_s(x->tpot_s, t1, sizeof t1);
 			kvp_record_str(r, "tpot", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);
-			kvp_size_fail_format(x->failed, t3, sizeof t3);
+			kvp_size_fail_format(x->failed, x->never, t3, sizeof t3);
 			kvp_record_str(r, "meets", x->meets ? "yes" : "no");
 			kvp_record_str(r, "failed", t3);
 		}
@@ -375,6 +407,7 @@ int kvp_cmd_size(int argc, char **argv)
 				kvp_record_free(tab[i]);
 			free(tab);
 		}
+		print_never(cfg, n, &d);
 		if (best) {
 			fmt_money(best->cost_per_hour, t1, sizeof t1);
 			fmt_money(best->cost_per_mtok, t2, sizeof t2);

@@ -32,17 +32,21 @@ const char *kvp_size_fail_name(unsigned bit)
 	return "?";
 }
 
-void kvp_size_fail_format(unsigned failed, char *buf, size_t size)
+void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size)
 {
 	size_t len = 0;
 	buf[0] = 0;
-	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
-		if (failed & (1u << i)) {
+	first &= failed;
+	for (int j = 0; j < 2 * KVP_SIZE_FAIL_BITS; j++) {
+		int i = j % KVP_SIZE_FAIL_BITS;
+		bool in_first = (first & (1u << i)) != 0;
+		if ((failed & (1u << i)) && in_first == (j < KVP_SIZE_FAIL_BITS)) {
 			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
 			if (k < 0 || (size_t)k >= size - len)
 				return;
 			len += (size_t)k;
 		}
+	}
 }
 
 double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, double tpot_s)
@@ -236,6 +240,19 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		goto out;
 	out->prefill_s = pre.time_s;
 
+	/* the floor: however many replicas share the rate, each still prefills
+	 * the percentile prompt and decodes at least one sequence, so an idle
+	 * replica's TTFT and TPOT are the best any replica count reaches */
+	enum kvp_perf_bound fb;
+	r->rho = 0;
+	if ((st = step_at(r, 1, &out->floor_tpot_s, &fb, err)))
+		goto out;
+	out->floor_ttft_s = pre_p.time_s;
+	if (d->slo_ttft_s > 0 && out->floor_ttft_s > d->slo_ttft_s)
+		out->never |= KVP_SIZE_FAIL_TTFT;
+	if (d->slo_tpot_s > 0 && out->floor_tpot_s > d->slo_tpot_s)
+		out->never |= KVP_SIZE_FAIL_TPOT;
+
 	/* the rate one replica sees and the sequences it holds */
 	double lambda = 0, c = 1;
 	double cap = fmax(1e4, 100.0 * (double)b->max_sequences);
@@ -332,8 +349,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 	}
 	out->max_num_seqs = hi;
-	out->meets = out->failed == 0;
 out:
+	out->never |= out->failed & KVP_SIZE_FAIL_FIXED;
+	out->failed |= out->never;
+	out->meets = out->failed == 0;
 	free(b);
 	free(r);
 	return st;
@@ -345,7 +364,10 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 {
 	uint32_t maxr = o->max_replicas ? o->max_replicas : SIZE_MAX_REPLICAS;
 	kvp_status st = kvp_size_evaluate(m, g, d, o, tp, 1, out, err);
-	if (st || out->meets || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
+	/* what the search aims at: every constraint that replicas can cure
+	 * (the floor, out->never, does not depend on the replica count) */
+	unsigned never = out->never;
+	if (st || (out->failed & ~never) == 0 || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
 	    (d->rate <= 0 && d->users <= 1))
 		return st;
 	struct kvp_size_config *hi = malloc(sizeof *hi), *mid = malloc(sizeof *mid);
@@ -357,18 +379,18 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 	/* more replicas only lighten each one: the predicate is monotone */
 	if ((st = kvp_size_evaluate(m, g, d, o, tp, maxr, hi, err)))
 		goto out;
-	if (!hi->meets) {
+	if (hi->failed & ~never) {
 		/* only replicas short: say so at max_replicas; else keep one replica */
-		if (!(hi->failed & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
+		if (!(hi->failed & ~never & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
 			*out = *hi;
 		goto out;
 	}
-	uint32_t lo = 1, h = maxr; /* lo fails, h meets */
+	uint32_t lo = 1, h = maxr; /* lo fails, h meets (all but the floor) */
 	while (h - lo > 1) {
 		uint32_t r = lo + (h - lo) / 2;
 		if ((st = kvp_size_evaluate(m, g, d, o, tp, r, mid, err)))
 			goto out;
-		if (mid->meets) {
+		if ((mid->failed & ~never) == 0) {
 			h = r;
 			*hi = *mid;
 		} else {

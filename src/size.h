@@ -48,8 +48,9 @@ enum kvp_size_fail {
 
 /* "split", "weights", "context", "memory", "throughput", "ttft", "tpot". */
 const char *kvp_size_fail_name(unsigned bit);
-/* "memory,tpot" ("" when none). */
-void kvp_size_fail_format(unsigned failed, char *buf, size_t size);
+/* "memory,tpot" ("" when none): the bits of `first` (those no replica count
+ * can cure) before the others, each group in bit order. */
+void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size);
 
 /* What the workload asks of the deployment, derived once. */
 struct kvp_size_demand {
@@ -82,6 +83,11 @@ struct kvp_size_config {
 	uint32_t tp, replicas, count;   /* count = tp x replicas GPUs */
 	bool meets;
 	unsigned failed;                /* enum kvp_size_fail bits */
+	unsigned never;                 /* the bits no replica count cures: the
+					 * fixed ones, and TTFT/TPOT when even an
+					 * idle replica misses them (floor_*) */
+	double floor_ttft_s;            /* idle replica: prefill of the percentile prompt */
+	double floor_tpot_s;            /* idle replica: the step of one sequence */
 	double price_per_hour;          /* one GPU; 0 unknown */
 	double cost_per_hour;           /* the deployment; NAN when the price is unknown */
 	double cost_per_mtok;           /* per million output tokens */
@@ -125,8 +131,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 			     struct kvp_error *err);
 
 /* The fewest replicas (1 .. max_replicas) at which (g, tp) meets every
- * constraint.  When none does, *out is the configuration at one replica with
- * its failures (or, where only replicas are short, at max_replicas). */
+ * constraint.  When a constraint fails at any replica count (out->never),
+ * the fewest replicas at which only those fail; when none does, the
+ * configuration at one replica with its failures (or, where only replicas
+ * are short, at max_replicas). */
 kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 			   const struct kvp_size_demand *d, const struct kvp_size_opts *o,
 			   uint32_t tp, struct kvp_size_config *out, struct kvp_error *err);

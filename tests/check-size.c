@@ -198,6 +198,40 @@ START_TEST(test_failures)
 	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TPOT);
 	ck_assert_uint_eq(c.replicas, 1);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_TPOT);
+	/* The issue's defect: a rate that saturates one replica and a TPOT
+	 * level no replica count meets must be reported as TPOT, not as
+	 * throughput.  An idle replica decodes one sequence of 150 tokens:
+	 * 10 ms of weights + 150 x 524,288 B / 1 TB/s = 10 + 0.0786432 =
+	 * 10.0786432 ms > 10 ms, at any replica count.  The search then stops at
+	 * the fewest replicas where only that fails: 200 requests/s saturates
+	 * 1 and 2 replicas (rho = 200 x 10.0524288 ms / R = 2.01, 1.005), decode
+	 * runs away on 3 and converges on 4 (test_failures' numbers in
+	 * tests/cli-size.sh); the idle prefill of the p90 prompt (100 tokens)
+	 * is S = 10.0524288 ms. */
+	demand.rate = 200;
+	demand.slo_tpot_s = 0.010;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.replicas, 4);
+	ck_assert_double_eq_tol(c.floor_tpot_s, 0.0100786432, 1e-12);
+	ck_assert_double_eq_tol(c.floor_ttft_s, 0.0100524288, 1e-12);
+	/* one replica fails throughput too, and names the floor first */
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_THROUGHPUT | KVP_SIZE_FAIL_TPOT);
+	char order[64];
+	kvp_size_fail_format(c.failed, c.never, order, sizeof order);
+	ck_assert_str_eq(order, "tpot,throughput");
+	/* a TTFT level under the idle prefill (10.05 ms) fails at any count */
+	demand.slo_tpot_s = 0.0107;
+	demand.slo_ttft_s = 0.010;
+	demand.rate = 5;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_TTFT);
+	ck_assert_uint_eq(c.replicas, 2); /* TPOT needs 2 (test_replicas_by_hand) */
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TTFT);
+	demand.slo_ttft_s = 1.0;
 	/* weights of 90 GB on 80 GiB (85.9 GB) */
 	demand.slo_tpot_s = 0.0107;
 	opts.budget.weights_bytes = 90000000000ULL;
@@ -209,9 +243,11 @@ START_TEST(test_failures)
 	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
 	ck_assert(c.failed & KVP_SIZE_FAIL_CONTEXT);
 	char buf[64];
-	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, buf, sizeof buf);
+	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, "memory,tpot");
-	kvp_size_fail_format(0, buf, sizeof buf);
+	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, KVP_SIZE_FAIL_TPOT, buf, sizeof buf);
+	ck_assert_str_eq(buf, "tpot,memory");
+	kvp_size_fail_format(0, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, "");
 	ck_assert_str_eq(kvp_size_fail_name(KVP_SIZE_FAIL_THROUGHPUT), "throughput");
 	kvp_workload_free(&wl);

@@ -77,6 +77,25 @@ expect_rc 1
 expect_json replicas 3
 expect_json failed throughput
 
+# The defect: at 200 requests/s with a TPOT level of 10 ms one
+# replica saturates, but the failure to name is TPOT: an idle replica decodes
+# one sequence of 150 tokens in 10 ms + 150 x 524,288 B / 1 TB/s = 10.0786 ms
+# > 10 ms, at any replica count.  Reported at the fewest replicas where only
+# that fails: 4 (above: 3 cannot keep up).
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
+expect_rc 1
+expect_json failed tpot
+expect_json never tpot
+expect_json replicas 4
+expect_near floor_tpot_s 0.0100786432 1e-9
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
+expect_rc 1
+expect_out "round tp 1: tpot: each decode step takes at least 10.1 ms > 10.0 ms"
+# with one replica at most (rho = 2.01): throughput fails too, named after the floor
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --max-replicas 1 \
+	--format json
+expect_out '"failed": "tpot,throughput"' 
+
 # The example: 30B in 4 bits on 24 GB; in binary round figures 24 GiB
 # - 15 GiB of weights = 9 GiB of KV; Llama-2-7B with fp8 KV keeps 256 KiB per
 # token (2 x 32 x 128 x 1 B x 32), 9 GiB / 256 KiB = 36,864 tokens; a
