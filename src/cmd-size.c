@@ -349,6 +349,16 @@ int kvp_cmd_size(int argc, char **argv)
 		}
 	kvp_size_rank(cfg, n);
 	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
+	/* the command must launch what was planned: a KV dtype the engine
+	 * cannot hold is refused, not replaced by one the plan did not size */
+	if (best && has_emit && !kvp_size_kv_name(emit, m, best->kv_dtype)) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s: %s has no KV cache dtype %s, which the plan "
+					 "sizes; plan with a KV dtype it has (--kv-dtype auto or fp8)",
+					 kvp_engine_name(emit), kvp_engine_name(emit),
+					 kvp_dtype_name(best->kv_dtype));
+		goto out;
+	}
+	bool prefix = w.prefix_tokens > 0 && w.prefix_fraction > 0;
 
 	if (c.format == KVP_FORMAT_TABLE) {
 		char t1[64], t2[64], t3[64];
@@ -392,11 +402,12 @@ int kvp_cmd_size(int argc, char **argv)
 			fmt_money(x->cost_per_mtok, t1, sizeof t1);
 			kvp_record_str(r, "$/Mtok", t1);
 			kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
-			kvp_record_str(r, "C", x->failed & (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
+			unsigned unsized = KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_KV_DTYPE;
+			kvp_record_str(r, "C", x->failed & (unsized | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
 			fmt_s(x->ttft_s, t1, sizeof t1);
-			kvp_record_str(r, "ttft", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);
+			kvp_record_str(r, "ttft", x->failed & unsized ? "-" : t1);
 			fmt_s(x->tpot_s, t1, sizeof t1);
-			kvp_record_str(r, "tpot", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : t1);
+			kvp_record_str(r, "tpot", x->failed & unsized ? "-" : t1);
 			kvp_size_fail_format(x->failed, x->never, t3, sizeof t3);
 			kvp_record_str(r, "meets", x->meets ? "yes" : "no");
 			kvp_record_str(r, "failed", t3);
@@ -420,7 +431,7 @@ int kvp_cmd_size(int argc, char **argv)
 			       best->concurrency, t1, t2);
 			if (has_emit) {
 				printf("\n");
-				kvp_size_emit(stdout, emit, m, best);
+				kvp_size_emit(stdout, emit, m, best, prefix);
 			}
 		} else {
 			printf("\nNo configuration meets every constraint.\n");
@@ -462,7 +473,7 @@ int kvp_cmd_size(int argc, char **argv)
 			size_t len = 0;
 			FILE *f = open_memstream(&buf, &len);
 			if (f) {
-				kvp_size_emit(f, emit, m, best);
+				kvp_size_emit(f, emit, m, best, prefix);
 				fclose(f);
 				ok = kvp_record_str(top, "emit", buf);
 			}

@@ -434,6 +434,7 @@ static const struct field gpu_fields[] = {
 	G("node_gpus", F_U32, node_gpus, false, true),
 	G("scale_out", F_RATE, scale_out_bps, false, true),
 	G("price_per_hour", F_DOUBLE, price_per_hour, false, false),
+	G("compute_capability", F_DOUBLE, compute_capability, false, true),
 	G("l2_cache", F_BYTES, l2_bytes, false, false),
 };
 

@@ -34,6 +34,8 @@ struct kvp_gpu {
 	uint32_t node_gpus;
 	double scale_out_bps;
 	double price_per_hour;     /* USD per GPU-hour, 0 when unknown */
+	double compute_capability; /* NVIDIA major.minor (9.0 Hopper, 10.0 and
+				    * 12.0 Blackwell); 0 when unknown or not NVIDIA */
 	uint64_t l2_bytes;         /* 0 when unknown */
 	/* calibration (from kvbench results); 0 means "use the default" */
 	double decode_bw_efficiency;

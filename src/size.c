@@ -15,6 +15,7 @@
 #include "shape.h"
 #include "shell-quote.h"
 #include "units.h"
+#include "yaml-writer.h"
 
 #define SIZE_SAMPLES 65536   /* requests drawn to measure a workload */
 #define SIZE_SEED 1
@@ -22,7 +23,7 @@
 #define SIZE_MAX_ITER 10000
 
 static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
-	"split", "weights", "context", "memory", "throughput", "ttft", "tpot"};
+	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype"};
 
 const char *kvp_size_fail_name(unsigned bit)
 {
@@ -179,6 +180,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	uint32_t dp = kvp_shape_dp(&o->budget.par);
 	uint64_t ranks = (uint64_t)out->replicas * dp;
 	out->count = tp * dp * out->replicas;
+	out->dp = dp;
+	out->ep = kvp_shape_ep(&o->budget.par);
 	out->price_per_hour = g->price_per_hour;
 	out->cost_per_hour = g->price_per_hour > 0 ? g->price_per_hour * out->count : NAN;
 	out->cost_per_mtok = NAN;
@@ -195,6 +198,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	memset(r, 0, sizeof *r);
 	struct kvp_budget_opts bo = o->budget;
+	if (!bo.block_size)
+		bo.block_size = kvp_size_block_default(bo.engine, m);
 	bo.par.tp = tp;
 	bo.par.pp = 1;
 	bo.context = d->mean_context;
@@ -211,6 +216,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		goto out;
 	}
 	out->kv_dtype = b->spec.kv_dtype;
+	if (!kvp_size_kv_on_gpu(g, b->spec.kv_dtype)) {
+		out->failed = KVP_SIZE_FAIL_KV_DTYPE; /* no point timing a format it cannot hold */
+		goto out;
+	}
 	out->block_size = b->block_size;
 	out->utilization = b->utilization;
 	out->max_batched_tokens = b->max_batched_tokens;
@@ -446,9 +455,26 @@ void kvp_size_rank(struct kvp_size_config *c, size_t n)
 
 /* ---------------------------------------------------------------- emit */
 
-/* The KV cache dtype as each engine spells it; NULL when it has none. */
-static const char *kv_name(enum kvp_engine e, enum kvp_dtype dt, enum kvp_dtype serving)
+bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt)
 {
+	if (dt != KVP_DTYPE_NVFP4)
+		return true;
+	return strcmp(g->vendor, "nvidia") == 0 && g->compute_capability >= 10.0;
+}
+
+uint32_t kvp_size_block_default(enum kvp_engine e, const struct kvp_model *m)
+{
+	if (e != KVP_ENGINE_VLLM)
+		return 0;
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		if (m->layers[i] == KVP_LAYER_MLA)
+			return 64;
+	return 0;
+}
+
+const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum kvp_dtype dt)
+{
+	enum kvp_dtype serving = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
 	bool native = dt == serving || dt == KVP_DTYPE_BF16 || dt == KVP_DTYPE_FP16 ||
 		      dt == KVP_DTYPE_AUTO;
 	switch (e) {
@@ -459,70 +485,139 @@ static const char *kv_name(enum kvp_engine e, enum kvp_dtype dt, enum kvp_dtype 
 	case KVP_ENGINE_TRTLLM:
 		/* kv_cache_config.dtype: auto, fp8, nvfp4 */
 		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8" : dt == KVP_DTYPE_NVFP4 ? "nvfp4" : NULL;
-	default:
+	case KVP_ENGINE_VLLM:
 		/* vLLM CacheDType: auto, fp8, fp8_e4m3, fp8_e5m2 */
 		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8"
 				       : dt == KVP_DTYPE_FP8_E5M2 ? "fp8_e5m2" : NULL;
+	default:
+		return NULL;
 	}
 }
 
+/* The here-document that writes an engine's config file: its delimiter is
+ * quoted, so the shell expands nothing inside, and every line starts with a
+ * key or a space, so none can end it early. */
+#define HEREDOC_END "KVPLAN_EOF"
+
+static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+		      bool prefix)
+{
+	fputs("vllm serve ", f);
+	kvp_sh_word(f, id);
+	fprintf(f, " --tensor-parallel-size %u \\\n"
+		   "    --max-model-len %llu --max-num-seqs %llu \\\n"
+		   "    --gpu-memory-utilization %.4f --kv-cache-dtype ",
+		c->tp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		c->utilization);
+	kvp_sh_word(f, kv);
+	fprintf(f, " --block-size %u \\\n    --max-num-batched-tokens %llu%s", c->block_size,
+		(unsigned long long)c->max_batched_tokens, prefix ? " --enable-prefix-caching" : "");
+	/* data-parallel attention; expert parallelism spreads the experts over
+	 * tp x dp GPUs (shape.h) */
+	if (c->dp > 1)
+		fprintf(f, " \\\n    --data-parallel-size %u", c->dp);
+	if (c->ep > 1)
+		fputs(" --enable-expert-parallel", f);
+	fputc('\n', f);
+	fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
+		(unsigned long long)c->kv_pool_bytes);
+	fputs("# the same as a config file, for: vllm serve --config kvplan-vllm.yaml\n", f);
+	fputs("cat > kvplan-vllm.yaml <<'" HEREDOC_END "'\n", f);
+	kvp_yaml_kv_str(f, 0, "model", id);
+	kvp_yaml_kv_u64(f, 0, "tensor-parallel-size", c->tp);
+	kvp_yaml_kv_u64(f, 0, "max-model-len", c->max_model_len);
+	kvp_yaml_kv_u64(f, 0, "max-num-seqs", c->max_num_seqs);
+	kvp_yaml_kv_f64(f, 0, "gpu-memory-utilization", c->utilization);
+	kvp_yaml_kv_str(f, 0, "kv-cache-dtype", kv);
+	kvp_yaml_kv_u64(f, 0, "block-size", c->block_size);
+	kvp_yaml_kv_u64(f, 0, "max-num-batched-tokens", c->max_batched_tokens);
+	if (prefix)
+		kvp_yaml_kv_bool(f, 0, "enable-prefix-caching", 1);
+	if (c->dp > 1)
+		kvp_yaml_kv_u64(f, 0, "data-parallel-size", c->dp);
+	if (c->ep > 1)
+		kvp_yaml_kv_bool(f, 0, "enable-expert-parallel", 1);
+	fputs(HEREDOC_END "\n", f);
+}
+
+static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+			bool prefix)
+{
+	/* the options file first: the command reads it */
+	fputs("cat > kvplan-trtllm.yaml <<'" HEREDOC_END "'\n", f);
+	kvp_yaml_map(f, 0, "kv_cache_config");
+	kvp_yaml_kv_str(f, 2, "dtype", kv);
+	kvp_yaml_kv_f64(f, 2, "free_gpu_memory_fraction", c->utilization);
+	kvp_yaml_kv_bool(f, 2, "enable_block_reuse", prefix);
+	if (c->dp > 1)
+		kvp_yaml_kv_bool(f, 0, "enable_attention_dp", 1);
+	fputs(HEREDOC_END "\n", f);
+	fputs("trtllm-serve ", f);
+	kvp_sh_word(f, id);
+	fprintf(f, " --tp_size %u --max_seq_len %llu \\\n"
+		   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
+		   "    --kv_cache_free_gpu_memory_fraction %.4f \\\n"
+		   "    --extra_llm_api_options kvplan-trtllm.yaml",
+		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		(unsigned long long)c->max_batched_tokens, c->utilization);
+	if (c->ep > 1)
+		fprintf(f, " --ep_size %u", c->ep);
+	fputc('\n', f);
+}
+
+static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+			bool prefix)
+{
+	fputs("python -m sglang.launch_server --model-path ", f);
+	kvp_sh_word(f, id);
+	/* with DP attention SGLang's tp-size counts every GPU of the replica */
+	fprintf(f, " --tp-size %u \\\n"
+		   "    --context-length %llu --max-running-requests %llu \\\n"
+		   "    --mem-fraction-static %.4f --kv-cache-dtype ",
+		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		c->utilization);
+	kvp_sh_word(f, kv);
+	if (c->dp > 1)
+		fprintf(f, " \\\n    --dp-size %u --enable-dp-attention", c->dp);
+	if (c->ep > 1)
+		fprintf(f, " --ep-size %u", c->ep);
+	/* SGLang's radix cache shares prefixes unless --disable-radix-cache */
+	fprintf(f, " --page-size %u%s\n", c->block_size,
+		prefix ? "\n# prefixes are shared: keep the radix cache (the default; no --disable-radix-cache)"
+		       : "");
+}
+
 void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
-		   const struct kvp_size_config *c)
+		   const struct kvp_size_config *c, bool prefix_caching)
 {
 	const char *id = m->hf_id[0] ? m->hf_id : m->name;
-	enum kvp_dtype serving = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
 	if (e == KVP_ENGINE_GENERIC) {
-		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c);
-		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c);
-		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c);
+		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c, prefix_caching);
+		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c, prefix_caching);
+		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c, prefix_caching);
 		return;
 	}
-	const char *kv = kv_name(e, c->kv_dtype, serving);
+	struct kvp_size_config one = *c; /* dp 0 (a config not from evaluate): none */
+	if (!one.dp)
+		one.dp = 1;
+	c = &one;
+	const char *kv = kvp_size_kv_name(e, m, c->kv_dtype);
 	/* input text only through shell-quote.h: words single-quoted, comments on one line */
 	fprintf(f, "# %s: %u replica%s of %u x ", kvp_engine_name(e), c->replicas,
-		c->replicas == 1 ? "" : "s", c->tp);
+		c->replicas == 1 ? "" : "s", c->tp * c->dp);
 	kvp_sh_comment(f, c->gpu);
+	if (c->dp > 1)
+		fprintf(f, " (dp %u x tp %u)", c->dp, c->tp);
 	fprintf(f, " (%u GPU%s); each replica:\n", c->count, c->count == 1 ? "" : "s");
-	if (!kv)
-		fprintf(f, "# %s has no KV cache dtype %s: the plan's KV bytes do not apply as written\n",
+	if (!kv) {
+		/* the caller refuses this; never print a dtype the plan did not size */
+		fprintf(f, "# %s has no KV cache dtype %s: not launched as planned\n",
 			kvp_engine_name(e), kvp_dtype_name(c->kv_dtype));
+		return;
+	}
 	switch (e) {
-	case KVP_ENGINE_SGLANG:
-		fputs("python -m sglang.launch_server --model-path ", f);
-		kvp_sh_word(f, id);
-		fprintf(f, " --tp-size %u \\\n"
-			   "    --context-length %llu --max-running-requests %llu \\\n"
-			   "    --mem-fraction-static %.4f --kv-cache-dtype ",
-			c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, c->utilization);
-		kvp_sh_word(f, kv ? kv : "auto");
-		fprintf(f, " --page-size %u\n", c->block_size);
-		break;
-	case KVP_ENGINE_TRTLLM:
-		fputs("trtllm-serve ", f);
-		kvp_sh_word(f, id);
-		fprintf(f, " --tp_size %u --max_seq_len %llu \\\n"
-			   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
-			   "    --kv_cache_free_gpu_memory_fraction %.4f%s\n",
-			c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, (unsigned long long)c->max_batched_tokens,
-			c->utilization,
-			kv && strcmp(kv, "auto") ? " \\\n    --extra_llm_api_options 'kv.yaml'" : "");
-		if (kv && strcmp(kv, "auto"))
-			fprintf(f, "# kv.yaml:\n#   kv_cache_config:\n#     dtype: %s\n", kv);
-		break;
-	default:
-		fputs("vllm serve ", f);
-		kvp_sh_word(f, id);
-		fprintf(f, " --tensor-parallel-size %u \\\n"
-			   "    --max-model-len %llu --max-num-seqs %llu \\\n"
-			   "    --gpu-memory-utilization %.4f --kv-cache-dtype ",
-			c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, c->utilization);
-		kvp_sh_word(f, kv ? kv : "auto");
-		fprintf(f, " --block-size %u \\\n    --max-num-batched-tokens %llu\n", c->block_size,
-			(unsigned long long)c->max_batched_tokens);
-		fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
-			(unsigned long long)c->kv_pool_bytes);
+	case KVP_ENGINE_SGLANG: emit_sglang(f, id, kv, c, prefix_caching); break;
+	case KVP_ENGINE_TRTLLM: emit_trtllm(f, id, kv, c, prefix_caching); break;
+	default: emit_vllm(f, id, kv, c, prefix_caching); break;
 	}
 }

@@ -41,12 +41,15 @@ enum kvp_size_fail {
 	KVP_SIZE_FAIL_THROUGHPUT = 1u << 4, /* the rate saturates prefill or decode */
 	KVP_SIZE_FAIL_TTFT = 1u << 5,
 	KVP_SIZE_FAIL_TPOT = 1u << 6,
+	KVP_SIZE_FAIL_KV_DTYPE = 1u << 7,   /* a hardware-only KV format the GPU lacks */
 };
-#define KVP_SIZE_FAIL_BITS 7
+#define KVP_SIZE_FAIL_BITS 8
 /* The failures no number of replicas can cure. */
-#define KVP_SIZE_FAIL_FIXED (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT)
+#define KVP_SIZE_FAIL_FIXED (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT | \
+			     KVP_SIZE_FAIL_KV_DTYPE)
 
-/* "split", "weights", "context", "memory", "throughput", "ttft", "tpot". */
+/* "split", "weights", "context", "memory", "throughput", "ttft", "tpot",
+ * "kv_dtype". */
 const char *kvp_size_fail_name(unsigned bit);
 /* "memory,tpot" ("" when none): the bits of `first` (those no replica count
  * can cure) before the others, each group in bit order. */
@@ -80,7 +83,8 @@ struct kvp_size_opts {
 
 struct kvp_size_config {
 	char gpu[KVP_NAME_MAX];
-	uint32_t tp, replicas, count;   /* count = tp x replicas GPUs */
+	uint32_t tp, replicas, count;   /* count = tp x dp x replicas GPUs */
+	uint32_t dp, ep;                /* of each replica (shape.h), 1: none */
 	bool meets;
 	unsigned failed;                /* enum kvp_size_fail bits */
 	unsigned never;                 /* the bits no replica count cures: the
@@ -144,9 +148,30 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
  * TPOT; an unknown cost last); then the others, fewest failures first. */
 void kvp_size_rank(struct kvp_size_config *c, size_t n);
 
+/* Whether GPU g stores KV in dt: every dtype but the hardware-only ones;
+ * nvfp4 needs an NVIDIA GPU of compute capability 10.0 or more (Blackwell's
+ * FP4 tensor cores; Hopper is 9.0). */
+bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt);
+
+/* The KV cache dtype as engine e spells it for the plan's dt (m's serving
+ * dtype and bf16/fp16 are the engine's "auto"); NULL when e has none, so a
+ * plan in dt cannot be launched on e as planned. */
+const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum kvp_dtype dt);
+
+/* vLLM's block size for m when none is given: 64 where m has MLA layers
+ * (vLLM's FlashMLA backend supports kernel block size 64 only,
+ * https://github.com/vllm-project/vllm/blob/main/vllm/v1/attention/backends/mla/flashmla.py,
+ * get_supported_kernel_block_sizes), else 0: the engine's default. */
+uint32_t kvp_size_block_default(enum kvp_engine e, const struct kvp_model *m);
+
 /* Write the serving-engine command that realises c (vLLM, SGLang or
- * TensorRT-LLM; generic writes all three), for model m. */
+ * TensorRT-LLM; generic writes all three), for model m, with prefix caching
+ * on when the workload shares prefixes, and beside it the same settings as
+ * the engine's YAML config file (vLLM --config, TensorRT-LLM
+ * extra_llm_api_options), written by a here-document.  Input text only
+ * through shell-quote.h and yaml-writer.h.  The caller has checked that
+ * kvp_size_kv_name(e, m, c->kv_dtype) is not NULL. */
 void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
-		   const struct kvp_size_config *c);
+		   const struct kvp_size_config *c, bool prefix_caching);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "size.h"
 #include "units.h"
+#include "yaml-writer.h"
 
 static struct kvp_model model;
 static struct kvp_gpu gpu;
@@ -302,9 +303,9 @@ START_TEST(test_emit)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c);
-	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c);
-	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c);
+	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c, false);
+	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c, false);
+	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c, false);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "vllm serve 'meta-llama/Llama-2-7b-hf' --tensor-parallel-size 2"));
 	ck_assert_ptr_nonnull(strstr(buf, "--max-model-len 4096 --max-num-seqs 64"));
@@ -315,9 +316,123 @@ START_TEST(test_emit)
 	ck_assert_ptr_nonnull(strstr(buf, "--max-running-requests 64"));
 	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve 'meta-llama/Llama-2-7b-hf' --tp_size 2 --max_seq_len 4096"));
 	ck_assert_ptr_nonnull(strstr(buf, "--kv_cache_free_gpu_memory_fraction 0.9000"));
-	ck_assert_ptr_nonnull(strstr(buf, "dtype: fp8"));
+	ck_assert_ptr_nonnull(strstr(buf, "  dtype: \"fp8\"\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "--extra_llm_api_options kvplan-trtllm.yaml\n"));
+	/* no shared prefix: no prefix caching asked for, block reuse off */
+	ck_assert_ptr_null(strstr(buf, "--enable-prefix-caching"));
+	ck_assert_ptr_nonnull(strstr(buf, "  enable_block_reuse: false\n"));
+	/* the vLLM config file holds what the command line says */
+	ck_assert_ptr_nonnull(strstr(buf, "cat > kvplan-vllm.yaml <<'KVPLAN_EOF'\n"
+					  "model: \"meta-llama/Llama-2-7b-hf\"\n"
+					  "tensor-parallel-size: 2\n"
+					  "max-model-len: 4096\n"
+					  "max-num-seqs: 64\n"
+					  "gpu-memory-utilization: 0.9000\n"
+					  "kv-cache-dtype: \"fp8\"\n"
+					  "block-size: 16\n"
+					  "max-num-batched-tokens: 8192\n"
+					  "KVPLAN_EOF\n"));
+	free(buf);
+
+	/* shared prefixes, data-parallel attention over 4 ranks with experts
+	 * over 8 GPUs, and a model id written to break out of both quotings */
+	strcpy(model.hf_id, "a'b\"c\\d\ne #f");
+	c.dp = 4;
+	c.ep = 8;
+	c.count = 24;
+	f = open_memstream(&buf, &len);
+	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c, true);
+	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c, true);
+	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c, true);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "--max-num-batched-tokens 8192 --enable-prefix-caching"));
+	ck_assert_ptr_nonnull(strstr(buf, "--data-parallel-size 4 --enable-expert-parallel\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "enable-prefix-caching: true\ndata-parallel-size: 4\n"
+					  "enable-expert-parallel: true\n"));
+	/* shell: one single-quoted word, ' as '\'' */
+	ck_assert_ptr_nonnull(strstr(buf, "vllm serve 'a'\\''b\"c\\d\ne #f' --tensor-parallel-size 2"));
+	/* YAML: one double-quoted scalar on one line */
+	ck_assert_ptr_nonnull(strstr(buf, "model: \"a'b\\\"c\\\\d\\ne #f\"\n"));
+	/* SGLang and TensorRT-LLM count the 2 x 4 GPUs of a DP group in tp */
+	ck_assert_ptr_nonnull(strstr(buf, "--tp-size 8 \\"));
+	ck_assert_ptr_nonnull(strstr(buf, "--dp-size 4 --enable-dp-attention --ep-size 8"));
+	ck_assert_ptr_nonnull(strstr(buf, "--tp_size 8 --max_seq_len 4096"));
+	ck_assert_ptr_nonnull(strstr(buf, "  enable_block_reuse: true\nenable_attention_dp: true\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "kvplan-trtllm.yaml --ep_size 8\n"));
 	free(buf);
 	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* The KV dtype an engine can hold, the GPUs a hardware-only format needs, and
+ * vLLM's MLA block size. */
+START_TEST(test_emit_consistency)
+{
+	struct kvp_error err = {0};
+	load("llama-2-7b", "size-replicas");
+	/* vLLM's CacheDType has no int4: nothing to emit; fp8 is "fp8" in vLLM,
+	 * "fp8_e4m3" in SGLang; bf16 on a bf16 model is every engine's auto */
+	ck_assert_ptr_null(kvp_size_kv_name(KVP_ENGINE_VLLM, &model, KVP_DTYPE_INT4));
+	ck_assert_ptr_null(kvp_size_kv_name(KVP_ENGINE_SGLANG, &model, KVP_DTYPE_NVFP4));
+	ck_assert_str_eq(kvp_size_kv_name(KVP_ENGINE_TRTLLM, &model, KVP_DTYPE_NVFP4), "nvfp4");
+	ck_assert_str_eq(kvp_size_kv_name(KVP_ENGINE_SGLANG, &model, KVP_DTYPE_FP8), "fp8_e4m3");
+	ck_assert_str_eq(kvp_size_kv_name(KVP_ENGINE_VLLM, &model, KVP_DTYPE_BF16), "auto");
+	/* nvfp4 needs compute capability 10.0 (developer.nvidia.com/cuda-gpus:
+	 * H100 9.0, B200 10.0, RTX 5090 12.0); fp8 is stored anywhere */
+	struct kvp_gpu g;
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(g.compute_capability, 9.0);
+	ck_assert(!kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	ck_assert(kvp_size_kv_on_gpu(&g, KVP_DTYPE_FP8));
+	ck_assert_int_eq(kvp_gpu_load("b200", &g, &err), KVP_STATUS_OK);
+	ck_assert(kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	ck_assert_int_eq(kvp_gpu_load("rtx-5090", &g, &err), KVP_STATUS_OK);
+	ck_assert(kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	ck_assert_int_eq(kvp_gpu_load("mi300x", &g, &err), KVP_STATUS_OK); /* AMD: no NVFP4 */
+	ck_assert(!kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	/* on a Hopper GPU an nvfp4 plan fails kv_dtype at any replica count */
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	derive();
+	opts.budget.kv_dtype = KVP_DTYPE_NVFP4;
+	struct kvp_size_config c;
+	ck_assert_int_eq(kvp_size_search(&model, &g, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_KV_DTYPE);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_KV_DTYPE);
+	/* block size: 64 for MLA on vLLM (FlashMLA's only kernel block size),
+	 * the engine's default otherwise */
+	ck_assert_uint_eq(kvp_size_block_default(KVP_ENGINE_VLLM, &model), 0);
+	kvp_workload_free(&wl);
+	ck_assert_int_eq(kvp_model_load("deepseek-v3", &model, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_size_block_default(KVP_ENGINE_VLLM, &model), 64);
+	ck_assert_uint_eq(kvp_size_block_default(KVP_ENGINE_SGLANG, &model), 0);
+}
+END_TEST
+
+/* YAML double-quoted scalars: '"' and '\' escaped, line breaks and other
+ * control characters never written raw (YAML 1.2, 5.7 escaped characters). */
+START_TEST(test_yaml_writer)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"meta-llama/Llama-3.1-8B", "\"meta-llama/Llama-3.1-8B\""},
+		{"", "\"\""},
+		{"a\"b", "\"a\\\"b\""},
+		{"a\\b", "\"a\\\\b\""},
+		{"x\ny", "\"x\\ny\""},
+		{"t\tu", "\"t\\tu\""},
+		{"\x01#: - &*!", "\"\\x01#: - &*!\""},
+		{"\xc3\xa9", "\"\xc3\xa9\""}, /* UTF-8 kept */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		kvp_yaml_str(f, cases[i].in);
+		fclose(f);
+		ck_assert_str_eq(buf, cases[i].out);
+		free(buf);
+	}
 }
 END_TEST
 
@@ -350,6 +465,8 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_30b_int4_on_24gb);
 	tcase_add_test(core, test_rank);
 	tcase_add_test(core, test_emit);
+	tcase_add_test(core, test_emit_consistency);
+	tcase_add_test(core, test_yaml_writer);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_set_timeout(errors, 60);

@@ -136,6 +136,35 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm
 expect_out "python -m sglang.launch_server --model-path 'meta-llama/Llama-3.1-8B' --tp-size 1"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit trtllm
 expect_out "trtllm-serve 'meta-llama/Llama-3.1-8B' --tp_size 1"
+# the command launches what was planned: vLLM has no int4 KV cache dtype
+# (its CacheDType: auto, fp8, fp8_e4m3, fp8_e5m2), so an int4 plan is refused
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit vllm \
+	--kv-dtype int4
+expect_rc 2
+expect_err "vllm has no KV cache dtype int4"
+# nvfp4 KV needs Blackwell (compute capability 10.0; H100 is 9.0): refused on
+# the H100 at any replica count, planned on the B200 and emitted for TRT-LLM
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,b200 --tp 1 \
+	--kv-dtype nvfp4 --emit trtllm
+expect_rc 0
+expect_out "h100-sxm   1         1     1"
+expect_out "kv_dtype"
+expect_out '  dtype: "nvfp4"'
+expect_out "Cheapest: 1 x b200"
+# an MLA model on vLLM: block size 64 (FlashMLA's kernel block size), with
+# --data-parallel-size and expert parallelism as planned
+run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 --emit vllm
+expect_rc 0
+expect_out "--block-size 64"
+expect_out "--data-parallel-size 8 --enable-expert-parallel"
+expect_out "block-size: 64"
+# the rag workload shares a 1,536-token prefix on every request
+run "$KVPLAN" size --model llama-3.1-8b --workload rag --rate 2 --gpus h100-sxm --tp 1 --emit vllm
+expect_rc 0
+expect_out "--enable-prefix-caching"
+expect_out "enable-prefix-caching: true"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit vllm
+if grep -q -- "--enable-prefix-caching" "$tmp/out"; then bad "chat shares no prefix"; else ok; fi
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
 expect_rc 0
 expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
