@@ -16,7 +16,8 @@ static const char *const cmd = "size";
 
 enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
-	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF
+	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF,
+	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL
 };
 
 #define MAX_GPUS 64
@@ -43,8 +44,15 @@ static void help(void)
 	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
 	       "  --users N                 concurrent users, when no rate is given\n"
 	       "  --ttft S, --tpot S        service levels in seconds (override the workload's)\n"
-	       "  --percentile P            the percentile of the TTFT level (default: workload's, 50)\n"
+	       "  --percentile P            the percentile of the TTFT level, in (0, 100) (default:\n"
+	       "                            the workload's, else 50)\n"
 	       "  --price GPU=USD           price per GPU-hour (repeatable; default: the profile's)\n"
+	       "  --cost cloud|cloud:KIND|own  the cost basis (default cloud, every price labelled with\n"
+	       "                            its kind: on-demand, reserved-1y, reserved-3y, spot,\n"
+	       "                            serverless; cloud:KIND compares within one kind); own:\n"
+	       "                            purchase / (years x 8760 h x use) + TDP x PUE x power price\n"
+	       "  --years Y, --power-price USD/kWh, --pue P, --cost-utilization F\n"
+	       "                            with --cost own (defaults 3, 0.10, 1.3, 1: assumptions)\n"
 	       "  --max-replicas N          the most replicas tried (default 1024)\n"
 	       "  --decode-bw-efficiency F, --prefill-flops-efficiency F   as in kvplan perf\n"
 	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
@@ -83,7 +91,10 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_f64(x, "utilization", c->utilization) &&
 		  kvp_record_str(x, "never", never) &&
 		  kvp_record_f64(x, "floor_ttft_s", c->floor_ttft_s) &&
-		  kvp_record_f64(x, "floor_tpot_s", c->floor_tpot_s);
+		  kvp_record_f64(x, "floor_tpot_s", c->floor_tpot_s) &&
+		  kvp_record_str(x, "cost_basis", c->basis) &&
+		  kvp_record_f64(x, "cloud_price_per_hour", c->cloud_gpu_hour) &&
+		  kvp_record_f64(x, "own_price_per_hour", c->own_gpu_hour);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -137,6 +148,44 @@ static void print_never(const struct kvp_size_config *cfg, size_t n, const struc
 	}
 }
 
+/* Say what the prices are, and warn when kinds are mixed in one ranking. */
+static void print_basis(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_cost *cost)
+{
+	if (cost->basis == KVP_SIZE_BASIS_OWN) {
+		printf("\nCost basis: owned, purchase over %g years at %g%% use + TDP x PUE %g at "
+		       "$%g/kWh (--cost own)\n",
+		       cost->years > 0 ? cost->years : KVP_SIZE_OWN_YEARS,
+		       100 * (cost->utilization > 0 ? cost->utilization : 1),
+		       cost->pue > 0 ? cost->pue : KVP_SIZE_OWN_PUE,
+		       cost->power_usd_per_kwh > 0 ? cost->power_usd_per_kwh
+						   : KVP_SIZE_OWN_POWER_USD_PER_KWH);
+		return;
+	}
+	if (cost->kind[0]) {
+		printf("\nCost basis: cloud %s prices only (--cost cloud:%s); others are '?'\n",
+		       cost->kind, cost->kind);
+		return;
+	}
+	char seen[8][16];
+	size_t ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(cfg[i].price_per_hour > 0))
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < ns && !dup; k++)
+			dup = strcmp(seen[k], cfg[i].basis) == 0;
+		if (!dup && ns < 8)
+			snprintf(seen[ns++], sizeof seen[0], "%s", cfg[i].basis);
+	}
+	if (ns > 1) {
+		printf("\nCost basis: cloud prices of %zu kinds ranked together (", ns);
+		for (size_t k = 0; k < ns; k++)
+			printf("%s%s", k ? ", " : "", seen[k]);
+		printf("; the basis column says which);\ncompare within one kind with "
+		       "--cost cloud:KIND, or owned GPUs with --cost own\n");
+	}
+}
+
 struct price {
 	char gpu[KVP_NAME_MAX];
 	double usd;
@@ -158,6 +207,11 @@ int kvp_cmd_size(int argc, char **argv)
 		{"emit", required_argument, NULL, OPT_EMIT},
 		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
 		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
+		{"cost", required_argument, NULL, OPT_COST},
+		{"years", required_argument, NULL, OPT_YEARS},
+		{"power-price", required_argument, NULL, OPT_POWER_PRICE},
+		{"pue", required_argument, NULL, OPT_PUE},
+		{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -169,6 +223,8 @@ int kvp_cmd_size(int argc, char **argv)
 	bool priced[MAX_PRICES] = {false};
 	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
 	bool engine_given = false, has_emit = false;
+	struct kvp_size_cost cost = {0};
+	bool own_opt = false;
 	enum kvp_engine emit = KVP_ENGINE_GENERIC;
 	int opt, rc;
 	optind = 1;
@@ -217,12 +273,54 @@ int kvp_cmd_size(int argc, char **argv)
 			if (nprice == MAX_PRICES)
 				return kvp_cli_usage_error(cmd, "--price: at most %d", MAX_PRICES);
 			if (!eq || eq == optarg || (size_t)(eq - optarg) >= KVP_NAME_MAX ||
-			    kvp_parse_double(eq + 1, &prices[nprice].usd))
-				return kvp_cli_usage_error(cmd, "--price: expected GPU=USD such as h100-sxm=2.5, got '%s'",
-							   optarg);
+			    kvp_parse_double(eq + 1, &prices[nprice].usd) || !(prices[nprice].usd > 0) ||
+			    !isfinite(prices[nprice].usd))
+				return kvp_cli_usage_error(cmd, "--price: expected GPU=USD, a positive price "
+							   "such as h100-sxm=2.5, got '%s'", optarg);
 			memcpy(prices[nprice].gpu, optarg, (size_t)(eq - optarg));
 			prices[nprice].gpu[eq - optarg] = 0;
 			nprice++;
+			continue;
+		}
+		case OPT_COST:
+			if (strcmp(optarg, "own") == 0) {
+				cost.basis = KVP_SIZE_BASIS_OWN;
+			} else if (strcmp(optarg, "cloud") == 0) {
+				cost.basis = KVP_SIZE_BASIS_CLOUD;
+			} else if (strncmp(optarg, "cloud:", 6) == 0 &&
+				   (!strcmp(optarg + 6, "on-demand") || !strcmp(optarg + 6, "reserved-1y") ||
+				    !strcmp(optarg + 6, "reserved-3y") || !strcmp(optarg + 6, "spot") ||
+				    !strcmp(optarg + 6, "serverless"))) {
+				cost.basis = KVP_SIZE_BASIS_CLOUD;
+				snprintf(cost.kind, sizeof cost.kind, "%s", optarg + 6);
+			} else {
+				char t[KVP_TERM_SIZE(64)];
+				return kvp_cli_usage_error(cmd, "--cost: expected cloud, cloud:KIND (on-demand, "
+							   "reserved-1y, reserved-3y, spot, serverless) or own, got '%s'",
+							   kvp_term_text(t, sizeof t, optarg));
+			}
+			continue;
+		case OPT_YEARS:
+		case OPT_POWER_PRICE:
+		case OPT_PUE:
+		case OPT_COST_UTIL: {
+			static const char *const names[] = {"--years", "--power-price", "--pue",
+							    "--cost-utilization"};
+			int i = opt - OPT_YEARS;
+			double v;
+			double *to[] = {&cost.years, &cost.power_usd_per_kwh, &cost.pue, &cost.utilization};
+			bool bad = kvp_parse_double(optarg, &v) || !(v > 0) || !isfinite(v) ||
+				   (opt == OPT_PUE && v < 1) || (opt == OPT_COST_UTIL && v > 1);
+			if (bad) {
+				char t[KVP_TERM_SIZE(64)];
+				return kvp_cli_usage_error(cmd, "%s: expected %s, got '%s'", names[i],
+							   opt == OPT_PUE ? "a number of at least 1"
+							   : opt == OPT_COST_UTIL ? "a fraction in (0, 1]"
+										: "a positive number",
+							   kvp_term_text(t, sizeof t, optarg));
+			}
+			*to[i] = v;
+			own_opt = true;
 			continue;
 		}
 		case OPT_EMIT:
@@ -237,9 +335,9 @@ int kvp_cmd_size(int argc, char **argv)
 		}
 		if (dp) {
 			if (kvp_parse_double(optarg, dp) || (opt != OPT_PERCENTILE && !(*dp > 0)) ||
-			    (opt == OPT_PERCENTILE && (*dp <= 0 || *dp > 100)))
+			    (opt == OPT_PERCENTILE && (*dp <= 0 || *dp >= 100)))
 				return kvp_cli_usage_error(cmd, "%s: expected a positive number%s, got '%s'", name,
-							   opt == OPT_PERCENTILE ? " up to 100" : "", optarg);
+							   opt == OPT_PERCENTILE ? " below 100" : "", optarg);
 			continue;
 		}
 		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
@@ -256,6 +354,9 @@ int kvp_cmd_size(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--workload is required");
 	if (gpus_arg && c.gpu)
 		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
+	if (own_opt && cost.basis != KVP_SIZE_BASIS_OWN)
+		return kvp_cli_usage_error(cmd, "--years, --power-price, --pue and --cost-utilization "
+					   "price owned GPUs: give --cost own");
 	if (has_emit && !engine_given)
 		c.opts.engine = emit;
 
@@ -321,7 +422,7 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = decode_eff,
 				   .prefill_flops_efficiency = prefill_eff,
-				   .max_replicas = (uint32_t)max_replicas};
+				   .max_replicas = (uint32_t)max_replicas, .cost = cost};
 	for (size_t i = 0; i < ngpu; i++) {
 		struct kvp_gpu g;
 		if (kvp_gpu_load(names[i], &g, &err)) {
@@ -331,6 +432,7 @@ int kvp_cmd_size(int argc, char **argv)
 		for (size_t k = 0; k < nprice; k++)
 			if (strcmp(prices[k].gpu, names[i]) == 0 || strcmp(prices[k].gpu, g.name) == 0) {
 				g.price_per_hour = prices[k].usd;
+				snprintf(g.price_kind, sizeof g.price_kind, "given");
 				priced[k] = true;
 			}
 		for (size_t t = 0; t < ntp; t++) {
@@ -401,6 +503,7 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_str(r, "$/hour", t1);
 			fmt_money(x->cost_per_mtok, t1, sizeof t1);
 			kvp_record_str(r, "$/Mtok", t1);
+			kvp_record_str(r, "basis", x->basis);
 			kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
 			unsigned unsized = KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_KV_DTYPE;
 			kvp_record_str(r, "C", x->failed & (unsized | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
@@ -419,12 +522,13 @@ int kvp_cmd_size(int argc, char **argv)
 			free(tab);
 		}
 		print_never(cfg, n, &d);
+		print_basis(cfg, n, &so.cost);
 		if (best) {
 			fmt_money(best->cost_per_hour, t1, sizeof t1);
 			fmt_money(best->cost_per_mtok, t2, sizeof t2);
 			printf("\nCheapest: %u x %s (tp %u, %u replica%s) at $%s/hour, $%s per million "
-			       "output tokens\n", best->count, best->gpu, best->tp, best->replicas,
-			       best->replicas == 1 ? "" : "s", t1, t2);
+			       "output tokens (%s)\n", best->count, best->gpu, best->tp, best->replicas,
+			       best->replicas == 1 ? "" : "s", t1, t2, best->basis);
 			kvp_format_bytes(best->kv_bytes_needed, t1, sizeof t1);
 			kvp_format_bytes(best->kv_pool_bytes, t2, sizeof t2);
 			printf("  each replica holds %.1f sequences in flight: %s of KV of a %s pool per GPU\n",
@@ -457,7 +561,9 @@ int kvp_cmd_size(int argc, char **argv)
 			  kvp_record_u64(top, "mean_context", d.mean_context) &&
 			  kvp_record_u64(top, "max_model_len", d.max_model_len) &&
 			  kvp_record_f64(top, "slo_ttft_s", d.slo_ttft_s) &&
-			  kvp_record_f64(top, "slo_tpot_s", d.slo_tpot_s);
+			  kvp_record_f64(top, "slo_tpot_s", d.slo_tpot_s) &&
+			  kvp_record_str(top, "cost", cost.basis == KVP_SIZE_BASIS_OWN ? "own"
+						      : cost.kind[0] ? cost.kind : "cloud");
 		for (size_t i = 0; ok && i < n; i++) {
 			struct kvp_record *x = config_record(&cfg[i]);
 			ok = x && kvp_record_push(top, "configs", x);

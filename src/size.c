@@ -182,8 +182,17 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->count = tp * dp * out->replicas;
 	out->dp = dp;
 	out->ep = kvp_shape_ep(&o->budget.par);
-	out->price_per_hour = g->price_per_hour;
-	out->cost_per_hour = g->price_per_hour > 0 ? g->price_per_hour * out->count : NAN;
+	const char *label = "";
+	double price = kvp_size_gpu_hour(g, &o->cost, &label);
+	snprintf(out->basis, sizeof out->basis, "%s", label);
+	out->price_per_hour = price > 0 ? price : 0;
+	out->cost_per_hour = price > 0 ? price * out->count : NAN;
+	struct kvp_size_cost other = o->cost;
+	other.basis = KVP_SIZE_BASIS_CLOUD;
+	other.kind[0] = 0;
+	out->cloud_gpu_hour = kvp_size_gpu_hour(g, &other, NULL);
+	other.basis = KVP_SIZE_BASIS_OWN;
+	out->own_gpu_hour = kvp_size_gpu_hour(g, &other, NULL);
 	out->cost_per_mtok = NAN;
 	out->max_model_len = d->max_model_len;
 	out->engine = o->budget.engine;
@@ -336,7 +345,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		double served = lambda > 0 ? lambda * (double)ranks
 					   : (double)ranks / (r->ttft_mean + d->output_mean * out->tpot_s);
 		out->tokens_per_s = served * d->output_mean;
-		if (out->tokens_per_s > 0 && g->price_per_hour > 0)
+		if (out->tokens_per_s > 0 && out->price_per_hour > 0)
 			out->cost_per_mtok = out->cost_per_hour / (out->tokens_per_s * 3600 / 1e6);
 	}
 	/* engine settings: schedule what the pool holds at the mean context, but
@@ -365,6 +374,29 @@ out:
 	free(b);
 	free(r);
 	return st;
+}
+
+double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c, const char **label)
+{
+	if (c->basis == KVP_SIZE_BASIS_OWN) {
+		if (label)
+			*label = "own";
+		double years = c->years > 0 ? c->years : KVP_SIZE_OWN_YEARS;
+		double kwh = c->power_usd_per_kwh > 0 ? c->power_usd_per_kwh : KVP_SIZE_OWN_POWER_USD_PER_KWH;
+		double pue = c->pue > 0 ? c->pue : KVP_SIZE_OWN_PUE;
+		double u = c->utilization > 0 ? c->utilization : 1;
+		if (!(g->purchase_usd > 0) || !(g->tdp_watts > 0))
+			return NAN;
+		return g->purchase_usd / (years * 8760 * u) + g->tdp_watts / 1000 * pue * kwh;
+	}
+	const char *kind = g->price_kind[0] ? g->price_kind : "unlabelled";
+	if (label)
+		*label = g->price_per_hour > 0 ? kind : "none";
+	if (!(g->price_per_hour > 0))
+		return NAN;
+	if (c->kind[0] && strcmp(c->kind, kind) && strcmp(kind, "given"))
+		return NAN;
+	return g->price_per_hour;
 }
 
 kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,

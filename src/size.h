@@ -73,7 +73,34 @@ struct kvp_size_demand {
 kvp_status kvp_size_demand(const struct kvp_workload *w, const struct kvp_model *m,
 			   struct kvp_size_demand *out, struct kvp_error *err);
 
+/* The cost basis of a GPU-hour (--cost cloud[:KIND]|own).  Zero fields take
+ * the defaults below. */
+enum kvp_size_basis { KVP_SIZE_BASIS_CLOUD, KVP_SIZE_BASIS_OWN };
+struct kvp_size_cost {
+	enum kvp_size_basis basis;
+	char kind[16];              /* cloud: only prices of this kind; "" any */
+	double years;               /* own: amortisation period; default 3 */
+	double power_usd_per_kwh;   /* own: default 0.10 */
+	double pue;                 /* own: power usage effectiveness; default 1.3 */
+	double utilization;         /* own: the fraction of hours the GPUs serve; default 1 */
+};
+#define KVP_SIZE_OWN_YEARS 3.0
+#define KVP_SIZE_OWN_POWER_USD_PER_KWH 0.10
+#define KVP_SIZE_OWN_PUE 1.3
+
+/* One GPU-hour of g on basis c, in USD:
+ *   cloud  the profile's price_per_hour, when its kind is c->kind (or c->kind
+ *          is "", or the price was given on the command line: kind "given")
+ *   own    purchase / (years x 8,760 h x utilization) + tdp_watts / 1,000 x pue
+ *          x power price: the purchase spread over the hours it serves, the
+ *          power drawn at TDP while it serves (idle draw not counted)
+ * NAN when the profile lacks a number the basis needs.  *label (may be NULL)
+ * names the basis: the price kind ("on-demand", "serverless", ...,
+ * "unlabelled" when the profile gives none, "none" without a price), or "own". */
+double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c, const char **label);
+
 struct kvp_size_opts {
+	struct kvp_size_cost cost;      /* zero: cloud prices of any kind */
 	struct kvp_budget_opts budget;  /* engine, dtypes, block, utilization, overrides;
 					 * tp, context and batch are set per configuration */
 	double decode_bw_efficiency;    /* 0: the GPU profile's (or the default) */
@@ -92,7 +119,10 @@ struct kvp_size_config {
 					 * idle replica misses them (floor_*) */
 	double floor_ttft_s;            /* idle replica: prefill of the percentile prompt */
 	double floor_tpot_s;            /* idle replica: the step of one sequence */
-	double price_per_hour;          /* one GPU; 0 unknown */
+	double price_per_hour;          /* one GPU on the cost basis; 0 unknown */
+	char basis[16];                 /* what that price is (kvp_size_gpu_hour's label) */
+	double cloud_gpu_hour;          /* one GPU-hour in the cloud, any kind; NAN unknown */
+	double own_gpu_hour;            /* one GPU-hour owned; NAN unknown */
 	double cost_per_hour;           /* the deployment; NAN when the price is unknown */
 	double cost_per_mtok;           /* per million output tokens */
 	/* one replica */

@@ -408,6 +408,51 @@ START_TEST(test_emit_consistency)
 }
 END_TEST
 
+/* The price of a GPU-hour on each basis, by hand. */
+START_TEST(test_cost_basis)
+{
+	round_gpu(80 * KVP_GIB);
+	strcpy(gpu.price_kind, "on-demand");
+	struct kvp_size_cost c = {0};
+	const char *label = NULL;
+	/* cloud, any kind: the profile's $2, labelled with its kind */
+	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, &label), 2.0);
+	ck_assert_str_eq(label, "on-demand");
+	/* cloud:spot: an on-demand price is not a spot price */
+	strcpy(c.kind, "spot");
+	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &c, &label)));
+	strcpy(c.kind, "on-demand");
+	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, NULL), 2.0);
+	/* a price given on the command line matches any kind */
+	strcpy(gpu.price_kind, "given");
+	strcpy(c.kind, "spot");
+	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, NULL), 2.0);
+	/* own, without purchase price or TDP: unknown */
+	c.basis = KVP_SIZE_BASIS_OWN;
+	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &c, &label)));
+	ck_assert_str_eq(label, "own");
+	/* $10,000 over 2 years at 50 % use: 10,000 / (2 x 8,760 x 0.5) =
+	 * 1.141552511 $/h; 500 W x PUE 1.5 at $0.20/kWh = 0.5 x 1.5 x 0.2 =
+	 * 0.15 $/h; 1.291552511 in all */
+	gpu.purchase_usd = 10000;
+	gpu.tdp_watts = 500;
+	c.years = 2;
+	c.utilization = 0.5;
+	c.pue = 1.5;
+	c.power_usd_per_kwh = 0.2;
+	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &c, NULL), 1.291552511, 1e-9);
+	/* the defaults: 3 years, all hours, PUE 1.3, $0.10/kWh: 10,000 / 26,280
+	 * = 0.380517504 + 0.5 x 1.3 x 0.1 = 0.065 -> 0.445517504 */
+	struct kvp_size_cost d = {.basis = KVP_SIZE_BASIS_OWN};
+	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &d, NULL), 0.445517504, 1e-9);
+	/* no cloud price: label none */
+	struct kvp_size_cost cl = {0};
+	gpu.price_per_hour = 0;
+	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &cl, &label)));
+	ck_assert_str_eq(label, "none");
+}
+END_TEST
+
 /* YAML double-quoted scalars: '"' and '\' escaped, line breaks and other
  * control characters never written raw (YAML 1.2, 5.7 escaped characters). */
 START_TEST(test_yaml_writer)
@@ -467,6 +512,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_emit);
 	tcase_add_test(core, test_emit_consistency);
 	tcase_add_test(core, test_yaml_writer);
+	tcase_add_test(core, test_cost_basis);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_set_timeout(errors, 60);

@@ -173,6 +173,55 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm
 expect_rc 1
 expect_json failed split
 
+# Cost basis.  Cloud prices carry their kind: the H100 SXM's Lambda price is
+# on-demand, the L4's Modal price serverless; cloud:on-demand leaves the L4
+# unpriced rather than compare it.
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1 --format json
+expect_rc 0
+expect_out '"cost_basis": "on-demand"'
+expect_out '"cost_basis": "serverless"'
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1
+expect_out "Cost basis: cloud prices of 2 kinds ranked together"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus l4 --tp 1 --cost cloud:on-demand \
+	--format json
+expect_json cost_per_hour null
+expect_json cloud_price_per_hour 0.7992       # l4.yaml, Modal serverless
+# Owned: the H100 SXM at $25,000 street and 700 W.  Over 3 years at 50 % use:
+# 25,000 / (3 x 8,760 x 0.5) = 1.902587519 $/h; 0.7 kW x PUE 1.2 x $0.15 =
+# 0.126 $/h; 2.028587519 $/GPU-hour.
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --cost own \
+	--years 3 --cost-utilization 0.5 --pue 1.2 --power-price 0.15 --format json
+expect_rc 0
+expect_json cost_basis own
+expect_near price_per_hour 2.028587519 1e-9
+expect_near own_price_per_hour 2.028587519 1e-9
+expect_json cloud_price_per_hour 3.78         # h100-sxm.yaml, Lambda on-demand
+# bad cost input: each a usage error
+for a in "--price h100-sxm=0" "--price h100-sxm=-1" "--percentile 100" "--percentile 0" "--rate 0" \
+	 "--cost cloud:cheap" "--cost rent" "--years 3" "--cost own --pue 0.9" \
+	 "--cost own --cost-utilization 1.5" "--cost own --power-price 0" "--cost own --years -1"; do
+	# shellcheck disable=SC2086
+	run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm $a
+	expect_rc 2
+done
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm --years 3
+expect_err "give --cost own"
+# bad cost keys in a GPU profile: file:line:col and the field, exit 3
+bad_gpu() {
+	sed "s/^price_per_hour: 2\$/$1/" "$tmp/round.yaml" >"$tmp/bad.yaml"
+	run "$KVPLAN" size --model llama-2-7b --gpu "$tmp/bad.yaml" --workload "$wl/size-replicas.yaml"
+	expect_rc 3
+	expect_err "$2"
+}
+bad_gpu "price_per_hour: 0" "bad.yaml:7:17: error: price_per_hour: must be positive"
+bad_gpu "price_per_hour: -2" "price_per_hour: must not be negative"
+bad_gpu "price_per_hour: 2\nprice_kind: cheap" "bad.yaml:8:13: error: price_kind: unknown kind 'cheap'"
+bad_gpu "price_per_hour: 2\nprice_date: yesterday" "price_date: expected a date YYYY-MM-DD"
+bad_gpu "purchase_kind: list" "purchase_kind: labels a purchase price: give purchase_price too"
+bad_gpu "price_kind: spot" "price_kind: labels a price: give price_per_hour too"
+bad_gpu "purchase_price: 0" "purchase_price: must be positive"
+bad_gpu "tdp_watts: 0" "tdp_watts: must be positive"
+
 # mistakes
 run "$KVPLAN" size --model llama-3.1-8b
 expect_rc 2
