@@ -17,7 +17,7 @@ static const char *const cmd = "size";
 enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
 	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF,
-	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL
+	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL, OPT_KV_DTYPES, OPT_PARETO
 };
 
 #define MAX_GPUS 64
@@ -41,6 +41,9 @@ static void help(void)
 	       "  --workload NAME|PATH      workload profile (kvplan-profiles(5)); required\n"
 	       "  --gpus all|LIST           GPU profiles to consider (default all); --gpu NAME: one\n"
 	       "  --tp LIST                 tensor-parallel sizes (default 1,2,4,8)\n"
+	       "  --pp LIST, --dp LIST, --ep LIST, --kv-dtypes LIST\n"
+	       "                            the other axes searched (default 1, 1, 1, --kv-dtype)\n"
+	       "  --pareto                  only the Pareto front of $/Mtok, TPOT and TTFT\n"
 	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
 	       "  --users N                 concurrent users, when no rate is given\n"
 	       "  --ttft S, --tpot S        service levels in seconds (override the workload's)\n"
@@ -94,7 +97,11 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_f64(x, "floor_tpot_s", c->floor_tpot_s) &&
 		  kvp_record_str(x, "cost_basis", c->basis) &&
 		  kvp_record_f64(x, "cloud_price_per_hour", c->cloud_gpu_hour) &&
-		  kvp_record_f64(x, "own_price_per_hour", c->own_gpu_hour);
+		  kvp_record_f64(x, "own_price_per_hour", c->own_gpu_hour) &&
+		  kvp_record_u64(x, "pp", c->pp) && kvp_record_u64(x, "dp", c->dp) &&
+		  kvp_record_u64(x, "ep", c->ep) &&
+		  kvp_record_str(x, "kv_dtype", kvp_dtype_name(c->kv_dtype)) &&
+		  kvp_record_bool(x, "pareto", c->pareto);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -212,6 +219,8 @@ int kvp_cmd_size(int argc, char **argv)
 		{"power-price", required_argument, NULL, OPT_POWER_PRICE},
 		{"pue", required_argument, NULL, OPT_PUE},
 		{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
+		{"kv-dtypes", required_argument, NULL, OPT_KV_DTYPES},
+		{"pareto", no_argument, NULL, OPT_PARETO},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -219,6 +228,11 @@ int kvp_cmd_size(int argc, char **argv)
 	const char *workload = NULL, *gpus_arg = NULL;
 	uint64_t tps[MAX_TPS] = {1, 2, 4, 8}, users = 0, max_replicas = 0;
 	size_t ntp = 4, nprice = 0;
+	/* the other axes of the search: one value each unless listed */
+	uint64_t pps[MAX_TPS] = {1}, dps[MAX_TPS] = {1}, eps[MAX_TPS] = {1};
+	size_t npp = 1, ndp = 1, nep = 1, nkv = 1;
+	enum kvp_dtype kvs[MAX_TPS] = {KVP_DTYPE_AUTO};
+	bool kv_list = false, pareto_only = false;
 	struct price prices[MAX_PRICES];
 	bool priced[MAX_PRICES] = {false};
 	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
@@ -244,6 +258,39 @@ int kvp_cmd_size(int argc, char **argv)
 					return kvp_cli_usage_error(cmd, "--tp: %llu GPUs is more than kvplan plans for",
 								   (unsigned long long)tps[i]);
 			continue;
+		case KVP_OPT_PP:
+		case KVP_OPT_DP:
+		case KVP_OPT_EP: {
+			const char *nm = opt == KVP_OPT_PP ? "--pp" : opt == KVP_OPT_DP ? "--dp" : "--ep";
+			uint64_t *to = opt == KVP_OPT_PP ? pps : opt == KVP_OPT_DP ? dps : eps;
+			size_t *nto = opt == KVP_OPT_PP ? &npp : opt == KVP_OPT_DP ? &ndp : &nep;
+			if (!kvp_cli_token_list(cmd, nm, optarg, to, MAX_TPS, nto))
+				return KVP_EXIT_USAGE;
+			for (size_t i = 0; i < *nto; i++)
+				if (to[i] < 1 || to[i] > 1024)
+					return kvp_cli_usage_error(cmd, "%s: expected 1 to 1024 GPUs, got %llu", nm,
+								   (unsigned long long)to[i]);
+			continue;
+		}
+		case OPT_KV_DTYPES: {
+			char buf[256];
+			snprintf(buf, sizeof buf, "%s", optarg);
+			nkv = 0;
+			for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				char tt[KVP_TERM_SIZE(64)];
+				if (nkv == MAX_TPS)
+					return kvp_cli_usage_error(cmd, "--kv-dtypes: at most %d", MAX_TPS);
+				if (!kvp_dtype_parse(t, &kvs[nkv]))
+					return kvp_cli_usage_error(cmd, "--kv-dtypes: unknown dtype '%s'",
+								   kvp_term_text(tt, sizeof tt, t));
+				nkv++;
+			}
+			if (!nkv)
+				return kvp_cli_usage_error(cmd, "--kv-dtypes: expected a list such as auto,fp8");
+			kv_list = true;
+			continue;
+		}
+		case OPT_PARETO: pareto_only = true; continue;
 		case KVP_OPT_ENGINE: engine_given = true; break;
 		case OPT_USERS:
 			if (!kvp_cli_u64(cmd, "--users", optarg, 1, &users))
@@ -375,9 +422,20 @@ int kvp_cmd_size(int argc, char **argv)
 			names[ngpu++] = strdup(t);
 	}
 	struct kvp_model *m = malloc(sizeof *m);
-	struct kvp_size_config *cfg = calloc(ngpu * ntp + 1, sizeof *cfg);
+	uint32_t tp32[MAX_TPS], pp32[MAX_TPS], dp32[MAX_TPS], ep32[MAX_TPS];
+	for (size_t i = 0; i < MAX_TPS; i++) {
+		tp32[i] = (uint32_t)tps[i];
+		pp32[i] = (uint32_t)pps[i];
+		dp32[i] = (uint32_t)dps[i];
+		ep32[i] = (uint32_t)eps[i];
+	}
+	if (!kv_list)
+		kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
+	struct kvp_size_space space = {tp32, pp32, dp32, ep32, ntp, npp, ndp, nep, kvs, nkv};
+	size_t per_gpu = kvp_size_space_points(&space);
+	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
 	struct kvp_record *top = NULL;
-	struct kvp_record **recs = calloc(ngpu * ntp + 1, sizeof *recs);
+	struct kvp_record **recs = calloc(ngpu * per_gpu + 1, sizeof *recs);
 	struct kvp_workload w;
 	bool have_w = false;
 	struct kvp_error err = {0};
@@ -435,13 +493,11 @@ int kvp_cmd_size(int argc, char **argv)
 				snprintf(g.price_kind, sizeof g.price_kind, "given");
 				priced[k] = true;
 			}
-		for (size_t t = 0; t < ntp; t++) {
-			if (kvp_size_search(m, &g, &d, &so, (uint32_t)tps[t], &cfg[n], &err)) {
-				rc = kvp_cli_error(cmd, &err);
-				goto out;
-			}
-			n++;
+		if (kvp_size_search_space(m, &g, &d, &so, &space, &cfg[n], &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
 		}
+		n += per_gpu;
 	}
 	for (size_t k = 0; k < nprice; k++)
 		if (!priced[k]) {
@@ -450,7 +506,29 @@ int kvp_cmd_size(int argc, char **argv)
 			goto out;
 		}
 	kvp_size_rank(cfg, n);
+	size_t front = kvp_size_pareto(cfg, n);
 	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
+	/* the fewest GPUs of any configuration that meets every constraint */
+	struct kvp_size_config fewest_c;
+	const struct kvp_size_config *fewest = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (cfg[i].meets && (!fewest || cfg[i].count < fewest->count))
+			fewest = &cfg[i];
+	if (fewest) {
+		fewest_c = *fewest; /* the front below may drop it */
+		fewest = &fewest_c;
+	}
+	if (pareto_only) {
+		/* the front only, still in rank order */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (cfg[i].pareto)
+				cfg[k++] = cfg[i];
+		n = k;
+		/* the cheapest that meets was ranked first, and is on the front
+		 * unless an equal one is (a tie stays on it too) */
+		best = n && cfg[0].meets ? &cfg[0] : NULL;
+	}
 	/* the command must launch what was planned: a KV dtype the engine
 	 * cannot hold is refused, not replaced by one the plan did not size */
 	if (best && has_emit && !kvp_size_kv_name(emit, m, best->kv_dtype)) {
@@ -497,6 +575,10 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_u64(r, "rank", i + 1);
 			kvp_record_str(r, "gpu", x->gpu);
 			kvp_record_u64(r, "tp", x->tp);
+			kvp_record_u64(r, "pp", x->pp);
+			kvp_record_u64(r, "dp", x->dp);
+			kvp_record_u64(r, "ep", x->ep);
+			kvp_record_str(r, "kv", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : kvp_dtype_name(x->kv_dtype));
 			kvp_record_u64(r, "replicas", x->replicas);
 			kvp_record_u64(r, "gpus", x->count);
 			fmt_money(x->cost_per_hour, t1, sizeof t1);
@@ -513,6 +595,7 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_str(r, "tpot", x->failed & unsized ? "-" : t1);
 			kvp_size_fail_format(x->failed, x->never, t3, sizeof t3);
 			kvp_record_str(r, "meets", x->meets ? "yes" : "no");
+			kvp_record_str(r, "front", x->pareto ? "*" : "");
 			kvp_record_str(r, "failed", t3);
 		}
 		if (tab) {
@@ -521,6 +604,12 @@ int kvp_cmd_size(int argc, char **argv)
 				kvp_record_free(tab[i]);
 			free(tab);
 		}
+		printf("\nfront *: on the Pareto front of $/Mtok, TPOT and TTFT (%zu of the %zu "
+		       "configurations%s)\n", front, per_gpu * ngpu, pareto_only ? "; only these shown" : "");
+		if (fewest)
+			printf("Fewest GPUs that meet every constraint: %u (%s, tp %u, pp %u, dp %u, %u "
+			       "replica%s)\n", fewest->count, fewest->gpu, fewest->tp, fewest->pp, fewest->dp,
+			       fewest->replicas, fewest->replicas == 1 ? "" : "s");
 		print_never(cfg, n, &d);
 		print_basis(cfg, n, &so.cost);
 		if (best) {
@@ -563,7 +652,10 @@ int kvp_cmd_size(int argc, char **argv)
 			  kvp_record_f64(top, "slo_ttft_s", d.slo_ttft_s) &&
 			  kvp_record_f64(top, "slo_tpot_s", d.slo_tpot_s) &&
 			  kvp_record_str(top, "cost", cost.basis == KVP_SIZE_BASIS_OWN ? "own"
-						      : cost.kind[0] ? cost.kind : "cloud");
+						      : cost.kind[0] ? cost.kind : "cloud") &&
+			  kvp_record_u64(top, "pareto_size", front) &&
+			  (fewest ? kvp_record_u64(top, "min_gpus", fewest->count)
+				  : kvp_record_null(top, "min_gpus"));
 		for (size_t i = 0; ok && i < n; i++) {
 			struct kvp_record *x = config_record(&cfg[i]);
 			ok = x && kvp_record_push(top, "configs", x);

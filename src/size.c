@@ -179,7 +179,9 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	 * each rank serving its own share of the requests (shape.h) */
 	uint32_t dp = kvp_shape_dp(&o->budget.par);
 	uint64_t ranks = (uint64_t)out->replicas * dp;
-	out->count = tp * dp * out->replicas;
+	uint32_t pp = o->budget.par.pp ? o->budget.par.pp : 1;
+	out->count = tp * pp * dp * out->replicas;
+	out->pp = pp;
 	out->dp = dp;
 	out->ep = kvp_shape_ep(&o->budget.par);
 	const char *label = "";
@@ -210,12 +212,14 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	if (!bo.block_size)
 		bo.block_size = kvp_size_block_default(bo.engine, m);
 	bo.par.tp = tp;
-	bo.par.pp = 1;
+	bo.par.pp = pp;
 	bo.context = d->mean_context;
 	bo.batch = 1;
 	struct kvp_error e2 = {0};
 	if ((st = kvp_budget_compute(m, g, &bo, b, &e2))) {
-		if ((st == KVP_STATUS_INVALID && strcmp(e2.field, "tp") == 0) ||
+		if ((st == KVP_STATUS_INVALID && (strcmp(e2.field, "tp") == 0 ||
+						  strcmp(e2.field, "pp") == 0 ||
+						  strcmp(e2.field, "dp") == 0)) ||
 		    strcmp(e2.field, "ep") == 0) {
 			out->failed = KVP_SIZE_FAIL_SPLIT; /* not an error: this split is impossible */
 			st = KVP_STATUS_OK;

@@ -110,8 +110,10 @@ struct kvp_size_opts {
 
 struct kvp_size_config {
 	char gpu[KVP_NAME_MAX];
-	uint32_t tp, replicas, count;   /* count = tp x dp x replicas GPUs */
-	uint32_t dp, ep;                /* of each replica (shape.h), 1: none */
+	uint32_t tp, replicas, count;   /* count = tp x pp x dp x replicas GPUs */
+	uint32_t pp, dp, ep;            /* of each replica (shape.h), 1: none */
+	bool pareto;                    /* on the front of cost_per_mtok, tpot_s, ttft_s
+					 * (kvp_size_pareto) */
 	bool meets;
 	unsigned failed;                /* enum kvp_size_fail bits */
 	unsigned never;                 /* the bits no replica count cures: the
@@ -172,6 +174,36 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 			   const struct kvp_size_demand *d, const struct kvp_size_opts *o,
 			   uint32_t tp, struct kvp_size_config *out, struct kvp_error *err);
+
+/* The search space beyond the GPUs: every tp x pp x dp x ep x KV dtype
+ * (each list at least one entry; pp, dp, ep 1 for none; KVP_DTYPE_AUTO for
+ * the budget's default KV dtype).  max_num_seqs is not a free axis: for each
+ * configuration it is the most sequences that keep TPOT within its level
+ * (kvp_size_evaluate). */
+struct kvp_size_space {
+	const uint32_t *tp, *pp, *dp, *ep;
+	size_t ntp, npp, ndp, nep;
+	const enum kvp_dtype *kv;
+	size_t nkv;
+};
+
+/* Points in a space: ntp x npp x ndp x nep x nkv. */
+size_t kvp_size_space_points(const struct kvp_size_space *sp);
+
+/* kvp_size_search at every point of sp on GPU g, written to out[0 ..
+ * kvp_size_space_points(sp) - 1] in the order tp, pp, dp, ep, kv (kv
+ * fastest).  o->budget's par and kv_dtype are replaced per point. */
+kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
+				 const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+				 const struct kvp_size_space *sp, struct kvp_size_config *out,
+				 struct kvp_error *err);
+
+/* Mark the Pareto front (c[i].pareto): among the configurations with a known
+ * cost that fail nothing replicas cannot cure at their count (no split,
+ * weights, context, kv_dtype, memory or throughput failure), those no other
+ * is at least as good as on all of cost_per_mtok, tpot_s and ttft_s and
+ * better on one.  Returns the number on the front. */
+size_t kvp_size_pareto(struct kvp_size_config *c, size_t n);
 
 /* Order: configurations that meet everything first, cheapest per million
  * output tokens at their own throughput (then per hour, fewest GPUs, lowest

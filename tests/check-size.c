@@ -453,6 +453,99 @@ START_TEST(test_cost_basis)
 }
 END_TEST
 
+/* The replica search against a brute-force reference: for random rates,
+ * levels, weights and memory, every replica count 1 .. 48 is evaluated in a
+ * plain loop and the first that fails nothing but what no count cures must
+ * be what kvp_size_search returns (it bisects instead). */
+START_TEST(test_search_brute_force)
+{
+	load("llama-2-7b", "size-replicas");
+	struct kvp_error err = {0};
+	srand(16);
+	opts.max_replicas = 48;
+	opts.budget.has_weights = true;
+	int several = 0, floor_only = 0; /* the cases must reach both branches */
+	for (int trial = 0; trial < 40; trial++) {
+		round_gpu((uint64_t)(16 + rand() % 64) * KVP_GIB);
+		opts.budget.weights_bytes = (uint64_t)(2 + rand() % 12) * 1000000000ULL;
+		derive();
+		demand.rate = 1 + rand() % 400;
+		demand.slo_tpot_s = 0.004 + (rand() % 100) * 0.0005;
+		demand.slo_ttft_s = 0.005 + (rand() % 100) * 0.002;
+		uint32_t tp = 1u << (rand() % 3);
+		struct kvp_size_config got, ref;
+		ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, tp, &got, &err),
+				 KVP_STATUS_OK);
+		uint32_t want = 0;
+		unsigned never = 0;
+		for (uint32_t r = 1; r <= 48 && !want; r++) {
+			ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, tp, r, &ref, &err),
+					 KVP_STATUS_OK);
+			never = ref.never;
+			if ((ref.failed & ~ref.never) == 0)
+				want = r;
+			if (ref.failed & KVP_SIZE_FAIL_FIXED)
+				break;
+		}
+		if (want && !(never & KVP_SIZE_FAIL_FIXED)) {
+			ck_assert_msg(got.replicas == want, "trial %d: search %u replicas, brute force %u",
+				      trial, got.replicas, want);
+			ck_assert_uint_eq(got.failed, never);
+			ck_assert(got.meets == (never == 0));
+			several += want > 1;
+			floor_only += never != 0;
+		} else {
+			ck_assert(!got.meets);
+		}
+	}
+	ck_assert_int_gt(several, 3);
+	ck_assert_int_gt(floor_only, 0);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* The Pareto front against its definition, by brute force on random
+ * configurations: nothing on it is dominated by a candidate, everything off
+ * it (a candidate) is; non-candidates (memory, throughput, fixed failures or
+ * an unknown cost) are never on it. */
+START_TEST(test_pareto_brute_force)
+{
+	enum { N = 60 };
+	static struct kvp_size_config c[N];
+	srand(161);
+	for (int trial = 0; trial < 50; trial++) {
+		for (int i = 0; i < N; i++) {
+			memset(&c[i], 0, sizeof c[i]);
+			/* coarse values so ties happen */
+			c[i].cost_per_mtok = rand() % 10 == 0 ? NAN : (double)(rand() % 8);
+			c[i].tpot_s = (double)(rand() % 8);
+			c[i].ttft_s = (double)(rand() % 8);
+			int f = rand() % 10;
+			c[i].failed = f == 0 ? KVP_SIZE_FAIL_MEMORY : f == 1 ? KVP_SIZE_FAIL_TPOT : 0;
+		}
+		size_t front = kvp_size_pareto(c, N), seen = 0;
+		for (int i = 0; i < N; i++) {
+			bool cand = !isnan(c[i].cost_per_mtok) && c[i].failed != KVP_SIZE_FAIL_MEMORY;
+			bool dominated = false;
+			for (int j = 0; j < N; j++) {
+				bool candj = !isnan(c[j].cost_per_mtok) && c[j].failed != KVP_SIZE_FAIL_MEMORY;
+				if (!candj || j == i)
+					continue;
+				if (c[j].cost_per_mtok <= c[i].cost_per_mtok && c[j].tpot_s <= c[i].tpot_s &&
+				    c[j].ttft_s <= c[i].ttft_s &&
+				    (c[j].cost_per_mtok < c[i].cost_per_mtok || c[j].tpot_s < c[i].tpot_s ||
+				     c[j].ttft_s < c[i].ttft_s))
+					dominated = true;
+			}
+			ck_assert_msg(c[i].pareto == (cand && !dominated), "trial %d config %d", trial, i);
+			seen += c[i].pareto;
+		}
+		ck_assert_uint_eq(front, seen);
+		ck_assert_uint_gt(front, 0);
+	}
+}
+END_TEST
+
 /* YAML double-quoted scalars: '"' and '\' escaped, line breaks and other
  * control characters never written raw (YAML 1.2, 5.7 escaped characters). */
 START_TEST(test_yaml_writer)
@@ -513,6 +606,8 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_emit_consistency);
 	tcase_add_test(core, test_yaml_writer);
 	tcase_add_test(core, test_cost_basis);
+	tcase_add_test(core, test_search_brute_force);
+	tcase_add_test(core, test_pareto_brute_force);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_set_timeout(errors, 60);
