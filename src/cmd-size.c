@@ -17,7 +17,8 @@ static const char *const cmd = "size";
 enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
 	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF,
-	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL, OPT_KV_DTYPES, OPT_PARETO
+	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL, OPT_KV_DTYPES, OPT_PARETO,
+	OPT_SLO_PERCENTILE
 };
 
 #define MAX_GPUS 64
@@ -48,7 +49,12 @@ static void help(void)
 	       "  --users N                 concurrent users, when no rate is given\n"
 	       "  --ttft S, --tpot S        service levels in seconds (override the workload's)\n"
 	       "  --percentile P            the percentile of the TTFT level, in (0, 100) (default:\n"
-	       "                            the workload's, else 50)\n"
+	       "                            the workload's, else 50): the prompt at P, the mean wait\n"
+	       "  --slo-percentile p50|p90|p99  the percentile of the TTFT level, prompt and wait both:\n"
+	       "                            the wait W before a prefill (M/D/1 mean W_q, P(W > 0) =\n"
+	       "                            rho) with an exponential tail P(W > t) = rho exp(-t rho /\n"
+	       "                            W_q), so W_p = W_q / rho ln(rho / (1 - p)) when rho > 1 - p,\n"
+	       "                            else 0; TPOT is the mean step (every sequence alike)\n"
 	       "  --price GPU=USD           price per GPU-hour (repeatable; default: the profile's)\n"
 	       "  --cost cloud|cloud:KIND|own  the cost basis (default cloud, every price labelled with\n"
 	       "                            its kind: on-demand, reserved-1y, reserved-3y, spot,\n"
@@ -101,7 +107,8 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_u64(x, "pp", c->pp) && kvp_record_u64(x, "dp", c->dp) &&
 		  kvp_record_u64(x, "ep", c->ep) &&
 		  kvp_record_str(x, "kv_dtype", kvp_dtype_name(c->kv_dtype)) &&
-		  kvp_record_bool(x, "pareto", c->pareto);
+		  kvp_record_bool(x, "pareto", c->pareto) &&
+		  kvp_record_f64(x, "queue_p_s", c->queue_p_s);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -221,6 +228,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
 		{"kv-dtypes", required_argument, NULL, OPT_KV_DTYPES},
 		{"pareto", no_argument, NULL, OPT_PARETO},
+		{"slo-percentile", required_argument, NULL, OPT_SLO_PERCENTILE},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -232,7 +240,7 @@ int kvp_cmd_size(int argc, char **argv)
 	uint64_t pps[MAX_TPS] = {1}, dps[MAX_TPS] = {1}, eps[MAX_TPS] = {1};
 	size_t npp = 1, ndp = 1, nep = 1, nkv = 1;
 	enum kvp_dtype kvs[MAX_TPS] = {KVP_DTYPE_AUTO};
-	bool kv_list = false, pareto_only = false;
+	bool kv_list = false, pareto_only = false, queue_pct = false;
 	struct price prices[MAX_PRICES];
 	bool priced[MAX_PRICES] = {false};
 	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
@@ -291,6 +299,15 @@ int kvp_cmd_size(int argc, char **argv)
 			continue;
 		}
 		case OPT_PARETO: pareto_only = true; continue;
+		case OPT_SLO_PERCENTILE:
+			if (strcmp(optarg, "p50") && strcmp(optarg, "p90") && strcmp(optarg, "p99")) {
+				char t[KVP_TERM_SIZE(64)];
+				return kvp_cli_usage_error(cmd, "--slo-percentile: expected p50, p90 or p99, got '%s'",
+							   kvp_term_text(t, sizeof t, optarg));
+			}
+			percentile = atof(optarg + 1);
+			queue_pct = true;
+			continue;
 		case KVP_OPT_ENGINE: engine_given = true; break;
 		case OPT_USERS:
 			if (!kvp_cli_u64(cmd, "--users", optarg, 1, &users))
@@ -478,6 +495,7 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	d.queue_percentile = queue_pct;
 	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = decode_eff,
 				   .prefill_flops_efficiency = prefill_eff,
 				   .max_replicas = (uint32_t)max_replicas, .cost = cost};
@@ -565,7 +583,14 @@ int kvp_cmd_size(int argc, char **argv)
 		printf("  service levels: TTFT %s at p%g, TPOT %s\n\n", d.slo_ttft_s > 0 ? t1 : "none",
 		       d.percentile, d.slo_tpot_s > 0 ? t2 : "none");
 		printf("Per replica: rate / R; Little's law C = rate x (TTFT + output x TPOT);\n"
-		       "TPOT = decode step of C sequences / (1 - prefill utilization)\n\n");
+		       "TPOT = decode step of C sequences / (1 - prefill utilization)\n");
+		if (d.queue_percentile)
+			printf("TTFT at p%g = prefill of the p%g prompt + the p%g wait, P(W > t) = rho "
+			       "exp(-t rho / W_q)\n", d.percentile, d.percentile, d.percentile);
+		else
+			printf("TTFT at p%g = prefill of the p%g prompt + the mean wait W_q\n", d.percentile,
+			       d.percentile);
+		printf("\n");
 		struct kvp_record **tab = calloc(n ? n : 1, sizeof *tab);
 		for (size_t i = 0; tab && i < n; i++) {
 			const struct kvp_size_config *x = &cfg[i];
@@ -654,6 +679,7 @@ int kvp_cmd_size(int argc, char **argv)
 			  kvp_record_str(top, "cost", cost.basis == KVP_SIZE_BASIS_OWN ? "own"
 						      : cost.kind[0] ? cost.kind : "cloud") &&
 			  kvp_record_u64(top, "pareto_size", front) &&
+			  kvp_record_bool(top, "queue_percentile", d.queue_percentile) &&
 			  (fewest ? kvp_record_u64(top, "min_gpus", fewest->count)
 				  : kvp_record_null(top, "min_gpus"));
 		for (size_t i = 0; ok && i < n; i++) {

@@ -55,6 +55,15 @@ double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, do
 	return rate * (ttft_s + output_tokens * tpot_s);
 }
 
+double kvp_size_wait_percentile(double w_q, double rho, double p)
+{
+	if (!(rho > 0) || !(w_q > 0) || rho <= 1 - p)
+		return 0;
+	if (rho >= 1 || !isfinite(w_q))
+		return INFINITY;
+	return w_q / rho * log(rho / (1 - p));
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -332,7 +341,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->step_s = step;
 		out->bound = bd;
 		out->tpot_s = step / (1 - r->rho);
-		out->ttft_s = pre_p.time_s + out->queue_s;
+		out->queue_p_s = d->queue_percentile
+				 ? kvp_size_wait_percentile(out->queue_s, r->rho, d->percentile / 100)
+				 : out->queue_s;
+		out->ttft_s = pre_p.time_s + out->queue_p_s;
 		if (d->slo_ttft_s > 0 && out->ttft_s > d->slo_ttft_s)
 			out->failed |= KVP_SIZE_FAIL_TTFT;
 		if (d->slo_tpot_s > 0 && out->tpot_s > d->slo_tpot_s)

@@ -65,6 +65,12 @@ struct kvp_size_demand {
 				    * mean KV a sequence holds while it decodes */
 	uint64_t max_model_len;    /* the workload's max_len, else the model's max_context */
 	double percentile;         /* 50 when the workload gives none */
+	bool queue_percentile;     /* TTFT at the percentile takes the queue's
+				    * percentile too, not its mean (--slo-percentile):
+				    * P(W > t) = rho exp(-t rho / W_q), the exponential
+				    * tail with M/D/1's mean W_q and P(W > 0) = rho, so
+				    * t_p = W_q / rho x ln(rho / (1 - p)) when rho > 1 - p,
+				    * else 0 */
 	double slo_ttft_s, slo_tpot_s;  /* 0: none */
 };
 
@@ -133,7 +139,8 @@ struct kvp_size_config {
 	uint64_t sequences;             /* ceil(C), at least 1 */
 	double prefill_s;               /* S: prefill of a mean prompt */
 	double prefill_utilization;     /* rho */
-	double queue_s;                 /* W_q */
+	double queue_s;                 /* W_q, the mean */
+	double queue_p_s;               /* the wait TTFT counts: W_q, or its percentile */
 	double ttft_s;                  /* percentile prompt: prefill + W_q */
 	double tpot_s;
 	double step_s;                  /* one decode step of ceil(C), without prefill stalls */
@@ -153,6 +160,10 @@ struct kvp_size_config {
 	uint64_t max_num_seqs;
 	uint64_t max_batched_tokens;
 };
+
+/* The p-th percentile (0 < p < 1) of the wait before a prefill, from its
+ * mean w_q and the prefill utilization rho (see queue_percentile). */
+double kvp_size_wait_percentile(double w_q, double rho, double p);
 
 /* Little's law: requests in the system = arrival rate x time each spends in
  * it, here TTFT + output tokens x TPOT. */

@@ -408,6 +408,42 @@ START_TEST(test_emit_consistency)
 }
 END_TEST
 
+/* The wait's percentile (--slo-percentile), by hand on the replica case:
+ * S = 10.0524288 ms, 5 requests/s on one replica: rho = 0.050262144,
+ * W_q = rho S / (2 (1 - rho)) = 0.26599794 ms, W_q / rho = S / (2 (1 - rho))
+ * = 5.2922031 ms.
+ *   p90: rho = 0.05 <= 1 - 0.9: at least 90 % of prompts do not wait: 0
+ *   p99: 5.2922031 ms x ln(0.050262144 / 0.01) = 5.2922031 x 1.6146759 =
+ *        8.5451611 ms; TTFT = 10.0524288 + 8.5451611 = 18.5975899 ms */
+START_TEST(test_wait_percentile)
+{
+	double s = 0.0100524288, rho = 5 * s, wq = rho * s / (2 * (1 - rho));
+	ck_assert_double_eq_tol(wq, 0.00026599794, 1e-11);
+	ck_assert_double_eq(kvp_size_wait_percentile(wq, rho, 0.90), 0);
+	ck_assert_double_eq_tol(kvp_size_wait_percentile(wq, rho, 0.99), 0.0085451611, 1e-10);
+	ck_assert_double_eq(kvp_size_wait_percentile(0, 0, 0.99), 0);
+	ck_assert(isinf(kvp_size_wait_percentile(1, 1, 0.99)));
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	demand.queue_percentile = true;
+	demand.percentile = 99;
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.queue_s, 0.00026599794, 1e-11);
+	ck_assert_double_eq_tol(c.queue_p_s, 0.0085451611, 1e-10);
+	ck_assert_double_eq_tol(c.ttft_s, 0.0185975899, 1e-10);
+	/* p90: the mean wait no longer counts, the percentile (0) does */
+	demand.percentile = 90;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.ttft_s, 0.0100524288, 1e-12);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
 /* The price of a GPU-hour on each basis, by hand. */
 START_TEST(test_cost_basis)
 {
@@ -606,6 +642,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_emit_consistency);
 	tcase_add_test(core, test_yaml_writer);
 	tcase_add_test(core, test_cost_basis);
+	tcase_add_test(core, test_wait_percentile);
 	tcase_add_test(core, test_search_brute_force);
 	tcase_add_test(core, test_pareto_brute_force);
 	suite_add_tcase(s, core);

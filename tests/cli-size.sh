@@ -96,6 +96,20 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 
 	--format json
 expect_out '"failed": "tpot,throughput"' 
 
+# --slo-percentile p99: TTFT = prefill of the p99 prompt (100 tokens,
+# 10.0524 ms) + the p99 wait, 5.2922 ms x ln(0.050262 / 0.01) = 8.5452 ms
+# (tests/check-size.c has the steps): 18.5976 ms at one replica
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p99 --max-replicas 1 \
+	--tpot 1 --format json
+expect_rc 0
+expect_json queue_percentile true
+expect_json percentile 99
+expect_near ttft_s 0.0185975899 1e-8
+expect_near queue_p_s 0.0085451611 1e-8
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p95
+expect_rc 2
+expect_err "expected p50, p90 or p99"
+
 # The search over shapes and KV dtypes.  pp 2 with the fixture's 10 GB of
 # weights per GPU reads 2 x 10 GB per step (20 ms > 10.7 ms: TPOT at any
 # count); fp8 KV halves the KV read of fp16 (78.6 us -> 39.3 us per sequence
