@@ -18,7 +18,7 @@ enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
 	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF,
 	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL, OPT_KV_DTYPES, OPT_PARETO,
-	OPT_SLO_PERCENTILE
+	OPT_SLO_PERCENTILE, OPT_LATENCY_SPREAD
 };
 
 #define MAX_GPUS 64
@@ -74,7 +74,8 @@ static void help(void)
 static struct kvp_record *config_record(const struct kvp_size_config *c)
 {
 	struct kvp_record *x = kvp_record_new();
-	char failed[128], never[128];
+	char failed[128], never[128], risk[128];
+	kvp_size_fail_format(c->risk, 0, risk, sizeof risk);
 	kvp_size_fail_format(c->failed, c->never, failed, sizeof failed);
 	kvp_size_fail_format(c->never, 0, never, sizeof never);
 	bool ok = x && kvp_record_str(x, "gpu", c->gpu) && kvp_record_u64(x, "count", c->count) &&
@@ -108,7 +109,12 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_u64(x, "ep", c->ep) &&
 		  kvp_record_str(x, "kv_dtype", kvp_dtype_name(c->kv_dtype)) &&
 		  kvp_record_bool(x, "pareto", c->pareto) &&
-		  kvp_record_f64(x, "queue_p_s", c->queue_p_s);
+		  kvp_record_f64(x, "queue_p_s", c->queue_p_s) &&
+		  kvp_record_str(x, "risk", risk) &&
+		  kvp_record_str(x, "verdict", c->meets ? "meets" : c->at_risk ? "meets at risk" : "fails") &&
+		  kvp_record_f64(x, "miss_ttft_s", c->miss_ttft_s) &&
+		  kvp_record_f64(x, "miss_tpot_s", c->miss_tpot_s) &&
+		  kvp_record_u64(x, "miss_sequences", c->miss_sequences);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -160,6 +166,113 @@ static void print_never(const struct kvp_size_config *cfg, size_t n, const struc
 			       d->percentile, a, b);
 		}
 	}
+}
+
+#define NEAREST 3
+
+/* The configurations nearest to meeting: at risk first, then the smallest
+ * distance, the sum of what each level is missed by relative to the level
+ * (sequences relative to what the pool holds; an unbounded queue far), rank
+ * order among equals; leaving out those that fail a constraint no replica
+ * count or level moves (split, weights, context, kv_dtype). */
+static double distance(const struct kvp_size_config *c, const struct kvp_size_demand *d)
+{
+	if (c->at_risk)
+		return 0;
+	if (c->failed & KVP_SIZE_FAIL_THROUGHPUT)
+		return INFINITY;
+	double x = 0;
+	if (d->slo_ttft_s > 0)
+		x += c->miss_ttft_s / d->slo_ttft_s;
+	if (d->slo_tpot_s > 0)
+		x += c->miss_tpot_s / d->slo_tpot_s;
+	if (c->max_sequences)
+		x += (double)c->miss_sequences / (double)c->max_sequences;
+	else if (c->miss_sequences)
+		x = INFINITY;
+	return x;
+}
+
+static size_t nearest(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_demand *d,
+		      size_t *idx)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (cfg[i].meets || (cfg[i].failed & KVP_SIZE_FAIL_FIXED))
+			continue;
+		double x = distance(&cfg[i], d);
+		/* insert, keeping the NEAREST smallest in order (earlier rank wins ties) */
+		size_t at = k;
+		while (at > 0 && distance(&cfg[idx[at - 1]], d) > x)
+			at--;
+		if (at >= NEAREST)
+			continue;
+		if (k < NEAREST)
+			k++;
+		for (size_t j = k - 1; j > at; j--)
+			idx[j] = idx[j - 1];
+		idx[at] = i;
+	}
+	return k;
+}
+
+/* One line of what c misses, and by how much. */
+static void print_misses(const struct kvp_size_config *c, const struct kvp_size_demand *d,
+			 double spread)
+{
+	char a[64], b[64], e[64];
+	printf("  %u x %s (tp %u, pp %u, dp %u, %u replica%s):", c->count, c->gpu, c->tp, c->pp, c->dp,
+	       c->replicas, c->replicas == 1 ? "" : "s");
+	if (c->at_risk) {
+		char r[128];
+		kvp_size_fail_format(c->risk, 0, r, sizeof r);
+		printf(" meets at the central estimate; at risk: %s", r);
+		if (c->risk & KVP_SIZE_FAIL_TPOT) {
+			fmt_s(c->tpot_s * (1 + spread), a, sizeof a);
+			fmt_s(d->slo_tpot_s, b, sizeof b);
+			printf(" (tpot x %.2f = %s > %s)", 1 + spread, a, b);
+		}
+		if (c->risk & KVP_SIZE_FAIL_TTFT) {
+			fmt_s(c->ttft_s * (1 + spread), a, sizeof a);
+			fmt_s(d->slo_ttft_s, b, sizeof b);
+			printf(" (ttft x %.2f = %s > %s)", 1 + spread, a, b);
+		}
+		printf("\n");
+		return;
+	}
+	const char *sep = " ";
+	if (c->failed & KVP_SIZE_FAIL_TPOT) {
+		fmt_s(c->tpot_s, a, sizeof a);
+		fmt_s(c->miss_tpot_s, b, sizeof b);
+		fmt_s(d->slo_tpot_s, e, sizeof e);
+		printf("%stpot %s, %s over %s", sep, a, b, e);
+		if (c->never & KVP_SIZE_FAIL_TPOT) {
+			fmt_s(c->floor_tpot_s, a, sizeof a);
+			printf(" (at any count: one sequence's step is %s)", a);
+		}
+		sep = "; ";
+	}
+	if (c->failed & KVP_SIZE_FAIL_TTFT) {
+		fmt_s(c->ttft_s, a, sizeof a);
+		fmt_s(c->miss_ttft_s, b, sizeof b);
+		fmt_s(d->slo_ttft_s, e, sizeof e);
+		printf("%sttft %s, %s over %s", sep, a, b, e);
+		if (c->never & KVP_SIZE_FAIL_TTFT) {
+			fmt_s(c->floor_ttft_s, a, sizeof a);
+			printf(" (at any count: the prefill alone is %s)", a);
+		}
+		sep = "; ";
+	}
+	if (c->failed & KVP_SIZE_FAIL_MEMORY) {
+		printf("%smemory: %llu sequences in flight, %llu fit (%llu over)", sep,
+		       (unsigned long long)c->sequences, (unsigned long long)c->max_sequences,
+		       (unsigned long long)c->miss_sequences);
+		sep = "; ";
+	}
+	if (c->failed & KVP_SIZE_FAIL_THROUGHPUT)
+		printf("%sthroughput: the queue grows without bound at this count (prefill utilization "
+		       "%.2f)", sep, c->prefill_utilization);
+	printf("\n");
 }
 
 /* Say what the prices are, and warn when kinds are mixed in one ranking. */
@@ -229,6 +342,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{"kv-dtypes", required_argument, NULL, OPT_KV_DTYPES},
 		{"pareto", no_argument, NULL, OPT_PARETO},
 		{"slo-percentile", required_argument, NULL, OPT_SLO_PERCENTILE},
+		{"latency-spread", required_argument, NULL, OPT_LATENCY_SPREAD},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -241,6 +355,7 @@ int kvp_cmd_size(int argc, char **argv)
 	size_t npp = 1, ndp = 1, nep = 1, nkv = 1;
 	enum kvp_dtype kvs[MAX_TPS] = {KVP_DTYPE_AUTO};
 	bool kv_list = false, pareto_only = false, queue_pct = false;
+	double latency_spread = 0;
 	struct price prices[MAX_PRICES];
 	bool priced[MAX_PRICES] = {false};
 	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
@@ -299,6 +414,15 @@ int kvp_cmd_size(int argc, char **argv)
 			continue;
 		}
 		case OPT_PARETO: pareto_only = true; continue;
+		case OPT_LATENCY_SPREAD:
+			if (kvp_parse_double(optarg, &latency_spread) || !(latency_spread >= 0) ||
+			    latency_spread > 10) {
+				char t[KVP_TERM_SIZE(64)];
+				return kvp_cli_usage_error(cmd, "--latency-spread: expected a fraction from 0 "
+							   "to 10 such as 0.1, got '%s'",
+							   kvp_term_text(t, sizeof t, optarg));
+			}
+			continue;
 		case OPT_SLO_PERCENTILE:
 			if (strcmp(optarg, "p50") && strcmp(optarg, "p90") && strcmp(optarg, "p99")) {
 				char t[KVP_TERM_SIZE(64)];
@@ -498,7 +622,8 @@ int kvp_cmd_size(int argc, char **argv)
 	d.queue_percentile = queue_pct;
 	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = decode_eff,
 				   .prefill_flops_efficiency = prefill_eff,
-				   .max_replicas = (uint32_t)max_replicas, .cost = cost};
+				   .max_replicas = (uint32_t)max_replicas, .cost = cost,
+				   .latency_spread = latency_spread};
 	for (size_t i = 0; i < ngpu; i++) {
 		struct kvp_gpu g;
 		if (kvp_gpu_load(names[i], &g, &err)) {
@@ -618,8 +743,8 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_str(r, "ttft", x->failed & unsized ? "-" : t1);
 			fmt_s(x->tpot_s, t1, sizeof t1);
 			kvp_record_str(r, "tpot", x->failed & unsized ? "-" : t1);
-			kvp_size_fail_format(x->failed, x->never, t3, sizeof t3);
-			kvp_record_str(r, "meets", x->meets ? "yes" : "no");
+			kvp_size_fail_format(x->failed ? x->failed : x->risk, x->never, t3, sizeof t3);
+			kvp_record_str(r, "meets", x->meets ? "yes" : x->at_risk ? "at risk" : "no");
 			kvp_record_str(r, "front", x->pareto ? "*" : "");
 			kvp_record_str(r, "failed", t3);
 		}
@@ -652,7 +777,16 @@ int kvp_cmd_size(int argc, char **argv)
 				kvp_size_emit(stdout, emit, m, best, prefix);
 			}
 		} else {
-			printf("\nNo configuration meets every constraint.\n");
+			size_t idx[NEAREST], k = nearest(cfg, n, &d, idx);
+			bool risky = false;
+			for (size_t i = 0; i < n; i++)
+				risky |= cfg[i].at_risk;
+			printf("\nNo configuration meets every constraint%s.\n",
+			       risky ? " at the conservative end" : "");
+			if (k)
+				printf("Nearest, and what each misses by:\n");
+			for (size_t i = 0; i < k; i++)
+				print_misses(&cfg[idx[i]], &d, latency_spread);
 		}
 	} else if (c.format == KVP_FORMAT_CSV) {
 		for (size_t i = 0; i < n; i++)
@@ -691,6 +825,11 @@ int kvp_cmd_size(int argc, char **argv)
 			ok = x && kvp_record_rec(top, "chosen", x);
 		} else if (ok) {
 			ok = kvp_record_null(top, "chosen");
+			size_t idx[NEAREST], k = nearest(cfg, n, &d, idx);
+			for (size_t i = 0; ok && i < k; i++) {
+				struct kvp_record *x = config_record(&cfg[idx[i]]);
+				ok = x && kvp_record_push(top, "nearest", x);
+			}
 		}
 		if (ok && best && has_emit) {
 			char *buf = NULL;

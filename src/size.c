@@ -383,10 +383,37 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 	}
 	out->max_num_seqs = hi;
+
+	/* the conservative end of the band */
+	double f = 1 + (o->latency_spread > 0 ? o->latency_spread : 0);
+	if (!saturated && !(out->failed & (KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT |
+					   KVP_SIZE_FAIL_MEMORY)) &&
+	    out->sequences > b->max_sequences_low)
+		out->risk |= KVP_SIZE_FAIL_MEMORY;
+	if (!saturated && d->slo_ttft_s > 0 && out->ttft_s * f > d->slo_ttft_s)
+		out->risk |= KVP_SIZE_FAIL_TTFT;
+	if (!saturated && d->slo_tpot_s > 0 && out->tpot_s * f > d->slo_tpot_s)
+		out->risk |= KVP_SIZE_FAIL_TPOT;
+	if (d->slo_ttft_s > 0 && out->floor_ttft_s * f > d->slo_ttft_s)
+		out->risk_never |= KVP_SIZE_FAIL_TTFT;
+	if (d->slo_tpot_s > 0 && out->floor_tpot_s * f > d->slo_tpot_s)
+		out->risk_never |= KVP_SIZE_FAIL_TPOT;
+	if (saturated) {
+		out->miss_ttft_s = d->slo_ttft_s > 0 ? INFINITY : 0;
+		out->miss_tpot_s = d->slo_tpot_s > 0 ? INFINITY : 0;
+	} else {
+		out->miss_ttft_s = d->slo_ttft_s > 0 ? fmax(0, out->ttft_s - d->slo_ttft_s) : 0;
+		out->miss_tpot_s = d->slo_tpot_s > 0 ? fmax(0, out->tpot_s - d->slo_tpot_s) : 0;
+		if (out->failed & KVP_SIZE_FAIL_MEMORY)
+			out->miss_sequences = out->sequences - b->max_sequences;
+	}
 out:
 	out->never |= out->failed & KVP_SIZE_FAIL_FIXED;
 	out->failed |= out->never;
-	out->meets = out->failed == 0;
+	out->risk &= ~out->failed;
+	out->risk_never &= ~out->never;
+	out->meets = out->failed == 0 && out->risk == 0;
+	out->at_risk = out->failed == 0 && out->risk != 0;
 	free(b);
 	free(r);
 	return st;
@@ -423,8 +450,10 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 	kvp_status st = kvp_size_evaluate(m, g, d, o, tp, 1, out, err);
 	/* what the search aims at: every constraint that replicas can cure
 	 * (the floor, out->never, does not depend on the replica count) */
-	unsigned never = out->never;
-	if (st || (out->failed & ~never) == 0 || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
+	/* central failures but the floor's, risks but the conservative floor's */
+	unsigned never = out->never, risk_never = out->risk_never;
+#define BAD(x) (((x)->failed & ~never) | ((x)->risk & ~risk_never))
+	if (st || BAD(out) == 0 || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
 	    (d->rate <= 0 && d->users <= 1))
 		return st;
 	struct kvp_size_config *hi = malloc(sizeof *hi), *mid = malloc(sizeof *mid);
@@ -436,9 +465,9 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 	/* more replicas only lighten each one: the predicate is monotone */
 	if ((st = kvp_size_evaluate(m, g, d, o, tp, maxr, hi, err)))
 		goto out;
-	if (hi->failed & ~never) {
+	if (BAD(hi)) {
 		/* only replicas short: say so at max_replicas; else keep one replica */
-		if (!(hi->failed & ~never & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
+		if (!(BAD(hi) & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
 			*out = *hi;
 		goto out;
 	}
@@ -447,7 +476,7 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 		uint32_t r = lo + (h - lo) / 2;
 		if ((st = kvp_size_evaluate(m, g, d, o, tp, r, mid, err)))
 			goto out;
-		if ((mid->failed & ~never) == 0) {
+		if (BAD(mid) == 0) {
 			h = r;
 			*hi = *mid;
 		} else {
@@ -459,6 +488,7 @@ out:
 	free(hi);
 	free(mid);
 	return st;
+#undef BAD
 }
 
 static int popcount(unsigned x)
@@ -476,7 +506,9 @@ static int cmp_config(const void *pa, const void *pb)
 	const struct kvp_size_config *a = pa, *b = pb;
 	if (a->meets != b->meets)
 		return a->meets ? -1 : 1;
-	if (!a->meets && popcount(a->failed) != popcount(b->failed))
+	if (a->at_risk != b->at_risk)
+		return a->at_risk ? -1 : 1;
+	if (!a->meets && !a->at_risk && popcount(a->failed) != popcount(b->failed))
 		return popcount(a->failed) - popcount(b->failed);
 	/* per token at the configuration's own throughput: under a rate every
 	 * configuration that keeps up serves the same tokens, so this orders as

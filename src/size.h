@@ -112,6 +112,8 @@ struct kvp_size_opts {
 	double decode_bw_efficiency;    /* 0: the GPU profile's (or the default) */
 	double prefill_flops_efficiency;
 	uint32_t max_replicas;          /* 0: 1024 */
+	double latency_spread;          /* the relative error of TTFT and TPOT the
+					 * conservative end allows for (0.1: +10 %) */
 };
 
 struct kvp_size_config {
@@ -127,6 +129,20 @@ struct kvp_size_config {
 					 * idle replica misses them (floor_*) */
 	double floor_ttft_s;            /* idle replica: prefill of the percentile prompt */
 	double floor_tpot_s;            /* idle replica: the step of one sequence */
+	/* Risk: the constraints met by the central estimate but not at the
+	 * conservative end of the band: memory when ceil(C) sequences exceed
+	 * the budget's max_sequences_low (every estimated term's spread
+	 * against), ttft/tpot when the level is missed at (1 + latency_spread)
+	 * x the estimate.  meets is true only when failed and risk are both
+	 * empty; at_risk when only risk is not ("meets at risk"). */
+	unsigned risk;
+	unsigned risk_never;            /* of those, the ones no replica count cures */
+	bool at_risk;
+	/* what a failing configuration misses by (0 when met; INFINITY when the
+	 * queue grows without bound): seconds over each level, sequences over
+	 * what the pool holds */
+	double miss_ttft_s, miss_tpot_s;
+	uint64_t miss_sequences;
 	double price_per_hour;          /* one GPU on the cost basis; 0 unknown */
 	char basis[16];                 /* what that price is (kvp_size_gpu_hour's label) */
 	double cloud_gpu_hour;          /* one GPU-hour in the cloud, any kind; NAN unknown */

@@ -444,6 +444,49 @@ START_TEST(test_wait_percentile)
 }
 END_TEST
 
+/* Risk: the replica case with TPOT allowed 5 % or 7 % of error.
+ *   7 %: an idle replica's step, 10.0786432 ms x 1.07 = 10.784 ms > 10.7:
+ *        never met conservatively; two replicas meet the central estimate
+ *        (10.47102 ms, test_replicas_by_hand): "meets at risk", tpot.
+ *   5 %: 10.0786432 x 1.05 = 10.583 ms <= 10.7, so replicas help: the level
+ *        conservatively is TPOT <= 10.7 / 1.05 = 10.190476 ms; the search
+ *        stops at the first count that reaches it, and one fewer does not. */
+START_TEST(test_risk)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	struct kvp_size_config c, prev;
+	struct kvp_error err = {0};
+	opts.latency_spread = 0.07;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.replicas, 2);
+	ck_assert(!c.meets);
+	ck_assert(c.at_risk);
+	ck_assert_uint_eq(c.risk, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.risk_never, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.failed, 0);
+	opts.latency_spread = 0.05;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert(c.tpot_s * 1.05 <= 0.0107);
+	ck_assert_uint_gt(c.replicas, 2);
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, c.replicas - 1, &prev, &err),
+			 KVP_STATUS_OK);
+	ck_assert(prev.tpot_s * 1.05 > 0.0107);
+	ck_assert(prev.at_risk);
+	/* what a failing one misses by: one replica at 0 % is 10.98844 ms
+	 * against 10.7 ms: 0.28844 ms over */
+	opts.latency_spread = 0;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.miss_tpot_s, 0.01098844 - 0.0107, 1e-7);
+	ck_assert_double_eq(c.miss_ttft_s, 0); /* 10.3 ms against 1 s */
+	kvp_workload_free(&wl);
+}
+END_TEST
+
 /* The price of a GPU-hour on each basis, by hand. */
 START_TEST(test_cost_basis)
 {
@@ -643,6 +686,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_yaml_writer);
 	tcase_add_test(core, test_cost_basis);
 	tcase_add_test(core, test_wait_percentile);
+	tcase_add_test(core, test_risk);
 	tcase_add_test(core, test_search_brute_force);
 	tcase_add_test(core, test_pareto_brute_force);
 	suite_add_tcase(s, core);

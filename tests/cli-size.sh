@@ -110,6 +110,31 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p
 expect_rc 2
 expect_err "expected p50, p90 or p99"
 
+# Risk (tests/check-size.c has the steps): with TPOT allowed 7 % of error
+# an idle replica already misses 10.7 ms (10.0786 x 1.07 = 10.784 ms), so the
+# two replicas that meet the central estimate "meet at risk"; nothing meets,
+# exit 1, and the nearest is that one
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07 --format json
+expect_rc 1
+expect_json verdict "meets at risk"
+expect_json risk tpot
+expect_json chosen null
+expect_out '"nearest": ['
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07
+expect_rc 1
+expect_out "at risk"
+expect_out "tpot x 1.07 = 11.2 ms > 10.7 ms"   # 10.471 ms x 1.07 = 11.204 ms
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread -1
+expect_rc 2
+# Nothing meets at 200 requests/s under 10 ms: the nearest is the 4 replicas
+# above, TPOT 96.575 ms, 86.575 ms over the level
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
+expect_rc 1
+expect_out "Nearest, and what each misses by:"
+expect_out "4 x round (tp 1, pp 1, dp 1, 4 replicas): tpot 96.6 ms, 86.6 ms over 10.0 ms"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
+expect_near miss_tpot_s 0.0865750 1e-4
+
 # The search over shapes and KV dtypes.  pp 2 with the fixture's 10 GB of
 # weights per GPU reads 2 x 10 GB per step (20 ms > 10.7 ms: TPOT at any
 # count); fp8 KV halves the KV read of fp16 (78.6 us -> 39.3 us per sequence
