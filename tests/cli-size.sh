@@ -135,6 +135,25 @@ expect_out "4 x round (tp 1, pp 1, dp 1, 4 replicas): tpot 96.6 ms, 86.6 ms over
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
 expect_near miss_tpot_s 0.0865750 1e-4
 
+# Memory risk: Llama-3.1-8B on an L4 under vLLM at 4,096 tokens holds 8
+# sequences by the central estimate but 7 with every estimated term's spread
+# against it (kvplan budget --engine vllm --context 4096: max_sequences 8,
+# max_sequences_low 7, the band of tests/cli-budget*.sh).  8 users on one
+# replica meet only at the central estimate; the search takes 2 (4 each).
+budget=$("$KVPLAN" budget --engine vllm --model llama-3.1-8b --gpu l4 --context 4096 --format json)
+case "$budget" in *'"max_sequences": 8,'*'"max_sequences_low": 7,'*) ok ;; *) bad "the band moved: $budget" ;; esac
+run "$KVPLAN" size --engine vllm --model llama-3.1-8b --gpus l4 --tp 1 --workload "$wl/size-memory.yaml" \
+	--users 8 --max-replicas 1 --format json
+expect_rc 1
+expect_json sequences 8
+expect_json risk memory
+expect_json verdict "meets at risk"
+run "$KVPLAN" size --engine vllm --model llama-3.1-8b --gpus l4 --tp 1 --workload "$wl/size-memory.yaml" \
+	--users 8 --format json
+expect_rc 0
+expect_json replicas 2
+expect_json verdict meets
+
 # The search over shapes and KV dtypes.  pp 2 with the fixture's 10 GB of
 # weights per GPU reads 2 x 10 GB per step (20 ms > 10.7 ms: TPOT at any
 # count); fp8 KV halves the KV read of fp16 (78.6 us -> 39.3 us per sequence
