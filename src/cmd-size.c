@@ -648,6 +648,15 @@ int kvp_cmd_size(int argc, char **argv)
 						 prices[k].gpu);
 			goto out;
 		}
+	/* searching several KV dtypes for one engine: those it cannot launch
+	 * fail kv_dtype (a single --kv-dtype it lacks is refused below) */
+	if (has_emit && kv_list)
+		for (size_t i = 0; i < n; i++)
+			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(emit, m, cfg[i].kv_dtype)) {
+				cfg[i].failed |= KVP_SIZE_FAIL_KV_DTYPE;
+				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
+				cfg[i].meets = cfg[i].at_risk = false;
+			}
 	kvp_size_rank(cfg, n);
 	size_t front = kvp_size_pareto(cfg, n);
 	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;

@@ -594,6 +594,8 @@ static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_
 		(unsigned long long)c->max_batched_tokens, prefix ? " --enable-prefix-caching" : "");
 	/* data-parallel attention; expert parallelism spreads the experts over
 	 * tp x dp GPUs (shape.h) */
+	if (c->pp > 1)
+		fprintf(f, " \\\n    --pipeline-parallel-size %u", c->pp);
 	if (c->dp > 1)
 		fprintf(f, " \\\n    --data-parallel-size %u", c->dp);
 	if (c->ep > 1)
@@ -613,6 +615,8 @@ static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_
 	kvp_yaml_kv_u64(f, 0, "max-num-batched-tokens", c->max_batched_tokens);
 	if (prefix)
 		kvp_yaml_kv_bool(f, 0, "enable-prefix-caching", 1);
+	if (c->pp > 1)
+		kvp_yaml_kv_u64(f, 0, "pipeline-parallel-size", c->pp);
 	if (c->dp > 1)
 		kvp_yaml_kv_u64(f, 0, "data-parallel-size", c->dp);
 	if (c->ep > 1)
@@ -640,6 +644,8 @@ static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kv
 		   "    --extra_llm_api_options kvplan-trtllm.yaml",
 		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
 		(unsigned long long)c->max_batched_tokens, c->utilization);
+	if (c->pp > 1)
+		fprintf(f, " --pp_size %u", c->pp);
 	if (c->ep > 1)
 		fprintf(f, " --ep_size %u", c->ep);
 	fputc('\n', f);
@@ -657,6 +663,8 @@ static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kv
 		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
 		c->utilization);
 	kvp_sh_word(f, kv);
+	if (c->pp > 1)
+		fprintf(f, " --pp-size %u", c->pp);
 	if (c->dp > 1)
 		fprintf(f, " \\\n    --dp-size %u --enable-dp-attention", c->dp);
 	if (c->ep > 1)
@@ -677,17 +685,19 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c, prefix_caching);
 		return;
 	}
-	struct kvp_size_config one = *c; /* dp 0 (a config not from evaluate): none */
+	struct kvp_size_config one = *c; /* dp, pp 0 (a config not from evaluate): none */
 	if (!one.dp)
 		one.dp = 1;
+	if (!one.pp)
+		one.pp = 1;
 	c = &one;
 	const char *kv = kvp_size_kv_name(e, m, c->kv_dtype);
 	/* input text only through shell-quote.h: words single-quoted, comments on one line */
 	fprintf(f, "# %s: %u replica%s of %u x ", kvp_engine_name(e), c->replicas,
-		c->replicas == 1 ? "" : "s", c->tp * c->dp);
+		c->replicas == 1 ? "" : "s", c->tp * c->pp * c->dp);
 	kvp_sh_comment(f, c->gpu);
-	if (c->dp > 1)
-		fprintf(f, " (dp %u x tp %u)", c->dp, c->tp);
+	if (c->dp > 1 || c->pp > 1)
+		fprintf(f, " (tp %u x pp %u x dp %u)", c->tp, c->pp, c->dp);
 	fprintf(f, " (%u GPU%s); each replica:\n", c->count, c->count == 1 ? "" : "s");
 	if (!kv) {
 		/* the caller refuses this; never print a dtype the plan did not size */

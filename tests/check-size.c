@@ -361,6 +361,20 @@ START_TEST(test_emit)
 	ck_assert_ptr_nonnull(strstr(buf, "  enable_block_reuse: true\nenable_attention_dp: true\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "kvplan-trtllm.yaml --ep_size 8\n"));
 	free(buf);
+	/* pipeline stages: each engine's flag, and in the header's GPU count */
+	c.pp = 2;
+	c.dp = 1;
+	c.ep = 1;
+	c.count = 12;
+	f = open_memstream(&buf, &len);
+	kvp_size_emit(f, KVP_ENGINE_GENERIC, &model, &c, false);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "3 replicas of 4 x h100-sxm (tp 2 x pp 2 x dp 1) (12 GPUs)"));
+	ck_assert_ptr_nonnull(strstr(buf, "--pipeline-parallel-size 2\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "pipeline-parallel-size: 2\n"));
+	ck_assert_ptr_nonnull(strstr(buf, " --pp-size 2"));
+	ck_assert_ptr_nonnull(strstr(buf, "kvplan-trtllm.yaml --pp_size 2\n"));
+	free(buf);
 	kvp_workload_free(&wl);
 }
 END_TEST

@@ -170,6 +170,13 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtyp
 expect_rc 0
 rows=$(($(wc -l <"$tmp/out") - 1))
 if [ "$rows" = 1 ]; then ok; else bad "--pareto printed $rows rows, want 1"; fi
+# several KV dtypes and an engine without one: int4 fails kv_dtype for vLLM
+# instead of stopping the search
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 \
+	--kv-dtypes int4,fp8 --emit vllm
+expect_rc 0
+if grep -q "h100-sxm.* int4 .* no .*kv_dtype" "$tmp/out"; then ok; else bad "int4 does not fail kv_dtype"; fi
+expect_out "--kv-cache-dtype 'fp8'"
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --kv-dtypes fp8,bogus
 expect_rc 2
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 0
