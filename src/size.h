@@ -1,6 +1,6 @@
 /* size.h: GPU purchase sizing.  For a model and a workload, which GPU, how
- * many, split how, at what cost: each configuration (GPU, tensor parallel tp,
- * replicas R) is checked against memory, throughput and the service levels,
+ * many, split how, at what cost: each configuration (GPU, shape tp x pp x dp
+ * x ep, KV dtype, replicas R) is checked against memory, throughput and the service levels,
  * and the cheapest that meets them all is chosen.
  *
  *   per replica    rate  lambda_r = lambda / R
@@ -11,9 +11,18 @@
  *   Little's law   C = lambda_r (TTFT + output x TPOT(C)), solved by iteration
  *   memory         ceil(C) sequences of the mean context fit the KV pool, and one
  *                  request of max_model_len fits at all (kvplan budget)
- *   SLOs           TTFT = prefill of the percentile prompt + W_q <= ttft_s;
- *                  TPOT <= tpot_s (a step serves every sequence alike)
- *   cost           price x tp x R per hour; per million output tokens
+ *   SLOs           TTFT = prefill of the percentile prompt + W_q (or W_q's
+ *                  percentile, queue_percentile) <= ttft_s; TPOT <= tpot_s (a
+ *                  step serves every sequence alike)
+ *   floor          an idle replica (one sequence, no queue) is as fast as any
+ *                  replica count gets: a level it misses is missed at any
+ *                  count (never), and named first
+ *   risk           met at the central estimate but not at the conservative
+ *                  end of the band (max_sequences_low; latency x (1 +
+ *                  spread)): "meets at risk", not "meets"
+ *   cost           one GPU-hour on the basis (cloud price of a labelled kind,
+ *                  or owned: purchase amortised + power at TDP x PUE) x tp x
+ *                  pp x dp x R per hour; per million output tokens
  *
  * Without an arrival rate, concurrent_users closes the loop: C = ceil(users /
  * R) sequences in flight and the rate they generate.  Without either, one
