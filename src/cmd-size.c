@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "disagg.h"
 #include "size.h"
 #include "units.h"
 
@@ -18,7 +19,7 @@ enum {
 	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
 	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF,
 	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL, OPT_KV_DTYPES, OPT_PARETO,
-	OPT_SLO_PERCENTILE, OPT_LATENCY_SPREAD
+	OPT_SLO_PERCENTILE, OPT_LATENCY_SPREAD, OPT_DISAGG
 };
 
 #define MAX_GPUS 64
@@ -45,6 +46,8 @@ static void help(void)
 	       "  --pp LIST, --dp LIST, --ep LIST, --kv-dtypes LIST\n"
 	       "                            the other axes searched (default 1, 1, 1, --kv-dtype)\n"
 	       "  --pareto                  only the Pareto front of $/Mtok, TPOT and TTFT\n"
+	       "  --disagg P:D[,P:D...]     also disaggregated replicas: P prefill + D decode\n"
+	       "                            instances, KV moved over the link between them\n"
 	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
 	       "  --users N                 concurrent users, when no rate is given\n"
 	       "  --ttft S, --tpot S        service levels in seconds (override the workload's)\n"
@@ -110,6 +113,8 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_str(x, "kv_dtype", kvp_dtype_name(c->kv_dtype)) &&
 		  kvp_record_bool(x, "pareto", c->pareto) &&
 		  kvp_record_f64(x, "queue_p_s", c->queue_p_s) &&
+		  kvp_record_u64(x, "disagg_p", c->disagg_p) && kvp_record_u64(x, "disagg_d", c->disagg_d) &&
+		  kvp_record_f64(x, "transfer_s", c->transfer_s) &&
 		  kvp_record_str(x, "risk", risk) &&
 		  kvp_record_str(x, "verdict", c->meets ? "meets" : c->at_risk ? "meets at risk" : "fails") &&
 		  kvp_record_f64(x, "miss_ttft_s", c->miss_ttft_s) &&
@@ -343,6 +348,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{"pareto", no_argument, NULL, OPT_PARETO},
 		{"slo-percentile", required_argument, NULL, OPT_SLO_PERCENTILE},
 		{"latency-spread", required_argument, NULL, OPT_LATENCY_SPREAD},
+		{"disagg", required_argument, NULL, OPT_DISAGG},
 		{NULL, 0, NULL, 0}
 	};
 	struct kvp_cli_common c;
@@ -356,6 +362,8 @@ int kvp_cmd_size(int argc, char **argv)
 	enum kvp_dtype kvs[MAX_TPS] = {KVP_DTYPE_AUTO};
 	bool kv_list = false, pareto_only = false, queue_pct = false;
 	double latency_spread = 0;
+	uint32_t pd[MAX_TPS + 1][2] = {{0, 0}}; /* colocated first */
+	size_t npd = 1;
 	struct price prices[MAX_PRICES];
 	bool priced[MAX_PRICES] = {false};
 	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
@@ -414,6 +422,26 @@ int kvp_cmd_size(int argc, char **argv)
 			continue;
 		}
 		case OPT_PARETO: pareto_only = true; continue;
+		case OPT_DISAGG: {
+			char buf[256];
+			snprintf(buf, sizeof buf, "%s", optarg);
+			npd = 1;
+			for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				struct kvp_error e = {0};
+				char tt[KVP_TERM_SIZE(64)];
+				if (npd == MAX_TPS + 1)
+					return kvp_cli_usage_error(cmd, "--disagg: at most %d P:D pairs", MAX_TPS);
+				if (kvp_disagg_parse_counts(t, &pd[npd][0], &pd[npd][1], &e) ||
+				    pd[npd][0] > 64 || pd[npd][1] > 64)
+					return kvp_cli_usage_error(cmd, "--disagg: expected P:D pairs of 1 to 64 "
+								   "instances such as 1:2,1:3, got '%s'",
+								   kvp_term_text(tt, sizeof tt, t));
+				npd++;
+			}
+			if (npd == 1)
+				return kvp_cli_usage_error(cmd, "--disagg: expected P:D pairs such as 1:2");
+			continue;
+		}
 		case OPT_LATENCY_SPREAD:
 			if (kvp_parse_double(optarg, &latency_spread) || !(latency_spread >= 0) ||
 			    latency_spread > 10) {
@@ -572,7 +600,8 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	if (!kv_list)
 		kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
-	struct kvp_size_space space = {tp32, pp32, dp32, ep32, ntp, npp, ndp, nep, kvs, nkv};
+	struct kvp_size_space space = {tp32, pp32, dp32, ep32, ntp, npp, ndp, nep, kvs, nkv,
+				       npd > 1 ? (const uint32_t(*)[2])pd : NULL, npd};
 	size_t per_gpu = kvp_size_space_points(&space);
 	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
 	struct kvp_record *top = NULL;
@@ -620,6 +649,11 @@ int kvp_cmd_size(int argc, char **argv)
 		goto out;
 	}
 	d.queue_percentile = queue_pct;
+	if (npd > 1 && !(d.rate > 0)) {
+		rc = kvp_cli_usage_error(cmd, "--disagg sizes against an arrival rate: give --rate "
+					 "(or a workload with arrival_rate)");
+		goto out;
+	}
 	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = decode_eff,
 				   .prefill_flops_efficiency = prefill_eff,
 				   .max_replicas = (uint32_t)max_replicas, .cost = cost,
@@ -738,6 +772,13 @@ int kvp_cmd_size(int argc, char **argv)
 			kvp_record_u64(r, "dp", x->dp);
 			kvp_record_u64(r, "ep", x->ep);
 			kvp_record_str(r, "kv", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : kvp_dtype_name(x->kv_dtype));
+			if (npd > 1) {
+				if (x->disagg_p)
+					snprintf(t1, sizeof t1, "%u:%u", x->disagg_p, x->disagg_d);
+				else
+					snprintf(t1, sizeof t1, "colo");
+				kvp_record_str(r, "P:D", t1);
+			}
 			kvp_record_u64(r, "replicas", x->replicas);
 			kvp_record_u64(r, "gpus", x->count);
 			fmt_money(x->cost_per_hour, t1, sizeof t1);

@@ -13,7 +13,7 @@
 
 size_t kvp_size_space_points(const struct kvp_size_space *sp)
 {
-	return sp->ntp * sp->npp * sp->ndp * sp->nep * sp->nkv;
+	return sp->ntp * sp->npp * sp->ndp * sp->nep * sp->nkv * (sp->pd ? sp->npd : 1);
 }
 
 kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -27,17 +27,20 @@ kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu
 		for (size_t b = 0; b < sp->npp; b++)
 			for (size_t c = 0; c < sp->ndp; c++)
 				for (size_t e = 0; e < sp->nep; e++)
-					for (size_t k = 0; k < sp->nkv; k++) {
-						po.budget.par.pp = sp->pp[b];
-						po.budget.par.dp = sp->dp[c];
-						po.budget.par.ep = sp->ep[e];
-						po.budget.par.gpus = 0;
-						po.budget.kv_dtype = sp->kv[k];
-						kvp_status st = kvp_size_search(m, g, d, &po, sp->tp[a],
-										&out[n++], err);
-						if (st)
-							return st;
-					}
+					for (size_t k = 0; k < sp->nkv; k++)
+						for (size_t q = 0; q < (sp->pd ? sp->npd : 1); q++) {
+							po.budget.par.pp = sp->pp[b];
+							po.budget.par.dp = sp->dp[c];
+							po.budget.par.ep = sp->ep[e];
+							po.budget.par.gpus = 0;
+							po.budget.kv_dtype = sp->kv[k];
+							po.disagg_p = sp->pd ? sp->pd[q][0] : 0;
+							po.disagg_d = sp->pd ? sp->pd[q][1] : 0;
+							kvp_status st = kvp_size_search(m, g, d, &po, sp->tp[a],
+											&out[n++], err);
+							if (st)
+								return st;
+						}
 	return KVP_STATUS_OK;
 }
 

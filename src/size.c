@@ -189,7 +189,12 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	uint32_t dp = kvp_shape_dp(&o->budget.par);
 	uint64_t ranks = (uint64_t)out->replicas * dp;
 	uint32_t pp = o->budget.par.pp ? o->budget.par.pp : 1;
-	out->count = tp * pp * dp * out->replicas;
+	bool disagg = o->disagg_p > 0 && o->disagg_d > 0;
+	uint32_t inst_p = disagg ? o->disagg_p : 1, inst_d = disagg ? o->disagg_d : 1;
+	out->disagg_p = disagg ? inst_p : 0;
+	out->disagg_d = disagg ? inst_d : 0;
+	/* colocated: one instance both prefills and decodes */
+	out->count = tp * pp * dp * out->replicas * (disagg ? inst_p + inst_d : 1);
 	out->pp = pp;
 	out->dp = dp;
 	out->ep = kvp_shape_ep(&o->budget.par);
@@ -270,6 +275,15 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	    (st = kvp_perf_prefill(&r->pc, 1, d->prompt_p ? d->prompt_p : 1, &pre_p, err)))
 		goto out;
 	out->prefill_s = pre.time_s;
+	if (disagg) {
+		/* the percentile prompt's KV, each GPU's shard over its own link */
+		struct kvp_link link;
+		uint64_t bytes = 0;
+		kvp_perf_collective_link(&hw, (inst_p + inst_d) * tp * pp * dp, &link);
+		if ((st = kvp_budget_pool_for(b, d->prompt_p ? d->prompt_p : 1, 1, &bytes)))
+			goto out;
+		out->transfer_s = link.effective_bps > 0 ? (double)bytes / link.effective_bps : 0;
+	}
 
 	/* the floor: however many replicas share the rate, each still prefills
 	 * the percentile prompt and decodes at least one sequence, so an idle
@@ -278,7 +292,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	r->rho = 0;
 	if ((st = step_at(r, 1, &out->floor_tpot_s, &fb, err)))
 		goto out;
-	out->floor_ttft_s = pre_p.time_s;
+	out->floor_ttft_s = pre_p.time_s + out->transfer_s;
 	if (d->slo_ttft_s > 0 && out->floor_ttft_s > d->slo_ttft_s)
 		out->never |= KVP_SIZE_FAIL_TTFT;
 	if (d->slo_tpot_s > 0 && out->floor_tpot_s > d->slo_tpot_s)
@@ -290,14 +304,18 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	bool saturated = false;
 	enum kvp_perf_bound bd = KVP_PERF_BOUND_BANDWIDTH;
 	double step = 0;
+	double rho_p = 0;
 	if (d->rate > 0) {
-		lambda = d->rate / (double)ranks;
-		r->rho = lambda * pre.time_s;
-		if (r->rho >= 1) {
+		lambda = d->rate / ((double)ranks * inst_d);
+		rho_p = d->rate / ((double)ranks * inst_p) * pre.time_s;
+		/* colocated, prefills stall the decode and a request holds its KV
+		 * from arrival; disaggregated, neither on the decode side */
+		r->rho = disagg ? 0 : rho_p;
+		if (rho_p >= 1) {
 			saturated = true;
 		} else {
-			out->queue_s = r->rho * pre.time_s / (2 * (1 - r->rho));
-			r->ttft_mean = pre.time_s + out->queue_s;
+			out->queue_s = rho_p * pre.time_s / (2 * (1 - rho_p));
+			r->ttft_mean = disagg ? 0 : pre.time_s + out->queue_s;
 			bool conv;
 			if ((st = solve_open(r, lambda, cap, &c, &conv, err)))
 				goto out;
@@ -326,8 +344,11 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		r->rho = 0;
 		r->ttft_mean = pre.time_s;
 	}
+	if (d->rate <= 0)
+		rho_p = r->rho;
 	out->rate = lambda;
-	out->prefill_utilization = r->rho;
+	out->prefill_utilization = rho_p;
+
 	out->concurrency = c;
 	out->sequences = c < 1 ? 1 : (uint64_t)ceil(c - 1e-9);
 	if (saturated) {
@@ -342,9 +363,9 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->bound = bd;
 		out->tpot_s = step / (1 - r->rho);
 		out->queue_p_s = d->queue_percentile
-				 ? kvp_size_wait_percentile(out->queue_s, r->rho, d->percentile / 100)
+				 ? kvp_size_wait_percentile(out->queue_s, rho_p, d->percentile / 100)
 				 : out->queue_s;
-		out->ttft_s = pre_p.time_s + out->queue_p_s;
+		out->ttft_s = pre_p.time_s + out->queue_p_s + out->transfer_s;
 		if (d->slo_ttft_s > 0 && out->ttft_s > d->slo_ttft_s)
 			out->failed |= KVP_SIZE_FAIL_TTFT;
 		if (d->slo_tpot_s > 0 && out->tpot_s > d->slo_tpot_s)
@@ -358,7 +379,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	/* what the deployment serves: the demand, when it keeps up */
 	if (!saturated) {
-		double served = lambda > 0 ? lambda * (double)ranks
+		double served = lambda > 0 ? lambda * (double)ranks * inst_d
 					   : (double)ranks / (r->ttft_mean + d->output_mean * out->tpot_s);
 		out->tokens_per_s = served * d->output_mean;
 		if (out->tokens_per_s > 0 && out->price_per_hour > 0)

@@ -121,6 +121,15 @@ struct kvp_size_opts {
 	double decode_bw_efficiency;    /* 0: the GPU profile's (or the default) */
 	double prefill_flops_efficiency;
 	uint32_t max_replicas;          /* 0: 1024 */
+	/* disaggregated prefill and decode: a replica is disagg_p prefill and
+	 * disagg_d decode instances of the shape (0, 0: colocated).  Prefill
+	 * instances share the rate (M/D/1 each, lambda / P); decode instances
+	 * share it too (lambda / D) and decode without prefill stalls: TPOT =
+	 * step(C), C = lambda / D x output x TPOT; TTFT adds the prompt's KV
+	 * moved from the prefill to the decode GPUs, each GPU its own shard over
+	 * the link a group of (P + D) x shape GPUs crosses
+	 * (kvp_perf_collective_link).  Needs a rate. */
+	uint32_t disagg_p, disagg_d;
 	double latency_spread;          /* the relative error of TTFT and TPOT the
 					 * conservative end allows for (0.1: +10 %) */
 };
@@ -128,7 +137,9 @@ struct kvp_size_opts {
 struct kvp_size_config {
 	char gpu[KVP_NAME_MAX];
 	uint32_t tp, replicas, count;   /* count = tp x pp x dp x replicas GPUs */
-	uint32_t pp, dp, ep;            /* of each replica (shape.h), 1: none */
+	uint32_t pp, dp, ep;            /* of each instance (shape.h), 1: none */
+	uint32_t disagg_p, disagg_d;    /* prefill and decode instances; 0, 0: colocated */
+	double transfer_s;              /* disaggregated: the percentile prompt's KV moved */
 	bool pareto;                    /* on the front of cost_per_mtok, tpot_s, ttft_s
 					 * (kvp_size_pareto) */
 	bool meets;
@@ -221,14 +232,16 @@ struct kvp_size_space {
 	size_t ntp, npp, ndp, nep;
 	const enum kvp_dtype *kv;
 	size_t nkv;
+	const uint32_t (*pd)[2];        /* {P, D} instances; {0, 0} colocated; NULL: colocated only */
+	size_t npd;
 };
 
-/* Points in a space: ntp x npp x ndp x nep x nkv. */
+/* Points in a space: ntp x npp x ndp x nep x nkv (x npd with pd). */
 size_t kvp_size_space_points(const struct kvp_size_space *sp);
 
 /* kvp_size_search at every point of sp on GPU g, written to out[0 ..
- * kvp_size_space_points(sp) - 1] in the order tp, pp, dp, ep, kv (kv
- * fastest).  o->budget's par and kv_dtype are replaced per point. */
+ * kvp_size_space_points(sp) - 1] in the order tp, pp, dp, ep, kv, P:D
+ * (the last fastest).  o->budget's par and kv_dtype are replaced per point. */
 kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
 				 const struct kvp_size_demand *d, const struct kvp_size_opts *o,
 				 const struct kvp_size_space *sp, struct kvp_size_config *out,

@@ -550,6 +550,45 @@ START_TEST(test_yaml_round_trip)
 }
 END_TEST
 
+/* Disaggregated 1:1 by hand, on the replica case (5 requests/s, 100 + 100
+ * tokens, k = 150 x 524,288 B / 1 TB/s = 78.6432 us per sequence per step):
+ *   prefill instance: rho = 5 x 10.0524288 ms = 0.050262144, W_q = 0.26599794 ms
+ *   decode instance: 5 requests/s, no prefill stalls, no TTFT held:
+ *     C = 5 x 100 x (0.01 + k C) -> C (1 - 0.0393216) = 5 -> C = 5.2046554
+ *     TPOT = 0.01 + k C = 10.409311 ms
+ *   KV moved: 100 tokens in blocks of 16 = 112 tokens x 524,288 B =
+ *     58,720,256 B over PCIe 4.0 x16 at 25 GB/s effective = 2.34881024 ms
+ *   TTFT = 10.0524288 + 0.2659979 + 2.3488102 = 12.6672369 ms
+ *   2 GPUs (1 + 1), where colocated needs 2 replicas for the TPOT level */
+START_TEST(test_disagg_by_hand)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	opts.disagg_p = opts.disagg_d = 1;
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert_uint_eq(c.replicas, 1);
+	ck_assert_uint_eq(c.count, 2);
+	ck_assert_double_eq_tol(c.prefill_utilization, 0.050262144, 1e-12);
+	ck_assert_double_eq_tol(c.concurrency, 5.2046554, 1e-6);
+	ck_assert_double_eq_tol(c.tpot_s, 0.010409311, 1e-9);
+	ck_assert_double_eq_tol(c.transfer_s, 0.00234881024, 1e-14);
+	ck_assert_double_eq_tol(c.ttft_s, 0.0126672369, 1e-9);
+	ck_assert_double_eq_tol(c.tokens_per_s, 500, 1e-9);
+	/* 1:2: each decode instance 2.5 requests/s, 3 GPUs */
+	opts.disagg_d = 2;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.count, 3);
+	ck_assert_double_eq_tol(c.rate, 2.5, 1e-12);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
 /* The price of a GPU-hour on each basis, by hand. */
 START_TEST(test_cost_basis)
 {
@@ -751,6 +790,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_wait_percentile);
 	tcase_add_test(core, test_risk);
 	tcase_add_test(core, test_yaml_round_trip);
+	tcase_add_test(core, test_disagg_by_hand);
 	tcase_add_test(core, test_search_brute_force);
 	tcase_add_test(core, test_pareto_brute_force);
 	suite_add_tcase(s, core);

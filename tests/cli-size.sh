@@ -154,6 +154,22 @@ expect_rc 0
 expect_json replicas 2
 expect_json verdict meets
 
+# Disaggregated 1:1 beside colocated (tests/check-size.c has the steps): one
+# prefill and one decode GPU meet TPOT at 10.409 ms, TTFT 12.667 ms with
+# 2.349 ms of KV moved over PCIe; colocated needs 2 replicas: both 2 GPUs
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --format json
+expect_rc 0
+expect_out '"disagg_p": 1,'
+expect_near transfer_s 0.00234881024 1e-9   # 58,720,256 B / 25e9 B/s
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
+expect_out "1:1          1     2"
+expect_out "colo         2     2"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 0:1
+expect_rc 2
+run "$KVPLAN" size $fixed --workload "$wl/size-memory.yaml" --disagg 1:1
+expect_rc 2
+expect_err "give --rate"
+
 # The search over shapes and KV dtypes.  pp 2 with the fixture's 10 GB of
 # weights per GPU reads 2 x 10 GB per step (20 ms > 10.7 ms: TPOT at any
 # count); fp8 KV halves the KV read of fp16 (78.6 us -> 39.3 us per sequence
