@@ -715,11 +715,16 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 	const char *kv = kvp_size_kv_name(e, m, c->kv_dtype);
 	/* input text only through shell-quote.h: words single-quoted, comments on one line */
 	fprintf(f, "# %s: %u replica%s of %u x ", kvp_engine_name(e), c->replicas,
-		c->replicas == 1 ? "" : "s", c->tp * c->pp * c->dp);
+		c->replicas == 1 ? "" : "s",
+		c->tp * c->pp * c->dp * (c->disagg_p ? c->disagg_p + c->disagg_d : 1));
 	kvp_sh_comment(f, c->gpu);
 	if (c->dp > 1 || c->pp > 1)
 		fprintf(f, " (tp %u x pp %u x dp %u)", c->tp, c->pp, c->dp);
 	fprintf(f, " (%u GPU%s); each replica:\n", c->count, c->count == 1 ? "" : "s");
+	if (c->disagg_p)
+		fprintf(f, "# disaggregated: %u prefill and %u decode instance%s, each launched as below;\n"
+			   "# the KV transfer between them (the engine's connector) is not written here\n",
+			c->disagg_p, c->disagg_d, c->disagg_d == 1 ? "" : "s");
 	if (!kv) {
 		/* the caller refuses this; never print a dtype the plan did not size */
 		fprintf(f, "# %s has no KV cache dtype %s: not launched as planned\n",

@@ -164,6 +164,10 @@ expect_near transfer_s 0.00234881024 1e-9   # 58,720,256 B / 25e9 B/s
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
 expect_out "1:1          1     2"
 expect_out "colo         2     2"
+# at 10.5 ms both take 2 GPUs; the lower TPOT (10.409 against 10.471 ms) ranks first
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit vllm
+expect_rc 0
+expect_out "# disaggregated: 1 prefill and 1 decode instance, each launched as below;"
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 0:1
 expect_rc 2
 run "$KVPLAN" size $fixed --workload "$wl/size-memory.yaml" --disagg 1:1
