@@ -433,7 +433,15 @@ static const struct field gpu_fields[] = {
 	G("nvlink_domain", F_U32, nvlink_domain, false, false),
 	G("node_gpus", F_U32, node_gpus, false, true),
 	G("scale_out", F_RATE, scale_out_bps, false, true),
-	G("price_per_hour", F_DOUBLE, price_per_hour, false, false),
+	G("price_per_hour", F_DOUBLE, price_per_hour, false, true),
+	G("price_kind", F_STR, price_kind, false, false),
+	G("price_provider", F_STR, price_provider, false, false),
+	G("price_date", F_STR, price_date, false, false),
+	G("purchase_price", F_DOUBLE, purchase_usd, false, true),
+	G("purchase_kind", F_STR, purchase_kind, false, false),
+	G("purchase_date", F_STR, purchase_date, false, false),
+	G("tdp_watts", F_DOUBLE, tdp_watts, false, true),
+	G("compute_capability", F_DOUBLE, compute_capability, false, true),
 	G("l2_cache", F_BYTES, l2_bytes, false, false),
 };
 
@@ -466,6 +474,54 @@ static kvp_status check_topology(const struct kvp_doc *doc, const struct kvp_gpu
 				     "node_gpus and scale_out come together (the GPUs in one server "
 				     "and the network that joins servers)");
 	}
+	return KVP_STATUS_OK;
+}
+
+/* "YYYY-MM-DD", a real month and day (not a calendar check of each month). */
+static bool is_date(const char *s)
+{
+	int y, m, d;
+	char end;
+	return strlen(s) == 10 && sscanf(s, "%4d-%2d-%2d%c", &y, &m, &d, &end) == 3 && s[4] == '-' &&
+	       s[7] == '-' && y >= 1990 && m >= 1 && m <= 12 && d >= 1 && d <= 31;
+}
+
+/* The cost keys agree: a price kind from the known list, a purchase kind
+ * list or street, dates as YYYY-MM-DD, and a label only beside its price. */
+static kvp_status check_cost(const struct kvp_doc *doc, const struct kvp_gpu *g,
+			     struct kvp_error *err)
+{
+	static const char *const kinds[] = {"on-demand", "reserved-1y", "reserved-3y", "spot",
+					    "serverless", NULL};
+	const struct kvp_node *root = doc->root;
+	bool ok = !g->price_kind[0];
+	for (const char *const *k = kinds; *k && !ok; k++)
+		ok = strcmp(*k, g->price_kind) == 0;
+	if (!ok)
+		return kvp_node_fail(doc, kvp_map_get(root, "price_kind"), err, KVP_STATUS_INVALID,
+				     "price_kind", "unknown kind '%s' (on-demand, reserved-1y, "
+				     "reserved-3y, spot, serverless)", g->price_kind);
+	if (g->purchase_kind[0] && strcmp(g->purchase_kind, "list") && strcmp(g->purchase_kind, "street"))
+		return kvp_node_fail(doc, kvp_map_get(root, "purchase_kind"), err, KVP_STATUS_INVALID,
+				     "purchase_kind", "unknown kind '%s' (list, street)", g->purchase_kind);
+	static const char *const dates[] = {"price_date", "purchase_date"};
+	const char *vals[] = {g->price_date, g->purchase_date};
+	for (int i = 0; i < 2; i++)
+		if (vals[i][0] && !is_date(vals[i]))
+			return kvp_node_fail(doc, kvp_map_get(root, dates[i]), err, KVP_STATUS_INVALID,
+					     dates[i], "expected a date YYYY-MM-DD, got '%s'", vals[i]);
+	static const char *const needs_price[] = {"price_kind", "price_provider", "price_date"};
+	for (int i = 0; i < 3; i++)
+		if (!(g->price_per_hour > 0) && kvp_map_get(root, needs_price[i]))
+			return kvp_node_fail(doc, kvp_map_get(root, needs_price[i]), err,
+					     KVP_STATUS_INVALID, needs_price[i],
+					     "labels a price: give price_per_hour too");
+	static const char *const needs_purchase[] = {"purchase_kind", "purchase_date"};
+	for (int i = 0; i < 2; i++)
+		if (!(g->purchase_usd > 0) && kvp_map_get(root, needs_purchase[i]))
+			return kvp_node_fail(doc, kvp_map_get(root, needs_purchase[i]), err,
+					     KVP_STATUS_INVALID, needs_purchase[i],
+					     "labels a purchase price: give purchase_price too");
 	return KVP_STATUS_OK;
 }
 
@@ -505,7 +561,7 @@ kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_
 				   "efficiencies are fractions in (0, 1]");
 		goto out;
 	}
-	if ((st = check_topology(doc, g, err)))
+	if ((st = check_topology(doc, g, err)) || (st = check_cost(doc, g, err)))
 		goto out;
 	static const char *const links[] = {"pcie3x16", "pcie4x16", "pcie5x16", "pcie6x16",
 					    "nvlink-c2c", NULL};

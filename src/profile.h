@@ -34,6 +34,18 @@ struct kvp_gpu {
 	uint32_t node_gpus;
 	double scale_out_bps;
 	double price_per_hour;     /* USD per GPU-hour, 0 when unknown */
+	/* what that price is: its kind (on-demand, reserved-1y, reserved-3y,
+	 * spot, serverless; "" unlabelled), who asks it and when it was seen */
+	char price_kind[16];
+	char price_provider[64];
+	char price_date[16];       /* YYYY-MM-DD */
+	/* buying one: list or street price in USD, when seen; 0 unknown */
+	double purchase_usd;
+	char purchase_kind[16];    /* list, street */
+	char purchase_date[16];
+	double tdp_watts;          /* board power, 0 unknown */
+	double compute_capability; /* NVIDIA major.minor (9.0 Hopper, 10.0 and
+				    * 12.0 Blackwell); 0 when unknown or not NVIDIA */
 	uint64_t l2_bytes;         /* 0 when unknown */
 	/* calibration (from kvbench results); 0 means "use the default" */
 	double decode_bw_efficiency;

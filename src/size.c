@@ -15,6 +15,7 @@
 #include "shape.h"
 #include "shell-quote.h"
 #include "units.h"
+#include "yaml-writer.h"
 
 #define SIZE_SAMPLES 65536   /* requests drawn to measure a workload */
 #define SIZE_SEED 1
@@ -22,7 +23,7 @@
 #define SIZE_MAX_ITER 10000
 
 static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
-	"split", "weights", "context", "memory", "throughput", "ttft", "tpot"};
+	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype"};
 
 const char *kvp_size_fail_name(unsigned bit)
 {
@@ -32,22 +33,35 @@ const char *kvp_size_fail_name(unsigned bit)
 	return "?";
 }
 
-void kvp_size_fail_format(unsigned failed, char *buf, size_t size)
+void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size)
 {
 	size_t len = 0;
 	buf[0] = 0;
-	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
-		if (failed & (1u << i)) {
+	first &= failed;
+	for (int j = 0; j < 2 * KVP_SIZE_FAIL_BITS; j++) {
+		int i = j % KVP_SIZE_FAIL_BITS;
+		bool in_first = (first & (1u << i)) != 0;
+		if ((failed & (1u << i)) && in_first == (j < KVP_SIZE_FAIL_BITS)) {
 			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
 			if (k < 0 || (size_t)k >= size - len)
 				return;
 			len += (size_t)k;
 		}
+	}
 }
 
 double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, double tpot_s)
 {
 	return rate * (ttft_s + output_tokens * tpot_s);
+}
+
+double kvp_size_wait_percentile(double w_q, double rho, double p)
+{
+	if (!(rho > 0) || !(w_q > 0) || rho <= 1 - p)
+		return 0;
+	if (rho >= 1 || !isfinite(w_q))
+		return INFINITY;
+	return w_q / rho * log(rho / (1 - p));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -174,9 +188,27 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	 * each rank serving its own share of the requests (shape.h) */
 	uint32_t dp = kvp_shape_dp(&o->budget.par);
 	uint64_t ranks = (uint64_t)out->replicas * dp;
-	out->count = tp * dp * out->replicas;
-	out->price_per_hour = g->price_per_hour;
-	out->cost_per_hour = g->price_per_hour > 0 ? g->price_per_hour * out->count : NAN;
+	uint32_t pp = o->budget.par.pp ? o->budget.par.pp : 1;
+	bool disagg = o->disagg_p > 0 && o->disagg_d > 0;
+	uint32_t inst_p = disagg ? o->disagg_p : 1, inst_d = disagg ? o->disagg_d : 1;
+	out->disagg_p = disagg ? inst_p : 0;
+	out->disagg_d = disagg ? inst_d : 0;
+	/* colocated: one instance both prefills and decodes */
+	out->count = tp * pp * dp * out->replicas * (disagg ? inst_p + inst_d : 1);
+	out->pp = pp;
+	out->dp = dp;
+	out->ep = kvp_shape_ep(&o->budget.par);
+	const char *label = "";
+	double price = kvp_size_gpu_hour(g, &o->cost, &label);
+	snprintf(out->basis, sizeof out->basis, "%s", label);
+	out->price_per_hour = price > 0 ? price : 0;
+	out->cost_per_hour = price > 0 ? price * out->count : NAN;
+	struct kvp_size_cost other = o->cost;
+	other.basis = KVP_SIZE_BASIS_CLOUD;
+	other.kind[0] = 0;
+	out->cloud_gpu_hour = kvp_size_gpu_hour(g, &other, NULL);
+	other.basis = KVP_SIZE_BASIS_OWN;
+	out->own_gpu_hour = kvp_size_gpu_hour(g, &other, NULL);
 	out->cost_per_mtok = NAN;
 	out->max_model_len = d->max_model_len;
 	out->engine = o->budget.engine;
@@ -191,13 +223,17 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	memset(r, 0, sizeof *r);
 	struct kvp_budget_opts bo = o->budget;
+	if (!bo.block_size)
+		bo.block_size = kvp_size_block_default(bo.engine, m);
 	bo.par.tp = tp;
-	bo.par.pp = 1;
+	bo.par.pp = pp;
 	bo.context = d->mean_context;
 	bo.batch = 1;
 	struct kvp_error e2 = {0};
 	if ((st = kvp_budget_compute(m, g, &bo, b, &e2))) {
-		if ((st == KVP_STATUS_INVALID && strcmp(e2.field, "tp") == 0) ||
+		if ((st == KVP_STATUS_INVALID && (strcmp(e2.field, "tp") == 0 ||
+						  strcmp(e2.field, "pp") == 0 ||
+						  strcmp(e2.field, "dp") == 0)) ||
 		    strcmp(e2.field, "ep") == 0) {
 			out->failed = KVP_SIZE_FAIL_SPLIT; /* not an error: this split is impossible */
 			st = KVP_STATUS_OK;
@@ -207,6 +243,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		goto out;
 	}
 	out->kv_dtype = b->spec.kv_dtype;
+	if (!kvp_size_kv_on_gpu(g, b->spec.kv_dtype)) {
+		out->failed = KVP_SIZE_FAIL_KV_DTYPE; /* no point timing a format it cannot hold */
+		goto out;
+	}
 	out->block_size = b->block_size;
 	out->utilization = b->utilization;
 	out->max_batched_tokens = b->max_batched_tokens;
@@ -235,6 +275,28 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	    (st = kvp_perf_prefill(&r->pc, 1, d->prompt_p ? d->prompt_p : 1, &pre_p, err)))
 		goto out;
 	out->prefill_s = pre.time_s;
+	if (disagg) {
+		/* the percentile prompt's KV, each GPU's shard over its own link */
+		struct kvp_link link;
+		uint64_t bytes = 0;
+		kvp_perf_collective_link(&hw, (inst_p + inst_d) * tp * pp * dp, &link);
+		if ((st = kvp_budget_pool_for(b, d->prompt_p ? d->prompt_p : 1, 1, &bytes)))
+			goto out;
+		out->transfer_s = link.effective_bps > 0 ? (double)bytes / link.effective_bps : 0;
+	}
+
+	/* the floor: however many replicas share the rate, each still prefills
+	 * the percentile prompt and decodes at least one sequence, so an idle
+	 * replica's TTFT and TPOT are the best any replica count reaches */
+	enum kvp_perf_bound fb;
+	r->rho = 0;
+	if ((st = step_at(r, 1, &out->floor_tpot_s, &fb, err)))
+		goto out;
+	out->floor_ttft_s = pre_p.time_s + out->transfer_s;
+	if (d->slo_ttft_s > 0 && out->floor_ttft_s > d->slo_ttft_s)
+		out->never |= KVP_SIZE_FAIL_TTFT;
+	if (d->slo_tpot_s > 0 && out->floor_tpot_s > d->slo_tpot_s)
+		out->never |= KVP_SIZE_FAIL_TPOT;
 
 	/* the rate one replica sees and the sequences it holds */
 	double lambda = 0, c = 1;
@@ -242,14 +304,18 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	bool saturated = false;
 	enum kvp_perf_bound bd = KVP_PERF_BOUND_BANDWIDTH;
 	double step = 0;
+	double rho_p = 0;
 	if (d->rate > 0) {
-		lambda = d->rate / (double)ranks;
-		r->rho = lambda * pre.time_s;
-		if (r->rho >= 1) {
+		lambda = d->rate / ((double)ranks * inst_d);
+		rho_p = d->rate / ((double)ranks * inst_p) * pre.time_s;
+		/* colocated, prefills stall the decode and a request holds its KV
+		 * from arrival; disaggregated, neither on the decode side */
+		r->rho = disagg ? 0 : rho_p;
+		if (rho_p >= 1) {
 			saturated = true;
 		} else {
-			out->queue_s = r->rho * pre.time_s / (2 * (1 - r->rho));
-			r->ttft_mean = pre.time_s + out->queue_s;
+			out->queue_s = rho_p * pre.time_s / (2 * (1 - rho_p));
+			r->ttft_mean = disagg ? 0 : pre.time_s + out->queue_s;
 			bool conv;
 			if ((st = solve_open(r, lambda, cap, &c, &conv, err)))
 				goto out;
@@ -278,8 +344,11 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		r->rho = 0;
 		r->ttft_mean = pre.time_s;
 	}
+	if (d->rate <= 0)
+		rho_p = r->rho;
 	out->rate = lambda;
-	out->prefill_utilization = r->rho;
+	out->prefill_utilization = rho_p;
+
 	out->concurrency = c;
 	out->sequences = c < 1 ? 1 : (uint64_t)ceil(c - 1e-9);
 	if (saturated) {
@@ -293,7 +362,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->step_s = step;
 		out->bound = bd;
 		out->tpot_s = step / (1 - r->rho);
-		out->ttft_s = pre_p.time_s + out->queue_s;
+		out->queue_p_s = d->queue_percentile
+				 ? kvp_size_wait_percentile(out->queue_s, rho_p, d->percentile / 100)
+				 : out->queue_s;
+		out->ttft_s = pre_p.time_s + out->queue_p_s + out->transfer_s;
 		if (d->slo_ttft_s > 0 && out->ttft_s > d->slo_ttft_s)
 			out->failed |= KVP_SIZE_FAIL_TTFT;
 		if (d->slo_tpot_s > 0 && out->tpot_s > d->slo_tpot_s)
@@ -307,10 +379,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	/* what the deployment serves: the demand, when it keeps up */
 	if (!saturated) {
-		double served = lambda > 0 ? lambda * (double)ranks
+		double served = lambda > 0 ? lambda * (double)ranks * inst_d
 					   : (double)ranks / (r->ttft_mean + d->output_mean * out->tpot_s);
 		out->tokens_per_s = served * d->output_mean;
-		if (out->tokens_per_s > 0 && g->price_per_hour > 0)
+		if (out->tokens_per_s > 0 && out->price_per_hour > 0)
 			out->cost_per_mtok = out->cost_per_hour / (out->tokens_per_s * 3600 / 1e6);
 	}
 	/* engine settings: schedule what the pool holds at the mean context, but
@@ -332,11 +404,63 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 	}
 	out->max_num_seqs = hi;
-	out->meets = out->failed == 0;
+
+	/* the conservative end of the band */
+	double f = 1 + (o->latency_spread > 0 ? o->latency_spread : 0);
+	if (!saturated && !(out->failed & (KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT |
+					   KVP_SIZE_FAIL_MEMORY)) &&
+	    out->sequences > b->max_sequences_low)
+		out->risk |= KVP_SIZE_FAIL_MEMORY;
+	if (!saturated && d->slo_ttft_s > 0 && out->ttft_s * f > d->slo_ttft_s)
+		out->risk |= KVP_SIZE_FAIL_TTFT;
+	if (!saturated && d->slo_tpot_s > 0 && out->tpot_s * f > d->slo_tpot_s)
+		out->risk |= KVP_SIZE_FAIL_TPOT;
+	if (d->slo_ttft_s > 0 && out->floor_ttft_s * f > d->slo_ttft_s)
+		out->risk_never |= KVP_SIZE_FAIL_TTFT;
+	if (d->slo_tpot_s > 0 && out->floor_tpot_s * f > d->slo_tpot_s)
+		out->risk_never |= KVP_SIZE_FAIL_TPOT;
+	if (saturated) {
+		out->miss_ttft_s = d->slo_ttft_s > 0 ? INFINITY : 0;
+		out->miss_tpot_s = d->slo_tpot_s > 0 ? INFINITY : 0;
+	} else {
+		out->miss_ttft_s = d->slo_ttft_s > 0 ? fmax(0, out->ttft_s - d->slo_ttft_s) : 0;
+		out->miss_tpot_s = d->slo_tpot_s > 0 ? fmax(0, out->tpot_s - d->slo_tpot_s) : 0;
+		if (out->failed & KVP_SIZE_FAIL_MEMORY)
+			out->miss_sequences = out->sequences - b->max_sequences;
+	}
 out:
+	out->never |= out->failed & KVP_SIZE_FAIL_FIXED;
+	out->failed |= out->never;
+	out->risk &= ~out->failed;
+	out->risk_never &= ~out->never;
+	out->meets = out->failed == 0 && out->risk == 0;
+	out->at_risk = out->failed == 0 && out->risk != 0;
 	free(b);
 	free(r);
 	return st;
+}
+
+double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c, const char **label)
+{
+	if (c->basis == KVP_SIZE_BASIS_OWN) {
+		if (label)
+			*label = "own";
+		double years = c->years > 0 ? c->years : KVP_SIZE_OWN_YEARS;
+		double kwh = c->power_usd_per_kwh > 0 ? c->power_usd_per_kwh : KVP_SIZE_OWN_POWER_USD_PER_KWH;
+		double pue = c->pue > 0 ? c->pue : KVP_SIZE_OWN_PUE;
+		double u = c->utilization > 0 ? c->utilization : 1;
+		if (!(g->purchase_usd > 0) || !(g->tdp_watts > 0))
+			return NAN;
+		return g->purchase_usd / (years * 8760 * u) + g->tdp_watts / 1000 * pue * kwh;
+	}
+	const char *kind = g->price_kind[0] ? g->price_kind : "unlabelled";
+	if (label)
+		*label = g->price_per_hour > 0 ? kind : "none";
+	if (!(g->price_per_hour > 0))
+		return NAN;
+	if (c->kind[0] && strcmp(c->kind, kind) && strcmp(kind, "given"))
+		return NAN;
+	return g->price_per_hour;
 }
 
 kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -345,7 +469,12 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 {
 	uint32_t maxr = o->max_replicas ? o->max_replicas : SIZE_MAX_REPLICAS;
 	kvp_status st = kvp_size_evaluate(m, g, d, o, tp, 1, out, err);
-	if (st || out->meets || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
+	/* what the search aims at: every constraint that replicas can cure
+	 * (the floor, out->never, does not depend on the replica count) */
+	/* central failures but the floor's, risks but the conservative floor's */
+	unsigned never = out->never, risk_never = out->risk_never;
+#define BAD(x) (((x)->failed & ~never) | ((x)->risk & ~risk_never))
+	if (st || BAD(out) == 0 || (out->failed & KVP_SIZE_FAIL_FIXED) || maxr == 1 ||
 	    (d->rate <= 0 && d->users <= 1))
 		return st;
 	struct kvp_size_config *hi = malloc(sizeof *hi), *mid = malloc(sizeof *mid);
@@ -357,18 +486,18 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 	/* more replicas only lighten each one: the predicate is monotone */
 	if ((st = kvp_size_evaluate(m, g, d, o, tp, maxr, hi, err)))
 		goto out;
-	if (!hi->meets) {
+	if (BAD(hi)) {
 		/* only replicas short: say so at max_replicas; else keep one replica */
-		if (!(hi->failed & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
+		if (!(BAD(hi) & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT)))
 			*out = *hi;
 		goto out;
 	}
-	uint32_t lo = 1, h = maxr; /* lo fails, h meets */
+	uint32_t lo = 1, h = maxr; /* lo fails, h meets (all but the floor) */
 	while (h - lo > 1) {
 		uint32_t r = lo + (h - lo) / 2;
 		if ((st = kvp_size_evaluate(m, g, d, o, tp, r, mid, err)))
 			goto out;
-		if (mid->meets) {
+		if (BAD(mid) == 0) {
 			h = r;
 			*hi = *mid;
 		} else {
@@ -380,6 +509,7 @@ out:
 	free(hi);
 	free(mid);
 	return st;
+#undef BAD
 }
 
 static int popcount(unsigned x)
@@ -397,7 +527,9 @@ static int cmp_config(const void *pa, const void *pb)
 	const struct kvp_size_config *a = pa, *b = pb;
 	if (a->meets != b->meets)
 		return a->meets ? -1 : 1;
-	if (!a->meets && popcount(a->failed) != popcount(b->failed))
+	if (a->at_risk != b->at_risk)
+		return a->at_risk ? -1 : 1;
+	if (!a->meets && !a->at_risk && popcount(a->failed) != popcount(b->failed))
 		return popcount(a->failed) - popcount(b->failed);
 	/* per token at the configuration's own throughput: under a rate every
 	 * configuration that keeps up serves the same tokens, so this orders as
@@ -424,9 +556,26 @@ void kvp_size_rank(struct kvp_size_config *c, size_t n)
 
 /* ---------------------------------------------------------------- emit */
 
-/* The KV cache dtype as each engine spells it; NULL when it has none. */
-static const char *kv_name(enum kvp_engine e, enum kvp_dtype dt, enum kvp_dtype serving)
+bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt)
 {
+	if (dt != KVP_DTYPE_NVFP4)
+		return true;
+	return strcmp(g->vendor, "nvidia") == 0 && g->compute_capability >= 10.0;
+}
+
+uint32_t kvp_size_block_default(enum kvp_engine e, const struct kvp_model *m)
+{
+	if (e != KVP_ENGINE_VLLM)
+		return 0;
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		if (m->layers[i] == KVP_LAYER_MLA)
+			return 64;
+	return 0;
+}
+
+const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum kvp_dtype dt)
+{
+	enum kvp_dtype serving = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
 	bool native = dt == serving || dt == KVP_DTYPE_BF16 || dt == KVP_DTYPE_FP16 ||
 		      dt == KVP_DTYPE_AUTO;
 	switch (e) {
@@ -437,70 +586,154 @@ static const char *kv_name(enum kvp_engine e, enum kvp_dtype dt, enum kvp_dtype 
 	case KVP_ENGINE_TRTLLM:
 		/* kv_cache_config.dtype: auto, fp8, nvfp4 */
 		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8" : dt == KVP_DTYPE_NVFP4 ? "nvfp4" : NULL;
-	default:
+	case KVP_ENGINE_VLLM:
 		/* vLLM CacheDType: auto, fp8, fp8_e4m3, fp8_e5m2 */
 		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8"
 				       : dt == KVP_DTYPE_FP8_E5M2 ? "fp8_e5m2" : NULL;
+	default:
+		return NULL;
 	}
 }
 
+/* The here-document that writes an engine's config file: its delimiter is
+ * quoted, so the shell expands nothing inside, and every line starts with a
+ * key or a space, so none can end it early. */
+#define HEREDOC_END "KVPLAN_EOF"
+
+static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+		      bool prefix)
+{
+	fputs("vllm serve ", f);
+	kvp_sh_word(f, id);
+	fprintf(f, " --tensor-parallel-size %u \\\n"
+		   "    --max-model-len %llu --max-num-seqs %llu \\\n"
+		   "    --gpu-memory-utilization %.4f --kv-cache-dtype ",
+		c->tp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		c->utilization);
+	kvp_sh_word(f, kv);
+	fprintf(f, " --block-size %u \\\n    --max-num-batched-tokens %llu%s", c->block_size,
+		(unsigned long long)c->max_batched_tokens, prefix ? " --enable-prefix-caching" : "");
+	/* data-parallel attention; expert parallelism spreads the experts over
+	 * tp x dp GPUs (shape.h) */
+	if (c->pp > 1)
+		fprintf(f, " \\\n    --pipeline-parallel-size %u", c->pp);
+	if (c->dp > 1)
+		fprintf(f, " \\\n    --data-parallel-size %u", c->dp);
+	if (c->ep > 1)
+		fputs(" --enable-expert-parallel", f);
+	fputc('\n', f);
+	fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
+		(unsigned long long)c->kv_pool_bytes);
+	fputs("# the same as a config file, for: vllm serve --config kvplan-vllm.yaml\n", f);
+	fputs("cat > kvplan-vllm.yaml <<'" HEREDOC_END "'\n", f);
+	kvp_yaml_kv_str(f, 0, "model", id);
+	kvp_yaml_kv_u64(f, 0, "tensor-parallel-size", c->tp);
+	kvp_yaml_kv_u64(f, 0, "max-model-len", c->max_model_len);
+	kvp_yaml_kv_u64(f, 0, "max-num-seqs", c->max_num_seqs);
+	kvp_yaml_kv_f64(f, 0, "gpu-memory-utilization", c->utilization);
+	kvp_yaml_kv_str(f, 0, "kv-cache-dtype", kv);
+	kvp_yaml_kv_u64(f, 0, "block-size", c->block_size);
+	kvp_yaml_kv_u64(f, 0, "max-num-batched-tokens", c->max_batched_tokens);
+	if (prefix)
+		kvp_yaml_kv_bool(f, 0, "enable-prefix-caching", 1);
+	if (c->pp > 1)
+		kvp_yaml_kv_u64(f, 0, "pipeline-parallel-size", c->pp);
+	if (c->dp > 1)
+		kvp_yaml_kv_u64(f, 0, "data-parallel-size", c->dp);
+	if (c->ep > 1)
+		kvp_yaml_kv_bool(f, 0, "enable-expert-parallel", 1);
+	fputs(HEREDOC_END "\n", f);
+}
+
+static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+			bool prefix)
+{
+	/* the options file first: the command reads it */
+	fputs("cat > kvplan-trtllm.yaml <<'" HEREDOC_END "'\n", f);
+	kvp_yaml_map(f, 0, "kv_cache_config");
+	kvp_yaml_kv_str(f, 2, "dtype", kv);
+	kvp_yaml_kv_f64(f, 2, "free_gpu_memory_fraction", c->utilization);
+	kvp_yaml_kv_bool(f, 2, "enable_block_reuse", prefix);
+	if (c->dp > 1)
+		kvp_yaml_kv_bool(f, 0, "enable_attention_dp", 1);
+	fputs(HEREDOC_END "\n", f);
+	fputs("trtllm-serve ", f);
+	kvp_sh_word(f, id);
+	fprintf(f, " --tp_size %u --max_seq_len %llu \\\n"
+		   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
+		   "    --kv_cache_free_gpu_memory_fraction %.4f \\\n"
+		   "    --extra_llm_api_options kvplan-trtllm.yaml",
+		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		(unsigned long long)c->max_batched_tokens, c->utilization);
+	if (c->pp > 1)
+		fprintf(f, " --pp_size %u", c->pp);
+	if (c->ep > 1)
+		fprintf(f, " --ep_size %u", c->ep);
+	fputc('\n', f);
+}
+
+static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+			bool prefix)
+{
+	fputs("python -m sglang.launch_server --model-path ", f);
+	kvp_sh_word(f, id);
+	/* with DP attention SGLang's tp-size counts every GPU of the replica */
+	fprintf(f, " --tp-size %u \\\n"
+		   "    --context-length %llu --max-running-requests %llu \\\n"
+		   "    --mem-fraction-static %.4f --kv-cache-dtype ",
+		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		c->utilization);
+	kvp_sh_word(f, kv);
+	if (c->pp > 1)
+		fprintf(f, " --pp-size %u", c->pp);
+	if (c->dp > 1)
+		fprintf(f, " \\\n    --dp-size %u --enable-dp-attention", c->dp);
+	if (c->ep > 1)
+		fprintf(f, " --ep-size %u", c->ep);
+	/* SGLang's radix cache shares prefixes unless --disable-radix-cache */
+	fprintf(f, " --page-size %u%s\n", c->block_size,
+		prefix ? "\n# prefixes are shared: keep the radix cache (the default; no --disable-radix-cache)"
+		       : "");
+}
+
 void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
-		   const struct kvp_size_config *c)
+		   const struct kvp_size_config *c, bool prefix_caching)
 {
 	const char *id = m->hf_id[0] ? m->hf_id : m->name;
-	enum kvp_dtype serving = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
 	if (e == KVP_ENGINE_GENERIC) {
-		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c);
-		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c);
-		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c);
+		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c, prefix_caching);
+		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c, prefix_caching);
+		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c, prefix_caching);
 		return;
 	}
-	const char *kv = kv_name(e, c->kv_dtype, serving);
+	struct kvp_size_config one = *c; /* dp, pp 0 (a config not from evaluate): none */
+	if (!one.dp)
+		one.dp = 1;
+	if (!one.pp)
+		one.pp = 1;
+	c = &one;
+	const char *kv = kvp_size_kv_name(e, m, c->kv_dtype);
 	/* input text only through shell-quote.h: words single-quoted, comments on one line */
 	fprintf(f, "# %s: %u replica%s of %u x ", kvp_engine_name(e), c->replicas,
-		c->replicas == 1 ? "" : "s", c->tp);
+		c->replicas == 1 ? "" : "s",
+		c->tp * c->pp * c->dp * (c->disagg_p ? c->disagg_p + c->disagg_d : 1));
 	kvp_sh_comment(f, c->gpu);
+	if (c->dp > 1 || c->pp > 1)
+		fprintf(f, " (tp %u x pp %u x dp %u)", c->tp, c->pp, c->dp);
 	fprintf(f, " (%u GPU%s); each replica:\n", c->count, c->count == 1 ? "" : "s");
-	if (!kv)
-		fprintf(f, "# %s has no KV cache dtype %s: the plan's KV bytes do not apply as written\n",
+	if (c->disagg_p)
+		fprintf(f, "# disaggregated: %u prefill and %u decode instance%s, each launched as below;\n"
+			   "# the KV transfer between them (the engine's connector) is not written here\n",
+			c->disagg_p, c->disagg_d, c->disagg_d == 1 ? "" : "s");
+	if (!kv) {
+		/* the caller refuses this; never print a dtype the plan did not size */
+		fprintf(f, "# %s has no KV cache dtype %s: not launched as planned\n",
 			kvp_engine_name(e), kvp_dtype_name(c->kv_dtype));
+		return;
+	}
 	switch (e) {
-	case KVP_ENGINE_SGLANG:
-		fputs("python -m sglang.launch_server --model-path ", f);
-		kvp_sh_word(f, id);
-		fprintf(f, " --tp-size %u \\\n"
-			   "    --context-length %llu --max-running-requests %llu \\\n"
-			   "    --mem-fraction-static %.4f --kv-cache-dtype ",
-			c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, c->utilization);
-		kvp_sh_word(f, kv ? kv : "auto");
-		fprintf(f, " --page-size %u\n", c->block_size);
-		break;
-	case KVP_ENGINE_TRTLLM:
-		fputs("trtllm-serve ", f);
-		kvp_sh_word(f, id);
-		fprintf(f, " --tp_size %u --max_seq_len %llu \\\n"
-			   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
-			   "    --kv_cache_free_gpu_memory_fraction %.4f%s\n",
-			c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, (unsigned long long)c->max_batched_tokens,
-			c->utilization,
-			kv && strcmp(kv, "auto") ? " \\\n    --extra_llm_api_options 'kv.yaml'" : "");
-		if (kv && strcmp(kv, "auto"))
-			fprintf(f, "# kv.yaml:\n#   kv_cache_config:\n#     dtype: %s\n", kv);
-		break;
-	default:
-		fputs("vllm serve ", f);
-		kvp_sh_word(f, id);
-		fprintf(f, " --tensor-parallel-size %u \\\n"
-			   "    --max-model-len %llu --max-num-seqs %llu \\\n"
-			   "    --gpu-memory-utilization %.4f --kv-cache-dtype ",
-			c->tp, (unsigned long long)c->max_model_len,
-			(unsigned long long)c->max_num_seqs, c->utilization);
-		kvp_sh_word(f, kv ? kv : "auto");
-		fprintf(f, " --block-size %u \\\n    --max-num-batched-tokens %llu\n", c->block_size,
-			(unsigned long long)c->max_batched_tokens);
-		fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
-			(unsigned long long)c->kv_pool_bytes);
+	case KVP_ENGINE_SGLANG: emit_sglang(f, id, kv, c, prefix_caching); break;
+	case KVP_ENGINE_TRTLLM: emit_trtllm(f, id, kv, c, prefix_caching); break;
+	default: emit_vllm(f, id, kv, c, prefix_caching); break;
 	}
 }

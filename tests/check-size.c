@@ -11,6 +11,8 @@
 
 #include "size.h"
 #include "units.h"
+#include "yaml-walk.h"
+#include "yaml-writer.h"
 
 static struct kvp_model model;
 static struct kvp_gpu gpu;
@@ -198,6 +200,40 @@ START_TEST(test_failures)
 	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TPOT);
 	ck_assert_uint_eq(c.replicas, 1);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_TPOT);
+	/* The issue's defect: a rate that saturates one replica and a TPOT
+	 * level no replica count meets must be reported as TPOT, not as
+	 * throughput.  An idle replica decodes one sequence of 150 tokens:
+	 * 10 ms of weights + 150 x 524,288 B / 1 TB/s = 10 + 0.0786432 =
+	 * 10.0786432 ms > 10 ms, at any replica count.  The search then stops at
+	 * the fewest replicas where only that fails: 200 requests/s saturates
+	 * 1 and 2 replicas (rho = 200 x 10.0524288 ms / R = 2.01, 1.005), decode
+	 * runs away on 3 and converges on 4 (test_failures' numbers in
+	 * tests/cli-size.sh); the idle prefill of the p90 prompt (100 tokens)
+	 * is S = 10.0524288 ms. */
+	demand.rate = 200;
+	demand.slo_tpot_s = 0.010;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.replicas, 4);
+	ck_assert_double_eq_tol(c.floor_tpot_s, 0.0100786432, 1e-12);
+	ck_assert_double_eq_tol(c.floor_ttft_s, 0.0100524288, 1e-12);
+	/* one replica fails throughput too, and names the floor first */
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_THROUGHPUT | KVP_SIZE_FAIL_TPOT);
+	char order[64];
+	kvp_size_fail_format(c.failed, c.never, order, sizeof order);
+	ck_assert_str_eq(order, "tpot,throughput");
+	/* a TTFT level under the idle prefill (10.05 ms) fails at any count */
+	demand.slo_tpot_s = 0.0107;
+	demand.slo_ttft_s = 0.010;
+	demand.rate = 5;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_TTFT);
+	ck_assert_uint_eq(c.replicas, 2); /* TPOT needs 2 (test_replicas_by_hand) */
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_TTFT);
+	demand.slo_ttft_s = 1.0;
 	/* weights of 90 GB on 80 GiB (85.9 GB) */
 	demand.slo_tpot_s = 0.0107;
 	opts.budget.weights_bytes = 90000000000ULL;
@@ -209,9 +245,11 @@ START_TEST(test_failures)
 	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
 	ck_assert(c.failed & KVP_SIZE_FAIL_CONTEXT);
 	char buf[64];
-	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, buf, sizeof buf);
+	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, "memory,tpot");
-	kvp_size_fail_format(0, buf, sizeof buf);
+	kvp_size_fail_format(KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_TPOT, KVP_SIZE_FAIL_TPOT, buf, sizeof buf);
+	ck_assert_str_eq(buf, "tpot,memory");
+	kvp_size_fail_format(0, 0, buf, sizeof buf);
 	ck_assert_str_eq(buf, "");
 	ck_assert_str_eq(kvp_size_fail_name(KVP_SIZE_FAIL_THROUGHPUT), "throughput");
 	kvp_workload_free(&wl);
@@ -266,9 +304,9 @@ START_TEST(test_emit)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c);
-	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c);
-	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c);
+	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c, false);
+	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c, false);
+	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c, false);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "vllm serve 'meta-llama/Llama-2-7b-hf' --tensor-parallel-size 2"));
 	ck_assert_ptr_nonnull(strstr(buf, "--max-model-len 4096 --max-num-seqs 64"));
@@ -279,9 +317,441 @@ START_TEST(test_emit)
 	ck_assert_ptr_nonnull(strstr(buf, "--max-running-requests 64"));
 	ck_assert_ptr_nonnull(strstr(buf, "trtllm-serve 'meta-llama/Llama-2-7b-hf' --tp_size 2 --max_seq_len 4096"));
 	ck_assert_ptr_nonnull(strstr(buf, "--kv_cache_free_gpu_memory_fraction 0.9000"));
-	ck_assert_ptr_nonnull(strstr(buf, "dtype: fp8"));
+	ck_assert_ptr_nonnull(strstr(buf, "  dtype: \"fp8\"\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "--extra_llm_api_options kvplan-trtllm.yaml\n"));
+	/* no shared prefix: no prefix caching asked for, block reuse off */
+	ck_assert_ptr_null(strstr(buf, "--enable-prefix-caching"));
+	ck_assert_ptr_nonnull(strstr(buf, "  enable_block_reuse: false\n"));
+	/* the vLLM config file holds what the command line says */
+	ck_assert_ptr_nonnull(strstr(buf, "cat > kvplan-vllm.yaml <<'KVPLAN_EOF'\n"
+					  "model: \"meta-llama/Llama-2-7b-hf\"\n"
+					  "tensor-parallel-size: 2\n"
+					  "max-model-len: 4096\n"
+					  "max-num-seqs: 64\n"
+					  "gpu-memory-utilization: 0.9000\n"
+					  "kv-cache-dtype: \"fp8\"\n"
+					  "block-size: 16\n"
+					  "max-num-batched-tokens: 8192\n"
+					  "KVPLAN_EOF\n"));
+	free(buf);
+
+	/* shared prefixes, data-parallel attention over 4 ranks with experts
+	 * over 8 GPUs, and a model id written to break out of both quotings */
+	strcpy(model.hf_id, "a'b\"c\\d\ne #f");
+	c.dp = 4;
+	c.ep = 8;
+	c.count = 24;
+	f = open_memstream(&buf, &len);
+	kvp_size_emit(f, KVP_ENGINE_VLLM, &model, &c, true);
+	kvp_size_emit(f, KVP_ENGINE_SGLANG, &model, &c, true);
+	kvp_size_emit(f, KVP_ENGINE_TRTLLM, &model, &c, true);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "--max-num-batched-tokens 8192 --enable-prefix-caching"));
+	ck_assert_ptr_nonnull(strstr(buf, "--data-parallel-size 4 --enable-expert-parallel\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "enable-prefix-caching: true\ndata-parallel-size: 4\n"
+					  "enable-expert-parallel: true\n"));
+	/* shell: one single-quoted word, ' as '\'' */
+	ck_assert_ptr_nonnull(strstr(buf, "vllm serve 'a'\\''b\"c\\d\ne #f' --tensor-parallel-size 2"));
+	/* YAML: one double-quoted scalar on one line */
+	ck_assert_ptr_nonnull(strstr(buf, "model: \"a'b\\\"c\\\\d\\ne #f\"\n"));
+	/* SGLang and TensorRT-LLM count the 2 x 4 GPUs of a DP group in tp */
+	ck_assert_ptr_nonnull(strstr(buf, "--tp-size 8 \\"));
+	ck_assert_ptr_nonnull(strstr(buf, "--dp-size 4 --enable-dp-attention --ep-size 8"));
+	ck_assert_ptr_nonnull(strstr(buf, "--tp_size 8 --max_seq_len 4096"));
+	ck_assert_ptr_nonnull(strstr(buf, "  enable_block_reuse: true\nenable_attention_dp: true\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "kvplan-trtllm.yaml --ep_size 8\n"));
+	free(buf);
+	/* pipeline stages: each engine's flag, and in the header's GPU count */
+	c.pp = 2;
+	c.dp = 1;
+	c.ep = 1;
+	c.count = 12;
+	f = open_memstream(&buf, &len);
+	kvp_size_emit(f, KVP_ENGINE_GENERIC, &model, &c, false);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "3 replicas of 4 x h100-sxm (tp 2 x pp 2 x dp 1) (12 GPUs)"));
+	ck_assert_ptr_nonnull(strstr(buf, "--pipeline-parallel-size 2\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "pipeline-parallel-size: 2\n"));
+	ck_assert_ptr_nonnull(strstr(buf, " --pp-size 2"));
+	ck_assert_ptr_nonnull(strstr(buf, "kvplan-trtllm.yaml --pp_size 2\n"));
 	free(buf);
 	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* The KV dtype an engine can hold, the GPUs a hardware-only format needs, and
+ * vLLM's MLA block size. */
+START_TEST(test_emit_consistency)
+{
+	struct kvp_error err = {0};
+	load("llama-2-7b", "size-replicas");
+	/* vLLM's CacheDType has no int4: nothing to emit; fp8 is "fp8" in vLLM,
+	 * "fp8_e4m3" in SGLang; bf16 on a bf16 model is every engine's auto */
+	ck_assert_ptr_null(kvp_size_kv_name(KVP_ENGINE_VLLM, &model, KVP_DTYPE_INT4));
+	ck_assert_ptr_null(kvp_size_kv_name(KVP_ENGINE_SGLANG, &model, KVP_DTYPE_NVFP4));
+	ck_assert_str_eq(kvp_size_kv_name(KVP_ENGINE_TRTLLM, &model, KVP_DTYPE_NVFP4), "nvfp4");
+	ck_assert_str_eq(kvp_size_kv_name(KVP_ENGINE_SGLANG, &model, KVP_DTYPE_FP8), "fp8_e4m3");
+	ck_assert_str_eq(kvp_size_kv_name(KVP_ENGINE_VLLM, &model, KVP_DTYPE_BF16), "auto");
+	/* nvfp4 needs compute capability 10.0 (developer.nvidia.com/cuda-gpus:
+	 * H100 9.0, B200 10.0, RTX 5090 12.0); fp8 is stored anywhere */
+	struct kvp_gpu g;
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(g.compute_capability, 9.0);
+	ck_assert(!kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	ck_assert(kvp_size_kv_on_gpu(&g, KVP_DTYPE_FP8));
+	ck_assert_int_eq(kvp_gpu_load("b200", &g, &err), KVP_STATUS_OK);
+	ck_assert(kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	ck_assert_int_eq(kvp_gpu_load("rtx-5090", &g, &err), KVP_STATUS_OK);
+	ck_assert(kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	ck_assert_int_eq(kvp_gpu_load("mi300x", &g, &err), KVP_STATUS_OK); /* AMD: no NVFP4 */
+	ck_assert(!kvp_size_kv_on_gpu(&g, KVP_DTYPE_NVFP4));
+	/* on a Hopper GPU an nvfp4 plan fails kv_dtype at any replica count */
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	derive();
+	opts.budget.kv_dtype = KVP_DTYPE_NVFP4;
+	struct kvp_size_config c;
+	ck_assert_int_eq(kvp_size_search(&model, &g, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_KV_DTYPE);
+	ck_assert_uint_eq(c.never, KVP_SIZE_FAIL_KV_DTYPE);
+	/* block size: 64 for MLA on vLLM (FlashMLA's only kernel block size),
+	 * the engine's default otherwise */
+	ck_assert_uint_eq(kvp_size_block_default(KVP_ENGINE_VLLM, &model), 0);
+	kvp_workload_free(&wl);
+	ck_assert_int_eq(kvp_model_load("deepseek-v3", &model, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_size_block_default(KVP_ENGINE_VLLM, &model), 64);
+	ck_assert_uint_eq(kvp_size_block_default(KVP_ENGINE_SGLANG, &model), 0);
+}
+END_TEST
+
+/* The wait's percentile (--slo-percentile), by hand on the replica case:
+ * S = 10.0524288 ms, 5 requests/s on one replica: rho = 0.050262144,
+ * W_q = rho S / (2 (1 - rho)) = 0.26599794 ms, W_q / rho = S / (2 (1 - rho))
+ * = 5.2922031 ms.
+ *   p90: rho = 0.05 <= 1 - 0.9: at least 90 % of prompts do not wait: 0
+ *   p99: 5.2922031 ms x ln(0.050262144 / 0.01) = 5.2922031 x 1.6146759 =
+ *        8.5451611 ms; TTFT = 10.0524288 + 8.5451611 = 18.5975899 ms */
+START_TEST(test_wait_percentile)
+{
+	double s = 0.0100524288, rho = 5 * s, wq = rho * s / (2 * (1 - rho));
+	ck_assert_double_eq_tol(wq, 0.00026599794, 1e-11);
+	ck_assert_double_eq(kvp_size_wait_percentile(wq, rho, 0.90), 0);
+	ck_assert_double_eq_tol(kvp_size_wait_percentile(wq, rho, 0.99), 0.0085451611, 1e-10);
+	ck_assert_double_eq(kvp_size_wait_percentile(0, 0, 0.99), 0);
+	ck_assert(isinf(kvp_size_wait_percentile(1, 1, 0.99)));
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	demand.queue_percentile = true;
+	demand.percentile = 99;
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.queue_s, 0.00026599794, 1e-11);
+	ck_assert_double_eq_tol(c.queue_p_s, 0.0085451611, 1e-10);
+	ck_assert_double_eq_tol(c.ttft_s, 0.0185975899, 1e-10);
+	/* p90: the mean wait no longer counts, the percentile (0) does */
+	demand.percentile = 90;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.ttft_s, 0.0100524288, 1e-12);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* Risk: the replica case with TPOT allowed 5 % or 7 % of error.
+ *   7 %: an idle replica's step, 10.0786432 ms x 1.07 = 10.784 ms > 10.7:
+ *        never met conservatively; two replicas meet the central estimate
+ *        (10.47102 ms, test_replicas_by_hand): "meets at risk", tpot.
+ *   5 %: 10.0786432 x 1.05 = 10.583 ms <= 10.7, so replicas help: the level
+ *        conservatively is TPOT <= 10.7 / 1.05 = 10.190476 ms; the search
+ *        stops at the first count that reaches it, and one fewer does not. */
+START_TEST(test_risk)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	struct kvp_size_config c, prev;
+	struct kvp_error err = {0};
+	opts.latency_spread = 0.07;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.replicas, 2);
+	ck_assert(!c.meets);
+	ck_assert(c.at_risk);
+	ck_assert_uint_eq(c.risk, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.risk_never, KVP_SIZE_FAIL_TPOT);
+	ck_assert_uint_eq(c.failed, 0);
+	opts.latency_spread = 0.05;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert(c.tpot_s * 1.05 <= 0.0107);
+	ck_assert_uint_gt(c.replicas, 2);
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, c.replicas - 1, &prev, &err),
+			 KVP_STATUS_OK);
+	ck_assert(prev.tpot_s * 1.05 > 0.0107);
+	ck_assert(prev.at_risk);
+	/* what a failing one misses by: one replica at 0 % is 10.98844 ms
+	 * against 10.7 ms: 0.28844 ms over */
+	opts.latency_spread = 0;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.miss_tpot_s, 0.01098844 - 0.0107, 1e-7);
+	ck_assert_double_eq(c.miss_ttft_s, 0); /* 10.3 ms against 1 s */
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* The YAML writer against libyaml: a "model" line written for 2,000 random
+ * strings of every byte but NUL (valid UTF-8 mixed in) parses back, through
+ * the same loader as the profiles, to exactly the string written, as one
+ * scalar on one line.  Strings libyaml refuses as text (invalid UTF-8) are
+ * skipped; they must still not break the line. */
+START_TEST(test_yaml_round_trip)
+{
+	static const char *const utf8[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+	srand(1616);
+	int parsed = 0;
+	for (int t = 0; t < 2000; t++) {
+		char in[64];
+		size_t n = 0, want = (size_t)(rand() % 40);
+		while (n < want) {
+			if (rand() % 4 == 0) {
+				const char *u = utf8[rand() % 3];
+				if (n + strlen(u) >= sizeof in)
+					break;
+				memcpy(in + n, u, strlen(u));
+				n += strlen(u);
+			} else {
+				int c = rand() % 4 ? 0x20 + rand() % 0x5f : 1 + rand() % 0x7f;
+				in[n++] = (char)c;
+			}
+		}
+		in[n] = 0;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		kvp_yaml_kv_str(f, 0, "model", in);
+		fclose(f);
+		ck_assert_ptr_eq(strchr(buf, '\n'), buf + len - 1); /* one line */
+		struct kvp_doc *doc = NULL;
+		struct kvp_error err = {0};
+		if (kvp_doc_load_buffer("t.yaml", buf, len, &doc, &err) == KVP_STATUS_OK) {
+			const struct kvp_node *v = kvp_map_get(doc->root, "model");
+			ck_assert_ptr_nonnull(v);
+			ck_assert_msg(strcmp(v->value, in) == 0, "wrote '%s', read '%s'", in, v->value);
+			ck_assert_uint_eq(doc->root->n, 1);
+			parsed++;
+			kvp_doc_free(doc);
+		}
+		free(buf);
+	}
+	ck_assert_int_gt(parsed, 1500);
+}
+END_TEST
+
+/* Disaggregated 1:1 by hand, on the replica case (5 requests/s, 100 + 100
+ * tokens, k = 150 x 524,288 B / 1 TB/s = 78.6432 us per sequence per step):
+ *   prefill instance: rho = 5 x 10.0524288 ms = 0.050262144, W_q = 0.26599794 ms
+ *   decode instance: 5 requests/s, no prefill stalls, no TTFT held:
+ *     C = 5 x 100 x (0.01 + k C) -> C (1 - 0.0393216) = 5 -> C = 5.2046554
+ *     TPOT = 0.01 + k C = 10.409311 ms
+ *   KV moved: 100 tokens in blocks of 16 = 112 tokens x 524,288 B =
+ *     58,720,256 B over PCIe 4.0 x16 at 25 GB/s effective = 2.34881024 ms
+ *   TTFT = 10.0524288 + 0.2659979 + 2.3488102 = 12.6672369 ms
+ *   2 GPUs (1 + 1), where colocated needs 2 replicas for the TPOT level */
+START_TEST(test_disagg_by_hand)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	opts.disagg_p = opts.disagg_d = 1;
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert_uint_eq(c.replicas, 1);
+	ck_assert_uint_eq(c.count, 2);
+	ck_assert_double_eq_tol(c.prefill_utilization, 0.050262144, 1e-12);
+	ck_assert_double_eq_tol(c.concurrency, 5.2046554, 1e-6);
+	ck_assert_double_eq_tol(c.tpot_s, 0.010409311, 1e-9);
+	ck_assert_double_eq_tol(c.transfer_s, 0.00234881024, 1e-14);
+	ck_assert_double_eq_tol(c.ttft_s, 0.0126672369, 1e-9);
+	ck_assert_double_eq_tol(c.tokens_per_s, 500, 1e-9);
+	/* 1:2: each decode instance 2.5 requests/s, 3 GPUs */
+	opts.disagg_d = 2;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c.count, 3);
+	ck_assert_double_eq_tol(c.rate, 2.5, 1e-12);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* The price of a GPU-hour on each basis, by hand. */
+START_TEST(test_cost_basis)
+{
+	round_gpu(80 * KVP_GIB);
+	strcpy(gpu.price_kind, "on-demand");
+	struct kvp_size_cost c = {0};
+	const char *label = NULL;
+	/* cloud, any kind: the profile's $2, labelled with its kind */
+	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, &label), 2.0);
+	ck_assert_str_eq(label, "on-demand");
+	/* cloud:spot: an on-demand price is not a spot price */
+	strcpy(c.kind, "spot");
+	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &c, &label)));
+	strcpy(c.kind, "on-demand");
+	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, NULL), 2.0);
+	/* a price given on the command line matches any kind */
+	strcpy(gpu.price_kind, "given");
+	strcpy(c.kind, "spot");
+	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, NULL), 2.0);
+	/* own, without purchase price or TDP: unknown */
+	c.basis = KVP_SIZE_BASIS_OWN;
+	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &c, &label)));
+	ck_assert_str_eq(label, "own");
+	/* $10,000 over 2 years at 50 % use: 10,000 / (2 x 8,760 x 0.5) =
+	 * 1.141552511 $/h; 500 W x PUE 1.5 at $0.20/kWh = 0.5 x 1.5 x 0.2 =
+	 * 0.15 $/h; 1.291552511 in all */
+	gpu.purchase_usd = 10000;
+	gpu.tdp_watts = 500;
+	c.years = 2;
+	c.utilization = 0.5;
+	c.pue = 1.5;
+	c.power_usd_per_kwh = 0.2;
+	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &c, NULL), 1.291552511, 1e-9);
+	/* the defaults: 3 years, all hours, PUE 1.3, $0.10/kWh: 10,000 / 26,280
+	 * = 0.380517504 + 0.5 x 1.3 x 0.1 = 0.065 -> 0.445517504 */
+	struct kvp_size_cost d = {.basis = KVP_SIZE_BASIS_OWN};
+	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &d, NULL), 0.445517504, 1e-9);
+	/* no cloud price: label none */
+	struct kvp_size_cost cl = {0};
+	gpu.price_per_hour = 0;
+	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &cl, &label)));
+	ck_assert_str_eq(label, "none");
+}
+END_TEST
+
+/* The replica search against a brute-force reference: for random rates,
+ * levels, weights and memory, every replica count 1 .. 48 is evaluated in a
+ * plain loop and the first that fails nothing but what no count cures must
+ * be what kvp_size_search returns (it bisects instead). */
+START_TEST(test_search_brute_force)
+{
+	load("llama-2-7b", "size-replicas");
+	struct kvp_error err = {0};
+	srand(16);
+	opts.max_replicas = 48;
+	opts.budget.has_weights = true;
+	int several = 0, floor_only = 0; /* the cases must reach both branches */
+	for (int trial = 0; trial < 40; trial++) {
+		round_gpu((uint64_t)(16 + rand() % 64) * KVP_GIB);
+		opts.budget.weights_bytes = (uint64_t)(2 + rand() % 12) * 1000000000ULL;
+		derive();
+		demand.rate = 1 + rand() % 400;
+		demand.slo_tpot_s = 0.004 + (rand() % 100) * 0.0005;
+		demand.slo_ttft_s = 0.005 + (rand() % 100) * 0.002;
+		uint32_t tp = 1u << (rand() % 3);
+		struct kvp_size_config got, ref;
+		ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, tp, &got, &err),
+				 KVP_STATUS_OK);
+		uint32_t want = 0;
+		unsigned never = 0;
+		for (uint32_t r = 1; r <= 48 && !want; r++) {
+			ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, tp, r, &ref, &err),
+					 KVP_STATUS_OK);
+			never = ref.never;
+			if ((ref.failed & ~ref.never) == 0)
+				want = r;
+			if (ref.failed & KVP_SIZE_FAIL_FIXED)
+				break;
+		}
+		if (want && !(never & KVP_SIZE_FAIL_FIXED)) {
+			ck_assert_msg(got.replicas == want, "trial %d: search %u replicas, brute force %u",
+				      trial, got.replicas, want);
+			ck_assert_uint_eq(got.failed, never);
+			ck_assert(got.meets == (never == 0));
+			several += want > 1;
+			floor_only += never != 0;
+		} else {
+			ck_assert(!got.meets);
+		}
+	}
+	ck_assert_int_gt(several, 3);
+	ck_assert_int_gt(floor_only, 0);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* The Pareto front against its definition, by brute force on random
+ * configurations: nothing on it is dominated by a candidate, everything off
+ * it (a candidate) is; non-candidates (memory, throughput, fixed failures or
+ * an unknown cost) are never on it. */
+START_TEST(test_pareto_brute_force)
+{
+	enum { N = 60 };
+	static struct kvp_size_config c[N];
+	srand(161);
+	for (int trial = 0; trial < 50; trial++) {
+		for (int i = 0; i < N; i++) {
+			memset(&c[i], 0, sizeof c[i]);
+			/* coarse values so ties happen */
+			c[i].cost_per_mtok = rand() % 10 == 0 ? NAN : (double)(rand() % 8);
+			c[i].tpot_s = (double)(rand() % 8);
+			c[i].ttft_s = (double)(rand() % 8);
+			int f = rand() % 10;
+			c[i].failed = f == 0 ? KVP_SIZE_FAIL_MEMORY : f == 1 ? KVP_SIZE_FAIL_TPOT : 0;
+		}
+		size_t front = kvp_size_pareto(c, N), seen = 0;
+		for (int i = 0; i < N; i++) {
+			bool cand = !isnan(c[i].cost_per_mtok) && c[i].failed != KVP_SIZE_FAIL_MEMORY;
+			bool dominated = false;
+			for (int j = 0; j < N; j++) {
+				bool candj = !isnan(c[j].cost_per_mtok) && c[j].failed != KVP_SIZE_FAIL_MEMORY;
+				if (!candj || j == i)
+					continue;
+				if (c[j].cost_per_mtok <= c[i].cost_per_mtok && c[j].tpot_s <= c[i].tpot_s &&
+				    c[j].ttft_s <= c[i].ttft_s &&
+				    (c[j].cost_per_mtok < c[i].cost_per_mtok || c[j].tpot_s < c[i].tpot_s ||
+				     c[j].ttft_s < c[i].ttft_s))
+					dominated = true;
+			}
+			ck_assert_msg(c[i].pareto == (cand && !dominated), "trial %d config %d", trial, i);
+			seen += c[i].pareto;
+		}
+		ck_assert_uint_eq(front, seen);
+		ck_assert_uint_gt(front, 0);
+	}
+}
+END_TEST
+
+/* YAML double-quoted scalars: '"' and '\' escaped, line breaks and other
+ * control characters never written raw (YAML 1.2, 5.7 escaped characters). */
+START_TEST(test_yaml_writer)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"meta-llama/Llama-3.1-8B", "\"meta-llama/Llama-3.1-8B\""},
+		{"", "\"\""},
+		{"a\"b", "\"a\\\"b\""},
+		{"a\\b", "\"a\\\\b\""},
+		{"x\ny", "\"x\\ny\""},
+		{"t\tu", "\"t\\tu\""},
+		{"\x01#: - &*!", "\"\\x01#: - &*!\""},
+		{"\xc3\xa9", "\"\xc3\xa9\""}, /* UTF-8 kept */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		kvp_yaml_str(f, cases[i].in);
+		fclose(f);
+		ck_assert_str_eq(buf, cases[i].out);
+		free(buf);
+	}
 }
 END_TEST
 
@@ -314,6 +784,15 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_30b_int4_on_24gb);
 	tcase_add_test(core, test_rank);
 	tcase_add_test(core, test_emit);
+	tcase_add_test(core, test_emit_consistency);
+	tcase_add_test(core, test_yaml_writer);
+	tcase_add_test(core, test_cost_basis);
+	tcase_add_test(core, test_wait_percentile);
+	tcase_add_test(core, test_risk);
+	tcase_add_test(core, test_yaml_round_trip);
+	tcase_add_test(core, test_disagg_by_hand);
+	tcase_add_test(core, test_search_brute_force);
+	tcase_add_test(core, test_pareto_brute_force);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_set_timeout(errors, 60);

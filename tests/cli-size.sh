@@ -77,6 +77,131 @@ expect_rc 1
 expect_json replicas 3
 expect_json failed throughput
 
+# The issue's defect: at 200 requests/s with a TPOT level of 10 ms one
+# replica saturates, but the failure to name is TPOT: an idle replica decodes
+# one sequence of 150 tokens in 10 ms + 150 x 524,288 B / 1 TB/s = 10.0786 ms
+# > 10 ms, at any replica count.  Reported at the fewest replicas where only
+# that fails: 4 (above: 3 cannot keep up).
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
+expect_rc 1
+expect_json failed tpot
+expect_json never tpot
+expect_json replicas 4
+expect_near floor_tpot_s 0.0100786432 1e-9
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
+expect_rc 1
+expect_out "round tp 1: tpot: each decode step takes at least 10.1 ms > 10.0 ms"
+# with one replica at most (rho = 2.01): throughput fails too, named after the floor
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --max-replicas 1 \
+	--format json
+expect_out '"failed": "tpot,throughput"' 
+
+# --slo-percentile p99: TTFT = prefill of the p99 prompt (100 tokens,
+# 10.0524 ms) + the p99 wait, 5.2922 ms x ln(0.050262 / 0.01) = 8.5452 ms
+# (tests/check-size.c has the steps): 18.5976 ms at one replica
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p99 --max-replicas 1 \
+	--tpot 1 --format json
+expect_rc 0
+expect_json queue_percentile true
+expect_json percentile 99
+expect_near ttft_s 0.0185975899 1e-8
+expect_near queue_p_s 0.0085451611 1e-8
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p95
+expect_rc 2
+expect_err "expected p50, p90 or p99"
+
+# Risk (tests/check-size.c has the steps): with TPOT allowed 7 % of error
+# an idle replica already misses 10.7 ms (10.0786 x 1.07 = 10.784 ms), so the
+# two replicas that meet the central estimate "meet at risk"; nothing meets,
+# exit 1, and the nearest is that one
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07 --format json
+expect_rc 1
+expect_json verdict "meets at risk"
+expect_json risk tpot
+expect_json chosen null
+expect_out '"nearest": ['
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07
+expect_rc 1
+expect_out "at risk"
+expect_out "tpot x 1.07 = 11.2 ms > 10.7 ms"   # 10.471 ms x 1.07 = 11.204 ms
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread -1
+expect_rc 2
+# Nothing meets at 200 requests/s under 10 ms: the nearest is the 4 replicas
+# above, TPOT 96.575 ms, 86.575 ms over the level
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
+expect_rc 1
+expect_out "Nearest, and what each misses by:"
+expect_out "4 x round (tp 1, pp 1, dp 1, 4 replicas): tpot 96.6 ms, 86.6 ms over 10.0 ms"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
+expect_near miss_tpot_s 0.0865750 1e-4
+
+# Memory risk: Llama-3.1-8B on an L4 under vLLM at 4,096 tokens holds 8
+# sequences by the central estimate but 7 with every estimated term's spread
+# against it (kvplan budget --engine vllm --context 4096: max_sequences 8,
+# max_sequences_low 7, the band of tests/cli-budget*.sh).  8 users on one
+# replica meet only at the central estimate; the search takes 2 (4 each).
+budget=$("$KVPLAN" budget --engine vllm --model llama-3.1-8b --gpu l4 --context 4096 --format json)
+case "$budget" in *'"max_sequences": 8,'*'"max_sequences_low": 7,'*) ok ;; *) bad "the band moved: $budget" ;; esac
+run "$KVPLAN" size --engine vllm --model llama-3.1-8b --gpus l4 --tp 1 --workload "$wl/size-memory.yaml" \
+	--users 8 --max-replicas 1 --format json
+expect_rc 1
+expect_json sequences 8
+expect_json risk memory
+expect_json verdict "meets at risk"
+run "$KVPLAN" size --engine vllm --model llama-3.1-8b --gpus l4 --tp 1 --workload "$wl/size-memory.yaml" \
+	--users 8 --format json
+expect_rc 0
+expect_json replicas 2
+expect_json verdict meets
+
+# Disaggregated 1:1 beside colocated (tests/check-size.c has the steps): one
+# prefill and one decode GPU meet TPOT at 10.409 ms, TTFT 12.667 ms with
+# 2.349 ms of KV moved over PCIe; colocated needs 2 replicas: both 2 GPUs
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --format json
+expect_rc 0
+expect_out '"disagg_p": 1,'
+expect_near transfer_s 0.00234881024 1e-9   # 58,720,256 B / 25e9 B/s
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
+expect_out "1:1          1     2"
+expect_out "colo         2     2"
+# at 10.5 ms both take 2 GPUs; the lower TPOT (10.409 against 10.471 ms) ranks first
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit vllm
+expect_rc 0
+expect_out "# disaggregated: 1 prefill and 1 decode instance, each launched as below;"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 0:1
+expect_rc 2
+run "$KVPLAN" size $fixed --workload "$wl/size-memory.yaml" --disagg 1:1
+expect_rc 2
+expect_err "give --rate"
+
+# The search over shapes and KV dtypes.  pp 2 with the fixture's 10 GB of
+# weights per GPU reads 2 x 10 GB per step (20 ms > 10.7 ms: TPOT at any
+# count); fp8 KV halves the KV read of fp16 (78.6 us -> 39.3 us per sequence
+# per step) at the same 2 GPUs and cost, so it dominates: the front is the one
+# fp8 configuration, and the fewest GPUs that meet are 2 (test above).
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtypes auto,fp8 --format json
+expect_rc 0
+expect_json pareto_size 1
+expect_json min_gpus 2
+expect_json kv_dtype fp8
+expect_json pareto true
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtypes auto,fp8 --pareto \
+	--format csv
+expect_rc 0
+rows=$(($(wc -l <"$tmp/out") - 1))
+if [ "$rows" = 1 ]; then ok; else bad "--pareto printed $rows rows, want 1"; fi
+# several KV dtypes and an engine without one: int4 fails kv_dtype for vLLM
+# instead of stopping the search
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 \
+	--kv-dtypes int4,fp8 --emit vllm
+expect_rc 0
+if grep -q "h100-sxm.* int4 .* no .*kv_dtype" "$tmp/out"; then ok; else bad "int4 does not fail kv_dtype"; fi
+expect_out "--kv-cache-dtype 'fp8'"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --kv-dtypes fp8,bogus
+expect_rc 2
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 0
+expect_rc 2
+
 # The issue's example: 30B in 4 bits on 24 GB; in binary round figures 24 GiB
 # - 15 GiB of weights = 9 GiB of KV; Llama-2-7B with fp8 KV keeps 256 KiB per
 # token (2 x 32 x 128 x 1 B x 32), 9 GiB / 256 KiB = 36,864 tokens; a
@@ -117,6 +242,34 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm
 expect_out "python -m sglang.launch_server --model-path 'meta-llama/Llama-3.1-8B' --tp-size 1"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit trtllm
 expect_out "trtllm-serve 'meta-llama/Llama-3.1-8B' --tp_size 1"
+# the command launches what was planned: vLLM has no int4 KV cache dtype
+# (its CacheDType: auto, fp8, fp8_e4m3, fp8_e5m2), so an int4 plan is refused
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit vllm \
+	--kv-dtype int4
+expect_rc 2
+expect_err "vllm has no KV cache dtype int4"
+# nvfp4 KV needs Blackwell (compute capability 10.0; H100 is 9.0): refused on
+# the H100 at any replica count, planned on the B200 and emitted for TRT-LLM
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,b200 --tp 1 \
+	--kv-dtype nvfp4 --emit trtllm
+expect_rc 0
+if grep -q "h100-sxm.* no .*kv_dtype" "$tmp/out"; then ok; else bad "h100-sxm does not fail kv_dtype"; fi
+expect_out '  dtype: "nvfp4"'
+expect_out "Cheapest: 1 x b200"
+# an MLA model on vLLM: block size 64 (FlashMLA's kernel block size), with
+# --data-parallel-size and expert parallelism as planned
+run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 --emit vllm
+expect_rc 0
+expect_out "--block-size 64"
+expect_out "--data-parallel-size 8 --enable-expert-parallel"
+expect_out "block-size: 64"
+# the rag workload shares a 1,536-token prefix on every request
+run "$KVPLAN" size --model llama-3.1-8b --workload rag --rate 2 --gpus h100-sxm --tp 1 --emit vllm
+expect_rc 0
+expect_out "--enable-prefix-caching"
+expect_out "enable-prefix-caching: true"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit vllm
+if grep -q -- "--enable-prefix-caching" "$tmp/out"; then bad "chat shares no prefix"; else ok; fi
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
 expect_rc 0
 expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
@@ -124,6 +277,55 @@ expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 3 --format json
 expect_rc 1
 expect_json failed split
+
+# Cost basis.  Cloud prices carry their kind: the H100 SXM's Lambda price is
+# on-demand, the L4's Modal price serverless; cloud:on-demand leaves the L4
+# unpriced rather than compare it.
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1 --format json
+expect_rc 0
+expect_out '"cost_basis": "on-demand"'
+expect_out '"cost_basis": "serverless"'
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1
+expect_out "Cost basis: cloud prices of 2 kinds ranked together"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus l4 --tp 1 --cost cloud:on-demand \
+	--format json
+expect_json cost_per_hour null
+expect_json cloud_price_per_hour 0.7992       # l4.yaml, Modal serverless
+# Owned: the H100 SXM at $25,000 street and 700 W.  Over 3 years at 50 % use:
+# 25,000 / (3 x 8,760 x 0.5) = 1.902587519 $/h; 0.7 kW x PUE 1.2 x $0.15 =
+# 0.126 $/h; 2.028587519 $/GPU-hour.
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --cost own \
+	--years 3 --cost-utilization 0.5 --pue 1.2 --power-price 0.15 --format json
+expect_rc 0
+expect_json cost_basis own
+expect_near price_per_hour 2.028587519 1e-9
+expect_near own_price_per_hour 2.028587519 1e-9
+expect_json cloud_price_per_hour 3.78         # h100-sxm.yaml, Lambda on-demand
+# bad cost input: each a usage error
+for a in "--price h100-sxm=0" "--price h100-sxm=-1" "--percentile 100" "--percentile 0" "--rate 0" \
+	 "--cost cloud:cheap" "--cost rent" "--years 3" "--cost own --pue 0.9" \
+	 "--cost own --cost-utilization 1.5" "--cost own --power-price 0" "--cost own --years -1"; do
+	# shellcheck disable=SC2086
+	run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm $a
+	expect_rc 2
+done
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm --years 3
+expect_err "give --cost own"
+# bad cost keys in a GPU profile: file:line:col and the field, exit 3
+bad_gpu() {
+	sed "s/^price_per_hour: 2\$/$1/" "$tmp/round.yaml" >"$tmp/bad.yaml"
+	run "$KVPLAN" size --model llama-2-7b --gpu "$tmp/bad.yaml" --workload "$wl/size-replicas.yaml"
+	expect_rc 3
+	expect_err "$2"
+}
+bad_gpu "price_per_hour: 0" "bad.yaml:7:17: error: price_per_hour: must be positive"
+bad_gpu "price_per_hour: -2" "price_per_hour: must not be negative"
+bad_gpu "price_per_hour: 2\nprice_kind: cheap" "bad.yaml:8:13: error: price_kind: unknown kind 'cheap'"
+bad_gpu "price_per_hour: 2\nprice_date: yesterday" "price_date: expected a date YYYY-MM-DD"
+bad_gpu "purchase_kind: list" "purchase_kind: labels a purchase price: give purchase_price too"
+bad_gpu "price_kind: spot" "price_kind: labels a price: give price_per_hour too"
+bad_gpu "purchase_price: 0" "purchase_price: must be positive"
+bad_gpu "tdp_watts: 0" "tdp_watts: must be positive"
 
 # mistakes
 run "$KVPLAN" size --model llama-3.1-8b

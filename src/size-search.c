@@ -1,0 +1,76 @@
+/* size-search.c: the purchase search over a space of deployment shapes
+ * (tp x pp x dp x ep x KV dtype on one GPU) and the Pareto front of cost per
+ * million tokens against TPOT and TTFT.  Each point is one kvp_size_search
+ * (the fewest replicas); this file only walks the space and compares.
+ *
+ * Stance: dominance is plain: a is at least as good as b on every objective
+ * and better on one; ties are kept on the front (two equal configurations
+ * are both offered). */
+#include "size.h"
+
+#include <math.h>
+#include <string.h>
+
+size_t kvp_size_space_points(const struct kvp_size_space *sp)
+{
+	return sp->ntp * sp->npp * sp->ndp * sp->nep * sp->nkv * (sp->pd ? sp->npd : 1);
+}
+
+kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
+				 const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+				 const struct kvp_size_space *sp, struct kvp_size_config *out,
+				 struct kvp_error *err)
+{
+	struct kvp_size_opts po = *o;
+	size_t n = 0;
+	for (size_t a = 0; a < sp->ntp; a++)
+		for (size_t b = 0; b < sp->npp; b++)
+			for (size_t c = 0; c < sp->ndp; c++)
+				for (size_t e = 0; e < sp->nep; e++)
+					for (size_t k = 0; k < sp->nkv; k++)
+						for (size_t q = 0; q < (sp->pd ? sp->npd : 1); q++) {
+							po.budget.par.pp = sp->pp[b];
+							po.budget.par.dp = sp->dp[c];
+							po.budget.par.ep = sp->ep[e];
+							po.budget.par.gpus = 0;
+							po.budget.kv_dtype = sp->kv[k];
+							po.disagg_p = sp->pd ? sp->pd[q][0] : 0;
+							po.disagg_d = sp->pd ? sp->pd[q][1] : 0;
+							kvp_status st = kvp_size_search(m, g, d, &po, sp->tp[a],
+											&out[n++], err);
+							if (st)
+								return st;
+						}
+	return KVP_STATUS_OK;
+}
+
+#define FRONT_FAILS (KVP_SIZE_FAIL_FIXED | KVP_SIZE_FAIL_MEMORY | KVP_SIZE_FAIL_THROUGHPUT)
+
+static bool candidate(const struct kvp_size_config *x)
+{
+	return !(x->failed & FRONT_FAILS) && isfinite(x->cost_per_mtok) && isfinite(x->tpot_s) &&
+	       isfinite(x->ttft_s);
+}
+
+/* a dominates b */
+static bool dominates(const struct kvp_size_config *a, const struct kvp_size_config *b)
+{
+	bool le = a->cost_per_mtok <= b->cost_per_mtok && a->tpot_s <= b->tpot_s &&
+		  a->ttft_s <= b->ttft_s;
+	bool lt = a->cost_per_mtok < b->cost_per_mtok || a->tpot_s < b->tpot_s ||
+		  a->ttft_s < b->ttft_s;
+	return le && lt;
+}
+
+size_t kvp_size_pareto(struct kvp_size_config *c, size_t n)
+{
+	size_t front = 0;
+	for (size_t i = 0; i < n; i++) {
+		c[i].pareto = candidate(&c[i]);
+		for (size_t j = 0; j < n && c[i].pareto; j++)
+			if (j != i && candidate(&c[j]) && dominates(&c[j], &c[i]))
+				c[i].pareto = false;
+		front += c[i].pareto;
+	}
+	return front;
+}

@@ -1,0 +1,27 @@
+/* yaml-writer.h: the one writer of YAML text kvplan emits for other programs
+ * (the engine config files of `kvplan size --emit`: vLLM's --config file,
+ * TensorRT-LLM's extra_llm_api_options).
+ *
+ * Stance: a value that came from a file kvplan did not write (a model id) is
+ * always a double-quoted scalar, so no character in it can start a comment,
+ * a mapping, an anchor or a tag, or end the line: '"' and '\' are escaped,
+ * control characters written as \xNN, a line break as \n.  Keys are
+ * kvplan's own words and are written plain. */
+#ifndef KVP_YAML_WRITER_H
+#define KVP_YAML_WRITER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* `s` as one double-quoted YAML scalar ("" for an empty or NULL s). */
+void kvp_yaml_str(FILE *f, const char *s);
+
+/* One line "<indent>key: value\n"; indent counts spaces. */
+void kvp_yaml_kv_str(FILE *f, int indent, const char *key, const char *value);
+void kvp_yaml_kv_u64(FILE *f, int indent, const char *key, uint64_t value);
+void kvp_yaml_kv_f64(FILE *f, int indent, const char *key, double value);
+void kvp_yaml_kv_bool(FILE *f, int indent, const char *key, int value);
+/* "<indent>key:\n", opening a nested mapping. */
+void kvp_yaml_map(FILE *f, int indent, const char *key);
+
+#endif
