@@ -158,8 +158,11 @@ static void write_table(FILE *f, const struct rows *rs, const struct col *cols, 
 				else
 					kvp_record_f64(view[k], cols[c].title, rounded(x * 1e6, 1));
 				continue;
-			case PERCENT:
-				snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+			case PERCENT: /* empty where the point has no such field */
+				if (v)
+					snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+				else
+					buf[0] = 0;
 				break;
 			case SIGNED_PERCENT:
 				if (v)
@@ -217,6 +220,11 @@ void env_row(struct ctx *cx, struct kvp_record *env)
 	rec_str(env, "cpu", "%s", buf);
 	kvp_record_u64(env, "threads", (uint64_t)(kvb_cpu_threads(cx->cpu)));
 	rec_str(env, "isa", "%s", kvb_cpu_isa(cx->cpu));
+	if (o->backend == BACKEND_CPU) {
+		rec_str(env, "prefetch", "%s", kvb_cpu_prefetch(cx->cpu) ? "on" : "off");
+		if (cx->peak_gflops > 0)
+			kvp_record_f64(env, "peak_gflops_per_core", rounded(cx->peak_gflops, 2));
+	}
 	kvp_record_u64(env, "llc_bytes", (uint64_t)(kvb_llc_bytes()));
 #ifdef HAVE_CUDA
 	if (o->backend == BACKEND_CUDA) {
@@ -392,6 +400,7 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		{"head_dim", "d", COPY}, {"splits", "splits", COPY}, {"moved_bytes", "bytes moved", COPY},
 		{"time_median_s", "median us", TIME_US}, {"gbps", "GB/s", COPY},
 		{"gflops_per_core", "GF/s/core", COPY},
+		{"compute_ratio", "of peak", PERCENT}, {"bound", "bound", COPY},
 		{"ceiling_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
 		{"ratio_best", "best", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
 		{"max_err", "max err", COPY}, {"validated", "check", COPY},
@@ -410,10 +419,12 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 	fprintf(f, "bytes moved = K + V of the valid tokens in the KV dtype (+ their scales) + Q + O "
 		   "in fp32; block tables not counted\nGB/s = bytes moved / median of %d runs "
 		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling;\n"
-		   "GF/s/core = 4 d FLOP per token and query head / median / threads (CPU);\n"
+		   "GF/s/core = 4 d FLOP per token and query head / median / threads (CPU); of peak =\n"
+		   "GF/s/core / the multiply-add peak per core measured beside the point (%.2f GF/s at\n"
+		   "best); bound = compute when of peak exceeds of ceil, else memory;\n"
 		   "ceil = that %s ceiling (the YAML's ceiling_gbps, ratio_ceiling: %s); best = the "
 		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
-		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy",
+		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy", cx->peak_gflops,
 		o->backend == BACKEND_CPU ? "read" : "copy", o->backend == BACKEND_CPU ? "read" : "copy");
 	if (*str(rs->r[0], "predicted_on"))
 		fprintf(f, "planner = (predicted - measured) / measured: the planner's time for the step "

@@ -267,13 +267,14 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	}
 	int passed = kvb_check_passed(&kv, &chk);
 
-	double median = 0, best = 0, gbps = 0, point_ceiling = 0;
+	double median = 0, best = 0, gbps = 0, point_ceiling = 0, point_peak = 0;
 	if (passed && !o->validate_only) {
 		if (o->backend == BACKEND_CPU) {
 			/* The ceiling again, just before and just after: on a shared
 			 * machine the load can change within a sweep. */
 			const uint64_t cb = cx->ceiling.array_bytes;
 			point_ceiling = kvb_stream_cpu_read(cx->cpu, cx->ceil_buf, cb, 2);
+			point_peak = kvb_cpu_fma_peak_gflops(cx->cpu, 2);
 			for (int r = 0; r < o->warmup; r++)
 				kvb_cpu_decode(cx->cpu, &kv, q, out);
 			for (int r = 0; r < o->repeats; r++) {
@@ -284,7 +285,9 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			}
 			point_ceiling = fmax(point_ceiling,
 					     kvb_stream_cpu_read(cx->cpu, cx->ceil_buf, cb, 2));
+			point_peak = fmax(point_peak, kvb_cpu_fma_peak_gflops(cx->cpu, 2));
 			cx->ceiling.read_gbps = fmax(cx->ceiling.read_gbps, point_ceiling);
+			cx->peak_gflops = fmax(cx->peak_gflops, point_peak);
 		}
 #ifdef HAVE_CUDA
 		else if (kvb_cuda_decode_time(dc, o->warmup, o->repeats, times) != KVB_CUDA_OK) {
@@ -356,6 +359,18 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 		rec_str(row, "ratio_ceiling", "%s", o->backend == BACKEND_CPU ? "read" : "copy");
 		kvp_record_f64(row, "ceiling_gbps", rounded(ceil_gbps, 2));
 		kvp_record_f64(row, "ratio", rounded(ceil_gbps > 0 ? gbps / ceil_gbps : 0.0, 3));
+		if (o->backend == BACKEND_CPU) {
+			/* the compute side: GF/s/core against the multiply-add peak
+			 * measured beside the point; bound names the larger share */
+			const double gpc = median > 0 ? flops / median / 1e9 / kvb_cpu_threads(cx->cpu)
+						      : 0.0;
+			const double cr = point_peak > 0 ? gpc / point_peak : 0.0;
+			const double mr = ceil_gbps > 0 ? gbps / ceil_gbps : 0.0;
+			kvp_record_f64(row, "peak_gflops_per_core", rounded(point_peak, 2));
+			kvp_record_f64(row, "compute_ratio", rounded(cr, 3));
+			rec_str(row, "bound", "%s", cr > mr ? "compute" : "memory");
+			rec_str(row, "prefetch", "%s", kvb_cpu_prefetch(cx->cpu) ? "on" : "off");
+		}
 		/* the best run against the ceiling, which is a best too (STREAM) */
 		kvp_record_f64(row, "gbps_best", rounded(best > 0 ? (double)moved / best / 1e9 : 0.0, 2));
 		kvp_record_f64(row, "ratio_best",

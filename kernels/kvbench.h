@@ -80,6 +80,7 @@ struct ctx {
 	void *flush;
 	uint64_t flush_bytes;
 	void *ceil_buf; /* CPU: the read ceiling measured again beside each point */
+	double peak_gflops;     /* CPU: the multiply-add peak per core, best so far */
 	FILE *stream;           /* --out, written a point at a time (out_open) */
 	const struct kvp_record *csv_head; /* the CSV header's row */
 	int stream_points;      /* points appended so far */

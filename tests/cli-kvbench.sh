@@ -27,6 +27,19 @@ r=$(json ratio); g=$(json gbps); c=$(json ceiling_gbps)
 if awk -v r="$r" -v g="$g" -v c="$c" 'BEGIN { d = g / c - r; exit !(d < 0.002 && d > -0.002) }'
 then ok; else bad "ratio $r, gbps $g, ceiling_gbps $c"; fi
 expect_json ratio_ceiling read
+# the compute side beside it: of peak = GF/s/core / the multiply-add peak
+# measured beside the point, and bound names the larger of the two shares
+cr=$(json compute_ratio); gpc=$(json gflops_per_core); pk=$(json peak_gflops_per_core)
+if awk -v r="$cr" -v g="$gpc" -v p="$pk" 'BEGIN { d = g / p - r; exit !(p > 0 && d < 0.002 && d > -0.002) }'
+then ok; else bad "compute_ratio $cr, gflops_per_core $gpc, peak_gflops_per_core $pk"; fi
+want=$(awk -v c="$cr" -v m="$r" 'BEGIN { print (c > m ? "compute" : "memory") }')
+expect_json bound "$want"
+expect_json prefetch on
+# KVB_PREFETCH=0 turns the software prefetch off, and the results say so
+run env KVB_PREFETCH=0 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:2 --format json --quiet
+expect_rc 0
+expect_json prefetch off
+expect_json validated pass
 run "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --quiet
 expect_out "ceil = that read ceiling"
 
