@@ -400,7 +400,8 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		{"head_dim", "d", COPY}, {"splits", "splits", COPY}, {"moved_bytes", "bytes moved", COPY},
 		{"time_median_s", "median us", TIME_US}, {"gbps", "GB/s", COPY},
 		{"gflops_per_core", "GF/s/core", COPY},
-		{"compute_ratio", "of peak", PERCENT}, {"bound", "bound", COPY},
+		{"compute_ratio", "of peak", PERCENT}, {"warm_gbps", "warm", COPY},
+		{"warm_ratio", "of warm", PERCENT}, {"bound", "bound", COPY},
 		{"ceiling_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
 		{"ratio_best", "best", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
 		{"max_err", "max err", COPY}, {"validated", "check", COPY},
@@ -421,7 +422,9 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		   "(10^9 B/s), each after a cache flush; of ceil = GB/s / the %s ceiling;\n"
 		   "GF/s/core = 4 d FLOP per token and query head / median / threads (CPU); of peak =\n"
 		   "GF/s/core / the multiply-add peak per core measured beside the point (%.2f GF/s at\n"
-		   "best); bound = compute when of peak exceeds of ceil, else memory;\n"
+		   "best); warm = GB/s of the same decode over a cache of the same shape held in the\n"
+		   "last-level cache (no flush, best of 5: the loops' own limit), of warm = GB/s / warm;\n"
+		   "bound = compute when of warm exceeds of ceil, else memory;\n"
 		   "ceil = that %s ceiling (the YAML's ceiling_gbps, ratio_ceiling: %s); best = the "
 		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy", cx->peak_gflops,

@@ -32,7 +32,12 @@ expect_json ratio_ceiling read
 cr=$(json compute_ratio); gpc=$(json gflops_per_core); pk=$(json peak_gflops_per_core)
 if awk -v r="$cr" -v g="$gpc" -v p="$pk" 'BEGIN { d = g / p - r; exit !(p > 0 && d < 0.002 && d > -0.002) }'
 then ok; else bad "compute_ratio $cr, gflops_per_core $gpc, peak_gflops_per_core $pk"; fi
-want=$(awk -v c="$cr" -v m="$r" 'BEGIN { print (c > m ? "compute" : "memory") }')
+# of warm = GB/s / the same decode's GB/s from the last-level cache, and
+# bound names the nearer ceiling: warm (compute) or read (memory)
+wr=$(json warm_ratio); wg=$(json warm_gbps)
+if awk -v r="$wr" -v g="$g" -v w="$wg" 'BEGIN { d = g / w - r; exit !(w > 0 && d < 0.005 && d > -0.005) }'
+then ok; else bad "warm_ratio $wr, gbps $g, warm_gbps $wg"; fi
+want=$(awk -v w="$wr" -v m="$r" 'BEGIN { print (w > m ? "compute" : "memory") }')
 expect_json bound "$want"
 expect_json prefetch on
 # KVB_PREFETCH=0 turns the software prefetch off, and the results say so
