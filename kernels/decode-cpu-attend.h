@@ -30,6 +30,7 @@
 #define in_register SFX(in_register)
 #define softmax_chunk SFX(softmax_chunk)
 #define scale_floats SFX(scale_floats)
+#define mul_floats SFX(mul_floats)
 #define tile_rows SFX(tile_rows)
 #define chunk_rows SFX(chunk_rows)
 #define vsums SFX(vsums)
@@ -45,6 +46,7 @@
 #define convert_row SFX(convert_row)
 #define convert_f16c SFX(convert_f16c)
 #define attend SFX(attend)
+#define fma_peak SFX(fma_peak)
 
 /* Inlined where called, so that the block shapes (H, R, C) and the row
  * kind are constants there. */
@@ -619,6 +621,22 @@ static inline void scale_floats(float *x, float a, int d)
 		x[i] *= a;
 }
 
+/* x[0, CHUNK) *= y[0, CHUNK): int8's row scales on a chunk's scores and
+ * weights.  In explicit vectors: the plain loop, which -O2 should
+ * vectorize, stayed scalar (x and y both point into the worker's scratch,
+ * and -O2's cost model will not add the overlap check), and was a tenth of
+ * the int8 decode's time on a Sapphire Rapids (perf). */
+static inline void mul_floats(float *restrict x, const float *restrict y)
+{
+#if defined(__GNUC__)
+	for (int i = 0; i < CHUNK; i += VW)
+		vstore(x + i, vload(x + i) * vload(y + i));
+#else
+	for (int i = 0; i < CHUNK; i++)
+		x[i] *= y[i];
+#endif
+}
+
 /* Rows [0, n) converted into tile (fp32, d apart) and pointed there. */
 static void tile_rows(enum kvb_dtype dt, const void **row, float *tile, int n, int d)
 {
@@ -650,9 +668,10 @@ static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, i
 
 /* Attend the g query heads of KV head u->h over tokens [t0, t1) of
  * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
- * and sum l[g]. */
+ * and sum l[g].  prefetch 0 leaves the next chunk's rows to the hardware
+ * (KVB_PREFETCH=0, for measuring what the software prefetch is worth). */
 static void attend(const struct kvb_paged_kv *kv, const float *q, const struct unit *u,
-		   float *ws, float **acc_out, float **m_out, float **l_out)
+		   int prefetch, float *ws, float **acc_out, float **m_out, float **l_out)
 {
 	const struct kvb_shape *s = &kv->shape;
 	const int g = s->h_q / s->h_kv, d = s->d;
@@ -731,7 +750,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		for (int r = 0; r < n; r += rb) {
 			const int nr = n - r < rb ? n - r : rb;
 #if defined(__GNUC__)
-			for (int x = r; x < r + nr && x < nn; x++) {
+			for (int x = r; prefetch && x < r + nr && x < nn; x++) {
 				const char *kn = kpool + next[x] * (int64_t)rowbytes;
 				const char *vn = vpool + next[x] * (int64_t)rowbytes;
 				for (size_t off = 0; off < rowbytes; off += 64) {
@@ -752,9 +771,9 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			default: QK_ROWS(ROW_F32); break;
 			}
 		}
-		if (dt == KVB_DTYPE_INT8) /* whole chunks: fixed loops that vectorize */
+		if (dt == KVB_DTYPE_INT8) /* whole chunks, padding's scales 0 */
 			for (int j = 0; j < g; j++)
-				FOR_LANES(CHUNK, r, S[j * CHUNK + r] *= ks[r]);
+				mul_floats(S + j * CHUNK, ks);
 		/* Online softmax: one rescale of acc per chunk and head. */
 		for (int j = 0; j < g; j++) {
 			float *Sj = S + j * CHUNK;
@@ -762,7 +781,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			if (alpha != 1.0f)
 				scale_floats(acc + (size_t)j * d, alpha, d);
 			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
-				FOR_LANES(CHUNK, r, Sj[r] *= vs[r]);
+				mul_floats(Sj, vs);
 		}
 		if (tiled)
 			tile_rows(dt, vrow, vt, n, d);
@@ -782,6 +801,41 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	*l_out = l;
 }
 
+/* The multiply-add peak of one thread in this copy's vectors: 12
+ * independent chains of VW lanes (more than the 4-cycle latency times 2
+ * ports of the machines we run on), `iters` steps, 2 FLOP per lane and
+ * step.  Returns the FLOP done; the caller times it.  (The baseline copy
+ * has no FMA on x86-64: a multiply and an add, the same 2 FLOP.) */
+static double fma_peak(long iters)
+{
+#if defined(__GNUC__)
+	enum { CHAINS = 12 };
+	const vf m = (vf){0} + 0.999999f, c = (vf){0} + 1e-7f;
+	/* twelve named sums: an array of them, GCC keeps in memory */
+	vf a0 = m, a1 = m + c, a2 = m - c, a3 = c, a4 = m * m, a5 = m + m, a6 = c + c, a7 = m * c,
+	   a8 = a1 + c, a9 = a2 - c, a10 = a4 + c, a11 = a5 - c;
+#define FMA_STEP(x) x = x * m + c; in_register(&x)
+	for (long i = 0; i < iters; i++) {
+		FMA_STEP(a0); FMA_STEP(a1); FMA_STEP(a2); FMA_STEP(a3);
+		FMA_STEP(a4); FMA_STEP(a5); FMA_STEP(a6); FMA_STEP(a7);
+		FMA_STEP(a8); FMA_STEP(a9); FMA_STEP(a10); FMA_STEP(a11);
+	}
+#undef FMA_STEP
+	vf t = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11));
+	volatile float sink = vsum(t);
+	(void)sink;
+	return 2.0 * CHAINS * VW * (double)iters;
+#else
+	float a = 1, m = 0.999999f;
+	for (long i = 0; i < iters; i++)
+		a = a * m + 1e-7f;
+	volatile float sink = a;
+	(void)sink;
+	return 2.0 * (double)iters;
+#endif
+}
+
+#undef fma_peak
 #undef vf
 #undef vload
 #undef vstore
@@ -799,6 +853,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 #undef in_register
 #undef softmax_chunk
 #undef scale_floats
+#undef mul_floats
 #undef tile_rows
 #undef chunk_rows
 #undef vsums

@@ -26,6 +26,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #define LANES 16      /* width of the unrolled inner loops */
 #define CHUNK_MAX 32  /* tokens per softmax update, the larger of the copies' CHUNK */
@@ -45,6 +47,7 @@ struct kvb_cpu {
 	void (*fn)(void *, int, int);
 	void *arg;
 	int isa; /* index into isas[] */
+	int prefetch; /* software prefetch of the next chunk's rows (KVB_PREFETCH) */
 	/* decode scratch, grown on demand */
 	float *scratch;       /* threads * scratch_floats */
 	size_t scratch_floats;
@@ -96,6 +99,8 @@ int kvb_cpu_create(int threads, struct kvb_cpu **out)
 		threads = 1;
 	cpu->threads = threads;
 	kvb_cpu_set_isa(cpu, NULL); /* the widest this CPU runs */
+	const char *pf = getenv("KVB_PREFETCH");
+	cpu->prefetch = !(pf && strcmp(pf, "0") == 0);
 	cpu->tids = calloc((size_t)threads, sizeof *cpu->tids);
 	if (!cpu->tids) {
 		free(cpu);
@@ -319,16 +324,17 @@ enum { ROW_F32, ROW_BF16, ROW_FP16, ROW_INT8, ROW_FP8 };
 #endif
 #endif
 
-typedef void attend_fn(const struct kvb_paged_kv *, const float *, const struct unit *, float *,
-		       float **, float **, float **);
+typedef void attend_fn(const struct kvb_paged_kv *, const float *, const struct unit *, int,
+		       float *, float **, float **, float **);
 
 static const struct {
 	const char *name;
 	attend_fn *fn;
+	double (*fma_peak)(long iters);
 } isas[] = {
-	{"base", attend_base},
+	{"base", attend_base, fma_peak_base},
 #ifdef KVB_X86_WIDE
-	{"avx2", attend_avx2},
+	{"avx2", attend_avx2, fma_peak_avx2},
 #endif
 };
 
@@ -364,6 +370,62 @@ const char *kvb_cpu_isa(const struct kvb_cpu *cpu)
 	return isas[cpu->isa].name;
 }
 
+int kvb_cpu_prefetch(const struct kvb_cpu *cpu)
+{
+	return cpu->prefetch;
+}
+
+void kvb_cpu_set_prefetch(struct kvb_cpu *cpu, int on)
+{
+	cpu->prefetch = on != 0;
+}
+
+struct peak_job {
+	int isa;
+	long iters;
+	double *s; /* [threads]: each thread's seconds */
+	double flop;
+};
+
+static double peak_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void peak_worker(void *arg, int tid, int nthreads)
+{
+	struct peak_job *pj = arg;
+	(void)nthreads;
+	double t0 = peak_now_s();
+	double flop = isas[pj->isa].fma_peak(pj->iters);
+	pj->s[tid] = peak_now_s() - t0;
+	if (tid == 0)
+		pj->flop = flop;
+}
+
+double kvb_cpu_fma_peak_gflops(struct kvb_cpu *cpu, int repeats)
+{
+	double best = 0;
+	double *s = calloc((size_t)cpu->threads, sizeof *s);
+	if (!s)
+		return 0;
+	/* about 2^21 steps of 12 vectors: a few ms a run on a 2020s core */
+	struct peak_job pj = {.isa = cpu->isa, .iters = 1L << 21, .s = s};
+	for (int r = 0; r < repeats + 1; r++) {
+		kvb_cpu_parallel(cpu, peak_worker, &pj);
+		if (r == 0)
+			continue; /* untimed: clocks and caches settle */
+		double sum = 0;
+		for (int t = 0; t < cpu->threads; t++)
+			sum += pj.flop / s[t] / 1e9;
+		best = sum / cpu->threads > best ? sum / cpu->threads : best;
+	}
+	free(s);
+	return best;
+}
+
 static void decode_worker(void *arg, int tid, int nthreads)
 {
 	struct job *job = arg;
@@ -379,7 +441,7 @@ static void decode_worker(void *arg, int tid, int nthreads)
 			break;
 		const struct unit *u = &job->units[k];
 		float *acc, *m, *l;
-		isas[job->cpu->isa].fn(kv, job->q, u, ws, &acc, &m, &l);
+		isas[job->cpu->isa].fn(kv, job->q, u, job->cpu->prefetch, ws, &acc, &m, &l);
 		if (u->part < 0) {
 			float *ob = job->o + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
 			for (int j = 0; j < g; j++) {

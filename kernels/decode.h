@@ -352,6 +352,15 @@ void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nt
  * lacks the one named. */
 const char *kvb_cpu_isa(const struct kvb_cpu *cpu);
 int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name);
+/* Whether the decode prefetches the next chunk's K and V rows in software
+ * (on unless the environment has KVB_PREFETCH=0 when the pool is made). */
+int kvb_cpu_prefetch(const struct kvb_cpu *cpu);
+void kvb_cpu_set_prefetch(struct kvb_cpu *cpu, int on);
+/* The multiply-add peak of one thread in GFLOP/s (2 FLOP per lane and
+ * multiply-add) in the decode's instruction set, all threads running at
+ * once: the best of `repeats` runs, averaged over the threads.  The
+ * compute ceiling beside the read ceiling.  0 when memory is short. */
+double kvb_cpu_fma_peak_gflops(struct kvb_cpu *cpu, int repeats);
 /* One decode step: o[B][H_q][d] from q[B][H_q][d].  Returns 0, or -1 when
  * scratch memory could not be had. */
 int kvb_cpu_decode(struct kvb_cpu *cpu, const struct kvb_paged_kv *kv, const float *q, float *o);

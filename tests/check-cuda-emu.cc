@@ -41,8 +41,10 @@ int main()
 #define KVB_CUDA_EMULATE 1
 #include "decode-cuda-kernels.cuh"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static int g_failed, g_passed;
@@ -161,6 +163,67 @@ static void check_cp_async()
 
 /* Shuffles and a barrier: a butterfly sum in each warp, then the warps'
  * sums through shared memory. */
+/* The cheap 8-bit conversions on every byte value, in both halves of a
+ * pair and in every position of a 16-byte load: int8 by byte permute into
+ * the mantissa (1024 + x + 128 in fp16 minus 1152; 2^23 + x + 128 in fp32
+ * minus 2^23 + 128) must give x exactly, fp8 by the paired conversion must
+ * give the e4m3 value (kvb_e4m3_to_float, the reference's reading), its
+ * two NaN codes NaN.  Anchors worked by hand: int8 0x80 = -128, 0x7f =
+ * 127, 0xff = -1; e4m3 0x38 = 0.0111.000 = 2^(7-7) = 1, 0x7e = 0.1111.110
+ * = 1.75 x 2^8 = 448 (the largest), 0x01 = 0.0000.001 = 2^-3 x 2^-6 = 2^-9
+ * (the smallest subnormal), 0xb8 = -1, 0x7f and 0xff NaN. */
+static float half_bits(uint32_t h)
+{
+	return kvb_fp16_to_float((uint16_t)h);
+}
+
+static void check_cvt8()
+{
+	int bad_pair = 0, bad_16 = 0;
+	for (int b = 0; b < 256; b++) {
+		const float want_i8 = (float)(int8_t)b, want_f8 = kvb_e4m3_to_float((uint8_t)b);
+		for (int other = 0; other < 256; other += 51) {
+			const uint32_t lo = (uint32_t)b | (uint32_t)other << 8;
+			const uint32_t hi = (uint32_t)other | (uint32_t)b << 8;
+			const float gi[2] = {half_bits(cvt8x2<KVB_DTYPE_INT8>(lo)),
+					     half_bits(cvt8x2<KVB_DTYPE_INT8>(hi) >> 16)};
+			const float gf[2] = {half_bits(cvt8x2<KVB_DTYPE_FP8>(lo)),
+					     half_bits(cvt8x2<KVB_DTYPE_FP8>(hi) >> 16)};
+			for (int k = 0; k < 2; k++) {
+				bad_pair += gi[k] != want_i8;
+				bad_pair += isnan(want_f8) ? !isnan(gf[k]) : gf[k] != want_f8;
+			}
+		}
+		/* byte b at position k of a 16-byte load, the others b + j */
+		for (int k = 0; k < 16; k++) {
+			uint8_t bytes[16];
+			for (int j = 0; j < 16; j++)
+				bytes[j] = (uint8_t)(j == k ? b : b + j);
+			uint4 r;
+			memcpy(&r, bytes, sizeof r);
+			float fi[16], ff[16];
+			convert16<KVB_DTYPE_INT8>(r, fi);
+			convert16<KVB_DTYPE_FP8>(r, ff);
+			bad_16 += fi[k] != want_i8;
+			bad_16 += isnan(want_f8) ? !isnan(ff[k]) : ff[k] != want_f8;
+		}
+	}
+	CHECK(bad_pair == 0, "cvt8x2: %d of 6144 conversions wrong", bad_pair);
+	CHECK(bad_16 == 0, "convert16: %d of 8192 conversions wrong", bad_16);
+	/* the hand anchors, through the pair conversion */
+	CHECK(half_bits(cvt8x2<KVB_DTYPE_INT8>(0x7f80u)) == -128.0f &&
+		      half_bits(cvt8x2<KVB_DTYPE_INT8>(0x7f80u) >> 16) == 127.0f &&
+		      half_bits(cvt8x2<KVB_DTYPE_INT8>(0x00ffu)) == -1.0f,
+	      "int8 anchors -128, 127, -1");
+	CHECK(half_bits(cvt8x2<KVB_DTYPE_FP8>(0x7e38u)) == 1.0f &&
+		      half_bits(cvt8x2<KVB_DTYPE_FP8>(0x7e38u) >> 16) == 448.0f &&
+		      half_bits(cvt8x2<KVB_DTYPE_FP8>(0xb801u)) == 0x1p-9f &&
+		      half_bits(cvt8x2<KVB_DTYPE_FP8>(0xb801u) >> 16) == -1.0f &&
+		      isnan(half_bits(cvt8x2<KVB_DTYPE_FP8>(0xff7fu))) &&
+		      isnan(half_bits(cvt8x2<KVB_DTYPE_FP8>(0xff7fu) >> 16)),
+	      "fp8 anchors 1, 448, 2^-9, -1, NaN, NaN");
+}
+
 static void check_shuffle_barrier()
 {
 	static int sums[4];
@@ -293,6 +356,7 @@ int main(int argc, char **argv)
 	}
 	check_cp_async();
 	check_shuffle_barrier();
+	check_cvt8();
 
 	static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_FP16, KVB_DTYPE_BF16,
 					     KVB_DTYPE_FP8, KVB_DTYPE_INT8};

@@ -3,7 +3,8 @@
  * backends, and the CPU backend against the reference over a table of
  * shapes (every KV dtype, MHA / GQA-4 / GQA-8 / MQA, head dims 64, 128,
  * 256 and odd ones, block sizes 1, 16 and 7) on every instruction set the
- * machine runs.  Expected values are worked out by hand beside each
+ * machine runs, and the GQA path's edges (groups 1, 2, 4, 8; lengths 0, 1,
+ * block and chunk +-1; prefetch on and off).  Expected values are worked out by hand beside each
  * assertion. */
 #include "decode.h"
 
@@ -151,6 +152,69 @@ START_TEST(test_cpu_empty_sequence)
 	ck_assert(kvb_check_passed(&in.kv, &chk));
 	instance_free(&in);
 	kvb_cpu_free(cpu);
+}
+END_TEST
+
+/* The register-blocked GQA path at its edges: groups 1, 2, 4 and 8 (the
+ * head blocks of 1, 2 and 4 heads: block_heads in decode-cpu-attend.h),
+ * every dtype, on every ISA, with the software prefetch on and off, over
+ * lengths 0, 1, a block (16) minus, at and plus one, the AVX2 copy's
+ * softmax chunk (32) minus, at and plus one, and a long one that crosses
+ * many chunks.  Length 0 gives zeros (no token: an empty softmax), the rest
+ * must match the double reference to 1e-5 (the CPU computes in fp32). */
+static const int t_groups[] = {1, 2, 4, 8};
+#define N_GROUPS (int)(sizeof t_groups / sizeof t_groups[0])
+
+START_TEST(test_cpu_gqa_edges)
+{
+	const struct kvb_shape s = {2 * t_groups[_i % N_GROUPS], 2, 128, 16,
+				    t_dtypes[_i / N_GROUPS]};
+	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 300};
+	const int32_t batch = (int32_t)(sizeof lens / sizeof lens[0]);
+	const char *names[4];
+	int nisa = isas(names);
+	for (int k = 0; k < nisa; k++)
+		for (int pf = 0; pf < 2; pf++) {
+			struct kvb_cpu *cpu;
+			struct instance in;
+			struct kvb_check chk;
+			ck_assert_int_eq(kvb_cpu_create(2, &cpu), 0);
+			ck_assert_int_eq(kvb_cpu_set_isa(cpu, names[k]), 0);
+			kvb_cpu_set_prefetch(cpu, pf);
+			ck_assert_int_eq(kvb_cpu_prefetch(cpu), pf);
+			instance_make(&in, &s, batch, lens, 2000 + (uint64_t)_i, cpu);
+			ck_assert_int_eq(kvb_cpu_decode(cpu, &in.kv, in.q, in.o), 0);
+			/* sequence 0 has no token: all its H_q x d outputs are 0 */
+			for (int i = 0; i < s.h_q * s.d; i++)
+				ck_assert_float_eq(in.o[i], 0.0f);
+			ck_assert_int_eq(kvb_check_output(&in.kv, in.q, in.o, NULL, 0, cpu, &chk), 0);
+			ck_assert_msg(kvb_check_passed(&in.kv, &chk) && chk.max_err < 1e-5,
+				      "%s prefetch %d %s %d:%d: max error %g at sequence %d head %d, "
+				      "%lld NaN", names[k], pf, kvb_dtype_name(s.dtype), s.h_q,
+				      s.h_kv, chk.max_err, chk.worst_seq, chk.worst_head,
+				      (long long)chk.nonfinite);
+			ck_assert_int_eq(chk.seqs_checked, batch);
+			instance_free(&in);
+			kvb_cpu_free(cpu);
+		}
+}
+END_TEST
+
+/* The multiply-add peak: positive and finite on every ISA, and not past
+ * what any x86 or arm64 core of today does per thread (2 FMA ports x 16
+ * lanes x 2 FLOP x 6 GHz = 384 GFLOP/s). */
+START_TEST(test_cpu_fma_peak)
+{
+	const char *names[4];
+	int nisa = isas(names);
+	for (int k = 0; k < nisa; k++) {
+		struct kvb_cpu *cpu;
+		ck_assert_int_eq(kvb_cpu_create(2, &cpu), 0);
+		ck_assert_int_eq(kvb_cpu_set_isa(cpu, names[k]), 0);
+		double peak = kvb_cpu_fma_peak_gflops(cpu, 1);
+		ck_assert_msg(peak > 0.1 && peak < 384, "%s: %g GFLOP/s", names[k], peak);
+		kvb_cpu_free(cpu);
+	}
 }
 END_TEST
 
@@ -548,6 +612,8 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(core, test_cpu_matches_reference, 0, N_SHAPES);
 	tcase_add_test(core, test_cpu_split_sequences);
 	tcase_add_test(core, test_cpu_empty_sequence);
+	tcase_add_loop_test(core, test_cpu_gqa_edges, 0, N_DT * N_GROUPS);
+	tcase_add_test(core, test_cpu_fma_peak);
 	tcase_add_loop_test(core, test_known_answer, 0, N_DT);
 	tcase_add_test(core, test_known_answer_even);
 	tcase_add_test(core, test_conversions);
