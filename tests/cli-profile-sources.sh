@@ -16,7 +16,7 @@ for f in "$top_srcdir"/profiles/*/*.yaml; do
 	name="$base names an https:// URL"
 	if grep -q 'https://' "$f"; then ok; else bad "no https:// URL"; fi
 	name="$base cites nothing a user cannot open"
-	hit=$(grep -n -i -E 'quoted line|code index|index id|architectures\.md|engine-memory\.md|shared/reference|/work/|issue [0-9]+' "$f" | head -n 3)
+	hit=$(grep -n -i -E 'quoted line|code index|index id|architectures\.md|engine-memory\.md|kernel-anchors\.md|peers\.md|shared/reference|/work/|issue [0-9]+' "$f" | head -n 3)
 	if [ -z "$hit" ]; then ok; else bad "$hit"; fi
 	name="$base code-search URLs carry a query"
 	hit=$(grep -n -o 'https://github\.com/search[^ )]*' "$f" | grep -v 'q=[^&][^&]*' | head -n 3)
@@ -25,7 +25,7 @@ done
 # the man pages and the README cite the same way
 for f in "$top_srcdir"/man/*.[0-9] "$top_srcdir"/README.md; do
 	name="${f#"$top_srcdir"/} cites nothing a user cannot open"
-	hit=$(grep -n -i -E 'quoted line|code index|index id|architectures\.md|engine-memory\.md|shared/reference|/work/|issue [0-9]+' "$f" | head -n 3)
+	hit=$(grep -n -i -E 'quoted line|code index|index id|architectures\.md|engine-memory\.md|kernel-anchors\.md|peers\.md|shared/reference|/work/|issue [0-9]+' "$f" | head -n 3)
 	if [ -z "$hit" ]; then ok; else bad "$hit"; fi
 done
 # the engine-log cases, the config fixtures' notes and the reports cite the
@@ -36,7 +36,7 @@ for f in "$top_srcdir"/tests/data/engine-logs/*.yaml "$top_srcdir"/tests/data/hf
 	"$top_srcdir"/reports/*.md; do
 	m=$((m + 1))
 	name="${f#"$top_srcdir"/} cites nothing a user cannot open"
-	hit=$(grep -n -i -E 'quoted line|code[- ]index|index id|architectures\.md|engine-memory\.md|shared/reference|/work/' "$f" | head -n 3)
+	hit=$(grep -n -i -E 'quoted line|code[- ]index|index id|architectures\.md|engine-memory\.md|kernel-anchors\.md|peers\.md|shared/reference|/work/' "$f" | head -n 3)
 	if [ -z "$hit" ]; then ok; else bad "$hit"; fi
 	name="${f#"$top_srcdir"/} code-search URLs carry a query"
 	hit=$(grep -n -o 'https://github\.com/search[^ )"]*' "$f" | grep -v 'q=[^&][^&]*' | head -n 3)
