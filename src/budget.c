@@ -448,7 +448,10 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 	else if (vllm)
 		/* only the non-torch growth during profiling is charged, not the
 		 * CUDA context; graphs only where the version subtracts them */
-		b->overhead_bytes = kvp_engine_non_torch_bytes(em, kvp_shape_gpus(&o->par)) +
+		b->overhead_bytes = kvp_engine_non_torch_bytes(
+					    em, kvp_shape_gpus(&o->par), o->par.tp,
+					    /* no GPU profile ("custom"): topology unknown */
+					    g && g->host_link[0] ? (int)g->nvlink_domain : -1) +
 				    (em->cuda_graphs_subtracted ? em->cuda_graphs_bytes : 0);
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);

@@ -37,8 +37,21 @@ START_TEST(test_vllm)
 	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 14);    /* 2 + 4 + 4 + 4 */
 	ck_assert_uint_eq(e.large_gpu_memory_bytes, 70 * KVP_GIB);
 	ck_assert(!e.cuda_graphs_subtracted);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1), KVP_GIB / 4);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2), 2 * KVP_GIB);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1, 1, -1), KVP_GIB / 4);
+	/* custom_all_reduce.py: world sizes 2, 4, 6, 8; above 2 only with
+	 * NVLink between every pair.  X2's log (4 x L40S, PCIe only, TP 4):
+	 * 0.21 GiB non-torch, modelled 0.25 GiB (no custom all-reduce); with it
+	 * 0.25 + 1.75 = 2 GiB (V16's 2 x H200: 1.38 GiB logged, 2 errs low) */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0));      /* 4 x L40S */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0));       /* a PCIe pair */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 4, 8));       /* NVSwitch board */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 2));      /* bridged pairs */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 3, 8));      /* not a listed size */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 16, 72));    /* nor 16 */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 8, -1));      /* unknown: NVLink */
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 8, 4, 0), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 8), 2 * KVP_GIB);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 3, 3, 8), KVP_GIB / 4);
 	uint32_t seqs;
 	uint64_t mbt;
 	/* an H100 (79.19 GiB), an A100-80GB (excluded by name), an L40S (44.4 GiB) */
