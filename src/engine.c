@@ -49,6 +49,7 @@ static const struct key {
 	K("cuda_graphs_subtracted", K_BOOL, cuda_graphs_subtracted),
 	K("cuda_graphs", K_BYTES, cuda_graphs_bytes),
 	K("activation_spread", K_FRACTION, activation_spread),
+	K("activation_spread_above", K_BYTES, activation_spread_above_bytes),
 	K("non_torch_spread", K_BYTES, non_torch_spread_bytes),
 	K("weights_spread", K_FRACTION, weights_spread),
 	K("mxfp4_pad_intermediate", K_U32, mxfp4_pad_intermediate),

@@ -46,7 +46,10 @@ struct kvp_engine_model {
 	uint64_t non_torch_custom_all_reduce_bytes;
 	bool cuda_graphs_subtracted;
 	uint64_t cuda_graphs_bytes;
-	double activation_spread;          /* fraction */
+	double activation_spread;          /* fraction the peak may fall below */
+	/* bytes the engine's peak may rise above the estimate (the low end of
+	 * the band); 0: activation_spread on that side too */
+	uint64_t activation_spread_above_bytes;
 	uint64_t non_torch_spread_bytes;
 	double weights_spread;             /* fraction */
 	/* vLLM MXFP4 MoE layout: I/tp and H rounded up to these multiples
