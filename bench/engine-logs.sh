@@ -7,8 +7,8 @@
 #   config alone  only the GPU total, utilization and settings the log shows;
 #                 every other term estimated (kvplan's vLLM 0.19 model)
 # Prints each case, then median and p90 of |error|, the signed mean, how many
-# cases over-predict by more than 2 %, and how many logged values fall inside
-# the printed band.  A case with `known_miss` (its mechanism kvplan does not
+# cases over-predict by more than 2 %, how many logged values fall inside
+# the printed band, and (config alone) the band's median width.  A case with `known_miss` (its mechanism kvplan does not
 # model, named there; `known_miss_way: logged|config` when only one way) is
 # printed with "miss" and left out of that way's statistics;
 # one without logged_kv_budget (no budget line in the log) has no logged-terms
@@ -89,12 +89,13 @@ for f in "${ENGINE_LOGS_DIR:-$top/tests/data/engine-logs}"/*.yaml; do
 		e = 100 * (g - w) / w; ok = (w >= lo && w <= hi) ? "yes" : "NO"
 		if (tag == "miss") ok = ok "/miss"
 		printf "%-30s %-10s %10d %10d %+7.3f%% %10d %8d %s\n", c, "config", w, g, e, lo, hi, ok
-		if (tag != "miss") print "C", e, ok > "/dev/stderr" }' 2>>"$tmp.stats"
+		if (tag != "miss") print "C", e, ok, (g > 0 ? 100 * (hi - lo) / g : 0) > "/dev/stderr" }' 2>>"$tmp.stats"
 done
 echo
 for way in L C; do
 	grep "^$way " "$tmp.stats" | awk -v way="$way" '
-		{ e[NR] = $2; a[NR] = $2 < 0 ? -$2 : $2; s += $2; if ($2 > 2) over++; if ($3 == "yes") inb++ }
+		{ e[NR] = $2; a[NR] = $2 < 0 ? -$2 : $2; s += $2; if ($2 > 2) over++; if ($3 == "yes") inb++
+		  wd[NR] = $4 }
 		END {
 			if (!NR) exit
 			for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -102,6 +103,11 @@ for way in L C; do
 			p = int(0.9 * NR + 0.999999); if (p < 1) p = 1
 			printf "%s: %d cases, median |error| %.3f%%, p90 %.3f%%, signed mean %+.3f%%, over-predicting > 2%%: %d, logged value inside the band: %d of %d\n",
 				way == "L" ? "logged terms" : "config alone", NR, med, a[p], s / NR, over + 0, inb + 0, NR
+			if (way == "C") {
+				for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (wd[j] < wd[i]) { t = wd[i]; wd[i] = wd[j]; wd[j] = t }
+				printf "config alone: band width (high - low) / kvplan, median %.1f%%, smallest %.1f%%, largest %.1f%%\n",
+					NR % 2 ? wd[(NR + 1) / 2] : (wd[NR / 2] + wd[NR / 2 + 1]) / 2, wd[1], wd[NR]
+			}
 		}'
 done
 bad=$(grep -c '^L .* NO$' "$tmp.stats" || true)

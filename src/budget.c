@@ -335,9 +335,14 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 		if (!o->has_weights)
 			b->weights_spread_bytes = spread_of(b->weights_bytes, em->weights_spread);
 		if (o->engine != KVP_ENGINE_SGLANG) {
-			if (!o->has_activation)
+			if (!o->has_activation) {
 				b->activation_spread_bytes =
 					spread_of(b->activation_bytes, em->activation_spread);
+				b->activation_spread_above_bytes =
+					em->activation_spread_above_bytes
+						? em->activation_spread_above_bytes
+						: b->activation_spread_bytes;
+			}
 			if (!o->has_overhead)
 				b->overhead_spread_bytes = em->non_torch_spread_bytes;
 		}
@@ -347,11 +352,17 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 				o->engine == KVP_ENGINE_SGLANG ? b->usable_bytes + 0 : b->kv_pool_bytes,
 				em->fraction_spread / (b->utilization > 0 ? b->utilization : 1));
 	}
+	/* low: every term as large as its spread allows (the activation by its
+	 * upward spread); high: every term as small */
 	double f = o->engine == KVP_ENGINE_TRTLLM ? b->utilization : 1;
-	double sp = ((double)b->weights_spread_bytes + (double)b->activation_spread_bytes +
-		     (double)b->overhead_spread_bytes) * f + (double)b->fraction_spread_bytes;
-	fixed = sp >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(sp);
+	double rest = (double)b->weights_spread_bytes + (double)b->overhead_spread_bytes;
+	double lo = (rest + (double)b->activation_spread_above_bytes) * f +
+		    (double)b->fraction_spread_bytes;
+	double hi = (rest + (double)b->activation_spread_bytes) * f +
+		    (double)b->fraction_spread_bytes;
+	fixed = lo >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(lo);
 	b->kv_pool_low_bytes = b->kv_pool_bytes > fixed ? b->kv_pool_bytes - fixed : 0;
+	fixed = hi >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(hi);
 	b->kv_pool_high_bytes = kvp_add(b->kv_pool_bytes, fixed, &b->kv_pool_high_bytes)
 		? b->kv_pool_high_bytes : UINT64_MAX;
 	tokens_at_pool(b, b->kv_pool_low_bytes, &b->max_tokens_low, &b->max_sequences_low);
@@ -448,7 +459,10 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 	else if (vllm)
 		/* only the non-torch growth during profiling is charged, not the
 		 * CUDA context; graphs only where the version subtracts them */
-		b->overhead_bytes = kvp_engine_non_torch_bytes(em, kvp_shape_gpus(&o->par)) +
+		b->overhead_bytes = kvp_engine_non_torch_bytes(
+					    em, kvp_shape_gpus(&o->par), o->par.tp,
+					    /* no GPU profile ("custom"): topology unknown */
+					    g && g->host_link[0] ? (int)g->nvlink_domain : -1) +
 				    (em->cuda_graphs_subtracted ? em->cuda_graphs_bytes : 0);
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);

@@ -105,6 +105,9 @@ struct kvp_budget {
 	 * sequences become with every spread against (low) or for (high). */
 	uint64_t weights_spread_bytes, activation_spread_bytes, overhead_spread_bytes;
 	uint64_t fraction_spread_bytes; /* SGLang / TRT-LLM fraction */
+	/* the activation peak's spread upward (the engine takes more: the low
+	 * end); activation_spread_bytes is its spread downward (the high end) */
+	uint64_t activation_spread_above_bytes;
 	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
 	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
 	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */

@@ -47,7 +47,12 @@ static void print_band(const struct kvp_budget *b)
 		{"engine fraction", b->fraction_spread_bytes},
 	};
 	for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
-		if (terms[i].spread) {
+		if (i == 1 && b->activation_spread_above_bytes != b->activation_spread_bytes) {
+			/* fitted one way more than the other (engine.h) */
+			kvp_format_bytes(b->activation_spread_above_bytes, h, sizeof h);
+			kvp_format_bytes(b->activation_spread_bytes, l, sizeof l);
+			printf("  %-44s +%s / -%s\n", terms[i].name, h, l);
+		} else if (terms[i].spread) {
 			kvp_format_bytes(terms[i].spread, h, sizeof h);
 			printf("  %-44s +/- %s\n", terms[i].name, h);
 		}

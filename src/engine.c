@@ -1,7 +1,8 @@
 /* engine.c: load one version of an engine's memory accounting from
  * profiles/engines/<engine>.yaml (the key table below; unknown keys are
  * errors with file:line:col), and the two rules that need code: vLLM's batch
- * defaults by GPU class, its non-torch term by tensor parallelism and its
+ * defaults by GPU class, its non-torch term by tensor parallelism (with the
+ * custom all-reduce's topology rule) and its
  * padding of MXFP4 expert weights.  The
  * numbers themselves, and their sources, live in the files. */
 #include "engine.h"
@@ -9,6 +10,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile.h"
@@ -41,9 +43,13 @@ static const struct key {
 	K("moe_workspaces", K_U32, moe_workspaces),
 	K("non_torch_tp1", K_BYTES, non_torch_tp1_bytes),
 	K("non_torch_tp_multi", K_BYTES, non_torch_tp_multi_bytes),
+	K("custom_all_reduce_sizes", K_STR, custom_all_reduce_sizes),
+	K("custom_all_reduce_pcie_max", K_U32, custom_all_reduce_pcie_max),
+	K("non_torch_custom_all_reduce", K_BYTES, non_torch_custom_all_reduce_bytes),
 	K("cuda_graphs_subtracted", K_BOOL, cuda_graphs_subtracted),
 	K("cuda_graphs", K_BYTES, cuda_graphs_bytes),
 	K("activation_spread", K_FRACTION, activation_spread),
+	K("activation_spread_above", K_BYTES, activation_spread_above_bytes),
 	K("non_torch_spread", K_BYTES, non_torch_spread_bytes),
 	K("weights_spread", K_FRACTION, weights_spread),
 	K("mxfp4_pad_intermediate", K_U32, mxfp4_pad_intermediate),
@@ -206,9 +212,39 @@ void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory
 				    : e->max_num_batched_tokens_small;
 }
 
-uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t tp)
+/* Is n one of the comma-separated integers of list? */
+static bool listed(uint32_t n, const char *list)
 {
-	return tp > 1 ? e->non_torch_tp_multi_bytes : e->non_torch_tp1_bytes;
+	while (*list) {
+		char *end;
+		unsigned long v = strtoul(list, &end, 10);
+		if (end != list && v == n)
+			return true;
+		list += strcspn(list, ",");
+		if (*list == ',')
+			list++;
+	}
+	return false;
+}
+
+bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
+				  int nvlink_domain)
+{
+	if (tp < 2 || !listed(tp, e->custom_all_reduce_sizes))
+		return false;
+	return tp <= e->custom_all_reduce_pcie_max || nvlink_domain < 0 ||
+	       (uint32_t)nvlink_domain >= tp;
+}
+
+uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
+				    uint32_t tp, int nvlink_domain)
+{
+	if (gpus <= 1)
+		return e->non_torch_tp1_bytes;
+	uint64_t t = e->non_torch_tp_multi_bytes;
+	if (!e->custom_all_reduce_sizes[0] || kvp_engine_custom_all_reduce(e, tp, nvlink_domain))
+		t += e->non_torch_custom_all_reduce_bytes;
+	return t;
 }
 
 /* Does gpu_name contain one of the comma-separated entries of list? */

@@ -36,9 +36,20 @@ struct kvp_engine_model {
 	uint32_t retained_hidden_per_token, retained_hidden_per_seq;
 	uint32_t moe_workspaces;
 	uint64_t non_torch_tp1_bytes, non_torch_tp_multi_bytes;
+	/* vLLM's custom all-reduce (distributed/device_communicators/
+	 * custom_all_reduce.py): the TP group sizes it runs at (comma-separated;
+	 * "": the rule is off and every TP > 1 is charged as if it ran), the
+	 * largest group it runs at without NVLink between every pair, and the
+	 * non-torch growth charged on top of non_torch_tp_multi when it runs */
+	char custom_all_reduce_sizes[32];
+	uint32_t custom_all_reduce_pcie_max;
+	uint64_t non_torch_custom_all_reduce_bytes;
 	bool cuda_graphs_subtracted;
 	uint64_t cuda_graphs_bytes;
-	double activation_spread;          /* fraction */
+	double activation_spread;          /* fraction the peak may fall below */
+	/* bytes the engine's peak may rise above the estimate (the low end of
+	 * the band); 0: activation_spread on that side too */
+	uint64_t activation_spread_above_bytes;
 	uint64_t non_torch_spread_bytes;
 	double weights_spread;             /* fraction */
 	/* vLLM MXFP4 MoE layout: I/tp and H rounded up to these multiples
@@ -81,7 +92,21 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 				       uint32_t hidden, uint32_t inter_per_partition,
 				       uint64_t routed_bytes);
 
-/* Non-torch memory the engine charges at tensor parallel size tp. */
-uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t tp);
+/* Does vLLM's custom all-reduce run in a TP group of `tp` GPUs whose
+ * NVLink domain joins `nvlink_domain` GPUs (0 or 1: no NVLink; negative:
+ * topology unknown)?  custom_all_reduce.py: only at the listed world sizes,
+ * and above custom_all_reduce_pcie_max only when NVLink joins every pair
+ * ("not supported on more than two PCIe-only GPUs").  Unknown topology
+ * counts as NVLink: it charges more memory, so it errs toward fewer tokens.
+ * Its P2P test is not modelled (a PCIe pair without P2P counts as running). */
+bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
+				  int nvlink_domain);
+
+/* Non-torch memory the engine charges on one of `gpus` GPUs in a TP group
+ * of `tp` (nvlink_domain as above): non_torch_tp1 on one GPU, else
+ * non_torch_tp_multi plus non_torch_custom_all_reduce where the custom
+ * all-reduce runs. */
+uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
+				    uint32_t tp, int nvlink_domain);
 
 #endif

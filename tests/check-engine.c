@@ -37,8 +37,21 @@ START_TEST(test_vllm)
 	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 14);    /* 2 + 4 + 4 + 4 */
 	ck_assert_uint_eq(e.large_gpu_memory_bytes, 70 * KVP_GIB);
 	ck_assert(!e.cuda_graphs_subtracted);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1), KVP_GIB / 4);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2), 2 * KVP_GIB);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1, 1, -1), KVP_GIB / 4);
+	/* custom_all_reduce.py: world sizes 2, 4, 6, 8; above 2 only with
+	 * NVLink between every pair.  X2's log (4 x L40S, PCIe only, TP 4):
+	 * 0.21 GiB non-torch, modelled 0.25 GiB (no custom all-reduce); with it
+	 * 0.25 + 1.75 = 2 GiB (V16's 2 x H200: 1.38 GiB logged, 2 errs low) */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0));      /* 4 x L40S */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0));       /* a PCIe pair */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 4, 8));       /* NVSwitch board */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 2));      /* bridged pairs */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 3, 8));      /* not a listed size */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 16, 72));    /* nor 16 */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 8, -1));      /* unknown: NVLink */
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 8, 4, 0), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 8), 2 * KVP_GIB);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 3, 3, 8), KVP_GIB / 4);
 	uint32_t seqs;
 	uint64_t mbt;
 	/* an H100 (79.19 GiB), an A100-80GB (excluded by name), an L40S (44.4 GiB) */
@@ -149,6 +162,60 @@ START_TEST(test_vllm_0_10_sampler)
 	 * 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304: 907,476,992
 	 * (the forward pass at 2,048 tokens is smaller) */
 	ck_assert_uint_eq(b->activation_bytes, 907476992ULL);
+}
+END_TEST
+
+/* vLLM's custom all-reduce rule on the X2 log (Qwen3-235B-A22B FP8, 8 x
+ * L40S = DP 2 x TP 4, EP 8, vLLM 0.10.2): PCIe only, so no custom all-reduce
+ * at TP 4 and 0.25 GiB of non-torch memory, against the 0.21 GiB logged
+ * ("0.21 GiB for non-torch memory"); the same deployment on NVSwitch H100s
+ * or with no GPU profile (topology unknown) is charged 0.25 + 1.75 = 2 GiB.
+ * And the band from config alone holds the V18 log (Llama-3.1-8B on an
+ * A100-80GB, 79.25 GiB x 0.92, 460,496 tokens logged). */
+static const struct kvp_budget *tp_budget(const char *model, const char *gpu, uint32_t tp,
+					  uint32_t dp, uint32_t ep, uint64_t gpu_bytes,
+					  double util, uint64_t context)
+{
+	static struct kvp_model m;
+	static struct kvp_budget b;
+	struct kvp_error err = {0};
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	ck_assert_int_eq(kvp_model_load(model, &m, &err), KVP_STATUS_OK);
+	if (gpu)
+		ck_assert_int_eq(kvp_gpu_load(gpu, &g, &err), KVP_STATUS_OK);
+	else
+		strcpy(g.name, "custom");
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = tp;
+	o.par.pp = 1;
+	o.par.dp = dp;
+	o.par.ep = ep;
+	o.context = context;
+	o.utilization = util;
+	o.has_gpu_memory = true;
+	o.gpu_memory_bytes = gpu_bytes;
+	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	return &b;
+}
+
+START_TEST(test_vllm_tp_topology)
+{
+	/* 44.42 GiB = 47,695,611,822 B (printed "43.93/44.42 GiB") */
+	const struct kvp_budget *b = tp_budget("qwen3-235b-a22b", "l40s", 4, 2, 8,
+					       47695611822ULL, 0.9, 32768);
+	ck_assert_uint_eq(b->overhead_bytes, KVP_GIB / 4);
+	b = tp_budget("qwen3-235b-a22b", "h100-sxm", 4, 2, 8, 47695611822ULL, 0.9, 32768);
+	ck_assert_uint_eq(b->overhead_bytes, 2 * KVP_GIB);
+	b = tp_budget("qwen3-235b-a22b", NULL, 4, 2, 8, 47695611822ULL, 0.9, 32768);
+	ck_assert_uint_eq(b->overhead_bytes, 2 * KVP_GIB);
+	/* V18: 79.25 GiB = 85,094,039,552 B; the log's 460,496 tokens lie in
+	 * the band (its activation peak is 1.44 GiB, the estimate 0.51 GiB:
+	 * 0.93 GiB up, inside the fitted 1.05 GiB) */
+	b = tp_budget("llama-3.1-8b", "a100-80gb", 1, 1, 1, 85094039552ULL, 0.92, 131072);
+	ck_assert_uint_le(b->max_tokens_low, 460496);
+	ck_assert_uint_ge(b->max_tokens_high, 460496);
+	ck_assert_uint_gt(b->max_tokens, 460496); /* the point over-promises by 1.7 % */
 }
 END_TEST
 
@@ -299,6 +366,7 @@ int main(void)
 	tcase_add_test(core, test_vllm);
 	tcase_add_test(core, test_vllm_mxfp4_padding);
 	tcase_add_test(core, test_vllm_0_10_sampler);
+	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
