@@ -3,6 +3,7 @@
  * image is rendered by gnuplot when it can be run (on PATH, or
  * $KVPLAN_GNUPLOT).  When it cannot, one warning names the two files and the
  * command still exits 0: the chart is optional, the numbers are not. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "plot.h"
 #include "shell-quote.h"
 #include "frag.h"
+#include "size.h"
 #include "workload.h"
 #include "units.h"
 
@@ -42,6 +44,13 @@ struct plot_args {
 	double band;
 	const char *dir, *name;
 	enum kvp_plot_term term;
+	/* pareto: kvplan size's demand and cost options */
+	double rate, ttft, tpot;
+	uint64_t users;
+	struct kvp_size_cost cost;
+	struct { char gpu[KVP_NAME_MAX]; double usd; bool used; } price[MAX_LIST];
+	size_t nprice;
+	int quiet_fail;        /* a build's exit code after its own message */
 	/* loaded */
 	struct kvp_model *m;   /* nmodels */
 	struct kvp_gpu *g;     /* ngpus, or one "custom" GPU */
@@ -93,8 +102,85 @@ static kvp_status build_validate(struct plot_args *a, struct kvp_plot *p, struct
 				 a->ngpus ? &a->g[0] : NULL, 0, a->band > 0 ? a->band : 0.2, err);
 }
 
+/* The GPUs pareto searches: those named, else every GPU profile (as kvplan
+ * size), each with its --price; *out is malloc'd.  0 or an exit code. */
+static int pareto_gpus(struct plot_args *a, struct kvp_gpu **out, size_t *n, struct kvp_error *err)
+{
+	char *names[64];
+	size_t nn = a->ngpus ? 0 : kvp_profile_list("gpus", names, 64);
+	*n = a->ngpus ? a->ngpus : nn;
+	*out = calloc(*n ? *n : 1, sizeof **out);
+	int rc = 0;
+	for (size_t i = 0; i < *n && *out && !rc; i++) {
+		if (a->ngpus)
+			(*out)[i] = a->g[i];
+		else if (!names[i] || kvp_gpu_load(names[i], &(*out)[i], err))
+			rc = names[i] ? kvp_cli_error(cmd, err) : KVP_EXIT_FAIL;
+		const char *asked = a->ngpus ? a->gpus[i] : names[i];
+		for (size_t k = 0; !rc && k < a->nprice; k++)
+			if ((asked && strcmp(a->price[k].gpu, asked) == 0) ||
+			    strcmp(a->price[k].gpu, (*out)[i].name) == 0) {
+				(*out)[i].price_per_hour = a->price[k].usd;
+				snprintf((*out)[i].price_kind, sizeof (*out)[i].price_kind, "given");
+				a->price[k].used = true;
+			}
+	}
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	if (!*out) {
+		fprintf(stderr, "kvplan plot: out of memory\n");
+		return KVP_EXIT_FAIL;
+	}
+	for (size_t k = 0; !rc && k < a->nprice; k++)
+		if (!a->price[k].used)
+			rc = kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
+						 a->price[k].gpu);
+	return rc;
+}
+
+static kvp_status build_pareto(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	struct kvp_gpu *g = NULL;
+	size_t ng = 0;
+	kvp_status st = kvp_workload_load(a->workload ? a->workload : "chat", &w, err);
+	if (st)
+		goto out;
+	if (a->rate > 0)
+		w.arrival_rate = a->rate;
+	if (a->users)
+		w.concurrent_users = a->users;
+	if (a->ttft > 0)
+		w.slo_ttft_s = a->ttft;
+	if (a->tpot > 0)
+		w.slo_tpot_s = a->tpot;
+	struct kvp_size_demand d;
+	if ((st = kvp_size_demand(&w, &a->m[0], &d, err)))
+		goto out;
+	int rc = pareto_gpus(a, &g, &ng, err);
+	if (rc) {
+		/* the message is out; an error without one stops the build */
+		st = kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, NULL, "no GPUs to search");
+		a->quiet_fail = rc;
+		goto out;
+	}
+	uint32_t one[3] = {a->c.opts.par.pp ? a->c.opts.par.pp : 1,
+			   a->c.opts.par.dp ? a->c.opts.par.dp : 1,
+			   a->c.opts.par.ep ? a->c.opts.par.ep : 1};
+	struct kvp_size_space sp = {a->tps, &one[0], &one[1], &one[2], a->ntps, 1, 1, 1, a->kv,
+				    a->nkv, NULL, 0};
+	struct kvp_size_opts o = {.budget = a->c.opts, .cost = a->cost};
+	st = kvp_plot_pareto(p, &a->m[0], g, ng, &d, &o, &sp, err);
+out:
+	free(g);
+	kvp_workload_free(&w);
+	return st;
+}
+
 /* Which lists a kind takes (more than one value), and what it needs. */
-enum { MANY_MODELS = 1, MANY_GPUS = 2, MANY_TP = 4, MANY_KV = 8, NEEDS_GPU = 16, NO_MODEL = 32 };
+enum { MANY_MODELS = 1, MANY_GPUS = 2, MANY_TP = 4, MANY_KV = 8, NEEDS_GPU = 16, NO_MODEL = 32,
+       SEARCH = 64 /* kvplan size's defaults: --tp 1,2,4,8, one KV dtype */ };
 
 static const struct plot_kind {
 	const char *name;
@@ -119,6 +205,9 @@ static const struct plot_kind {
 	{"validate", "kvplan's predictions against kvbench's measurements (--results\n"
 		     "               kvbench --out files), with y = x and a +/- --band",
 	 NO_MODEL, NULL, build_validate},
+	{"pareto", "cost per million output tokens against TPOT over kvplan size's search\n"
+		   "               (--gpu, --tp, --kv-dtype lists; --workload), the front a line",
+	 MANY_GPUS | MANY_TP | MANY_KV | SEARCH, NULL, build_pareto},
 };
 
 static void help(void)
@@ -144,6 +233,9 @@ static void help(void)
 	       "  --requests N              block-size: requests simulated (default 100,000)\n"
 	       "  --results FILE[,FILE]     validate: kvbench --out results (.yaml or .csv)\n"
 	       "  --band F                  validate: the error band drawn, 0.2 = +/- 20%% (default)\n"
+	       "  --rate R, --users N, --ttft S, --tpot S, --price GPU=USD, --cost cloud[:KIND]|own\n"
+	       "                            pareto: as kvplan size takes them (--workload default\n"
+	       "                            chat; --gpu default every GPU profile; --tp 1,2,4,8)\n"
 	       "  --model, --gpu, --tp, --kv-dtype take comma-separated lists where the kind\n"
 	       "  compares several (see Kinds); kv-context defaults to\n"
 	       "  %s;\n"
@@ -317,6 +409,67 @@ static bool block_sizes_parse(const char *name, const char *arg, void *dest)
 	return true;
 }
 
+static bool positive_parse(const char *name, const char *arg, void *dest)
+{
+	double *v = dest;
+	if (kvp_parse_double(arg, v) || !(*v > 0) || !isfinite(*v)) {
+		kvp_cli_usage_error(name, "expected a positive number, got '%s'", arg);
+		return false;
+	}
+	return true;
+}
+
+static bool users_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_u64(name, "--users", arg, 1, dest);
+}
+
+static bool price_parse(const char *name, const char *arg, void *dest)
+{
+	struct plot_args *a = dest;
+	const char *eq = strchr(arg, '=');
+	if (a->nprice == MAX_LIST) {
+		kvp_cli_usage_error(name, "--price: at most %d", MAX_LIST);
+		return false;
+	}
+	double usd;
+	if (!eq || eq == arg || (size_t)(eq - arg) >= KVP_NAME_MAX || kvp_parse_double(eq + 1, &usd) ||
+	    !(usd > 0) || !isfinite(usd)) {
+		kvp_cli_usage_error(name, "--price: expected GPU=USD, a positive price such as "
+				    "h100-sxm=2.5, got '%s'", arg);
+		return false;
+	}
+	memcpy(a->price[a->nprice].gpu, arg, (size_t)(eq - arg));
+	a->price[a->nprice].gpu[eq - arg] = 0;
+	a->price[a->nprice].usd = usd;
+	a->price[a->nprice++].used = false;
+	return true;
+}
+
+static bool cost_parse(const char *name, const char *arg, void *dest)
+{
+	struct kvp_size_cost *c = dest;
+	static const char *const kinds_ok[] = {"on-demand", "reserved-1y", "reserved-3y", "spot",
+					       "serverless"};
+	if (strcmp(arg, "own") == 0) {
+		c->basis = KVP_SIZE_BASIS_OWN;
+		return true;
+	}
+	if (strcmp(arg, "cloud") == 0) {
+		c->basis = KVP_SIZE_BASIS_CLOUD;
+		return true;
+	}
+	for (size_t i = 0; strncmp(arg, "cloud:", 6) == 0 && i < 5; i++)
+		if (strcmp(arg + 6, kinds_ok[i]) == 0) {
+			c->basis = KVP_SIZE_BASIS_CLOUD;
+			snprintf(c->kind, sizeof c->kind, "%s", arg + 6);
+			return true;
+		}
+	kvp_cli_usage_error(name, "--cost: expected cloud, cloud:KIND (on-demand, reserved-1y, "
+			    "reserved-3y, spot, serverless) or own, got '%s'", arg);
+	return false;
+}
+
 /* The kind operand's chart, or NULL. */
 static const struct plot_kind *find_kind(const char *name)
 {
@@ -354,6 +507,13 @@ static int finish_args(struct plot_args *a, const struct plot_kind *k, const cha
 		if (many[i].n > 1 && !(k->flags & many[i].flag))
 			return kvp_cli_usage_error(cmd, "plot %s: %s takes one value", k->name,
 						   many[i].opt);
+	if (a->ntps == 0 && (k->flags & SEARCH)) {
+		static const uint32_t tps[] = {1, 2, 4, 8};
+		for (size_t i = 0; i < 4; i++)
+			a->tps[a->ntps++] = tps[i];
+	}
+	if (a->nkv == 0 && (k->flags & SEARCH))
+		a->kv[a->nkv++] = a->c.opts.kv_dtype;
 	if (a->ntps == 0)
 		a->tps[a->ntps++] = a->c.opts.par.tp;
 	if (a->nkv == 0) {
@@ -383,7 +543,7 @@ static int build_plot(struct plot_args *a, const struct plot_kind *k, int argc, 
 		len += (size_t)snprintf(p->source + len, sizeof p->source - len, " %s", argv[i]);
 	struct kvp_error err = {0};
 	if (k->build(a, p, &err))
-		return kvp_cli_error(cmd, &err);
+		return a->quiet_fail ? a->quiet_fail : kvp_cli_error(cmd, &err);
 	kvp_plot_mark_overlaps(p);
 	return 0;
 }
@@ -443,6 +603,12 @@ int kvp_cmd_plot(int argc, char **argv)
 		{.name = "band", .kind = KVP_CLI_OPT_PARSE, .dest = &a.band, .parse = band_parse},
 		{.name = "block-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = block_sizes_parse},
 		{.name = "requests", .kind = KVP_CLI_OPT_PARSE, .dest = &a.requests, .parse = requests_parse},
+		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = positive_parse},
+		{.name = "ttft", .kind = KVP_CLI_OPT_PARSE, .dest = &a.ttft, .parse = positive_parse},
+		{.name = "tpot", .kind = KVP_CLI_OPT_PARSE, .dest = &a.tpot, .parse = positive_parse},
+		{.name = "users", .kind = KVP_CLI_OPT_PARSE, .dest = &a.users, .parse = users_parse},
+		{.name = "price", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = price_parse},
+		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = cost_parse},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
@@ -455,7 +621,7 @@ int kvp_cmd_plot(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf, "
-						"block-size, validate)");
+						"block-size, validate, pareto)");
 	const struct plot_kind *k = find_kind(argv[optind]);
 	if (!k)
 		return kvp_cli_usage_error(cmd, "unknown plot '%s'", argv[optind]);

@@ -238,7 +238,10 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 			kvp_gp_code(f, " : NaN)");
 		/* a series lying on another: open markers around the other's filled
 		 * ones, and gaps in its line that let the other's colour show */
-		if (pn->series[s].over) {
+		if (pn->series[s].points) {
+			kvp_gp_code(f, " with points pt 7 ps 0.9");
+			put_color(f, &pn->series[s], s);
+		} else if (pn->series[s].over) {
 			kvp_gp_code(f, " with linespoints lw 1.5 pt %zu ps 1.9", 4 + 2 * (s % 4));
 			put_color(f, &pn->series[s], s);
 			kvp_gp_code(f, " dt (3,9)");

@@ -58,6 +58,8 @@ struct kvp_plot_series {
 	unsigned rgb;            /* 0xRRGGBB when not 0, instead of color */
 	int dash;                /* gnuplot dashtype; 0: solid */
 	int point;               /* SCATTER: gnuplot pointtype; 0: a filled circle */
+	bool points;             /* LINES: markers only, no line (points that are
+				  * not a sequence: pareto's configurations) */
 	size_t over;             /* 1 + the series it lies on at every point, or 0
 				  * (kvp_plot_mark_overlaps); drawn open and sparse */
 };
@@ -206,6 +208,23 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_t npaths,
 			     const struct kvp_gpu *gpu, double efficiency, double band,
 			     struct kvp_error *err);
+
+/* 7. Cost per million output tokens against TPOT (kvplan size's search):
+ * every configuration of sp on each GPU at its fewest replicas
+ * (kvp_size_search_space), ranked as `kvplan size` ranks them; those on the
+ * Pareto front of cost, TPOT and TTFT (kvp_size_pareto) as one line ordered
+ * by TPOT, the others that fit (no failure more replicas cannot cure, a known
+ * price) as points.  Columns: 1 TPOT (s), 2 the configuration, 3 "meets",
+ * "at risk" or "misses", 4 the front's $/Mtok, 5 the others' (NaN where the
+ * row is the other kind).  INVALID when no configuration fits with a known
+ * price. */
+struct kvp_size_demand;
+struct kvp_size_opts;
+struct kvp_size_space;
+kvp_status kvp_plot_pareto(struct kvp_plot *p, const struct kvp_model *m,
+			   const struct kvp_gpu *gpus, size_t ngpus, const struct kvp_size_demand *d,
+			   const struct kvp_size_opts *o, const struct kvp_size_space *sp,
+			   struct kvp_error *err);
 
 /* Default batch sweep: powers of two from 1 to 512. */
 size_t kvp_plot_default_batches(uint64_t *out, size_t max);

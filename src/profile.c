@@ -441,6 +441,8 @@ static const struct field gpu_fields[] = {
 	G("purchase_kind", F_STR, purchase_kind, false, false),
 	G("purchase_date", F_STR, purchase_date, false, false),
 	G("tdp_watts", F_DOUBLE, tdp_watts, false, true),
+	G("server_price", F_DOUBLE, server_usd, false, true),
+	G("server_date", F_STR, server_date, false, false),
 	G("compute_capability", F_DOUBLE, compute_capability, false, true),
 	G("l2_cache", F_BYTES, l2_bytes, false, false),
 };
@@ -504,9 +506,9 @@ static kvp_status check_cost(const struct kvp_doc *doc, const struct kvp_gpu *g,
 	if (g->purchase_kind[0] && strcmp(g->purchase_kind, "list") && strcmp(g->purchase_kind, "street"))
 		return kvp_node_fail(doc, kvp_map_get(root, "purchase_kind"), err, KVP_STATUS_INVALID,
 				     "purchase_kind", "unknown kind '%s' (list, street)", g->purchase_kind);
-	static const char *const dates[] = {"price_date", "purchase_date"};
-	const char *vals[] = {g->price_date, g->purchase_date};
-	for (int i = 0; i < 2; i++)
+	static const char *const dates[] = {"price_date", "purchase_date", "server_date"};
+	const char *vals[] = {g->price_date, g->purchase_date, g->server_date};
+	for (int i = 0; i < 3; i++)
 		if (vals[i][0] && !is_date(vals[i]))
 			return kvp_node_fail(doc, kvp_map_get(root, dates[i]), err, KVP_STATUS_INVALID,
 					     dates[i], "expected a date YYYY-MM-DD, got '%s'", vals[i]);
@@ -522,6 +524,13 @@ static kvp_status check_cost(const struct kvp_doc *doc, const struct kvp_gpu *g,
 			return kvp_node_fail(doc, kvp_map_get(root, needs_purchase[i]), err,
 					     KVP_STATUS_INVALID, needs_purchase[i],
 					     "labels a purchase price: give purchase_price too");
+	if (!(g->server_usd > 0) && kvp_map_get(root, "server_date"))
+		return kvp_node_fail(doc, kvp_map_get(root, "server_date"), err, KVP_STATUS_INVALID,
+				     "server_date", "labels a server price: give server_price too");
+	if (g->server_usd > 0 && !g->node_gpus)
+		return kvp_node_fail(doc, kvp_map_get(root, "server_price"), err, KVP_STATUS_INVALID,
+				     "server_price", "prices a whole server: give node_gpus, the GPUs "
+				     "in it, too");
 	return KVP_STATUS_OK;
 }
 

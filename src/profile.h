@@ -43,6 +43,10 @@ struct kvp_gpu {
 	double purchase_usd;
 	char purchase_kind[16];    /* list, street */
 	char purchase_date[16];
+	double server_usd;         /* one server of node_gpus GPUs bought whole (CPUs,
+				    * memory, network included), 0 unknown; needs
+				    * node_gpus */
+	char server_date[16];
 	double tdp_watts;          /* board power, 0 unknown */
 	double compute_capability; /* NVIDIA major.minor (9.0 Hopper, 10.0 and
 				    * 12.0 Blackwell); 0 when unknown or not NVIDIA */

@@ -449,9 +449,13 @@ double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c,
 		double kwh = c->power_usd_per_kwh > 0 ? c->power_usd_per_kwh : KVP_SIZE_OWN_POWER_USD_PER_KWH;
 		double pue = c->pue > 0 ? c->pue : KVP_SIZE_OWN_PUE;
 		double u = c->utilization > 0 ? c->utilization : 1;
-		if (!(g->purchase_usd > 0) || !(g->tdp_watts > 0))
+		/* a server bought whole: its price shared by its GPUs (the
+		 * CPUs, memory and network they need come with it) */
+		double buy = g->server_usd > 0 && g->node_gpus ? g->server_usd / g->node_gpus
+							       : g->purchase_usd;
+		if (!(buy > 0) || !(g->tdp_watts > 0))
 			return NAN;
-		return g->purchase_usd / (years * 8760 * u) + g->tdp_watts / 1000 * pue * kwh;
+		return buy / (years * 8760 * u) + g->tdp_watts / 1000 * pue * kwh;
 	}
 	const char *kind = g->price_kind[0] ? g->price_kind : "unlabelled";
 	if (label)

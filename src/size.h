@@ -108,7 +108,10 @@ struct kvp_size_cost {
  *          is "", or the price was given on the command line: kind "given")
  *   own    purchase / (years x 8,760 h x utilization) + tdp_watts / 1,000 x pue
  *          x power price: the purchase spread over the hours it serves, the
- *          power drawn at TDP while it serves (idle draw not counted)
+ *          power drawn at TDP while it serves (idle draw not counted); the
+ *          purchase is server_price / node_gpus where the profile prices a
+ *          whole server (the host and network its GPUs need), else
+ *          purchase_price (the GPU alone)
  * NAN when the profile lacks a number the basis needs.  *label (may be NULL)
  * names the basis: the price kind ("on-demand", "serverless", ...,
  * "unlabelled" when the profile gives none, "none" without a price), or "own". */

@@ -13,6 +13,7 @@
 #include "gnuplot-writer.h"
 #include "perf.h"
 #include "plot.h"
+#include "size.h"
 #include "units.h"
 #include "workload.h"
 
@@ -620,6 +621,65 @@ START_TEST(test_builder_errors)
 }
 END_TEST
 
+/* pareto: three GPUs priced by hand.  h100-sxm at $1/h and at $2/h (same
+ * configuration, so the same TPOT and TTFT; twice the price of a GPU-hour
+ * is twice the cost per token: the second is dominated, a point, at exactly
+ * 2x the first's y), and h200 at $3/h (4.8 against 3.35 TB/s: a lower TPOT,
+ * but 3x the price for less than 1.5x the speed: on the front too).  The
+ * front's rows come first, in TPOT order. */
+START_TEST(test_pareto)
+{
+	static struct kvp_model m;
+	load_model("llama-3.1-8b", &m);
+	struct kvp_gpu g[3];
+	struct kvp_error err = {0};
+	ck_assert(kvp_gpu_load("h100-sxm", &g[0], &err) == KVP_STATUS_OK);
+	ck_assert(kvp_gpu_load("h100-sxm", &g[1], &err) == KVP_STATUS_OK);
+	ck_assert(kvp_gpu_load("h200", &g[2], &err) == KVP_STATUS_OK);
+	strcpy(g[1].name, "h100-at-2");
+	double usd[] = {1, 2, 3};
+	for (int i = 0; i < 3; i++) {
+		g[i].price_per_hour = usd[i];
+		strcpy(g[i].price_kind, "given");
+	}
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	ck_assert(kvp_workload_load("chat", &w, &err) == KVP_STATUS_OK);
+	struct kvp_size_demand d;
+	ck_assert_msg(kvp_size_demand(&w, &m, &d, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_size_opts o = {0};
+	o.budget.par = (struct kvp_parallel){.tp = 1, .pp = 1, .dp = 1, .ep = 1};
+	o.budget.utilization = 0.9;
+	uint32_t one = 1;
+	enum kvp_dtype kv = KVP_DTYPE_AUTO;
+	struct kvp_size_space sp = {&one, &one, &one, &one, 1, 1, 1, 1, &kv, 1, NULL, 0};
+	struct kvp_plot *p = kvp_plot_new("pareto");
+	ck_assert_msg(kvp_plot_pareto(p, &m, g, 3, &d, &o, &sp, &err) == KVP_STATUS_OK, "%s", err.msg);
+	const struct kvp_plot_panel *pn = &p->panel[0];
+	ck_assert_uint_eq(pn->nrows, 3);
+	ck_assert_uint_eq(pn->nseries, 2);
+	ck_assert_ptr_nonnull(strstr(pn->series[0].title, "front"));
+	ck_assert(!pn->series[0].points && pn->series[1].points);
+	ck_assert_ptr_nonnull(strstr(pn->label[0], "h200 tp1"));
+	ck_assert_ptr_nonnull(strstr(pn->label[1], "h100-sxm tp1"));
+	ck_assert_ptr_nonnull(strstr(pn->label[2], "h100-at-2 tp1"));
+	ck_assert(pn->x[0] < pn->x[1]);
+	ck_assert(isnan(pn->y[0][1]) && isnan(pn->y[1][1]) && isnan(pn->y[2][0]));
+	ck_assert(pn->y[0][0] > pn->y[1][0]);
+	ck_assert_double_eq(pn->x[2], pn->x[1]);
+	ck_assert_double_eq_tol(pn->y[2][1], 2 * pn->y[1][0], 1e-9 * pn->y[1][0]);
+	kvp_plot_free(p);
+	/* no price on any: nothing to plot, and the message says what to give */
+	for (int i = 0; i < 3; i++)
+		g[i].price_per_hour = 0;
+	p = kvp_plot_new("pareto");
+	ck_assert_int_eq(kvp_plot_pareto(p, &m, g, 3, &d, &o, &sp, &err), KVP_STATUS_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--price"));
+	kvp_plot_free(p);
+	kvp_workload_free(&w);
+}
+END_TEST
+
 static void setup(void)
 {
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -715,6 +775,7 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_write_files);
 	tcase_add_test(core, test_mark_overlaps);
 	tcase_add_test(core, test_write_escapes);
+	tcase_add_test(core, test_pareto);
 	tcase_add_loop_test(core, test_gp_quote, 0, sizeof gp_quote / sizeof gp_quote[0]);
 	tcase_add_loop_test(core, test_gp_stem, 0, sizeof gp_stems / sizeof gp_stems[0]);
 	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);

@@ -626,6 +626,16 @@ START_TEST(test_cost_basis)
 	 * = 0.380517504 + 0.5 x 1.3 x 0.1 = 0.065 -> 0.445517504 */
 	struct kvp_size_cost d = {.basis = KVP_SIZE_BASIS_OWN};
 	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &d, NULL), 0.445517504, 1e-9);
+	/* a server of 8 bought whole for $160,000 replaces the GPU's own price:
+	 * 160,000 / 8 = 20,000 per GPU; 20,000 / 26,280 = 0.761035008 + 0.065
+	 * = 0.826035008 */
+	gpu.server_usd = 160000;
+	gpu.node_gpus = 8;
+	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &d, NULL), 0.826035008, 1e-9);
+	/* without the server's size the share is unknown: the GPU's price */
+	gpu.node_gpus = 0;
+	ck_assert_double_eq_tol(kvp_size_gpu_hour(&gpu, &d, NULL), 0.445517504, 1e-9);
+	gpu.server_usd = 0;
 	/* no cloud price: label none */
 	struct kvp_size_cost cl = {0};
 	gpu.price_per_hour = 0;

@@ -36,7 +36,7 @@ m="$h/evil-model.yml"
 g="$h/evil-gpu.yaml"
 d="$tmp/charts"
 cd "$tmp" || exit 1
-for kind in budget kv-context max-seqs perf block-size validate hf; do
+for kind in budget kv-context max-seqs perf block-size validate pareto hf; do
 	case $kind in
 	budget) set -- budget --model "$m" --gpu "$g" --context 1k ;;
 	kv-context) set -- kv-context --model "$m,$hf/config.json" --contexts 1k,2k ;;
@@ -47,6 +47,7 @@ for kind in budget kv-context max-seqs perf block-size validate hf; do
 		--workload "$top_srcdir/tests/data/report/fixed-100.yaml" --block-sizes 16,128 \
 		--requests 200 ;;
 	validate) set -- validate --results "$res" ;;
+	pareto) set -- pareto --model "$m" --gpu "$g" --price "$g=2" --tp 1,2 ;;
 	hf) set -- budget --model "$hf/config.json" --gpu h100-sxm --context 1k --name hf ;;
 	esac
 	run env KVPLAN_GNUPLOT=$gp "$KVPLAN" plot "$@" --term svg -o "$d"

@@ -40,6 +40,7 @@ visible kv-context
 visible kv-context --model llama-2-7b,llama-3.1-8b,mistral-7b-v0.1,qwen2.5-7b
 visible perf --model llama-3.1-8b --gpu h100-sxm
 visible block-size --model llama-3.1-8b --gpu h100-sxm --requests 5000
+visible pareto --model llama-3.1-8b --gpu h100-sxm,h200,l40s,a100-80gb --rate 5 --tpot 0.05
 visible validate --results "$res/cpu-validate-2026-11-29-A.yaml,$res/cpu-capacity-2026-11-29.yaml"
 # MHA and GQA points in separate legend entries; each panel its own median;
 # the capacity points (166 to 2,662 blocks) on log axes, where the +/- band

@@ -326,4 +326,73 @@ case "$gp" in *'using 1:($1 >= 64 ? ($4/0.001) : NaN) with linespoints lw 1 pt 4
 case "$gp" in *"title 'grey: beyond the pool, cannot run'"*) ok ;; *) bad "perf: grey unexplained" ;; esac
 # every script sets a palette without gnuplot's faint yellow (#f0e442)
 case "$gp" in *'set linetype 5 lc rgb "#8c564b"'*) ok ;; *) bad "palette" ;; esac
+# --- pareto: the chart's points are kvplan size's configurations.  The
+# front's (column 4) are the rows `kvplan size --pareto --format csv` prints
+# for the same arguments, matched here from the CSV read on its own, and no
+# configuration that fits dominates one of them on cost, TPOT and TTFT.
+# csv2tsv: RFC 4180 fields ("memory,tpot" quoted) to tab-separated ones.
+csv2tsv() {
+	awk '{ out = ""; f = ""; q = 0; s = $0
+	       for (i = 1; i <= length(s); i++) { c = substr(s, i, 1)
+		 if (q) { if (c == "\"") { if (substr(s, i + 1, 1) == "\"") { f = f c; i++ } else q = 0 } else f = f c }
+		 else if (c == "\"") q = 1
+		 else if (c == ",") { out = out f "\t"; f = "" }
+		 else f = f c }
+	       print out f }'
+}
+pargs="--model llama-3.1-8b --workload chat --rate 5 --tpot 0.05 --tp 1,2,4,8"
+gl=h100-sxm,h200,l40s,a100-80gb    # plot takes --gpu LIST, size --gpus LIST
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto $pargs --gpu $gl -o "$d"
+expect_rc 0
+run "$KVPLAN" size $pargs --gpus $gl --format csv
+expect_rc 0
+printf '%s\n' "$out" | csv2tsv >"$tmp/all.tsv"
+run "$KVPLAN" size $pargs --gpus $gl --pareto --format csv
+printf '%s\n' "$out" | csv2tsv >"$tmp/front.tsv"
+# TPOT and cost of each row, by the header's names, to 9 significant digits
+pick() {
+	awk -F '\t' -v want="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		want == "" || $(c["pareto"]) == want { printf "%.9g %.9g\n", $(c["tpot_s"]), $(c["cost_per_mtok"]) }' "$1" | sort
+}
+pick "$tmp/front.tsv" "" >"$tmp/front.want"
+awk '!/^#/ && NF && $(NF - 1) != "NaN" { printf "%.9g %.9g\n", $1, $(NF - 1) }' "$d/pareto.dat" | sort >"$tmp/front.got"
+name="pareto: the front's points are kvplan size --pareto's rows"
+[ -s "$tmp/front.want" ] && cmp -s "$tmp/front.want" "$tmp/front.got" && ok ||
+	bad "$(diff "$tmp/front.want" "$tmp/front.got")"
+# the others: every configuration that fits (no failure but ttft or tpot,
+# a known cost) and is not on the front
+awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$(c["pareto"]) == "false" && $(c["failed"]) !~ /split|weights|context|kv_dtype|memory|throughput/ &&
+	$(c["cost_per_mtok"]) ~ /^[0-9.e+-]+$/ { printf "%.9g %.9g\n", $(c["tpot_s"]), $(c["cost_per_mtok"]) }' \
+	"$tmp/all.tsv" | sort >"$tmp/other.want"
+awk '!/^#/ && NF && $NF != "NaN" { printf "%.9g %.9g\n", $1, $NF }' "$d/pareto.dat" | sort >"$tmp/other.got"
+name="pareto: one point for every other configuration that fits"
+[ -s "$tmp/other.want" ] && cmp -s "$tmp/other.want" "$tmp/other.got" && ok ||
+	bad "$(diff "$tmp/other.want" "$tmp/other.got")"
+# no front row is dominated by any configuration that fits
+name="pareto: the front is non-dominated"
+dom=$(awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$(c["failed"]) !~ /split|weights|context|kv_dtype|memory|throughput/ && $(c["cost_per_mtok"]) ~ /^[0-9]/ {
+		n++; k[n] = $(c["cost_per_mtok"]) + 0; t[n] = $(c["tpot_s"]) + 0; f[n] = $(c["ttft_s"]) + 0
+		p[n] = $(c["pareto"]) }
+	END { for (i = 1; i <= n; i++) if (p[i] == "true") for (j = 1; j <= n; j++)
+		if (k[j] <= k[i] && t[j] <= t[i] && f[j] <= f[i] && (k[j] < k[i] || t[j] < t[i] || f[j] < f[i]))
+			print "row " j " dominates front row " i }' "$tmp/all.tsv")
+nfront=$(awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $(c["pareto"]) == "true"' "$tmp/all.tsv" | wc -l)
+[ -z "$dom" ] && [ "$nfront" -ge 2 ] && ok || bad "$dom (front of $nfront)"
+gp=$(cat "$d/pareto.gp")
+case "$gp" in *"set xlabel 'TPOT, time per output token (s)'"*) ok ;; *) bad "pareto: xlabel" ;; esac
+case "$gp" in *"using 1:(\$4 > 0 ? \$4/1 : NaN) with linespoints"*) ok ;; *) bad "pareto: the front a line" ;; esac
+case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN) with points"*) ok ;; *) bad "pareto: the others points" ;; esac
+# a GPU without a price, none given: nothing to plot, and the message says what to give
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto --model llama-3.1-8b --gpu-memory 80GiB -o "$d" \
+	--gpu "$top_srcdir/tests/data/hostile/evil-gpu.yaml"
+expect_rc 3
+expect_err "--price"
+run "$KVPLAN" plot pareto --model llama-3.1-8b --gpu h100-sxm --price h200=2 -o "$d"
+expect_rc 2
+expect_err "--price: 'h200' is not among the GPUs considered"
+run "$KVPLAN" plot pareto --model llama-3.1-8b --cost cloud:cheap -o "$d"
+expect_rc 2
+expect_err "--cost: expected cloud"
 finish

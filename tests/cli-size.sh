@@ -326,6 +326,13 @@ bad_gpu "purchase_kind: list" "purchase_kind: labels a purchase price: give purc
 bad_gpu "price_kind: spot" "price_kind: labels a price: give price_per_hour too"
 bad_gpu "purchase_price: 0" "purchase_price: must be positive"
 bad_gpu "tdp_watts: 0" "tdp_watts: must be positive"
+# a server price is shared by the GPUs in the server: it needs node_gpus
+bad_gpu "price_per_hour: 2\nserver_price: 300000" \
+	"bad.yaml:8:15: error: server_price: prices a whole server: give node_gpus"
+bad_gpu "price_per_hour: 2\nserver_date: \"2026-12-01\"" "server_date: labels a server price: give server_price too"
+bad_gpu "server_price: 0" "server_price: must be positive"
+bad_gpu "price_per_hour: 2\nnode_gpus: 8\nscale_out: 50GB\/s\nserver_price: 300000\nserver_date: soon" \
+	"server_date: expected a date YYYY-MM-DD, got 'soon'"
 
 # mistakes
 run "$KVPLAN" size --model llama-3.1-8b
