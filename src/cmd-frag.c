@@ -9,17 +9,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
+#include "cmd-frag-print.h"
 #include "frag.h"
 #include "units.h"
 
 static const char *const cmd = "frag";
-
-enum {
-	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_LENGTHS, OPT_PROMPT, OPT_OUTPUT, OPT_MAX_LEN,
-	OPT_BLOCK_SIZES, OPT_SHARED_PREFIX, OPT_MAX_TOKENS, OPT_REQUESTS, OPT_SEED, OPT_WARMUP,
-	OPT_ALLOCATOR, OPT_PREFIX_CACHE, OPT_CACHE_SIZES, OPT_POLICIES, OPT_ARRIVAL_RATE,
-	OPT_STEP_TIME
-};
 
 static void help(void)
 {
@@ -176,47 +171,91 @@ static int parse_positive(const char *opt, const char *arg, double *out)
 	return 0;
 }
 
-static int frag_option(struct frag_opts *o, int opt, const char *arg)
+/* The table's parsers (cli-options.h): dest is the struct frag_opts. */
+static bool shared_prefix_parse(const char *name, const char *arg, void *dest)
 {
-	switch (opt) {
-	case OPT_WORKLOAD: o->workload = arg; return 0;
-	case OPT_LENGTHS: o->lengths = arg; return 0;
-	case OPT_PROMPT: o->prompt = arg; return 0;
-	case OPT_OUTPUT: o->output = arg; return 0;
-	case OPT_PREFIX_CACHE: o->prefix_cache = arg; return 0;
-	case OPT_MAX_LEN:
-		return kvp_cli_tokens(cmd, "--max-len", arg, &o->max_len) ? 0 : KVP_EXIT_USAGE;
-	case OPT_MAX_TOKENS:
-		return kvp_cli_tokens(cmd, "--max-tokens", arg, &o->max_tokens) ? 0 : KVP_EXIT_USAGE;
-	case OPT_REQUESTS:
-		return kvp_cli_u64(cmd, "--requests", arg, 1, &o->requests) ? 0 : KVP_EXIT_USAGE;
-	case OPT_SEED:
-		return kvp_cli_u64(cmd, "--seed", arg, 0, &o->seed) ? 0 : KVP_EXIT_USAGE;
-	case OPT_WARMUP:
-		o->has_warmup = true;
-		return kvp_cli_u64(cmd, "--warmup", arg, 0, &o->warmup) ? 0 : KVP_EXIT_USAGE;
-	case OPT_SHARED_PREFIX: return parse_prefix(o, arg);
-	case OPT_ALLOCATOR: return parse_allocator(o, arg);
-	case OPT_CACHE_SIZES: return parse_sizes(o, arg);
-	case OPT_POLICIES: return parse_policies(o, arg);
-	case OPT_ARRIVAL_RATE:
-		o->has_rate = true;
-		return parse_positive("--arrival-rate", arg, &o->arrival_rate);
-	case OPT_STEP_TIME:
-		o->has_step = true;
-		return parse_positive("--step-time", arg, &o->step_time_s);
-	case OPT_BLOCK_SIZES:
-		if (!kvp_cli_token_list(cmd, "--block-sizes", arg, o->blocks, KVP_FRAG_MAX_BLOCK_SIZES,
-					&o->nblock))
-			return KVP_EXIT_USAGE;
-		for (size_t i = 0; i < o->nblock; i++)
-			if (o->blocks[i] > KVP_FRAG_MAX_BLOCK)
-				return kvp_cli_usage_error(cmd, "--block-sizes: %llu is more than %u tokens",
-							   (unsigned long long)o->blocks[i], KVP_FRAG_MAX_BLOCK);
-		return 0;
-	default:
-		return 1;
-	}
+	(void)name;
+	return parse_prefix(dest, arg) == 0;
+}
+
+static bool allocator_parse(const char *name, const char *arg, void *dest)
+{
+	(void)name;
+	return parse_allocator(dest, arg) == 0;
+}
+
+static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
+{
+	(void)name;
+	return parse_sizes(dest, arg) == 0;
+}
+
+static bool policies_parse(const char *name, const char *arg, void *dest)
+{
+	(void)name;
+	return parse_policies(dest, arg) == 0;
+}
+
+static bool max_len_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	return kvp_cli_tokens(name, "--max-len", arg, &o->max_len);
+}
+
+static bool max_tokens_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	return kvp_cli_tokens(name, "--max-tokens", arg, &o->max_tokens);
+}
+
+static bool requests_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	return kvp_cli_u64(name, "--requests", arg, 1, &o->requests);
+}
+
+static bool seed_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	return kvp_cli_u64(name, "--seed", arg, 0, &o->seed);
+}
+
+static bool warmup_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	o->has_warmup = true;
+	return kvp_cli_u64(name, "--warmup", arg, 0, &o->warmup);
+}
+
+static bool arrival_rate_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	(void)name;
+	o->has_rate = true;
+	return parse_positive("--arrival-rate", arg, &o->arrival_rate) == 0;
+}
+
+static bool step_time_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	(void)name;
+	o->has_step = true;
+	return parse_positive("--step-time", arg, &o->step_time_s) == 0;
+}
+
+static bool block_sizes_parse(const char *name, const char *arg, void *dest)
+{
+	struct frag_opts *o = dest;
+	if (!kvp_cli_token_list(name, "--block-sizes", arg, o->blocks, KVP_FRAG_MAX_BLOCK_SIZES,
+				&o->nblock))
+		return false;
+	for (size_t i = 0; i < o->nblock; i++)
+		if (o->blocks[i] > KVP_FRAG_MAX_BLOCK) {
+			kvp_cli_usage_error(name, "--block-sizes: %llu is more than %u tokens",
+					    (unsigned long long)o->blocks[i], KVP_FRAG_MAX_BLOCK);
+			return false;
+		}
+	return true;
 }
 
 /* The workload: a profile, then the command line's lengths and prefix on top. */
@@ -256,142 +295,6 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 	return 0;
 }
 
-struct cache_row {
-	struct kvp_frag_cache_result shared, stamped;
-	double displaced;
-};
-
-static void print_table(const struct kvp_budget *b, const struct kvp_gpu *g,
-			const struct kvp_workload *w, const struct kvp_frag_config *fc,
-			const struct kvp_frag_result *rows, size_t n, int rec, const char *reason,
-			bool max_fits, const struct cache_row *cache, size_t ncache,
-			const struct kvp_frag_cache_config *cc, const struct kvp_frag_report *rep)
-{
-	const struct kvp_spec *s = &b->spec;
-	char t1[64], t2[64], t3[64], sp[128], so[128];
-	char mn[KVP_TERM_SIZE(sizeof s->model->name)], gn[KVP_TERM_SIZE(sizeof g->name)];
-	char wn[KVP_TERM_SIZE(sizeof w->name)];
-	printf("kvplan frag: %s on %s, engine %s, tp %u, pp %u, KV %s\n\n",
-	       kvp_term_text(mn, sizeof mn, s->model->name), kvp_term_text(gn, sizeof gn, g->name),
-	       kvp_engine_name(b->engine), s->par.tp, s->par.pp, kvp_dtype_name(s->kv_dtype));
-	kvp_dist_format(&w->prompt, sp, sizeof sp);
-	kvp_dist_format(&w->output, so, sizeof so);
-	kvp_format_u64(fc->max_len, t1, sizeof t1);
-	kvp_format_u64(fc->requests, t2, sizeof t2);
-	printf("Workload %s: prompt %s, output %s%s, max_len %s tokens\n",
-	       kvp_term_text(wn, sizeof wn, w->name), sp, so,
-	       w->paired ? " (pairs from the file)" : "", t1);
-	if (fc->prefix_tokens) {
-		kvp_format_u64(fc->prefix_tokens, t1, sizeof t1);
-		printf("  shared prefix: %s tokens before the prompt of %.0f%% of the requests\n", t1,
-		       100 * fc->prefix_fraction);
-	}
-	printf("  %s requests, seed %llu, averages after %llu admissions while requests wait\n\n",
-	       t2, (unsigned long long)fc->seed, (unsigned long long)fc->warmup);
-
-	kvp_format_bytes(fc->pool_bytes, t1, sizeof t1);
-	kvp_format_u64(kvp_frag_token_bytes(&fc->shape), t2, sizeof t2);
-	kvp_format_u64(fc->pool_bytes / kvp_frag_token_bytes(&fc->shape), t3, sizeof t3);
-	printf("KV pool (kvplan budget): %s; %s B per token -> %s token slots\n", t1, t2, t3);
-	kvp_format_u64(b->max_sequences, t1, sizeof t1);
-	kvp_format_u64(fc->max_len, t2, sizeof t2);
-	printf("Engine's worst case (every request at max_len %s): %s sequences\n\n", t2, t1);
-
-	printf("%-18s %-9s %6s %7s %7s %7s %6s %9s %8s %8s %10s %11s\n", "policy", "alloc/P",
-	       "used%", "int.w%", "ext.w%", "free%", "seqs", "refused*", "preempt", "waste/seq",
-	       "(P-1)/2", "metadata");
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_frag_result *r = &rows[i];
-		char what[16], exp[16], meta[32];
-		if (r->policy >= KVP_FRAG_POLICY_PAGED) {
-			snprintf(what, sizeof what, "%u", r->block_size);
-			snprintf(exp, sizeof exp, "%.1f", r->expected_waste_tokens);
-		} else {
-			snprintf(what, sizeof what, "%s", r->fit ? "best" : "first");
-			snprintf(exp, sizeof exp, "-");
-		}
-		kvp_format_bytes(r->metadata_bytes, meta, sizeof meta);
-		printf("%-18s %-9s %6.2f %7.2f %7.2f %7.2f %6llu %9llu %8llu %8.1f %10s %11s%s\n",
-		       kvp_frag_policy_name(r->policy), what, 100 * r->used_fraction,
-		       100 * r->internal_waste_fraction, 100 * r->external_waste_fraction,
-		       100 * r->free_fraction, (unsigned long long)r->max_sequences,
-		       (unsigned long long)r->refused_with_free_memory,
-		       (unsigned long long)r->preemptions, r->waste_tokens_per_sequence, exp, meta,
-		       (int)i == rec ? "  <- recommended" : "");
-	}
-	if (n && rows[0].over_time) {
-		printf("\nArrivals: %g requests/s (%s), %g s per step, %llu tokens per step\n",
-		       rows[0].arrival_rate, fc->arrival_rate > 0 ? "Poisson" : "the file's times",
-		       fc->step_time_s,
-		       (unsigned long long)fc->max_batched_tokens);
-		if (rep->step_from_perf)
-			printf("  step: the perf model's decode step of %llu sequences at %llu tokens "
-			       "(--step-time to set it)\n", (unsigned long long)rep->step_batch,
-			       (unsigned long long)rep->step_context);
-		printf("%-18s %-9s %12s %12s %10s %12s %9s %14s\n", "policy", "P/alloc", "queue s",
-		       "p99 queue s", "live", "latency s", "preempt", "throughput/s");
-		for (size_t i = 0; i < n; i++) {
-			char what[16];
-			if (rows[i].policy >= KVP_FRAG_POLICY_PAGED)
-				snprintf(what, sizeof what, "%u", rows[i].block_size);
-			else
-				snprintf(what, sizeof what, "%s", rows[i].fit ? "best" : "first");
-			printf("%-18s %-9s %12.4f %12.4f %10.2f %12.4f %9llu %14.3f\n",
-			       kvp_frag_policy_name(rows[i].policy), what, rows[i].mean_queue_s,
-			       rows[i].p99_queue_s, rows[i].mean_live_sequences,
-			       rows[i].mean_latency_s, (unsigned long long)rows[i].preemptions,
-			       rows[i].throughput_rps);
-		}
-		printf("  live = arrival rate x (latency - queue) when nothing is preempted "
-		       "(Little's law).\n");
-	}
-	if (!max_fits)
-		printf("contiguous-max: one reservation of max_len is larger than the pool: 0 sequences\n");
-	printf("\n  used: pool bytes holding real tokens; int.w: reserved or allocated but empty;\n"
-	       "  ext.w: free while the next request waited for a large enough hole; seqs: the\n"
-	       "  time-average of live sequences; refused*: requests refused while enough bytes\n"
-	       "  were free in total; waste/seq: empty token slots per sequence, against the\n"
-	       "  closed form (P - 1) / 2 for lengths spread over many blocks.\n%s\n",
-	       fc->shape.nclass > 1 ? "  The closed form is for full-attention layers; sliding and "
-				      "chunked layers add\n  the partial blocks at both ends of "
-				      "their window.\n" : "");
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].dropped) {
-			printf("  %s: %llu requests longer than the whole pool were dropped\n",
-			       kvp_frag_policy_name(rows[i].policy),
-			       (unsigned long long)rows[i].dropped);
-			break;
-		}
-	if (rec >= 0)
-		printf("Recommended block size: %u (%s)\n", rows[rec].block_size, reason);
-	if (!ncache)
-		return;
-	kvp_format_u64(cc->prefixes, t1, sizeof t1);
-	kvp_format_bytes(cc->entry_bytes, t2, sizeof t2);
-	printf("\nPrefix cache: LRU over %s prefixes of %llu tokens, Zipf(%g) popularity, block %u;\n"
-	       "one cached prefix keeps its %llu full blocks = %s\n", t1,
-	       (unsigned long long)cc->prefix_tokens, cc->zipf_s, cc->block_size,
-	       (unsigned long long)(cc->prefix_tokens / cc->block_size), t2);
-	printf("%.0f%% of the requests carry a prefix and look it up (hit%% is of theirs)\n",
-	       100 * cc->carrier_fraction);
-	printf("%12s %7s %9s %8s %14s %14s %13s %17s\n", "cache", "%pool", "prefixes", "hit%",
-	       "saved tok/car", "saved tok/req", "seqs given up", "hit% id first");
-	for (size_t i = 0; i < ncache; i++) {
-		kvp_format_bytes(cache[i].shared.cache_bytes, t1, sizeof t1);
-		printf("%12s %7.2f %9llu %8.2f %14.1f %14.1f %13.1f %17.2f\n", t1,
-		       100.0 * (double)cache[i].shared.cache_bytes / (double)fc->pool_bytes,
-		       (unsigned long long)cache[i].shared.capacity_prefixes,
-		       100 * cache[i].shared.hit_rate,
-		       cache[i].shared.saved_prefill_tokens_per_carrier,
-		       cache[i].shared.saved_prefill_tokens,
-		       cache[i].displaced, 100 * cache[i].stamped.hit_rate);
-	}
-	printf("  saved tok/car: prefill tokens saved per carrying request; tok/req: per request\n"
-	       "  of the stream (times the carrying share).\n");
-	printf("  seqs given up: cache bytes / pool bytes per live sequence at the recommended\n"
-	       "  block; id first: the same prefixes behind a timestamp or request id share nothing.\n");
-}
-
 /* Simulation speed for the up-front estimate, measured by bench/frag-bench.sh
  * on a slow core and rounded up: the saturated mode about 0.3 us per request
  * and row, arrivals over time about 1 us. */
@@ -422,48 +325,93 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 	fprintf(stderr, "kvplan frag: %s of %s requests drawn\n", t1, t2);
 }
 
+/* The prefix cache of --prefix-cache, at the recommended block (or the first
+ * paged one): cc and ncache rows of cache, or the exit code after a message. */
+static int run_prefix_cache(const struct frag_opts *o, const struct kvp_workload *w,
+			    const struct kvp_frag_report *rep, struct kvp_frag_cache_config *cc,
+			    struct kvp_frag_cache_row *cache, size_t *ncache)
+{
+	const struct kvp_frag_config *fc = &rep->cfg;
+	const struct kvp_frag_result *rows = rep->rows;
+	int rec = rep->recommended;
+	struct kvp_error err = {0};
+	char buf[64];
+	snprintf(buf, sizeof buf, "%s", o->prefix_cache);
+	char *colon = strchr(buf, ':');
+	if (colon)
+		*colon = '\0';
+	cc->zipf_s = 1;
+	if (kvp_parse_u64(buf, &cc->prefixes) || !cc->prefixes ||
+	    (colon && (kvp_parse_double(colon + 1, &cc->zipf_s) || !(cc->zipf_s > 0))))
+		return kvp_cli_usage_error(cmd, "--prefix-cache: expected PREFIXES[:ZIPF_S], got '%s'",
+					   o->prefix_cache);
+	if (!w->prefix_tokens)
+		return kvp_cli_usage_error(cmd, "--prefix-cache needs a prefix length: "
+					   "--shared-prefix K or shared_prefix in the workload");
+	const struct kvp_frag_result *at = rec >= 0 ? &rows[rec] : NULL;
+	cc->block_size = at ? at->block_size : fc->block_sizes[0];
+	cc->prefix_tokens = w->prefix_tokens;
+	uint64_t full = cc->prefix_tokens / cc->block_size * cc->block_size;
+	cc->entry_bytes = kvp_frag_seq_bytes(&fc->shape, full, cc->block_size) - fc->shape.seq_bytes;
+	cc->requests = fc->requests;
+	cc->carrier_fraction = w->prefix_fraction;
+	cc->seed = fc->seed;
+	uint64_t sizes[16];
+	static const double pct[] = {0, 1, 2, 5, 10, 20, 50};
+	if (o->ncache) {
+		*ncache = o->ncache;
+		memcpy(sizes, o->cache_sizes, *ncache * sizeof sizes[0]);
+	} else {
+		*ncache = sizeof pct / sizeof pct[0];
+		for (size_t i = 0; i < *ncache; i++)
+			sizes[i] = (uint64_t)((double)fc->pool_bytes * pct[i] / 100);
+	}
+	struct kvp_frag_cache_result r1[16], r2[16];
+	if (kvp_frag_prefix_cache(cc, sizes, *ncache, r1, &err))
+		return kvp_cli_error(cmd, &err);
+	cc->unique_first_token = true;
+	kvp_frag_prefix_cache(cc, sizes, *ncache, r2, &err);
+	cc->unique_first_token = false;
+	for (size_t i = 0; i < *ncache; i++) {
+		cache[i].shared = r1[i];
+		cache[i].stamped = r2[i];
+		cache[i].displaced = at && at->held_bytes_per_sequence > 0
+					     ? (double)sizes[i] / at->held_bytes_per_sequence
+					     : 0;
+	}
+	return 0;
+}
+
 int kvp_cmd_frag(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		KVP_CLI_COMMON_OPTIONS,
-		{"workload", required_argument, NULL, OPT_WORKLOAD},
-		{"lengths", required_argument, NULL, OPT_LENGTHS},
-		{"prompt", required_argument, NULL, OPT_PROMPT},
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"max-len", required_argument, NULL, OPT_MAX_LEN},
-		{"block-sizes", required_argument, NULL, OPT_BLOCK_SIZES},
-		{"shared-prefix", required_argument, NULL, OPT_SHARED_PREFIX},
-		{"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
-		{"requests", required_argument, NULL, OPT_REQUESTS},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"warmup", required_argument, NULL, OPT_WARMUP},
-		{"allocator", required_argument, NULL, OPT_ALLOCATOR},
-		{"prefix-cache", required_argument, NULL, OPT_PREFIX_CACHE},
-		{"cache-sizes", required_argument, NULL, OPT_CACHE_SIZES},
-		{"policies", required_argument, NULL, OPT_POLICIES},
-		{"arrival-rate", required_argument, NULL, OPT_ARRIVAL_RATE},
-		{"step-time", required_argument, NULL, OPT_STEP_TIME},
-		{NULL, 0, NULL, 0}
-	};
 	struct kvp_cli_common c;
 	struct frag_opts o = {.requests = 100000, .seed = 1, .fit = {true, true}};
 	kvp_cli_common_init(&c);
-	int opt, rc;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			c.help = true;
-			continue;
-		}
-		if (opt == '?' || opt == ':')
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
-		if (rc == 1)
-			rc = frag_option(&o, opt, optarg);
-		if (rc)
-			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
-	}
+	int rc;
+	const struct kvp_cli_opt opts[] = {
+		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
+		{.kind = KVP_CLI_OPT_COMMON, .dest = &c},
+		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &o.workload},
+		{.name = "lengths", .kind = KVP_CLI_OPT_STRING, .dest = &o.lengths},
+		{.name = "prompt", .kind = KVP_CLI_OPT_STRING, .dest = &o.prompt},
+		{.name = "output", .kind = KVP_CLI_OPT_STRING, .dest = &o.output},
+		{.name = "max-len", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = max_len_parse},
+		{.name = "block-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = block_sizes_parse},
+		{.name = "shared-prefix", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = shared_prefix_parse},
+		{.name = "max-tokens", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = max_tokens_parse},
+		{.name = "requests", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = requests_parse},
+		{.name = "seed", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = seed_parse},
+		{.name = "warmup", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = warmup_parse},
+		{.name = "allocator", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = allocator_parse},
+		{.name = "prefix-cache", .kind = KVP_CLI_OPT_STRING, .dest = &o.prefix_cache},
+		{.name = "cache-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = cache_sizes_parse},
+		{.name = "policies", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = policies_parse},
+		{.name = "arrival-rate", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = arrival_rate_parse},
+		{.name = "step-time", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = step_time_parse},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+		return rc;
 	if (c.help) {
 		help();
 		return KVP_EXIT_OK;
@@ -477,9 +425,8 @@ int kvp_cmd_frag(int argc, char **argv)
 	struct kvp_frag_report *rep = malloc(sizeof *rep);
 	struct kvp_workload w = {0};
 	struct kvp_gpu g;
-	struct cache_row cache[16];
+	struct kvp_frag_cache_row cache[16];
 	struct kvp_frag_cache_config cc = {0};
-	struct kvp_record *top = NULL;
 	size_t ncache = 0;
 	struct kvp_error err = {0};
 	if (!m || !rep) {
@@ -553,18 +500,14 @@ int kvp_cmd_frag(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	const struct kvp_budget *b = &rep->budget;
-	const struct kvp_frag_config *fc = &rep->cfg;
 	const struct kvp_frag_result *rows = rep->rows;
 	size_t n = rep->nrows;
-	if (!b->kv_pool_bytes) {
+	if (!rep->budget.kv_pool_bytes) {
 		fprintf(stderr, "kvplan frag: the weights, activations and overhead leave no KV pool "
 				"on %s (see kvplan budget)\n", g.name);
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	int rec = rep->recommended;
-	const char *reason = rep->reason;
 	for (size_t i = 0; i < n; i++)
 		if (!rows[i].measured_steps) {
 			fprintf(stderr, "kvplan frag: warning: %s measured nothing: the requests ran out "
@@ -573,107 +516,18 @@ int kvp_cmd_frag(int argc, char **argv)
 			break;
 		}
 
-	/* the prefix cache, at the recommended block (or the first paged one) */
-	if (o.prefix_cache) {
-		char buf[64];
-		snprintf(buf, sizeof buf, "%s", o.prefix_cache);
-		char *colon = strchr(buf, ':');
-		if (colon)
-			*colon = '\0';
-		cc.zipf_s = 1;
-		if (kvp_parse_u64(buf, &cc.prefixes) || !cc.prefixes ||
-		    (colon && (kvp_parse_double(colon + 1, &cc.zipf_s) || !(cc.zipf_s > 0)))) {
-			rc = kvp_cli_usage_error(cmd, "--prefix-cache: expected PREFIXES[:ZIPF_S], got '%s'",
-						 o.prefix_cache);
-			goto out;
-		}
-		if (!w.prefix_tokens) {
-			rc = kvp_cli_usage_error(cmd, "--prefix-cache needs a prefix length: "
-						 "--shared-prefix K or shared_prefix in the workload");
-			goto out;
-		}
-		const struct kvp_frag_result *at = rec >= 0 ? &rows[rec] : NULL;
-		cc.block_size = at ? at->block_size : fc->block_sizes[0];
-		cc.prefix_tokens = w.prefix_tokens;
-		uint64_t full = cc.prefix_tokens / cc.block_size * cc.block_size;
-		cc.entry_bytes = kvp_frag_seq_bytes(&fc->shape, full, cc.block_size) - fc->shape.seq_bytes;
-		cc.requests = fc->requests;
-		cc.carrier_fraction = w.prefix_fraction;
-		cc.seed = fc->seed;
-		uint64_t sizes[16];
-		static const double pct[] = {0, 1, 2, 5, 10, 20, 50};
-		if (o.ncache) {
-			ncache = o.ncache;
-			memcpy(sizes, o.cache_sizes, ncache * sizeof sizes[0]);
-		} else {
-			ncache = sizeof pct / sizeof pct[0];
-			for (size_t i = 0; i < ncache; i++)
-				sizes[i] = (uint64_t)((double)fc->pool_bytes * pct[i] / 100);
-		}
-		struct kvp_frag_cache_result r1[16], r2[16];
-		if (kvp_frag_prefix_cache(&cc, sizes, ncache, r1, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		cc.unique_first_token = true;
-		kvp_frag_prefix_cache(&cc, sizes, ncache, r2, &err);
-		cc.unique_first_token = false;
-		for (size_t i = 0; i < ncache; i++) {
-			cache[i].shared = r1[i];
-			cache[i].stamped = r2[i];
-			cache[i].displaced = at && at->held_bytes_per_sequence > 0
-						     ? (double)sizes[i] / at->held_bytes_per_sequence
-						     : 0;
-		}
-	}
+	if (o.prefix_cache && (rc = run_prefix_cache(&o, &w, rep, &cc, cache, &ncache)))
+		goto out;
 
 	if (c.format == KVP_FORMAT_TABLE) {
-		print_table(b, &g, &w, fc, rows, n, rec, reason, rep->max_fits, cache, ncache, &cc, rep);
-		rc = KVP_EXIT_OK;
-		goto out;
-	}
-	if (c.format == KVP_FORMAT_CSV) {
-		struct kvp_record *recs[KVP_FRAG_MAX_ROWS];
-		size_t nrec = 0;
-		for (size_t i = 0; i < n; i++)
-			if ((recs[nrec] = kvp_frag_row_to_record(&rows[i])))
-				nrec++;
-		kvp_cli_write_rows(stdout, c.format, recs, nrec, NULL);
-		for (size_t i = 0; i < nrec; i++)
-			kvp_record_free(recs[i]);
-		rc = KVP_EXIT_OK;
-		goto out;
-	}
-	top = kvp_record_new();
-	bool ok = top && kvp_frag_to_record(rep, top) && kvp_cli_warnings_to_record(&warn, top);
-	for (size_t i = 0; i < ncache && top; i++)
-		for (int stamped = 0; stamped < 2; stamped++) {
-			const struct kvp_frag_cache_result *x = stamped ? &cache[i].stamped : &cache[i].shared;
-			struct kvp_record *cr = kvp_record_new();
-			bool good = cr && kvp_record_str(cr, "prefix_first", stamped ? "request-id" : "shared") &&
-				    kvp_record_u64(cr, "cache_bytes", x->cache_bytes) &&
-				    kvp_record_u64(cr, "capacity_prefixes", x->capacity_prefixes) &&
-				    kvp_record_f64(cr, "hit_rate", x->hit_rate) &&
-				    kvp_record_f64(cr, "saved_prefill_tokens", x->saved_prefill_tokens) &&
-				    kvp_record_f64(cr, "saved_prefill_tokens_per_carrier",
-						   x->saved_prefill_tokens_per_carrier) &&
-				    kvp_record_f64(cr, "sequences_given_up", cache[i].displaced);
-			if (!good) {
-				kvp_record_free(cr);
-				ok = false;
-			} else if (!kvp_record_push(top, "prefix_cache", cr)) {
-				ok = false;
-			}
-		}
-	if (!ok) {
+		kvp_frag_print_table(rep, &g, &w, cache, ncache, &cc);
+	} else if (!kvp_frag_print_record(rep, c.format, &warn, cache, ncache)) {
 		fprintf(stderr, "kvplan frag: out of memory\n");
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	kvp_write_json(stdout, top);
 	rc = KVP_EXIT_OK;
 out:
-	kvp_record_free(top);
 	kvp_workload_free(&w);
 	free(m);
 	free(rep);
