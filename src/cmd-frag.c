@@ -3,7 +3,8 @@
  * block size, with and without a shared prefix; which block size to use and
  * why; and what a prefix cache buys for the memory it keeps.  The pool comes
  * from the budget (kvp_budget_compute), the bytes per token from the model's
- * layer list, the lengths from a workload (frag.h describes the simulation). */
+ * layer list, the lengths from a workload (frag.h describes the simulation).
+ * cmd-frag-print.c prints the answer. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
