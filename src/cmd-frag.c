@@ -84,61 +84,72 @@ struct frag_opts {
 	bool has_rate, has_step;
 };
 
-/* "2048" or "2048:0.7". */
-static int parse_prefix(struct frag_opts *o, const char *arg)
+/* The table's parsers (cli-options.h): dest is the struct frag_opts.
+ * --shared-prefix: "2048" or "2048:0.7". */
+static bool shared_prefix_parse(const char *name, const char *arg, void *dest)
 {
+	struct frag_opts *o = dest;
 	char buf[64];
 	const char *colon = strchr(arg, ':');
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
 	if (len >= sizeof buf) /* longer than any token count: refused, not cut */
-		return kvp_cli_usage_error(cmd, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'", arg);
+		return kvp_cli_usage_error(name, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'",
+					   arg), false;
 	memcpy(buf, arg, len);
 	buf[len] = '\0';
 	o->prefix_fraction = 1;
-	if (!kvp_cli_tokens(cmd, "--shared-prefix", buf, &o->prefix_tokens))
-		return KVP_EXIT_USAGE;
+	if (!kvp_cli_tokens(name, "--shared-prefix", buf, &o->prefix_tokens))
+		return false;
 	if (colon && kvp_parse_double(colon + 1, &o->prefix_fraction))
-		return kvp_cli_usage_error(cmd, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'", arg);
+		return kvp_cli_usage_error(name, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'",
+					   arg), false;
 	if (o->prefix_fraction > 1)
-		return kvp_cli_usage_error(cmd, "--shared-prefix: the fraction must lie in [0, 1], got '%s'", arg);
+		return kvp_cli_usage_error(name, "--shared-prefix: the fraction must lie in [0, 1], got "
+					   "'%s'", arg), false;
 	o->has_prefix = true;
-	return 0;
+	return true;
 }
 
-static int parse_allocator(struct frag_opts *o, const char *arg)
+static bool allocator_parse(const char *name, const char *arg, void *dest)
 {
+	struct frag_opts *o = dest;
 	o->fit[0] = strcmp(arg, "first-fit") == 0 || strcmp(arg, "both") == 0;
 	o->fit[1] = strcmp(arg, "best-fit") == 0 || strcmp(arg, "both") == 0;
 	if (!o->fit[0] && !o->fit[1])
-		return kvp_cli_usage_error(cmd, "--allocator: expected first-fit, best-fit or both, got '%s'", arg);
-	return 0;
+		return kvp_cli_usage_error(name, "--allocator: expected first-fit, best-fit or both, "
+					   "got '%s'", arg), false;
+	return true;
 }
 
-static int parse_sizes(struct frag_opts *o, const char *arg)
+static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
 {
+	struct frag_opts *o = dest;
 	char *buf = strdup(arg); /* any length: no size is cut */
 	if (!buf)
-		return kvp_cli_usage_error(cmd, "--cache-sizes: out of memory");
+		return kvp_cli_usage_error(name, "--cache-sizes: out of memory"), false;
 	o->ncache = 0;
 	int rc = 0;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
 	     t = strtok_r(NULL, ",", &save)) {
 		if (o->ncache == sizeof o->cache_sizes / sizeof o->cache_sizes[0])
-			rc = kvp_cli_usage_error(cmd, "--cache-sizes: at most 16 sizes");
-		else if (!kvp_cli_bytes(cmd, "--cache-sizes", t, &o->cache_sizes[o->ncache++]))
+			rc = kvp_cli_usage_error(name, "--cache-sizes: at most 16 sizes");
+		else if (!kvp_cli_bytes(name, "--cache-sizes", t, &o->cache_sizes[o->ncache++]))
 			rc = KVP_EXIT_USAGE;
 	}
 	free(buf);
 	if (rc)
-		return rc;
-	return o->ncache ? 0 : kvp_cli_usage_error(cmd, "--cache-sizes: empty list");
+		return false;
+	if (!o->ncache)
+		return kvp_cli_usage_error(name, "--cache-sizes: empty list"), false;
+	return true;
 }
 
-static int parse_policies(struct frag_opts *o, const char *arg)
+static bool policies_parse(const char *name, const char *arg, void *dest)
 {
+	struct frag_opts *o = dest;
 	char *buf = strdup(arg); /* any length: no name is cut */
 	if (!buf)
-		return kvp_cli_usage_error(cmd, "--policies: out of memory");
+		return kvp_cli_usage_error(name, "--policies: out of memory"), false;
 	memset(o->policy, 0, sizeof o->policy);
 	o->has_policies = true;
 	int rc = 0;
@@ -148,19 +159,19 @@ static int parse_policies(struct frag_opts *o, const char *arg)
 		while (p < KVP_FRAG_POLICY_COUNT && strcmp(t, kvp_frag_policy_name((enum kvp_frag_policy)p)))
 			p++;
 		if (p == KVP_FRAG_POLICY_COUNT)
-			rc = kvp_cli_usage_error(cmd, "--policies: unknown policy '%s' (contiguous-max, "
+			rc = kvp_cli_usage_error(name, "--policies: unknown policy '%s' (contiguous-max, "
 						 "contiguous-request, paged, paged-shared)", t);
 		else
 			o->policy[p] = true;
 	}
 	free(buf);
 	if (rc)
-		return rc;
+		return false;
 	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++)
 		if (o->policy[p])
-			return 0;
-	return kvp_cli_usage_error(cmd, "--policies: empty list (contiguous-max, contiguous-request, "
-				   "paged, paged-shared)");
+			return true;
+	return kvp_cli_usage_error(name, "--policies: empty list (contiguous-max, contiguous-request, "
+				   "paged, paged-shared)"), false;
 }
 
 /* A positive, finite number: --arrival-rate, --step-time. */
@@ -170,31 +181,6 @@ static int parse_positive(const char *opt, const char *arg, double *out)
 		return kvp_cli_usage_error(cmd, "%s: expected a positive, finite number, got '%s'",
 					   opt, arg);
 	return 0;
-}
-
-/* The table's parsers (cli-options.h): dest is the struct frag_opts. */
-static bool shared_prefix_parse(const char *name, const char *arg, void *dest)
-{
-	(void)name;
-	return parse_prefix(dest, arg) == 0;
-}
-
-static bool allocator_parse(const char *name, const char *arg, void *dest)
-{
-	(void)name;
-	return parse_allocator(dest, arg) == 0;
-}
-
-static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
-{
-	(void)name;
-	return parse_sizes(dest, arg) == 0;
-}
-
-static bool policies_parse(const char *name, const char *arg, void *dest)
-{
-	(void)name;
-	return parse_policies(dest, arg) == 0;
 }
 
 static bool max_len_parse(const char *name, const char *arg, void *dest)

@@ -153,19 +153,30 @@ static int engine_option(void *dest, int opt, const char *arg)
 	return kvp_cli_common_option(a->c, cmd, opt, arg);
 }
 
+/* --kv-dtypes, --disagg: the items of a comma list (arg, cut to fit buf), at
+ * most MAX_TPS + 1: one more than a list holds, for the caller to refuse. */
+static size_t list_items(const char *arg, char *buf, size_t size, char *item[MAX_TPS + 1])
+{
+	snprintf(buf, size, "%s", arg);
+	size_t n = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n <= MAX_TPS;
+	     t = strtok_r(NULL, ",", &save))
+		item[n++] = t;
+	return n;
+}
+
 static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", arg);
+	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
+	size_t n = list_items(arg, buf, sizeof buf, item);
 	a->nkv = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char tt[KVP_TERM_SIZE(64)];
-		if (a->nkv == MAX_TPS)
+	for (size_t i = 0; i < n; i++) {
+		if (i == MAX_TPS)
 			return kvp_cli_usage_error(name, "--kv-dtypes: at most %d", MAX_TPS), false;
-		if (!kvp_dtype_parse(t, &a->kvs[a->nkv]))
+		if (!kvp_dtype_parse(item[i], &a->kvs[i]))
 			return kvp_cli_usage_error(name, "--kv-dtypes: unknown dtype '%s'",
-						   kvp_term_text(tt, sizeof tt, t)), false;
+						   kvp_term_text(tt, sizeof tt, item[i])), false;
 		a->nkv++;
 	}
 	if (!a->nkv)
@@ -177,19 +188,18 @@ static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
 static bool disagg_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", arg);
-	a->npd = 1;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
+	size_t n = list_items(arg, buf, sizeof buf, item);
+	a->npd = 1; /* colocated first */
+	for (size_t i = 0; i < n; i++) {
 		struct kvp_error e = {0};
-		char tt[KVP_TERM_SIZE(64)];
-		if (a->npd == MAX_TPS + 1)
+		if (i == MAX_TPS)
 			return kvp_cli_usage_error(name, "--disagg: at most %d P:D pairs", MAX_TPS), false;
 		uint32_t *pd = a->pd[a->npd];
-		if (kvp_disagg_parse_counts(t, &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64)
+		if (kvp_disagg_parse_counts(item[i], &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64)
 			return kvp_cli_usage_error(name, "--disagg: expected P:D pairs of 1 to 64 "
 						   "instances such as 1:2,1:3, got '%s'",
-						   kvp_term_text(tt, sizeof tt, t)), false;
+						   kvp_term_text(tt, sizeof tt, item[i])), false;
 		a->npd++;
 	}
 	if (a->npd == 1)
@@ -330,46 +340,40 @@ static bool cost_parse(const char *name, const char *arg, void *dest)
 	return true;
 }
 
-/* --years, --power-price, --pue, --cost-utilization: owned GPUs' terms. */
-static bool own_term(struct size_args *a, const char *name, const char *opt, const char *arg,
-		     double *to, double min, bool at_most_1)
+/* --years, --power-price, --pue, --cost-utilization: owned GPUs' terms, one
+ * group of the table (cli-options.h). */
+enum { OPT_YEARS = KVP_OPT_LAST + 1, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL };
+
+static const struct option own_options[] = {
+	{"years", required_argument, NULL, OPT_YEARS},
+	{"power-price", required_argument, NULL, OPT_POWER_PRICE},
+	{"pue", required_argument, NULL, OPT_PUE},
+	{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
+	{NULL, 0, NULL, 0}
+};
+
+static int own_option(void *dest, int opt, const char *arg)
 {
+	struct size_args *a = dest;
+	if (opt < OPT_YEARS || opt > OPT_COST_UTIL)
+		return 1;
+	static const char *const names[] = {"--years", "--power-price", "--pue", "--cost-utilization"};
+	int i = opt - OPT_YEARS;
 	double v;
-	if (kvp_parse_double(arg, &v) || !(v > 0) || !isfinite(v) || v < min || (at_most_1 && v > 1)) {
+	double *to[] = {&a->cost.years, &a->cost.power_usd_per_kwh, &a->cost.pue, &a->cost.utilization};
+	bool bad = kvp_parse_double(arg, &v) || !(v > 0) || !isfinite(v) || (opt == OPT_PUE && v < 1) ||
+		   (opt == OPT_COST_UTIL && v > 1);
+	if (bad) {
 		char t[KVP_TERM_SIZE(64)];
-		kvp_cli_usage_error(name, "%s: expected %s, got '%s'", opt,
-				    min >= 1 ? "a number of at least 1"
-				    : at_most_1 ? "a fraction in (0, 1]" : "a positive number",
-				    kvp_term_text(t, sizeof t, arg));
-		return false;
+		return kvp_cli_usage_error(cmd, "%s: expected %s, got '%s'", names[i],
+					   opt == OPT_PUE ? "a number of at least 1"
+					   : opt == OPT_COST_UTIL ? "a fraction in (0, 1]"
+								  : "a positive number",
+					   kvp_term_text(t, sizeof t, arg));
 	}
-	*to = v;
+	*to[i] = v;
 	a->own_opt = true;
-	return true;
-}
-
-static bool years_parse(const char *name, const char *arg, void *dest)
-{
-	struct size_args *a = dest;
-	return own_term(a, name, "--years", arg, &a->cost.years, 0, false);
-}
-
-static bool power_price_parse(const char *name, const char *arg, void *dest)
-{
-	struct size_args *a = dest;
-	return own_term(a, name, "--power-price", arg, &a->cost.power_usd_per_kwh, 0, false);
-}
-
-static bool pue_parse(const char *name, const char *arg, void *dest)
-{
-	struct size_args *a = dest;
-	return own_term(a, name, "--pue", arg, &a->cost.pue, 1, false);
-}
-
-static bool cost_util_parse(const char *name, const char *arg, void *dest)
-{
-	struct size_args *a = dest;
-	return own_term(a, name, "--cost-utilization", arg, &a->cost.utilization, 0, true);
+	return 0;
 }
 
 static bool emit_parse(const char *name, const char *arg, void *dest)
@@ -417,10 +421,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prefill_eff,
 		 .parse = prefill_eff_parse},
 		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = cost_parse},
-		{.name = "years", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = years_parse},
-		{.name = "power-price", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = power_price_parse},
-		{.name = "pue", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = pue_parse},
-		{.name = "cost-utilization", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = cost_util_parse},
+		{.kind = KVP_CLI_OPT_GROUP, .dest = &a, .group = own_options, .group_fn = own_option},
 		{.name = "kv-dtypes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = kv_dtypes_parse},
 		{.name = "pareto", .kind = KVP_CLI_OPT_FLAG, .dest = &a.pareto_only},
 		{.name = "slo-percentile", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = slo_percentile_parse},
