@@ -387,6 +387,71 @@ static bool emit_parse(const char *name, const char *arg, void *dest)
 	return true;
 }
 
+/* The GPUs considered: --gpu, --gpus LIST, or every GPU profile (--gpus all,
+ * the default); each name allocated, NULL when memory ran out. */
+static size_t gpu_names(const char *gpu, const char *gpus_arg, char *names[MAX_GPUS])
+{
+	size_t ngpu = 0;
+	if (gpu) {
+		names[ngpu++] = strdup(gpu);
+	} else if (!gpus_arg || strcmp(gpus_arg, "all") == 0) {
+		ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
+	} else {
+		char buf[2048];
+		snprintf(buf, sizeof buf, "%s", gpus_arg);
+		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ngpu < MAX_GPUS;
+		     t = strtok_r(NULL, ",", &save))
+			names[ngpu++] = strdup(t);
+	}
+	return ngpu;
+}
+
+/* The command line's rate, users and service levels over the workload's. */
+static void override_workload(const struct size_args *a, struct kvp_workload *w)
+{
+	if (a->rate > 0)
+		w->arrival_rate = a->rate;
+	if (a->users)
+		w->concurrent_users = a->users;
+	if (a->ttft > 0)
+		w->slo_ttft_s = a->ttft;
+	if (a->tpot > 0)
+		w->slo_tpot_s = a->tpot;
+	if (a->percentile > 0)
+		w->slo_percentile = a->percentile;
+}
+
+/* Search the space on each GPU (at its --price), filling cfg with ngpu x the
+ * space's points: 0, or the exit code after a message. */
+static int search_gpus(const struct size_args *a, char *const *names, size_t ngpu,
+		       const struct kvp_model *m, const struct kvp_size_demand *d,
+		       const struct kvp_size_opts *so, const struct kvp_size_space *space,
+		       struct kvp_size_config *cfg)
+{
+	bool priced[MAX_PRICES] = {false};
+	struct kvp_error err = {0};
+	size_t n = 0, per_gpu = kvp_size_space_points(space);
+	for (size_t i = 0; i < ngpu; i++) {
+		struct kvp_gpu g;
+		if (kvp_gpu_load(names[i], &g, &err))
+			return kvp_cli_error(cmd, &err);
+		for (size_t k = 0; k < a->nprice; k++)
+			if (strcmp(a->prices[k].gpu, names[i]) == 0 || strcmp(a->prices[k].gpu, g.name) == 0) {
+				g.price_per_hour = a->prices[k].usd;
+				snprintf(g.price_kind, sizeof g.price_kind, "given");
+				priced[k] = true;
+			}
+		if (kvp_size_search_space(m, &g, d, so, space, &cfg[n], &err))
+			return kvp_cli_error(cmd, &err);
+		n += per_gpu;
+	}
+	for (size_t k = 0; k < a->nprice; k++)
+		if (!priced[k])
+			return kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
+						   a->prices[k].gpu);
+	return 0;
+}
+
 int kvp_cmd_size(int argc, char **argv)
 {
 	struct kvp_cli_common c;
@@ -395,7 +460,6 @@ int kvp_cmd_size(int argc, char **argv)
 			      .npp = 1, .ndp = 1, .nep = 1, .nkv = 1, .kvs = {KVP_DTYPE_AUTO},
 			      .npd = 1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
 			      .emit = KVP_ENGINE_GENERIC};
-	bool priced[MAX_PRICES] = {false};
 	int rc;
 	const struct kvp_cli_opt opts[] = {
 		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
@@ -448,20 +512,8 @@ int kvp_cmd_size(int argc, char **argv)
 	if (a.has_emit && !a.engine_given)
 		c.opts.engine = a.emit;
 
-	/* the GPU names */
 	char *names[MAX_GPUS];
-	size_t ngpu = 0;
-	if (c.gpu) {
-		names[ngpu++] = strdup(c.gpu);
-	} else if (!a.gpus_arg || strcmp(a.gpus_arg, "all") == 0) {
-		ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
-	} else {
-		char buf[2048];
-		snprintf(buf, sizeof buf, "%s", a.gpus_arg);
-		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ngpu < MAX_GPUS;
-		     t = strtok_r(NULL, ",", &save))
-			names[ngpu++] = strdup(t);
-	}
+	size_t ngpu = gpu_names(c.gpu, a.gpus_arg, names);
 	struct kvp_model *m = malloc(sizeof *m);
 	uint32_t tp32[MAX_TPS], pp32[MAX_TPS], dp32[MAX_TPS], ep32[MAX_TPS];
 	for (size_t i = 0; i < MAX_TPS; i++) {
@@ -503,16 +555,7 @@ int kvp_cmd_size(int argc, char **argv)
 		goto out;
 	}
 	have_w = true;
-	if (a.rate > 0)
-		w.arrival_rate = a.rate;
-	if (a.users)
-		w.concurrent_users = a.users;
-	if (a.ttft > 0)
-		w.slo_ttft_s = a.ttft;
-	if (a.tpot > 0)
-		w.slo_tpot_s = a.tpot;
-	if (a.percentile > 0)
-		w.slo_percentile = a.percentile;
+	override_workload(&a, &w);
 	struct kvp_size_demand d;
 	if (kvp_size_demand(&w, m, &d, &err)) {
 		rc = kvp_cli_error(cmd, &err);
@@ -528,30 +571,9 @@ int kvp_cmd_size(int argc, char **argv)
 				   .prefill_flops_efficiency = a.prefill_eff,
 				   .max_replicas = (uint32_t)a.max_replicas, .cost = a.cost,
 				   .latency_spread = a.latency_spread};
-	for (size_t i = 0; i < ngpu; i++) {
-		struct kvp_gpu g;
-		if (kvp_gpu_load(names[i], &g, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		for (size_t k = 0; k < a.nprice; k++)
-			if (strcmp(a.prices[k].gpu, names[i]) == 0 || strcmp(a.prices[k].gpu, g.name) == 0) {
-				g.price_per_hour = a.prices[k].usd;
-				snprintf(g.price_kind, sizeof g.price_kind, "given");
-				priced[k] = true;
-			}
-		if (kvp_size_search_space(m, &g, &d, &so, &space, &cfg[n], &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		n += per_gpu;
-	}
-	for (size_t k = 0; k < a.nprice; k++)
-		if (!priced[k]) {
-			rc = kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
-						 a.prices[k].gpu);
-			goto out;
-		}
+	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, cfg)))
+		goto out;
+	n = ngpu * per_gpu;
 	/* searching several KV dtypes for one engine: those it cannot launch
 	 * fail kv_dtype (a single --kv-dtype it lacks is refused below) */
 	if (a.has_emit && a.kv_list)
