@@ -312,6 +312,53 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 	fprintf(stderr, "kvplan frag: %s of %s requests drawn\n", t1, t2);
 }
 
+/* The simulation's options from the command line's; when the run would take
+ * more than FRAG_PROGRESS_FROM_S, say so up front and report progress through
+ * tenth. */
+static void sim_options(const struct frag_opts *o, const struct kvp_workload *w,
+			struct kvp_frag_opts *fo, struct progress_state *tenth)
+{
+	kvp_frag_opts_init(fo);
+	fo->max_len = o->max_len;
+	fo->max_tokens = o->max_tokens;
+	fo->requests = o->requests;
+	fo->seed = o->seed;
+	fo->warmup = o->warmup;
+	fo->has_warmup = o->has_warmup;
+	fo->fit[0] = o->fit[0];
+	fo->fit[1] = o->fit[1];
+	fo->has_policies = o->has_policies;
+	memcpy(fo->policy, o->policy, sizeof fo->policy);
+	/* more requests than a minute's simulation: say so up front and show
+	 * progress (the rows run side by side over one stream) */
+	bool over_time = o->has_rate || o->has_step;
+	size_t nb = o->nblock ? o->nblock : 7, nfit = (size_t)o->fit[0] + o->fit[1], est_rows = 0;
+	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
+		if (o->has_policies && !o->policy[p])
+			continue;
+		if (p < KVP_FRAG_POLICY_PAGED)
+			est_rows += nfit;
+		else if (p == KVP_FRAG_POLICY_PAGED || w->prefix_tokens)
+			est_rows += nb; /* paged-shared: with a prefix */
+	}
+	double est_s = (double)(w->arrival_s && !o->has_rate ? w->narrival : o->requests) *
+		       (double)est_rows * 1e-6 *
+		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
+	if (est_s > FRAG_PROGRESS_FROM_S) {
+		char t1[64];
+		kvp_format_u64(o->requests, t1, sizeof t1);
+		fprintf(stderr, "kvplan frag: %s requests over about %zu row%s: about %.0f s; "
+			"progress follows\n", t1, est_rows, est_rows == 1 ? "" : "s", est_s);
+		fo->progress = progress;
+		fo->progress_ctx = tenth;
+	}
+	fo->arrival_rate = o->arrival_rate;
+	fo->step_time_s = o->step_time_s;
+	fo->nblock = o->nblock;
+	for (size_t i = 0; i < o->nblock; i++)
+		fo->block_sizes[i] = (uint32_t)o->blocks[i];
+}
+
 /* The prefix cache of --prefix-cache, at the recommended block (or the first
  * paged one): cc and ncache rows of cache, or the exit code after a message. */
 static int run_prefix_cache(const struct frag_opts *o, const struct kvp_workload *w,
@@ -435,45 +482,8 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 
 	struct kvp_frag_opts fo;
-	kvp_frag_opts_init(&fo);
-	fo.max_len = o.max_len;
-	fo.max_tokens = o.max_tokens;
-	fo.requests = o.requests;
-	fo.seed = o.seed;
-	fo.warmup = o.warmup;
-	fo.has_warmup = o.has_warmup;
-	fo.fit[0] = o.fit[0];
-	fo.fit[1] = o.fit[1];
-	fo.has_policies = o.has_policies;
-	memcpy(fo.policy, o.policy, sizeof fo.policy);
-	/* more requests than a minute's simulation: say so up front and show
-	 * progress (the rows run side by side over one stream) */
-	bool over_time = o.has_rate || o.has_step;
-	size_t nb = o.nblock ? o.nblock : 7, nfit = (size_t)o.fit[0] + o.fit[1], est_rows = 0;
-	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
-		if (o.has_policies && !o.policy[p])
-			continue;
-		if (p < KVP_FRAG_POLICY_PAGED)
-			est_rows += nfit;
-		else if (p == KVP_FRAG_POLICY_PAGED || w.prefix_tokens)
-			est_rows += nb; /* paged-shared: with a prefix */
-	}
-	double est_s = (double)(w.arrival_s && !o.has_rate ? w.narrival : o.requests) * (double)est_rows * 1e-6 *
-		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
 	struct progress_state tenth = {0};
-	if (est_s > FRAG_PROGRESS_FROM_S) {
-		char t1[64];
-		kvp_format_u64(o.requests, t1, sizeof t1);
-		fprintf(stderr, "kvplan frag: %s requests over about %zu row%s: about %.0f s; "
-			"progress follows\n", t1, est_rows, est_rows == 1 ? "" : "s", est_s);
-		fo.progress = progress;
-		fo.progress_ctx = &tenth;
-	}
-	fo.arrival_rate = o.arrival_rate;
-	fo.step_time_s = o.step_time_s;
-	fo.nblock = o.nblock;
-	for (size_t i = 0; i < o.nblock; i++)
-		fo.block_sizes[i] = (uint32_t)o.blocks[i];
+	sim_options(&o, &w, &fo, &tenth);
 	uint64_t max_len = kvp_frag_max_len(&fo, &w, &c.opts, m);
 	struct kvp_cli_warnings warn = {0};
 	kvp_cli_check_context(&warn, cmd, "max_len", max_len, m);
