@@ -68,19 +68,15 @@ static void help(void)
 }
 
 struct frag_opts {
+	struct kvp_frag_opts sim;   /* the simulation's options, parsed in place */
 	const char *workload, *lengths, *prompt, *output, *prefix_cache;
-	uint64_t max_len, max_tokens, requests, seed, warmup;
-	bool has_prefix, has_warmup;
+	bool has_prefix;
 	uint64_t prefix_tokens;
 	double prefix_fraction;
-	uint64_t blocks[KVP_FRAG_MAX_BLOCK_SIZES];
+	uint64_t blocks[KVP_FRAG_MAX_BLOCK_SIZES];  /* sim.block_sizes, as parsed */
 	size_t nblock;
-	bool fit[2];
-	bool policy[KVP_FRAG_POLICY_COUNT];
-	bool has_policies;
 	uint64_t cache_sizes[16];
 	size_t ncache;
-	double arrival_rate, step_time_s;
 	bool has_rate, has_step;
 };
 
@@ -113,9 +109,9 @@ static bool shared_prefix_parse(const char *name, const char *arg, void *dest)
 static bool allocator_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	o->fit[0] = strcmp(arg, "first-fit") == 0 || strcmp(arg, "both") == 0;
-	o->fit[1] = strcmp(arg, "best-fit") == 0 || strcmp(arg, "both") == 0;
-	if (!o->fit[0] && !o->fit[1])
+	o->sim.fit[0] = strcmp(arg, "first-fit") == 0 || strcmp(arg, "both") == 0;
+	o->sim.fit[1] = strcmp(arg, "best-fit") == 0 || strcmp(arg, "both") == 0;
+	if (!o->sim.fit[0] && !o->sim.fit[1])
 		return kvp_cli_usage_error(name, "--allocator: expected first-fit, best-fit or both, "
 					   "got '%s'", arg), false;
 	return true;
@@ -150,8 +146,8 @@ static bool policies_parse(const char *name, const char *arg, void *dest)
 	char *buf = strdup(arg); /* any length: no name is cut */
 	if (!buf)
 		return kvp_cli_usage_error(name, "--policies: out of memory"), false;
-	memset(o->policy, 0, sizeof o->policy);
-	o->has_policies = true;
+	memset(o->sim.policy, 0, sizeof o->sim.policy);
+	o->sim.has_policies = true;
 	int rc = 0;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
 	     t = strtok_r(NULL, ",", &save)) {
@@ -162,13 +158,13 @@ static bool policies_parse(const char *name, const char *arg, void *dest)
 			rc = kvp_cli_usage_error(name, "--policies: unknown policy '%s' (contiguous-max, "
 						 "contiguous-request, paged, paged-shared)", t);
 		else
-			o->policy[p] = true;
+			o->sim.policy[p] = true;
 	}
 	free(buf);
 	if (rc)
 		return false;
 	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++)
-		if (o->policy[p])
+		if (o->sim.policy[p])
 			return true;
 	return kvp_cli_usage_error(name, "--policies: empty list (contiguous-max, contiguous-request, "
 				   "paged, paged-shared)"), false;
@@ -186,32 +182,32 @@ static int parse_positive(const char *opt, const char *arg, double *out)
 static bool max_len_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	return kvp_cli_tokens(name, "--max-len", arg, &o->max_len);
+	return kvp_cli_tokens(name, "--max-len", arg, &o->sim.max_len);
 }
 
 static bool max_tokens_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	return kvp_cli_tokens(name, "--max-tokens", arg, &o->max_tokens);
+	return kvp_cli_tokens(name, "--max-tokens", arg, &o->sim.max_tokens);
 }
 
 static bool requests_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	return kvp_cli_u64(name, "--requests", arg, 1, &o->requests);
+	return kvp_cli_u64(name, "--requests", arg, 1, &o->sim.requests);
 }
 
 static bool seed_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	return kvp_cli_u64(name, "--seed", arg, 0, &o->seed);
+	return kvp_cli_u64(name, "--seed", arg, 0, &o->sim.seed);
 }
 
 static bool warmup_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	o->has_warmup = true;
-	return kvp_cli_u64(name, "--warmup", arg, 0, &o->warmup);
+	o->sim.has_warmup = true;
+	return kvp_cli_u64(name, "--warmup", arg, 0, &o->sim.warmup);
 }
 
 static bool arrival_rate_parse(const char *name, const char *arg, void *dest)
@@ -219,7 +215,7 @@ static bool arrival_rate_parse(const char *name, const char *arg, void *dest)
 	struct frag_opts *o = dest;
 	(void)name;
 	o->has_rate = true;
-	return parse_positive("--arrival-rate", arg, &o->arrival_rate) == 0;
+	return parse_positive("--arrival-rate", arg, &o->sim.arrival_rate) == 0;
 }
 
 static bool step_time_parse(const char *name, const char *arg, void *dest)
@@ -227,7 +223,7 @@ static bool step_time_parse(const char *name, const char *arg, void *dest)
 	struct frag_opts *o = dest;
 	(void)name;
 	o->has_step = true;
-	return parse_positive("--step-time", arg, &o->step_time_s) == 0;
+	return parse_positive("--step-time", arg, &o->sim.step_time_s) == 0;
 }
 
 static bool block_sizes_parse(const char *name, const char *arg, void *dest)
@@ -318,42 +314,30 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 static void sim_options(const struct frag_opts *o, const struct kvp_workload *w,
 			struct kvp_frag_opts *fo, struct progress_state *tenth)
 {
-	kvp_frag_opts_init(fo);
-	fo->max_len = o->max_len;
-	fo->max_tokens = o->max_tokens;
-	fo->requests = o->requests;
-	fo->seed = o->seed;
-	fo->warmup = o->warmup;
-	fo->has_warmup = o->has_warmup;
-	fo->fit[0] = o->fit[0];
-	fo->fit[1] = o->fit[1];
-	fo->has_policies = o->has_policies;
-	memcpy(fo->policy, o->policy, sizeof fo->policy);
+	*fo = o->sim;
 	/* more requests than a minute's simulation: say so up front and show
 	 * progress (the rows run side by side over one stream) */
 	bool over_time = o->has_rate || o->has_step;
-	size_t nb = o->nblock ? o->nblock : 7, nfit = (size_t)o->fit[0] + o->fit[1], est_rows = 0;
+	size_t nb = o->nblock ? o->nblock : 7, nfit = (size_t)fo->fit[0] + fo->fit[1], est_rows = 0;
 	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
-		if (o->has_policies && !o->policy[p])
+		if (fo->has_policies && !fo->policy[p])
 			continue;
 		if (p < KVP_FRAG_POLICY_PAGED)
 			est_rows += nfit;
 		else if (p == KVP_FRAG_POLICY_PAGED || w->prefix_tokens)
 			est_rows += nb; /* paged-shared: with a prefix */
 	}
-	double est_s = (double)(w->arrival_s && !o->has_rate ? w->narrival : o->requests) *
+	double est_s = (double)(w->arrival_s && !o->has_rate ? w->narrival : fo->requests) *
 		       (double)est_rows * 1e-6 *
 		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
 	if (est_s > FRAG_PROGRESS_FROM_S) {
 		char t1[64];
-		kvp_format_u64(o->requests, t1, sizeof t1);
+		kvp_format_u64(fo->requests, t1, sizeof t1);
 		fprintf(stderr, "kvplan frag: %s requests over about %zu row%s: about %.0f s; "
 			"progress follows\n", t1, est_rows, est_rows == 1 ? "" : "s", est_s);
 		fo->progress = progress;
 		fo->progress_ctx = tenth;
 	}
-	fo->arrival_rate = o->arrival_rate;
-	fo->step_time_s = o->step_time_s;
 	fo->nblock = o->nblock;
 	for (size_t i = 0; i < o->nblock; i++)
 		fo->block_sizes[i] = (uint32_t)o->blocks[i];
@@ -419,7 +403,8 @@ static int run_prefix_cache(const struct frag_opts *o, const struct kvp_workload
 int kvp_cmd_frag(int argc, char **argv)
 {
 	struct kvp_cli_common c;
-	struct frag_opts o = {.requests = 100000, .seed = 1, .fit = {true, true}};
+	struct frag_opts o = {0};
+	kvp_frag_opts_init(&o.sim);
 	kvp_cli_common_init(&c);
 	int rc;
 	const struct kvp_cli_opt opts[] = {
