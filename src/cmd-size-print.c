@@ -160,53 +160,67 @@ static size_t nearest(const struct kvp_size_config *cfg, size_t n, const struct 
 	return k;
 }
 
+/* " (tpot x 1.10 = 55.0 ms > 50.0 ms)": a level met at the central estimate
+ * but not at the conservative end. */
+static void print_at_risk(const char *level, double s, double spread, double slo)
+{
+	char a[64], b[64];
+	fmt_s(s * (1 + spread), a, sizeof a);
+	fmt_s(slo, b, sizeof b);
+	printf(" (%s x %.2f = %s > %s)", level, 1 + spread, a, b);
+}
+
+/* A service level missed: what it is, by how much, over what; and, when no
+ * replica count meets it, its floor. */
+struct level_miss {
+	const char *level;
+	unsigned fail;   /* KVP_SIZE_FAIL_TPOT or _TTFT */
+	double s, miss, slo, floor;
+	const char *floor_is;
+};
+
+static void print_level_miss(const char *sep, const struct level_miss *x, bool never)
+{
+	char a[64], b[64], e[64];
+	fmt_s(x->s, a, sizeof a);
+	fmt_s(x->miss, b, sizeof b);
+	fmt_s(x->slo, e, sizeof e);
+	printf("%s%s %s, %s over %s", sep, x->level, a, b, e);
+	if (never) {
+		fmt_s(x->floor, a, sizeof a);
+		printf(" (at any count: %s is %s)", x->floor_is, a);
+	}
+}
+
 /* One line of what c misses, and by how much. */
 static void print_misses(const struct kvp_size_config *c, const struct kvp_size_demand *d,
 			 double spread)
 {
-	char a[64], b[64], e[64];
 	printf("  %u x %s (tp %u, pp %u, dp %u, %u replica%s):", c->count, c->gpu, c->tp, c->pp, c->dp,
 	       c->replicas, c->replicas == 1 ? "" : "s");
 	if (c->at_risk) {
 		char r[128];
 		kvp_size_fail_format(c->risk, 0, r, sizeof r);
 		printf(" meets at the central estimate; at risk: %s", r);
-		if (c->risk & KVP_SIZE_FAIL_TPOT) {
-			fmt_s(c->tpot_s * (1 + spread), a, sizeof a);
-			fmt_s(d->slo_tpot_s, b, sizeof b);
-			printf(" (tpot x %.2f = %s > %s)", 1 + spread, a, b);
-		}
-		if (c->risk & KVP_SIZE_FAIL_TTFT) {
-			fmt_s(c->ttft_s * (1 + spread), a, sizeof a);
-			fmt_s(d->slo_ttft_s, b, sizeof b);
-			printf(" (ttft x %.2f = %s > %s)", 1 + spread, a, b);
-		}
+		if (c->risk & KVP_SIZE_FAIL_TPOT)
+			print_at_risk("tpot", c->tpot_s, spread, d->slo_tpot_s);
+		if (c->risk & KVP_SIZE_FAIL_TTFT)
+			print_at_risk("ttft", c->ttft_s, spread, d->slo_ttft_s);
 		printf("\n");
 		return;
 	}
 	const char *sep = " ";
-	if (c->failed & KVP_SIZE_FAIL_TPOT) {
-		fmt_s(c->tpot_s, a, sizeof a);
-		fmt_s(c->miss_tpot_s, b, sizeof b);
-		fmt_s(d->slo_tpot_s, e, sizeof e);
-		printf("%stpot %s, %s over %s", sep, a, b, e);
-		if (c->never & KVP_SIZE_FAIL_TPOT) {
-			fmt_s(c->floor_tpot_s, a, sizeof a);
-			printf(" (at any count: one sequence's step is %s)", a);
+	const struct level_miss lv[] = {
+		{"tpot", KVP_SIZE_FAIL_TPOT, c->tpot_s, c->miss_tpot_s, d->slo_tpot_s, c->floor_tpot_s,
+		 "one sequence's step"},
+		{"ttft", KVP_SIZE_FAIL_TTFT, c->ttft_s, c->miss_ttft_s, d->slo_ttft_s, c->floor_ttft_s,
+		 "the prefill alone"},
+	};
+	for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++)
+		if (c->failed & lv[i].fail) {
+			print_level_miss(sep, &lv[i], c->never & lv[i].fail);
+			sep = "; ";
 		}
-		sep = "; ";
-	}
-	if (c->failed & KVP_SIZE_FAIL_TTFT) {
-		fmt_s(c->ttft_s, a, sizeof a);
-		fmt_s(c->miss_ttft_s, b, sizeof b);
-		fmt_s(d->slo_ttft_s, e, sizeof e);
-		printf("%sttft %s, %s over %s", sep, a, b, e);
-		if (c->never & KVP_SIZE_FAIL_TTFT) {
-			fmt_s(c->floor_ttft_s, a, sizeof a);
-			printf(" (at any count: the prefill alone is %s)", a);
-		}
-		sep = "; ";
-	}
 	if (c->failed & KVP_SIZE_FAIL_MEMORY) {
 		printf("%smemory: %llu sequences in flight, %llu fit (%llu over)", sep,
 		       (unsigned long long)c->sequences, (unsigned long long)c->max_sequences,
