@@ -88,20 +88,24 @@ static bool shared_prefix_parse(const char *name, const char *arg, void *dest)
 	char buf[64];
 	const char *colon = strchr(arg, ':');
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
-	if (len >= sizeof buf) /* longer than any token count: refused, not cut */
-		return kvp_cli_usage_error(name, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'",
-					   arg), false;
+	if (len >= sizeof buf) { /* longer than any token count: refused, not cut */
+		kvp_cli_usage_error(name, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'", arg);
+		return false;
+	}
 	memcpy(buf, arg, len);
 	buf[len] = '\0';
 	o->prefix_fraction = 1;
 	if (!kvp_cli_tokens(name, "--shared-prefix", buf, &o->prefix_tokens))
 		return false;
-	if (colon && kvp_parse_double(colon + 1, &o->prefix_fraction))
-		return kvp_cli_usage_error(name, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'",
-					   arg), false;
-	if (o->prefix_fraction > 1)
-		return kvp_cli_usage_error(name, "--shared-prefix: the fraction must lie in [0, 1], got "
-					   "'%s'", arg), false;
+	if (colon && kvp_parse_double(colon + 1, &o->prefix_fraction)) {
+		kvp_cli_usage_error(name, "--shared-prefix: expected TOKENS[:FRACTION], got '%s'", arg);
+		return false;
+	}
+	if (o->prefix_fraction > 1) {
+		kvp_cli_usage_error(name, "--shared-prefix: the fraction must lie in [0, 1], got "
+				    "'%s'", arg);
+		return false;
+	}
 	o->has_prefix = true;
 	return true;
 }
@@ -111,9 +115,11 @@ static bool allocator_parse(const char *name, const char *arg, void *dest)
 	struct frag_opts *o = dest;
 	o->sim.fit[0] = strcmp(arg, "first-fit") == 0 || strcmp(arg, "both") == 0;
 	o->sim.fit[1] = strcmp(arg, "best-fit") == 0 || strcmp(arg, "both") == 0;
-	if (!o->sim.fit[0] && !o->sim.fit[1])
-		return kvp_cli_usage_error(name, "--allocator: expected first-fit, best-fit or both, "
-					   "got '%s'", arg), false;
+	if (!o->sim.fit[0] && !o->sim.fit[1]) {
+		kvp_cli_usage_error(name, "--allocator: expected first-fit, best-fit or both, "
+				    "got '%s'", arg);
+		return false;
+	}
 	return true;
 }
 
@@ -121,8 +127,10 @@ static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
 	char *buf = strdup(arg); /* any length: no size is cut */
-	if (!buf)
-		return kvp_cli_usage_error(name, "--cache-sizes: out of memory"), false;
+	if (!buf) {
+		kvp_cli_usage_error(name, "--cache-sizes: out of memory");
+		return false;
+	}
 	o->ncache = 0;
 	int rc = 0;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
@@ -135,8 +143,10 @@ static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
 	free(buf);
 	if (rc)
 		return false;
-	if (!o->ncache)
-		return kvp_cli_usage_error(name, "--cache-sizes: empty list"), false;
+	if (!o->ncache) {
+		kvp_cli_usage_error(name, "--cache-sizes: empty list");
+		return false;
+	}
 	return true;
 }
 
@@ -144,8 +154,10 @@ static bool policies_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
 	char *buf = strdup(arg); /* any length: no name is cut */
-	if (!buf)
-		return kvp_cli_usage_error(name, "--policies: out of memory"), false;
+	if (!buf) {
+		kvp_cli_usage_error(name, "--policies: out of memory");
+		return false;
+	}
 	memset(o->sim.policy, 0, sizeof o->sim.policy);
 	o->sim.has_policies = true;
 	int rc = 0;
@@ -166,8 +178,9 @@ static bool policies_parse(const char *name, const char *arg, void *dest)
 	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++)
 		if (o->sim.policy[p])
 			return true;
-	return kvp_cli_usage_error(name, "--policies: empty list (contiguous-max, contiguous-request, "
-				   "paged, paged-shared)"), false;
+	kvp_cli_usage_error(name, "--policies: empty list (contiguous-max, contiguous-request, "
+			    "paged, paged-shared)");
+	return false;
 }
 
 /* A positive, finite number: --arrival-rate, --step-time. */

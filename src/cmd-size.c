@@ -172,15 +172,21 @@ static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
 	size_t n = list_items(arg, buf, sizeof buf, item);
 	a->nkv = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i == MAX_TPS)
-			return kvp_cli_usage_error(name, "--kv-dtypes: at most %d", MAX_TPS), false;
-		if (!kvp_dtype_parse(item[i], &a->kvs[i]))
-			return kvp_cli_usage_error(name, "--kv-dtypes: unknown dtype '%s'",
-						   kvp_term_text(tt, sizeof tt, item[i])), false;
+		if (i == MAX_TPS) {
+			kvp_cli_usage_error(name, "--kv-dtypes: at most %d", MAX_TPS);
+			return false;
+		}
+		if (!kvp_dtype_parse(item[i], &a->kvs[i])) {
+			kvp_cli_usage_error(name, "--kv-dtypes: unknown dtype '%s'",
+					    kvp_term_text(tt, sizeof tt, item[i]));
+			return false;
+		}
 		a->nkv++;
 	}
-	if (!a->nkv)
-		return kvp_cli_usage_error(name, "--kv-dtypes: expected a list such as auto,fp8"), false;
+	if (!a->nkv) {
+		kvp_cli_usage_error(name, "--kv-dtypes: expected a list such as auto,fp8");
+		return false;
+	}
 	a->kv_list = true;
 	return true;
 }
@@ -193,17 +199,23 @@ static bool disagg_parse(const char *name, const char *arg, void *dest)
 	a->npd = 1; /* colocated first */
 	for (size_t i = 0; i < n; i++) {
 		struct kvp_error e = {0};
-		if (i == MAX_TPS)
-			return kvp_cli_usage_error(name, "--disagg: at most %d P:D pairs", MAX_TPS), false;
+		if (i == MAX_TPS) {
+			kvp_cli_usage_error(name, "--disagg: at most %d P:D pairs", MAX_TPS);
+			return false;
+		}
 		uint32_t *pd = a->pd[a->npd];
-		if (kvp_disagg_parse_counts(item[i], &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64)
-			return kvp_cli_usage_error(name, "--disagg: expected P:D pairs of 1 to 64 "
-						   "instances such as 1:2,1:3, got '%s'",
-						   kvp_term_text(tt, sizeof tt, item[i])), false;
+		if (kvp_disagg_parse_counts(item[i], &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64) {
+			kvp_cli_usage_error(name, "--disagg: expected P:D pairs of 1 to 64 "
+					    "instances such as 1:2,1:3, got '%s'",
+					    kvp_term_text(tt, sizeof tt, item[i]));
+			return false;
+		}
 		a->npd++;
 	}
-	if (a->npd == 1)
-		return kvp_cli_usage_error(name, "--disagg: expected P:D pairs such as 1:2"), false;
+	if (a->npd == 1) {
+		kvp_cli_usage_error(name, "--disagg: expected P:D pairs such as 1:2");
+		return false;
+	}
 	return true;
 }
 
@@ -304,13 +316,17 @@ static bool price_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
 	const char *eq = strchr(arg, '=');
-	if (a->nprice == MAX_PRICES)
-		return kvp_cli_usage_error(name, "--price: at most %d", MAX_PRICES), false;
+	if (a->nprice == MAX_PRICES) {
+		kvp_cli_usage_error(name, "--price: at most %d", MAX_PRICES);
+		return false;
+	}
 	struct price *p = &a->prices[a->nprice];
 	if (!eq || eq == arg || (size_t)(eq - arg) >= KVP_NAME_MAX || kvp_parse_double(eq + 1, &p->usd) ||
-	    !(p->usd > 0) || !isfinite(p->usd))
-		return kvp_cli_usage_error(name, "--price: expected GPU=USD, a positive price such as "
-					   "h100-sxm=2.5, got '%s'", arg), false;
+	    !(p->usd > 0) || !isfinite(p->usd)) {
+		kvp_cli_usage_error(name, "--price: expected GPU=USD, a positive price such as "
+				    "h100-sxm=2.5, got '%s'", arg);
+		return false;
+	}
 	memcpy(p->gpu, arg, (size_t)(eq - arg));
 	p->gpu[eq - arg] = 0;
 	a->nprice++;
