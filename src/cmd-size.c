@@ -3,24 +3,19 @@
  * tensor-parallel size (or --tp) gets the fewest replicas that meet memory,
  * throughput and the service levels; the configurations are ranked by cost and
  * each rejected one says which constraint failed.  --emit prints the serving
- * engine's settings for the cheapest. */
+ * engine's settings for the cheapest.  cmd-size-print.c prints the answer. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli-options.h"
+#include "cmd-size-print.h"
 #include "disagg.h"
 #include "size.h"
 #include "units.h"
 
 static const char *const cmd = "size";
-
-enum {
-	OPT_WORKLOAD = KVP_OPT_LAST + 1, OPT_GPUS, OPT_RATE, OPT_USERS, OPT_TTFT, OPT_TPOT,
-	OPT_PERCENTILE, OPT_PRICE, OPT_MAX_REPLICAS, OPT_EMIT, OPT_DECODE_EFF, OPT_PREFILL_EFF,
-	OPT_COST, OPT_YEARS, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL, OPT_KV_DTYPES, OPT_PARETO,
-	OPT_SLO_PERCENTILE, OPT_LATENCY_SPREAD, OPT_DISAGG
-};
 
 #define MAX_GPUS 64
 #define MAX_TPS 8
@@ -74,513 +69,347 @@ static void help(void)
 	       kvp_cli_common_help);
 }
 
-static struct kvp_record *config_record(const struct kvp_size_config *c)
-{
-	struct kvp_record *x = kvp_record_new();
-	char failed[128], never[128], risk[128];
-	kvp_size_fail_format(c->risk, 0, risk, sizeof risk);
-	kvp_size_fail_format(c->failed, c->never, failed, sizeof failed);
-	kvp_size_fail_format(c->never, 0, never, sizeof never);
-	bool ok = x && kvp_record_str(x, "gpu", c->gpu) && kvp_record_u64(x, "count", c->count) &&
-		  kvp_record_u64(x, "tp", c->tp) && kvp_record_u64(x, "replicas", c->replicas) &&
-		  kvp_record_bool(x, "meets", c->meets) && kvp_record_str(x, "failed", failed) &&
-		  kvp_record_f64(x, "cost_per_hour", c->cost_per_hour) &&
-		  kvp_record_f64(x, "cost_per_mtok", c->cost_per_mtok) &&
-		  kvp_record_f64(x, "price_per_hour", c->price_per_hour) &&
-		  kvp_record_f64(x, "rate_per_replica", c->rate) &&
-		  kvp_record_f64(x, "concurrency", c->concurrency) &&
-		  kvp_record_u64(x, "sequences", c->sequences) &&
-		  kvp_record_f64(x, "prefill_s", c->prefill_s) &&
-		  kvp_record_f64(x, "prefill_utilization", c->prefill_utilization) &&
-		  kvp_record_f64(x, "queue_s", c->queue_s) &&
-		  kvp_record_f64(x, "ttft_s", c->ttft_s) && kvp_record_f64(x, "tpot_s", c->tpot_s) &&
-		  kvp_record_str(x, "bound", kvp_perf_bound_name(c->bound)) &&
-		  kvp_record_f64(x, "tokens_per_s", c->tokens_per_s) &&
-		  kvp_record_u64(x, "weights_bytes", c->weights_bytes) &&
-		  kvp_record_u64(x, "kv_pool_bytes", c->kv_pool_bytes) &&
-		  kvp_record_u64(x, "kv_bytes_needed", c->kv_bytes_needed) &&
-		  kvp_record_u64(x, "max_sequences", c->max_sequences) &&
-		  kvp_record_u64(x, "max_num_seqs", c->max_num_seqs) &&
-		  kvp_record_f64(x, "utilization", c->utilization) &&
-		  kvp_record_str(x, "never", never) &&
-		  kvp_record_f64(x, "floor_ttft_s", c->floor_ttft_s) &&
-		  kvp_record_f64(x, "floor_tpot_s", c->floor_tpot_s) &&
-		  kvp_record_str(x, "cost_basis", c->basis) &&
-		  kvp_record_f64(x, "cloud_price_per_hour", c->cloud_gpu_hour) &&
-		  kvp_record_f64(x, "own_price_per_hour", c->own_gpu_hour) &&
-		  kvp_record_u64(x, "pp", c->pp) && kvp_record_u64(x, "dp", c->dp) &&
-		  kvp_record_u64(x, "ep", c->ep) &&
-		  kvp_record_str(x, "kv_dtype", kvp_dtype_name(c->kv_dtype)) &&
-		  kvp_record_bool(x, "pareto", c->pareto) &&
-		  kvp_record_f64(x, "queue_p_s", c->queue_p_s) &&
-		  kvp_record_u64(x, "disagg_p", c->disagg_p) && kvp_record_u64(x, "disagg_d", c->disagg_d) &&
-		  kvp_record_f64(x, "transfer_s", c->transfer_s) &&
-		  kvp_record_str(x, "risk", risk) &&
-		  kvp_record_str(x, "verdict", c->meets ? "meets" : c->at_risk ? "meets at risk" : "fails") &&
-		  kvp_record_f64(x, "miss_ttft_s", c->miss_ttft_s) &&
-		  kvp_record_f64(x, "miss_tpot_s", c->miss_tpot_s) &&
-		  kvp_record_u64(x, "miss_sequences", c->miss_sequences);
-	if (!ok) {
-		kvp_record_free(x);
-		return NULL;
-	}
-	return x;
-}
-
-static void fmt_s(double s, char *buf, size_t size)
-{
-	if (!isfinite(s))
-		snprintf(buf, size, "-");
-	else if (s >= 1)
-		kvp_format_fixed(s, 2, " s", buf, size); /* never cut */
-	else
-		snprintf(buf, size, "%.1f ms", s * 1e3);
-}
-
-static void fmt_money(double v, char *buf, size_t size)
-{
-	if (isnan(v))
-		snprintf(buf, size, "?");
-	else
-		kvp_format_fixed(v, 2, "", buf, size); /* a price of 1e61: never cut */
-}
-
-/* The service levels a configuration misses at any replica count, and why:
- * an idle replica (one sequence, no queue) is as fast as it gets. */
-static void print_never(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_demand *d)
-{
-	bool head = false;
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_size_config *x = &cfg[i];
-		unsigned slo = x->never & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT);
-		if (!slo || (x->never & KVP_SIZE_FAIL_FIXED))
-			continue;
-		if (!head)
-			printf("\nNot met at any replica count (an idle replica: one sequence, no queue):\n");
-		head = true;
-		char a[64], b[64];
-		if (slo & KVP_SIZE_FAIL_TPOT) {
-			fmt_s(x->floor_tpot_s, a, sizeof a);
-			fmt_s(d->slo_tpot_s, b, sizeof b);
-			printf("  %s tp %u: tpot: each decode step takes at least %s > %s\n", x->gpu, x->tp, a, b);
-		}
-		if (slo & KVP_SIZE_FAIL_TTFT) {
-			fmt_s(x->floor_ttft_s, a, sizeof a);
-			fmt_s(d->slo_ttft_s, b, sizeof b);
-			printf("  %s tp %u: ttft: the p%g prompt's prefill alone takes %s > %s\n", x->gpu, x->tp,
-			       d->percentile, a, b);
-		}
-	}
-}
-
-#define NEAREST 3
-
-/* The configurations nearest to meeting: at risk first, then the smallest
- * distance, the sum of what each level is missed by relative to the level
- * (sequences relative to what the pool holds; an unbounded queue far), rank
- * order among equals; leaving out those that fail a constraint no replica
- * count or level moves (split, weights, context, kv_dtype). */
-static double distance(const struct kvp_size_config *c, const struct kvp_size_demand *d)
-{
-	if (c->at_risk)
-		return 0;
-	if (c->failed & KVP_SIZE_FAIL_THROUGHPUT)
-		return INFINITY;
-	double x = 0;
-	if (d->slo_ttft_s > 0)
-		x += c->miss_ttft_s / d->slo_ttft_s;
-	if (d->slo_tpot_s > 0)
-		x += c->miss_tpot_s / d->slo_tpot_s;
-	if (c->max_sequences)
-		x += (double)c->miss_sequences / (double)c->max_sequences;
-	else if (c->miss_sequences)
-		x = INFINITY;
-	return x;
-}
-
-static size_t nearest(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_demand *d,
-		      size_t *idx)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (cfg[i].meets || (cfg[i].failed & KVP_SIZE_FAIL_FIXED))
-			continue;
-		double x = distance(&cfg[i], d);
-		/* insert, keeping the NEAREST smallest in order (earlier rank wins ties) */
-		size_t at = k;
-		while (at > 0 && distance(&cfg[idx[at - 1]], d) > x)
-			at--;
-		if (at >= NEAREST)
-			continue;
-		if (k < NEAREST)
-			k++;
-		for (size_t j = k - 1; j > at; j--)
-			idx[j] = idx[j - 1];
-		idx[at] = i;
-	}
-	return k;
-}
-
-/* One line of what c misses, and by how much. */
-static void print_misses(const struct kvp_size_config *c, const struct kvp_size_demand *d,
-			 double spread)
-{
-	char a[64], b[64], e[64];
-	printf("  %u x %s (tp %u, pp %u, dp %u, %u replica%s):", c->count, c->gpu, c->tp, c->pp, c->dp,
-	       c->replicas, c->replicas == 1 ? "" : "s");
-	if (c->at_risk) {
-		char r[128];
-		kvp_size_fail_format(c->risk, 0, r, sizeof r);
-		printf(" meets at the central estimate; at risk: %s", r);
-		if (c->risk & KVP_SIZE_FAIL_TPOT) {
-			fmt_s(c->tpot_s * (1 + spread), a, sizeof a);
-			fmt_s(d->slo_tpot_s, b, sizeof b);
-			printf(" (tpot x %.2f = %s > %s)", 1 + spread, a, b);
-		}
-		if (c->risk & KVP_SIZE_FAIL_TTFT) {
-			fmt_s(c->ttft_s * (1 + spread), a, sizeof a);
-			fmt_s(d->slo_ttft_s, b, sizeof b);
-			printf(" (ttft x %.2f = %s > %s)", 1 + spread, a, b);
-		}
-		printf("\n");
-		return;
-	}
-	const char *sep = " ";
-	if (c->failed & KVP_SIZE_FAIL_TPOT) {
-		fmt_s(c->tpot_s, a, sizeof a);
-		fmt_s(c->miss_tpot_s, b, sizeof b);
-		fmt_s(d->slo_tpot_s, e, sizeof e);
-		printf("%stpot %s, %s over %s", sep, a, b, e);
-		if (c->never & KVP_SIZE_FAIL_TPOT) {
-			fmt_s(c->floor_tpot_s, a, sizeof a);
-			printf(" (at any count: one sequence's step is %s)", a);
-		}
-		sep = "; ";
-	}
-	if (c->failed & KVP_SIZE_FAIL_TTFT) {
-		fmt_s(c->ttft_s, a, sizeof a);
-		fmt_s(c->miss_ttft_s, b, sizeof b);
-		fmt_s(d->slo_ttft_s, e, sizeof e);
-		printf("%sttft %s, %s over %s", sep, a, b, e);
-		if (c->never & KVP_SIZE_FAIL_TTFT) {
-			fmt_s(c->floor_ttft_s, a, sizeof a);
-			printf(" (at any count: the prefill alone is %s)", a);
-		}
-		sep = "; ";
-	}
-	if (c->failed & KVP_SIZE_FAIL_MEMORY) {
-		printf("%smemory: %llu sequences in flight, %llu fit (%llu over)", sep,
-		       (unsigned long long)c->sequences, (unsigned long long)c->max_sequences,
-		       (unsigned long long)c->miss_sequences);
-		sep = "; ";
-	}
-	if (c->failed & KVP_SIZE_FAIL_THROUGHPUT)
-		printf("%sthroughput: the queue grows without bound at this count (prefill utilization "
-		       "%.2f)", sep, c->prefill_utilization);
-	printf("\n");
-}
-
-/* Say what the prices are, and warn when kinds are mixed in one ranking. */
-static void print_basis(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_cost *cost)
-{
-	if (cost->basis == KVP_SIZE_BASIS_OWN) {
-		printf("\nCost basis: owned, purchase over %g years at %g%% use + TDP x PUE %g at "
-		       "$%g/kWh (--cost own)\n",
-		       cost->years > 0 ? cost->years : KVP_SIZE_OWN_YEARS,
-		       100 * (cost->utilization > 0 ? cost->utilization : 1),
-		       cost->pue > 0 ? cost->pue : KVP_SIZE_OWN_PUE,
-		       cost->power_usd_per_kwh > 0 ? cost->power_usd_per_kwh
-						   : KVP_SIZE_OWN_POWER_USD_PER_KWH);
-		return;
-	}
-	if (cost->kind[0]) {
-		printf("\nCost basis: cloud %s prices only (--cost cloud:%s); others are '?'\n",
-		       cost->kind, cost->kind);
-		return;
-	}
-	char seen[8][16];
-	size_t ns = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!(cfg[i].price_per_hour > 0))
-			continue;
-		bool dup = false;
-		for (size_t k = 0; k < ns && !dup; k++)
-			dup = strcmp(seen[k], cfg[i].basis) == 0;
-		if (!dup && ns < 8)
-			snprintf(seen[ns++], sizeof seen[0], "%s", cfg[i].basis);
-	}
-	if (ns > 1) {
-		printf("\nCost basis: cloud prices of %zu kinds ranked together (", ns);
-		for (size_t k = 0; k < ns; k++)
-			printf("%s%s", k ? ", " : "", seen[k]);
-		printf("; the basis column says which);\ncompare within one kind with "
-		       "--cost cloud:KIND, or owned GPUs with --cost own\n");
-	}
-}
 
 struct price {
 	char gpu[KVP_NAME_MAX];
 	double usd;
 };
 
-int kvp_cmd_size(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		KVP_CLI_COMMON_OPTIONS,
-		{"workload", required_argument, NULL, OPT_WORKLOAD},
-		{"gpus", required_argument, NULL, OPT_GPUS},
-		{"rate", required_argument, NULL, OPT_RATE},
-		{"users", required_argument, NULL, OPT_USERS},
-		{"ttft", required_argument, NULL, OPT_TTFT},
-		{"tpot", required_argument, NULL, OPT_TPOT},
-		{"percentile", required_argument, NULL, OPT_PERCENTILE},
-		{"price", required_argument, NULL, OPT_PRICE},
-		{"max-replicas", required_argument, NULL, OPT_MAX_REPLICAS},
-		{"emit", required_argument, NULL, OPT_EMIT},
-		{"decode-bw-efficiency", required_argument, NULL, OPT_DECODE_EFF},
-		{"prefill-flops-efficiency", required_argument, NULL, OPT_PREFILL_EFF},
-		{"cost", required_argument, NULL, OPT_COST},
-		{"years", required_argument, NULL, OPT_YEARS},
-		{"power-price", required_argument, NULL, OPT_POWER_PRICE},
-		{"pue", required_argument, NULL, OPT_PUE},
-		{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
-		{"kv-dtypes", required_argument, NULL, OPT_KV_DTYPES},
-		{"pareto", no_argument, NULL, OPT_PARETO},
-		{"slo-percentile", required_argument, NULL, OPT_SLO_PERCENTILE},
-		{"latency-spread", required_argument, NULL, OPT_LATENCY_SPREAD},
-		{"disagg", required_argument, NULL, OPT_DISAGG},
-		{NULL, 0, NULL, 0}
-	};
-	struct kvp_cli_common c;
-	kvp_cli_common_init(&c);
-	const char *workload = NULL, *gpus_arg = NULL;
-	uint64_t tps[MAX_TPS] = {1, 2, 4, 8}, users = 0, max_replicas = 0;
-	size_t ntp = 4, nprice = 0;
+/* The command line beyond the common options; the table's parsers
+ * (cli-options.h) take it as dest. */
+struct size_args {
+	struct kvp_cli_common *c;
+	const char *workload, *gpus_arg;
+	uint64_t tps[MAX_TPS], users, max_replicas;
+	size_t ntp, nprice;
 	/* the other axes of the search: one value each unless listed */
-	uint64_t pps[MAX_TPS] = {1}, dps[MAX_TPS] = {1}, eps[MAX_TPS] = {1};
-	size_t npp = 1, ndp = 1, nep = 1, nkv = 1;
-	enum kvp_dtype kvs[MAX_TPS] = {KVP_DTYPE_AUTO};
-	bool kv_list = false, pareto_only = false, queue_pct = false;
-	double latency_spread = 0;
-	uint32_t pd[MAX_TPS + 1][2] = {{0, 0}}; /* colocated first */
-	size_t npd = 1;
+	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS];
+	size_t npp, ndp, nep, nkv;
+	enum kvp_dtype kvs[MAX_TPS];
+	bool kv_list, pareto_only, queue_pct;
+	double latency_spread;
+	uint32_t pd[MAX_TPS + 1][2]; /* colocated first */
+	size_t npd;
 	struct price prices[MAX_PRICES];
-	bool priced[MAX_PRICES] = {false};
-	double rate = -1, ttft = -1, tpot = -1, percentile = -1, decode_eff = 0, prefill_eff = 0;
-	bool engine_given = false, has_emit = false;
-	struct kvp_size_cost cost = {0};
-	bool own_opt = false;
-	enum kvp_engine emit = KVP_ENGINE_GENERIC;
-	int opt, rc;
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		double *dp = NULL;
-		const char *name = NULL;
-		switch (opt) {
-		case 'h': c.help = true; continue;
-		case OPT_WORKLOAD: workload = optarg; continue;
-		case OPT_GPUS: gpus_arg = optarg; continue;
-		case KVP_OPT_TP:
-			if (!kvp_cli_token_list(cmd, "--tp", optarg, tps, MAX_TPS, &ntp))
-				return KVP_EXIT_USAGE;
-			for (size_t i = 0; i < ntp; i++)
-				if (tps[i] > 1024)
-					return kvp_cli_usage_error(cmd, "--tp: %llu GPUs is more than kvplan plans for",
-								   (unsigned long long)tps[i]);
-			continue;
-		case KVP_OPT_PP:
-		case KVP_OPT_DP:
-		case KVP_OPT_EP: {
-			const char *nm = opt == KVP_OPT_PP ? "--pp" : opt == KVP_OPT_DP ? "--dp" : "--ep";
-			uint64_t *to = opt == KVP_OPT_PP ? pps : opt == KVP_OPT_DP ? dps : eps;
-			size_t *nto = opt == KVP_OPT_PP ? &npp : opt == KVP_OPT_DP ? &ndp : &nep;
-			if (!kvp_cli_token_list(cmd, nm, optarg, to, MAX_TPS, nto))
-				return KVP_EXIT_USAGE;
-			for (size_t i = 0; i < *nto; i++)
-				if (to[i] < 1 || to[i] > 1024)
-					return kvp_cli_usage_error(cmd, "%s: expected 1 to 1024 GPUs, got %llu", nm,
-								   (unsigned long long)to[i]);
-			continue;
-		}
-		case OPT_KV_DTYPES: {
-			char buf[256];
-			snprintf(buf, sizeof buf, "%s", optarg);
-			nkv = 0;
-			for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				char tt[KVP_TERM_SIZE(64)];
-				if (nkv == MAX_TPS)
-					return kvp_cli_usage_error(cmd, "--kv-dtypes: at most %d", MAX_TPS);
-				if (!kvp_dtype_parse(t, &kvs[nkv]))
-					return kvp_cli_usage_error(cmd, "--kv-dtypes: unknown dtype '%s'",
-								   kvp_term_text(tt, sizeof tt, t));
-				nkv++;
-			}
-			if (!nkv)
-				return kvp_cli_usage_error(cmd, "--kv-dtypes: expected a list such as auto,fp8");
-			kv_list = true;
-			continue;
-		}
-		case OPT_PARETO: pareto_only = true; continue;
-		case OPT_DISAGG: {
-			char buf[256];
-			snprintf(buf, sizeof buf, "%s", optarg);
-			npd = 1;
-			for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				struct kvp_error e = {0};
-				char tt[KVP_TERM_SIZE(64)];
-				if (npd == MAX_TPS + 1)
-					return kvp_cli_usage_error(cmd, "--disagg: at most %d P:D pairs", MAX_TPS);
-				if (kvp_disagg_parse_counts(t, &pd[npd][0], &pd[npd][1], &e) ||
-				    pd[npd][0] > 64 || pd[npd][1] > 64)
-					return kvp_cli_usage_error(cmd, "--disagg: expected P:D pairs of 1 to 64 "
-								   "instances such as 1:2,1:3, got '%s'",
-								   kvp_term_text(tt, sizeof tt, t));
-				npd++;
-			}
-			if (npd == 1)
-				return kvp_cli_usage_error(cmd, "--disagg: expected P:D pairs such as 1:2");
-			continue;
-		}
-		case OPT_LATENCY_SPREAD:
-			if (kvp_parse_double(optarg, &latency_spread) || !(latency_spread >= 0) ||
-			    latency_spread > 10) {
-				char t[KVP_TERM_SIZE(64)];
-				return kvp_cli_usage_error(cmd, "--latency-spread: expected a fraction from 0 "
-							   "to 10 such as 0.1, got '%s'",
-							   kvp_term_text(t, sizeof t, optarg));
-			}
-			continue;
-		case OPT_SLO_PERCENTILE:
-			if (strcmp(optarg, "p50") && strcmp(optarg, "p90") && strcmp(optarg, "p99")) {
-				char t[KVP_TERM_SIZE(64)];
-				return kvp_cli_usage_error(cmd, "--slo-percentile: expected p50, p90 or p99, got '%s'",
-							   kvp_term_text(t, sizeof t, optarg));
-			}
-			percentile = atof(optarg + 1);
-			queue_pct = true;
-			continue;
-		case KVP_OPT_ENGINE: engine_given = true; break;
-		case OPT_USERS:
-			if (!kvp_cli_u64(cmd, "--users", optarg, 1, &users))
-				return KVP_EXIT_USAGE;
-			continue;
-		case OPT_MAX_REPLICAS:
-			if (!kvp_cli_u64(cmd, "--max-replicas", optarg, 1, &max_replicas))
-				return KVP_EXIT_USAGE;
-			if (max_replicas > 1u << 20)
-				return kvp_cli_usage_error(cmd, "--max-replicas: %s is too many", optarg);
-			continue;
-		case OPT_RATE: dp = &rate; name = "--rate"; break;
-		case OPT_TTFT: dp = &ttft; name = "--ttft"; break;
-		case OPT_TPOT: dp = &tpot; name = "--tpot"; break;
-		case OPT_PERCENTILE: dp = &percentile; name = "--percentile"; break;
-		case OPT_DECODE_EFF:
-		case OPT_PREFILL_EFF: {
-			double *d = opt == OPT_DECODE_EFF ? &decode_eff : &prefill_eff;
-			if (kvp_parse_fraction(optarg, d))
-				return kvp_cli_usage_error(cmd, "--%s: expected a fraction in (0, 1], got '%s'",
-							   opt == OPT_DECODE_EFF ? "decode-bw-efficiency"
-										 : "prefill-flops-efficiency", optarg);
-			continue;
-		}
-		case OPT_PRICE: {
-			const char *eq = strchr(optarg, '=');
-			if (nprice == MAX_PRICES)
-				return kvp_cli_usage_error(cmd, "--price: at most %d", MAX_PRICES);
-			if (!eq || eq == optarg || (size_t)(eq - optarg) >= KVP_NAME_MAX ||
-			    kvp_parse_double(eq + 1, &prices[nprice].usd) || !(prices[nprice].usd > 0) ||
-			    !isfinite(prices[nprice].usd))
-				return kvp_cli_usage_error(cmd, "--price: expected GPU=USD, a positive price "
-							   "such as h100-sxm=2.5, got '%s'", optarg);
-			memcpy(prices[nprice].gpu, optarg, (size_t)(eq - optarg));
-			prices[nprice].gpu[eq - optarg] = 0;
-			nprice++;
-			continue;
-		}
-		case OPT_COST:
-			if (strcmp(optarg, "own") == 0) {
-				cost.basis = KVP_SIZE_BASIS_OWN;
-			} else if (strcmp(optarg, "cloud") == 0) {
-				cost.basis = KVP_SIZE_BASIS_CLOUD;
-			} else if (strncmp(optarg, "cloud:", 6) == 0 &&
-				   (!strcmp(optarg + 6, "on-demand") || !strcmp(optarg + 6, "reserved-1y") ||
-				    !strcmp(optarg + 6, "reserved-3y") || !strcmp(optarg + 6, "spot") ||
-				    !strcmp(optarg + 6, "serverless"))) {
-				cost.basis = KVP_SIZE_BASIS_CLOUD;
-				snprintf(cost.kind, sizeof cost.kind, "%s", optarg + 6);
-			} else {
-				char t[KVP_TERM_SIZE(64)];
-				return kvp_cli_usage_error(cmd, "--cost: expected cloud, cloud:KIND (on-demand, "
-							   "reserved-1y, reserved-3y, spot, serverless) or own, got '%s'",
-							   kvp_term_text(t, sizeof t, optarg));
-			}
-			continue;
-		case OPT_YEARS:
-		case OPT_POWER_PRICE:
-		case OPT_PUE:
-		case OPT_COST_UTIL: {
-			static const char *const names[] = {"--years", "--power-price", "--pue",
-							    "--cost-utilization"};
-			int i = opt - OPT_YEARS;
-			double v;
-			double *to[] = {&cost.years, &cost.power_usd_per_kwh, &cost.pue, &cost.utilization};
-			bool bad = kvp_parse_double(optarg, &v) || !(v > 0) || !isfinite(v) ||
-				   (opt == OPT_PUE && v < 1) || (opt == OPT_COST_UTIL && v > 1);
-			if (bad) {
-				char t[KVP_TERM_SIZE(64)];
-				return kvp_cli_usage_error(cmd, "%s: expected %s, got '%s'", names[i],
-							   opt == OPT_PUE ? "a number of at least 1"
-							   : opt == OPT_COST_UTIL ? "a fraction in (0, 1]"
-										: "a positive number",
-							   kvp_term_text(t, sizeof t, optarg));
-			}
-			*to[i] = v;
-			own_opt = true;
-			continue;
-		}
-		case OPT_EMIT:
-			if (!kvp_engine_parse(optarg, &emit) || emit == KVP_ENGINE_GENERIC)
-				return kvp_cli_usage_error(cmd, "--emit: expected vllm, sglang or trtllm, got '%s'",
-							   optarg);
-			has_emit = true;
-			continue;
-		case '?':
-		case ':':
-			return kvp_cli_bad_option(cmd, argv[optind - 1], longopts);
-		}
-		if (dp) {
-			if (kvp_parse_double(optarg, dp) || (opt != OPT_PERCENTILE && !(*dp > 0)) ||
-			    (opt == OPT_PERCENTILE && (*dp <= 0 || *dp >= 100)))
-				return kvp_cli_usage_error(cmd, "%s: expected a positive number%s, got '%s'", name,
-							   opt == OPT_PERCENTILE ? " below 100" : "", optarg);
-			continue;
-		}
-		rc = kvp_cli_common_option(&c, cmd, opt, optarg);
-		if (rc)
-			return rc == 1 ? kvp_cli_usage_error(cmd, "unexpected option") : rc;
-	}
-	if (c.help) {
-		help();
-		return KVP_EXIT_OK;
-	}
-	if (optind < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (!workload)
-		return kvp_cli_usage_error(cmd, "--workload is required");
-	if (gpus_arg && c.gpu)
-		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
-	if (own_opt && cost.basis != KVP_SIZE_BASIS_OWN)
-		return kvp_cli_usage_error(cmd, "--years, --power-price, --pue and --cost-utilization "
-					   "price owned GPUs: give --cost own");
-	if (has_emit && !engine_given)
-		c.opts.engine = emit;
+	double rate, ttft, tpot, percentile, decode_eff, prefill_eff;
+	bool engine_given, has_emit;
+	struct kvp_size_cost cost;
+	bool own_opt;
+	enum kvp_engine emit;
+};
 
-	/* the GPU names */
-	char *names[MAX_GPUS];
+static bool tp_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (!kvp_cli_token_list(name, "--tp", arg, a->tps, MAX_TPS, &a->ntp))
+		return false;
+	for (size_t i = 0; i < a->ntp; i++)
+		if (a->tps[i] > 1024) {
+			kvp_cli_usage_error(name, "--tp: %llu GPUs is more than kvplan plans for",
+					    (unsigned long long)a->tps[i]);
+			return false;
+		}
+	return true;
+}
+
+/* --pp, --dp, --ep: lists of 1 to 1024 GPUs. */
+static bool axis_parse(const char *name, const char *opt, const char *arg, uint64_t *to, size_t *nto)
+{
+	if (!kvp_cli_token_list(name, opt, arg, to, MAX_TPS, nto))
+		return false;
+	for (size_t i = 0; i < *nto; i++)
+		if (to[i] < 1 || to[i] > 1024) {
+			kvp_cli_usage_error(name, "%s: expected 1 to 1024 GPUs, got %llu", opt,
+					    (unsigned long long)to[i]);
+			return false;
+		}
+	return true;
+}
+
+static bool pp_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	return axis_parse(name, "--pp", arg, a->pps, &a->npp);
+}
+
+static bool dp_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	return axis_parse(name, "--dp", arg, a->dps, &a->ndp);
+}
+
+static bool ep_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	return axis_parse(name, "--ep", arg, a->eps, &a->nep);
+}
+
+/* --engine: the common option, remembering that it was given (--emit then
+ * leaves the planning engine alone). */
+static int engine_option(void *dest, int opt, const char *arg)
+{
+	struct size_args *a = dest;
+	a->engine_given = true;
+	return kvp_cli_common_option(a->c, cmd, opt, arg);
+}
+
+/* --kv-dtypes, --disagg: the items of a comma list (arg, cut to fit buf), at
+ * most MAX_TPS + 1: one more than a list holds, for the caller to refuse. */
+static size_t list_items(const char *arg, char *buf, size_t size, char *item[MAX_TPS + 1])
+{
+	snprintf(buf, size, "%s", arg);
+	size_t n = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n <= MAX_TPS;
+	     t = strtok_r(NULL, ",", &save))
+		item[n++] = t;
+	return n;
+}
+
+static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
+	size_t n = list_items(arg, buf, sizeof buf, item);
+	a->nkv = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == MAX_TPS) {
+			kvp_cli_usage_error(name, "--kv-dtypes: at most %d", MAX_TPS);
+			return false;
+		}
+		if (!kvp_dtype_parse(item[i], &a->kvs[i])) {
+			kvp_cli_usage_error(name, "--kv-dtypes: unknown dtype '%s'",
+					    kvp_term_text(tt, sizeof tt, item[i]));
+			return false;
+		}
+		a->nkv++;
+	}
+	if (!a->nkv) {
+		kvp_cli_usage_error(name, "--kv-dtypes: expected a list such as auto,fp8");
+		return false;
+	}
+	a->kv_list = true;
+	return true;
+}
+
+static bool disagg_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
+	size_t n = list_items(arg, buf, sizeof buf, item);
+	a->npd = 1; /* colocated first */
+	for (size_t i = 0; i < n; i++) {
+		struct kvp_error e = {0};
+		if (i == MAX_TPS) {
+			kvp_cli_usage_error(name, "--disagg: at most %d P:D pairs", MAX_TPS);
+			return false;
+		}
+		uint32_t *pd = a->pd[a->npd];
+		if (kvp_disagg_parse_counts(item[i], &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64) {
+			kvp_cli_usage_error(name, "--disagg: expected P:D pairs of 1 to 64 "
+					    "instances such as 1:2,1:3, got '%s'",
+					    kvp_term_text(tt, sizeof tt, item[i]));
+			return false;
+		}
+		a->npd++;
+	}
+	if (a->npd == 1) {
+		kvp_cli_usage_error(name, "--disagg: expected P:D pairs such as 1:2");
+		return false;
+	}
+	return true;
+}
+
+static bool latency_spread_parse(const char *name, const char *arg, void *dest)
+{
+	double *spread = dest;
+	if (kvp_parse_double(arg, spread) || !(*spread >= 0) || *spread > 10) {
+		char t[KVP_TERM_SIZE(64)];
+		kvp_cli_usage_error(name, "--latency-spread: expected a fraction from 0 to 10 such as "
+				    "0.1, got '%s'", kvp_term_text(t, sizeof t, arg));
+		return false;
+	}
+	return true;
+}
+
+static bool slo_percentile_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (strcmp(arg, "p50") && strcmp(arg, "p90") && strcmp(arg, "p99")) {
+		char t[KVP_TERM_SIZE(64)];
+		kvp_cli_usage_error(name, "--slo-percentile: expected p50, p90 or p99, got '%s'",
+				    kvp_term_text(t, sizeof t, arg));
+		return false;
+	}
+	a->percentile = atof(arg + 1);
+	a->queue_pct = true;
+	return true;
+}
+
+static bool users_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_u64(name, "--users", arg, 1, dest);
+}
+
+static bool max_replicas_parse(const char *name, const char *arg, void *dest)
+{
+	uint64_t *max = dest;
+	if (!kvp_cli_u64(name, "--max-replicas", arg, 1, max))
+		return false;
+	if (*max > 1u << 20) {
+		kvp_cli_usage_error(name, "--max-replicas: %s is too many", arg);
+		return false;
+	}
+	return true;
+}
+
+/* --rate, --ttft, --tpot: a positive number; --percentile: in (0, 100). */
+static bool positive(const char *name, const char *opt, const char *arg, double *v, bool pct)
+{
+	if (kvp_parse_double(arg, v) || (!pct && !(*v > 0)) || (pct && (*v <= 0 || *v >= 100))) {
+		kvp_cli_usage_error(name, "%s: expected a positive number%s, got '%s'", opt,
+				    pct ? " below 100" : "", arg);
+		return false;
+	}
+	return true;
+}
+
+static bool rate_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--rate", arg, dest, false);
+}
+
+static bool ttft_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--ttft", arg, dest, false);
+}
+
+static bool tpot_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--tpot", arg, dest, false);
+}
+
+static bool percentile_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--percentile", arg, dest, true);
+}
+
+static bool efficiency(const char *name, const char *opt, const char *arg, double *d)
+{
+	if (kvp_parse_fraction(arg, d)) {
+		kvp_cli_usage_error(name, "--%s: expected a fraction in (0, 1], got '%s'", opt, arg);
+		return false;
+	}
+	return true;
+}
+
+static bool decode_eff_parse(const char *name, const char *arg, void *dest)
+{
+	return efficiency(name, "decode-bw-efficiency", arg, dest);
+}
+
+static bool prefill_eff_parse(const char *name, const char *arg, void *dest)
+{
+	return efficiency(name, "prefill-flops-efficiency", arg, dest);
+}
+
+static bool price_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	const char *eq = strchr(arg, '=');
+	if (a->nprice == MAX_PRICES) {
+		kvp_cli_usage_error(name, "--price: at most %d", MAX_PRICES);
+		return false;
+	}
+	struct price *p = &a->prices[a->nprice];
+	if (!eq || eq == arg || (size_t)(eq - arg) >= KVP_NAME_MAX || kvp_parse_double(eq + 1, &p->usd) ||
+	    !(p->usd > 0) || !isfinite(p->usd)) {
+		kvp_cli_usage_error(name, "--price: expected GPU=USD, a positive price such as "
+				    "h100-sxm=2.5, got '%s'", arg);
+		return false;
+	}
+	memcpy(p->gpu, arg, (size_t)(eq - arg));
+	p->gpu[eq - arg] = 0;
+	a->nprice++;
+	return true;
+}
+
+static bool cost_parse(const char *name, const char *arg, void *dest)
+{
+	struct kvp_size_cost *cost = dest;
+	if (strcmp(arg, "own") == 0) {
+		cost->basis = KVP_SIZE_BASIS_OWN;
+	} else if (strcmp(arg, "cloud") == 0) {
+		cost->basis = KVP_SIZE_BASIS_CLOUD;
+	} else if (strncmp(arg, "cloud:", 6) == 0 &&
+		   (!strcmp(arg + 6, "on-demand") || !strcmp(arg + 6, "reserved-1y") ||
+		    !strcmp(arg + 6, "reserved-3y") || !strcmp(arg + 6, "spot") ||
+		    !strcmp(arg + 6, "serverless"))) {
+		cost->basis = KVP_SIZE_BASIS_CLOUD;
+		snprintf(cost->kind, sizeof cost->kind, "%s", arg + 6);
+	} else {
+		char t[KVP_TERM_SIZE(64)];
+		kvp_cli_usage_error(name, "--cost: expected cloud, cloud:KIND (on-demand, reserved-1y, "
+				    "reserved-3y, spot, serverless) or own, got '%s'",
+				    kvp_term_text(t, sizeof t, arg));
+		return false;
+	}
+	return true;
+}
+
+/* --years, --power-price, --pue, --cost-utilization: owned GPUs' terms, one
+ * group of the table (cli-options.h). */
+enum { OPT_YEARS = KVP_OPT_LAST + 1, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL };
+
+static const struct option own_options[] = {
+	{"years", required_argument, NULL, OPT_YEARS},
+	{"power-price", required_argument, NULL, OPT_POWER_PRICE},
+	{"pue", required_argument, NULL, OPT_PUE},
+	{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
+	{NULL, 0, NULL, 0}
+};
+
+static int own_option(void *dest, int opt, const char *arg)
+{
+	struct size_args *a = dest;
+	if (opt < OPT_YEARS || opt > OPT_COST_UTIL)
+		return 1;
+	static const char *const names[] = {"--years", "--power-price", "--pue", "--cost-utilization"};
+	int i = opt - OPT_YEARS;
+	double v;
+	double *to[] = {&a->cost.years, &a->cost.power_usd_per_kwh, &a->cost.pue, &a->cost.utilization};
+	bool bad = kvp_parse_double(arg, &v) || !(v > 0) || !isfinite(v) || (opt == OPT_PUE && v < 1) ||
+		   (opt == OPT_COST_UTIL && v > 1);
+	if (bad) {
+		char t[KVP_TERM_SIZE(64)];
+		return kvp_cli_usage_error(cmd, "%s: expected %s, got '%s'", names[i],
+					   opt == OPT_PUE ? "a number of at least 1"
+					   : opt == OPT_COST_UTIL ? "a fraction in (0, 1]"
+								  : "a positive number",
+					   kvp_term_text(t, sizeof t, arg));
+	}
+	*to[i] = v;
+	a->own_opt = true;
+	return 0;
+}
+
+static bool emit_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (!kvp_engine_parse(arg, &a->emit) || a->emit == KVP_ENGINE_GENERIC) {
+		kvp_cli_usage_error(name, "--emit: expected vllm, sglang or trtllm, got '%s'", arg);
+		return false;
+	}
+	a->has_emit = true;
+	return true;
+}
+
+/* The GPUs considered: --gpu, --gpus LIST, or every GPU profile (--gpus all,
+ * the default); each name allocated, NULL when memory ran out. */
+static size_t gpu_names(const char *gpu, const char *gpus_arg, char *names[MAX_GPUS])
+{
 	size_t ngpu = 0;
-	if (c.gpu) {
-		names[ngpu++] = strdup(c.gpu);
+	if (gpu) {
+		names[ngpu++] = strdup(gpu);
 	} else if (!gpus_arg || strcmp(gpus_arg, "all") == 0) {
 		ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
 	} else {
@@ -590,28 +419,137 @@ int kvp_cmd_size(int argc, char **argv)
 		     t = strtok_r(NULL, ",", &save))
 			names[ngpu++] = strdup(t);
 	}
+	return ngpu;
+}
+
+/* The command line's rate, users and service levels over the workload's. */
+static void override_workload(const struct size_args *a, struct kvp_workload *w)
+{
+	if (a->rate > 0)
+		w->arrival_rate = a->rate;
+	if (a->users)
+		w->concurrent_users = a->users;
+	if (a->ttft > 0)
+		w->slo_ttft_s = a->ttft;
+	if (a->tpot > 0)
+		w->slo_tpot_s = a->tpot;
+	if (a->percentile > 0)
+		w->slo_percentile = a->percentile;
+}
+
+/* Search the space on each GPU (at its --price), filling cfg with ngpu x the
+ * space's points: 0, or the exit code after a message. */
+static int search_gpus(const struct size_args *a, char *const *names, size_t ngpu,
+		       const struct kvp_model *m, const struct kvp_size_demand *d,
+		       const struct kvp_size_opts *so, const struct kvp_size_space *space,
+		       struct kvp_size_config *cfg)
+{
+	bool priced[MAX_PRICES] = {false};
+	struct kvp_error err = {0};
+	size_t n = 0, per_gpu = kvp_size_space_points(space);
+	for (size_t i = 0; i < ngpu; i++) {
+		struct kvp_gpu g;
+		if (kvp_gpu_load(names[i], &g, &err))
+			return kvp_cli_error(cmd, &err);
+		for (size_t k = 0; k < a->nprice; k++)
+			if (strcmp(a->prices[k].gpu, names[i]) == 0 || strcmp(a->prices[k].gpu, g.name) == 0) {
+				g.price_per_hour = a->prices[k].usd;
+				snprintf(g.price_kind, sizeof g.price_kind, "given");
+				priced[k] = true;
+			}
+		if (kvp_size_search_space(m, &g, d, so, space, &cfg[n], &err))
+			return kvp_cli_error(cmd, &err);
+		n += per_gpu;
+	}
+	for (size_t k = 0; k < a->nprice; k++)
+		if (!priced[k])
+			return kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
+						   a->prices[k].gpu);
+	return 0;
+}
+
+int kvp_cmd_size(int argc, char **argv)
+{
+	struct kvp_cli_common c;
+	kvp_cli_common_init(&c);
+	struct size_args a = {.c = &c, .tps = {1, 2, 4, 8}, .ntp = 4, .pps = {1}, .dps = {1}, .eps = {1},
+			      .npp = 1, .ndp = 1, .nep = 1, .nkv = 1, .kvs = {KVP_DTYPE_AUTO},
+			      .npd = 1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
+			      .emit = KVP_ENGINE_GENERIC};
+	int rc;
+	const struct kvp_cli_opt opts[] = {
+		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
+		{.kind = KVP_CLI_OPT_COMMON, .dest = &c},
+		{.common_id = KVP_OPT_TP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = tp_parse},
+		{.common_id = KVP_OPT_PP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = pp_parse},
+		{.common_id = KVP_OPT_DP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = dp_parse},
+		{.common_id = KVP_OPT_EP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = ep_parse},
+		{.common_id = KVP_OPT_ENGINE, .kind = KVP_CLI_OPT_GROUP, .dest = &a, .group_fn = engine_option},
+		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
+		{.name = "gpus", .kind = KVP_CLI_OPT_STRING, .dest = &a.gpus_arg},
+		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = rate_parse},
+		{.name = "users", .kind = KVP_CLI_OPT_PARSE, .dest = &a.users, .parse = users_parse},
+		{.name = "ttft", .kind = KVP_CLI_OPT_PARSE, .dest = &a.ttft, .parse = ttft_parse},
+		{.name = "tpot", .kind = KVP_CLI_OPT_PARSE, .dest = &a.tpot, .parse = tpot_parse},
+		{.name = "percentile", .kind = KVP_CLI_OPT_PARSE, .dest = &a.percentile, .parse = percentile_parse},
+		{.name = "price", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = price_parse},
+		{.name = "max-replicas", .kind = KVP_CLI_OPT_PARSE, .dest = &a.max_replicas,
+		 .parse = max_replicas_parse},
+		{.name = "emit", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = emit_parse},
+		{.name = "decode-bw-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.decode_eff,
+		 .parse = decode_eff_parse},
+		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prefill_eff,
+		 .parse = prefill_eff_parse},
+		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = cost_parse},
+		{.kind = KVP_CLI_OPT_GROUP, .dest = &a, .group = own_options, .group_fn = own_option},
+		{.name = "kv-dtypes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = kv_dtypes_parse},
+		{.name = "pareto", .kind = KVP_CLI_OPT_FLAG, .dest = &a.pareto_only},
+		{.name = "slo-percentile", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = slo_percentile_parse},
+		{.name = "latency-spread", .kind = KVP_CLI_OPT_PARSE, .dest = &a.latency_spread,
+		 .parse = latency_spread_parse},
+		{.name = "disagg", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = disagg_parse},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+		return rc;
+	if (c.help) {
+		help();
+		return KVP_EXIT_OK;
+	}
+	if (optind < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (!a.workload)
+		return kvp_cli_usage_error(cmd, "--workload is required");
+	if (a.gpus_arg && c.gpu)
+		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
+	if (a.own_opt && a.cost.basis != KVP_SIZE_BASIS_OWN)
+		return kvp_cli_usage_error(cmd, "--years, --power-price, --pue and --cost-utilization "
+					   "price owned GPUs: give --cost own");
+	if (a.has_emit && !a.engine_given)
+		c.opts.engine = a.emit;
+
+	char *names[MAX_GPUS];
+	size_t ngpu = gpu_names(c.gpu, a.gpus_arg, names);
 	struct kvp_model *m = malloc(sizeof *m);
 	uint32_t tp32[MAX_TPS], pp32[MAX_TPS], dp32[MAX_TPS], ep32[MAX_TPS];
 	for (size_t i = 0; i < MAX_TPS; i++) {
-		tp32[i] = (uint32_t)tps[i];
-		pp32[i] = (uint32_t)pps[i];
-		dp32[i] = (uint32_t)dps[i];
-		ep32[i] = (uint32_t)eps[i];
+		tp32[i] = (uint32_t)a.tps[i];
+		pp32[i] = (uint32_t)a.pps[i];
+		dp32[i] = (uint32_t)a.dps[i];
+		ep32[i] = (uint32_t)a.eps[i];
 	}
-	if (!kv_list)
-		kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
-	struct kvp_size_space space = {tp32, pp32, dp32, ep32, ntp, npp, ndp, nep, kvs, nkv,
-				       npd > 1 ? (const uint32_t(*)[2])pd : NULL, npd};
+	if (!a.kv_list)
+		a.kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
+	struct kvp_size_space space = {tp32, pp32, dp32, ep32, a.ntp, a.npp, a.ndp, a.nep, a.kvs, a.nkv,
+				       a.npd > 1 ? (const uint32_t(*)[2])a.pd : NULL, a.npd};
 	size_t per_gpu = kvp_size_space_points(&space);
 	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
-	struct kvp_record *top = NULL;
-	struct kvp_record **recs = calloc(ngpu * per_gpu + 1, sizeof *recs);
 	struct kvp_workload w;
 	bool have_w = false;
 	struct kvp_error err = {0};
 	size_t n = 0;
 	memset(&w, 0, sizeof w);
-	if (!m || !cfg || !recs) {
+	if (!m || !cfg) {
 		fprintf(stderr, "kvplan size: out of memory\n");
 		rc = KVP_EXIT_FAIL;
 		goto out;
@@ -628,65 +566,35 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
 		goto out;
-	if (kvp_workload_load(workload, &w, &err)) {
+	if (kvp_workload_load(a.workload, &w, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
 	have_w = true;
-	if (rate > 0)
-		w.arrival_rate = rate;
-	if (users)
-		w.concurrent_users = users;
-	if (ttft > 0)
-		w.slo_ttft_s = ttft;
-	if (tpot > 0)
-		w.slo_tpot_s = tpot;
-	if (percentile > 0)
-		w.slo_percentile = percentile;
+	override_workload(&a, &w);
 	struct kvp_size_demand d;
 	if (kvp_size_demand(&w, m, &d, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	d.queue_percentile = queue_pct;
-	if (npd > 1 && !(d.rate > 0)) {
+	d.queue_percentile = a.queue_pct;
+	if (a.npd > 1 && !(d.rate > 0)) {
 		rc = kvp_cli_usage_error(cmd, "--disagg sizes against an arrival rate: give --rate "
 					 "(or a workload with arrival_rate)");
 		goto out;
 	}
-	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = decode_eff,
-				   .prefill_flops_efficiency = prefill_eff,
-				   .max_replicas = (uint32_t)max_replicas, .cost = cost,
-				   .latency_spread = latency_spread};
-	for (size_t i = 0; i < ngpu; i++) {
-		struct kvp_gpu g;
-		if (kvp_gpu_load(names[i], &g, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		for (size_t k = 0; k < nprice; k++)
-			if (strcmp(prices[k].gpu, names[i]) == 0 || strcmp(prices[k].gpu, g.name) == 0) {
-				g.price_per_hour = prices[k].usd;
-				snprintf(g.price_kind, sizeof g.price_kind, "given");
-				priced[k] = true;
-			}
-		if (kvp_size_search_space(m, &g, &d, &so, &space, &cfg[n], &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		n += per_gpu;
-	}
-	for (size_t k = 0; k < nprice; k++)
-		if (!priced[k]) {
-			rc = kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
-						 prices[k].gpu);
-			goto out;
-		}
+	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = a.decode_eff,
+				   .prefill_flops_efficiency = a.prefill_eff,
+				   .max_replicas = (uint32_t)a.max_replicas, .cost = a.cost,
+				   .latency_spread = a.latency_spread};
+	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, cfg)))
+		goto out;
+	n = ngpu * per_gpu;
 	/* searching several KV dtypes for one engine: those it cannot launch
 	 * fail kv_dtype (a single --kv-dtype it lacks is refused below) */
-	if (has_emit && kv_list)
+	if (a.has_emit && a.kv_list)
 		for (size_t i = 0; i < n; i++)
-			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(emit, m, cfg[i].kv_dtype)) {
+			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(a.emit, m, cfg[i].kv_dtype)) {
 				cfg[i].failed |= KVP_SIZE_FAIL_KV_DTYPE;
 				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
 				cfg[i].meets = cfg[i].at_risk = false;
@@ -704,7 +612,7 @@ int kvp_cmd_size(int argc, char **argv)
 		fewest_c = *fewest; /* the front below may drop it */
 		fewest = &fewest_c;
 	}
-	if (pareto_only) {
+	if (a.pareto_only) {
 		/* the front only, still in rank order */
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
@@ -717,196 +625,31 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	/* the command must launch what was planned: a KV dtype the engine
 	 * cannot hold is refused, not replaced by one the plan did not size */
-	if (best && has_emit && !kvp_size_kv_name(emit, m, best->kv_dtype)) {
+	if (best && a.has_emit && !kvp_size_kv_name(a.emit, m, best->kv_dtype)) {
 		rc = kvp_cli_usage_error(cmd, "--emit %s: %s has no KV cache dtype %s, which the plan "
 					 "sizes; plan with a KV dtype it has (--kv-dtype auto or fp8)",
-					 kvp_engine_name(emit), kvp_engine_name(emit),
+					 kvp_engine_name(a.emit), kvp_engine_name(a.emit),
 					 kvp_dtype_name(best->kv_dtype));
 		goto out;
 	}
 	bool prefix = w.prefix_tokens > 0 && w.prefix_fraction > 0;
 
+	struct kvp_size_answer ans = {
+		.m = m, .w = &w, .engine = c.opts.engine, .d = &d, .cost = &so.cost, .cfg = cfg, .n = n,
+		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
+		.disagg = a.npd > 1, .best = best, .fewest = fewest, .has_emit = a.has_emit,
+		.prefix = prefix, .emit = a.emit, .latency_spread = a.latency_spread};
 	if (c.format == KVP_FORMAT_TABLE) {
-		char t1[64], t2[64], t3[64];
-		char mn[KVP_TERM_SIZE(sizeof m->name)], wn[KVP_TERM_SIZE(sizeof w.name)];
-		printf("kvplan size: %s for workload %s, engine %s\n\n",
-		       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(wn, sizeof wn, w.name),
-		       kvp_engine_name(c.opts.engine));
-		printf("Demand (%d requests drawn from the workload)\n", 65536);
-		if (d.rate > 0)
-			printf("  arrival rate %.3g requests/s\n", d.rate);
-		else if (d.users)
-			printf("  %llu concurrent users, one request each at a time\n",
-			       (unsigned long long)d.users);
-		else
-			printf("  no rate or users: one request at a time\n");
-		kvp_format_u64(d.prompt_p, t1, sizeof t1);
-		printf("  prompt mean %.1f tokens (p%g %s), output mean %.1f tokens\n", d.prompt_mean,
-		       d.percentile, t1, d.output_mean);
-		kvp_format_u64(d.mean_context, t1, sizeof t1);
-		kvp_format_u64(d.max_model_len, t2, sizeof t2);
-		printf("  a decoding sequence holds %s tokens on average; max_model_len %s\n", t1, t2);
-		fmt_s(d.slo_ttft_s, t1, sizeof t1);
-		fmt_s(d.slo_tpot_s, t2, sizeof t2);
-		printf("  service levels: TTFT %s at p%g, TPOT %s\n\n", d.slo_ttft_s > 0 ? t1 : "none",
-		       d.percentile, d.slo_tpot_s > 0 ? t2 : "none");
-		printf("Per replica: rate / R; Little's law C = rate x (TTFT + output x TPOT);\n"
-		       "TPOT = decode step of C sequences / (1 - prefill utilization)\n");
-		if (d.queue_percentile)
-			printf("TTFT at p%g = prefill of the p%g prompt + the p%g wait, P(W > t) = rho "
-			       "exp(-t rho / W_q)\n", d.percentile, d.percentile, d.percentile);
-		else
-			printf("TTFT at p%g = prefill of the p%g prompt + the mean wait W_q\n", d.percentile,
-			       d.percentile);
-		printf("\n");
-		struct kvp_record **tab = calloc(n ? n : 1, sizeof *tab);
-		for (size_t i = 0; tab && i < n; i++) {
-			const struct kvp_size_config *x = &cfg[i];
-			struct kvp_record *r = tab[i] = kvp_record_new();
-			if (!r)
-				break;
-			kvp_record_u64(r, "rank", i + 1);
-			kvp_record_str(r, "gpu", x->gpu);
-			kvp_record_u64(r, "tp", x->tp);
-			kvp_record_u64(r, "pp", x->pp);
-			kvp_record_u64(r, "dp", x->dp);
-			kvp_record_u64(r, "ep", x->ep);
-			kvp_record_str(r, "kv", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : kvp_dtype_name(x->kv_dtype));
-			if (npd > 1) {
-				if (x->disagg_p)
-					snprintf(t1, sizeof t1, "%u:%u", x->disagg_p, x->disagg_d);
-				else
-					snprintf(t1, sizeof t1, "colo");
-				kvp_record_str(r, "P:D", t1);
-			}
-			kvp_record_u64(r, "replicas", x->replicas);
-			kvp_record_u64(r, "gpus", x->count);
-			fmt_money(x->cost_per_hour, t1, sizeof t1);
-			kvp_record_str(r, "$/hour", t1);
-			fmt_money(x->cost_per_mtok, t1, sizeof t1);
-			kvp_record_str(r, "$/Mtok", t1);
-			kvp_record_str(r, "basis", x->basis);
-			kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
-			unsigned unsized = KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_KV_DTYPE;
-			kvp_record_str(r, "C", x->failed & (unsized | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
-			fmt_s(x->ttft_s, t1, sizeof t1);
-			kvp_record_str(r, "ttft", x->failed & unsized ? "-" : t1);
-			fmt_s(x->tpot_s, t1, sizeof t1);
-			kvp_record_str(r, "tpot", x->failed & unsized ? "-" : t1);
-			kvp_size_fail_format(x->failed ? x->failed : x->risk, x->never, t3, sizeof t3);
-			kvp_record_str(r, "meets", x->meets ? "yes" : x->at_risk ? "at risk" : "no");
-			kvp_record_str(r, "front", x->pareto ? "*" : "");
-			kvp_record_str(r, "failed", t3);
-		}
-		if (tab) {
-			kvp_write_table(stdout, tab, n);
-			for (size_t i = 0; i < n; i++)
-				kvp_record_free(tab[i]);
-			free(tab);
-		}
-		printf("\nfront *: on the Pareto front of $/Mtok, TPOT and TTFT (%zu of the %zu "
-		       "configurations%s)\n", front, per_gpu * ngpu, pareto_only ? "; only these shown" : "");
-		if (fewest)
-			printf("Fewest GPUs that meet every constraint: %u (%s, tp %u, pp %u, dp %u, %u "
-			       "replica%s)\n", fewest->count, fewest->gpu, fewest->tp, fewest->pp, fewest->dp,
-			       fewest->replicas, fewest->replicas == 1 ? "" : "s");
-		print_never(cfg, n, &d);
-		print_basis(cfg, n, &so.cost);
-		if (best) {
-			fmt_money(best->cost_per_hour, t1, sizeof t1);
-			fmt_money(best->cost_per_mtok, t2, sizeof t2);
-			printf("\nCheapest: %u x %s (tp %u, %u replica%s) at $%s/hour, $%s per million "
-			       "output tokens (%s)\n", best->count, best->gpu, best->tp, best->replicas,
-			       best->replicas == 1 ? "" : "s", t1, t2, best->basis);
-			kvp_format_bytes(best->kv_bytes_needed, t1, sizeof t1);
-			kvp_format_bytes(best->kv_pool_bytes, t2, sizeof t2);
-			printf("  each replica holds %.1f sequences in flight: %s of KV of a %s pool per GPU\n",
-			       best->concurrency, t1, t2);
-			if (has_emit) {
-				printf("\n");
-				kvp_size_emit(stdout, emit, m, best, prefix);
-			}
-		} else {
-			size_t idx[NEAREST], k = nearest(cfg, n, &d, idx);
-			bool risky = false;
-			for (size_t i = 0; i < n; i++)
-				risky |= cfg[i].at_risk;
-			printf("\nNo configuration meets every constraint%s.\n",
-			       risky ? " at the conservative end" : "");
-			if (k)
-				printf("Nearest, and what each misses by:\n");
-			for (size_t i = 0; i < k; i++)
-				print_misses(&cfg[idx[i]], &d, latency_spread);
-		}
-	} else if (c.format == KVP_FORMAT_CSV) {
-		for (size_t i = 0; i < n; i++)
-			if (!(recs[i] = config_record(&cfg[i]))) {
-				fprintf(stderr, "kvplan size: out of memory\n");
-				rc = KVP_EXIT_FAIL;
-				goto out;
-			}
-		kvp_write_csv(stdout, recs, n);
-	} else {
-		top = kvp_record_new();
-		bool ok = top && kvp_record_str(top, "model", m->name) &&
-			  kvp_record_str(top, "workload", w.name) &&
-			  kvp_record_str(top, "engine", kvp_engine_name(c.opts.engine)) &&
-			  kvp_record_f64(top, "rate", d.rate) && kvp_record_u64(top, "users", d.users) &&
-			  kvp_record_f64(top, "prompt_mean", d.prompt_mean) &&
-			  kvp_record_f64(top, "output_mean", d.output_mean) &&
-			  kvp_record_f64(top, "percentile", d.percentile) &&
-			  kvp_record_u64(top, "prompt_percentile", d.prompt_p) &&
-			  kvp_record_u64(top, "mean_context", d.mean_context) &&
-			  kvp_record_u64(top, "max_model_len", d.max_model_len) &&
-			  kvp_record_f64(top, "slo_ttft_s", d.slo_ttft_s) &&
-			  kvp_record_f64(top, "slo_tpot_s", d.slo_tpot_s) &&
-			  kvp_record_str(top, "cost", cost.basis == KVP_SIZE_BASIS_OWN ? "own"
-						      : cost.kind[0] ? cost.kind : "cloud") &&
-			  kvp_record_u64(top, "pareto_size", front) &&
-			  kvp_record_bool(top, "queue_percentile", d.queue_percentile) &&
-			  (fewest ? kvp_record_u64(top, "min_gpus", fewest->count)
-				  : kvp_record_null(top, "min_gpus"));
-		for (size_t i = 0; ok && i < n; i++) {
-			struct kvp_record *x = config_record(&cfg[i]);
-			ok = x && kvp_record_push(top, "configs", x);
-		}
-		if (ok && best) {
-			struct kvp_record *x = config_record(best);
-			ok = x && kvp_record_rec(top, "chosen", x);
-		} else if (ok) {
-			ok = kvp_record_null(top, "chosen");
-			size_t idx[NEAREST], k = nearest(cfg, n, &d, idx);
-			for (size_t i = 0; ok && i < k; i++) {
-				struct kvp_record *x = config_record(&cfg[idx[i]]);
-				ok = x && kvp_record_push(top, "nearest", x);
-			}
-		}
-		if (ok && best && has_emit) {
-			char *buf = NULL;
-			size_t len = 0;
-			FILE *f = open_memstream(&buf, &len);
-			if (f) {
-				kvp_size_emit(f, emit, m, best, prefix);
-				fclose(f);
-				ok = kvp_record_str(top, "emit", buf);
-			}
-			free(buf);
-		}
-		if (!ok) {
-			fprintf(stderr, "kvplan size: out of memory\n");
-			rc = KVP_EXIT_FAIL;
-			goto out;
-		}
-		kvp_write_json(stdout, top);
+		kvp_size_print_table(&ans);
+	} else if (!kvp_size_print_record(&ans, c.format)) {
+		fprintf(stderr, "kvplan size: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
 	}
 	rc = best ? KVP_EXIT_OK : KVP_EXIT_FAIL;
 out:
 	for (size_t i = 0; i < ngpu; i++)
 		free(names[i]);
-	for (size_t i = 0; recs && i < n; i++)
-		kvp_record_free(recs[i]);
-	free(recs);
-	kvp_record_free(top);
 	if (have_w)
 		kvp_workload_free(&w);
 	free(cfg);
