@@ -13,6 +13,7 @@
 #include "units.h"
 #include "utf8.h"
 #include "yaml-walk.h"
+#include "yaml-writer.h"
 
 /* ------------------------------------------------------------ baseline */
 
@@ -54,31 +55,6 @@ static bool flatten(const struct kvp_record *r, const char *prefix, struct kvp_r
 	return true;
 }
 
-void kvp_check_yaml_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		uint32_t cp;
-		size_t n = *p < 0x80 ? 1 : kvp_utf8_next((const char *)p, &cp);
-		if (n == 0) { /* not UTF-8: U+FFFD, so the file stays valid YAML */
-			fputs("\\ufffd", f);
-		} else if (n > 1) {
-			fwrite(p, 1, n, f);
-			p += n - 1;
-		} else if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\x%02x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void yaml_key(FILE *f, const char *s)
 {
 	bool plain = isalpha((unsigned char)s[0]) || s[0] == '_';
@@ -87,7 +63,7 @@ static void yaml_key(FILE *f, const char *s)
 	if (plain)
 		fputs(s, f);
 	else
-		kvp_check_yaml_string(f, s);
+		kvp_yaml_str(f, s);
 }
 
 /* The shortest "%.*g" that reads back as the same double. */
@@ -114,7 +90,7 @@ static void yaml_value(FILE *f, const struct kvp_value *v)
 		/* keep a double a double when it reads back: 2 -> 2.0 */
 		fprintf(f, "%s%s", buf, strpbrk(buf, ".eEn") ? "" : ".0");
 		break;
-	case KVP_VALUE_STR: kvp_check_yaml_string(f, v->s); break;
+	case KVP_VALUE_STR: kvp_yaml_str(f, v->s); break;
 	case KVP_VALUE_BOOL: fputs(v->b ? "true" : "false", f); break;
 	default: fputs("null", f); break;
 	}
@@ -136,13 +112,13 @@ void kvp_check_baseline_write(FILE *f, const struct kvp_check_report *r)
 			continue;
 		}
 		fputs("  - scenario: ", f);
-		kvp_check_yaml_string(f, s->name);
+		kvp_yaml_str(f, s->name);
 		fprintf(f, "\n    command: %s\n    inputs:\n", s->command);
 		for (size_t k = 0; k < s->ninputs; k++) {
 			if (strcmp(s->inputs[k].key, "command") == 0)
 				continue;
 			fprintf(f, "      %s: ", s->inputs[k].key);
-			kvp_check_yaml_string(f, s->inputs[k].value);
+			kvp_yaml_str(f, s->inputs[k].value);
 			fputc('\n', f);
 		}
 		fputs("    fields:\n", f);

@@ -40,9 +40,6 @@ void kvp_check_value_text(const char *field, const struct kvp_value *v, char *bu
  * ("batch=8", "policy=paged,block_size=16"). */
 void kvp_check_row_key(const struct kvp_value *list, size_t i, char *buf, size_t size);
 
-/* check-baseline.c: s as a double-quoted YAML string. */
-void kvp_check_yaml_string(FILE *f, const char *s);
-
 /* check-run.c */
 /* The name of a test point and, when it did not pass, its message and detail. */
 void kvp_check_point_text(const struct kvp_check_report *r, const struct kvp_check_point *p,

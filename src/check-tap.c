@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "tap-writer.h"
+#include "yaml-writer.h"
 
 void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 {
@@ -27,24 +28,24 @@ void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 		if (pts[j].outcome == KVP_CHECK_PASS)
 			continue;
 		fputs("  ---\n  message: ", f);
-		kvp_check_yaml_string(f, msg);
+		kvp_yaml_str(f, msg);
 		fprintf(f, "\n  severity: %s\n", pts[j].outcome == KVP_CHECK_ERROR ? "error" : "fail");
 		if (pts[j].kind == KVP_CHECK_POINT_ASSERT) {
 			const struct kvp_check_assert *a = &s->asserts[pts[j].index];
 			char at[sizeof r->file->path + 32];
 			snprintf(at, sizeof at, "%s:%d:%d", r->file->path, a->line, a->col);
 			fputs("  at: ", f);
-			kvp_check_yaml_string(f, at);
+			kvp_yaml_str(f, at);
 			fputs("\n  field: ", f);
-			kvp_check_yaml_string(f, a->field);
+			kvp_yaml_str(f, a->field);
 			fputs("\n  got: ", f);
-			kvp_check_yaml_string(f, res->results[pts[j].index].got);
+			kvp_yaml_str(f, res->results[pts[j].index].got);
 			fputs("\n", f);
 		}
 		if (pts[j].kind == KVP_CHECK_POINT_BASELINE) {
 			if (res->inputs_changed[0]) {
 				fputs("  inputs_changed: ", f);
-				kvp_check_yaml_string(f, res->inputs_changed);
+				kvp_yaml_str(f, res->inputs_changed);
 				fputc('\n', f);
 			}
 			if (res->ndrift)
@@ -53,13 +54,13 @@ void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 				char ch[32];
 				kvp_check_drift_change(&res->drift[d], ch, sizeof ch);
 				fputs("    - field: ", f);
-				kvp_check_yaml_string(f, res->drift[d].field);
+				kvp_yaml_str(f, res->drift[d].field);
 				fputs("\n      old: ", f);
-				kvp_check_yaml_string(f, res->drift[d].old_value);
+				kvp_yaml_str(f, res->drift[d].old_value);
 				fputs("\n      new: ", f);
-				kvp_check_yaml_string(f, res->drift[d].new_value);
+				kvp_yaml_str(f, res->drift[d].new_value);
 				fputs("\n      change: ", f);
-				kvp_check_yaml_string(f, ch);
+				kvp_yaml_str(f, ch);
 				fputc('\n', f);
 			}
 		}

@@ -111,3 +111,19 @@ int kvp_cli_one_operand(const char *cmd, int argc, char **argv, const char *miss
 		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
 	return 0;
 }
+
+int kvp_cli_options_parse_no_operand(const char *cmd, int argc, char **argv,
+				     const struct kvp_cli_opt *opts, void (*help)(void),
+				     const bool *help_asked)
+{
+	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
+	if (rc != KVP_CLI_OPTIONS_DONE)
+		return rc;
+	if (*help_asked) {
+		help();
+		return KVP_EXIT_OK;
+	}
+	if (optind < argc)
+		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return KVP_CLI_OPTIONS_DONE;
+}

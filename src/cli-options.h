@@ -53,6 +53,14 @@ struct kvp_cli_opt {
 int kvp_cli_options_parse(const char *cmd, int argc, char **argv, const struct kvp_cli_opt *opts,
 			  void (*help)(void));
 
+/* kvp_cli_options_parse for a command that takes no operand, then the two
+ * answers every such command gives: after the common --help (*help_asked,
+ * set while parsing) print help and return KVP_EXIT_OK; after an operand
+ * return a usage error naming it.  Else KVP_CLI_OPTIONS_DONE. */
+int kvp_cli_options_parse_no_operand(const char *cmd, int argc, char **argv,
+				     const struct kvp_cli_opt *opts, void (*help)(void),
+				     const bool *help_asked);
+
 /* The command takes exactly one operand, argv[optind]: 0, or a usage error
  * (`missing` when there is none, else the first unexpected argument). */
 int kvp_cli_one_operand(const char *cmd, int argc, char **argv, const char *missing);

@@ -38,14 +38,9 @@ int kvp_cmd_budget(int argc, char **argv)
 		{.name = "target-utilization", .kind = KVP_CLI_OPT_FLAG, .dest = &ask_util},
 		{.kind = KVP_CLI_OPT_END}
 	};
-	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
+	    KVP_CLI_OPTIONS_DONE)
 		return rc;
-	if (c.help) {
-		help();
-		return KVP_EXIT_OK;
-	}
-	if (optind < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	struct kvp_model *m = malloc(sizeof *m);
 	struct kvp_budget *b = malloc(sizeof *b);
 	struct kvp_gpu g;

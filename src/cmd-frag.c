@@ -442,14 +442,9 @@ int kvp_cmd_frag(int argc, char **argv)
 		{.name = "step-time", .kind = KVP_CLI_OPT_PARSE, .dest = &o, .parse = step_time_parse},
 		{.kind = KVP_CLI_OPT_END}
 	};
-	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
+	    KVP_CLI_OPTIONS_DONE)
 		return rc;
-	if (c.help) {
-		help();
-		return KVP_EXIT_OK;
-	}
-	if (optind < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!c.model)
 		return kvp_cli_usage_error(cmd, "--model is required");
 

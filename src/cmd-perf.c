@@ -156,14 +156,9 @@ int kvp_cmd_perf(int argc, char **argv)
 		{.kind = KVP_CLI_OPT_GROUP, .dest = &dis, .group = disagg_options, .group_fn = disagg_option},
 		{.kind = KVP_CLI_OPT_END}
 	};
-	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
+	    KVP_CLI_OPTIONS_DONE)
 		return rc;
-	if (c.help) {
-		help();
-		return KVP_EXIT_OK;
-	}
-	if (optind < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!prompt)
 		prompt = c.opts.context ? c.opts.context : 1024;
 	if (prompt > (1ULL << 40) || output > (1ULL << 40))

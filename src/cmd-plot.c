@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-cost.h"
 #include "cli-options.h"
 #include "gnuplot-writer.h"
 #include "plot.h"
@@ -427,47 +428,14 @@ static bool users_parse(const char *name, const char *arg, void *dest)
 static bool price_parse(const char *name, const char *arg, void *dest)
 {
 	struct plot_args *a = dest;
-	const char *eq = strchr(arg, '=');
 	if (a->nprice == MAX_LIST) {
 		kvp_cli_usage_error(name, "--price: at most %d", MAX_LIST);
 		return false;
 	}
-	double usd;
-	if (!eq || eq == arg || (size_t)(eq - arg) >= KVP_NAME_MAX || kvp_parse_double(eq + 1, &usd) ||
-	    !(usd > 0) || !isfinite(usd)) {
-		kvp_cli_usage_error(name, "--price: expected GPU=USD, a positive price such as "
-				    "h100-sxm=2.5, got '%s'", arg);
+	if (!kvp_cli_price_parse(name, arg, a->price[a->nprice].gpu, &a->price[a->nprice].usd))
 		return false;
-	}
-	memcpy(a->price[a->nprice].gpu, arg, (size_t)(eq - arg));
-	a->price[a->nprice].gpu[eq - arg] = 0;
-	a->price[a->nprice].usd = usd;
 	a->price[a->nprice++].used = false;
 	return true;
-}
-
-static bool cost_parse(const char *name, const char *arg, void *dest)
-{
-	struct kvp_size_cost *c = dest;
-	static const char *const kinds_ok[] = {"on-demand", "reserved-1y", "reserved-3y", "spot",
-					       "serverless"};
-	if (strcmp(arg, "own") == 0) {
-		c->basis = KVP_SIZE_BASIS_OWN;
-		return true;
-	}
-	if (strcmp(arg, "cloud") == 0) {
-		c->basis = KVP_SIZE_BASIS_CLOUD;
-		return true;
-	}
-	for (size_t i = 0; strncmp(arg, "cloud:", 6) == 0 && i < 5; i++)
-		if (strcmp(arg + 6, kinds_ok[i]) == 0) {
-			c->basis = KVP_SIZE_BASIS_CLOUD;
-			snprintf(c->kind, sizeof c->kind, "%s", arg + 6);
-			return true;
-		}
-	kvp_cli_usage_error(name, "--cost: expected cloud, cloud:KIND (on-demand, reserved-1y, "
-			    "reserved-3y, spot, serverless) or own, got '%s'", arg);
-	return false;
 }
 
 /* The kind operand's chart, or NULL. */
@@ -608,7 +576,7 @@ int kvp_cmd_plot(int argc, char **argv)
 		{.name = "tpot", .kind = KVP_CLI_OPT_PARSE, .dest = &a.tpot, .parse = positive_parse},
 		{.name = "users", .kind = KVP_CLI_OPT_PARSE, .dest = &a.users, .parse = users_parse},
 		{.name = "price", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = price_parse},
-		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = cost_parse},
+		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = kvp_cli_cost_parse},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);

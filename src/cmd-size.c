@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli-cost.h"
 #include "cli-options.h"
 #include "cmd-size-print.h"
 #include "disagg.h"
@@ -315,44 +316,14 @@ static bool prefill_eff_parse(const char *name, const char *arg, void *dest)
 static bool price_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
-	const char *eq = strchr(arg, '=');
 	if (a->nprice == MAX_PRICES) {
 		kvp_cli_usage_error(name, "--price: at most %d", MAX_PRICES);
 		return false;
 	}
 	struct price *p = &a->prices[a->nprice];
-	if (!eq || eq == arg || (size_t)(eq - arg) >= KVP_NAME_MAX || kvp_parse_double(eq + 1, &p->usd) ||
-	    !(p->usd > 0) || !isfinite(p->usd)) {
-		kvp_cli_usage_error(name, "--price: expected GPU=USD, a positive price such as "
-				    "h100-sxm=2.5, got '%s'", arg);
+	if (!kvp_cli_price_parse(name, arg, p->gpu, &p->usd))
 		return false;
-	}
-	memcpy(p->gpu, arg, (size_t)(eq - arg));
-	p->gpu[eq - arg] = 0;
 	a->nprice++;
-	return true;
-}
-
-static bool cost_parse(const char *name, const char *arg, void *dest)
-{
-	struct kvp_size_cost *cost = dest;
-	if (strcmp(arg, "own") == 0) {
-		cost->basis = KVP_SIZE_BASIS_OWN;
-	} else if (strcmp(arg, "cloud") == 0) {
-		cost->basis = KVP_SIZE_BASIS_CLOUD;
-	} else if (strncmp(arg, "cloud:", 6) == 0 &&
-		   (!strcmp(arg + 6, "on-demand") || !strcmp(arg + 6, "reserved-1y") ||
-		    !strcmp(arg + 6, "reserved-3y") || !strcmp(arg + 6, "spot") ||
-		    !strcmp(arg + 6, "serverless"))) {
-		cost->basis = KVP_SIZE_BASIS_CLOUD;
-		snprintf(cost->kind, sizeof cost->kind, "%s", arg + 6);
-	} else {
-		char t[KVP_TERM_SIZE(64)];
-		kvp_cli_usage_error(name, "--cost: expected cloud, cloud:KIND (on-demand, reserved-1y, "
-				    "reserved-3y, spot, serverless) or own, got '%s'",
-				    kvp_term_text(t, sizeof t, arg));
-		return false;
-	}
 	return true;
 }
 
@@ -500,7 +471,7 @@ int kvp_cmd_size(int argc, char **argv)
 		 .parse = decode_eff_parse},
 		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prefill_eff,
 		 .parse = prefill_eff_parse},
-		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = cost_parse},
+		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = kvp_cli_cost_parse},
 		{.kind = KVP_CLI_OPT_GROUP, .dest = &a, .group = own_options, .group_fn = own_option},
 		{.name = "kv-dtypes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = kv_dtypes_parse},
 		{.name = "pareto", .kind = KVP_CLI_OPT_FLAG, .dest = &a.pareto_only},
@@ -510,14 +481,9 @@ int kvp_cmd_size(int argc, char **argv)
 		{.name = "disagg", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = disagg_parse},
 		{.kind = KVP_CLI_OPT_END}
 	};
-	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
+	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
+	    KVP_CLI_OPTIONS_DONE)
 		return rc;
-	if (c.help) {
-		help();
-		return KVP_EXIT_OK;
-	}
-	if (optind < argc)
-		return kvp_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!a.workload)
 		return kvp_cli_usage_error(cmd, "--workload is required");
 	if (a.gpus_arg && c.gpu)

@@ -277,6 +277,27 @@ static void lazy_write_out(struct lazy *z, struct aseq *out)
 	z->nh = 0;
 }
 
+/* Room for n sequences in the running list *run and its scratch *spare (the
+ * same capacity *cap, doubled from 256 until it holds n; *spare's contents
+ * are not kept).  False when out of memory: *run is then still valid (it
+ * may have grown) and *spare may be NULL, both for the caller to free. */
+static bool run_reserve(struct aseq **run, struct aseq **spare, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return true;
+	size_t c = *cap ? 2 * *cap : 256;
+	while (c < n)
+		c *= 2;
+	struct aseq *r = realloc(*run, c * sizeof *r);
+	if (!r)
+		return false;
+	*run = r;
+	*cap = c;
+	free(*spare);
+	*spare = malloc(c * sizeof **spare);
+	return *spare != NULL;
+}
+
 kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
 				 struct kvp_frag_result *res, struct kvp_error *err)
 {
@@ -392,20 +413,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		const uint64_t grow = z.n && !contig ? (uint64_t)z.cnt[z.C % P] * block_bytes : 0;
 		if (z.n && (z.n > M || grow > pool - held)) {
 			size_t n = z.n + nrun;
-			if (n > caprun) {
-				size_t cap = caprun ? 2 * caprun : 256;
-				while (cap < n)
-					cap *= 2;
-				struct aseq *r = realloc(run, cap * sizeof *r);
-				if (!r)
-					goto nomem;
-				run = r;
-				caprun = cap;
-				free(spare);
-				spare = malloc(cap * sizeof *spare);
-				if (!spare)
-					goto nomem;
-			}
+			if (!run_reserve(&run, &spare, &caprun, n))
+				goto nomem;
 			memcpy(spare + z.n, run, nrun * sizeof *run);
 			lazy_write_out(&z, spare);
 			struct aseq *t = run;
@@ -485,18 +494,8 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			head_counted = false;
 			if (contig && kvp_frag_arena_holes(arena) > peak_holes)
 				peak_holes = kvp_frag_arena_holes(arena);
-			if (nrun == caprun) {
-				size_t cap = caprun ? 2 * caprun : 256;
-				struct aseq *r = realloc(run, cap * sizeof *r);
-				if (!r)
-					goto nomem;
-				run = r;
-				caprun = cap;
-				free(spare);
-				spare = malloc(cap * sizeof *spare);
-				if (!spare)
-					goto nomem;
-			}
+			if (!run_reserve(&run, &spare, &caprun, nrun + 1))
+				goto nomem;
 			struct aseq x = *q;
 			ring_pop_front(&waiting);
 			if (!x.admitted_once) {

@@ -1,12 +1,22 @@
 /* yaml-writer.c: double-quoted YAML scalars and key lines for the engine
- * config files kvplan emits.  See yaml-writer.h for the stance. */
+ * config files kvplan emits and the baselines and TAP diagnostics of
+ * `kvplan check`.  See yaml-writer.h for the stance. */
 #include "yaml-writer.h"
+
+#include "utf8.h"
 
 void kvp_yaml_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
+		uint32_t cp;
+		size_t n = *p < 0x80 ? 1 : kvp_utf8_next((const char *)p, &cp);
+		if (n == 0) { /* not UTF-8: U+FFFD, so the file stays valid YAML */
+			fputs("\\ufffd", f);
+		} else if (n > 1) { /* a UTF-8 sequence as it is: YAML text is UTF-8 */
+			fwrite(p, 1, n, f);
+			p += n - 1;
+		} else if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
@@ -15,7 +25,7 @@ void kvp_yaml_str(FILE *f, const char *s)
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\x%02x", *p);
 		else
-			fputc(*p, f); /* UTF-8 bytes as they are: YAML text is UTF-8 */
+			fputc(*p, f);
 	}
 	fputc('"', f);
 }

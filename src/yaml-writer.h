@@ -1,11 +1,13 @@
 /* yaml-writer.h: the one writer of YAML text kvplan emits for other programs
  * (the engine config files of `kvplan size --emit`: vLLM's --config file,
- * TensorRT-LLM's extra_llm_api_options).
+ * TensorRT-LLM's extra_llm_api_options; the baselines and TAP YAML blocks of
+ * `kvplan check`).
  *
  * Stance: a value that came from a file kvplan did not write (a model id) is
  * always a double-quoted scalar, so no character in it can start a comment,
  * a mapping, an anchor or a tag, or end the line: '"' and '\' are escaped,
- * control characters written as \xNN, a line break as \n.  Keys are
+ * control characters written as \xNN, a line break as \n, bytes that are not
+ * UTF-8 as \ufffd (so the file stays valid YAML).  Keys are
  * kvplan's own words and are written plain. */
 #ifndef KVP_YAML_WRITER_H
 #define KVP_YAML_WRITER_H
