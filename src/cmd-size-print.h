@@ -24,7 +24,8 @@ struct kvp_size_answer {
 	const struct kvp_size_config *fewest; /* the fewest GPUs that meet, or NULL */
 	bool has_emit, prefix;               /* --emit emit; the workload shares a prefix */
 	enum kvp_engine emit;
-	double latency_spread;               /* --latency-spread */
+	double latency_spread;               /* --latency-spread, or --calibration's */
+	const char *latency_spread_from;     /* "default", "given" or "calibration" */
 };
 
 /* a as `kvplan size` prints its table on stdout, with --emit's command. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "calibration.h"
 #include "cli-options.h"
 #include "cmd-size-print.h"
 #include "disagg.h"
@@ -62,6 +63,15 @@ static void help(void)
 	       "                            with --cost own (defaults 3, 0.10, 1.3, 1: assumptions)\n"
 	       "  --max-replicas N          the most replicas tried (default 1024)\n"
 	       "  --decode-bw-efficiency F, --prefill-flops-efficiency F   as in kvplan perf\n"
+	       "  --latency-spread F        TTFT and TPOT x (1 + F) is the conservative end of the\n"
+	       "                            band (0 to 10; default 0, or --calibration's)\n"
+	       "  --calibration FILE        a kvbench run (kvbench --out) of the one GPU considered\n"
+	       "                            (--gpu): its efficiency fitted as kvplan perf does, and\n"
+	       "                            the latency spread taken as the LARGEST |measured /\n"
+	       "                            predicted - 1| over its large points at that efficiency\n"
+	       "                            (a run holds a handful, too few for a percentile; the\n"
+	       "                            conservative end covers every step it saw); given\n"
+	       "                            efficiencies and --latency-spread win\n"
 	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
 	       "                            (also plans with that engine unless --engine is given)\n\n"
 	       "Example: kvplan size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 \\\n"
@@ -79,7 +89,7 @@ struct price {
  * (cli-options.h) take it as dest. */
 struct size_args {
 	struct kvp_cli_common *c;
-	const char *workload, *gpus_arg;
+	const char *workload, *gpus_arg, *calibration;
 	uint64_t tps[MAX_TPS], users, max_replicas;
 	size_t ntp, nprice;
 	/* the other axes of the search: one value each unless listed */
@@ -87,7 +97,7 @@ struct size_args {
 	size_t npp, ndp, nep, nkv;
 	enum kvp_dtype kvs[MAX_TPS];
 	bool kv_list, pareto_only, queue_pct;
-	double latency_spread;
+	double latency_spread;       /* -1: not given */
 	uint32_t pd[MAX_TPS + 1][2]; /* colocated first */
 	size_t npd;
 	struct price prices[MAX_PRICES];
@@ -468,13 +478,38 @@ static int search_gpus(const struct size_args *a, char *const *names, size_t ngp
 	return 0;
 }
 
+/* --calibration: a kvbench run measures one GPU, so only that GPU is sized
+ * with it; its efficiencies and latency spread go into so where the command
+ * line gave none.  0, or the exit code after a message. */
+static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
+		     struct kvp_size_opts *so, const char **spread_from)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_calibration cal;
+	if (ngpu != 1)
+		return kvp_cli_usage_error(cmd, "--calibration: a calibration describes one GPU; "
+					   "give --gpu NAME (or --gpus with one name)");
+	if (kvp_gpu_load(names[0], &g, &err) || kvp_calibration_load(a->calibration, &g, &cal, &err))
+		return kvp_cli_error(cmd, &err);
+	if (!(a->decode_eff > 0) && cal.decode_bw_efficiency > 0)
+		so->decode_bw_efficiency = cal.decode_bw_efficiency;
+	if (!(a->prefill_eff > 0) && cal.prefill_flops_efficiency > 0)
+		so->prefill_flops_efficiency = cal.prefill_flops_efficiency;
+	if (a->latency_spread < 0 && cal.points) {
+		so->latency_spread = cal.latency_spread;
+		*spread_from = "calibration";
+	}
+	return 0;
+}
+
 int kvp_cmd_size(int argc, char **argv)
 {
 	struct kvp_cli_common c;
 	kvp_cli_common_init(&c);
 	struct size_args a = {.c = &c, .tps = {1, 2, 4, 8}, .ntp = 4, .pps = {1}, .dps = {1}, .eps = {1},
 			      .npp = 1, .ndp = 1, .nep = 1, .nkv = 1, .kvs = {KVP_DTYPE_AUTO},
-			      .npd = 1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
+			      .npd = 1, .latency_spread = -1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
 			      .emit = KVP_ENGINE_GENERIC};
 	int rc;
 	const struct kvp_cli_opt opts[] = {
@@ -508,6 +543,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{.name = "latency-spread", .kind = KVP_CLI_OPT_PARSE, .dest = &a.latency_spread,
 		 .parse = latency_spread_parse},
 		{.name = "disagg", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = disagg_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &a.calibration},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
@@ -586,7 +622,10 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = a.decode_eff,
 				   .prefill_flops_efficiency = a.prefill_eff,
 				   .max_replicas = (uint32_t)a.max_replicas, .cost = a.cost,
-				   .latency_spread = a.latency_spread};
+				   .latency_spread = a.latency_spread >= 0 ? a.latency_spread : 0};
+	const char *spread_from = a.latency_spread >= 0 ? "given" : "default";
+	if (a.calibration && (rc = calibrate(&a, names, ngpu, &so, &spread_from)))
+		goto out;
 	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, cfg)))
 		goto out;
 	n = ngpu * per_gpu;
@@ -638,7 +677,8 @@ int kvp_cmd_size(int argc, char **argv)
 		.m = m, .w = &w, .engine = c.opts.engine, .d = &d, .cost = &so.cost, .cfg = cfg, .n = n,
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
 		.disagg = a.npd > 1, .best = best, .fewest = fewest, .has_emit = a.has_emit,
-		.prefix = prefix, .emit = a.emit, .latency_spread = a.latency_spread};
+		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
+		.latency_spread_from = spread_from};
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_size_print_table(&ans);
 	} else if (!kvp_size_print_record(&ans, c.format)) {
