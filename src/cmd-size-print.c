@@ -333,6 +333,8 @@ void kvp_size_print_table(const struct kvp_size_answer *a)
 				snprintf(t1, sizeof t1, "colo");
 			kvp_record_str(r, "P:D", t1);
 		}
+		if (a->seqs_axis)
+			kvp_record_u64(r, "max_num_seqs", x->max_num_seqs);
 		kvp_record_u64(r, "replicas", x->replicas);
 		kvp_record_u64(r, "gpus", x->count);
 		fmt_money(x->cost_per_hour, t1, sizeof t1);

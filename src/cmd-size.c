@@ -42,6 +42,10 @@ static void help(void)
 	       "  --pp LIST, --dp LIST, --ep LIST, --kv-dtypes LIST\n"
 	       "                            the other axes searched (default 1, 1, 1, --kv-dtype)\n"
 	       "  --pareto                  only the Pareto front of $/Mtok, TPOT and TTFT\n"
+	       "  --max-num-seqs LIST       also search these caps on the sequences a replica\n"
+	       "                            schedules (0: as many as fit); below what fits, more\n"
+	       "                            replicas each hold fewer at a lower TPOT and more cost\n"
+	       "                            (default 0: the most that fit and keep TPOT in its level)\n"
 	       "  --disagg P:D[,P:D...]     also disaggregated replicas: P prefill + D decode\n"
 	       "                            instances, KV moved over the link between them\n"
 	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
@@ -93,8 +97,8 @@ struct size_args {
 	uint64_t tps[MAX_TPS], users, max_replicas;
 	size_t ntp, nprice;
 	/* the other axes of the search: one value each unless listed */
-	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS];
-	size_t npp, ndp, nep, nkv;
+	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS], seqs[MAX_TPS];
+	size_t npp, ndp, nep, nkv, nseqs;
 	enum kvp_dtype kvs[MAX_TPS];
 	bool kv_list, pareto_only, queue_pct;
 	double latency_spread;       /* -1: not given */
@@ -152,6 +156,31 @@ static bool ep_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
 	return axis_parse(name, "--ep", arg, a->eps, &a->nep);
+}
+
+/* --max-num-seqs: a list of caps (0: none), the common option's meaning
+ * (the sampler's sequences in the budget) taken per cap in kvp_size_evaluate. */
+static bool seqs_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	const char *p = arg;
+	a->nseqs = 0;
+	for (;;) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (end == p || (*end && *end != ',') || *p == '-' || v > 1u << 20 ||
+		    a->nseqs == MAX_TPS) {
+			char t[KVP_TERM_SIZE(64)];
+			kvp_cli_usage_error(name, "--max-num-seqs: expected at most %d counts of 0 "
+					    "(as many as fit) to 1048576 such as 0,64,32, got '%s'",
+					    MAX_TPS, kvp_term_text(t, sizeof t, arg));
+			return false;
+		}
+		a->seqs[a->nseqs++] = v;
+		if (!*end)
+			return true;
+		p = end + 1;
+	}
 }
 
 /* --engine: the common option, remembering that it was given (--emit then
@@ -519,6 +548,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{.common_id = KVP_OPT_PP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = pp_parse},
 		{.common_id = KVP_OPT_DP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = dp_parse},
 		{.common_id = KVP_OPT_EP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = ep_parse},
+		{.common_id = KVP_OPT_MAX_NUM_SEQS, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = seqs_parse},
 		{.common_id = KVP_OPT_ENGINE, .kind = KVP_CLI_OPT_GROUP, .dest = &a, .group_fn = engine_option},
 		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
 		{.name = "gpus", .kind = KVP_CLI_OPT_STRING, .dest = &a.gpus_arg},
@@ -577,7 +607,8 @@ int kvp_cmd_size(int argc, char **argv)
 	if (!a.kv_list)
 		a.kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
 	struct kvp_size_space space = {tp32, pp32, dp32, ep32, a.ntp, a.npp, a.ndp, a.nep, a.kvs, a.nkv,
-				       a.npd > 1 ? (const uint32_t(*)[2])a.pd : NULL, a.npd};
+				       a.npd > 1 ? (const uint32_t(*)[2])a.pd : NULL, a.npd,
+				       a.nseqs ? a.seqs : NULL, a.nseqs};
 	size_t per_gpu = kvp_size_space_points(&space);
 	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
 	struct kvp_workload w;
@@ -676,7 +707,7 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_size_answer ans = {
 		.m = m, .w = &w, .engine = c.opts.engine, .d = &d, .cost = &so.cost, .cfg = cfg, .n = n,
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
-		.disagg = a.npd > 1, .best = best, .fewest = fewest, .has_emit = a.has_emit,
+		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
 		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
 		.latency_spread_from = spread_from};
 	if (c.format == KVP_FORMAT_TABLE) {

@@ -13,7 +13,8 @@
 
 size_t kvp_size_space_points(const struct kvp_size_space *sp)
 {
-	return sp->ntp * sp->npp * sp->ndp * sp->nep * sp->nkv * (sp->pd ? sp->npd : 1);
+	return sp->ntp * sp->npp * sp->ndp * sp->nep * sp->nkv * (sp->pd ? sp->npd : 1) *
+	       (sp->seqs ? sp->nseqs : 1);
 }
 
 kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -28,7 +29,9 @@ kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu
 			for (size_t c = 0; c < sp->ndp; c++)
 				for (size_t e = 0; e < sp->nep; e++)
 					for (size_t k = 0; k < sp->nkv; k++)
-						for (size_t q = 0; q < (sp->pd ? sp->npd : 1); q++) {
+						for (size_t q = 0; q < (sp->pd ? sp->npd : 1); q++)
+						for (size_t s = 0; s < (sp->seqs ? sp->nseqs : 1); s++) {
+							po.max_num_seqs = sp->seqs ? sp->seqs[s] : 0;
 							po.budget.par.pp = sp->pp[b];
 							po.budget.par.dp = sp->dp[c];
 							po.budget.par.ep = sp->ep[e];

@@ -229,6 +229,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	bo.par.pp = pp;
 	bo.context = d->mean_context;
 	bo.batch = 1;
+	if (o->max_num_seqs) /* the engine sizes its sampler for the cap */
+		bo.max_num_seqs = (uint32_t)o->max_num_seqs;
 	struct kvp_error e2 = {0};
 	if ((st = kvp_budget_compute(m, g, &bo, b, &e2))) {
 		if ((st == KVP_STATUS_INVALID && (strcmp(e2.field, "tp") == 0 ||
@@ -377,6 +379,12 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		if (out->sequences > b->max_sequences)
 			out->failed |= KVP_SIZE_FAIL_MEMORY;
 	}
+	/* a max_num_seqs below what fits caps the sequences in flight */
+	uint64_t seqs_max = o->max_num_seqs && o->max_num_seqs < b->max_sequences ? o->max_num_seqs
+										   : b->max_sequences;
+	out->seqs_cap = o->max_num_seqs;
+	if (!saturated && out->sequences > seqs_max)
+		out->failed |= KVP_SIZE_FAIL_MEMORY;
 	/* what the deployment serves: the demand, when it keeps up */
 	if (!saturated) {
 		double served = lambda > 0 ? lambda * (double)ranks * inst_d
@@ -403,7 +411,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 				hi = mid - 1;
 		}
 	}
-	out->max_num_seqs = hi;
+	out->max_num_seqs = o->max_num_seqs && hi > o->max_num_seqs ? o->max_num_seqs : hi;
 
 	/* the conservative end of the band */
 	double f = 1 + (o->latency_spread > 0 ? o->latency_spread : 0);
@@ -426,7 +434,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->miss_ttft_s = d->slo_ttft_s > 0 ? fmax(0, out->ttft_s - d->slo_ttft_s) : 0;
 		out->miss_tpot_s = d->slo_tpot_s > 0 ? fmax(0, out->tpot_s - d->slo_tpot_s) : 0;
 		if (out->failed & KVP_SIZE_FAIL_MEMORY)
-			out->miss_sequences = out->sequences - b->max_sequences;
+			out->miss_sequences = out->sequences - seqs_max;
 	}
 out:
 	out->never |= out->failed & KVP_SIZE_FAIL_FIXED;

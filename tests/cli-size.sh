@@ -166,6 +166,22 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
 	--calibration "$top_srcdir/tests/data/good/kvbench-run.yaml"
 expect_rc 3
 expect_err "measures the CPU"
+# --max-num-seqs as an axis (tests/check-size.c test_seqs_axis has the
+# steps): uncapped, 2 replicas hold 3 sequences; a cap of 2 takes 3 replicas
+# ($6/hour), a cap of 1 takes 6 ($12/hour), each at a lower TPOT, so all
+# three are on the Pareto front
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 0,2,1 --pareto --format csv
+expect_rc 0
+[ "$(printf '%s\n' "$out" | sed 1d | wc -l)" -eq 3 ] && ok || bad "front of $(printf '%s\n' "$out" | sed 1d | wc -l), want 3"
+expect_out "1,round,6,1,6,true,,12,"
+# alone, the cap of 2 is the cheapest that meets, and --emit launches it
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 --emit vllm
+expect_rc 0
+expect_out "--max-num-seqs 2 "
+expect_out "3 replicas of 1 x round"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2,x
+expect_rc 2
+expect_err "--max-num-seqs: expected at most 8 counts"
 # Nothing meets at 200 requests/s under 10 ms: the nearest is the 4 replicas
 # above, TPOT 96.575 ms, 86.575 ms over the level
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
