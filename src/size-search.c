@@ -17,12 +17,31 @@ size_t kvp_size_space_points(const struct kvp_size_space *sp)
 	       (sp->seqs ? sp->nseqs : 1);
 }
 
+/* The search at cap (kvp_size_opts.max_num_seqs) from base, the same point
+ * searched without one, where base decides it: a fixed failure fails at any
+ * cap; a base that meets every curable constraint with no more sequences
+ * than the cap is the answer too (the cap only adds the memory test C <=
+ * cap, which holds there, and every count below failed already).  False:
+ * search. */
+static bool from_base(const struct kvp_size_config *base, uint64_t cap, struct kvp_size_config *out)
+{
+	unsigned bad = (base->failed & ~base->never) | (base->risk & ~base->risk_never);
+	if (!(base->failed & KVP_SIZE_FAIL_FIXED) && (bad || base->sequences > cap))
+		return false;
+	*out = *base;
+	out->seqs_cap = cap;
+	if (!(base->failed & KVP_SIZE_FAIL_FIXED) && out->max_num_seqs > cap)
+		out->max_num_seqs = cap;
+	return true;
+}
+
 kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
 				 const struct kvp_size_demand *d, const struct kvp_size_opts *o,
 				 const struct kvp_size_space *sp, struct kvp_size_config *out,
 				 struct kvp_error *err)
 {
 	struct kvp_size_opts po = *o;
+	struct kvp_size_config base;
 	size_t n = 0;
 	for (size_t a = 0; a < sp->ntp; a++)
 		for (size_t b = 0; b < sp->npp; b++)
@@ -31,7 +50,7 @@ kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu
 					for (size_t k = 0; k < sp->nkv; k++)
 						for (size_t q = 0; q < (sp->pd ? sp->npd : 1); q++)
 						for (size_t s = 0; s < (sp->seqs ? sp->nseqs : 1); s++) {
-							po.max_num_seqs = sp->seqs ? sp->seqs[s] : 0;
+							po.max_num_seqs = 0;
 							po.budget.par.pp = sp->pp[b];
 							po.budget.par.dp = sp->dp[c];
 							po.budget.par.ep = sp->ep[e];
@@ -39,8 +58,23 @@ kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu
 							po.budget.kv_dtype = sp->kv[k];
 							po.disagg_p = sp->pd ? sp->pd[q][0] : 0;
 							po.disagg_d = sp->pd ? sp->pd[q][1] : 0;
-							kvp_status st = kvp_size_search(m, g, d, &po, sp->tp[a],
-											&out[n++], err);
+							uint64_t cap = sp->seqs ? sp->seqs[s] : 0;
+							kvp_status st = KVP_STATUS_OK;
+							/* uncapped once per point */
+							if (s == 0)
+								st = kvp_size_search(m, g, d, &po, sp->tp[a], &base, err);
+							if (st)
+								return st;
+							if (cap == 0) {
+								out[n++] = base;
+								continue;
+							}
+							if (from_base(&base, cap, &out[n])) {
+								n++;
+								continue;
+							}
+							po.max_num_seqs = cap;
+							st = kvp_size_search(m, g, d, &po, sp->tp[a], &out[n++], err);
 							if (st)
 								return st;
 						}

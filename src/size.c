@@ -229,8 +229,6 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	bo.par.pp = pp;
 	bo.context = d->mean_context;
 	bo.batch = 1;
-	if (o->max_num_seqs) /* the engine sizes its sampler for the cap */
-		bo.max_num_seqs = (uint32_t)o->max_num_seqs;
 	struct kvp_error e2 = {0};
 	if ((st = kvp_budget_compute(m, g, &bo, b, &e2))) {
 		if ((st == KVP_STATUS_INVALID && (strcmp(e2.field, "tp") == 0 ||

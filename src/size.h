@@ -142,7 +142,8 @@ struct kvp_size_opts {
 					 * beyond it would wait), so the search
 					 * adds replicas, each holding fewer
 					 * sequences at a lower TPOT and more
-					 * cost; at or above it, no cap */
+					 * cost; at or above it, no cap.  The
+					 * budget (its sampler) is not resized */
 };
 
 struct kvp_size_config {
