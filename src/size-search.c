@@ -9,12 +9,19 @@
 #include "size.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t kvp_size_space_points(const struct kvp_size_space *sp)
 {
 	return sp->ntp * sp->npp * sp->ndp * sp->nep * sp->nkv * (sp->pd ? sp->npd : 1) *
 	       (sp->seqs ? sp->nseqs : 1);
+}
+
+/* What kvp_size_search aims at: the curable failures and risks. */
+static unsigned bad(const struct kvp_size_config *x)
+{
+	return (x->failed & ~x->never) | (x->risk & ~x->risk_never);
 }
 
 /* The search at cap (kvp_size_opts.max_num_seqs) from base, the same point
@@ -25,14 +32,61 @@ size_t kvp_size_space_points(const struct kvp_size_space *sp)
  * search. */
 static bool from_base(const struct kvp_size_config *base, uint64_t cap, struct kvp_size_config *out)
 {
-	unsigned bad = (base->failed & ~base->never) | (base->risk & ~base->risk_never);
-	if (!(base->failed & KVP_SIZE_FAIL_FIXED) && (bad || base->sequences > cap))
+	if (!(base->failed & KVP_SIZE_FAIL_FIXED) && (bad(base) || base->sequences > cap))
 		return false;
 	*out = *base;
 	out->seqs_cap = cap;
 	if (!(base->failed & KVP_SIZE_FAIL_FIXED) && out->max_num_seqs > cap)
 		out->max_num_seqs = cap;
 	return true;
+}
+
+/* kvp_size_search's answer under o's cap, knowing that lo replicas fail
+ * (the uncapped fewest, whose sequences exceed the cap): doubling from lo
+ * to the first count that meets, then bisecting; the predicate is monotone
+ * in the replicas, so this is the fewest, in about log2 of the answer's
+ * evaluations instead of log2 of max_replicas.  When even max_replicas
+ * fail, kvp_size_search says what to show. */
+static kvp_status search_above(const struct kvp_model *m, const struct kvp_gpu *g,
+			       const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+			       uint32_t tp, uint32_t lo, struct kvp_size_config *out,
+			       struct kvp_error *err)
+{
+	uint32_t maxr = o->max_replicas ? o->max_replicas : KVP_SIZE_MAX_REPLICAS, h = lo;
+	struct kvp_size_config *mid = malloc(sizeof *mid);
+	kvp_status st = KVP_STATUS_OK;
+	bool found = false;
+	if (!mid)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	while (!found && h < maxr) {
+		h = h > maxr / 2 ? maxr : 2 * h;
+		if ((st = kvp_size_evaluate(m, g, d, o, tp, h, mid, err)))
+			goto out;
+		if (bad(mid) == 0) {
+			*out = *mid;
+			found = true;
+		} else {
+			lo = h;
+		}
+	}
+	if (!found) {
+		st = kvp_size_search(m, g, d, o, tp, out, err);
+		goto out;
+	}
+	while (h - lo > 1) {
+		uint32_t r = lo + (h - lo) / 2;
+		if ((st = kvp_size_evaluate(m, g, d, o, tp, r, mid, err)))
+			goto out;
+		if (bad(mid) == 0) {
+			h = r;
+			*out = *mid;
+		} else {
+			lo = r;
+		}
+	}
+out:
+	free(mid);
+	return st;
 }
 
 kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -74,7 +128,12 @@ kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu
 								continue;
 							}
 							po.max_num_seqs = cap;
-							st = kvp_size_search(m, g, d, &po, sp->tp[a], &out[n++], err);
+							/* base meets at its count: the capped
+							 * answer lies above it */
+							bool above = bad(&base) == 0 && (d->rate > 0 || d->users > 1);
+							st = above ? search_above(m, g, d, &po, sp->tp[a], base.replicas,
+										  &out[n++], err)
+								   : kvp_size_search(m, g, d, &po, sp->tp[a], &out[n++], err);
 							if (st)
 								return st;
 						}

@@ -19,7 +19,7 @@
 
 #define SIZE_SAMPLES 65536   /* requests drawn to measure a workload */
 #define SIZE_SEED 1
-#define SIZE_MAX_REPLICAS 1024
+#define SIZE_MAX_REPLICAS KVP_SIZE_MAX_REPLICAS
 #define SIZE_MAX_ITER 10000
 
 static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {

@@ -117,6 +117,9 @@ struct kvp_size_cost {
  * "unlabelled" when the profile gives none, "none" without a price), or "own". */
 double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c, const char **label);
 
+/* The most replicas searched when kvp_size_opts.max_replicas is 0. */
+#define KVP_SIZE_MAX_REPLICAS 1024
+
 struct kvp_size_opts {
 	struct kvp_size_cost cost;      /* zero: cloud prices of any kind */
 	struct kvp_budget_opts budget;  /* engine, dtypes, block, utilization, overrides;

@@ -755,16 +755,25 @@ START_TEST(test_seqs_axis)
 	static const uint64_t caps[] = {0, 8, 7, 6, 5, 4, 3, 2, 1};
 	struct kvp_size_space sp9 = {one, one, one, one, 1, 1, 1, 1, kv, 1, NULL, 0, caps, 9};
 	struct kvp_size_config c9[9], alone;
-	ck_assert_int_eq(kvp_size_search_space(&model, &gpu, &demand, &opts, &sp9, c9, &err), KVP_STATUS_OK);
-	for (int i = 0; i < 9; i++) {
-		opts.max_num_seqs = caps[i];
-		ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &alone, &err), KVP_STATUS_OK);
-		ck_assert_uint_eq(c9[i].replicas, alone.replicas);
-		ck_assert_uint_eq(c9[i].max_num_seqs, alone.max_num_seqs);
-		ck_assert_uint_eq(c9[i].failed, alone.failed);
-		ck_assert(c9[i].meets == alone.meets);
-		ck_assert_double_eq(c9[i].tpot_s, alone.tpot_s);
+	/* and with at most 4 replicas, where cap 1 (6 replicas) cannot meet */
+	for (uint32_t maxr = 0; maxr <= 4; maxr += 4) {
+		opts.max_replicas = maxr;
+		opts.max_num_seqs = 0;
+		ck_assert_int_eq(kvp_size_search_space(&model, &gpu, &demand, &opts, &sp9, c9, &err),
+				 KVP_STATUS_OK);
+		for (int i = 0; i < 9; i++) {
+			opts.max_num_seqs = caps[i];
+			ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &alone, &err),
+					 KVP_STATUS_OK);
+			ck_assert_uint_eq(c9[i].replicas, alone.replicas);
+			ck_assert_uint_eq(c9[i].max_num_seqs, alone.max_num_seqs);
+			ck_assert_uint_eq(c9[i].failed, alone.failed);
+			ck_assert(c9[i].meets == alone.meets);
+			ck_assert_double_eq(c9[i].tpot_s, alone.tpot_s);
+		}
+		ck_assert(maxr == 0 || !c9[8].meets);
 	}
+	opts.max_replicas = 0;
 	/* the same evaluated at one replica fewer: the cap is what refuses it */
 	struct kvp_size_config r;
 	opts.max_num_seqs = 2;
