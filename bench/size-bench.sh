@@ -4,7 +4,8 @@
 #   search  one model over every built-in GPU and shape: mixtral-8x7b (8
 #           routed experts, so dp and ep apply) at tp 1,2,4,8 x pp 1,2,4 x
 #           dp 1,2,4,8 x ep 1,8 x KV auto,fp8 x colocated, 1:1, 1:2, every
-#           GPU; target <= 1 s
+#           GPU; target <= 1 s; then again with max_num_seqs caps
+#           0,128,32,8 as a fifth axis
 #   models  `kvplan size` (every GPU, tp 1,2,4,8) for 100 models: the
 #           built-in ones in turn, again from the first; target <= 30 s
 # Both on one core (taskset -c 0 where it exists).  Prints the wall seconds
@@ -54,6 +55,15 @@ n=$(($(wc -l <"$tmp") - 1))
 echo "search: $n configurations (GPU x tp x pp x dp x ep x KV x colocated/1:1/1:2), front of $front" \
 	"printed: $(echo "$t1 $t0" | awk '{printf "%.2f", $1 - $2}') s wall, $cpu1 s CPU (target 1 s);" \
 	"all $n printed as CSV: $(echo "$t2 $t1" | awk '{printf "%.2f", $1 - $2}') s wall, $cpu_s s CPU"
+
+# 1b. the same search with max_num_seqs as an axis too (--max-num-seqs
+# 0,128,32,8: as many as fit, and three caps below): 4 x the points
+t0=$(now)
+search --pareto --max-num-seqs 0,128,32,8
+t1=$(now)
+front=$(($(wc -l <"$tmp") - 1))
+echo "search with --max-num-seqs 0,128,32,8: front of $front printed:" \
+	"$(echo "$t1 $t0" | awk '{printf "%.2f", $1 - $2}') s wall, $cpu_s s CPU (target 1 s)"
 
 # 2. size over 100 models
 models=$(for f in "$top"/profiles/models/*.yaml; do basename "$f" .yaml; done)

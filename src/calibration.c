@@ -9,6 +9,7 @@
  * `kvplan validate --calibrate --gpu` never disagree. */
 #include "calibration.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@
  * on this GPU's bandwidth (validate.h: its KV bytes at efficiency 1 over the
  * measured median, the median over the large points of each shape), so the
  * figure is what this model needs, computed as `kvplan validate
- * --calibrate --gpu` computes it.  CPU points cannot calibrate a GPU. */
+ * --calibrate --gpu` computes it, and the spread of those points about it
+ * (latency_spread).  CPU points cannot calibrate a GPU. */
 static kvp_status kvbench_run(const char *path, const struct kvp_gpu *g,
 			      struct kvp_calibration *out, struct kvp_error *err)
 {
@@ -53,6 +55,13 @@ static kvp_status kvbench_run(const char *path, const struct kvp_gpu *g,
 				   "the decode steps ran at %.1f%% of %s's %.1f GB/s; expected a "
 				   "share in (0, 100]%%", 100 * eff, g->name, g->bandwidth_bps / 1e9);
 	if (!st) {
+		kvp_validation_evaluate(&v, eff, 0, 0);
+		for (size_t i = 0; i < v.n; i++) {
+			const struct kvp_vpoint *p = &v.points[i];
+			if (p->kind == KVP_VPOINT_DECODE && p->large && p->predicted_s > 0)
+				out->latency_spread = fmax(out->latency_spread,
+							   fabs(p->measured_s / p->predicted_s - 1));
+		}
 		out->decode_bw_efficiency = eff;
 		out->points = used;
 		snprintf(out->gpu, sizeof out->gpu, "%s", v.points[0].device[0] ? v.points[0].device

@@ -18,6 +18,12 @@ struct kvp_calibration {
 	double decode_bw_efficiency;
 	double prefill_flops_efficiency;
 	size_t points;                   /* kvbench points the decode figure is the median of */
+	/* a kvbench run only: the largest |measured / predicted - 1| over those
+	 * large points, each predicted at the fitted efficiency: how far a
+	 * decode step strayed from the calibrated model (0: not measured).  The
+	 * largest, not a percentile: a run holds a handful of large points, too
+	 * few for a tail, and the conservative end should cover all it saw. */
+	double latency_spread;
 };
 
 /* Read a calibration file (YAML or CSV; kvplan's table or kvbench --out) for

@@ -170,7 +170,7 @@ static kvp_status build_pareto(struct plot_args *a, struct kvp_plot *p, struct k
 			   a->c.opts.par.dp ? a->c.opts.par.dp : 1,
 			   a->c.opts.par.ep ? a->c.opts.par.ep : 1};
 	struct kvp_size_space sp = {a->tps, &one[0], &one[1], &one[2], a->ntps, 1, 1, 1, a->kv,
-				    a->nkv, NULL, 0};
+				    a->nkv, NULL, 0, NULL, 0};
 	struct kvp_size_opts o = {.budget = a->c.opts, .cost = a->cost};
 	st = kvp_plot_pareto(p, &a->m[0], g, ng, &d, &o, &sp, err);
 out:

@@ -13,7 +13,7 @@
 #include "output.h"
 #include "units.h"
 
-static struct kvp_record *config_record(const struct kvp_size_config *c)
+static struct kvp_record *config_record(const struct kvp_size_config *c, const struct kvp_size_answer *a)
 {
 	struct kvp_record *x = kvp_record_new();
 	char failed[128], never[128], risk[128];
@@ -58,7 +58,9 @@ static struct kvp_record *config_record(const struct kvp_size_config *c)
 		  kvp_record_str(x, "verdict", c->meets ? "meets" : c->at_risk ? "meets at risk" : "fails") &&
 		  kvp_record_f64(x, "miss_ttft_s", c->miss_ttft_s) &&
 		  kvp_record_f64(x, "miss_tpot_s", c->miss_tpot_s) &&
-		  kvp_record_u64(x, "miss_sequences", c->miss_sequences);
+		  kvp_record_u64(x, "miss_sequences", c->miss_sequences) &&
+		  kvp_record_f64(x, "latency_spread", a->latency_spread) &&
+		  kvp_record_str(x, "latency_spread_from", a->latency_spread_from);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -331,6 +333,8 @@ void kvp_size_print_table(const struct kvp_size_answer *a)
 				snprintf(t1, sizeof t1, "colo");
 			kvp_record_str(r, "P:D", t1);
 		}
+		if (a->seqs_axis)
+			kvp_record_u64(r, "max_num_seqs", x->max_num_seqs);
 		kvp_record_u64(r, "replicas", x->replicas);
 		kvp_record_u64(r, "gpus", x->count);
 		fmt_money(x->cost_per_hour, t1, sizeof t1);
@@ -404,7 +408,7 @@ bool kvp_size_print_record(const struct kvp_size_answer *a, enum kvp_format form
 		struct kvp_record **recs = calloc(n + 1, sizeof *recs);
 		bool ok = recs != NULL;
 		for (size_t i = 0; ok && i < n; i++)
-			ok = (recs[i] = config_record(&cfg[i])) != NULL;
+			ok = (recs[i] = config_record(&cfg[i], a)) != NULL;
 		if (ok)
 			kvp_write_csv(stdout, recs, n);
 		for (size_t i = 0; recs && i < n; i++)
@@ -432,17 +436,17 @@ bool kvp_size_print_record(const struct kvp_size_answer *a, enum kvp_format form
 		  (fewest ? kvp_record_u64(top, "min_gpus", fewest->count)
 			  : kvp_record_null(top, "min_gpus"));
 	for (size_t i = 0; ok && i < n; i++) {
-		struct kvp_record *x = config_record(&cfg[i]);
+		struct kvp_record *x = config_record(&cfg[i], a);
 		ok = x && kvp_record_push(top, "configs", x);
 	}
 	if (ok && best) {
-		struct kvp_record *x = config_record(best);
+		struct kvp_record *x = config_record(best, a);
 		ok = x && kvp_record_rec(top, "chosen", x);
 	} else if (ok) {
 		ok = kvp_record_null(top, "chosen");
 		size_t idx[NEAREST], k = nearest(cfg, n, d, idx);
 		for (size_t i = 0; ok && i < k; i++) {
-			struct kvp_record *x = config_record(&cfg[idx[i]]);
+			struct kvp_record *x = config_record(&cfg[idx[i]], a);
 			ok = x && kvp_record_push(top, "nearest", x);
 		}
 	}

@@ -20,11 +20,13 @@ struct kvp_size_answer {
 	size_t n;
 	size_t considered, front;            /* configurations searched; on the Pareto front */
 	bool pareto_only, disagg;            /* --pareto; --disagg given (a P:D column) */
+	bool seqs_axis;                      /* --max-num-seqs given (a max_num_seqs column) */
 	const struct kvp_size_config *best;   /* the cheapest that meets, or NULL */
 	const struct kvp_size_config *fewest; /* the fewest GPUs that meet, or NULL */
 	bool has_emit, prefix;               /* --emit emit; the workload shares a prefix */
 	enum kvp_engine emit;
-	double latency_spread;               /* --latency-spread */
+	double latency_spread;               /* --latency-spread, or --calibration's */
+	const char *latency_spread_from;     /* "default", "given" or "calibration" */
 };
 
 /* a as `kvplan size` prints its table on stdout, with --emit's command. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibration.h"
 #include "cli.h"
 #include "cli-cost.h"
 #include "cli-options.h"
@@ -42,6 +43,10 @@ static void help(void)
 	       "  --pp LIST, --dp LIST, --ep LIST, --kv-dtypes LIST\n"
 	       "                            the other axes searched (default 1, 1, 1, --kv-dtype)\n"
 	       "  --pareto                  only the Pareto front of $/Mtok, TPOT and TTFT\n"
+	       "  --max-num-seqs LIST       also search these caps on the sequences a replica\n"
+	       "                            schedules (0: as many as fit); below what fits, more\n"
+	       "                            replicas each hold fewer at a lower TPOT and more cost\n"
+	       "                            (default 0: the most that fit and keep TPOT in its level)\n"
 	       "  --disagg P:D[,P:D...]     also disaggregated replicas: P prefill + D decode\n"
 	       "                            instances, KV moved over the link between them\n"
 	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
@@ -63,6 +68,15 @@ static void help(void)
 	       "                            with --cost own (defaults 3, 0.10, 1.3, 1: assumptions)\n"
 	       "  --max-replicas N          the most replicas tried (default 1024)\n"
 	       "  --decode-bw-efficiency F, --prefill-flops-efficiency F   as in kvplan perf\n"
+	       "  --latency-spread F        TTFT and TPOT x (1 + F) is the conservative end of the\n"
+	       "                            band (0 to 10; default 0, or --calibration's)\n"
+	       "  --calibration FILE        a kvbench run (kvbench --out) of the one GPU considered\n"
+	       "                            (--gpu): its efficiency fitted as kvplan perf does, and\n"
+	       "                            the latency spread taken as the LARGEST |measured /\n"
+	       "                            predicted - 1| over its large points at that efficiency\n"
+	       "                            (a run holds a handful, too few for a percentile; the\n"
+	       "                            conservative end covers every step it saw); given\n"
+	       "                            efficiencies and --latency-spread win\n"
 	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
 	       "                            (also plans with that engine unless --engine is given)\n\n"
 	       "Example: kvplan size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 \\\n"
@@ -80,15 +94,15 @@ struct price {
  * (cli-options.h) take it as dest. */
 struct size_args {
 	struct kvp_cli_common *c;
-	const char *workload, *gpus_arg;
+	const char *workload, *gpus_arg, *calibration;
 	uint64_t tps[MAX_TPS], users, max_replicas;
 	size_t ntp, nprice;
 	/* the other axes of the search: one value each unless listed */
-	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS];
-	size_t npp, ndp, nep, nkv;
+	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS], seqs[MAX_TPS];
+	size_t npp, ndp, nep, nkv, nseqs;
 	enum kvp_dtype kvs[MAX_TPS];
 	bool kv_list, pareto_only, queue_pct;
-	double latency_spread;
+	double latency_spread;       /* -1: not given */
 	uint32_t pd[MAX_TPS + 1][2]; /* colocated first */
 	size_t npd;
 	struct price prices[MAX_PRICES];
@@ -143,6 +157,31 @@ static bool ep_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
 	return axis_parse(name, "--ep", arg, a->eps, &a->nep);
+}
+
+/* --max-num-seqs: a list of caps (0: none), the common option's meaning
+ * (the sampler's sequences in the budget) taken per cap in kvp_size_evaluate. */
+static bool seqs_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	const char *p = arg;
+	a->nseqs = 0;
+	for (;;) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (end == p || (*end && *end != ',') || *p == '-' || v > 1u << 20 ||
+		    a->nseqs == MAX_TPS) {
+			char t[KVP_TERM_SIZE(64)];
+			kvp_cli_usage_error(name, "--max-num-seqs: expected at most %d counts of 0 "
+					    "(as many as fit) to 1048576 such as 0,64,32, got '%s'",
+					    MAX_TPS, kvp_term_text(t, sizeof t, arg));
+			return false;
+		}
+		a->seqs[a->nseqs++] = v;
+		if (!*end)
+			return true;
+		p = end + 1;
+	}
 }
 
 /* --engine: the common option, remembering that it was given (--emit then
@@ -439,13 +478,38 @@ static int search_gpus(const struct size_args *a, char *const *names, size_t ngp
 	return 0;
 }
 
+/* --calibration: a kvbench run measures one GPU, so only that GPU is sized
+ * with it; its efficiencies and latency spread go into so where the command
+ * line gave none.  0, or the exit code after a message. */
+static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
+		     struct kvp_size_opts *so, const char **spread_from)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_calibration cal;
+	if (ngpu != 1)
+		return kvp_cli_usage_error(cmd, "--calibration: a calibration describes one GPU; "
+					   "give --gpu NAME (or --gpus with one name)");
+	if (kvp_gpu_load(names[0], &g, &err) || kvp_calibration_load(a->calibration, &g, &cal, &err))
+		return kvp_cli_error(cmd, &err);
+	if (!(a->decode_eff > 0) && cal.decode_bw_efficiency > 0)
+		so->decode_bw_efficiency = cal.decode_bw_efficiency;
+	if (!(a->prefill_eff > 0) && cal.prefill_flops_efficiency > 0)
+		so->prefill_flops_efficiency = cal.prefill_flops_efficiency;
+	if (a->latency_spread < 0 && cal.points) {
+		so->latency_spread = cal.latency_spread;
+		*spread_from = "calibration";
+	}
+	return 0;
+}
+
 int kvp_cmd_size(int argc, char **argv)
 {
 	struct kvp_cli_common c;
 	kvp_cli_common_init(&c);
 	struct size_args a = {.c = &c, .tps = {1, 2, 4, 8}, .ntp = 4, .pps = {1}, .dps = {1}, .eps = {1},
 			      .npp = 1, .ndp = 1, .nep = 1, .nkv = 1, .kvs = {KVP_DTYPE_AUTO},
-			      .npd = 1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
+			      .npd = 1, .latency_spread = -1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
 			      .emit = KVP_ENGINE_GENERIC};
 	int rc;
 	const struct kvp_cli_opt opts[] = {
@@ -455,6 +519,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{.common_id = KVP_OPT_PP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = pp_parse},
 		{.common_id = KVP_OPT_DP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = dp_parse},
 		{.common_id = KVP_OPT_EP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = ep_parse},
+		{.common_id = KVP_OPT_MAX_NUM_SEQS, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = seqs_parse},
 		{.common_id = KVP_OPT_ENGINE, .kind = KVP_CLI_OPT_GROUP, .dest = &a, .group_fn = engine_option},
 		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
 		{.name = "gpus", .kind = KVP_CLI_OPT_STRING, .dest = &a.gpus_arg},
@@ -479,6 +544,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{.name = "latency-spread", .kind = KVP_CLI_OPT_PARSE, .dest = &a.latency_spread,
 		 .parse = latency_spread_parse},
 		{.name = "disagg", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = disagg_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &a.calibration},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
@@ -507,7 +573,8 @@ int kvp_cmd_size(int argc, char **argv)
 	if (!a.kv_list)
 		a.kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
 	struct kvp_size_space space = {tp32, pp32, dp32, ep32, a.ntp, a.npp, a.ndp, a.nep, a.kvs, a.nkv,
-				       a.npd > 1 ? (const uint32_t(*)[2])a.pd : NULL, a.npd};
+				       a.npd > 1 ? (const uint32_t(*)[2])a.pd : NULL, a.npd,
+				       a.nseqs ? a.seqs : NULL, a.nseqs};
 	size_t per_gpu = kvp_size_space_points(&space);
 	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
 	struct kvp_workload w;
@@ -552,7 +619,10 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = a.decode_eff,
 				   .prefill_flops_efficiency = a.prefill_eff,
 				   .max_replicas = (uint32_t)a.max_replicas, .cost = a.cost,
-				   .latency_spread = a.latency_spread};
+				   .latency_spread = a.latency_spread >= 0 ? a.latency_spread : 0};
+	const char *spread_from = a.latency_spread >= 0 ? "given" : "default";
+	if (a.calibration && (rc = calibrate(&a, names, ngpu, &so, &spread_from)))
+		goto out;
 	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, cfg)))
 		goto out;
 	n = ngpu * per_gpu;
@@ -603,8 +673,9 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_size_answer ans = {
 		.m = m, .w = &w, .engine = c.opts.engine, .d = &d, .cost = &so.cost, .cfg = cfg, .n = n,
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
-		.disagg = a.npd > 1, .best = best, .fewest = fewest, .has_emit = a.has_emit,
-		.prefix = prefix, .emit = a.emit, .latency_spread = a.latency_spread};
+		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
+		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
+		.latency_spread_from = spread_from};
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_size_print_table(&ans);
 	} else if (!kvp_size_print_record(&ans, c.format)) {

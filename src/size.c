@@ -19,7 +19,7 @@
 
 #define SIZE_SAMPLES 65536   /* requests drawn to measure a workload */
 #define SIZE_SEED 1
-#define SIZE_MAX_REPLICAS 1024
+#define SIZE_MAX_REPLICAS KVP_SIZE_MAX_REPLICAS
 #define SIZE_MAX_ITER 10000
 
 static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
@@ -377,6 +377,12 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		if (out->sequences > b->max_sequences)
 			out->failed |= KVP_SIZE_FAIL_MEMORY;
 	}
+	/* a max_num_seqs below what fits caps the sequences in flight */
+	uint64_t seqs_max = o->max_num_seqs && o->max_num_seqs < b->max_sequences ? o->max_num_seqs
+										   : b->max_sequences;
+	out->seqs_cap = o->max_num_seqs;
+	if (!saturated && out->sequences > seqs_max)
+		out->failed |= KVP_SIZE_FAIL_MEMORY;
 	/* what the deployment serves: the demand, when it keeps up */
 	if (!saturated) {
 		double served = lambda > 0 ? lambda * (double)ranks * inst_d
@@ -403,7 +409,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 				hi = mid - 1;
 		}
 	}
-	out->max_num_seqs = hi;
+	out->max_num_seqs = o->max_num_seqs && hi > o->max_num_seqs ? o->max_num_seqs : hi;
 
 	/* the conservative end of the band */
 	double f = 1 + (o->latency_spread > 0 ? o->latency_spread : 0);
@@ -426,7 +432,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->miss_ttft_s = d->slo_ttft_s > 0 ? fmax(0, out->ttft_s - d->slo_ttft_s) : 0;
 		out->miss_tpot_s = d->slo_tpot_s > 0 ? fmax(0, out->tpot_s - d->slo_tpot_s) : 0;
 		if (out->failed & KVP_SIZE_FAIL_MEMORY)
-			out->miss_sequences = out->sequences - b->max_sequences;
+			out->miss_sequences = out->sequences - seqs_max;
 	}
 out:
 	out->never |= out->failed & KVP_SIZE_FAIL_FIXED;

@@ -117,6 +117,9 @@ struct kvp_size_cost {
  * "unlabelled" when the profile gives none, "none" without a price), or "own". */
 double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c, const char **label);
 
+/* The most replicas searched when kvp_size_opts.max_replicas is 0. */
+#define KVP_SIZE_MAX_REPLICAS 1024
+
 struct kvp_size_opts {
 	struct kvp_size_cost cost;      /* zero: cloud prices of any kind */
 	struct kvp_budget_opts budget;  /* engine, dtypes, block, utilization, overrides;
@@ -135,6 +138,15 @@ struct kvp_size_opts {
 	uint32_t disagg_p, disagg_d;
 	double latency_spread;          /* the relative error of TTFT and TPOT the
 					 * conservative end allows for (0.1: +10 %) */
+	uint64_t max_num_seqs;          /* the most sequences a replica (each DP
+					 * rank) schedules; 0: as many as fit.
+					 * Below the pool's maximum it is a cap:
+					 * C above it fails memory (the sequences
+					 * beyond it would wait), so the search
+					 * adds replicas, each holding fewer
+					 * sequences at a lower TPOT and more
+					 * cost; at or above it, no cap.  The
+					 * budget (its sampler) is not resized */
 };
 
 struct kvp_size_config {
@@ -196,7 +208,9 @@ struct kvp_size_config {
 	uint32_t block_size;
 	double utilization;
 	uint64_t max_model_len;
-	uint64_t max_num_seqs;
+	uint64_t max_num_seqs;          /* min(the cap, when given, and the most
+					 * that keep TPOT within its level) */
+	uint64_t seqs_cap;              /* kvp_size_opts.max_num_seqs; 0 none */
 	uint64_t max_batched_tokens;
 };
 
@@ -227,9 +241,9 @@ kvp_status kvp_size_search(const struct kvp_model *m, const struct kvp_gpu *g,
 
 /* The search space beyond the GPUs: every tp x pp x dp x ep x KV dtype
  * (each list at least one entry; pp, dp, ep 1 for none; KVP_DTYPE_AUTO for
- * the budget's default KV dtype).  max_num_seqs is not a free axis: for each
- * configuration it is the most sequences that keep TPOT within its level
- * (kvp_size_evaluate). */
+ * the budget's default KV dtype) x max_num_seqs caps (seqs: NULL for one
+ * point, no cap: the most sequences that fit and keep TPOT within its level,
+ * kvp_size_evaluate; else each cap in turn, kvp_size_opts.max_num_seqs). */
 struct kvp_size_space {
 	const uint32_t *tp, *pp, *dp, *ep;
 	size_t ntp, npp, ndp, nep;
@@ -237,14 +251,17 @@ struct kvp_size_space {
 	size_t nkv;
 	const uint32_t (*pd)[2];        /* {P, D} instances; {0, 0} colocated; NULL: colocated only */
 	size_t npd;
+	const uint64_t *seqs;           /* max_num_seqs caps; NULL: none */
+	size_t nseqs;
 };
 
-/* Points in a space: ntp x npp x ndp x nep x nkv (x npd with pd). */
+/* Points in a space: ntp x npp x ndp x nep x nkv (x npd with pd) (x nseqs
+ * with seqs). */
 size_t kvp_size_space_points(const struct kvp_size_space *sp);
 
 /* kvp_size_search at every point of sp on GPU g, written to out[0 ..
- * kvp_size_space_points(sp) - 1] in the order tp, pp, dp, ep, kv, P:D
- * (the last fastest).  o->budget's par and kv_dtype are replaced per point. */
+ * kvp_size_space_points(sp) - 1] in the order tp, pp, dp, ep, kv, P:D,
+ * max_num_seqs (the last fastest).  o->budget's par and kv_dtype are replaced per point. */
 kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu *g,
 				 const struct kvp_size_demand *d, const struct kvp_size_opts *o,
 				 const struct kvp_size_space *sp, struct kvp_size_config *out,

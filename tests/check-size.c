@@ -655,7 +655,7 @@ START_TEST(test_search_brute_force)
 	srand(16);
 	opts.max_replicas = 48;
 	opts.budget.has_weights = true;
-	int several = 0, floor_only = 0; /* the cases must reach both branches */
+	int several = 0, floor_only = 0, capped = 0; /* the cases must reach every branch */
 	for (int trial = 0; trial < 40; trial++) {
 		round_gpu((uint64_t)(16 + rand() % 64) * KVP_GIB);
 		opts.budget.weights_bytes = (uint64_t)(2 + rand() % 12) * 1000000000ULL;
@@ -664,6 +664,8 @@ START_TEST(test_search_brute_force)
 		demand.slo_tpot_s = 0.004 + (rand() % 100) * 0.0005;
 		demand.slo_ttft_s = 0.005 + (rand() % 100) * 0.002;
 		uint32_t tp = 1u << (rand() % 3);
+		/* max_num_seqs as an axis: no cap in half the trials, else 1 .. 16 */
+		opts.max_num_seqs = rand() % 2 ? 0 : (uint64_t)(1 + rand() % 16);
 		struct kvp_size_config got, ref;
 		ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, tp, &got, &err),
 				 KVP_STATUS_OK);
@@ -683,6 +685,12 @@ START_TEST(test_search_brute_force)
 				      trial, got.replicas, want);
 			ck_assert_uint_eq(got.failed, never);
 			ck_assert(got.meets == (never == 0));
+			/* a cap holds: no more sequences in flight, none scheduled */
+			if (opts.max_num_seqs && !never) {
+				ck_assert_uint_le(got.sequences, opts.max_num_seqs);
+				ck_assert_uint_le(got.max_num_seqs, opts.max_num_seqs);
+				capped++;
+			}
 			several += want > 1;
 			floor_only += never != 0;
 		} else {
@@ -691,6 +699,87 @@ START_TEST(test_search_brute_force)
 	}
 	ck_assert_int_gt(several, 3);
 	ck_assert_int_gt(floor_only, 0);
+	ck_assert_int_gt(capped, 3);
+	opts.max_num_seqs = 0;
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* max_num_seqs as an axis (tests/check-size.c test_replicas_by_hand has the
+ * uncapped steps): 5 requests/s of 100 + 100 tokens; uncapped, 2 replicas
+ * hold C = 2.643 (3 sequences) at TPOT 10.471 ms.  A cap of 2 refuses that
+ * (3 > 2); 3 replicas see 5/3 requests/s, each ~1.02 s in the system (10 ms
+ * TTFT + 100 steps of ~10.1 ms), C ~ 1.7: 2 sequences, fits.  A cap of 1
+ * needs C <= 1: 5 replicas give 1 request/s x ~1.01 s > 1, 6 give 0.83 x
+ * ~1.01 s ~ 0.85: 6.  Fewer sequences a replica step faster: each capped
+ * point costs more ($6, $12 an hour against $4) at a lower TPOT, so all
+ * three are on the front; the front is checked against its definition in a
+ * plain loop. */
+START_TEST(test_seqs_axis)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+	static const uint32_t one[] = {1};
+	static const enum kvp_dtype kv[] = {KVP_DTYPE_AUTO};
+	static const uint64_t seqs[] = {0, 2, 1};
+	struct kvp_size_space sp = {one, one, one, one, 1, 1, 1, 1, kv, 1, NULL, 0, seqs, 3};
+	ck_assert_uint_eq(kvp_size_space_points(&sp), 3);
+	struct kvp_size_config c[3];
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_size_search_space(&model, &gpu, &demand, &opts, &sp, c, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(c[0].replicas, 2);
+	ck_assert_uint_eq(c[1].replicas, 3);
+	ck_assert_uint_eq(c[2].replicas, 6);
+	ck_assert_uint_eq(c[1].sequences, 2);
+	ck_assert_uint_eq(c[1].max_num_seqs, 2); /* what --emit writes */
+	ck_assert_uint_eq(c[2].max_num_seqs, 1);
+	ck_assert(c[0].meets && c[1].meets && c[2].meets);
+	ck_assert(c[0].max_num_seqs > 2);
+	ck_assert_double_eq_tol(c[1].cost_per_hour, 6.0, 1e-12);
+	ck_assert_double_eq_tol(c[2].cost_per_hour, 12.0, 1e-12);
+	ck_assert(c[1].tpot_s < c[0].tpot_s && c[2].tpot_s < c[1].tpot_s);
+	ck_assert_uint_eq(kvp_size_pareto(c, 3), 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert(c[i].pareto);
+		for (int j = 0; j < 3; j++)
+			ck_assert(j == i || !(c[j].cost_per_mtok <= c[i].cost_per_mtok &&
+					      c[j].tpot_s <= c[i].tpot_s && c[j].ttft_s <= c[i].ttft_s &&
+					      (c[j].cost_per_mtok < c[i].cost_per_mtok ||
+					       c[j].tpot_s < c[i].tpot_s || c[j].ttft_s < c[i].ttft_s)));
+	}
+	/* the space's shortcuts (a cap the uncapped answer already keeps to)
+	 * agree with searching each cap on its own, over caps 0 .. 8 */
+	static const uint64_t caps[] = {0, 8, 7, 6, 5, 4, 3, 2, 1};
+	struct kvp_size_space sp9 = {one, one, one, one, 1, 1, 1, 1, kv, 1, NULL, 0, caps, 9};
+	struct kvp_size_config c9[9], alone;
+	/* and with at most 4 replicas, where cap 1 (6 replicas) cannot meet */
+	for (uint32_t maxr = 0; maxr <= 4; maxr += 4) {
+		opts.max_replicas = maxr;
+		opts.max_num_seqs = 0;
+		ck_assert_int_eq(kvp_size_search_space(&model, &gpu, &demand, &opts, &sp9, c9, &err),
+				 KVP_STATUS_OK);
+		for (int i = 0; i < 9; i++) {
+			opts.max_num_seqs = caps[i];
+			ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &alone, &err),
+					 KVP_STATUS_OK);
+			ck_assert_uint_eq(c9[i].replicas, alone.replicas);
+			ck_assert_uint_eq(c9[i].max_num_seqs, alone.max_num_seqs);
+			ck_assert_uint_eq(c9[i].failed, alone.failed);
+			ck_assert(c9[i].meets == alone.meets);
+			ck_assert_double_eq(c9[i].tpot_s, alone.tpot_s);
+		}
+		ck_assert(maxr == 0 || !c9[8].meets);
+	}
+	opts.max_replicas = 0;
+	/* the same evaluated at one replica fewer: the cap is what refuses it */
+	struct kvp_size_config r;
+	opts.max_num_seqs = 2;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 2, &r, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(r.failed, KVP_SIZE_FAIL_MEMORY);
+	ck_assert_uint_eq(r.miss_sequences, 1); /* 3 sequences, 2 allowed */
 	kvp_workload_free(&wl);
 }
 END_TEST
@@ -803,6 +892,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_disagg_by_hand);
 	tcase_add_test(core, test_search_brute_force);
 	tcase_add_test(core, test_pareto_brute_force);
+	tcase_add_test(core, test_seqs_axis);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_set_timeout(errors, 60);

@@ -126,6 +126,62 @@ expect_out "at risk"
 expect_out "tpot x 1.07 = 11.2 ms > 10.7 ms"   # 10.471 ms x 1.07 = 11.204 ms
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread -1
 expect_rc 2
+# --calibration: a kvbench run of an H20 (tests/data/good/kvbench-cuda-h20.yaml
+# has the steps): efficiency 0.8, the median of 1.024/1.28, 2.048/2.40 and
+# 4.096/5.60 ms; predicted at it 1.28, 2.56 and 5.12 ms, so |measured /
+# predicted - 1| = 0, 0.0625 and 0.09375; the spread is the largest, 0.09375
+# (the 0.1 ms point, under a quarter of the largest bytes, is left out: it
+# would give 2.9)
+cal="$top_srcdir/tests/data/good/kvbench-cuda-h20.yaml"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" --format json
+expect_rc 0
+expect_json latency_spread 0.09375
+expect_json latency_spread_from calibration
+# a spread given on the command line wins over the calibration's
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" \
+	--latency-spread 0.2 --format csv
+expect_rc 0
+expect_out ",0.2,given"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --format csv
+expect_out ",0,default"
+# the spread moves the decision: at a TPOT level of 1.04 x the central TPOT
+# of the cheapest (2 replicas), those 2 meet with no spread; with the
+# calibration's they meet only at risk (x 1.09375 > 1.04), so it takes 3
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --decode-bw-efficiency 0.8 --format json
+tpot0=$(json tpot_s)
+lvl=$(awk -v t="$tpot0" 'BEGIN { printf "%.9g", t * 1.04 }')
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --tpot "$lvl" \
+	--decode-bw-efficiency 0.8 --calibration "$cal" --latency-spread 0 --format json
+expect_json count 2
+expect_json verdict meets
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --tpot "$lvl" \
+	--decode-bw-efficiency 0.8 --calibration "$cal" --format json
+expect_json count 3
+expect_json verdict meets
+# a calibration is of one GPU; a CPU run calibrates none
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpus all --calibration "$cal"
+expect_rc 2
+expect_err "--calibration: a calibration describes one GPU"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
+	--calibration "$top_srcdir/tests/data/good/kvbench-run.yaml"
+expect_rc 3
+expect_err "measures the CPU"
+# --max-num-seqs as an axis (tests/check-size.c test_seqs_axis has the
+# steps): uncapped, 2 replicas hold 3 sequences; a cap of 2 takes 3 replicas
+# ($6/hour), a cap of 1 takes 6 ($12/hour), each at a lower TPOT, so all
+# three are on the Pareto front
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 0,2,1 --pareto --format csv
+expect_rc 0
+[ "$(printf '%s\n' "$out" | sed 1d | wc -l)" -eq 3 ] && ok || bad "front of $(printf '%s\n' "$out" | sed 1d | wc -l), want 3"
+expect_out "1,round,6,1,6,true,,12,"
+# alone, the cap of 2 is the cheapest that meets, and --emit launches it
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 --emit vllm
+expect_rc 0
+expect_out "--max-num-seqs 2 "
+expect_out "3 replicas of 1 x round"
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2,x
+expect_rc 2
+expect_err "--max-num-seqs: expected at most 8 counts"
 # Nothing meets at 200 requests/s under 10 ms: the nearest is the 4 replicas
 # above, TPOT 96.575 ms, 86.575 ms over the level
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
