@@ -211,6 +211,12 @@ static void format_f64(double x, char *buf, size_t size)
 
 static void json_record(FILE *f, const struct kvp_record *r, int indent);
 
+/* a value kvp_write_json_line writes: no record or list (they break lines) */
+static bool scalar_json(const struct kvp_value *v)
+{
+	return v->type != KVP_VALUE_RECORD && v->type != KVP_VALUE_LIST;
+}
+
 static void json_value(FILE *f, const struct kvp_value *v, int indent)
 {
 	switch (v->type) {
@@ -263,6 +269,22 @@ void kvp_write_json(FILE *f, const struct kvp_record *r)
 {
 	json_object(f, r, 0, true);
 	fputc('\n', f);
+}
+
+void kvp_write_json_line(FILE *f, const struct kvp_record *r)
+{
+	fputc('{', f);
+	for (size_t i = 0; i < r->n; i++) {
+		if (i)
+			fputc(',', f);
+		json_string(f, r->fields[i].name);
+		fputc(':', f);
+		if (scalar_json(&r->fields[i].v))
+			json_value(f, &r->fields[i].v, 0);
+		else
+			fputs("null", f);
+	}
+	fputc('}', f);
 }
 
 void kvp_write_json_rows(FILE *f, const char *wrap, struct kvp_record *const *rows, size_t n)

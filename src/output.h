@@ -69,6 +69,9 @@ const struct kvp_value *kvp_record_get(const struct kvp_record *r, const char *n
  * back to the same double (at most 17 significant digits); non-finite
  * doubles are written as null.  */
 void kvp_write_json(FILE *f, const struct kvp_record *r);
+/* `r` as one JSON object on one line, no schema_version, no line break (an
+ * engine option's value: vLLM's --kv-transfer-config); scalars only. */
+void kvp_write_json_line(FILE *f, const struct kvp_record *r);
 /* JSON: {"schema_version": N, "<wrap>": [rows...]}. */
 void kvp_write_json_rows(FILE *f, const char *wrap, struct kvp_record *const *rows, size_t n);
 /* CSV: a header of "schema_version" and rows[0]'s scalar fields, then one

@@ -37,6 +37,13 @@ void kvp_yaml_kv_str(FILE *f, int indent, const char *key, const char *value)
 	fputc('\n', f);
 }
 
+void kvp_yaml_item_str(FILE *f, int indent, const char *value)
+{
+	fprintf(f, "%*s- ", indent, "");
+	kvp_yaml_str(f, value);
+	fputc('\n', f);
+}
+
 void kvp_yaml_kv_u64(FILE *f, int indent, const char *key, uint64_t value)
 {
 	fprintf(f, "%*s%s: %llu\n", indent, "", key, (unsigned long long)value);

@@ -25,5 +25,7 @@ void kvp_yaml_kv_f64(FILE *f, int indent, const char *key, double value);
 void kvp_yaml_kv_bool(FILE *f, int indent, const char *key, int value);
 /* "<indent>key:\n", opening a nested mapping. */
 void kvp_yaml_map(FILE *f, int indent, const char *key);
+/* "<indent>- value\n", one item of a sequence opened with kvp_yaml_map. */
+void kvp_yaml_item_str(FILE *f, int indent, const char *value);
 
 #endif
