@@ -98,4 +98,49 @@ if [ "$gp" = gnuplot ]; then
 	name="images drawn"
 	[ "$(ls "$d"/*.svg | wc -l)" -ge 7 ] && ok || bad "$(ls "$d")"
 fi
+
+# `size --emit` of a disaggregated plan: the hostile model name reaches each
+# role's engine command as one argument, and running the emitted script
+# (engines stubbed: each records its arguments, fields \037, calls \036)
+# runs nothing else.  The GPU of round numbers and the 10.5 ms TPOT make
+# 1:1 the cheapest plan (as in tests/cli-size.sh).
+cat >"$tmp/round.yaml" <<EOF
+name: round
+vendor: test
+memory: "80GiB"
+bandwidth: "1TB/s"
+bf16_tflops: 1000000
+host_link: pcie4x16
+price_per_hour: 2
+calibration:
+  decode_bw_efficiency: 1
+  prefill_flops_efficiency: 1
+EOF
+mkdir -p "$tmp/stub"
+for b in vllm trtllm-serve python; do
+	printf '#!/bin/sh\nprintf "%%s\\037" "$@" >>"%s/argv"; printf "\\036" >>"%s/argv"\n' \
+		"$tmp" "$tmp" >"$tmp/stub/$b"
+	chmod +x "$tmp/stub/$b"
+done
+# the name in evil-model.yml, its \n and \t as the bytes
+evil=$(printf '%s\n\t<script>' "-m\`touch PWNED-model1\`\$(touch PWNED-model2)'\"; system(\"touch PWNED-model3\")")
+for e in vllm sglang trtllm; do
+	run "$KVPLAN" size --model "$m" --gpu "$tmp/round.yaml" --weights-bytes 10GB --utilization 1 \
+		--activation-bytes 0 --overhead-bytes 0 --tp 1 --disagg 1:1 --tpot 0.0105 \
+		--workload "$top_srcdir/tests/data/workloads/size-replicas.yaml" --emit $e
+	expect_rc 0
+	expect_out "# disaggregated: 1 prefill and 1 decode instance"
+	sed -n "/^# $e: /,\$p" "$tmp/out" >"$tmp/emit-$e.sh"
+	rm -f "$tmp/argv"
+	mkdir -p "$tmp/run-$e" && (cd "$tmp/run-$e" && PATH="$tmp/stub:$PATH" sh "$tmp/emit-$e.sh") \
+		>/dev/null 2>&1
+	# one model argument per role: vllm serve NAME, python -m
+	# sglang.launch_server --model-path NAME, trtllm-serve NAME (the two
+	# workers; the front, trtllm-serve disaggregated, names no model)
+	n=$(awk -v want="$evil" 'BEGIN { RS = "\036"; FS = "\037" }
+		{ for (i = 1; i <= NF; i++) if ($i == want) c++ } END { print c + 0 }' "$tmp/argv")
+	name="$e disaggregated: the hostile name is one argument of each role's command"
+	[ "$n" = 2 ] && ok || bad "$n calls had it: $(tr '\036\037' '\n|' <"$tmp/argv")"
+	no_marker "running the $e disaggregated launch script"
+done
 finish

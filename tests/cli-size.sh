@@ -225,6 +225,56 @@ expect_out "colo         2     2"
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit vllm
 expect_rc 0
 expect_out "# disaggregated: 1 prefill and 1 decode instance, each launched as below;"
+# each role its own command with the engine's KV-transfer settings (1:1 on
+# 1-GPU instances: tp 1, one prefill and one decode).  vLLM, from
+# https://docs.vllm.ai/en/stable/features/nixl_connector_usage.html: both
+# roles --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+expect_out "# prefill: 1 instance of 1 GPU each (tp 1 x pp 1 x dp 1)"
+expect_out "# decode: 1 instance of 1 GPU each (tp 1 x pp 1 x dp 1)"
+expect_out "    --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'"
+expect_out "cat > kvplan-vllm-prefill.yaml <<'KVPLAN_EOF'"
+expect_out "cat > kvplan-vllm-decode.yaml <<'KVPLAN_EOF'"
+expect_out 'kv-transfer-config: "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}"'
+name="vllm 1:1: two vllm serve commands, each with --tensor-parallel-size 1"
+[ "$(grep -c "^vllm serve 'meta-llama/Llama-2-7b-hf' --tensor-parallel-size 1 " "$tmp/out")" = 2 ] && ok || bad "$out"
+# SGLang, from https://docs.sglang.io/docs/advanced_features/pd_disaggregation:
+# --disaggregation-mode prefill|decode, --disaggregation-transfer-backend
+# (mooncake or nixl)
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit sglang
+expect_rc 0
+expect_out "    --disaggregation-mode 'prefill' --disaggregation-transfer-backend 'nixl'"
+expect_out "    --disaggregation-mode 'decode' --disaggregation-transfer-backend 'nixl'"
+name="sglang 1:1: two launch_server commands, each with --tp-size 1"
+[ "$(grep -c "^python -m sglang.launch_server --model-path 'meta-llama/Llama-2-7b-hf' --tp-size 1 " "$tmp/out")" = 2 ] && ok || bad "$out"
+# TRT-LLM, from https://nvidia.github.io/TensorRT-LLM/features/disagg-serving.html:
+# each worker's extra_llm_api_options carry cache_transceiver_config.backend;
+# `trtllm-serve disaggregated -c FILE`, FILE listing context_servers and
+# generation_servers with num_instances and urls
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit trtllm
+expect_rc 0
+expect_out "cache_transceiver_config:
+  backend: \"UCX\""
+expect_out "trtllm-serve 'meta-llama/Llama-2-7b-hf' --host localhost --port 8001 --tp_size 1 "
+expect_out "trtllm-serve 'meta-llama/Llama-2-7b-hf' --host localhost --port 8002 --tp_size 1 "
+expect_out "    --extra_llm_api_options kvplan-trtllm-prefill.yaml"
+expect_out "    --extra_llm_api_options kvplan-trtllm-decode.yaml"
+expect_out "context_servers:
+  num_instances: 1
+  urls:
+    - \"localhost:8001\"
+generation_servers:
+  num_instances: 1
+  urls:
+    - \"localhost:8002\""
+expect_out "trtllm-serve disaggregated -c kvplan-trtllm-disagg.yaml"
+# a colocated plan carries none of it (its output is as before)
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --emit trtllm
+expect_rc 0
+name="colocated trtllm: no disaggregated settings"
+case "$out" in *cache_transceiver*|*disaggregated*|*--port*) bad "$out" ;; *) ok ;; esac
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --emit vllm
+name="colocated vllm: no kv-transfer-config"
+case "$out" in *kv-transfer-config*|*disaggregat*) bad "$out" ;; *) ok ;; esac
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 0:1
 expect_rc 2
 run "$KVPLAN" size $fixed --workload "$wl/size-memory.yaml" --disagg 1:1
