@@ -78,7 +78,11 @@ static void help(void)
 	       "                            conservative end covers every step it saw); given\n"
 	       "                            efficiencies and --latency-spread win\n"
 	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
-	       "                            (also plans with that engine unless --engine is given)\n\n"
+	       "                            (also plans with that engine unless --engine is given);\n"
+	       "                            a disaggregated plan: one command per role (prefill,\n"
+	       "                            decode) with the engine's KV transfer (vLLM\n"
+	       "                            NixlConnector, SGLang --disaggregation-mode, TRT-LLM\n"
+	       "                            trtllm-serve disaggregated); see kvplan(1)\n\n"
 	       "Example: kvplan size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 \\\n"
 	       "             --tpot 0.05 --gpus all --emit vllm\n",
 	       kvp_cli_common_help);
