@@ -102,6 +102,30 @@ START_TEST(test_versions)
 }
 END_TEST
 
+/* kvp_write_json_line: one object on one line, no schema_version (vLLM's
+ * --kv-transfer-config value); a quote and a line break escaped, so the
+ * line never breaks; a nested record is not written (null). */
+START_TEST(test_json_line)
+{
+	struct kvp_record *r = kvp_record_new(), *sub = kvp_record_new();
+	kvp_record_str(r, "kv_connector", "NixlConnector");
+	kvp_record_str(r, "kv_role", "kv_both");
+	kvp_record_u64(r, "n", 2);
+	kvp_record_str(r, "x", "a\"b\n");
+	kvp_record_u64(sub, "y", 1);
+	kvp_record_rec(r, "sub", sub);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	kvp_write_json_line(f, r);
+	fclose(f);
+	ck_assert_str_eq(text, "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\","
+			       "\"n\":2,\"x\":\"a\\\"b\\n\",\"sub\":null}");
+	free(text);
+	kvp_record_free(r);
+}
+END_TEST
+
 static Suite *output_suite(void)
 {
 	Suite *s = suite_create("output");
@@ -109,6 +133,7 @@ static Suite *output_suite(void)
 	tcase_add_loop_test(core, test_f64, 0, sizeof f64_cases / sizeof f64_cases[0]);
 	tcase_add_test(core, test_u64);
 	tcase_add_test(core, test_versions);
+	tcase_add_test(core, test_json_line);
 	suite_add_tcase(s, core);
 	TCase *limits = tcase_create("limits");
 	tcase_add_test(limits, test_round_trip);
