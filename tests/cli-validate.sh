@@ -171,14 +171,16 @@ expect_json decode_points 10
 expect_json fit_points 10
 # kvbench's own predicted_s and validate's uncalibrated prediction come from
 # the same basis and functions: equal up to the 2-decimal rounding of the
-# ceiling in the file (under 0.1% here)
+# ceiling in the file, +-0.005 GB/s, a relative 0.005 / ceiling (0.26% at the
+# 1.9 GB/s a loaded machine's in-cache point can show), plus 0.05%
 run "$KVPLAN" validate "$tmp/run.csv" --format csv
 printf '%s\n' "$out" >"$tmp/val.csv"
 name="kvbench and validate predict alike"
 awk -F, 'NR == FNR { if (FNR == 1) for (i = 1; i <= NF; i++) k[$i] = i
-		     else p[FNR] = $k["predicted_s"]; next }
+		     else { p[FNR] = $k["predicted_s"]; c[FNR] = $k["ceiling_read_gbps"] }; next }
 	 FNR == 1 { for (i = 1; i <= NF; i++) v[$i] = i; next }
-	 { d = $v["predicted"] / p[FNR] - 1; if (d < 0) d = -d; if (d > 0.001) bad++; n++ }
+	 { d = $v["predicted"] / p[FNR] - 1; if (d < 0) d = -d
+	   if (!(c[FNR] > 0) || d > 0.005 / c[FNR] + 0.0005) bad++; n++ }
 	 END { exit !(n == 10 && !bad) }' "$tmp/run.csv" "$tmp/val.csv" && ok ||
 	bad "predictions differ: $(cut -d, -f1-3 "$tmp/val.csv" | head -3)"
 finish
