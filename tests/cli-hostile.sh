@@ -104,18 +104,7 @@ fi
 # (engines stubbed: each records its arguments, fields \037, calls \036)
 # runs nothing else.  The GPU of round numbers and the 10.5 ms TPOT make
 # 1:1 the cheapest plan (as in tests/cli-size.sh).
-cat >"$tmp/round.yaml" <<EOF
-name: round
-vendor: test
-memory: "80GiB"
-bandwidth: "1TB/s"
-bf16_tflops: 1000000
-host_link: pcie4x16
-price_per_hour: 2
-calibration:
-  decode_bw_efficiency: 1
-  prefill_flops_efficiency: 1
-EOF
+grep -v "^#" "$top_srcdir/tests/data/good/round.yaml" >"$tmp/round.yaml" # its lines as the error tests count them
 mkdir -p "$tmp/stub"
 for b in vllm trtllm-serve python; do
 	printf '#!/bin/sh\nprintf "%%s\\037" "$@" >>"%s/argv"; printf "\\036" >>"%s/argv"\n' \

@@ -10,20 +10,9 @@ expect_near() {
 }
 
 wl="$top_srcdir/tests/data/workloads"
-# A GPU of round numbers (a test fixture): 80 GiB, 1 TB/s, compute so fast it
-# never binds (1e6 TFLOP/s), efficiencies 1, $2 per hour.
-cat >"$tmp/round.yaml" <<EOF
-name: round
-vendor: test
-memory: "80GiB"
-bandwidth: "1TB/s"
-bf16_tflops: 1000000
-host_link: pcie4x16
-price_per_hour: 2
-calibration:
-  decode_bw_efficiency: 1
-  prefill_flops_efficiency: 1
-EOF
+# A GPU of round numbers (tests/data/good/round.yaml): 80 GiB, 1 TB/s,
+# compute so fast it never binds (1e6 TFLOP/s), efficiencies 1, $2 per hour.
+grep -v "^#" "$top_srcdir/tests/data/good/round.yaml" >"$tmp/round.yaml" # its lines as the error tests count them
 fixed="--model llama-2-7b --gpu $tmp/round.yaml --weights-bytes 10GB --utilization 1
        --activation-bytes 0 --overhead-bytes 0 --tp 1"
 
