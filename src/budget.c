@@ -430,10 +430,17 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 			uint64_t padded = kvp_engine_mxfp4_routed_bytes(
 				em, g ? g->name : "", mm->hidden_size,
 				mm->moe_intermediate_size / moe_tp, ws->routed_bytes);
+			/* the whole model is padded too: every GPU of the shape pads its
+			 * own disjoint share of the routed experts (tp x dp within a
+			 * stage, pp stages), so one GPU never holds more than the whole */
+			uint64_t grow = padded - ws->routed_bytes, whole_grow;
 			if (padded == UINT64_MAX ||
-			    !kvp_add(ws->total_bytes, padded - ws->routed_bytes, &ws->total_bytes) ||
-			    !kvp_add(b->spec.weights_bytes, padded - ws->routed_bytes,
-				     &b->spec.weights_bytes))
+			    !kvp_add(ws->total_bytes, grow, &ws->total_bytes) ||
+			    !kvp_add(b->spec.weights_bytes, grow, &b->spec.weights_bytes) ||
+			    !kvp_mul(grow, (uint64_t)o->par.tp * o->par.pp * kvp_shape_dp(&o->par),
+				     &whole_grow) ||
+			    !kvp_add(b->spec.weights_bytes_total, whole_grow,
+				     &b->spec.weights_bytes_total))
 				return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights",
 						     "the padded MXFP4 expert bytes overflow");
 			ws->routed_bytes = padded;
