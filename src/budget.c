@@ -339,7 +339,7 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 		TERM("weights");
 	if (o->engine != KVP_ENGINE_SGLANG && !o->has_activation)
 		TERM("activation");
-	if (o->engine != KVP_ENGINE_SGLANG && !o->has_overhead)
+	if (!o->has_overhead)
 		TERM("overhead");
 	if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
 	    !(o->utilization > 0))
@@ -358,9 +358,10 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 						? em->activation_spread_above_bytes
 						: b->activation_spread_bytes;
 			}
-			if (!o->has_overhead)
-				b->overhead_spread_bytes = em->non_torch_spread_bytes;
 		}
+		/* SGLang's overhead is the CUDA context before load */
+		if (!o->has_overhead)
+			b->overhead_spread_bytes = em->non_torch_spread_bytes;
 		if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
 		    !(o->utilization > 0))
 			b->fraction_spread_bytes = spread_of(
@@ -368,12 +369,15 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 				em->fraction_spread / (b->utilization > 0 ? b->utilization : 1));
 	}
 	/* low: every term as large as its spread allows (the activation by its
-	 * upward spread); high: every term as small */
+	 * upward spread); high: every term as small.  TRT-LLM's fraction scales
+	 * every term; SGLang's only the context before load (pool = f x (GPU -
+	 * context) - weights) */
 	double f = o->engine == KVP_ENGINE_TRTLLM ? b->utilization : 1;
-	double rest = (double)b->weights_spread_bytes + (double)b->overhead_spread_bytes;
-	double lo = (rest + (double)b->activation_spread_above_bytes) * f +
+	double fo = o->engine == KVP_ENGINE_SGLANG ? b->utilization : f;
+	double rest = (double)b->weights_spread_bytes * f + (double)b->overhead_spread_bytes * fo;
+	double lo = rest + (double)b->activation_spread_above_bytes * f +
 		    (double)b->fraction_spread_bytes;
-	double hi = (rest + (double)b->activation_spread_bytes) * f +
+	double hi = rest + (double)b->activation_spread_bytes * f +
 		    (double)b->fraction_spread_bytes;
 	fixed = lo >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(lo);
 	b->kv_pool_low_bytes = b->kv_pool_bytes > fixed ? b->kv_pool_bytes - fixed : 0;
