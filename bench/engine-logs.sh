@@ -23,7 +23,7 @@
 # model, named there; `known_miss_way: logged|config` when only one way) is
 # printed with "miss" and left out of that way's statistics;
 # one without logged_kv_budget (no budget line in the log) has no logged-terms
-# row.  Optional case keys: weights_dtype, kv_dtype, dp, ep, gpu_profile (the
+# row.  Optional case keys: dtype, weights_dtype, kv_dtype, dp, ep, gpu_profile (the
 # --gpu profile whose name picks vLLM's batch defaults), engine_version (the
 # modelled vLLM version nearest the log's; default the newest).
 #
@@ -63,7 +63,7 @@ for f in "${ENGINE_LOGS_DIR:-$top/tests/data/engine-logs}"/*.yaml; do
 	[ -n "$mbt" ] && extra="$extra --max-batched-tokens $mbt"
 	seqs=$(field "$f" max_num_seqs)
 	[ -n "$seqs" ] && extra="$extra --max-num-seqs $seqs"
-	for k in weights_dtype:--weights-dtype kv_dtype:--kv-dtype dp:--dp ep:--ep gpu_profile:--gpu \
+	for k in dtype:--dtype weights_dtype:--weights-dtype kv_dtype:--kv-dtype dp:--dp ep:--ep gpu_profile:--gpu \
 		engine_version:--engine-version; do
 		v=$(field "$f" "${k%%:*}")
 		[ -n "$v" ] && extra="$extra ${k#*:} $v"
