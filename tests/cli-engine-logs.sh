@@ -15,10 +15,11 @@ expect_rc 0
 # SGLang (S1, S2), 3 TensorRT-LLM (T1, T3, T4)
 expect_out "logged terms: 24 cases"
 expect_out "logged value inside the band: 24 of 24"
-# from the config alone: 10 cases counted; at most 1 in 10 over-predicting
-# by more than 2 % (V19, +2.2 %), every logged value inside the band
-expect_out "config alone: 10 cases, median |error| 0.927%"
-expect_out "over-predicting > 2%: 1, logged value inside the band: 10 of 10"
+# from the config alone: 10 cases counted, every logged value inside the
+# band; 2 of 10 over-predict by more than 2 % (V19 +2.2 %, X2 +2.7 %): the
+# issue's target (at most 1 in 10) is NOT met, and this records it
+expect_out "config alone: 10 cases, median |error| 0.927%, p90 2.198%"
+expect_out "over-predicting > 2%: 2, logged value inside the band: 10 of 10"
 # SGLang S1 from the terms it logged: rest = 63.72 - 78.81 x 0.12 =
 # 54.2628 GiB / 131,072 B per token = 444,520 (logged 444,500)
 expect_out "s1-llama31-8b-sglang-docs      logged         444500     444520"
