@@ -283,6 +283,21 @@ static uint64_t bytes_floor(double x, uint64_t cap)
 	return (uint64_t)x;
 }
 
+/* Blocks of a `pool`-byte pool, engines other than vLLM.  TensorRT-LLM
+ * counts tokens first and rounds the blocks up: maxTokens = floor(pool /
+ * B/token), blocks = ceilDiv(maxTokens, tokensPerBlock)
+ * (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, calculateMaxNumBlocks:
+ * https://github.com/NVIDIA/TensorRT-LLM/blob/002ba6a7cc5eb28f180d45d4a91142d9d927a606/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp),
+ * so its pool can exceed the fraction by up to one block less a token; the
+ * others take whole pages of the pool. */
+static uint64_t pool_blocks(const struct kvp_budget *b, uint64_t pool)
+{
+	if (b->engine == KVP_ENGINE_TRTLLM)
+		return b->spec.token_bytes && b->block_size
+			? kvp_cdiv(pool / b->spec.token_bytes, b->block_size) : 0;
+	return b->page_bytes ? pool / b->page_bytes : 0;
+}
+
 /* Max tokens and sequences at context n if the pool were `pool` bytes. */
 static void tokens_at_pool(const struct kvp_budget *b, uint64_t pool, uint64_t *tokens,
 			   uint64_t *seqs)
@@ -298,7 +313,7 @@ static void tokens_at_pool(const struct kvp_budget *b, uint64_t pool, uint64_t *
 			*tokens = UINT64_MAX;
 		*seqs = per && slot && per / slot ? blocks / (per / slot) : 0;
 	} else {
-		blocks = b->page_bytes ? pool / b->page_bytes : 0;
+		blocks = pool_blocks(b, pool);
 		if (!kvp_mul(blocks, b->block_size, tokens))
 			*tokens = UINT64_MAX;
 		*seqs = per ? pool / per : 0;
@@ -324,7 +339,7 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 		TERM("weights");
 	if (o->engine != KVP_ENGINE_SGLANG && !o->has_activation)
 		TERM("activation");
-	if (o->engine != KVP_ENGINE_SGLANG && !o->has_overhead)
+	if (!o->has_overhead)
 		TERM("overhead");
 	if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
 	    !(o->utilization > 0))
@@ -343,9 +358,10 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 						? em->activation_spread_above_bytes
 						: b->activation_spread_bytes;
 			}
-			if (!o->has_overhead)
-				b->overhead_spread_bytes = em->non_torch_spread_bytes;
 		}
+		/* SGLang's overhead is the CUDA context before load */
+		if (!o->has_overhead)
+			b->overhead_spread_bytes = em->non_torch_spread_bytes;
 		if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
 		    !(o->utilization > 0))
 			b->fraction_spread_bytes = spread_of(
@@ -353,12 +369,15 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 				em->fraction_spread / (b->utilization > 0 ? b->utilization : 1));
 	}
 	/* low: every term as large as its spread allows (the activation by its
-	 * upward spread); high: every term as small */
+	 * upward spread); high: every term as small.  TRT-LLM's fraction scales
+	 * every term; SGLang's only the context before load (pool = f x (GPU -
+	 * context) - weights) */
 	double f = o->engine == KVP_ENGINE_TRTLLM ? b->utilization : 1;
-	double rest = (double)b->weights_spread_bytes + (double)b->overhead_spread_bytes;
-	double lo = (rest + (double)b->activation_spread_above_bytes) * f +
+	double fo = o->engine == KVP_ENGINE_SGLANG ? b->utilization : f;
+	double rest = (double)b->weights_spread_bytes * f + (double)b->overhead_spread_bytes * fo;
+	double lo = rest + (double)b->activation_spread_above_bytes * f +
 		    (double)b->fraction_spread_bytes;
-	double hi = (rest + (double)b->activation_spread_bytes) * f +
+	double hi = rest + (double)b->activation_spread_bytes * f +
 		    (double)b->fraction_spread_bytes;
 	fixed = lo >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(lo);
 	b->kv_pool_low_bytes = b->kv_pool_bytes > fixed ? b->kv_pool_bytes - fixed : 0;
@@ -591,7 +610,7 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 		if (!kvp_mul(b->block_size, s->token_bytes, &b->page_bytes))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "block-size",
 					     "page size overflow");
-		b->num_blocks = b->page_bytes ? b->kv_pool_bytes / b->page_bytes : 0;
+		b->num_blocks = pool_blocks(b, b->kv_pool_bytes);
 		b->max_tokens = b->num_blocks * b->block_size;
 	}
 	if (kvp_budget_pool_for(b, b->context, 1, &b->seq_bytes))

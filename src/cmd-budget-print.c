@@ -283,7 +283,15 @@ static void print_paging(const struct kvp_budget *b)
 		printf("  page = %u %s x %s B = %s (%s B)\n", b->block_size,
 		       plural(b->block_size, "token", "tokens"),
 		       (kvp_format_u64(b->spec.token_bytes, t6, sizeof t6), t6), t1, t4);
-		printf("  blocks = floor(%s B KV pool / %s B page) = %s\n", t5, t4, t2);
+		if (b->engine == KVP_ENGINE_TRTLLM && b->spec.token_bytes) {
+			/* TRT-LLM counts tokens, then rounds the blocks up (budget.c) */
+			kvp_format_u64(b->kv_pool_bytes / b->spec.token_bytes, t1, sizeof t1);
+			printf("  tokens = floor(%s B KV pool / %s B per token) = %s\n", t5, t6, t1);
+			printf("  blocks = ceil(%s tokens / %u per block) = %s (TensorRT-LLM rounds up)\n",
+			       t1, b->block_size, t2);
+		} else {
+			printf("  blocks = floor(%s B KV pool / %s B page) = %s\n", t5, t4, t2);
+		}
 		printf("  max tokens = %s blocks x %u = %s\n", t2, b->block_size, t3);
 	}
 	kvp_format_u64(b->context, t1, sizeof t1);

@@ -3,7 +3,7 @@
 # that the printout adds up.  It shares no code with kvplan.
 #
 # - A line "A = B = C" (outside the memory budget) is checked part by part:
-#   every part holding an operator (x + - / floor) is evaluated with the
+#   every part holding an operator (x + - / floor ceil) is evaluated with the
 #   numbers it shows (words are labels and dropped) and must equal the last
 #   part's figure (the exact "(N B)" when shown, else its first number).
 # - The memory budget is a running computation: its first line sets the
@@ -30,7 +30,7 @@ function tokenize(s,    raw, m, i, t) {
 		else if (t == "x") { ntok++; tk[ntok] = "*"; ty[ntok] = "o"; nops++ }
 		else if (t == "+" || t == "-" || t == "/") { ntok++; tk[ntok] = t; ty[ntok] = "o"; nops++ }
 		else if (t == "(" || t == ")") { ntok++; tk[ntok] = t; ty[ntok] = "p" }
-		else if (t == "floor") { ntok++; tk[ntok] = t; ty[ntok] = "f"; nops++ }
+		else if (t == "floor" || t == "ceil") { ntok++; tk[ntok] = t; ty[ntok] = "f"; nops++ }
 	}
 	pos = 1; perr = 0
 }
@@ -57,17 +57,17 @@ function term(    v, o, d) {
 	}
 	return v
 }
-function factor(    v) {
+function factor(    v, fn) {
 	if (pos > ntok) { perr = 1; return 0 }
 	if (ty[pos] == "n")
 		return tk[pos++]
 	if (ty[pos] == "f") {
-		pos++
+		fn = tk[pos++]
 		if (peek() != "(") { perr = 1; return 0 }
 		pos++; v = expr()
 		if (peek() != ")") { perr = 1; return 0 }
 		pos++
-		return int(v)
+		return fn == "ceil" && v > int(v) ? int(v) + 1 : int(v)
 	}
 	if (tk[pos] == "(") {
 		pos++; v = expr()
