@@ -68,6 +68,10 @@ chmod +x "$work/bin/kvplan"
 # budget tables, 1,048 s under valgrind, on paths cli-budget covers).
 tests=${*:-$(ls "$top"/tests/cli-*.sh | grep -v -e /cli-docs.sh -e /cli-run-device.sh \
 	-e /cli-report-browser.sh -e /cli-completion.sh -e /cli-budget-equations.sh)}
+# MEMCHECK_SKIP: more test names (cli-frag ...) to leave out of the default set
+for skip in ${MEMCHECK_SKIP:-}; do
+	tests=$(printf '%s\n' $tests | grep -v "/$skip.sh\$" || true)
+done
 # one test: its output to a file, its status in the name of a marker file;
 # a pool of $jobs (xargs -P) so a slow test does not hold the others back
 cat >"$work/one.sh" <<'ONE'
