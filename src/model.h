@@ -172,6 +172,7 @@ struct kvp_parallel {
 struct kvp_weights_split {
 	uint64_t embed_bytes;      /* input embedding and LM head */
 	uint64_t dense_bytes;      /* attention, dense MLPs, norms, routers */
+	uint64_t replicated_bytes; /* the part of dense_bytes held whole on every tp rank */
 	uint64_t shared_bytes;     /* shared experts */
 	uint64_t routed_bytes;     /* routed experts */
 	uint64_t draft_bytes;      /* a speculative draft (speculative.h), 0 without */
