@@ -143,27 +143,37 @@ START_TEST(test_vllm_mxfp4_padding)
 }
 END_TEST
 
-/* vLLM 0.10.x's native top-k/top-p sampler (no FlashInfer): 27 B per
- * (request x vocabulary), no Triton buffer; checked on Llama-3.1-8B with an
- * A100-40GB's defaults (256 sequences, 2,048 batched tokens, the V3 log). */
+/* vLLM 0.10.x's native top-k/top-p sampler (no FlashInfer): 38 B per
+ * (request x vocabulary) at the peak inside logits.sort(), no Triton buffer,
+ * no MoE workspace kept; checked on Llama-3.1-8B with an A100-40GB's
+ * defaults (256 sequences, 2,048 batched tokens, the V3 log) and on the V19
+ * log (Qwen3-8B-FP8, 256 x 151,936: "torch peak memory increase: 1.40GiB"). */
 START_TEST(test_vllm_0_10_sampler)
 {
 	struct kvp_engine_model e;
 	struct kvp_error err = {0};
 	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.10.2", &e, &err), KVP_STATUS_OK);
-	/* 2 + 4 + 4 + 8 + 4 + 1 + 4: bf16 logits, fp32 copy, sorted values,
-	 * int64 indices, softmax of the sorted, bool mask, scattered result */
-	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 27);
+	/* 2 + 4 + 4 + 8 + 8 + 12: bf16 logits, fp32 copy, sorted values, int64
+	 * indices, PyTorch's int64 reverse_indices (SortStable.cu
+	 * segmented_sort_pairs, 128 rows or more) and cub's alternate key and
+	 * value buffers (4 + 8) */
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 38);
 	ck_assert_uint_eq(e.topk_buffer_rows, 0);
+	ck_assert_uint_eq(e.moe_workspaces, 0);
 	/* an A100-40GB, 39.39 GiB */
 	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.10.2",
 						   "a100-40gb", 42298834944ULL, 131072);
 	ck_assert_uint_eq(b->max_num_seqs, 256);
 	ck_assert_uint_eq(b->max_batched_tokens, 2048);
-	/* 256 x 128,256 x 27 = 886,505,472; kept hidden states 2,048 x 4,096 x
-	 * 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304: 907,476,992
-	 * (the forward pass at 2,048 tokens is smaller) */
-	ck_assert_uint_eq(b->activation_bytes, 907476992ULL);
+	/* 256 x 128,256 x 38 = 1,247,674,368; kept hidden states 2,048 x 4,096
+	 * x 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304:
+	 * 1,268,645,888 (the forward pass at 2,048 tokens is smaller) */
+	ck_assert_uint_eq(b->activation_bytes, 1268645888ULL);
+	/* V19: 256 x 151,936 x 38 = 1,478,033,408 + the same 20,971,520 kept =
+	 * 1,499,004,928 B = 1.396 GiB, the log's 1.40 (1.395 .. 1.405) */
+	b = engine_budget(KVP_ENGINE_VLLM, "qwen3-8b", "0.10.2", "custom", 25265145119ULL, 1024);
+	ck_assert_uint_eq(b->activation_bytes, 1499004928ULL);
+	ck_assert(b->activation_bytes >= 1.395 * KVP_GIB && b->activation_bytes <= 1.405 * KVP_GIB);
 }
 END_TEST
 
