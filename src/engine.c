@@ -296,7 +296,7 @@ uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 	if (strcmp(e->rotary_cache_dtype, "serving") != 0 &&
 	    !kvp_dtype_parse(e->rotary_cache_dtype, &dt))
 		return 0; /* rejected when the file was read */
-	uint64_t dim = mla ? m->mla_rope_dim : m->head_dim, n;
+	uint64_t dim = m->rotary_dim ? m->rotary_dim : mla ? m->mla_rope_dim : m->head_dim, n;
 	if (!kvp_mul(m->max_context, dim, &n) || !kvp_mul(n, kvp_dtype_info(dt)->bits / 8, &n))
 		return UINT64_MAX;
 	return n;

@@ -95,11 +95,12 @@ void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory
  * up; routed_bytes itself when nothing pads; UINT64_MAX on overflow. */
 /* The rotary cos/sin cache one rank holds beside its weights: P x d_r
  * elements of rotary_cache_dtype, P = the model's max_context
- * (max_position_embeddings), d_r = the MLA rope dimension or else head_dim;
- * one cache for the model (the engines share it between layers).  0 when the
- * engine model does not count it or the model has no attention layer;
- * UINT64_MAX on overflow.  Partial rotary factors and models without RoPE
- * are not told apart: their cache is over-counted. */
+ * (max_position_embeddings), d_r = its rotary_dim, else the MLA rope
+ * dimension, else head_dim; one cache for the model (the engines share it
+ * between layers).  0 when the engine model does not count it or the model
+ * has no attention layer; UINT64_MAX on overflow.  Models without RoPE
+ * (ALiBi, learned positions) are not told apart: their cache is
+ * over-counted. */
 uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 				       const struct kvp_model *m, enum kvp_dtype serving);
 

@@ -108,6 +108,9 @@ struct kvp_model {
 	uint32_t chunk_size;       /* C, tokens */
 	uint32_t mla_kv_lora_rank; /* r */
 	uint32_t mla_rope_dim;     /* d_rope */
+	/* RoPE dimensions per head (partial_rotary_factor x head_dim, rotary_pct,
+	 * rotary_dim); 0: the whole head (MLA: mla_rope_dim) */
+	uint32_t rotary_dim;
 	uint32_t mamba_d_state, mamba_d_conv, mamba_expand;
 	/* linear attention (Gated DeltaNet, lightning attention): a state of
 	 * H_v x d_k x d_v and a short convolution over q, k, v of width conv,

@@ -263,6 +263,7 @@ static const struct field model_fields[] = {
 	M("num_kv_heads", F_U32, num_kv_heads, true, true),
 	M("head_dim", F_U32, head_dim, true, true),
 	M("head_dim_v", F_U32, head_dim_v, false, true),
+	M("rotary_dim", F_U32, rotary_dim, false, true),
 	M("intermediate_size", F_U32, intermediate_size, true, true),
 	M("vocab_size", F_U32, vocab_size, true, true),
 	M("tie_word_embeddings", F_BOOL, tie_word_embeddings, true, false),

@@ -140,8 +140,10 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	dense -= router_all;
 	/* tp ranks of one head each stand for tp heads where the model has H_kv:
 	 * 2 H d_h (tp - H_kv) more parameters per layer, before the split by tp */
+	uint64_t kv_head = 0; /* 2 H d_h: one head's K and V projections */
 	if (attn && m->num_kv_heads && par->tp > m->num_kv_heads &&
-	    !(kvp_mul(2ULL * m->hidden_size * m->head_dim, par->tp - m->num_kv_heads, &kv_rep_all) &&
+	    !(kvp_mul(2ULL * m->hidden_size, m->head_dim, &kv_head) &&
+	      kvp_mul(kv_head, par->tp - m->num_kv_heads, &kv_rep_all) &&
 	      kvp_mul(kv_rep_all, attn, &kv_rep_all)))
 		return KVP_STATUS_OVERFLOW;
 	if (!layer_share(router_all, nlayers, m->num_layers, &router_here) ||
@@ -167,7 +169,7 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	uint64_t kv_whole_all = 0, kv_whole_here = 0;
 	if (kv_rep_here &&
 	    !(kvp_add(dense_here, kv_rep_here, &dense_here) &&
-	      kvp_mul(2ULL * m->hidden_size * m->head_dim, par->tp, &kv_whole_all) &&
+	      kvp_mul(kv_head, par->tp, &kv_whole_all) &&
 	      kvp_mul(kv_whole_all, attn, &kv_whole_all) &&
 	      layer_share(kv_whole_all, nlayers, m->num_layers, &kv_whole_here)))
 		return KVP_STATUS_OVERFLOW;

@@ -276,6 +276,17 @@ START_TEST(test_rotary_cache)
 	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &m, KVP_DTYPE_BF16), 20971520ULL);
 	/* an fp32-served model: 4 B elements under "serving" */
 	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &m, KVP_DTYPE_FP32), 41943040ULL);
+	/* Qwen3-Next: partial_rotary_factor 0.25 of head_dim 256 = 64 rotary
+	 * dimensions (profile rotary_dim), 262,144 positions: 262,144 x 64 x 2 B
+	 * = 33,554,432, not the whole head's 134,217,728 */
+	struct kvp_model qn;
+	ck_assert_int_eq(kvp_model_load("qwen3-next-80b-a3b", &qn, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(qn.rotary_dim, 64);
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &qn, KVP_DTYPE_BF16), 33554432ULL);
+	/* more rotary dimensions than the head has is an error naming the field */
+	qn.rotary_dim = qn.head_dim + 1;
+	ck_assert_int_eq(kvp_model_validate(&qn, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "rotary_dim");
 	/* limits: no attention layer, none; a context past 2^64 / d_r, overflow */
 	struct kvp_model none = m;
 	memset(none.layers, KVP_LAYER_MAMBA, sizeof none.layers);
