@@ -166,6 +166,8 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 					     "qk_rope_head_dim", "required field is missing for MLA");
 		m->mla_kv_lora_rank = kv_lora;
 		m->mla_rope_dim = rope;
+		if ((st = hf_opt_uint(h, h->cfg, "q_lora_rank", true, &m->mla_q_lora_rank, NULL)))
+			return st;
 		m->head_dim = nope + rope;
 		m->head_dim_v = v ? v : nope + rope;
 	} else {

@@ -108,6 +108,7 @@ struct kvp_model {
 	uint32_t chunk_size;       /* C, tokens */
 	uint32_t mla_kv_lora_rank; /* r */
 	uint32_t mla_rope_dim;     /* d_rope */
+	uint32_t mla_q_lora_rank;  /* q_lora_rank; 0: q is projected directly (no q_a_proj) */
 	/* RoPE dimensions per head (partial_rotary_factor x head_dim, rotary_pct,
 	 * rotary_dim); 0: the whole head (MLA: mla_rope_dim) */
 	uint32_t rotary_dim;

@@ -281,6 +281,7 @@ static const struct field model_fields[] = {
 static const struct field mla_fields[] = {
 	M("kv_lora_rank", F_U32, mla_kv_lora_rank, true, true),
 	M("qk_rope_head_dim", F_U32, mla_rope_dim, true, true),
+	M("q_lora_rank", F_U32, mla_q_lora_rank, false, true),
 };
 
 static const struct field mamba_fields[] = {

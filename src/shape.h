@@ -26,7 +26,10 @@
  * srt/models/qwen3_moe.py, whose gate stays bf16 unless modelslim): with
  * tp > H_kv each GPU holds one whole KV head's K and V projections, 2 H d_h
  * per attention layer where a plain split gives 2 H d_h H_kv / tp; and the
- * MoE routers, E x H per MoE layer, whole in the serving dtype.
+ * MoE routers, E x H per MoE layer, whole in the serving dtype; and MLA's
+ * down-projections (models/deepseek_v2.py: q_a_proj and kv_a_proj_with_mqa,
+ * ReplicatedLinear), H x (q_lora + kv_lora + d_rope) per MLA layer, whole in
+ * the weights' format.
  * weights_split.replicated_bytes is that part of dense_bytes (budget.c adds
  * the engines' rotary cache to both).
  *

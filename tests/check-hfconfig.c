@@ -313,6 +313,8 @@ START_TEST(test_mla)
 	load("DeepSeek-V3");
 	ck_assert_uint_eq(model.mla_kv_lora_rank, 512);
 	ck_assert_uint_eq(model.mla_rope_dim, 64);
+	ck_assert_uint_eq(model.mla_q_lora_rank, 1536); /* "q_lora_rank": 1536 */
+	ck_assert_uint_eq(model.rotary_dim, 0);         /* MLA: qk_rope_head_dim */
 	ck_assert_uint_eq(model.num_kv_heads, 1); /* num_key_value_heads 128 is a decoy */
 	ck_assert_uint_eq(model.moe_num_experts, 256);
 	ck_assert_uint_eq(model.moe_intermediate_size, 2048);
@@ -550,6 +552,8 @@ START_TEST(test_contradictions_warn)
 	load("Kimi-VL-A3B-Instruct");
 	ck_assert_str_eq(model.family, "kimi_vl");
 	ck_assert(!model.tie_word_embeddings);
+	/* "q_lora_rank": null: queries projected directly, nothing whole for them */
+	ck_assert_uint_eq(model.mla_q_lora_rank, 0);
 }
 END_TEST
 

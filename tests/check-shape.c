@@ -48,7 +48,9 @@ START_TEST(test_deepseek_dp8_ep8)
 	const struct kvp_weights_split *w = &spec.weights_split;
 	ck_assert_uint_eq(w->embed_bytes, 3706716160ULL);
 	ck_assert_uint_eq(w->dense_bytes, 12816389632ULL);
-	ck_assert_uint_eq(w->replicated_bytes, 212860928ULL); /* the routers */
+	/* whole on every GPU: the routers and 61 MLA down-projections of 7,168 x
+	 * (1,536 + 512 + 64) in fp8, 923,467,776 (at tp 1, as a plain split) */
+	ck_assert_uint_eq(w->replicated_bytes, 212860928ULL + 923467776ULL);
 	ck_assert_uint_eq(w->shared_bytes, 2554331136ULL);
 	ck_assert_uint_eq(w->routed_bytes, 81738596352ULL);
 	ck_assert_uint_eq(w->total_bytes, 100816033280ULL);
@@ -151,6 +153,17 @@ START_TEST(test_replicated)
 	/* tp 1: the same bytes as the plain sum, routers in bf16 either way */
 	ck_assert_int_eq(build((struct kvp_parallel){.tp = 1, .pp = 1}, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(w->dense_bytes, 1343492096ULL * 2);
+	/* MLA (vLLM deepseek_v2.py: q_a_proj and kv_a_proj_with_mqa are
+	 * ReplicatedLinear, quantized): DeepSeek-V3 at tp 8, fp8.  The rest
+	 * 12,709,959,168 holds the routers 58 x 256 x 7,168 = 106,430,464 and the
+	 * down-projections 61 x 7,168 x (1,536 + 512 + 64) = 923,467,776:
+	 * (12,709,959,168 - 106,430,464 - 923,467,776) / 8 = 1,460,007,616 +
+	 * routers in bf16 212,860,928 + down-projections in fp8 923,467,776 =
+	 * 2,596,336,320 */
+	load("deepseek-v3");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 8, .pp = 1}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->dense_bytes, 2596336320ULL);
+	ck_assert_uint_eq(w->replicated_bytes, 212860928ULL + 923467776ULL);
 }
 END_TEST
 
