@@ -465,6 +465,18 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 			ws->routed_bytes = padded;
 		}
 	}
+	if (em && (o->engine == KVP_ENGINE_VLLM || o->engine == KVP_ENGINE_SGLANG)) {
+		/* the rotary cos/sin cache every rank builds with the model (engine.h) */
+		uint64_t rot = kvp_engine_rotary_cache_bytes(em, s->model, s->serving_dtype);
+		struct kvp_weights_split *ws = &b->spec.weights_split;
+		if (rot == UINT64_MAX || !kvp_add(ws->dense_bytes, rot, &ws->dense_bytes) ||
+		    !kvp_add(ws->total_bytes, rot, &ws->total_bytes) ||
+		    !kvp_add(b->spec.weights_bytes, rot, &b->spec.weights_bytes) ||
+		    !kvp_add(b->spec.weights_bytes_total, rot, &b->spec.weights_bytes_total))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights",
+					     "the rotary cache bytes overflow");
+		ws->replicated_bytes += rot;
+	}
 	b->weights_bytes = o->has_weights ? o->weights_bytes : s->weights_bytes;
 	if (o->has_activation) {
 		b->activation_bytes = o->activation_bytes;

@@ -83,6 +83,9 @@ static void print_shape(const struct kvp_budget *b)
 			: " (as modelled; --weights-bytes replaces the total below)");
 	line_bytes("embeddings and LM head (/ tp)", w->embed_bytes);
 	line_bytes("attention, dense MLPs, norms, routers (/ tp)", w->dense_bytes);
+	if (w->replicated_bytes)
+		line_bytes("  of it whole on every GPU (not / tp)",
+			   w->replicated_bytes);
 	if (w->shared_bytes)
 		line_bytes("shared experts (/ tp)", w->shared_bytes);
 	if (w->routed_bytes)

@@ -17,7 +17,7 @@
 #include "units.h"
 #include "yaml-walk.h"
 
-enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL };
+enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE };
 
 static const struct key {
 	const char *name;
@@ -56,6 +56,7 @@ static const struct key {
 	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden),
 	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100),
 	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus),
+	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype),
 	K("reserve_base", K_BYTES, reserve_base_bytes),
 	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes),
 	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens),
@@ -82,6 +83,16 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 	switch (k->type) {
 	case K_STR:
 		return kvp_node_str(doc, v, k->name, p, k->size, err);
+	case K_DTYPE: {
+		/* "serving" (the model's dtype) or a dtype name */
+		enum kvp_dtype dt;
+		if ((st = kvp_node_str(doc, v, k->name, p, k->size, err)))
+			return st;
+		if (strcmp(p, "serving") != 0 && (!kvp_dtype_parse(p, &dt) || dt == KVP_DTYPE_AUTO))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "\"serving\" or a dtype, got %s", v->value);
+		return KVP_STATUS_OK;
+	}
 	case K_BOOL:
 		return kvp_node_bool(doc, v, k->name, (bool *)p, err);
 	case K_BYTES:
@@ -266,6 +277,29 @@ static bool names_one_of(const char *gpu_name, const char *list)
 static uint64_t round_up(uint64_t x, uint32_t m)
 {
 	return m ? (x + m - 1) / m * m : x;
+}
+
+uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
+				       const struct kvp_model *m, enum kvp_dtype serving)
+{
+	if (!e->rotary_cache_dtype[0])
+		return 0;
+	bool attn = false, mla = false;
+	for (uint32_t i = 0; i < m->num_layers && i < KVP_MAX_LAYERS; i++) {
+		attn |= m->layers[i] == KVP_LAYER_FULL || m->layers[i] == KVP_LAYER_SLIDING ||
+			m->layers[i] == KVP_LAYER_CHUNKED;
+		mla |= m->layers[i] == KVP_LAYER_MLA;
+	}
+	if (!attn && !mla)
+		return 0;
+	enum kvp_dtype dt = serving;
+	if (strcmp(e->rotary_cache_dtype, "serving") != 0 &&
+	    !kvp_dtype_parse(e->rotary_cache_dtype, &dt))
+		return 0; /* rejected when the file was read */
+	uint64_t dim = m->rotary_dim ? m->rotary_dim : mla ? m->mla_rope_dim : m->head_dim, n;
+	if (!kvp_mul(m->max_context, dim, &n) || !kvp_mul(n, kvp_dtype_info(dt)->bits / 8, &n))
+		return UINT64_MAX;
+	return n;
 }
 
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "model.h"
 
 #define KVP_ENGINE_VERSION_MAX 32
 
@@ -57,6 +58,10 @@ struct kvp_engine_model {
 	 * contains an entry of mxfp4_sm100_gpus (comma-separated); 0: unpadded */
 	uint32_t mxfp4_pad_intermediate, mxfp4_pad_hidden, mxfp4_pad_sm100;
 	char mxfp4_sm100_gpus[64];
+	/* the rotary cos/sin cache every rank builds (max positions x rotary
+	 * dim): "serving" (its elements in the serving dtype), a dtype name, or
+	 * "" (not counted) */
+	char rotary_cache_dtype[16];
 	/* SGLang */
 	uint64_t reserve_base_bytes, reserve_per_prefill_token_bytes;
 	uint32_t reserve_min_prefill_tokens;
@@ -88,6 +93,17 @@ void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory
  * per 32), with I_p = inter_per_partition and H_p = hidden rounded up to the
  * padding for `gpu_name`.  Returns routed_bytes x (I_p H_p) / (I H), rounded
  * up; routed_bytes itself when nothing pads; UINT64_MAX on overflow. */
+/* The rotary cos/sin cache one rank holds beside its weights: P x d_r
+ * elements of rotary_cache_dtype, P = the model's max_context
+ * (max_position_embeddings), d_r = its rotary_dim, else the MLA rope
+ * dimension, else head_dim; one cache for the model (the engines share it
+ * between layers).  0 when the engine model does not count it or the model
+ * has no attention layer; UINT64_MAX on overflow.  Models without RoPE
+ * (ALiBi, learned positions) are not told apart: their cache is
+ * over-counted. */
+uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
+				       const struct kvp_model *m, enum kvp_dtype serving);
+
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
 				       uint32_t hidden, uint32_t inter_per_partition,
 				       uint64_t routed_bytes);

@@ -34,6 +34,47 @@ static const char *const mla_types[] = {
 
 /* ------------------------------------------------------------ load */
 
+/* The rotary dimension as vLLM's get_rope takes it, int(head_dim x
+ * partial_rotary_factor): partial_rotary_factor at the top or inside
+ * rope_parameters / rope_scaling, rotary_pct (GPT-NeoX), or a whole
+ * rotary_dim (GPT-J, CodeGen); none of them: the whole head (0).  MLA keeps
+ * its qk_rope_head_dim. */
+static kvp_status read_rotary_dim(struct hf *h, struct kvp_model *m)
+{
+	const struct kvp_node *n = kvp_map_get(h->cfg, "rotary_dim");
+	kvp_status st;
+	if (n) {
+		uint64_t v;
+		if ((st = hf_node_positive(h, n, "rotary_dim", UINT32_MAX, &v)))
+			return st;
+		if (v > m->head_dim)
+			return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, "rotary_dim",
+					     "%llu is larger than head_dim %u",
+					     (unsigned long long)v, m->head_dim);
+		m->rotary_dim = v == m->head_dim ? 0 : (uint32_t)v;
+		return KVP_STATUS_OK;
+	}
+	const char *field = "partial_rotary_factor";
+	n = kvp_map_get(h->cfg, field);
+	if (!n)
+		n = kvp_map_get(kvp_map_get(h->cfg, "rope_parameters"), field);
+	if (!n)
+		n = kvp_map_get(kvp_map_get(h->cfg, "rope_scaling"), field);
+	if (!n && (n = kvp_map_get(h->cfg, "rotary_pct")))
+		field = "rotary_pct";
+	if (!n)
+		return KVP_STATUS_OK;
+	double f;
+	if ((st = kvp_node_double(h->doc, n, field, &f, h->err)))
+		return st;
+	if (!(f > 0 && f <= 1))
+		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
+				     "a fraction in (0, 1], got %s", n->value);
+	uint32_t d = (uint32_t)(m->head_dim * f);
+	m->rotary_dim = d == m->head_dim ? 0 : d ? d : 1;
+	return KVP_STATUS_OK;
+}
+
 static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 {
 	kvp_status st;
@@ -125,6 +166,8 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 					     "qk_rope_head_dim", "required field is missing for MLA");
 		m->mla_kv_lora_rank = kv_lora;
 		m->mla_rope_dim = rope;
+		if ((st = hf_opt_uint(h, h->cfg, "q_lora_rank", true, &m->mla_q_lora_rank, NULL)))
+			return st;
 		m->head_dim = nope + rope;
 		m->head_dim_v = v ? v : nope + rope;
 	} else {
@@ -205,6 +248,9 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 	if (st)
 		return st;
 	m->tie_word_embeddings = tie;
+
+	if (!mla && (st = read_rotary_dim(h, m)))
+		return st;
 
 	if ((st = hf_count_towers(h, m)))
 		return st;

@@ -132,6 +132,8 @@ kvp_status kvp_model_validate(const struct kvp_model *m, struct kvp_error *err)
 		return invalid(m, err, "num_kv_heads", "must divide num_heads");
 	if (m->head_dim == 0 || m->head_dim_v == 0)
 		return invalid(m, err, "head_dim", "must be positive");
+	if (m->rotary_dim > m->head_dim)
+		return invalid(m, err, "rotary_dim", "must not exceed head_dim");
 	if (m->hidden_size == 0)
 		return invalid(m, err, "hidden_size", "must be positive");
 	if (m->params == 0)

@@ -108,6 +108,10 @@ struct kvp_model {
 	uint32_t chunk_size;       /* C, tokens */
 	uint32_t mla_kv_lora_rank; /* r */
 	uint32_t mla_rope_dim;     /* d_rope */
+	uint32_t mla_q_lora_rank;  /* q_lora_rank; 0: q is projected directly (no q_a_proj) */
+	/* RoPE dimensions per head (partial_rotary_factor x head_dim, rotary_pct,
+	 * rotary_dim); 0: the whole head (MLA: mla_rope_dim) */
+	uint32_t rotary_dim;
 	uint32_t mamba_d_state, mamba_d_conv, mamba_expand;
 	/* linear attention (Gated DeltaNet, lightning attention): a state of
 	 * H_v x d_k x d_v and a short convolution over q, k, v of width conv,
@@ -172,6 +176,7 @@ struct kvp_parallel {
 struct kvp_weights_split {
 	uint64_t embed_bytes;      /* input embedding and LM head */
 	uint64_t dense_bytes;      /* attention, dense MLPs, norms, routers */
+	uint64_t replicated_bytes; /* the part of dense_bytes held whole on every tp rank */
 	uint64_t shared_bytes;     /* shared experts */
 	uint64_t routed_bytes;     /* routed experts */
 	uint64_t draft_bytes;      /* a speculative draft (speculative.h), 0 without */

@@ -263,6 +263,7 @@ static const struct field model_fields[] = {
 	M("num_kv_heads", F_U32, num_kv_heads, true, true),
 	M("head_dim", F_U32, head_dim, true, true),
 	M("head_dim_v", F_U32, head_dim_v, false, true),
+	M("rotary_dim", F_U32, rotary_dim, false, true),
 	M("intermediate_size", F_U32, intermediate_size, true, true),
 	M("vocab_size", F_U32, vocab_size, true, true),
 	M("tie_word_embeddings", F_BOOL, tie_word_embeddings, true, false),
@@ -280,6 +281,7 @@ static const struct field model_fields[] = {
 static const struct field mla_fields[] = {
 	M("kv_lora_rank", F_U32, mla_kv_lora_rank, true, true),
 	M("qk_rope_head_dim", F_U32, mla_rope_dim, true, true),
+	M("q_lora_rank", F_U32, mla_q_lora_rank, false, true),
 };
 
 static const struct field mamba_fields[] = {

@@ -127,6 +127,40 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 			emb_here += vh;
 	}
 	uint64_t dense = m->params - experts - emb, dense_here, shared_here, routed_here;
+	/* whole on every tp rank (shape.h): the MoE routers, and the K and V
+	 * projections of the one KV head each rank holds when tp > H_kv */
+	uint64_t router_all = 0, kv_rep_all = 0, router_here, kv_rep_here;
+	uint64_t mla_all = 0, mla_here;
+	uint32_t attn = 0, mla = 0, moe = kvp_shape_moe_layers(m);
+	for (uint32_t i = 0; i < m->num_layers && i < KVP_MAX_LAYERS; i++) {
+		attn += m->layers[i] == KVP_LAYER_FULL || m->layers[i] == KVP_LAYER_SLIDING ||
+			m->layers[i] == KVP_LAYER_CHUNKED;
+		mla += m->layers[i] == KVP_LAYER_MLA;
+	}
+	if (moe && (!kvp_mul((uint64_t)moe * m->moe_num_experts, m->hidden_size, &router_all) ||
+		    router_all > dense))
+		router_all = 0; /* a profile whose params leave the routers out: none */
+	dense -= router_all;
+	/* MLA's down-projections, H x (q_lora + kv_lora + d_rope) a layer, are
+	 * whole on every rank too (deepseek_v2.py: q_a_proj and
+	 * kv_a_proj_with_mqa replicated), quantized like the rest */
+	if (mla && (!kvp_mul((uint64_t)m->mla_q_lora_rank + m->mla_kv_lora_rank + m->mla_rope_dim,
+			     m->hidden_size, &mla_all) ||
+		    !kvp_mul(mla_all, mla, &mla_all) || mla_all > dense))
+		mla_all = 0;
+	dense -= mla_all;
+	/* tp ranks of one head each stand for tp heads where the model has H_kv:
+	 * 2 H d_h (tp - H_kv) more parameters per layer, before the split by tp */
+	uint64_t kv_head = 0; /* 2 H d_h: one head's K and V projections */
+	if (attn && m->num_kv_heads && par->tp > m->num_kv_heads &&
+	    !(kvp_mul(2ULL * m->hidden_size, m->head_dim, &kv_head) &&
+	      kvp_mul(kv_head, par->tp - m->num_kv_heads, &kv_rep_all) &&
+	      kvp_mul(kv_rep_all, attn, &kv_rep_all)))
+		return KVP_STATUS_OVERFLOW;
+	if (!layer_share(router_all, nlayers, m->num_layers, &router_here) ||
+	    !layer_share(mla_all, nlayers, m->num_layers, &mla_here) ||
+	    !layer_share(kv_rep_all, nlayers, m->num_layers, &kv_rep_here))
+		return KVP_STATUS_OVERFLOW;
 	if (!layer_share(dense, nlayers, m->num_layers, &dense_here) ||
 	    !layer_share(m->shared_expert_params, nlayers, m->num_layers, &shared_here) ||
 	    !layer_share(m->expert_params, nlayers, m->num_layers, &routed_here))
@@ -143,11 +177,20 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	uint64_t unq_shared = unq_here - unq_dense < shared_here ? unq_here - unq_dense : shared_here;
 	dense_here -= unq_dense;
 	shared_here -= unq_shared;
+	/* the replicated heads' K and V as the tp ranks hold them (one head each) */
+	uint64_t kv_whole_all = 0, kv_whole_here = 0;
+	if (kv_rep_here &&
+	    !(kvp_add(dense_here, kv_rep_here, &dense_here) &&
+	      kvp_mul(kv_head, par->tp, &kv_whole_all) &&
+	      kvp_mul(kv_whole_all, attn, &kv_whole_all) &&
+	      layer_share(kv_whole_all, nlayers, m->num_layers, &kv_whole_here)))
+		return KVP_STATUS_OVERFLOW;
 	/* the experts follow the dense layout unless they have their own */
 	const struct kvp_weights_format *wf = &m->weights_format,
 		*ef = m->expert_format.bits ? &m->expert_format
 		    : m->expert_dtype == KVP_DTYPE_AUTO ? wf : &m->expert_format;
 	uint64_t b_emb, b_dense, b_shared, b_routed, b_unq_d, b_unq_s, b_tower = 0, t;
+	uint64_t b_router, b_kv_whole, b_mla;
 	kvp_status st;
 	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
 	    (st = wf->bits ? kvp_weights_format_bytes(dense_here, wf, &b_dense)
@@ -157,6 +200,12 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	    (st = ef->bits ? kvp_weights_format_bytes(routed_here, ef, &b_routed)
 			   : kvp_weights_bytes(routed_here, edt, &b_routed)) ||
 	    (st = kvp_weights_bytes(unq_dense, serving, &b_unq_d)) ||
+	    /* routers stay in the serving dtype (ReplicatedLinear, quant_config None) */
+	    (st = kvp_weights_bytes(router_here, serving, &b_router)) ||
+	    (st = wf->bits ? kvp_weights_format_bytes(kv_whole_here, wf, &b_kv_whole)
+			   : kvp_weights_bytes(kv_whole_here, wdt, &b_kv_whole)) ||
+	    (st = wf->bits ? kvp_weights_format_bytes(mla_here, wf, &b_mla)
+			   : kvp_weights_bytes(mla_here, wdt, &b_mla)) ||
 	    (st = kvp_weights_bytes(unq_shared, serving, &b_unq_s)))
 		return st;
 	/* towers: the first stage, serving dtype, split by tp like the rest */
@@ -167,6 +216,10 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 		return KVP_STATUS_OVERFLOW;
 	out->embed_bytes = kvp_cdiv(b_emb, par->tp);
 	out->dense_bytes = kvp_cdiv(b_dense, par->tp);
+	out->replicated_bytes = kvp_cdiv(b_kv_whole, par->tp) + b_router + b_mla;
+	if (!kvp_add(out->dense_bytes, b_router, &out->dense_bytes) ||
+	    !kvp_add(out->dense_bytes, b_mla, &out->dense_bytes))
+		return KVP_STATUS_OVERFLOW;
 	out->shared_bytes = kvp_cdiv(b_shared, par->tp);
 	out->routed_bytes = kvp_cdiv(b_routed, moe_div);
 	out->tower_bytes = kvp_cdiv(b_tower, par->tp);

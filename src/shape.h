@@ -18,6 +18,21 @@
  * holds routed / (tp x dp) either way.  Each DP rank keeps the KV of its own
  * requests only: no copy of a request's KV on another rank.
  *
+ * Not split by tp (vLLM v0.10.2, vllm/model_executor/layers/linear.py
+ * QKVParallelLinear: num_kv_heads = max(1, H_kv / tp), num_kv_head_replicas =
+ * tp / H_kv; models/qwen3_moe.py, mixtral.py, deepseek_v2.py: the router
+ * `gate` a ReplicatedLinear with quant_config None; the same in SGLang's
+ * python/sglang/srt/layers/linear.py, adapted from vLLM v0.6.4.post1, and
+ * srt/models/qwen3_moe.py, whose gate stays bf16 unless modelslim): with
+ * tp > H_kv each GPU holds one whole KV head's K and V projections, 2 H d_h
+ * per attention layer where a plain split gives 2 H d_h H_kv / tp; and the
+ * MoE routers, E x H per MoE layer, whole in the serving dtype; and MLA's
+ * down-projections (models/deepseek_v2.py: q_a_proj and kv_a_proj_with_mqa,
+ * ReplicatedLinear), H x (q_lora + kv_lora + d_rope) per MLA layer, whole in
+ * the weights' format.
+ * weights_split.replicated_bytes is that part of dense_bytes (budget.c adds
+ * the engines' rotary cache to both).
+ *
  * The exchange of a MoE layer with dp > 1 (vLLM uses all-to-all kernels only
  * then: use_all2all_kernels = use_ep and dp_size > 1): with ep > 1 each token
  * is dispatched to its k experts and their outputs combined back, k x H x b

@@ -356,9 +356,12 @@ START_TEST(test_band)
 	compute(&o);
 	const struct kvp_engine_model *e = &b.engine_model;
 	ck_assert_str_eq(b.estimated_terms, "weights,activation,overhead");
-	/* weights 16,060,522,496 B, activation 1,990,283,264 B (by hand above) */
+	/* weights 16,060,522,496 B + vLLM's rotary cos/sin cache 131,072 positions
+	 * x 128 x 2 B = 33,554,432 -> 16,094,076,928 B; activation 1,990,283,264 B
+	 * (by hand above) */
+	ck_assert_uint_eq(b.weights_bytes, 16094076928ULL);
 	ck_assert_uint_eq(b.weights_spread_bytes,
-			  (uint64_t)ceil(16060522496.0 * e->weights_spread));
+			  (uint64_t)ceil(16094076928.0 * e->weights_spread));
 	ck_assert_uint_eq(b.activation_spread_bytes,
 			  (uint64_t)ceil(1990283264.0 * e->activation_spread));
 	ck_assert_uint_eq(b.overhead_spread_bytes, e->non_torch_spread_bytes);

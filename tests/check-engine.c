@@ -120,11 +120,13 @@ START_TEST(test_vllm_mxfp4_padding)
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 256, 127, 127), 128);
 
 	/* the whole budget: embeddings 2,316,533,760 + dense 2,018,208,384 +
-	 * experts 66,418,900,992 = 70,753,643,136 B = 65.894 GiB, within 0.11 %
-	 * (and under, by 75.8 MB) of the logged 65.9651 GiB = 70,829,486,794 B */
+	 * experts 66,418,900,992 + the rotary cos/sin cache (yarn: 4,096 x 32 =
+	 * 131,072 positions x head_dim 64 x 2 B = 16,777,216) = 70,770,420,352 B
+	 * = 65.910 GiB, within 0.09 % (and under, by 59.1 MB) of the logged
+	 * 65.9651 GiB = 70,829,486,794 B */
 	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "gpt-oss-120b", NULL,
 						   "h100-sxm", 85028896768ULL, 98304);
-	ck_assert_uint_eq(b->weights_bytes, 70753643136ULL);
+	ck_assert_uint_eq(b->weights_bytes, 70770420352ULL);
 	ck_assert_uint_eq(b->spec.weights_split.routed_bytes, 66418900992ULL);
 	/* gpt-oss-20b (32 experts): 10,155,870,720 B unpadded x 9,043,968 /
 	 * 8,294,400 = 11,073,660,518.4 -> 11,073,660,519; with 3,595,648,128 B
@@ -141,27 +143,37 @@ START_TEST(test_vllm_mxfp4_padding)
 }
 END_TEST
 
-/* vLLM 0.10.x's native top-k/top-p sampler (no FlashInfer): 27 B per
- * (request x vocabulary), no Triton buffer; checked on Llama-3.1-8B with an
- * A100-40GB's defaults (256 sequences, 2,048 batched tokens, the V3 log). */
+/* vLLM 0.10.x's native top-k/top-p sampler (no FlashInfer): 38 B per
+ * (request x vocabulary) at the peak inside logits.sort(), no Triton buffer,
+ * no MoE workspace kept; checked on Llama-3.1-8B with an A100-40GB's
+ * defaults (256 sequences, 2,048 batched tokens, the V3 log) and on the V19
+ * log (Qwen3-8B-FP8, 256 x 151,936: "torch peak memory increase: 1.40GiB"). */
 START_TEST(test_vllm_0_10_sampler)
 {
 	struct kvp_engine_model e;
 	struct kvp_error err = {0};
 	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.10.2", &e, &err), KVP_STATUS_OK);
-	/* 2 + 4 + 4 + 8 + 4 + 1 + 4: bf16 logits, fp32 copy, sorted values,
-	 * int64 indices, softmax of the sorted, bool mask, scattered result */
-	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 27);
+	/* 2 + 4 + 4 + 8 + 8 + 12: bf16 logits, fp32 copy, sorted values, int64
+	 * indices, PyTorch's int64 reverse_indices (SortStable.cu
+	 * segmented_sort_pairs, 128 rows or more) and cub's alternate key and
+	 * value buffers (4 + 8) */
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 38);
 	ck_assert_uint_eq(e.topk_buffer_rows, 0);
+	ck_assert_uint_eq(e.moe_workspaces, 0);
 	/* an A100-40GB, 39.39 GiB */
 	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.10.2",
 						   "a100-40gb", 42298834944ULL, 131072);
 	ck_assert_uint_eq(b->max_num_seqs, 256);
 	ck_assert_uint_eq(b->max_batched_tokens, 2048);
-	/* 256 x 128,256 x 27 = 886,505,472; kept hidden states 2,048 x 4,096 x
-	 * 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304: 907,476,992
-	 * (the forward pass at 2,048 tokens is smaller) */
-	ck_assert_uint_eq(b->activation_bytes, 907476992ULL);
+	/* 256 x 128,256 x 38 = 1,247,674,368; kept hidden states 2,048 x 4,096
+	 * x 2 B = 16,777,216 and 2 x 256 x 4,096 x 2 B = 4,194,304:
+	 * 1,268,645,888 (the forward pass at 2,048 tokens is smaller) */
+	ck_assert_uint_eq(b->activation_bytes, 1268645888ULL);
+	/* V19: 256 x 151,936 x 38 = 1,478,033,408 + the same 20,971,520 kept =
+	 * 1,499,004,928 B = 1.396 GiB, the log's 1.40 (1.395 .. 1.405) */
+	b = engine_budget(KVP_ENGINE_VLLM, "qwen3-8b", "0.10.2", "custom", 25265145119ULL, 1024);
+	ck_assert_uint_eq(b->activation_bytes, 1499004928ULL);
+	ck_assert(b->activation_bytes >= 1.395 * KVP_GIB && b->activation_bytes <= 1.405 * KVP_GIB);
 }
 END_TEST
 
@@ -235,6 +247,57 @@ START_TEST(test_sglang_trtllm)
 }
 END_TEST
 
+/* The rotary cos/sin cache every rank holds (engine.h): vLLM in the model
+ * dtype (rotary_embedding/base.py: .to(dtype)), SGLang in fp32 on CUDA
+ * (srt/layers/rotary_embedding.py: cast only `if not _is_cuda`),
+ * TensorRT-LLM not counted.  Llama-3.1-8B (max_position_embeddings 131,072,
+ * head_dim 128): 131,072 x 128 x 2 B = 33,554,432 and x 4 B = 67,108,864
+ * over the checkpoint's 8,030,261,248 x 2 B = 16,060,522,496.  DeepSeek-V3
+ * (MLA: the rope part, qk_rope_head_dim 64, of 163,840 positions): 163,840
+ * x 64 x 2 B = 20,971,520. */
+START_TEST(test_rotary_cache)
+{
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", NULL,
+						   "h100-sxm", 85028896768ULL, 8192);
+	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL + 33554432ULL);
+	ck_assert_uint_eq(b->spec.weights_split.replicated_bytes, 33554432ULL);
+	b = engine_budget(KVP_ENGINE_SGLANG, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
+	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL + 67108864ULL);
+	b = engine_budget(KVP_ENGINE_TRTLLM, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
+	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL);
+	b = engine_budget(KVP_ENGINE_GENERIC, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
+	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL);
+
+	struct kvp_engine_model e;
+	struct kvp_model m;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_model_load("deepseek-v3", &m, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &m, KVP_DTYPE_BF16), 20971520ULL);
+	/* an fp32-served model: 4 B elements under "serving" */
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &m, KVP_DTYPE_FP32), 41943040ULL);
+	/* Qwen3-Next: partial_rotary_factor 0.25 of head_dim 256 = 64 rotary
+	 * dimensions (profile rotary_dim), 262,144 positions: 262,144 x 64 x 2 B
+	 * = 33,554,432, not the whole head's 134,217,728 */
+	struct kvp_model qn;
+	ck_assert_int_eq(kvp_model_load("qwen3-next-80b-a3b", &qn, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(qn.rotary_dim, 64);
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &qn, KVP_DTYPE_BF16), 33554432ULL);
+	/* more rotary dimensions than the head has is an error naming the field */
+	qn.rotary_dim = qn.head_dim + 1;
+	ck_assert_int_eq(kvp_model_validate(&qn, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "rotary_dim");
+	/* limits: no attention layer, none; a context past 2^64 / d_r, overflow */
+	struct kvp_model none = m;
+	memset(none.layers, KVP_LAYER_MAMBA, sizeof none.layers);
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &none, KVP_DTYPE_BF16), 0);
+	m.max_context = UINT64_MAX / 64;
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &m, KVP_DTYPE_BF16), UINT64_MAX);
+	e.rotary_cache_dtype[0] = 0;
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &m, KVP_DTYPE_BF16), 0);
+}
+END_TEST
+
 static const struct {
 	const char *file;
 	kvp_status status;
@@ -244,6 +307,7 @@ static const struct {
 	{"bad/engine-unknown-key.yaml", KVP_STATUS_INVALID, 6, 5, "sampler_bytes"},
 	{"bad/engine-fraction.yaml", KVP_STATUS_INVALID, 4, 18, "utilization"},
 	{"bad/engine-no-version.yaml", KVP_STATUS_INVALID, 3, 5, "version"},
+	{"bad/engine-rotary-dtype.yaml", KVP_STATUS_INVALID, 4, 25, "rotary_cache_dtype"},
 };
 
 START_TEST(test_bad)
@@ -366,6 +430,7 @@ int main(void)
 	TCase *core = tcase_create("core");
 	tcase_add_test(core, test_vllm);
 	tcase_add_test(core, test_vllm_mxfp4_padding);
+	tcase_add_test(core, test_rotary_cache);
 	tcase_add_test(core, test_vllm_0_10_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_sglang_trtllm);

@@ -313,6 +313,8 @@ START_TEST(test_mla)
 	load("DeepSeek-V3");
 	ck_assert_uint_eq(model.mla_kv_lora_rank, 512);
 	ck_assert_uint_eq(model.mla_rope_dim, 64);
+	ck_assert_uint_eq(model.mla_q_lora_rank, 1536); /* "q_lora_rank": 1536 */
+	ck_assert_uint_eq(model.rotary_dim, 0);         /* MLA: qk_rope_head_dim */
 	ck_assert_uint_eq(model.num_kv_heads, 1); /* num_key_value_heads 128 is a decoy */
 	ck_assert_uint_eq(model.moe_num_experts, 256);
 	ck_assert_uint_eq(model.moe_intermediate_size, 2048);
@@ -340,6 +342,30 @@ START_TEST(test_qwen3_next)
 	ck_assert_uint_eq(spec.count[KVP_LAYER_MAMBA], 36);
 	ck_assert_uint_eq(spec.seq_bytes, 36ULL * 1097728);
 	ck_assert_uint_eq(spec.token_bytes, 12ULL * 2 * 2 * 256 * 2);
+	/* the rotary dimension: "partial_rotary_factor": 0.25 of head_dim 256 =
+	 * 64, at the top (Qwen3-Next's config) or in rope_parameters
+	 * (transformers 5); "rotary_pct" (GPT-NeoX) the same; 1.0 or none: the
+	 * whole head, kept as 0 */
+	static const char *const rope[] = {
+		"\"partial_rotary_factor\": 0.25",
+		"\"rope_parameters\": {\"rope_type\": \"default\", \"partial_rotary_factor\": 0.25}",
+		"\"rotary_pct\": 0.25",
+		"\"partial_rotary_factor\": 1.0",
+		"\"rope_scaling\": null",
+	};
+	static const uint32_t want[] = {64, 64, 64, 0, 0};
+	for (size_t i = 0; i < sizeof rope / sizeof rope[0]; i++) {
+		char json[512];
+		snprintf(json, sizeof json,
+			 "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, "
+			 "\"hidden_size\": 2048, \"num_attention_heads\": 16, \"head_dim\": 256, "
+			 "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
+			 "\"vocab_size\": 100, \"max_position_embeddings\": 1024, %s}", rope[i]);
+		load_path(write_tmp(json));
+		unlink(tmp_path);
+		ck_assert_msg(model.rotary_dim == want[i], "%s: rotary_dim %u, want %u", rope[i],
+			      model.rotary_dim, want[i]);
+	}
 	/* linear layers without their shape are still an error, naming the key */
 	struct kvp_error err = {0};
 	const char *p = write_tmp("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, "
@@ -415,6 +441,8 @@ START_TEST(test_small_documents)
 			    "\"torch_dtype\": \"float16\"}"));
 	unlink(tmp_path);
 	ck_assert_uint_eq(model.params, 2779683840ULL);
+	/* its rotary dimension as vLLM's get_rope takes it: int(80 x 0.4) = 32 */
+	ck_assert_uint_eq(model.rotary_dim, 32);
 
 	/* GPTBigCode-style multi_query on a non-Falcon model: one KV head */
 	load_path(write_tmp("{\"model_type\": \"gpt_bigcode\", \"n_layer\": 2, \"n_embd\": 64, "
@@ -524,6 +552,8 @@ START_TEST(test_contradictions_warn)
 	load("Kimi-VL-A3B-Instruct");
 	ck_assert_str_eq(model.family, "kimi_vl");
 	ck_assert(!model.tie_word_embeddings);
+	/* "q_lora_rank": null: queries projected directly, nothing whole for them */
+	ck_assert_uint_eq(model.mla_q_lora_rank, 0);
 }
 END_TEST
 
@@ -786,6 +816,10 @@ static const struct {
 	{"hf-not-object.json", KVP_STATUS_INVALID, 1, 1, ""},
 	{"hf-bad-dtype.json", KVP_STATUS_INVALID, 7, 18, "torch_dtype"},
 	{"hf-multi-query-string.json", KVP_STATUS_INVALID, 4, 18, "multi_query"},
+	/* `  "partial_rotary_factor": 1.5,`: not in (0, 1], column 28 */
+	{"hf-rotary-factor.json", KVP_STATUS_INVALID, 9, 28, "partial_rotary_factor"},
+	/* `  "rotary_dim": 512,`: more than head_dim 4096 / 16 = 256, column 17 */
+	{"hf-rotary-dim.json", KVP_STATUS_INVALID, 6, 17, "rotary_dim"},
 };
 
 START_TEST(test_bad)

@@ -33,9 +33,12 @@ static kvp_status build(struct kvp_parallel par, struct kvp_error *err)
  * experts 58 x 3 x 7168 x 2048 = 2,554,331,136; embeddings 2 x 129,280 x 7,168
  * = 1,853,358,080; the rest 12,709,959,168 = 61 MLA 187,107,328 + 3 dense MLPs
  * 396,361,728 + 58 routers 1,835,264 + 61 x 14,336 norms + 7,168.  fp8
- * weights (1 B), bf16 embeddings (2 B).  Per GPU: embeddings 3,706,716,160;
- * rest 12,709,959,168; shared 2,554,331,136; routed / 8 = 81,738,596,352;
- * total 100,709,602,816.  MLA KV per rank 61 x 576 x 2 B = 70,272 B/token. */
+ * weights (1 B), bf16 embeddings (2 B) and routers (2 B: vLLM's
+ * ReplicatedLinear with quant_config None, whole on every rank).  Per GPU:
+ * embeddings 3,706,716,160; rest 12,709,959,168 - routers 58 x 256 x 7168 =
+ * 106,430,464 in fp8, + the same routers in bf16 212,860,928 =
+ * 12,816,389,632; shared 2,554,331,136; routed / 8 = 81,738,596,352; total
+ * 100,816,033,280.  MLA KV per rank 61 x 576 x 2 B = 70,272 B/token. */
 START_TEST(test_deepseek_dp8_ep8)
 {
 	struct kvp_error err = {0};
@@ -44,11 +47,14 @@ START_TEST(test_deepseek_dp8_ep8)
 			 KVP_STATUS_OK);
 	const struct kvp_weights_split *w = &spec.weights_split;
 	ck_assert_uint_eq(w->embed_bytes, 3706716160ULL);
-	ck_assert_uint_eq(w->dense_bytes, 12709959168ULL);
+	ck_assert_uint_eq(w->dense_bytes, 12816389632ULL);
+	/* whole on every GPU: the routers and 61 MLA down-projections of 7,168 x
+	 * (1,536 + 512 + 64) in fp8, 923,467,776 (at tp 1, as a plain split) */
+	ck_assert_uint_eq(w->replicated_bytes, 212860928ULL + 923467776ULL);
 	ck_assert_uint_eq(w->shared_bytes, 2554331136ULL);
 	ck_assert_uint_eq(w->routed_bytes, 81738596352ULL);
-	ck_assert_uint_eq(w->total_bytes, 100709602816ULL);
-	ck_assert_uint_eq(spec.weights_bytes, 100709602816ULL);
+	ck_assert_uint_eq(w->total_bytes, 100816033280ULL);
+	ck_assert_uint_eq(spec.weights_bytes, 100816033280ULL);
 	ck_assert_uint_eq(spec.token_bytes, 61 * 576 * 2);
 	ck_assert_uint_eq(kvp_shape_gpus(&spec.par), 8);
 	/* 653,908,770,816 / (256 x 3 x 7168 x 2048) = 58 MoE layers */
@@ -86,9 +92,12 @@ END_TEST
 /* Qwen3-235B-A22B, --tp 4 --ep 4, bf16 (profiles/models/qwen3-235b-a22b.yaml):
  * 235,093,634,560 params, routed experts 94 x 128 x 3 x 4096 x 1536 =
  * 227,096,395,776, embeddings 2 x 151,936 x 4,096 = 1,244,659,712, the rest
- * 6,752,579,072.  Per GPU (2 B, / 4): 622,329,856 + 3,376,289,536 +
- * 113,548,197,888 = 117,546,817,280.  KV: 4 KV heads / tp 4 = 1 per GPU:
- * 94 x 2 x 1 x 128 x 2 B = 48,128 B/token. */
+ * 6,752,579,072 of which routers 94 x 128 x 4096 = 49,283,072, whole on
+ * every GPU.  Per GPU (2 B): embeddings / 4 622,329,856 + the rest
+ * (6,703,296,000 x 2 / 4 = 3,351,648,000 + routers 98,566,144 =
+ * 3,450,214,144) + experts / 4 113,548,197,888 = 117,620,741,888.  KV: 4 KV
+ * heads / tp 4 = 1 per GPU (none replicated): 94 x 2 x 1 x 128 x 2 B =
+ * 48,128 B/token. */
 START_TEST(test_qwen3_235b_tp4_ep4)
 {
 	struct kvp_error err = {0};
@@ -97,14 +106,64 @@ START_TEST(test_qwen3_235b_tp4_ep4)
 			 KVP_STATUS_OK);
 	const struct kvp_weights_split *w = &spec.weights_split;
 	ck_assert_uint_eq(w->embed_bytes, 622329856ULL);
-	ck_assert_uint_eq(w->dense_bytes, 3376289536ULL);
+	ck_assert_uint_eq(w->dense_bytes, 3450214144ULL);
+	ck_assert_uint_eq(w->replicated_bytes, 98566144ULL);
 	ck_assert_uint_eq(w->shared_bytes, 0);
 	ck_assert_uint_eq(w->routed_bytes, 113548197888ULL);
-	ck_assert_uint_eq(w->total_bytes, 117546817280ULL);
+	ck_assert_uint_eq(w->total_bytes, 117620741888ULL);
 	ck_assert_uint_eq(spec.token_bytes, 48128);
 	ck_assert_uint_eq(spec.kv_heads_per_gpu, 1);
 	/* dp 1: the experts' results join the tp all-reduce; no all-to-all */
 	ck_assert_double_eq(kvp_shape_moe_exchange_bytes(&model, &spec.par, KVP_DTYPE_BF16, 64), 0);
+}
+END_TEST
+
+/* Whole on every tp rank (vLLM: QKVParallelLinear keeps max(1, H_kv / tp)
+ * heads' K and V projections per rank, num_kv_head_replicas = tp / H_kv;
+ * MoE routers are ReplicatedLinear).  Llama-3.1-70B, bf16: 70,553,706,496
+ * params - embeddings 2 x 128,256 x 8,192 = 2,101,346,304 leaves
+ * 68,452,360,192.  tp 8 (8 KV heads, one each): 68,452,360,192 x 2 / 8 =
+ * 17,113,090,048, nothing replicated.  tp 16 (2 replicas of each head): each
+ * rank holds one whole head, 80 x 2 x 8,192 x 128 x 2 B = 335,544,320 of K
+ * and V, not half a head's 167,772,160: (68,452,360,192 + 80 x 2 x 8,192 x
+ * 128 x (16 - 8) = 1,342,177,280) x 2 / 16 = 8,724,317,184 (a plain split
+ * would give 8,556,545,024).  Mixtral-8x7B at tp 8 (8 KV heads: no
+ * replica): the rest 46,702,792,704 - experts 45,097,156,608 - embeddings
+ * 262,144,000 = 1,343,492,096, of which routers 32 x 8 x 4,096 = 1,048,576:
+ * 1,342,443,520 x 2 / 8 = 335,610,880 + 2,097,152 = 337,708,032. */
+START_TEST(test_replicated)
+{
+	struct kvp_error err = {0};
+	const struct kvp_weights_split *w = &spec.weights_split;
+	load("llama-3.1-70b");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 8, .pp = 1}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->dense_bytes, 17113090048ULL);
+	ck_assert_uint_eq(w->replicated_bytes, 0);
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 16, .pp = 1}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->dense_bytes, 8724317184ULL);
+	ck_assert_uint_eq(w->replicated_bytes, 335544320ULL);
+	ck_assert_uint_eq(spec.kv_heads_per_gpu, 1);
+	/* pp 2 at tp 16: each stage holds its 40 layers' share */
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 16, .pp = 2}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->replicated_bytes, 335544320ULL / 2);
+	load("mixtral-8x7b");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 8, .pp = 1}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->dense_bytes, 337708032ULL);
+	ck_assert_uint_eq(w->replicated_bytes, 2097152ULL);
+	/* tp 1: the same bytes as the plain sum, routers in bf16 either way */
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 1, .pp = 1}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->dense_bytes, 1343492096ULL * 2);
+	/* MLA (vLLM deepseek_v2.py: q_a_proj and kv_a_proj_with_mqa are
+	 * ReplicatedLinear, quantized): DeepSeek-V3 at tp 8, fp8.  The rest
+	 * 12,709,959,168 holds the routers 58 x 256 x 7,168 = 106,430,464 and the
+	 * down-projections 61 x 7,168 x (1,536 + 512 + 64) = 923,467,776:
+	 * (12,709,959,168 - 106,430,464 - 923,467,776) / 8 = 1,460,007,616 +
+	 * routers in bf16 212,860,928 + down-projections in fp8 923,467,776 =
+	 * 2,596,336,320 */
+	load("deepseek-v3");
+	ck_assert_int_eq(build((struct kvp_parallel){.tp = 8, .pp = 1}, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(w->dense_bytes, 2596336320ULL);
+	ck_assert_uint_eq(w->replicated_bytes, 212860928ULL + 923467776ULL);
 }
 END_TEST
 
@@ -202,7 +261,16 @@ START_TEST(test_split_reference)
 		ck_assert(w->shared_bytes * tp >= 2 * model.shared_expert_params);
 		ck_assert(w->shared_bytes * tp < 2 * model.shared_expert_params + tp);
 		ck_assert(w->embed_bytes * tp >= 2 * emb && w->embed_bytes * tp < 2 * emb + tp);
-		ck_assert(w->dense_bytes * tp >= 2 * rest && w->dense_bytes * tp < 2 * rest + tp);
+		/* the routers, whole on every GPU: round(experts / (128 x 3 x 2048 x
+		 * 768 = 603,979,776 a layer)) MoE layers, at most 48, x 128 x 2048,
+		 * when the rest holds them; the rest of the rest split by tp */
+		uint64_t moe = (model.expert_params + 301989888) / 603979776;
+		uint64_t R = (moe > 48 ? 48 : moe) * 128 * 2048;
+		if (R > rest)
+			R = 0;
+		ck_assert(w->dense_bytes * tp >= 2 * (rest - R) + 2 * R * tp &&
+			  w->dense_bytes * tp < 2 * (rest - R) + 2 * R * tp + tp);
+		ck_assert_uint_eq(w->replicated_bytes, 2 * R);
 		ck_assert_uint_eq(w->total_bytes, w->embed_bytes + w->dense_bytes + w->shared_bytes +
 							  w->routed_bytes);
 		/* 48 layers x 2 x (4 / tp) KV heads x 128 x 2 B */
@@ -220,6 +288,7 @@ static Suite *shape_suite(void)
 	tcase_add_test(core, test_deepseek_alltoall_time);
 	tcase_add_test(core, test_qwen3_235b_tp4_ep4);
 	tcase_add_test(core, test_dp_balance);
+	tcase_add_test(core, test_replicated);
 	tcase_add_test(core, test_split_reference);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
