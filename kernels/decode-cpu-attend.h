@@ -1,7 +1,7 @@
 /* decode-cpu-attend.h: the inner loops of the CPU decode, written once and
- * compiled twice by decode-cpu.c: for the baseline ISA (16-byte vectors:
- * SSE2 on x86-64, NEON on arm64) and, on x86-64, for AVX2 with FMA
- * (32-byte), picked at run time.  That is how the default -O2 build, which may not assume
+ * compiled once per ISA by decode-cpu.c: for the baseline ISA (16-byte
+ * vectors: SSE2 on x86-64, NEON on arm64) and, on x86-64, for AVX2 with FMA
+ * (32-byte) and AVX-512 (64-byte, KVB_AVX512), picked at run time.  That is how the default -O2 build, which may not assume
  * more than SSE2, still uses the wider vectors of the machine it runs on.
  *
  * The includer defines VW (floats per vector) and SFX(name), which gives
@@ -88,7 +88,9 @@ static inline void vstore(float *p, vf v)
 
 static inline float vsum(vf v)
 {
-#ifdef KVB_F16C /* halves, then pairs: GCC adds a lane loop one lane at a time */
+#ifdef KVB_AVX512
+	return _mm512_reduce_add_ps((__m512)v);
+#elif defined(KVB_F16C) /* halves, then pairs: GCC adds a lane loop one lane at a time */
 	__m128 x = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
 	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
 	return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
@@ -103,7 +105,9 @@ static inline float vsum(vf v)
 /* The largest lane of v, which holds no NaN. */
 static inline float vmax(vf v)
 {
-#ifdef KVB_F16C
+#ifdef KVB_AVX512
+	return _mm512_reduce_max_ps((__m512)v);
+#elif defined(KVB_F16C)
 	__m128 x = _mm_max_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
 	x = _mm_max_ps(x, _mm_movehl_ps(x, x));
 	return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
@@ -140,13 +144,28 @@ typedef int32_t vi __attribute__((vector_size(VW * sizeof(int32_t))));
  * reading it measured no cheaper).  Written once for 8 and 16 lanes. */
 typedef int16_t v8i16 __attribute__((vector_size(16)));
 typedef int16_t v16i16 __attribute__((vector_size(32)));
+#ifdef KVB_AVX512
+typedef int16_t v32i16 __attribute__((vector_size(64)));
+#endif
 #define FP8_FP16_BITS(w) ((((w) << 7) & (int16_t)0xbf80) | (((w) | (int16_t)0xff80) == -1))
 #endif
 
 static inline vf rload(const void *p, int i, int kind)
 {
 	if (kind == ROW_BF16) {
-#ifdef KVB_F16C
+#ifdef KVB_AVX512
+		/* The AVX-512 copy: one word permute with zero masking puts
+		 * the 16 values in the top halves of their lanes (a load and
+		 * one shuffle-port operation, like the AVX2 byte shuffle). */
+		const __m512i idx = _mm512_setr_epi32(0 << 16, 1 << 16, 2 << 16, 3 << 16, 4 << 16, 5 << 16,
+						      6 << 16, 7 << 16, 8 << 16, 9 << 16, 10 << 16, 11 << 16,
+						      12 << 16, 13 << 16, 14 << 16, 15 << 16);
+		__m512i w = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i)));
+		__m512 x = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, idx, w));
+		vf y;
+		memcpy(&y, &x, sizeof y);
+		return y;
+#elif defined(KVB_F16C)
 		/* The AVX2 copy: the 8 values in both halves of a vector (a
 		 * load, no arithmetic port), then one byte shuffle puts each in
 		 * the top half of its lane.  Widening (vpmovzxwd) and a shift
@@ -167,7 +186,28 @@ static inline vf rload(const void *p, int i, int kind)
 		return f;
 #endif
 	}
-#ifdef KVB_F16C
+#ifdef KVB_AVX512
+	if (kind == ROW_FP16) {
+		vf f;
+		__m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i)));
+		memcpy(&f, &x, sizeof f);
+		return f;
+	}
+	if (kind == ROW_INT8) {
+		vf f;
+		__m512 x = _mm512_cvtepi32_ps(
+			_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((const int8_t *)p + i))));
+		memcpy(&f, &x, sizeof f);
+		return f;
+	}
+	if (kind == ROW_FP8) {
+		v16i16 w = (v16i16)_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)p + i)));
+		vf f;
+		__m512 x = _mm512_cvtph_ps((__m256i)FP8_FP16_BITS(w));
+		memcpy(&f, &x, sizeof f);
+		return f;
+	}
+#elif defined(KVB_F16C)
 	if (kind == ROW_FP16) {
 		vf f;
 		__m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
@@ -197,7 +237,17 @@ static inline vf rload(const void *p, int i, int kind)
  * 256-bit pass, then two conversions), a third fewer operations. */
 static inline void rload2(const void *p, int i, int kind, vf *lo, vf *hi)
 {
-#ifdef KVB_F16C
+#ifdef KVB_AVX512
+	if (kind == ROW_FP8) {
+		v32i16 w = (v32i16)_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)((const int8_t *)p + i)));
+		__m512i h = (__m512i)FP8_FP16_BITS(w);
+		__m512 x0 = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+		__m512 x1 = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+		memcpy(lo, &x0, sizeof *lo);
+		memcpy(hi, &x1, sizeof *hi);
+		return;
+	}
+#elif defined(KVB_F16C)
 	if (kind == ROW_FP8) {
 		v16i16 w = (v16i16)_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)p + i)));
 		__m256i h = (__m256i)FP8_FP16_BITS(w);
@@ -224,17 +274,58 @@ static inline void rload2(const void *p, int i, int kind, vf *lo, vf *hi)
  * the blocks are used (always_inline, unrolled), so the arrays of sums
  * live in registers.  (Clang 14 leaves the head loops rolled, and the sums
  * in memory, under a plain "#pragma unroll": GQA-4 ran half as fast.) */
+#ifdef KVB_AVX512 /* 32 vector registers: twice the sums */
+#define SUMS 16
+#define NREGS 32
+#else
 #define SUMS 8
+#define NREGS 16
+#endif
 #if defined(__clang__)
 #define UNROLL _Pragma("clang loop unroll(full)")
 #else
 #define UNROLL _Pragma("GCC unroll 8")
 #endif
 
-/* out[x] = the lanes of a[x] summed, x < SUMS. */
-static inline void vsums(const vf *a, float *out)
+/* out[x] = the lanes of a[x] summed, x < n (n <= SUMS, a constant). */
+static INLINE void vsums(const vf *a, int n, float *out)
 {
-#ifdef KVB_F16C
+#ifdef KVB_AVX512
+	if (n <= 8) { /* each sum's halves added, then the AVX2 tree */
+		__m256 h[8];
+		UNROLL for (int x = 0; x < 8; x++)
+			h[x] = x < n ? _mm256_add_ps(_mm512_castps512_ps256((__m512)a[x]),
+						     _mm256_castpd_ps(_mm512_extractf64x4_pd((__m512d)a[x], 1)))
+				     : _mm256_setzero_ps();
+		__m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(h[0], h[1]), _mm256_hadd_ps(h[2], h[3]));
+		__m256 u1 = n > 4 ? _mm256_hadd_ps(_mm256_hadd_ps(h[4], h[5]), _mm256_hadd_ps(h[6], h[7]))
+				  : _mm256_setzero_ps();
+		__m256 s = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+					 _mm256_permute2f128_ps(u0, u1, 0x31));
+		_mm256_storeu_ps(out, s);
+		return;
+	}
+	/* a transpose-add tree over 16 sums: quarters of pairs, then
+	 * quarters of those, then pairs of lanes twice (45 operations for 16
+	 * sums).  Lane l of the result sums input slot (l % 4) * 4 + l / 4;
+	 * that map is its own inverse, so feeding a[] in that order puts
+	 * out[x] in lane x. */
+	__m512 x[8], y[4], z[2];
+	UNROLL for (int k = 0; k < 8; k++) {
+		__m512 u = (__m512)a[(2 * k % 4) * 4 + 2 * k / 4];
+		__m512 v = (__m512)a[((2 * k + 1) % 4) * 4 + (2 * k + 1) / 4];
+		x[k] = _mm512_add_ps(_mm512_shuffle_f32x4(u, v, 0x44), _mm512_shuffle_f32x4(u, v, 0xee));
+	}
+	UNROLL for (int k = 0; k < 4; k++)
+		y[k] = _mm512_add_ps(_mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], 0x88),
+				     _mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], 0xdd));
+	UNROLL for (int k = 0; k < 2; k++)
+		z[k] = _mm512_add_ps(_mm512_shuffle_ps(y[2 * k], y[2 * k + 1], 0x88),
+				     _mm512_shuffle_ps(y[2 * k], y[2 * k + 1], 0xdd));
+	_mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88),
+					    _mm512_shuffle_ps(z[0], z[1], 0xdd)));
+#elif defined(KVB_F16C)
+	(void)n;
 	/* a transpose-add tree: 6 horizontal adds leave [a0..a3 | a0..a3]
 	 * halves in two vectors, one cross-lane shuffle pair and an add
 	 * finish all 8 sums */
@@ -247,7 +338,7 @@ static inline void vsums(const vf *a, float *out)
 				 _mm256_permute2f128_ps(u0, u1, 0x31));
 	_mm256_storeu_ps(out, s);
 #else
-	for (int x = 0; x < SUMS; x++)
+	for (int x = 0; x < n; x++)
 		out[x] = vsum(a[x]);
 #endif
 }
@@ -257,7 +348,9 @@ static inline void vsums(const vf *a, float *out)
  * makes the score block load-bound. */
 static inline void in_register(vf *v)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(KVB_AVX512)
+	__asm__("" : "+v"(*v));
+#elif defined(__x86_64__)
 	__asm__("" : "+x"(*v));
 #endif
 }
@@ -274,7 +367,7 @@ qk_pair(vf *a, const float *q, int H, const void *const *k, int R, int kind, int
 		q0[h] = vload(q + (size_t)h * d + i);
 		in_register(&q0[h]);
 	}
-	if (H + R <= 7) {
+	if (H + R + SUMS < NREGS) {
 		UNROLL for (int r = 0; r < R; r++) {
 			vf k0;
 			rload2(k[r], i, kind, &k0, &k1[r]);
@@ -330,7 +423,7 @@ qk_block(const float *restrict q, int H, const void *const *restrict k, int R, i
 		}
 	}
 	float t[SUMS];
-	vsums(a, t);
+	vsums(a, H * R, t);
 	UNROLL for (int h = 0; h < H; h++)
 		UNROLL for (int r = 0; r < R; r++) {
 			float x = t[h * R + r];
@@ -381,7 +474,7 @@ pv_cols(float *restrict acc, int H, int C, const float *p, const void *const *v,
 static INLINE void
 pv_block(float *restrict acc, int H, const float *p, const void *const *v, int kind, int n, int d)
 {
-	const int C = SUMS / H;
+	const int C = SUMS / H > 8 ? 8 : SUMS / H; /* 8 vectors: all of d = 128 in the AVX-512 copy */
 	int i = 0;
 	for (; i + C * VW <= d; i += C * VW)
 		pv_cols(acc, H, C, p, v, kind, n, d, i);
@@ -845,6 +938,7 @@ static double fma_peak(long iters)
 #undef rload2
 #undef v8i16
 #undef v16i16
+#undef v32i16
 #undef FP8_FP16_BITS
 #undef rscalar
 #undef vh
@@ -867,6 +961,7 @@ static double fma_peak(long iters)
 #undef block_heads
 #undef block_rows
 #undef SUMS
+#undef NREGS
 #undef INLINE
 #undef NOINLINE
 #undef KIND_PRODUCTS

@@ -347,8 +347,8 @@ int kvb_cpu_threads(const struct kvb_cpu *cpu);
 void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nthreads),
 		      void *arg);
 /* The instruction set the decode's inner loops use: "base" (SSE2 on
- * x86-64, NEON on arm64, plain C elsewhere) or "avx2" (AVX2, FMA, F16C), the
- * widest the CPU runs unless set.  kvb_cpu_set_isa returns -1 when the CPU (or this build)
+ * x86-64, NEON on arm64, plain C elsewhere), "avx2" (AVX2, FMA, F16C) or
+ * "avx512" (those and AVX-512 F, BW, DQ, VL), the widest the CPU runs unless set.  kvb_cpu_set_isa returns -1 when the CPU (or this build)
  * lacks the one named. */
 const char *kvb_cpu_isa(const struct kvb_cpu *cpu);
 int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name);

@@ -51,6 +51,8 @@ static int isas(const char **names)
 	names[n++] = "base";
 	if (kvb_cpu_set_isa(cpu, "avx2") == 0)
 		names[n++] = "avx2";
+	if (kvb_cpu_set_isa(cpu, "avx512") == 0)
+		names[n++] = "avx512";
 	kvb_cpu_free(cpu);
 	return n;
 }
