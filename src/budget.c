@@ -465,8 +465,9 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 			ws->routed_bytes = padded;
 		}
 	}
-	if (em && (o->engine == KVP_ENGINE_VLLM || o->engine == KVP_ENGINE_SGLANG)) {
-		/* the rotary cos/sin cache every rank builds with the model (engine.h) */
+	if (em) {
+		/* the rotary cos/sin cache every rank builds with the model, where
+		 * the engine's file says it does (rotary_cache_dtype; engine.h) */
 		uint64_t rot = kvp_engine_rotary_cache_bytes(em, s->model, s->serving_dtype);
 		struct kvp_weights_split *ws = &b->spec.weights_split;
 		if (rot == UINT64_MAX || !kvp_add(ws->dense_bytes, rot, &ws->dense_bytes) ||

@@ -68,27 +68,36 @@ START_TEST(test_vllm)
 }
 END_TEST
 
+/* The budget of profile `model` on GPU `g` under options `o`, the GPU's
+ * memory `gpu_bytes`, at `context` tokens. */
+static const struct kvp_budget *compute(const char *model, const struct kvp_gpu *g,
+					struct kvp_budget_opts *o, uint64_t gpu_bytes,
+					uint64_t context)
+{
+	static struct kvp_model m;
+	static struct kvp_budget b;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_model_load(model, &m, &err), KVP_STATUS_OK);
+	o->context = context;
+	o->has_gpu_memory = true;
+	o->gpu_memory_bytes = gpu_bytes;
+	ck_assert_msg(kvp_budget_compute(&m, g, o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
+	return &b;
+}
+
 /* The budget of profile `model` under `engine` (version `version`, NULL: the
  * default) on one GPU named `gpu` of `gpu_bytes`, at `context` tokens. */
 static const struct kvp_budget *engine_budget(enum kvp_engine engine, const char *model,
 					      const char *version, const char *gpu,
 					      uint64_t gpu_bytes, uint64_t context)
 {
-	static struct kvp_model m;
-	static struct kvp_budget b;
-	struct kvp_error err = {0};
 	struct kvp_budget_opts o = {0};
 	struct kvp_gpu g = {0};
-	ck_assert_int_eq(kvp_model_load(model, &m, &err), KVP_STATUS_OK);
 	o.engine = engine;
 	o.engine_version = version;
 	o.par.tp = o.par.pp = 1;
-	o.context = context;
-	o.has_gpu_memory = true;
-	o.gpu_memory_bytes = gpu_bytes;
 	snprintf(g.name, sizeof g.name, "%s", gpu);
-	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
-	return &b;
+	return compute(model, &g, &o, gpu_bytes, context);
 }
 
 /* vLLM's MXFP4 expert padding (mxfp4.py Mxfp4MoEMethod.create_weights),
@@ -177,23 +186,20 @@ START_TEST(test_vllm_0_10_sampler)
 }
 END_TEST
 
-/* vLLM's custom all-reduce rule on the X2 log (Qwen3-235B-A22B FP8, 8 x
- * L40S = DP 2 x TP 4, EP 8, vLLM 0.10.2): PCIe only, so no custom all-reduce
- * at TP 4 and 0.25 GiB of non-torch memory, against the 0.21 GiB logged
- * ("0.21 GiB for non-torch memory"); the same deployment on NVSwitch H100s
- * or with no GPU profile (topology unknown) is charged 0.25 + 1.75 = 2 GiB.
- * And the band from config alone holds the V18 log (Llama-3.1-8B on an
- * A100-80GB, 79.25 GiB x 0.92, 460,496 tokens logged). */
+/* vLLM's custom all-reduce rule on the X2 log (Qwen3-235B-A22B FP8 on 8 x
+ * L40S, TP 8 x EP 8, vLLM 0.10.2): PCIe only, so no custom all-reduce on
+ * more than two GPUs and 0.25 GiB of non-torch memory, against the 0.21 GiB
+ * logged ("0.21 GiB for non-torch memory"); the same deployment on NVSwitch
+ * H100s or with no GPU profile (topology unknown) is charged 0.25 + 1.75 =
+ * 2 GiB.  And the band from config alone holds the V18 log (Llama-3.1-8B on
+ * an A100-80GB, 79.25 GiB x 0.92, 460,496 tokens logged). */
 static const struct kvp_budget *tp_budget(const char *model, const char *gpu, uint32_t tp,
 					  uint32_t dp, uint32_t ep, uint64_t gpu_bytes,
 					  double util, uint64_t context)
 {
-	static struct kvp_model m;
-	static struct kvp_budget b;
 	struct kvp_error err = {0};
 	struct kvp_budget_opts o = {0};
 	struct kvp_gpu g = {0};
-	ck_assert_int_eq(kvp_model_load(model, &m, &err), KVP_STATUS_OK);
 	if (gpu)
 		ck_assert_int_eq(kvp_gpu_load(gpu, &g, &err), KVP_STATUS_OK);
 	else
@@ -203,23 +209,19 @@ static const struct kvp_budget *tp_budget(const char *model, const char *gpu, ui
 	o.par.pp = 1;
 	o.par.dp = dp;
 	o.par.ep = ep;
-	o.context = context;
 	o.utilization = util;
-	o.has_gpu_memory = true;
-	o.gpu_memory_bytes = gpu_bytes;
-	ck_assert_msg(kvp_budget_compute(&m, &g, &o, &b, &err) == KVP_STATUS_OK, "%s", err.msg);
-	return &b;
+	return compute(model, &g, &o, gpu_bytes, context);
 }
 
 START_TEST(test_vllm_tp_topology)
 {
 	/* 44.42 GiB = 47,695,611,822 B (printed "43.93/44.42 GiB") */
-	const struct kvp_budget *b = tp_budget("qwen3-235b-a22b", "l40s", 4, 2, 8,
+	const struct kvp_budget *b = tp_budget("qwen3-235b-a22b", "l40s", 8, 1, 8,
 					       47695611822ULL, 0.9, 32768);
 	ck_assert_uint_eq(b->overhead_bytes, KVP_GIB / 4);
-	b = tp_budget("qwen3-235b-a22b", "h100-sxm", 4, 2, 8, 47695611822ULL, 0.9, 32768);
+	b = tp_budget("qwen3-235b-a22b", "h100-sxm", 8, 1, 8, 47695611822ULL, 0.9, 32768);
 	ck_assert_uint_eq(b->overhead_bytes, 2 * KVP_GIB);
-	b = tp_budget("qwen3-235b-a22b", NULL, 4, 2, 8, 47695611822ULL, 0.9, 32768);
+	b = tp_budget("qwen3-235b-a22b", NULL, 8, 1, 8, 47695611822ULL, 0.9, 32768);
 	ck_assert_uint_eq(b->overhead_bytes, 2 * KVP_GIB);
 	/* V18: 79.25 GiB = 85,094,039,552 B; the log's 460,496 tokens lie in
 	 * the band (its activation peak is 1.44 GiB, the estimate 0.51 GiB:

@@ -55,6 +55,18 @@ static void derive(void)
 	ck_assert_msg(kvp_size_demand(&wl, &model, &demand, &err) == KVP_STATUS_OK, "%s", err.msg);
 }
 
+/* The replica cases' set-up (test_replicas_by_hand has the arithmetic):
+ * Llama-2-7B with its weights given as 10 GB on an 80 GiB round GPU, under
+ * the size-replicas workload. */
+static void replicas_case(void)
+{
+	load("llama-2-7b", "size-replicas");
+	round_gpu(80 * KVP_GIB);
+	opts.budget.has_weights = true;
+	opts.budget.weights_bytes = 10000000000ULL;
+	derive();
+}
+
 /* Little's law: 4 requests/s, each 0.5 s to its first token and 200 tokens
  * at 10 ms: 4 x (0.5 + 200 x 0.01) = 10 in the system. */
 START_TEST(test_littles_law)
@@ -81,11 +93,7 @@ END_TEST
  *   1.8 M per hour: $2.2222 per million. */
 START_TEST(test_replicas_by_hand)
 {
-	load("llama-2-7b", "size-replicas");
-	round_gpu(80 * KVP_GIB);
-	opts.budget.has_weights = true;
-	opts.budget.weights_bytes = 10000000000ULL;
-	derive();
+	replicas_case();
 	ck_assert_double_eq(demand.prompt_mean, 100);
 	ck_assert_double_eq(demand.output_mean, 100);
 	ck_assert_uint_eq(demand.mean_context, 150);
@@ -176,11 +184,7 @@ START_TEST(test_failures)
 {
 	struct kvp_size_config c;
 	struct kvp_error err = {0};
-	load("llama-2-7b", "size-replicas");
-	round_gpu(80 * KVP_GIB);
-	opts.budget.has_weights = true;
-	opts.budget.weights_bytes = 10000000000ULL;
-	derive();
+	replicas_case();
 	/* tp 3 does not divide 32 heads: a failed split, not an error */
 	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 3, &c, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(c.failed, KVP_SIZE_FAIL_SPLIT);
@@ -438,11 +442,7 @@ START_TEST(test_wait_percentile)
 	ck_assert_double_eq_tol(kvp_size_wait_percentile(wq, rho, 0.99), 0.0085451611, 1e-10);
 	ck_assert_double_eq(kvp_size_wait_percentile(0, 0, 0.99), 0);
 	ck_assert(isinf(kvp_size_wait_percentile(1, 1, 0.99)));
-	load("llama-2-7b", "size-replicas");
-	round_gpu(80 * KVP_GIB);
-	opts.budget.has_weights = true;
-	opts.budget.weights_bytes = 10000000000ULL;
-	derive();
+	replicas_case();
 	demand.queue_percentile = true;
 	demand.percentile = 99;
 	struct kvp_size_config c;
@@ -468,11 +468,7 @@ END_TEST
  *        stops at the first count that reaches it, and one fewer does not. */
 START_TEST(test_risk)
 {
-	load("llama-2-7b", "size-replicas");
-	round_gpu(80 * KVP_GIB);
-	opts.budget.has_weights = true;
-	opts.budget.weights_bytes = 10000000000ULL;
-	derive();
+	replicas_case();
 	struct kvp_size_config c, prev;
 	struct kvp_error err = {0};
 	opts.latency_spread = 0.07;
@@ -562,11 +558,7 @@ END_TEST
  *   2 GPUs (1 + 1), where colocated needs 2 replicas for the TPOT level */
 START_TEST(test_disagg_by_hand)
 {
-	load("llama-2-7b", "size-replicas");
-	round_gpu(80 * KVP_GIB);
-	opts.budget.has_weights = true;
-	opts.budget.weights_bytes = 10000000000ULL;
-	derive();
+	replicas_case();
 	opts.disagg_p = opts.disagg_d = 1;
 	struct kvp_size_config c;
 	struct kvp_error err = {0};
@@ -717,11 +709,7 @@ END_TEST
  * plain loop. */
 START_TEST(test_seqs_axis)
 {
-	load("llama-2-7b", "size-replicas");
-	round_gpu(80 * KVP_GIB);
-	opts.budget.has_weights = true;
-	opts.budget.weights_bytes = 10000000000ULL;
-	derive();
+	replicas_case();
 	static const uint32_t one[] = {1};
 	static const enum kvp_dtype kv[] = {KVP_DTYPE_AUTO};
 	static const uint64_t seqs[] = {0, 2, 1};
