@@ -81,6 +81,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvbench: cannot start %d threads: %s\n", o.threads, strerror(errno));
 		return EXIT_FAILED;
 	}
+	const char *isa = getenv("KVB_ISA"); /* one copy of the loops against another */
+	if (isa && *isa && kvb_cpu_set_isa(cx.cpu, isa) != 0) {
+		fprintf(stderr, "kvbench: KVB_ISA names loops this CPU or build cannot run "
+				"(known: base, avx2, avx512)\n");
+		kvb_cpu_free(cx.cpu);
+		return EXIT_USAGE;
+	}
 	cx.progress = o.progress != 0; /* on unless --quiet, a terminal or not */
 	cx.t_start_s = now_s();
 	rc = o.capacity ? run_capacity(&cx, &rs) : run_bandwidth(&cx, &rs);

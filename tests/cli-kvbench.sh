@@ -51,6 +51,15 @@ expect_json prefetch off
 expect_json validated pass
 run "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --quiet
 expect_out "ceil = that read ceiling"
+# KVB_ISA picks the loops: "base" runs everywhere and the point says so;
+# a name no CPU runs is a usage error, not a silent fallback
+run env KVB_ISA=base "$KVBENCH" --quick --backend cpu --kv-dtype int8 --heads 8:2 --format json --quiet
+expect_rc 0
+expect_json isa base
+expect_json validated pass
+run env KVB_ISA=sve9 "$KVBENCH" --quick --backend cpu --quiet
+expect_rc 2
+expect_err "KVB_ISA names loops this CPU or build cannot run"
 
 # Bytes by hand: 2 sequences of 100 tokens, H_q 4, H_kv 2, d 64, bf16, P 16:
 # K+V 200 tokens x 2 heads x 64 x 2 B x 2 = 102,400; Q+O 2 x 4 x 64 x 4 B x 2
