@@ -424,7 +424,8 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		   "GF/s/core / the multiply-add peak per core measured beside the point (%.2f GF/s at\n"
 		   "best); warm = GB/s of the same decode over a cache of the same shape held in the\n"
 		   "last-level cache (no flush, best of 5: the loops' own limit), of warm = GB/s / warm;\n"
-		   "bound = compute when of warm exceeds of ceil, else memory;\n"
+		   "bound = compute when of warm exceeds of ceil, else memory; unclear when a plain read\n"
+		   "of the warm cache's size ran under 1.25x the read ceiling (the cache did not hold it);\n"
 		   "ceil = that %s ceiling (the YAML's ceiling_gbps, ratio_ceiling: %s); best = the "
 		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy", cx->peak_gflops,
