@@ -286,7 +286,7 @@ static inline void rload2(const void *p, int i, int kind, vf *lo, vf *hi)
  * time, so the array is kept in memory too: each score block began by
  * zeroing 1 KiB of stack with `rep stos` (15% of the score time, perf on a
  * Sapphire Rapids), and unrolled 16 times the loops cost 10-35% less per
- * token in L2 (bench/decode-loops.sh). */
+ * token in L2 (bench/decode-cpu.sh loops). */
 #if defined(__clang__)
 #define UNROLL _Pragma("clang loop unroll(full)")
 #else

@@ -21,6 +21,7 @@
  * AVX2 + FMA + F16C and for AVX-512, chosen at run time: the default -O2
  * build assumes nothing about the CPU yet uses what it has. */
 #include "decode.h"
+#include "timing.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -431,20 +432,13 @@ struct peak_job {
 	double flop;
 };
 
-static double peak_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void peak_worker(void *arg, int tid, int nthreads)
 {
 	struct peak_job *pj = arg;
 	(void)nthreads;
-	double t0 = peak_now_s();
+	double t0 = kvb_now_s();
 	double flop = isas[pj->isa].fma_peak(pj->iters);
-	pj->s[tid] = peak_now_s() - t0;
+	pj->s[tid] = kvb_now_s() - t0;
 	if (tid == 0)
 		pj->flop = flop;
 }

@@ -9,6 +9,7 @@
 #endif
 
 #include "kvbench.h"
+#include "timing.h"
 #include "units.h"
 #ifndef KVBENCH_STANDALONE
 #include "predict.h"
@@ -20,19 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 #ifndef KVBENCH_STANDALONE
 /* The planner's time for this point's step, on the basis kvp_bench_basis
@@ -240,10 +228,10 @@ static double warm_gbps(struct ctx *cx, const struct kvb_shape *shape, int32_t b
 		goto out;
 	kvb_queries_fill(q, nq, seed);
 	for (int r = 0; r < 6; r++) {
-		double t0 = now_s();
+		double t0 = kvb_now_s();
 		if (kvb_cpu_decode(cx->cpu, &kv, q, out) != 0)
 			goto out;
-		double t = now_s() - t0;
+		double t = kvb_now_s() - t0;
 		if (r > 0 && (best == 0 || t < best))
 			best = t;
 	}
@@ -351,9 +339,9 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 				kvb_cpu_decode(cx->cpu, &kv, q, out);
 			for (int r = 0; r < o->repeats; r++) {
 				kvb_cpu_flush(cx->cpu, cx->flush, cx->flush_bytes);
-				double t0 = now_s();
+				double t0 = kvb_now_s();
 				kvb_cpu_decode(cx->cpu, &kv, q, out);
-				times[r] = now_s() - t0;
+				times[r] = kvb_now_s() - t0;
 			}
 			point_ceiling = fmax(point_ceiling,
 					     kvb_stream_cpu_read(cx->cpu, cx->ceil_buf, cb, 2));
@@ -368,7 +356,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			goto out;
 		}
 #endif
-		qsort(times, (size_t)o->repeats, sizeof *times, cmp_double);
+		qsort(times, (size_t)o->repeats, sizeof *times, kvb_cmp_double);
 		best = times[0];
 		median = o->repeats % 2 ? times[o->repeats / 2]
 					: 0.5 * (times[o->repeats / 2 - 1] + times[o->repeats / 2]);
@@ -563,7 +551,7 @@ static void say_plan(struct ctx *cx, int total)
  * left at the average pace so far. */
 static void say_result(struct ctx *cx, int done, int total, const struct kvp_record *row)
 {
-	const double spent = now_s() - cx->t_start_s;
+	const double spent = kvb_now_s() - cx->t_start_s;
 	fprintf(stderr, "kvbench: [%d/%d] %s, max err %.2g", done, total, str(row, "validated"),
 		num(row, "max_err"));
 	if (kvp_record_get(row, "gbps"))

@@ -21,6 +21,7 @@
 #endif
 
 #include "kvbench.h"
+#include "timing.h"
 #include "atomic-file.h"
 
 #include <errno.h>
@@ -89,12 +90,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	cx.progress = o.progress != 0; /* on unless --quiet, a terminal or not */
-	cx.t_start_s = now_s();
+	cx.t_start_s = kvb_now_s();
 	rc = o.capacity ? run_capacity(&cx, &rs) : run_bandwidth(&cx, &rs);
 	if (cx.stream)
 		fclose(cx.stream);
 	if (cx.progress)
-		fprintf(stderr, "kvbench: %zu points in %.1f s\n", rs.n, now_s() - cx.t_start_s);
+		fprintf(stderr, "kvbench: %zu points in %.1f s\n", rs.n, kvb_now_s() - cx.t_start_s);
 	env = kvp_record_new();
 	if (env)
 		env_row(&cx, env);

@@ -117,7 +117,6 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		   const struct rows *rs);
 
 /* kvbench-sweep.c */
-double now_s(void);
 void make_lengths(const struct opts *o, int32_t batch, int32_t context, uint64_t seed,
 		  int32_t *out);
 void lengths_name(const struct opts *o, char *buf, size_t size);

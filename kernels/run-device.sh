@@ -177,7 +177,7 @@ cflags="-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DKVBENCH_STAND
 cflags="$cflags -I$top/src -I$top/kernels"
 csrc="kernels/kvbench.c kernels/kvbench-opts.c kernels/kvbench-sweep.c kernels/kvbench-capacity.c
       kernels/kvbench-out.c kernels/paged.c kernels/decode-ref.c kernels/decode-cpu.c
-      kernels/stream.c src/units.c src/output.c src/error.c src/atomic-file.c src/input-file.c src/utf8.c"
+      kernels/stream.c kernels/timing.c src/units.c src/output.c src/error.c src/atomic-file.c src/input-file.c src/utf8.c"
 objs=""
 if [ "$backend" = cuda ]; then
 	if [ ! -x "$NVCC" ]; then

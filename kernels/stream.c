@@ -6,6 +6,7 @@
  * timed repeats after one untimed pass, first touch on the threads that use
  * the data. */
 #include "decode.h"
+#include "timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,21 +104,14 @@ static void stream_worker(void *arg, int tid, int nthreads)
 	}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static double run_best(struct kvb_cpu *cpu, struct stream_job *job, enum stream_op op, int repeats)
 {
 	double best = INFINITY;
 	job->op = op;
 	for (int r = 0; r <= repeats; r++) {
-		double t0 = now_s();
+		double t0 = kvb_now_s();
 		kvb_cpu_parallel(cpu, stream_worker, job);
-		double dt = now_s() - t0;
+		double dt = kvb_now_s() - t0;
 		if (r > 0 && dt < best) /* pass 0 is the untimed warm-up */
 			best = dt;
 	}

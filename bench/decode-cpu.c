@@ -1,0 +1,193 @@
+/* decode-cpu.c: two measurements of the CPU decode (not tests;
+ * bench/decode-cpu.sh builds and runs them).  Every decode is checked
+ * against the double reference before it is timed.
+ *
+ * loops: the inner loops alone, one copy (ISA) against another.  One
+ * thread, one sequence of 512 tokens whose K and V fit the core's L2
+ * (memory is not what is timed), 1500 decode steps per timing; the copies
+ * alternate ROUNDS times so that a noisy machine moves them alike.  Prints,
+ * per shape, dtype and copy, the thread's CPU time per token and KV head
+ * (ns; best and median of the rounds) and GB/s per CPU-second at the best.
+ *
+ * memory: the decode from memory against the read ceiling, paired round by
+ * round.  On a shared machine the read ceiling moves by a factor of two
+ * within minutes, so kvbench's ratio of a median decode to a best ceiling
+ * swings with it; here each round times one read of a buffer 4x the
+ * last-level cache (which also flushes the cache) and then one decode, with
+ * the software prefetch on and then off, and the figures are the median and
+ * quartiles over the rounds of decode GB/s / that round's read GB/s.  The
+ * points are issue 20's: batch 8, context 4096, d 128, block 16, MHA 32:32
+ * and GQA-4 32:8, fp32, bf16, int8 and fp8, on every CPU. */
+#include "decode.h"
+#include "timing.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 99
+
+/* Quartile q (1, 2 or 3: the element at n * q / 4 once sorted) of x[0, n). */
+static double quartile(double *x, int n, int q)
+{
+	qsort(x, (size_t)n, sizeof *x, kvb_cmp_double);
+	int i = n * q / 4;
+	return x[i < n ? i : n - 1];
+}
+
+static int loops(int rounds)
+{
+	const int context = 512, steps = 1500;
+	static const char *isas[] = {"avx2", "avx512"};
+	static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_BF16, KVB_DTYPE_INT8,
+					     KVB_DTYPE_FP8};
+	static const int heads[][2] = {{16, 4}, {4, 4}};
+	struct kvb_cpu *cpu;
+	if (kvb_cpu_create(1, &cpu) != 0)
+		return 1;
+	printf("%-10s %-5s %-11s %8s %8s %8s\n", "shape", "dtype", "isa", "best_ns", "med_ns",
+	       "GB/s");
+	for (size_t ih = 0; ih < sizeof heads / sizeof heads[0]; ih++)
+		for (size_t id = 0; id < sizeof dts / sizeof dts[0]; id++) {
+			struct kvb_shape s = {heads[ih][0], heads[ih][1], 128, 16, dts[id]};
+			struct kvb_paged_kv kv;
+			int32_t len = context;
+			size_t nq = (size_t)s.h_q * s.d;
+			float *q = malloc(nq * sizeof *q), *o = malloc(nq * sizeof *o);
+			if (!q || !o || kvb_paged_kv_alloc(&kv, &s, 1, &len, 1) != 0 ||
+			    kvb_paged_kv_fill(&kv, 1, cpu) != 0)
+				return 1;
+			kvb_queries_fill(q, nq, 1);
+			uint64_t moved, table;
+			kvb_paged_kv_bytes(&kv, &moved, &table);
+			double t[2][MAX_ROUNDS];
+			int ok[2] = {0, 0};
+			for (int k = 0; k < 2; k++) {
+				struct kvb_check chk;
+				if (kvb_cpu_set_isa(cpu, isas[k]) != 0)
+					continue;
+				kvb_cpu_decode(cpu, &kv, q, o);
+				kvb_check_output(&kv, q, o, NULL, 0, cpu, &chk);
+				ok[k] = kvb_check_passed(&kv, &chk) && chk.max_err < 1e-5;
+				if (!ok[k])
+					printf("%d:%d %s %s: FAILED, max error %g\n", s.h_q, s.h_kv,
+					       kvb_dtype_name(s.dtype), isas[k], chk.max_err);
+			}
+			for (int r = 0; r < rounds; r++)
+				for (int k = 0; k < 2; k++) {
+					if (!ok[k])
+						continue;
+					kvb_cpu_set_isa(cpu, isas[k]);
+					double t0 = kvb_thread_cpu_s();
+					for (int i = 0; i < steps; i++)
+						kvb_cpu_decode(cpu, &kv, q, o);
+					t[k][r] = (kvb_thread_cpu_s() - t0) / steps;
+				}
+			for (int k = 0; k < 2; k++) {
+				if (!ok[k])
+					continue;
+				qsort(t[k], (size_t)rounds, sizeof t[k][0], kvb_cmp_double);
+				double per = 1e9 / ((double)context * s.h_kv);
+				char shape[16];
+				snprintf(shape, sizeof shape, "%d:%d", s.h_q, s.h_kv);
+				printf("%-10s %-5s %-11s %8.1f %8.1f %8.2f\n", shape,
+				       kvb_dtype_name(s.dtype), isas[k], t[k][0] * per,
+				       t[k][rounds / 2] * per, (double)moved / t[k][0] / 1e9);
+			}
+			kvb_paged_kv_free(&kv);
+			free(q);
+			free(o);
+		}
+	kvb_cpu_free(cpu);
+	return 0;
+}
+
+static int memory(int rounds)
+{
+		static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_BF16, KVB_DTYPE_INT8,
+					     KVB_DTYPE_FP8};
+	static const int heads[][2] = {{32, 32}, {32, 8}};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct kvb_cpu *cpu;
+	if (kvb_cpu_create(ncpu > 0 ? (int)ncpu : 1, &cpu) != 0)
+		return 1;
+	uint64_t llc = kvb_llc_bytes(), rb = 4 * (llc ? llc : 32u << 20);
+	char *buf = kvb_big_alloc(rb);
+	if (!buf)
+		return 1;
+	memset(buf, 1, rb);
+	printf("%d threads, %s loops, read buffer %llu MiB, %d rounds\n", kvb_cpu_threads(cpu),
+	       kvb_cpu_isa(cpu), (unsigned long long)(rb >> 20), rounds);
+	printf("%-7s %-5s %9s %9s | %-24s | %-24s\n", "shape", "dtype", "read", "decode",
+	       "of read, prefetch on", "of read, prefetch off");
+	printf("%-7s %-5s %9s %9s | %7s %7s %8s | %7s %7s %8s\n", "", "", "GB/s", "GB/s", "q1",
+	       "median", "q3", "q1", "median", "q3");
+	for (size_t ih = 0; ih < sizeof heads / sizeof heads[0]; ih++)
+		for (size_t id = 0; id < sizeof dts / sizeof dts[0]; id++) {
+			const struct kvb_shape s = {heads[ih][0], heads[ih][1], 128, 16, dts[id]};
+			int32_t lens[8];
+			for (int b = 0; b < 8; b++)
+				lens[b] = 4096;
+			struct kvb_paged_kv kv;
+			size_t nq = (size_t)8 * s.h_q * s.d;
+			float *q = malloc(nq * sizeof *q), *o = malloc(nq * sizeof *o);
+			if (!q || !o || kvb_paged_kv_alloc(&kv, &s, 8, lens, 1) != 0 ||
+			    kvb_paged_kv_fill(&kv, 1, cpu) != 0)
+				return 1;
+			kvb_queries_fill(q, nq, 1);
+			uint64_t moved, table;
+			kvb_paged_kv_bytes(&kv, &moved, &table);
+			struct kvb_check chk;
+			kvb_cpu_decode(cpu, &kv, q, o);
+			kvb_check_output(&kv, q, o, NULL, 0, cpu, &chk);
+			if (!kvb_check_passed(&kv, &chk) || chk.max_err >= 1e-5) {
+				printf("%d:%d %s: FAILED, max error %g\n", s.h_q, s.h_kv,
+				       kvb_dtype_name(s.dtype), chk.max_err);
+				return 1;
+			}
+			double read[MAX_ROUNDS], dec[MAX_ROUNDS], on[MAX_ROUNDS], off[MAX_ROUNDS];
+			for (int r = 0; r < rounds; r++)
+				for (int pf = 1; pf >= 0; pf--) {
+					double g = kvb_stream_cpu_read(cpu, buf, rb, 1);
+					kvb_cpu_set_prefetch(cpu, pf);
+					double t0 = kvb_now_s();
+					kvb_cpu_decode(cpu, &kv, q, o);
+					double gd = (double)moved / (kvb_now_s() - t0) / 1e9;
+					if (pf) {
+						read[r] = g;
+						dec[r] = gd;
+						on[r] = gd / g;
+					} else {
+						off[r] = gd / g;
+					}
+				}
+			char shape[16];
+			snprintf(shape, sizeof shape, "%d:%d", s.h_q, s.h_kv);
+			printf("%-7s %-5s %9.2f %9.2f | %6.1f%% %6.1f%% %7.1f%% | %6.1f%% %6.1f%% %7.1f%%\n",
+			       shape, kvb_dtype_name(s.dtype), quartile(read, rounds, 2),
+			       quartile(dec, rounds, 2), 100 * quartile(on, rounds, 1),
+			       100 * quartile(on, rounds, 2), 100 * quartile(on, rounds, 3),
+			       100 * quartile(off, rounds, 1), 100 * quartile(off, rounds, 2),
+			       100 * quartile(off, rounds, 3));
+			fflush(stdout);
+			kvb_paged_kv_free(&kv);
+			free(q);
+			free(o);
+		}
+	kvb_big_free(buf);
+	kvb_cpu_free(cpu);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const int is_loops = argc > 1 && strcmp(argv[1], "loops") == 0;
+	const int is_memory = argc > 1 && strcmp(argv[1], "memory") == 0;
+	const int rounds = argc > 2 ? atoi(argv[2]) : is_loops ? 5 : 11;
+	if ((!is_loops && !is_memory) || rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: decode-cpu loops|memory [ROUNDS 1-%d]\n", MAX_ROUNDS);
+		return 2;
+	}
+	return is_loops ? loops(rounds) : memory(rounds);
+}
