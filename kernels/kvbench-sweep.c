@@ -181,6 +181,11 @@ static int point_fits(struct ctx *cx, const struct kvb_shape *s, int32_t batch,
 	return 0;
 }
 
+/* How much faster than the cold read ceiling a warm read must run for the
+ * warm cache to count as held by the last-level cache (LLC reads run 2-5x
+ * DRAM on the servers we measure; on a 2-vCPU Sapphire Rapids VM, 1.0-1.1x). */
+#define WARM_HELD 1.25
+
 /* The decode's compute side on the CPU: the same shape and batch over a
  * cache small enough to stay in the last-level cache (a quarter of it, at
  * least 64 tokens a sequence), run warm (no flush) after one untimed run,
@@ -194,11 +199,6 @@ static int point_fits(struct ctx *cx, const struct kvb_shape *s, int32_t batch,
  * faster than the cold read ceiling.
  * Returns the GB/s (same byte counting as the point) and sets *gflops_pc
  * (per thread), or 0 when the cache could not be had. */
-/* How much faster than the cold read ceiling a warm read must run for the
- * warm cache to count as held by the last-level cache (LLC reads run 2-5x
- * DRAM on the servers we measure; on a 2-vCPU Sapphire Rapids VM, 1.0-1.1x). */
-#define WARM_HELD 1.25
-
 static double warm_gbps(struct ctx *cx, const struct kvb_shape *shape, int32_t batch,
 			uint64_t seed, double *gflops_pc, double *read_gbps)
 {
