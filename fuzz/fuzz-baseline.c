@@ -3,7 +3,7 @@
  * and --baseline reads.  Build: fuzz/run.sh. */
 #include <stdint.h>
 
-#include "checks.h"
+#include "check/checks.h"
 #include "fuzz-common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

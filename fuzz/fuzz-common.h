@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "budget.h"
-#include "output.h"
-#include "profile.h"
+#include "memory/budget.h"
+#include "out/output.h"
+#include "read/profile.h"
 
 #define FUZZ_ASSERT(cond, what)                                                        \
 	do {                                                                           \

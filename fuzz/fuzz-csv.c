@@ -1,5 +1,5 @@
 /* fuzz-csv.c: libFuzzer target for the CSV writer (kvp_write_csv,
- * src/output.c).  The input (cut at the first NUL) is a string field of one
+ * src/out/output.c).  The input (cut at the first NUL) is a string field of one
  * row beside a number and the same string again.  This target's own RFC 4180
  * reader must find a header and one row of three cells; each string cell is
  * the input, after a ' when the input begins with = + - @ tab or CR (a
@@ -11,7 +11,7 @@
 
 #include "fuzz-common.h"
 #include "fuzz-text.h"
-#include "output.h"
+#include "out/output.h"
 
 /* One record of RFC 4180 CSV at t[*i..n) into cells (each malloc'd);
  * false when malformed. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "checks.h"
+#include "check/checks.h"
 #include "fuzz-common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

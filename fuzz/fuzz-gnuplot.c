@@ -1,5 +1,5 @@
 /* fuzz-gnuplot.c: libFuzzer target for the gnuplot writer
- * (src/gnuplot-writer.h).  The input is one name (cut at the first NUL).
+ * (src/out/gnuplot-writer.h).  The input is one name (cut at the first NUL).
  * kvp_gp_string's output, parsed back by this target's own reader of
  * gnuplot string expressions ('...' with '' for a quote, joined by ."\n".),
  * must give the input with its line breaks and only those as "\n" and
@@ -14,7 +14,7 @@
 
 #include "fuzz-common.h"
 #include "fuzz-text.h"
-#include "gnuplot-writer.h"
+#include "out/gnuplot-writer.h"
 
 /* What kvp_gp_string should keep of s, byte by byte. */
 static void expect_string(const char *s, struct ft_cps *want)

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "fuzz-common.h"
-#include "hf-config.h"
+#include "read/hf-config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

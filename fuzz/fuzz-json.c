@@ -1,5 +1,5 @@
 /* fuzz-json.c: libFuzzer target for the JSON writer (kvp_write_json,
- * src/output.c).  The input (cut at the first NUL) is a string value and a
+ * src/out/output.c).  The input (cut at the first NUL) is a string value and a
  * field name of one record.  The output, read by this target's own JSON
  * reader (an object of string keys and string or integer values), must be
  * well-formed UTF-8 with no raw control character, and give back the input
@@ -11,7 +11,7 @@
 
 #include "fuzz-common.h"
 #include "fuzz-text.h"
-#include "output.h"
+#include "out/output.h"
 
 struct reader {
 	const char *t;

@@ -5,9 +5,9 @@
  * of at most 2^32 tokens each.  Build: fuzz/run.sh. */
 #include <stdint.h>
 
-#include "dist.h"
+#include "base/dist.h"
 #include "fuzz-common.h"
-#include "workload.h"
+#include "read/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 #include "fuzz-common.h"
-#include "calibration.h"
-#include "perf.h"
-#include "plot.h"
-#include "validate.h"
+#include "time/calibration.h"
+#include "time/perf.h"
+#include "plot/plot.h"
+#include "time/validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

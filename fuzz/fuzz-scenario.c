@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "fuzz-common.h"
-#include "report.h"
+#include "report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* fuzz-shell.c: libFuzzer target for the shell writer (src/shell-quote.h,
+/* fuzz-shell.c: libFuzzer target for the shell writer (src/out/shell-quote.h,
  * the command lines of `kvplan size --emit`).  The input (cut at the first
  * NUL) as a word must read back, by this target's own reader of POSIX
  * quoting ('...' runs and \' between them), as exactly the input with
@@ -10,7 +10,7 @@
 
 #include "fuzz-common.h"
 #include "fuzz-text.h"
-#include "shell-quote.h"
+#include "out/shell-quote.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

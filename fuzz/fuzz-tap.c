@@ -1,4 +1,4 @@
-/* fuzz-tap.c: libFuzzer target for the TAP writer (src/tap-writer.h, the
+/* fuzz-tap.c: libFuzzer target for the TAP writer (src/out/tap-writer.h, the
  * description of an `ok N - ...` line).  The input (cut at the first NUL)
  * must come out as one line of UTF-8 where every '#' is escaped (so no name
  * starts a directive such as # SKIP or # TODO) and, with \# and \\
@@ -10,7 +10,7 @@
 
 #include "fuzz-common.h"
 #include "fuzz-text.h"
-#include "tap-writer.h"
+#include "out/tap-writer.h"
 
 /* A line break as a space, other control characters as '?'. */
 static uint32_t tap_map(uint32_t c)

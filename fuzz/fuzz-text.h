@@ -1,6 +1,6 @@
 /* fuzz-text.h: what the writer targets (fuzz-gnuplot, fuzz-json, fuzz-csv,
  * fuzz-xml, fuzz-tap, fuzz-shell) share: UTF-8 checked by RFC 3629's table of
- * well-formed byte sequences (a different method from src/utf8.c, which
+ * well-formed byte sequences (a different method from src/base/utf8.c, which
  * decodes and range-checks), and a growing array of code points to compare a
  * writer's output, decoded by the target's own parser, with what the writer
  * should have kept of its input.  Header-only: each target includes it once. */

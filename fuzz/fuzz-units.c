@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "units.h"
+#include "base/units.h"
 
 static void roundtrip(uint64_t v)
 {

@@ -7,9 +7,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "dist.h"
+#include "base/dist.h"
 #include "fuzz-common.h"
-#include "workload.h"
+#include "read/workload.h"
 
 static void check_dist(const struct kvp_dist *d)
 {

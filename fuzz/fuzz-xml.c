@@ -1,4 +1,4 @@
-/* fuzz-xml.c: libFuzzer target for the XML writer (src/xml-writer.h, the
+/* fuzz-xml.c: libFuzzer target for the XML writer (src/out/xml-writer.h, the
  * JUnit report's text).  The input (cut at the first NUL) is written as an
  * attribute value and as character data.  This target's own reader requires
  * well-formed XML 1.0 text: UTF-8, only the characters XML allows, no raw
@@ -12,7 +12,7 @@
 
 #include "fuzz-common.h"
 #include "fuzz-text.h"
-#include "xml-writer.h"
+#include "out/xml-writer.h"
 
 static bool xml_char(uint32_t c)
 {

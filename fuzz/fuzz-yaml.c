@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "yaml-walk.h"
+#include "base/yaml-walk.h"
 
 static size_t visit(const struct kvp_doc *doc, const struct kvp_node *n, int depth)
 {

@@ -61,7 +61,7 @@ cc_() { "$cc" $flags -I"$out/include" -I"$top/src" -I"$top/kernels" "-DKVP_SRCDI
 libs="$(pkg-config --libs yaml-0.1) -lm"
 objs=""
 for s in $lib; do
-	o="$out/obj/$s.o"
+	o="$out/obj/$(printf '%s' "$s" | tr / -).o"
 	if [ ! -f "$o" ] || [ "$top/src/$s.c" -nt "$o" ] || [ -n "$(find "$top/src" -name '*.h' -newer "$o")" ]; then
 		cc_ -fsanitize=fuzzer-no-link -c "$top/src/$s.c" -o "$o"
 	fi

@@ -8,9 +8,9 @@
 #endif
 
 #include "kvbench.h"
-#include "units.h"
+#include "base/units.h"
 #ifndef KVBENCH_STANDALONE
-#include "perf.h"
+#include "time/perf.h"
 #endif
 
 #include <getopt.h>

@@ -9,7 +9,7 @@
 #endif
 
 #include "kvbench.h"
-#include "units.h"
+#include "base/units.h"
 
 #include <errno.h>
 #include <math.h>

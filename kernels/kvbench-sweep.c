@@ -10,10 +10,10 @@
 
 #include "kvbench.h"
 #include "timing.h"
-#include "units.h"
+#include "base/units.h"
 #ifndef KVBENCH_STANDALONE
 #include "predict.h"
-#include "validate.h"
+#include "time/validate.h"
 #endif
 
 #include <errno.h>

@@ -22,7 +22,7 @@
 
 #include "kvbench.h"
 #include "timing.h"
-#include "atomic-file.h"
+#include "base/atomic-file.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -8,10 +8,10 @@
 #define KVBENCH_H
 
 #include "decode.h"
-#include "output.h"
+#include "out/output.h"
 #ifndef KVBENCH_STANDALONE
-#include "dist.h"
-#include "profile.h"
+#include "base/dist.h"
+#include "read/profile.h"
 #endif
 
 #include <stdint.h>

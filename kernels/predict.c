@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validate.h"
+#include "time/validate.h"
 
 static enum kvp_dtype kv_dtype_of(enum kvb_dtype dt)
 {

@@ -5,7 +5,7 @@
 # For a machine with nvcc and a C compiler but no autotools, no libyaml and
 # no network: kvbench is built with plain nvcc and cc lines as a
 # -DKVBENCH_STANDALONE program (the kernels, the reference, the driver,
-# src/units.c and src/output.c; not the rest of the planner's library, so no
+# src/base/units.c and src/out/output.c; not the rest of the planner's library, so no
 # predictions: `kvplan validate` compares the results with the planner
 # afterwards).
 #
@@ -177,7 +177,7 @@ cflags="-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DKVBENCH_STAND
 cflags="$cflags -I$top/src -I$top/kernels"
 csrc="kernels/kvbench.c kernels/kvbench-opts.c kernels/kvbench-sweep.c kernels/kvbench-capacity.c
       kernels/kvbench-out.c kernels/paged.c kernels/decode-ref.c kernels/decode-cpu.c
-      kernels/stream.c kernels/timing.c src/units.c src/output.c src/error.c src/atomic-file.c src/input-file.c src/utf8.c"
+      kernels/stream.c kernels/timing.c src/base/units.c src/out/output.c src/base/error.c src/base/atomic-file.c src/base/input-file.c src/base/utf8.c"
 objs=""
 if [ "$backend" = cuda ]; then
 	if [ ! -x "$NVCC" ]; then

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
-#include "units.h"
+#include "memory/budget.h"
+#include "base/units.h"
 
 static struct kvp_model model;
 static struct kvp_gpu gpu;

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks.h"
-#include "units.h"
+#include "check/checks.h"
+#include "base/units.h"
 
 #define DATA KVP_SRCDIR "/tests/data/"
 

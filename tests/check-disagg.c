@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "disagg.h"
-#include "profile.h"
-#include "shape.h"
+#include "time/disagg.h"
+#include "read/profile.h"
+#include "model/shape.h"
 
 static struct kvp_model model;
 

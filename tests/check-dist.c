@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check-tmp.h"
-#include "dist.h"
-#include "workload.h"
+#include "base/dist.h"
+#include "read/workload.h"
 
 #ifndef KVP_SRCDIR
 #define KVP_SRCDIR "."

@@ -8,11 +8,11 @@
 
 #include <dirent.h>
 
-#include "budget.h"
-#include "engine.h"
-#include "units.h"
-#include "profile.h"
-#include "yaml-walk.h"
+#include "memory/budget.h"
+#include "read/engine.h"
+#include "base/units.h"
+#include "read/profile.h"
+#include "base/yaml-walk.h"
 
 #ifndef KVP_SRCDIR
 #define KVP_SRCDIR "."

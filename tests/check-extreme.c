@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "check-tmp.h"
-#include "budget.h"
-#include "hf-config.h"
-#include "profile.h"
-#include "units.h"
-#include "yaml-walk.h"
+#include "memory/budget.h"
+#include "read/hf-config.h"
+#include "read/profile.h"
+#include "base/units.h"
+#include "base/yaml-walk.h"
 
 /* ------------------------------------------------------------ helpers */
 

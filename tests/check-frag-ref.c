@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "frag-ref.h"
-#include "profile.h"
+#include "read/profile.h"
 
 #define CASES 240
 #define SHARE_TOL 1e-9

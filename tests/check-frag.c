@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frag.h"
-#include "profile.h"
+#include "frag/frag.h"
+#include "read/profile.h"
 
 static struct kvp_workload wl;
 static struct kvp_frag_config cfg;

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "check-tmp.h"
-#include "gguf.h"
-#include "model.h"
-#include "profile.h"
+#include "read/gguf.h"
+#include "model/model.h"
+#include "read/profile.h"
 
 /* ---------------------------------------------------------- a tiny writer */
 

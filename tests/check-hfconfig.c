@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hf-config.h"
-#include "model.h"
-#include "units.h"
+#include "read/hf-config.h"
+#include "model/model.h"
+#include "base/units.h"
 
 #ifndef KVP_SRCDIR
 #define KVP_SRCDIR "."

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "profile.h"
-#include "units.h"
+#include "model/model.h"
+#include "read/profile.h"
+#include "base/units.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
+#include "out/output.h"
 
 static const struct {
 	double x;

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check-tmp.h"
-#include "calibration.h"
-#include "perf.h"
-#include "units.h"
+#include "time/calibration.h"
+#include "time/perf.h"
+#include "base/units.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gnuplot-writer.h"
-#include "perf.h"
-#include "plot.h"
-#include "size.h"
-#include "units.h"
-#include "workload.h"
+#include "out/gnuplot-writer.h"
+#include "time/perf.h"
+#include "plot/plot.h"
+#include "size/size.h"
+#include "base/units.h"
+#include "read/workload.h"
 
 static char dir[] = "/tmp/check-plot-XXXXXX";
 

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
-#include "model.h"
-#include "perf.h"
-#include "profile.h"
-#include "shape.h"
+#include "memory/budget.h"
+#include "model/model.h"
+#include "time/perf.h"
+#include "read/profile.h"
+#include "model/shape.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

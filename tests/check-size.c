@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "size.h"
-#include "units.h"
-#include "yaml-walk.h"
-#include "yaml-writer.h"
+#include "size/size.h"
+#include "base/units.h"
+#include "base/yaml-walk.h"
+#include "out/yaml-writer.h"
 
 static struct kvp_model model;
 static struct kvp_gpu gpu;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf.h"
-#include "profile.h"
-#include "speculative.h"
+#include "time/perf.h"
+#include "read/profile.h"
+#include "time/speculative.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

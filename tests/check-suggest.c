@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suggest.h"
+#include "base/suggest.h"
 
 static const struct {
 	const char *a, *b;

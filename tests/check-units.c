@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "units.h"
+#include "base/units.h"
 
 static const struct {
 	const char *in;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check-tmp.h"
-#include "validate.h"
+#include "time/validate.h"
 
 #define DATA KVP_SRCDIR "/tests/data/"
 

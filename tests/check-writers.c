@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic-file.h"
+#include "base/atomic-file.h"
 #include "check-tmp.h"
-#include "input-file.h"
-#include "name-index.h"
-#include "shell-quote.h"
-#include "tap-writer.h"
-#include "utf8.h"
-#include "xml-writer.h"
+#include "base/input-file.h"
+#include "base/name-index.h"
+#include "out/shell-quote.h"
+#include "out/tap-writer.h"
+#include "base/utf8.h"
+#include "out/xml-writer.h"
 
 /* RFC 3629 by hand: lengths, code points, and what is not UTF-8. */
 static const struct {

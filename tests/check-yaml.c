@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
-#include "yaml-walk.h"
+#include "read/profile.h"
+#include "base/yaml-walk.h"
 
 #define DATA KVP_SRCDIR "/tests/data/"
 

@@ -1,6 +1,6 @@
 /* frag-ref.c: the plain reference simulator (see frag-ref.h).
  *
- * Read straight from the contract in src/frag.h: step t first lets go of the
+ * Read straight from the contract in src/frag/frag.h: step t first lets go of the
  * sequences that have generated all their output (admitted at a, they leave
  * at step a + o + 1), then every live sequence appends one token; a paged
  * sequence takes a block of every class still growing when its old length is
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
-#include "model.h"
+#include "base/dist.h"
+#include "model/model.h"
 
 struct rreq {
 	uint64_t p, o;
@@ -366,7 +366,7 @@ bool frag_ref_run(const struct kvp_frag_config *cfg, const struct kvp_workload *
 /* ------------------------------------------------------------ arrivals */
 
 /* Arrivals over time, read from kvp_frag_arrivals_run's contract in
- * src/frag.h and the model of frag-arrivals.c's opening comment: requests
+ * src/frag/frag.h and the model of frag-arrivals.c's opening comment: requests
  * arrive at the times of a Poisson process (gaps -ln(1 - u) / R from a
  * generator of its own, seeded with seed ^ 0x5851f42d4c957f2d, lengths from
  * the stream above), wait first come first served; step i starts at i dt,

@@ -1,6 +1,6 @@
 /* frag-ref.h: the plain reference simulator of `kvplan frag`, for tests only.
  *
- * It re-reads the policies and the time model of src/frag.h and implements
+ * It re-reads the policies and the time model of src/frag/frag.h and implements
  * them the slowest obvious way: an array of live sequences scanned every
  * step, bytes recomputed from each sequence's length through the model's
  * kvp_spec_layer_tokens, contiguous holes in a sorted array.  It shares no
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "frag.h"
+#include "frag/frag.h"
 
 /* What one row of the reference reports (the same definitions as
  * struct kvp_frag_result's fields of the same names). */

@@ -1,0 +1,50 @@
+/* check-private.h: what the files of `kvplan check` (check-*.c) share and no
+ * caller needs: assertion values and selector characters (check-expect.c),
+ * the command table (check-commands.c), values and row keys as text
+ * (check-eval.c), YAML strings (check-baseline.c) and a test point's name
+ * and message (check-run.c).  Callers include checks.h alone. */
+#ifndef KVP_CHECK_PRIVATE_H
+#define KVP_CHECK_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "check/checks.h"
+#include "out/output.h"
+#include "base/yaml-walk.h"
+
+/* check-expect.c */
+/* Parse an expected value's text (already trimmed) into v; quoted says the
+ * YAML scalar or the text itself was quoted. */
+void kvp_check_value_parse(const char *text, bool quoted, struct kvp_check_value *v);
+/* A character of a row selector's value: letters, digits, _ . - + */
+bool kvp_check_is_sel_char(char c);
+/* One `expect:` item (a scalar or a one-key map) into a; errors carry
+ * file:line:col of the bad part. */
+kvp_status kvp_check_assert_parse(const struct kvp_doc *doc, const struct kvp_node *node,
+				  struct kvp_check_assert *a, struct kvp_error *err);
+
+/* check-commands.c: a command kind and its scenario -> record function. */
+struct kvp_check_command {
+	const char *name;
+	kvp_check_run_fn run;
+};
+/* The command kind called name, or NULL. */
+const struct kvp_check_command *kvp_check_command_find(const char *name);
+
+/* check-eval.c */
+/* The value as text; byte counts also in binary units ("61203283968 (57.00 GiB)"). */
+void kvp_check_value_text(const char *field, const struct kvp_value *v, char *buf, size_t size);
+/* Row i's key, the selector that names it among the rows of list
+ * ("batch=8", "policy=paged,block_size=16"). */
+void kvp_check_row_key(const struct kvp_value *list, size_t i, char *buf, size_t size);
+
+/* check-run.c */
+/* The name of a test point and, when it did not pass, its message and detail. */
+void kvp_check_point_text(const struct kvp_check_report *r, const struct kvp_check_point *p,
+			  char *name, size_t nsize, char *msg, size_t msize);
+/* A drifted field's change: "+4.2%", or "changed" / "new" when not a number. */
+void kvp_check_drift_change(const struct kvp_check_drift *d, char *buf, size_t size);
+
+#endif

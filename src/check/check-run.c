@@ -1,0 +1,182 @@
+/* check-run.c: running an expectations file: every scenario's command and
+ * every assertion, never stopping at the first failure, errors pointed at
+ * the input they name; the report's test points, and each point's name and
+ * message as the JUnit and TAP writers print them. */
+#include "check/check-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/utf8.h"
+
+static void relocate(const struct kvp_check_file *f, const struct kvp_check_scenario *s,
+		     struct kvp_error *e)
+{
+	if (e->line > 0)
+		return;
+	static const char *const alias[][2] = {
+		{"models", "model"}, {"gpus", "gpu"}, {"workloads", "workload"}};
+	char key[128];
+	snprintf(key, sizeof key, "%s", e->field);
+	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+		if (strcmp(key, alias[i][0]) == 0)
+			snprintf(key, sizeof key, "%s", alias[i][1]);
+	const struct kvp_check_input *in = kvp_check_input_get(s, key);
+	char msg[sizeof e->msg];
+	if (e->path[0] && strcmp(e->path, f->path) != 0)
+		snprintf(msg, sizeof msg, "%.300s (%.200s)", e->msg, e->path);
+	else
+		snprintf(msg, sizeof msg, "%s", e->msg);
+	kvp_error_set(e, e->status, f->path, in ? in->line : s->line, in ? in->col : s->col,
+		      in ? key : e->field, "%s", msg);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+kvp_status kvp_check_run(const struct kvp_check_file *f, struct kvp_check_report **out,
+			 struct kvp_error *err)
+{
+	struct kvp_check_report *r = calloc(1, sizeof *r);
+	*out = NULL;
+	if (!r || !(r->s = calloc(f->n, sizeof *r->s))) {
+		free(r);
+		return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
+	}
+	r->file = f;
+	double t0 = now_s();
+	for (size_t i = 0; i < f->n; i++) {
+		const struct kvp_check_scenario *s = &f->scenarios[i];
+		struct kvp_check_scenario_result *res = &r->s[i];
+		double ts = now_s();
+		struct kvp_record *rec = kvp_record_new();
+		res->results = calloc(s->nasserts ? s->nasserts : 1, sizeof *res->results);
+		if (!rec || !res->results) {
+			kvp_record_free(rec);
+			kvp_check_report_free(r);
+			return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL,
+					     "out of memory");
+		}
+		if (s->run(s, rec, &res->err)) {
+			if (res->err.status == KVP_STATUS_NOMEM) {
+				*err = res->err;
+				kvp_record_free(rec);
+				kvp_check_report_free(r);
+				return KVP_STATUS_NOMEM;
+			}
+			relocate(f, s, &res->err);
+			kvp_record_free(rec);
+			r->errors++;
+		} else {
+			res->record = rec;
+			for (size_t k = 0; k < s->nasserts; k++) {
+				kvp_check_eval(f->path, &s->asserts[k], rec, &res->results[k]);
+				switch (res->results[k].outcome) {
+				case KVP_CHECK_PASS: r->passed++; break;
+				case KVP_CHECK_FAIL: r->failed++; break;
+				case KVP_CHECK_ERROR: r->errors++; break;
+				}
+			}
+		}
+		res->time_s = now_s() - ts;
+	}
+	r->time_s = now_s() - t0;
+	*out = r;
+	return KVP_STATUS_OK;
+}
+
+void kvp_check_report_free(struct kvp_check_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; r->s && i < r->file->n; i++) {
+		kvp_record_free(r->s[i].record);
+		free(r->s[i].results);
+		free(r->s[i].drift);
+	}
+	free(r->s);
+	free(r);
+}
+
+size_t kvp_check_points(const struct kvp_check_report *r, struct kvp_check_point *pts, size_t max)
+{
+	size_t n = 0;
+#define POINT(k, sc, ix, oc)                                                                  \
+	do {                                                                                   \
+		if (n < max)                                                                   \
+			pts[n] = (struct kvp_check_point){(k), (sc), (ix), (oc)};              \
+		n++;                                                                           \
+	} while (0)
+	for (size_t i = 0; i < r->file->n; i++) {
+		const struct kvp_check_scenario_result *res = &r->s[i];
+		if (!res->record) {
+			POINT(KVP_CHECK_POINT_RUN, i, 0, KVP_CHECK_ERROR);
+			continue;
+		}
+		for (size_t k = 0; k < r->file->scenarios[i].nasserts; k++)
+			POINT(KVP_CHECK_POINT_ASSERT, i, k, res->results[k].outcome);
+		if (res->baseline != KVP_CHECK_BASELINE_NONE)
+			POINT(KVP_CHECK_POINT_BASELINE, i, 0,
+			      res->baseline == KVP_CHECK_BASELINE_SAME ? KVP_CHECK_PASS : KVP_CHECK_FAIL);
+	}
+#undef POINT
+	return n;
+}
+
+/* ------------------------------------------------------------ points as text */
+
+/* The name of a test point and, when it did not pass, its message and detail. */
+void kvp_check_point_text(const struct kvp_check_report *r, const struct kvp_check_point *p,
+		       char *name, size_t nsize, char *msg, size_t msize)
+{
+	const struct kvp_check_scenario *s = &r->file->scenarios[p->scenario];
+	const struct kvp_check_scenario_result *res = &r->s[p->scenario];
+	msg[0] = '\0';
+	switch (p->kind) {
+	case KVP_CHECK_POINT_RUN:
+		snprintf(name, nsize, "run");
+		kvp_error_format(&res->err, msg, msize);
+		break;
+	case KVP_CHECK_POINT_ASSERT: {
+		const struct kvp_check_assert *a = &s->asserts[p->index];
+		const struct kvp_check_result *x = &res->results[p->index];
+		snprintf(name, nsize, "%s", a->text);
+		if (x->outcome == KVP_CHECK_FAIL)
+			snprintf(msg, msize, "%.300s:%d:%d: %.255s: %.640s", r->file->path, a->line, a->col,
+				 a->text, x->why);
+		else if (x->outcome == KVP_CHECK_ERROR)
+			snprintf(msg, msize, "%s", x->why);
+		break;
+	}
+	case KVP_CHECK_POINT_BASELINE: {
+		snprintf(name, nsize, "baseline");
+		size_t nfail = 0;
+		for (size_t k = 0; k < res->ndrift; k++)
+			nfail += res->drift[k].fail;
+		if (res->baseline == KVP_CHECK_BASELINE_MISSING)
+			snprintf(msg, msize, "scenario '%s' is not in the baseline %s; run "
+				 "--update-baseline", s->name, r->baseline_path);
+		else if (res->baseline == KVP_CHECK_BASELINE_DRIFT)
+			snprintf(msg, msize, "%zu field%s moved beyond %s of the baseline %s", nfail,
+				 nfail == 1 ? "" : "s", r->tolerance.text, r->baseline_path);
+		break;
+	}
+	}
+	/* a cut never splits a character */
+	kvp_utf8_trim(name);
+	kvp_utf8_trim(msg);
+}
+
+void kvp_check_drift_change(const struct kvp_check_drift *d, char *buf, size_t size)
+{
+	if (isnan(d->change))
+		snprintf(buf, size, "%s", d->fail ? "changed" : "new");
+	else
+		snprintf(buf, size, "%+.4g%%", d->change * 100);
+}

@@ -1,0 +1,251 @@
+/* cmd-check.c: `kvplan check FILE`: run the scenarios of an expectations
+ * file, evaluate their assertions, compare with or record a baseline, and
+ * report as text, JUnit XML or TAP.  Exit 0 when everything holds, 1 when an
+ * assertion failed or a field drifted, 2 on usage mistakes, 3 when the
+ * expectations or baseline file is invalid (or names a field that the
+ * output lacks, or a scenario cannot run). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/atomic-file.h"
+#include "check/checks.h"
+#include "cli/cli.h"
+#include "cli/cli-options.h"
+
+static const char *const cmd = "check";
+
+static void help(void)
+{
+	printf("Usage: kvplan check FILE [OPTIONS]\n\n"
+	       "Run the scenarios of an expectations file and check their assertions;\n"
+	       "for CI jobs that guard memory budgets.  Assertions read the fields that\n"
+	       "`kvplan budget --format json` prints:\n\n"
+	       "  scenarios:\n"
+	       "    - name: llama8b-h100-chat\n"
+	       "      model: llama-3.1-8b\n"
+	       "      gpu: h100-sxm\n"
+	       "      engine: vllm\n"
+	       "      kv_dtype: fp8\n"
+	       "      context: 8192\n"
+	       "      batch: 32\n"
+	       "      expect:\n"
+	       "        - fits == true\n"
+	       "        - max_sequences >= 64\n"
+	       "        - kv_pool_bytes ~ 54.2GiB within 2%%\n\n"
+	       "(79.19 GiB x 0.9 - 14.96 GiB weights - 1.12 GiB activations - 1 GiB\n"
+	       "overhead = 54.19 GiB; 55,493 blocks of 16 x 64 KiB, 512 per sequence: 108.)\n\n"
+	       "Options:\n"
+	       "  --junit FILE              also write a JUnit XML report ('-': stdout)\n"
+	       "  --tap                     write TAP (version 13) on stdout instead of text\n"
+	       "  --update-baseline FILE    record every scalar field of every scenario\n"
+	       "  --baseline FILE           fail when a field moved from FILE beyond --tolerance\n"
+	       "  --tolerance P%%            relative drift allowed (default 0%%: exact)\n"
+	       "  --help                    this text\n\n"
+	       "Exit status: 0 all hold, 1 an assertion failed or a field drifted,\n"
+	       "2 usage, 3 invalid expectations or baseline file.  See kvplan(1).\n");
+}
+
+static const char *outcome_word(enum kvp_check_outcome o)
+{
+	return o == KVP_CHECK_PASS ? "ok" : o == KVP_CHECK_FAIL ? "FAIL" : "ERROR";
+}
+
+/* The fields that moved beyond the tolerance as a table, then the names of
+ * the fields the baseline does not have (noted, not checked). */
+static void print_drift(const struct kvp_check_scenario_result *res)
+{
+	int w = 5;
+	size_t nfail = 0, nnew = 0;
+	for (size_t d = 0; d < res->ndrift; d++) {
+		nfail += res->drift[d].fail;
+		nnew += !res->drift[d].fail;
+		if (res->drift[d].fail && (int)strlen(res->drift[d].field) > w)
+			w = (int)strlen(res->drift[d].field);
+	}
+	if (nfail)
+		printf("    %-*s  %-28s  %-28s  %s\n", w, "field", "old", "new", "change");
+	for (size_t d = 0; d < res->ndrift; d++) {
+		const struct kvp_check_drift *x = &res->drift[d];
+		char ch[32];
+		if (!x->fail)
+			continue;
+		if (isnan(x->change))
+			snprintf(ch, sizeof ch, "changed");
+		else
+			snprintf(ch, sizeof ch, "%+.4g%%", x->change * 100);
+		printf("    %-*s  %-28s  %-28s  %s\n", w, x->field, x->old_value, x->new_value, ch);
+	}
+	if (!nnew)
+		return;
+	printf("    not in the baseline (not checked):");
+	for (size_t d = 0; d < res->ndrift; d++)
+		if (!res->drift[d].fail)
+			printf(" %s", res->drift[d].field);
+	printf("\n");
+}
+
+static void print_text(const struct kvp_check_report *r)
+{
+	const struct kvp_check_file *f = r->file;
+	printf("kvplan check: %s (%zu scenario%s)\n", f->path, f->n, f->n == 1 ? "" : "s");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct kvp_check_scenario *s = &f->scenarios[i];
+		const struct kvp_check_scenario_result *res = &r->s[i];
+		char inputs[2048];
+		kvp_check_inputs_format(s, inputs, sizeof inputs);
+		char sn[KVP_TERM_SIZE(sizeof s->name)], in[KVP_TERM_SIZE(sizeof inputs)];
+		printf("\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
+		       kvp_term_text(in, sizeof in, inputs));
+		if (!res->record) {
+			char msg[1400];
+			kvp_error_format(&res->err, msg, sizeof msg);
+			printf("  ERROR could not run: %s\n", msg);
+			continue;
+		}
+		int w = 0;
+		for (size_t k = 0; k < s->nasserts; k++)
+			if ((int)strlen(s->asserts[k].text) > w)
+				w = (int)strlen(s->asserts[k].text);
+		for (size_t k = 0; k < s->nasserts; k++) {
+			const struct kvp_check_assert *a = &s->asserts[k];
+			const struct kvp_check_result *x = &res->results[k];
+			if (x->outcome == KVP_CHECK_PASS)
+				printf("  %-5s %-*s  %s\n", "ok", w, a->text, x->got);
+			else if (x->outcome == KVP_CHECK_FAIL)
+				printf("  %-5s %-*s  %s  (%s:%d:%d)\n", "FAIL", w, a->text, x->why,
+				       f->path, a->line, a->col);
+			else
+				printf("  %-5s %s\n", outcome_word(x->outcome), x->why);
+		}
+		switch (res->baseline) {
+		case KVP_CHECK_BASELINE_NONE:
+			break;
+		case KVP_CHECK_BASELINE_MISSING:
+			printf("  FAIL  baseline: not in %s; run --update-baseline\n", r->baseline_path);
+			break;
+		case KVP_CHECK_BASELINE_SAME:
+		case KVP_CHECK_BASELINE_DRIFT: {
+			size_t nfail = 0;
+			for (size_t d = 0; d < res->ndrift; d++)
+				nfail += res->drift[d].fail;
+			if (res->baseline == KVP_CHECK_BASELINE_SAME)
+				printf("  ok    baseline: every field within %s of %s\n",
+				       r->tolerance.text, r->baseline_path);
+			else
+				printf("  FAIL  baseline: %zu field%s moved beyond %s of %s\n", nfail,
+				       nfail == 1 ? "" : "s", r->tolerance.text, r->baseline_path);
+			if (res->ndrift)
+				print_drift(res);
+			if (res->baseline == KVP_CHECK_BASELINE_DRIFT)
+				printf("    inputs changed since the baseline: %s\n",
+				       res->inputs_changed[0] ? res->inputs_changed
+							      : "none (a profile or kvplan changed)");
+			break;
+		}
+		}
+	}
+	printf("\n%zu passed, %zu failed, %zu error%s\n", r->passed, r->failed, r->errors,
+	       r->errors == 1 ? "" : "s");
+}
+
+/* Write through the atomic writer, so a CI job never reads half a report
+ * and an input (the expectations, the baseline) is never written over. */
+static int write_file(const char *path, const struct kvp_check_report *r,
+		      void (*writer)(FILE *, const struct kvp_check_report *))
+{
+	if (strcmp(path, "-") == 0) {
+		writer(stdout, r);
+		return 0;
+	}
+	struct kvp_afile a;
+	struct kvp_error err = {0};
+	if (kvp_afile_open(&a, path, &err))
+		return kvp_cli_error(cmd, &err);
+	writer(a.f, r);
+	if (kvp_afile_commit(&a, &err))
+		return kvp_cli_error(cmd, &err);
+	return 0;
+}
+
+int kvp_cmd_check(int argc, char **argv)
+{
+	const char *junit = NULL, *baseline = NULL, *update = NULL, *tolerance = NULL;
+	bool tap = false;
+	const struct kvp_cli_opt opts[] = {
+		{.name = "junit", .kind = KVP_CLI_OPT_STRING, .dest = &junit},
+		{.name = "tap", .kind = KVP_CLI_OPT_FLAG, .dest = &tap},
+		{.name = "baseline", .kind = KVP_CLI_OPT_STRING, .dest = &baseline},
+		{.name = "tolerance", .kind = KVP_CLI_OPT_STRING, .dest = &tolerance},
+		{.name = "update-baseline", .kind = KVP_CLI_OPT_STRING, .dest = &update},
+		{.name = "help", .short_name = 'h', .kind = KVP_CLI_OPT_HELP},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	int rc = kvp_cli_options_parse(cmd, argc, argv, opts, help);
+	if (rc != KVP_CLI_OPTIONS_DONE ||
+	    (rc = kvp_cli_one_operand(cmd, argc, argv, "missing the expectations FILE")))
+		return rc;
+	if (baseline && update)
+		return kvp_cli_usage_error(cmd, "--baseline and --update-baseline exclude each other");
+	if (tolerance && !baseline)
+		return kvp_cli_usage_error(cmd, "--tolerance needs --baseline");
+	if (tap && junit && strcmp(junit, "-") == 0)
+		return kvp_cli_usage_error(cmd, "--tap and --junit - both want stdout");
+	struct kvp_check_pct tol = {0, 0, "0%"};
+	if (tolerance && kvp_check_pct_parse(tolerance, &tol))
+		return kvp_cli_usage_error(cmd, "--tolerance: expected a percentage such as 1%% "
+					   "or 0.5%%, got '%s'", tolerance);
+
+	struct kvp_error err = {0};
+	struct kvp_check_file *f = NULL;
+	struct kvp_check_baseline *b = NULL;
+	struct kvp_check_report *r = NULL;
+	if (kvp_check_load(argv[optind], &f, &err) ||
+	    (baseline && kvp_check_baseline_load(baseline, &b, &err))) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	if (kvp_check_run(f, &r, &err) || (b && kvp_check_compare(r, b, &tol))) {
+		fprintf(stderr, "kvplan check: out of memory\n");
+		rc = KVP_EXIT_INPUT;
+		goto out;
+	}
+	/* every error also on stderr, as every other command reports them */
+	for (size_t i = 0; i < f->n; i++) {
+		char msg[1400];
+		if (!r->s[i].record) {
+			kvp_error_format(&r->s[i].err, msg, sizeof msg);
+			char sn[KVP_TERM_SIZE(sizeof f->scenarios[i].name)], sm[KVP_TERM_SIZE(sizeof msg)];
+			fprintf(stderr, "kvplan check: scenario '%s': %s\n",
+				kvp_term_text(sn, sizeof sn, f->scenarios[i].name),
+				kvp_term_text(sm, sizeof sm, msg));
+		}
+		for (size_t k = 0; r->s[i].record && k < f->scenarios[i].nasserts; k++) {
+			char why[KVP_TERM_SIZE(sizeof r->s[i].results[k].why)];
+			if (r->s[i].results[k].outcome == KVP_CHECK_ERROR)
+				fprintf(stderr, "kvplan check: %s\n",
+					kvp_term_text(why, sizeof why, r->s[i].results[k].why));
+		}
+	}
+	if (tap)
+		kvp_check_write_tap(stdout, r);
+	else if (!(junit && strcmp(junit, "-") == 0))
+		print_text(r);
+	if (junit && (rc = write_file(junit, r, kvp_check_write_junit)))
+		goto out;
+	/* a baseline missing the scenarios that could not run would be committed
+	 * and then silently guard less: write none */
+	if (update && r->errors)
+		fprintf(stderr, "kvplan check: %s not written: %zu error%s above\n", update,
+			r->errors, r->errors == 1 ? "" : "s");
+	else if (update && (rc = write_file(update, r, kvp_check_baseline_write)))
+		goto out;
+	rc = r->errors ? KVP_EXIT_INPUT : r->failed ? KVP_EXIT_FAIL : KVP_EXIT_OK;
+out:
+	kvp_check_report_free(r);
+	kvp_check_baseline_free(b);
+	kvp_check_file_free(f);
+	return rc;
+}

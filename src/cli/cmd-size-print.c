@@ -1,0 +1,468 @@
+/* cmd-size-print.c: how `kvplan size` prints its answer (cmd-size-print.h):
+ * the demand, the ranked configurations and the Pareto front, the service
+ * levels no replica count meets, the cost basis, the cheapest (with --emit's
+ * engine command) or the nearest misses; and the CSV rows and JSON record.
+ * cmd-size.c parses and searches; this prints. */
+#include "cli/cmd-size-print.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/output.h"
+#include "base/units.h"
+
+static struct kvp_record *config_record(const struct kvp_size_config *c, const struct kvp_size_answer *a)
+{
+	struct kvp_record *x = kvp_record_new();
+	char failed[128], never[128], risk[128];
+	kvp_size_fail_format(c->risk, 0, risk, sizeof risk);
+	kvp_size_fail_format(c->failed, c->never, failed, sizeof failed);
+	kvp_size_fail_format(c->never, 0, never, sizeof never);
+	bool ok = x && kvp_record_str(x, "gpu", c->gpu) && kvp_record_u64(x, "count", c->count) &&
+		  kvp_record_u64(x, "tp", c->tp) && kvp_record_u64(x, "replicas", c->replicas) &&
+		  kvp_record_bool(x, "meets", c->meets) && kvp_record_str(x, "failed", failed) &&
+		  kvp_record_f64(x, "cost_per_hour", c->cost_per_hour) &&
+		  kvp_record_f64(x, "cost_per_mtok", c->cost_per_mtok) &&
+		  kvp_record_f64(x, "price_per_hour", c->price_per_hour) &&
+		  kvp_record_f64(x, "rate_per_replica", c->rate) &&
+		  kvp_record_f64(x, "concurrency", c->concurrency) &&
+		  kvp_record_u64(x, "sequences", c->sequences) &&
+		  kvp_record_f64(x, "prefill_s", c->prefill_s) &&
+		  kvp_record_f64(x, "prefill_utilization", c->prefill_utilization) &&
+		  kvp_record_f64(x, "queue_s", c->queue_s) &&
+		  kvp_record_f64(x, "ttft_s", c->ttft_s) && kvp_record_f64(x, "tpot_s", c->tpot_s) &&
+		  kvp_record_str(x, "bound", kvp_perf_bound_name(c->bound)) &&
+		  kvp_record_f64(x, "tokens_per_s", c->tokens_per_s) &&
+		  kvp_record_u64(x, "weights_bytes", c->weights_bytes) &&
+		  kvp_record_u64(x, "kv_pool_bytes", c->kv_pool_bytes) &&
+		  kvp_record_u64(x, "kv_bytes_needed", c->kv_bytes_needed) &&
+		  kvp_record_u64(x, "max_sequences", c->max_sequences) &&
+		  kvp_record_u64(x, "max_num_seqs", c->max_num_seqs) &&
+		  kvp_record_f64(x, "utilization", c->utilization) &&
+		  kvp_record_str(x, "never", never) &&
+		  kvp_record_f64(x, "floor_ttft_s", c->floor_ttft_s) &&
+		  kvp_record_f64(x, "floor_tpot_s", c->floor_tpot_s) &&
+		  kvp_record_str(x, "cost_basis", c->basis) &&
+		  kvp_record_f64(x, "cloud_price_per_hour", c->cloud_gpu_hour) &&
+		  kvp_record_f64(x, "own_price_per_hour", c->own_gpu_hour) &&
+		  kvp_record_u64(x, "pp", c->pp) && kvp_record_u64(x, "dp", c->dp) &&
+		  kvp_record_u64(x, "ep", c->ep) &&
+		  kvp_record_str(x, "kv_dtype", kvp_dtype_name(c->kv_dtype)) &&
+		  kvp_record_bool(x, "pareto", c->pareto) &&
+		  kvp_record_f64(x, "queue_p_s", c->queue_p_s) &&
+		  kvp_record_u64(x, "disagg_p", c->disagg_p) && kvp_record_u64(x, "disagg_d", c->disagg_d) &&
+		  kvp_record_f64(x, "transfer_s", c->transfer_s) &&
+		  kvp_record_str(x, "risk", risk) &&
+		  kvp_record_str(x, "verdict", c->meets ? "meets" : c->at_risk ? "meets at risk" : "fails") &&
+		  kvp_record_f64(x, "miss_ttft_s", c->miss_ttft_s) &&
+		  kvp_record_f64(x, "miss_tpot_s", c->miss_tpot_s) &&
+		  kvp_record_u64(x, "miss_sequences", c->miss_sequences) &&
+		  kvp_record_f64(x, "latency_spread", a->latency_spread) &&
+		  kvp_record_str(x, "latency_spread_from", a->latency_spread_from);
+	if (!ok) {
+		kvp_record_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static void fmt_s(double s, char *buf, size_t size)
+{
+	if (!isfinite(s))
+		snprintf(buf, size, "-");
+	else if (s >= 1)
+		kvp_format_fixed(s, 2, " s", buf, size); /* never cut */
+	else
+		snprintf(buf, size, "%.1f ms", s * 1e3);
+}
+
+static void fmt_money(double v, char *buf, size_t size)
+{
+	if (isnan(v))
+		snprintf(buf, size, "?");
+	else
+		kvp_format_fixed(v, 2, "", buf, size); /* a price of 1e61: never cut */
+}
+
+/* The service levels a configuration misses at any replica count, and why:
+ * an idle replica (one sequence, no queue) is as fast as it gets. */
+static void print_never(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_demand *d)
+{
+	bool head = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_size_config *x = &cfg[i];
+		unsigned slo = x->never & (KVP_SIZE_FAIL_TTFT | KVP_SIZE_FAIL_TPOT);
+		if (!slo || (x->never & KVP_SIZE_FAIL_FIXED))
+			continue;
+		if (!head)
+			printf("\nNot met at any replica count (an idle replica: one sequence, no queue):\n");
+		head = true;
+		char a[64], b[64];
+		if (slo & KVP_SIZE_FAIL_TPOT) {
+			fmt_s(x->floor_tpot_s, a, sizeof a);
+			fmt_s(d->slo_tpot_s, b, sizeof b);
+			printf("  %s tp %u: tpot: each decode step takes at least %s > %s\n", x->gpu, x->tp, a, b);
+		}
+		if (slo & KVP_SIZE_FAIL_TTFT) {
+			fmt_s(x->floor_ttft_s, a, sizeof a);
+			fmt_s(d->slo_ttft_s, b, sizeof b);
+			printf("  %s tp %u: ttft: the p%g prompt's prefill alone takes %s > %s\n", x->gpu, x->tp,
+			       d->percentile, a, b);
+		}
+	}
+}
+
+#define NEAREST 3
+
+/* The configurations nearest to meeting: at risk first, then the smallest
+ * distance, the sum of what each level is missed by relative to the level
+ * (sequences relative to what the pool holds; an unbounded queue far), rank
+ * order among equals; leaving out those that fail a constraint no replica
+ * count or level moves (split, weights, context, kv_dtype). */
+static double distance(const struct kvp_size_config *c, const struct kvp_size_demand *d)
+{
+	if (c->at_risk)
+		return 0;
+	if (c->failed & KVP_SIZE_FAIL_THROUGHPUT)
+		return INFINITY;
+	double x = 0;
+	if (d->slo_ttft_s > 0)
+		x += c->miss_ttft_s / d->slo_ttft_s;
+	if (d->slo_tpot_s > 0)
+		x += c->miss_tpot_s / d->slo_tpot_s;
+	if (c->max_sequences)
+		x += (double)c->miss_sequences / (double)c->max_sequences;
+	else if (c->miss_sequences)
+		x = INFINITY;
+	return x;
+}
+
+static size_t nearest(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_demand *d,
+		      size_t *idx)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (cfg[i].meets || (cfg[i].failed & KVP_SIZE_FAIL_FIXED))
+			continue;
+		double x = distance(&cfg[i], d);
+		/* insert, keeping the NEAREST smallest in order (earlier rank wins ties) */
+		size_t at = k;
+		while (at > 0 && distance(&cfg[idx[at - 1]], d) > x)
+			at--;
+		if (at >= NEAREST)
+			continue;
+		if (k < NEAREST)
+			k++;
+		for (size_t j = k - 1; j > at; j--)
+			idx[j] = idx[j - 1];
+		idx[at] = i;
+	}
+	return k;
+}
+
+/* " (tpot x 1.10 = 55.0 ms > 50.0 ms)": a level met at the central estimate
+ * but not at the conservative end. */
+static void print_at_risk(const char *level, double s, double spread, double slo)
+{
+	char a[64], b[64];
+	fmt_s(s * (1 + spread), a, sizeof a);
+	fmt_s(slo, b, sizeof b);
+	printf(" (%s x %.2f = %s > %s)", level, 1 + spread, a, b);
+}
+
+/* A service level missed: what it is, by how much, over what; and, when no
+ * replica count meets it, its floor. */
+struct level_miss {
+	const char *level;
+	unsigned fail;   /* KVP_SIZE_FAIL_TPOT or _TTFT */
+	double s, miss, slo, floor;
+	const char *floor_is;
+};
+
+static void print_level_miss(const char *sep, const struct level_miss *x, bool never)
+{
+	char a[64], b[64], e[64];
+	fmt_s(x->s, a, sizeof a);
+	fmt_s(x->miss, b, sizeof b);
+	fmt_s(x->slo, e, sizeof e);
+	printf("%s%s %s, %s over %s", sep, x->level, a, b, e);
+	if (never) {
+		fmt_s(x->floor, a, sizeof a);
+		printf(" (at any count: %s is %s)", x->floor_is, a);
+	}
+}
+
+/* One line of what c misses, and by how much. */
+static void print_misses(const struct kvp_size_config *c, const struct kvp_size_demand *d,
+			 double spread)
+{
+	printf("  %u x %s (tp %u, pp %u, dp %u, %u replica%s):", c->count, c->gpu, c->tp, c->pp, c->dp,
+	       c->replicas, c->replicas == 1 ? "" : "s");
+	if (c->at_risk) {
+		char r[128];
+		kvp_size_fail_format(c->risk, 0, r, sizeof r);
+		printf(" meets at the central estimate; at risk: %s", r);
+		if (c->risk & KVP_SIZE_FAIL_TPOT)
+			print_at_risk("tpot", c->tpot_s, spread, d->slo_tpot_s);
+		if (c->risk & KVP_SIZE_FAIL_TTFT)
+			print_at_risk("ttft", c->ttft_s, spread, d->slo_ttft_s);
+		printf("\n");
+		return;
+	}
+	const char *sep = " ";
+	const struct level_miss lv[] = {
+		{"tpot", KVP_SIZE_FAIL_TPOT, c->tpot_s, c->miss_tpot_s, d->slo_tpot_s, c->floor_tpot_s,
+		 "one sequence's step"},
+		{"ttft", KVP_SIZE_FAIL_TTFT, c->ttft_s, c->miss_ttft_s, d->slo_ttft_s, c->floor_ttft_s,
+		 "the prefill alone"},
+	};
+	for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++)
+		if (c->failed & lv[i].fail) {
+			print_level_miss(sep, &lv[i], c->never & lv[i].fail);
+			sep = "; ";
+		}
+	if (c->failed & KVP_SIZE_FAIL_MEMORY) {
+		printf("%smemory: %llu sequences in flight, %llu fit (%llu over)", sep,
+		       (unsigned long long)c->sequences, (unsigned long long)c->max_sequences,
+		       (unsigned long long)c->miss_sequences);
+		sep = "; ";
+	}
+	if (c->failed & KVP_SIZE_FAIL_THROUGHPUT)
+		printf("%sthroughput: the queue grows without bound at this count (prefill utilization "
+		       "%.2f)", sep, c->prefill_utilization);
+	printf("\n");
+}
+
+/* Say what the prices are, and warn when kinds are mixed in one ranking. */
+static void print_basis(const struct kvp_size_config *cfg, size_t n, const struct kvp_size_cost *cost)
+{
+	if (cost->basis == KVP_SIZE_BASIS_OWN) {
+		printf("\nCost basis: owned, purchase over %g years at %g%% use + TDP x PUE %g at "
+		       "$%g/kWh (--cost own)\n",
+		       cost->years > 0 ? cost->years : KVP_SIZE_OWN_YEARS,
+		       100 * (cost->utilization > 0 ? cost->utilization : 1),
+		       cost->pue > 0 ? cost->pue : KVP_SIZE_OWN_PUE,
+		       cost->power_usd_per_kwh > 0 ? cost->power_usd_per_kwh
+						   : KVP_SIZE_OWN_POWER_USD_PER_KWH);
+		return;
+	}
+	if (cost->kind[0]) {
+		printf("\nCost basis: cloud %s prices only (--cost cloud:%s); others are '?'\n",
+		       cost->kind, cost->kind);
+		return;
+	}
+	char seen[8][16];
+	size_t ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(cfg[i].price_per_hour > 0))
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < ns && !dup; k++)
+			dup = strcmp(seen[k], cfg[i].basis) == 0;
+		if (!dup && ns < 8)
+			snprintf(seen[ns++], sizeof seen[0], "%s", cfg[i].basis);
+	}
+	if (ns > 1) {
+		printf("\nCost basis: cloud prices of %zu kinds ranked together (", ns);
+		for (size_t k = 0; k < ns; k++)
+			printf("%s%s", k ? ", " : "", seen[k]);
+		printf("; the basis column says which);\ncompare within one kind with "
+		       "--cost cloud:KIND, or owned GPUs with --cost own\n");
+	}
+}
+
+void kvp_size_print_table(const struct kvp_size_answer *a)
+{
+	const struct kvp_model *m = a->m;
+	const struct kvp_workload *w = a->w;
+	const struct kvp_size_demand *d = a->d;
+	const struct kvp_size_config *cfg = a->cfg, *best = a->best, *fewest = a->fewest;
+	size_t n = a->n;
+	const struct kvp_size_cost *cost = a->cost;
+	char t1[64], t2[64], t3[64];
+	char mn[KVP_TERM_SIZE(sizeof m->name)], wn[KVP_TERM_SIZE(sizeof w->name)];
+	printf("kvplan size: %s for workload %s, engine %s\n\n",
+	       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(wn, sizeof wn, w->name),
+	       kvp_engine_name(a->engine));
+	printf("Demand (%d requests drawn from the workload)\n", 65536);
+	if (d->rate > 0)
+		printf("  arrival rate %.3g requests/s\n", d->rate);
+	else if (d->users)
+		printf("  %llu concurrent users, one request each at a time\n",
+		       (unsigned long long)d->users);
+	else
+		printf("  no rate or users: one request at a time\n");
+	kvp_format_u64(d->prompt_p, t1, sizeof t1);
+	printf("  prompt mean %.1f tokens (p%g %s), output mean %.1f tokens\n", d->prompt_mean,
+	       d->percentile, t1, d->output_mean);
+	kvp_format_u64(d->mean_context, t1, sizeof t1);
+	kvp_format_u64(d->max_model_len, t2, sizeof t2);
+	printf("  a decoding sequence holds %s tokens on average; max_model_len %s\n", t1, t2);
+	fmt_s(d->slo_ttft_s, t1, sizeof t1);
+	fmt_s(d->slo_tpot_s, t2, sizeof t2);
+	printf("  service levels: TTFT %s at p%g, TPOT %s\n\n", d->slo_ttft_s > 0 ? t1 : "none",
+	       d->percentile, d->slo_tpot_s > 0 ? t2 : "none");
+	printf("Per replica: rate / R; Little's law C = rate x (TTFT + output x TPOT);\n"
+	       "TPOT = decode step of C sequences / (1 - prefill utilization)\n");
+	if (d->queue_percentile)
+		printf("TTFT at p%g = prefill of the p%g prompt + the p%g wait, P(W > t) = rho "
+		       "exp(-t rho / W_q)\n", d->percentile, d->percentile, d->percentile);
+	else
+		printf("TTFT at p%g = prefill of the p%g prompt + the mean wait W_q\n", d->percentile,
+		       d->percentile);
+	printf("\n");
+	struct kvp_record **tab = calloc(n ? n : 1, sizeof *tab);
+	for (size_t i = 0; tab && i < n; i++) {
+		const struct kvp_size_config *x = &cfg[i];
+		struct kvp_record *r = tab[i] = kvp_record_new();
+		if (!r)
+			break;
+		kvp_record_u64(r, "rank", i + 1);
+		kvp_record_str(r, "gpu", x->gpu);
+		kvp_record_u64(r, "tp", x->tp);
+		kvp_record_u64(r, "pp", x->pp);
+		kvp_record_u64(r, "dp", x->dp);
+		kvp_record_u64(r, "ep", x->ep);
+		kvp_record_str(r, "kv", x->failed & KVP_SIZE_FAIL_SPLIT ? "-" : kvp_dtype_name(x->kv_dtype));
+		if (a->disagg) {
+			if (x->disagg_p)
+				snprintf(t1, sizeof t1, "%u:%u", x->disagg_p, x->disagg_d);
+			else
+				snprintf(t1, sizeof t1, "colo");
+			kvp_record_str(r, "P:D", t1);
+		}
+		if (a->seqs_axis)
+			kvp_record_u64(r, "max_num_seqs", x->max_num_seqs);
+		kvp_record_u64(r, "replicas", x->replicas);
+		kvp_record_u64(r, "gpus", x->count);
+		fmt_money(x->cost_per_hour, t1, sizeof t1);
+		kvp_record_str(r, "$/hour", t1);
+		fmt_money(x->cost_per_mtok, t1, sizeof t1);
+		kvp_record_str(r, "$/Mtok", t1);
+		kvp_record_str(r, "basis", x->basis);
+		kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
+		unsigned unsized = KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_KV_DTYPE;
+		kvp_record_str(r, "C", x->failed & (unsized | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
+		fmt_s(x->ttft_s, t1, sizeof t1);
+		kvp_record_str(r, "ttft", x->failed & unsized ? "-" : t1);
+		fmt_s(x->tpot_s, t1, sizeof t1);
+		kvp_record_str(r, "tpot", x->failed & unsized ? "-" : t1);
+		kvp_size_fail_format(x->failed ? x->failed : x->risk, x->never, t3, sizeof t3);
+		kvp_record_str(r, "meets", x->meets ? "yes" : x->at_risk ? "at risk" : "no");
+		kvp_record_str(r, "front", x->pareto ? "*" : "");
+		kvp_record_str(r, "failed", t3);
+	}
+	if (tab) {
+		kvp_write_table(stdout, tab, n);
+		for (size_t i = 0; i < n; i++)
+			kvp_record_free(tab[i]);
+		free(tab);
+	}
+	printf("\nfront *: on the Pareto front of $/Mtok, TPOT and TTFT (%zu of the %zu "
+	       "configurations%s)\n", a->front, a->considered, a->pareto_only ? "; only these shown" : "");
+	if (fewest)
+		printf("Fewest GPUs that meet every constraint: %u (%s, tp %u, pp %u, dp %u, %u "
+		       "replica%s)\n", fewest->count, fewest->gpu, fewest->tp, fewest->pp, fewest->dp,
+		       fewest->replicas, fewest->replicas == 1 ? "" : "s");
+	print_never(cfg, n, d);
+	print_basis(cfg, n, cost);
+	if (best) {
+		fmt_money(best->cost_per_hour, t1, sizeof t1);
+		fmt_money(best->cost_per_mtok, t2, sizeof t2);
+		printf("\nCheapest: %u x %s (tp %u, %u replica%s) at $%s/hour, $%s per million "
+		       "output tokens (%s)\n", best->count, best->gpu, best->tp, best->replicas,
+		       best->replicas == 1 ? "" : "s", t1, t2, best->basis);
+		kvp_format_bytes(best->kv_bytes_needed, t1, sizeof t1);
+		kvp_format_bytes(best->kv_pool_bytes, t2, sizeof t2);
+		printf("  each replica holds %.1f sequences in flight: %s of KV of a %s pool per GPU\n",
+		       best->concurrency, t1, t2);
+		if (a->has_emit) {
+			printf("\n");
+			kvp_size_emit(stdout, a->emit, m, best, a->prefix);
+		}
+	} else {
+		size_t idx[NEAREST], k = nearest(cfg, n, d, idx);
+		bool risky = false;
+		for (size_t i = 0; i < n; i++)
+			risky |= cfg[i].at_risk;
+		printf("\nNo configuration meets every constraint%s.\n",
+		       risky ? " at the conservative end" : "");
+		if (k)
+			printf("Nearest, and what each misses by:\n");
+		for (size_t i = 0; i < k; i++)
+			print_misses(&cfg[idx[i]], d, a->latency_spread);
+	}
+}
+
+bool kvp_size_print_record(const struct kvp_size_answer *a, enum kvp_format format)
+{
+	const struct kvp_model *m = a->m;
+	const struct kvp_workload *w = a->w;
+	const struct kvp_size_demand *d = a->d;
+	const struct kvp_size_config *cfg = a->cfg, *best = a->best, *fewest = a->fewest;
+	size_t n = a->n;
+	const struct kvp_size_cost *cost = a->cost;
+	if (format == KVP_FORMAT_CSV) {
+		struct kvp_record **recs = calloc(n + 1, sizeof *recs);
+		bool ok = recs != NULL;
+		for (size_t i = 0; ok && i < n; i++)
+			ok = (recs[i] = config_record(&cfg[i], a)) != NULL;
+		if (ok)
+			kvp_write_csv(stdout, recs, n);
+		for (size_t i = 0; recs && i < n; i++)
+			kvp_record_free(recs[i]);
+		free(recs);
+		return ok;
+	}
+	struct kvp_record *top = kvp_record_new();
+	bool ok = top && kvp_record_str(top, "model", m->name) &&
+		  kvp_record_str(top, "workload", w->name) &&
+		  kvp_record_str(top, "engine", kvp_engine_name(a->engine)) &&
+		  kvp_record_f64(top, "rate", d->rate) && kvp_record_u64(top, "users", d->users) &&
+		  kvp_record_f64(top, "prompt_mean", d->prompt_mean) &&
+		  kvp_record_f64(top, "output_mean", d->output_mean) &&
+		  kvp_record_f64(top, "percentile", d->percentile) &&
+		  kvp_record_u64(top, "prompt_percentile", d->prompt_p) &&
+		  kvp_record_u64(top, "mean_context", d->mean_context) &&
+		  kvp_record_u64(top, "max_model_len", d->max_model_len) &&
+		  kvp_record_f64(top, "slo_ttft_s", d->slo_ttft_s) &&
+		  kvp_record_f64(top, "slo_tpot_s", d->slo_tpot_s) &&
+		  kvp_record_str(top, "cost", cost->basis == KVP_SIZE_BASIS_OWN ? "own"
+					      : cost->kind[0] ? cost->kind : "cloud") &&
+		  kvp_record_u64(top, "pareto_size", a->front) &&
+		  kvp_record_bool(top, "queue_percentile", d->queue_percentile) &&
+		  (fewest ? kvp_record_u64(top, "min_gpus", fewest->count)
+			  : kvp_record_null(top, "min_gpus"));
+	for (size_t i = 0; ok && i < n; i++) {
+		struct kvp_record *x = config_record(&cfg[i], a);
+		ok = x && kvp_record_push(top, "configs", x);
+	}
+	if (ok && best) {
+		struct kvp_record *x = config_record(best, a);
+		ok = x && kvp_record_rec(top, "chosen", x);
+	} else if (ok) {
+		ok = kvp_record_null(top, "chosen");
+		size_t idx[NEAREST], k = nearest(cfg, n, d, idx);
+		for (size_t i = 0; ok && i < k; i++) {
+			struct kvp_record *x = config_record(&cfg[idx[i]], a);
+			ok = x && kvp_record_push(top, "nearest", x);
+		}
+	}
+	if (ok && best && a->has_emit) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		if (f) {
+			kvp_size_emit(f, a->emit, m, best, a->prefix);
+			fclose(f);
+			ok = kvp_record_str(top, "emit", buf);
+		}
+		free(buf);
+	}
+	if (ok)
+		kvp_write_json(stdout, top);
+	kvp_record_free(top);
+	return ok;
+}

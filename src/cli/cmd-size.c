@@ -1,0 +1,699 @@
+/* cmd-size.c: `kvplan size`: which GPUs, how many and split how, at what
+ * cost, for a model and a workload.  Every GPU profile (or --gpus) at every
+ * tensor-parallel size (or --tp) gets the fewest replicas that meet memory,
+ * throughput and the service levels; the configurations are ranked by cost and
+ * each rejected one says which constraint failed.  --emit prints the serving
+ * engine's settings for the cheapest.  cmd-size-print.c prints the answer. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "time/calibration.h"
+#include "cli/cli.h"
+#include "cli/cli-cost.h"
+#include "cli/cli-options.h"
+#include "cli/cmd-size-print.h"
+#include "time/disagg.h"
+#include "size/size.h"
+#include "base/units.h"
+
+static const char *const cmd = "size";
+
+#define MAX_GPUS 64
+#define MAX_TPS 8
+#define MAX_PRICES 32
+
+static void help(void)
+{
+	printf("Usage: kvplan size --model NAME --workload NAME|PATH [--gpus all|LIST] [OPTIONS]\n\n"
+	       "GPU purchase sizing.  For each GPU and tensor-parallel size, the fewest replicas\n"
+	       "that meet every constraint, ranked by cost per million output tokens at\n"
+	       "each configuration's own throughput (then per hour):\n"
+	       "  memory      weights fit; one request of max_model_len fits; the KV of the\n"
+	       "              sequences in flight fits (Little's law: C = rate x (TTFT +\n"
+	       "              output x TPOT), per replica)\n"
+	       "  throughput  prefill and decode keep up with the rate\n"
+	       "  ttft, tpot  the workload's service levels, TTFT at its percentile prompt\n"
+	       "Each rejected configuration lists the constraints it fails.\n\n"
+	       "%s"
+	       "Sizing:\n"
+	       "  --workload NAME|PATH      workload profile (kvplan-profiles(5)); required\n"
+	       "  --gpus all|LIST           GPU profiles to consider (default all); --gpu NAME: one\n"
+	       "  --tp LIST                 tensor-parallel sizes (default 1,2,4,8)\n"
+	       "  --pp LIST, --dp LIST, --ep LIST, --kv-dtypes LIST\n"
+	       "                            the other axes searched (default 1, 1, 1, --kv-dtype)\n"
+	       "  --pareto                  only the Pareto front of $/Mtok, TPOT and TTFT\n"
+	       "  --max-num-seqs LIST       also search these caps on the sequences a replica\n"
+	       "                            schedules (0: as many as fit); below what fits, more\n"
+	       "                            replicas each hold fewer at a lower TPOT and more cost\n"
+	       "                            (default 0: the most that fit and keep TPOT in its level)\n"
+	       "  --disagg P:D[,P:D...]     also disaggregated replicas: P prefill + D decode\n"
+	       "                            instances, KV moved over the link between them\n"
+	       "  --rate R                  arrival rate, requests/s (overrides the workload's)\n"
+	       "  --users N                 concurrent users, when no rate is given\n"
+	       "  --ttft S, --tpot S        service levels in seconds (override the workload's)\n"
+	       "  --percentile P            the percentile of the TTFT level, in (0, 100) (default:\n"
+	       "                            the workload's, else 50): the prompt at P, the mean wait\n"
+	       "  --slo-percentile p50|p90|p99  the percentile of the TTFT level, prompt and wait both:\n"
+	       "                            the wait W before a prefill (M/D/1 mean W_q, P(W > 0) =\n"
+	       "                            rho) with an exponential tail P(W > t) = rho exp(-t rho /\n"
+	       "                            W_q), so W_p = W_q / rho ln(rho / (1 - p)) when rho > 1 - p,\n"
+	       "                            else 0; TPOT is the mean step (every sequence alike)\n"
+	       "  --price GPU=USD           price per GPU-hour (repeatable; default: the profile's)\n"
+	       "  --cost cloud|cloud:KIND|own  the cost basis (default cloud, every price labelled with\n"
+	       "                            its kind: on-demand, reserved-1y, reserved-3y, spot,\n"
+	       "                            serverless; cloud:KIND compares within one kind); own:\n"
+	       "                            purchase / (years x 8760 h x use) + TDP x PUE x power price\n"
+	       "  --years Y, --power-price USD/kWh, --pue P, --cost-utilization F\n"
+	       "                            with --cost own (defaults 3, 0.10, 1.3, 1: assumptions)\n"
+	       "  --max-replicas N          the most replicas tried (default 1024)\n"
+	       "  --decode-bw-efficiency F, --prefill-flops-efficiency F   as in kvplan perf\n"
+	       "  --latency-spread F        TTFT and TPOT x (1 + F) is the conservative end of the\n"
+	       "                            band (0 to 10; default 0, or --calibration's)\n"
+	       "  --calibration FILE        a kvbench run (kvbench --out) of the one GPU considered\n"
+	       "                            (--gpu): its efficiency fitted as kvplan perf does, and\n"
+	       "                            the latency spread taken as the LARGEST |measured /\n"
+	       "                            predicted - 1| over its large points at that efficiency\n"
+	       "                            (a run holds a handful, too few for a percentile; the\n"
+	       "                            conservative end covers every step it saw); given\n"
+	       "                            efficiencies and --latency-spread win\n"
+	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
+	       "                            (also plans with that engine unless --engine is given);\n"
+	       "                            a disaggregated plan: one command per role (prefill,\n"
+	       "                            decode) with the engine's KV transfer (vLLM\n"
+	       "                            NixlConnector, SGLang --disaggregation-mode, TRT-LLM\n"
+	       "                            trtllm-serve disaggregated); see kvplan(1)\n\n"
+	       "Example: kvplan size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 \\\n"
+	       "             --tpot 0.05 --gpus all --emit vllm\n",
+	       kvp_cli_common_help);
+}
+
+
+struct price {
+	char gpu[KVP_NAME_MAX];
+	double usd;
+};
+
+/* The command line beyond the common options; the table's parsers
+ * (cli-options.h) take it as dest. */
+struct size_args {
+	struct kvp_cli_common *c;
+	const char *workload, *gpus_arg, *calibration;
+	uint64_t tps[MAX_TPS], users, max_replicas;
+	size_t ntp, nprice;
+	/* the other axes of the search: one value each unless listed */
+	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS], seqs[MAX_TPS];
+	size_t npp, ndp, nep, nkv, nseqs;
+	enum kvp_dtype kvs[MAX_TPS];
+	bool kv_list, pareto_only, queue_pct;
+	double latency_spread;       /* -1: not given */
+	uint32_t pd[MAX_TPS + 1][2]; /* colocated first */
+	size_t npd;
+	struct price prices[MAX_PRICES];
+	double rate, ttft, tpot, percentile, decode_eff, prefill_eff;
+	bool engine_given, has_emit;
+	struct kvp_size_cost cost;
+	bool own_opt;
+	enum kvp_engine emit;
+};
+
+static bool tp_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (!kvp_cli_token_list(name, "--tp", arg, a->tps, MAX_TPS, &a->ntp))
+		return false;
+	for (size_t i = 0; i < a->ntp; i++)
+		if (a->tps[i] > 1024) {
+			kvp_cli_usage_error(name, "--tp: %llu GPUs is more than kvplan plans for",
+					    (unsigned long long)a->tps[i]);
+			return false;
+		}
+	return true;
+}
+
+/* --pp, --dp, --ep: lists of 1 to 1024 GPUs. */
+static bool axis_parse(const char *name, const char *opt, const char *arg, uint64_t *to, size_t *nto)
+{
+	if (!kvp_cli_token_list(name, opt, arg, to, MAX_TPS, nto))
+		return false;
+	for (size_t i = 0; i < *nto; i++)
+		if (to[i] < 1 || to[i] > 1024) {
+			kvp_cli_usage_error(name, "%s: expected 1 to 1024 GPUs, got %llu", opt,
+					    (unsigned long long)to[i]);
+			return false;
+		}
+	return true;
+}
+
+static bool pp_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	return axis_parse(name, "--pp", arg, a->pps, &a->npp);
+}
+
+static bool dp_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	return axis_parse(name, "--dp", arg, a->dps, &a->ndp);
+}
+
+static bool ep_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	return axis_parse(name, "--ep", arg, a->eps, &a->nep);
+}
+
+/* --max-num-seqs: a list of caps (0: none), the common option's meaning
+ * (the sampler's sequences in the budget) taken per cap in kvp_size_evaluate. */
+static bool seqs_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	const char *p = arg;
+	a->nseqs = 0;
+	for (;;) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (end == p || (*end && *end != ',') || *p == '-' || v > 1u << 20 ||
+		    a->nseqs == MAX_TPS) {
+			char t[KVP_TERM_SIZE(64)];
+			kvp_cli_usage_error(name, "--max-num-seqs: expected at most %d counts of 0 "
+					    "(as many as fit) to 1048576 such as 0,64,32, got '%s'",
+					    MAX_TPS, kvp_term_text(t, sizeof t, arg));
+			return false;
+		}
+		a->seqs[a->nseqs++] = v;
+		if (!*end)
+			return true;
+		p = end + 1;
+	}
+}
+
+/* --engine: the common option, remembering that it was given (--emit then
+ * leaves the planning engine alone). */
+static int engine_option(void *dest, int opt, const char *arg)
+{
+	struct size_args *a = dest;
+	a->engine_given = true;
+	return kvp_cli_common_option(a->c, cmd, opt, arg);
+}
+
+/* --kv-dtypes, --disagg: the items of a comma list (arg, cut to fit buf), at
+ * most MAX_TPS + 1: one more than a list holds, for the caller to refuse. */
+static size_t list_items(const char *arg, char *buf, size_t size, char *item[MAX_TPS + 1])
+{
+	snprintf(buf, size, "%s", arg);
+	size_t n = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n <= MAX_TPS;
+	     t = strtok_r(NULL, ",", &save))
+		item[n++] = t;
+	return n;
+}
+
+static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
+	size_t n = list_items(arg, buf, sizeof buf, item);
+	a->nkv = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == MAX_TPS) {
+			kvp_cli_usage_error(name, "--kv-dtypes: at most %d", MAX_TPS);
+			return false;
+		}
+		if (!kvp_dtype_parse(item[i], &a->kvs[i])) {
+			kvp_cli_usage_error(name, "--kv-dtypes: unknown dtype '%s'",
+					    kvp_term_text(tt, sizeof tt, item[i]));
+			return false;
+		}
+		a->nkv++;
+	}
+	if (!a->nkv) {
+		kvp_cli_usage_error(name, "--kv-dtypes: expected a list such as auto,fp8");
+		return false;
+	}
+	a->kv_list = true;
+	return true;
+}
+
+static bool disagg_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
+	size_t n = list_items(arg, buf, sizeof buf, item);
+	a->npd = 1; /* colocated first */
+	for (size_t i = 0; i < n; i++) {
+		struct kvp_error e = {0};
+		if (i == MAX_TPS) {
+			kvp_cli_usage_error(name, "--disagg: at most %d P:D pairs", MAX_TPS);
+			return false;
+		}
+		uint32_t *pd = a->pd[a->npd];
+		if (kvp_disagg_parse_counts(item[i], &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64) {
+			kvp_cli_usage_error(name, "--disagg: expected P:D pairs of 1 to 64 "
+					    "instances such as 1:2,1:3, got '%s'",
+					    kvp_term_text(tt, sizeof tt, item[i]));
+			return false;
+		}
+		a->npd++;
+	}
+	if (a->npd == 1) {
+		kvp_cli_usage_error(name, "--disagg: expected P:D pairs such as 1:2");
+		return false;
+	}
+	return true;
+}
+
+static bool latency_spread_parse(const char *name, const char *arg, void *dest)
+{
+	double *spread = dest;
+	if (kvp_parse_double(arg, spread) || !(*spread >= 0) || *spread > 10) {
+		char t[KVP_TERM_SIZE(64)];
+		kvp_cli_usage_error(name, "--latency-spread: expected a fraction from 0 to 10 such as "
+				    "0.1, got '%s'", kvp_term_text(t, sizeof t, arg));
+		return false;
+	}
+	return true;
+}
+
+static bool slo_percentile_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (strcmp(arg, "p50") && strcmp(arg, "p90") && strcmp(arg, "p99")) {
+		char t[KVP_TERM_SIZE(64)];
+		kvp_cli_usage_error(name, "--slo-percentile: expected p50, p90 or p99, got '%s'",
+				    kvp_term_text(t, sizeof t, arg));
+		return false;
+	}
+	a->percentile = atof(arg + 1);
+	a->queue_pct = true;
+	return true;
+}
+
+static bool users_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_u64(name, "--users", arg, 1, dest);
+}
+
+static bool max_replicas_parse(const char *name, const char *arg, void *dest)
+{
+	uint64_t *max = dest;
+	if (!kvp_cli_u64(name, "--max-replicas", arg, 1, max))
+		return false;
+	if (*max > 1u << 20) {
+		kvp_cli_usage_error(name, "--max-replicas: %s is too many", arg);
+		return false;
+	}
+	return true;
+}
+
+/* --rate, --ttft, --tpot: a positive number; --percentile: in (0, 100). */
+static bool positive(const char *name, const char *opt, const char *arg, double *v, bool pct)
+{
+	if (kvp_parse_double(arg, v) || (!pct && !(*v > 0)) || (pct && (*v <= 0 || *v >= 100))) {
+		kvp_cli_usage_error(name, "%s: expected a positive number%s, got '%s'", opt,
+				    pct ? " below 100" : "", arg);
+		return false;
+	}
+	return true;
+}
+
+static bool rate_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--rate", arg, dest, false);
+}
+
+static bool ttft_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--ttft", arg, dest, false);
+}
+
+static bool tpot_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--tpot", arg, dest, false);
+}
+
+static bool percentile_parse(const char *name, const char *arg, void *dest)
+{
+	return positive(name, "--percentile", arg, dest, true);
+}
+
+static bool efficiency(const char *name, const char *opt, const char *arg, double *d)
+{
+	if (kvp_parse_fraction(arg, d)) {
+		kvp_cli_usage_error(name, "--%s: expected a fraction in (0, 1], got '%s'", opt, arg);
+		return false;
+	}
+	return true;
+}
+
+static bool decode_eff_parse(const char *name, const char *arg, void *dest)
+{
+	return efficiency(name, "decode-bw-efficiency", arg, dest);
+}
+
+static bool prefill_eff_parse(const char *name, const char *arg, void *dest)
+{
+	return efficiency(name, "prefill-flops-efficiency", arg, dest);
+}
+
+static bool price_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (a->nprice == MAX_PRICES) {
+		kvp_cli_usage_error(name, "--price: at most %d", MAX_PRICES);
+		return false;
+	}
+	struct price *p = &a->prices[a->nprice];
+	if (!kvp_cli_price_parse(name, arg, p->gpu, &p->usd))
+		return false;
+	a->nprice++;
+	return true;
+}
+
+/* --years, --power-price, --pue, --cost-utilization: owned GPUs' terms, one
+ * group of the table (cli-options.h). */
+enum { OPT_YEARS = KVP_OPT_LAST + 1, OPT_POWER_PRICE, OPT_PUE, OPT_COST_UTIL };
+
+static const struct option own_options[] = {
+	{"years", required_argument, NULL, OPT_YEARS},
+	{"power-price", required_argument, NULL, OPT_POWER_PRICE},
+	{"pue", required_argument, NULL, OPT_PUE},
+	{"cost-utilization", required_argument, NULL, OPT_COST_UTIL},
+	{NULL, 0, NULL, 0}
+};
+
+static int own_option(void *dest, int opt, const char *arg)
+{
+	struct size_args *a = dest;
+	if (opt < OPT_YEARS || opt > OPT_COST_UTIL)
+		return 1;
+	static const char *const names[] = {"--years", "--power-price", "--pue", "--cost-utilization"};
+	int i = opt - OPT_YEARS;
+	double v;
+	double *to[] = {&a->cost.years, &a->cost.power_usd_per_kwh, &a->cost.pue, &a->cost.utilization};
+	bool bad = kvp_parse_double(arg, &v) || !(v > 0) || !isfinite(v) || (opt == OPT_PUE && v < 1) ||
+		   (opt == OPT_COST_UTIL && v > 1);
+	if (bad) {
+		char t[KVP_TERM_SIZE(64)];
+		return kvp_cli_usage_error(cmd, "%s: expected %s, got '%s'", names[i],
+					   opt == OPT_PUE ? "a number of at least 1"
+					   : opt == OPT_COST_UTIL ? "a fraction in (0, 1]"
+								  : "a positive number",
+					   kvp_term_text(t, sizeof t, arg));
+	}
+	*to[i] = v;
+	a->own_opt = true;
+	return 0;
+}
+
+static bool emit_parse(const char *name, const char *arg, void *dest)
+{
+	struct size_args *a = dest;
+	if (!kvp_engine_parse(arg, &a->emit) || a->emit == KVP_ENGINE_GENERIC) {
+		kvp_cli_usage_error(name, "--emit: expected vllm, sglang or trtllm, got '%s'", arg);
+		return false;
+	}
+	a->has_emit = true;
+	return true;
+}
+
+/* The GPUs considered: --gpu, --gpus LIST, or every GPU profile (--gpus all,
+ * the default); each name allocated, NULL when memory ran out. */
+static size_t gpu_names(const char *gpu, const char *gpus_arg, char *names[MAX_GPUS])
+{
+	size_t ngpu = 0;
+	if (gpu) {
+		names[ngpu++] = strdup(gpu);
+	} else if (!gpus_arg || strcmp(gpus_arg, "all") == 0) {
+		ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
+	} else {
+		char buf[2048];
+		snprintf(buf, sizeof buf, "%s", gpus_arg);
+		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ngpu < MAX_GPUS;
+		     t = strtok_r(NULL, ",", &save))
+			names[ngpu++] = strdup(t);
+	}
+	return ngpu;
+}
+
+/* The command line's rate, users and service levels over the workload's. */
+static void override_workload(const struct size_args *a, struct kvp_workload *w)
+{
+	if (a->rate > 0)
+		w->arrival_rate = a->rate;
+	if (a->users)
+		w->concurrent_users = a->users;
+	if (a->ttft > 0)
+		w->slo_ttft_s = a->ttft;
+	if (a->tpot > 0)
+		w->slo_tpot_s = a->tpot;
+	if (a->percentile > 0)
+		w->slo_percentile = a->percentile;
+}
+
+/* Search the space on each GPU (at its --price), filling cfg with ngpu x the
+ * space's points: 0, or the exit code after a message. */
+static int search_gpus(const struct size_args *a, char *const *names, size_t ngpu,
+		       const struct kvp_model *m, const struct kvp_size_demand *d,
+		       const struct kvp_size_opts *so, const struct kvp_size_space *space,
+		       struct kvp_size_config *cfg)
+{
+	bool priced[MAX_PRICES] = {false};
+	struct kvp_error err = {0};
+	size_t n = 0, per_gpu = kvp_size_space_points(space);
+	for (size_t i = 0; i < ngpu; i++) {
+		struct kvp_gpu g;
+		if (kvp_gpu_load(names[i], &g, &err))
+			return kvp_cli_error(cmd, &err);
+		for (size_t k = 0; k < a->nprice; k++)
+			if (strcmp(a->prices[k].gpu, names[i]) == 0 || strcmp(a->prices[k].gpu, g.name) == 0) {
+				g.price_per_hour = a->prices[k].usd;
+				snprintf(g.price_kind, sizeof g.price_kind, "given");
+				priced[k] = true;
+			}
+		if (kvp_size_search_space(m, &g, d, so, space, &cfg[n], &err))
+			return kvp_cli_error(cmd, &err);
+		n += per_gpu;
+	}
+	for (size_t k = 0; k < a->nprice; k++)
+		if (!priced[k])
+			return kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
+						   a->prices[k].gpu);
+	return 0;
+}
+
+/* --calibration: a kvbench run measures one GPU, so only that GPU is sized
+ * with it; its efficiencies and latency spread go into so where the command
+ * line gave none.  0, or the exit code after a message. */
+static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
+		     struct kvp_size_opts *so, const char **spread_from)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_calibration cal;
+	if (ngpu != 1)
+		return kvp_cli_usage_error(cmd, "--calibration: a calibration describes one GPU; "
+					   "give --gpu NAME (or --gpus with one name)");
+	if (kvp_gpu_load(names[0], &g, &err) || kvp_calibration_load(a->calibration, &g, &cal, &err))
+		return kvp_cli_error(cmd, &err);
+	if (!(a->decode_eff > 0) && cal.decode_bw_efficiency > 0)
+		so->decode_bw_efficiency = cal.decode_bw_efficiency;
+	if (!(a->prefill_eff > 0) && cal.prefill_flops_efficiency > 0)
+		so->prefill_flops_efficiency = cal.prefill_flops_efficiency;
+	if (a->latency_spread < 0 && cal.points) {
+		so->latency_spread = cal.latency_spread;
+		*spread_from = "calibration";
+	}
+	return 0;
+}
+
+int kvp_cmd_size(int argc, char **argv)
+{
+	struct kvp_cli_common c;
+	kvp_cli_common_init(&c);
+	struct size_args a = {.c = &c, .tps = {1, 2, 4, 8}, .ntp = 4, .pps = {1}, .dps = {1}, .eps = {1},
+			      .npp = 1, .ndp = 1, .nep = 1, .nkv = 1, .kvs = {KVP_DTYPE_AUTO},
+			      .npd = 1, .latency_spread = -1, .rate = -1, .ttft = -1, .tpot = -1, .percentile = -1,
+			      .emit = KVP_ENGINE_GENERIC};
+	int rc;
+	const struct kvp_cli_opt opts[] = {
+		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
+		{.kind = KVP_CLI_OPT_COMMON, .dest = &c},
+		{.common_id = KVP_OPT_TP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = tp_parse},
+		{.common_id = KVP_OPT_PP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = pp_parse},
+		{.common_id = KVP_OPT_DP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = dp_parse},
+		{.common_id = KVP_OPT_EP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = ep_parse},
+		{.common_id = KVP_OPT_MAX_NUM_SEQS, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = seqs_parse},
+		{.common_id = KVP_OPT_ENGINE, .kind = KVP_CLI_OPT_GROUP, .dest = &a, .group_fn = engine_option},
+		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
+		{.name = "gpus", .kind = KVP_CLI_OPT_STRING, .dest = &a.gpus_arg},
+		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = rate_parse},
+		{.name = "users", .kind = KVP_CLI_OPT_PARSE, .dest = &a.users, .parse = users_parse},
+		{.name = "ttft", .kind = KVP_CLI_OPT_PARSE, .dest = &a.ttft, .parse = ttft_parse},
+		{.name = "tpot", .kind = KVP_CLI_OPT_PARSE, .dest = &a.tpot, .parse = tpot_parse},
+		{.name = "percentile", .kind = KVP_CLI_OPT_PARSE, .dest = &a.percentile, .parse = percentile_parse},
+		{.name = "price", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = price_parse},
+		{.name = "max-replicas", .kind = KVP_CLI_OPT_PARSE, .dest = &a.max_replicas,
+		 .parse = max_replicas_parse},
+		{.name = "emit", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = emit_parse},
+		{.name = "decode-bw-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.decode_eff,
+		 .parse = decode_eff_parse},
+		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prefill_eff,
+		 .parse = prefill_eff_parse},
+		{.name = "cost", .kind = KVP_CLI_OPT_PARSE, .dest = &a.cost, .parse = kvp_cli_cost_parse},
+		{.kind = KVP_CLI_OPT_GROUP, .dest = &a, .group = own_options, .group_fn = own_option},
+		{.name = "kv-dtypes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = kv_dtypes_parse},
+		{.name = "pareto", .kind = KVP_CLI_OPT_FLAG, .dest = &a.pareto_only},
+		{.name = "slo-percentile", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = slo_percentile_parse},
+		{.name = "latency-spread", .kind = KVP_CLI_OPT_PARSE, .dest = &a.latency_spread,
+		 .parse = latency_spread_parse},
+		{.name = "disagg", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = disagg_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &a.calibration},
+		{.kind = KVP_CLI_OPT_END}
+	};
+	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
+	    KVP_CLI_OPTIONS_DONE)
+		return rc;
+	if (!a.workload)
+		return kvp_cli_usage_error(cmd, "--workload is required");
+	if (a.gpus_arg && c.gpu)
+		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
+	if (a.own_opt && a.cost.basis != KVP_SIZE_BASIS_OWN)
+		return kvp_cli_usage_error(cmd, "--years, --power-price, --pue and --cost-utilization "
+					   "price owned GPUs: give --cost own");
+	if (a.has_emit && !a.engine_given)
+		c.opts.engine = a.emit;
+
+	char *names[MAX_GPUS];
+	size_t ngpu = gpu_names(c.gpu, a.gpus_arg, names);
+	struct kvp_model *m = malloc(sizeof *m);
+	uint32_t tp32[MAX_TPS], pp32[MAX_TPS], dp32[MAX_TPS], ep32[MAX_TPS];
+	for (size_t i = 0; i < MAX_TPS; i++) {
+		tp32[i] = (uint32_t)a.tps[i];
+		pp32[i] = (uint32_t)a.pps[i];
+		dp32[i] = (uint32_t)a.dps[i];
+		ep32[i] = (uint32_t)a.eps[i];
+	}
+	if (!a.kv_list)
+		a.kvs[0] = c.opts.kv_dtype; /* --kv-dtype, or the default */
+	struct kvp_size_space space = {tp32, pp32, dp32, ep32, a.ntp, a.npp, a.ndp, a.nep, a.kvs, a.nkv,
+				       a.npd > 1 ? (const uint32_t(*)[2])a.pd : NULL, a.npd,
+				       a.nseqs ? a.seqs : NULL, a.nseqs};
+	size_t per_gpu = kvp_size_space_points(&space);
+	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
+	struct kvp_workload w;
+	bool have_w = false;
+	struct kvp_error err = {0};
+	size_t n = 0;
+	memset(&w, 0, sizeof w);
+	if (!m || !cfg) {
+		fprintf(stderr, "kvplan size: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < ngpu; i++)
+		if (!names[i]) {
+			fprintf(stderr, "kvplan size: out of memory\n");
+			rc = KVP_EXIT_FAIL;
+			goto out;
+		}
+	if (ngpu == 0) {
+		rc = kvp_cli_usage_error(cmd, "no GPU profiles to consider");
+		goto out;
+	}
+	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
+		goto out;
+	if (kvp_workload_load(a.workload, &w, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	have_w = true;
+	override_workload(&a, &w);
+	struct kvp_size_demand d;
+	if (kvp_size_demand(&w, m, &d, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
+	d.queue_percentile = a.queue_pct;
+	if (a.npd > 1 && !(d.rate > 0)) {
+		rc = kvp_cli_usage_error(cmd, "--disagg sizes against an arrival rate: give --rate "
+					 "(or a workload with arrival_rate)");
+		goto out;
+	}
+	struct kvp_size_opts so = {.budget = c.opts, .decode_bw_efficiency = a.decode_eff,
+				   .prefill_flops_efficiency = a.prefill_eff,
+				   .max_replicas = (uint32_t)a.max_replicas, .cost = a.cost,
+				   .latency_spread = a.latency_spread >= 0 ? a.latency_spread : 0};
+	const char *spread_from = a.latency_spread >= 0 ? "given" : "default";
+	if (a.calibration && (rc = calibrate(&a, names, ngpu, &so, &spread_from)))
+		goto out;
+	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, cfg)))
+		goto out;
+	n = ngpu * per_gpu;
+	/* searching several KV dtypes for one engine: those it cannot launch
+	 * fail kv_dtype (a single --kv-dtype it lacks is refused below) */
+	if (a.has_emit && a.kv_list)
+		for (size_t i = 0; i < n; i++)
+			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(a.emit, m, cfg[i].kv_dtype)) {
+				cfg[i].failed |= KVP_SIZE_FAIL_KV_DTYPE;
+				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
+				cfg[i].meets = cfg[i].at_risk = false;
+			}
+	kvp_size_rank(cfg, n);
+	size_t front = kvp_size_pareto(cfg, n);
+	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
+	/* the fewest GPUs of any configuration that meets every constraint */
+	struct kvp_size_config fewest_c;
+	const struct kvp_size_config *fewest = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (cfg[i].meets && (!fewest || cfg[i].count < fewest->count))
+			fewest = &cfg[i];
+	if (fewest) {
+		fewest_c = *fewest; /* the front below may drop it */
+		fewest = &fewest_c;
+	}
+	if (a.pareto_only) {
+		/* the front only, still in rank order */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (cfg[i].pareto)
+				cfg[k++] = cfg[i];
+		n = k;
+		/* the cheapest that meets was ranked first, and is on the front
+		 * unless an equal one is (a tie stays on it too) */
+		best = n && cfg[0].meets ? &cfg[0] : NULL;
+	}
+	/* the command must launch what was planned: a KV dtype the engine
+	 * cannot hold is refused, not replaced by one the plan did not size */
+	if (best && a.has_emit && !kvp_size_kv_name(a.emit, m, best->kv_dtype)) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s: %s has no KV cache dtype %s, which the plan "
+					 "sizes; plan with a KV dtype it has (--kv-dtype auto or fp8)",
+					 kvp_engine_name(a.emit), kvp_engine_name(a.emit),
+					 kvp_dtype_name(best->kv_dtype));
+		goto out;
+	}
+	bool prefix = w.prefix_tokens > 0 && w.prefix_fraction > 0;
+
+	struct kvp_size_answer ans = {
+		.m = m, .w = &w, .engine = c.opts.engine, .d = &d, .cost = &so.cost, .cfg = cfg, .n = n,
+		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
+		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
+		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
+		.latency_spread_from = spread_from};
+	if (c.format == KVP_FORMAT_TABLE) {
+		kvp_size_print_table(&ans);
+	} else if (!kvp_size_print_record(&ans, c.format)) {
+		fprintf(stderr, "kvplan size: out of memory\n");
+		rc = KVP_EXIT_FAIL;
+		goto out;
+	}
+	rc = best ? KVP_EXIT_OK : KVP_EXIT_FAIL;
+out:
+	for (size_t i = 0; i < ngpu; i++)
+		free(names[i]);
+	if (have_w)
+		kvp_workload_free(&w);
+	free(cfg);
+	free(m);
+	return rc;
+}

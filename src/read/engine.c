@@ -1,0 +1,326 @@
+/* engine.c: load one version of an engine's memory accounting from
+ * profiles/engines/<engine>.yaml (the key table below; unknown keys are
+ * errors with file:line:col), and the two rules that need code: vLLM's batch
+ * defaults by GPU class, its non-torch term by tensor parallelism (with the
+ * custom all-reduce's topology rule) and its
+ * padding of MXFP4 expert weights.  The
+ * numbers themselves, and their sources, live in the files. */
+#include "read/engine.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/profile.h"
+#include "base/units.h"
+#include "base/yaml-walk.h"
+
+enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE };
+
+static const struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset, size;
+} keys[] = {
+#define K(n, t, f) {n, t, offsetof(struct kvp_engine_model, f), sizeof(((struct kvp_engine_model *)0)->f)}
+	K("version", K_STR, version),
+	K("source", K_STR, source),
+	K("utilization", K_FRACTION, utilization),
+	K("block_size", K_U32, block_size),
+	K("large_gpu_memory", K_BYTES, large_gpu_memory_bytes),
+	K("large_gpu_excludes", K_STR, large_gpu_excludes),
+	K("max_num_seqs_large", K_U32, max_num_seqs_large),
+	K("max_num_seqs_small", K_U32, max_num_seqs_small),
+	K("max_num_batched_tokens_large", K_U32, max_num_batched_tokens_large),
+	K("max_num_batched_tokens_small", K_U32, max_num_batched_tokens_small),
+	K("sampler_bytes_per_seq_vocab", K_U32, sampler_bytes_per_seq_vocab),
+	K("topk_buffer_rows", K_U32, topk_buffer_rows),
+	K("topk_buffer_bytes_per_row_vocab", K_U32, topk_buffer_bytes_per_row_vocab),
+	K("retained_hidden_per_token", K_U32, retained_hidden_per_token),
+	K("retained_hidden_per_seq", K_U32, retained_hidden_per_seq),
+	K("moe_workspaces", K_U32, moe_workspaces),
+	K("non_torch_tp1", K_BYTES, non_torch_tp1_bytes),
+	K("non_torch_tp_multi", K_BYTES, non_torch_tp_multi_bytes),
+	K("custom_all_reduce_sizes", K_STR, custom_all_reduce_sizes),
+	K("custom_all_reduce_pcie_max", K_U32, custom_all_reduce_pcie_max),
+	K("non_torch_custom_all_reduce", K_BYTES, non_torch_custom_all_reduce_bytes),
+	K("cuda_graphs_subtracted", K_BOOL, cuda_graphs_subtracted),
+	K("cuda_graphs", K_BYTES, cuda_graphs_bytes),
+	K("activation_spread", K_FRACTION, activation_spread),
+	K("activation_spread_above", K_BYTES, activation_spread_above_bytes),
+	K("non_torch_spread", K_BYTES, non_torch_spread_bytes),
+	K("weights_spread", K_FRACTION, weights_spread),
+	K("mxfp4_pad_intermediate", K_U32, mxfp4_pad_intermediate),
+	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden),
+	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100),
+	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus),
+	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype),
+	K("reserve_base", K_BYTES, reserve_base_bytes),
+	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes),
+	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens),
+	K("reserve_per_graph_bs", K_BYTES, reserve_per_graph_bs_bytes),
+	K("reserve_per_gpu_in_group", K_BYTES, reserve_per_gpu_in_group_bytes),
+	K("reserve_piecewise_graphs", K_BYTES, reserve_piecewise_graphs_bytes),
+	K("reserve_floor", K_BYTES, reserve_floor_bytes),
+	K("reserve_floor_above", K_BYTES, reserve_floor_above_bytes),
+	K("chunked_prefill_size", K_U32, chunked_prefill_size),
+	K("cuda_graph_max_bs_tp_below_4", K_U32, cuda_graph_max_bs_tp_below_4),
+	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4),
+	K("fraction_spread", K_FRACTION, fraction_spread),
+	K("free_fraction", K_FRACTION, free_fraction),
+#undef K
+};
+
+static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
+			   const struct key *k, struct kvp_engine_model *e, struct kvp_error *err)
+{
+	char *p = (char *)e + k->offset;
+	uint64_t u;
+	double d;
+	kvp_status st;
+	switch (k->type) {
+	case K_STR:
+		return kvp_node_str(doc, v, k->name, p, k->size, err);
+	case K_DTYPE: {
+		/* "serving" (the model's dtype) or a dtype name */
+		enum kvp_dtype dt;
+		if ((st = kvp_node_str(doc, v, k->name, p, k->size, err)))
+			return st;
+		if (strcmp(p, "serving") != 0 && (!kvp_dtype_parse(p, &dt) || dt == KVP_DTYPE_AUTO))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "\"serving\" or a dtype, got %s", v->value);
+		return KVP_STATUS_OK;
+	}
+	case K_BOOL:
+		return kvp_node_bool(doc, v, k->name, (bool *)p, err);
+	case K_BYTES:
+		return kvp_node_bytes(doc, v, k->name, (uint64_t *)p, err);
+	case K_U32:
+		if ((st = kvp_node_u64(doc, v, k->name, &u, err)))
+			return st;
+		if (u > UINT32_MAX)
+			return kvp_node_fail(doc, v, err, KVP_STATUS_OVERFLOW, k->name,
+					     "%s is larger than %u", v->value, UINT32_MAX);
+		*(uint32_t *)p = (uint32_t)u;
+		return KVP_STATUS_OK;
+	case K_FRACTION:
+		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
+			return st;
+		if (!(d >= 0 && d <= 1))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "a fraction in [0, 1], got %s", v->value);
+		*(double *)p = d;
+		return KVP_STATUS_OK;
+	}
+	return KVP_STATUS_OK;
+}
+
+/* One entry of `versions`: every key known, version required. */
+static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node *map,
+			       struct kvp_engine_model *e, struct kvp_error *err)
+{
+	kvp_status st = kvp_node_expect(doc, map, "versions", KVP_NODE_MAP, err);
+	if (st)
+		return st;
+	for (size_t i = 0; i < map->n; i++) {
+		const struct key *k = NULL;
+		for (size_t j = 0; j < sizeof keys / sizeof keys[0] && !k; j++)
+			if (strcmp(keys[j].name, map->keys[i]->value) == 0)
+				k = &keys[j];
+		if (!k)
+			return kvp_node_fail(doc, map->keys[i], err, KVP_STATUS_INVALID,
+					     map->keys[i]->value, "unknown key");
+		if (!kvp_node_is_null(map->items[i]) &&
+		    (st = read_key(doc, map->items[i], k, e, err)))
+			return st;
+	}
+	if (!e->version[0])
+		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "version",
+				     "required field is missing");
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_engine_model_load(const char *engine, const char *version,
+				 struct kvp_engine_model *out, struct kvp_error *err)
+{
+	char path[512];
+	kvp_status st = kvp_profile_resolve("engines", engine, path, sizeof path, err);
+	if (st)
+		return st;
+	struct kvp_doc *doc = NULL;
+	if ((st = kvp_doc_load_file(path, &doc, err)))
+		return st;
+	static const char *const top[] = {"engine", "default_version", "versions", NULL};
+	const struct kvp_node *root = doc->root, *vs, *dv;
+	char want[KVP_ENGINE_VERSION_MAX] = "", seen[256] = "";
+	if (!root) {
+		st = kvp_node_fail(doc, NULL, err, KVP_STATUS_INVALID, NULL, "empty profile");
+		goto out;
+	}
+	if ((st = kvp_node_expect(doc, root, "", KVP_NODE_MAP, err)) ||
+	    (st = kvp_map_only(doc, root, top, err)))
+		goto out;
+	vs = kvp_map_get(root, "versions");
+	if (!vs || vs->type != KVP_NODE_SEQ || vs->n == 0) {
+		st = kvp_node_fail(doc, vs ? vs : root, err, KVP_STATUS_INVALID, "versions",
+				   "a list of at least one version");
+		goto out;
+	}
+	dv = kvp_map_get(root, "default_version");
+	if (version && version[0])
+		snprintf(want, sizeof want, "%s", version);
+	else if (dv && (st = kvp_node_str(doc, dv, "default_version", want, sizeof want, err)))
+		goto out;
+	for (size_t i = 0; i < vs->n; i++) {
+		struct kvp_engine_model e = {0};
+		snprintf(e.engine, sizeof e.engine, "%s", engine);
+		snprintf(e.path, sizeof e.path, "%s", path);
+		if ((st = read_version(doc, vs->items[i], &e, err)))
+			goto out;
+		size_t len = strlen(seen);
+		snprintf(seen + len, sizeof seen - len, "%s%s", len ? ", " : "", e.version);
+		if (!want[0] || strcmp(e.version, want) == 0) {
+			*out = e;
+			goto out;
+		}
+	}
+	st = kvp_error_set(err, version && version[0] ? KVP_STATUS_NOT_FOUND : KVP_STATUS_INVALID,
+			   path, dv && !(version && version[0]) ? dv->line : 0,
+			   dv && !(version && version[0]) ? dv->col : 0,
+			   version && version[0] ? "engine-version" : "default_version",
+			   "no %s version '%s' (the file has %s)", engine, want, seen);
+out:
+	kvp_doc_free(doc);
+	return st;
+}
+
+static bool contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	if (!n)
+		return false;
+	for (; *hay; hay++) {
+		size_t i = 0;
+		while (i < n && hay[i] && tolower((unsigned char)hay[i]) ==
+					       tolower((unsigned char)needle[i]))
+			i++;
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
+void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory_bytes,
+			       const char *gpu_name, uint32_t *max_num_seqs,
+			       uint64_t *max_batched_tokens)
+{
+	bool large = memory_bytes >= e->large_gpu_memory_bytes &&
+		     !contains_ci(gpu_name ? gpu_name : "", e->large_gpu_excludes);
+	*max_num_seqs = large ? e->max_num_seqs_large : e->max_num_seqs_small;
+	*max_batched_tokens = large ? e->max_num_batched_tokens_large
+				    : e->max_num_batched_tokens_small;
+}
+
+/* Is n one of the comma-separated integers of list? */
+static bool listed(uint32_t n, const char *list)
+{
+	while (*list) {
+		char *end;
+		unsigned long v = strtoul(list, &end, 10);
+		if (end != list && v == n)
+			return true;
+		list += strcspn(list, ",");
+		if (*list == ',')
+			list++;
+	}
+	return false;
+}
+
+bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
+				  int nvlink_domain)
+{
+	if (tp < 2 || !listed(tp, e->custom_all_reduce_sizes))
+		return false;
+	return tp <= e->custom_all_reduce_pcie_max || nvlink_domain < 0 ||
+	       (uint32_t)nvlink_domain >= tp;
+}
+
+uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
+				    uint32_t tp, int nvlink_domain)
+{
+	if (gpus <= 1)
+		return e->non_torch_tp1_bytes;
+	uint64_t t = e->non_torch_tp_multi_bytes;
+	if (!e->custom_all_reduce_sizes[0] || kvp_engine_custom_all_reduce(e, tp, nvlink_domain))
+		t += e->non_torch_custom_all_reduce_bytes;
+	return t;
+}
+
+/* Does gpu_name contain one of the comma-separated entries of list? */
+static bool names_one_of(const char *gpu_name, const char *list)
+{
+	char item[64];
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), list);
+		if (contains_ci(gpu_name, item))
+			return true;
+		list += n;
+		if (*list == ',')
+			list++;
+	}
+	return false;
+}
+
+static uint64_t round_up(uint64_t x, uint32_t m)
+{
+	return m ? (x + m - 1) / m * m : x;
+}
+
+uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
+				       const struct kvp_model *m, enum kvp_dtype serving)
+{
+	if (!e->rotary_cache_dtype[0])
+		return 0;
+	bool attn = false, mla = false;
+	for (uint32_t i = 0; i < m->num_layers && i < KVP_MAX_LAYERS; i++) {
+		attn |= m->layers[i] == KVP_LAYER_FULL || m->layers[i] == KVP_LAYER_SLIDING ||
+			m->layers[i] == KVP_LAYER_CHUNKED;
+		mla |= m->layers[i] == KVP_LAYER_MLA;
+	}
+	if (!attn && !mla)
+		return 0;
+	enum kvp_dtype dt = serving;
+	if (strcmp(e->rotary_cache_dtype, "serving") != 0 &&
+	    !kvp_dtype_parse(e->rotary_cache_dtype, &dt))
+		return 0; /* rejected when the file was read */
+	uint64_t dim = m->rotary_dim ? m->rotary_dim : mla ? m->mla_rope_dim : m->head_dim, n;
+	if (!kvp_mul(m->max_context, dim, &n) || !kvp_mul(n, kvp_dtype_info(dt)->bits / 8, &n))
+		return UINT64_MAX;
+	return n;
+}
+
+uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
+				       uint32_t hidden, uint32_t inter_per_partition,
+				       uint64_t routed_bytes)
+{
+	bool sm100 = e->mxfp4_pad_sm100 && names_one_of(gpu_name ? gpu_name : "",
+							e->mxfp4_sm100_gpus);
+	uint32_t pi = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_intermediate;
+	uint32_t ph = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_hidden;
+	uint64_t ip = round_up(inter_per_partition, pi), hp = round_up(hidden, ph);
+	uint64_t num, den, whole, part, out;
+	if (!hidden || !inter_per_partition || (ip == inter_per_partition && hp == hidden))
+		return routed_bytes;
+	/* routed x (I_p H_p) / (I H) in checked integers, split as
+	 * (routed / den) num + (routed % den) num / den so that no product nears
+	 * 2^64 for any real model */
+	if (!kvp_mul(ip, hp, &num) || !kvp_mul((uint64_t)inter_per_partition, hidden, &den) ||
+	    !kvp_mul(routed_bytes / den, num, &whole) ||
+	    !kvp_mul(routed_bytes % den, num, &part) ||
+	    !kvp_add(whole, part / den + (part % den != 0), &out))
+		return UINT64_MAX;
+	return out;
+}

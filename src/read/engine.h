@@ -1,0 +1,128 @@
+/* engine.h: each serving engine's memory accounting as data, one version at a
+ * time, loaded from profiles/engines/<engine>.yaml.
+ *
+ * The budget reads every engine constant through this module and nowhere
+ * else: default batch limits by GPU class, the profiling pass's sampler and
+ * hidden-state terms, MoE workspaces, non-torch memory by tensor parallelism,
+ * whether CUDA graphs are charged, SGLang's mem_fraction_static reserve and
+ * TensorRT-LLM's free fraction.  Each file cites the engine source it
+ * transcribes; the spreads say how far public logs scatter around each
+ * estimated term.  Legend: N = sequences in the profiling pass, V = vocabulary,
+ * T = batched tokens, H = hidden size, S = top-k buffer rows. */
+#ifndef KVP_ENGINE_H
+#define KVP_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "model/model.h"
+
+#define KVP_ENGINE_VERSION_MAX 32
+
+struct kvp_engine_model {
+	char engine[16];                   /* vllm, sglang, trtllm */
+	char version[KVP_ENGINE_VERSION_MAX];
+	char source[160];
+	char path[512];
+	double utilization;                /* vLLM gpu_memory_utilization; 0: none */
+	uint32_t block_size;
+	/* vLLM */
+	uint64_t large_gpu_memory_bytes;   /* GPUs with at least this ... */
+	char large_gpu_excludes[32];       /* ... whose name lacks this are "large" */
+	uint32_t max_num_seqs_large, max_num_seqs_small;
+	uint32_t max_num_batched_tokens_large, max_num_batched_tokens_small;
+	uint32_t sampler_bytes_per_seq_vocab;
+	uint32_t topk_buffer_rows, topk_buffer_bytes_per_row_vocab;
+	uint32_t retained_hidden_per_token, retained_hidden_per_seq;
+	uint32_t moe_workspaces;
+	uint64_t non_torch_tp1_bytes, non_torch_tp_multi_bytes;
+	/* vLLM's custom all-reduce (distributed/device_communicators/
+	 * custom_all_reduce.py): the TP group sizes it runs at (comma-separated;
+	 * "": the rule is off and every TP > 1 is charged as if it ran), the
+	 * largest group it runs at without NVLink between every pair, and the
+	 * non-torch growth charged on top of non_torch_tp_multi when it runs */
+	char custom_all_reduce_sizes[32];
+	uint32_t custom_all_reduce_pcie_max;
+	uint64_t non_torch_custom_all_reduce_bytes;
+	bool cuda_graphs_subtracted;
+	uint64_t cuda_graphs_bytes;
+	double activation_spread;          /* fraction the peak may fall below */
+	/* bytes the engine's peak may rise above the estimate (the low end of
+	 * the band); 0: activation_spread on that side too */
+	uint64_t activation_spread_above_bytes;
+	uint64_t non_torch_spread_bytes;
+	double weights_spread;             /* fraction */
+	/* vLLM MXFP4 MoE layout: I/tp and H rounded up to these multiples
+	 * (Marlin, before SM100); to the sm100 multiple on GPUs whose name
+	 * contains an entry of mxfp4_sm100_gpus (comma-separated); 0: unpadded */
+	uint32_t mxfp4_pad_intermediate, mxfp4_pad_hidden, mxfp4_pad_sm100;
+	char mxfp4_sm100_gpus[64];
+	/* the rotary cos/sin cache every rank builds (max positions x rotary
+	 * dim): "serving" (its elements in the serving dtype), a dtype name, or
+	 * "" (not counted) */
+	char rotary_cache_dtype[16];
+	/* SGLang */
+	uint64_t reserve_base_bytes, reserve_per_prefill_token_bytes;
+	uint32_t reserve_min_prefill_tokens;
+	uint64_t reserve_per_graph_bs_bytes, reserve_per_gpu_in_group_bytes;
+	uint64_t reserve_piecewise_graphs_bytes, reserve_floor_bytes, reserve_floor_above_bytes;
+	uint32_t chunked_prefill_size;
+	uint32_t cuda_graph_max_bs_tp_below_4, cuda_graph_max_bs_tp_from_4;
+	double fraction_spread;            /* SGLang and TRT-LLM fractions */
+	/* TensorRT-LLM */
+	double free_fraction;
+};
+
+/* Load `engine`'s model for `version` (NULL or "": the file's
+ * default_version) from profiles/engines/<engine>.yaml, found like the other
+ * profiles.  NOT_FOUND names the versions the file has; INVALID and PARSE
+ * carry file:line:col and the field. */
+kvp_status kvp_engine_model_load(const char *engine, const char *version,
+				 struct kvp_engine_model *out, struct kvp_error *err);
+
+/* vLLM's default max_num_seqs / max_num_batched_tokens on a GPU of
+ * `memory_bytes` named `gpu_name` (engine/arg_utils.py get_batch_defaults). */
+void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory_bytes,
+			       const char *gpu_name, uint32_t *max_num_seqs,
+			       uint64_t *max_batched_tokens);
+
+/* The routed-expert bytes on one GPU as vLLM allocates MXFP4 experts
+ * (model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights):
+ * w13 is E x 2 I_p x H_p and w2 E x H_p x I_p (4-bit values, an e8m0 scale
+ * per 32), with I_p = inter_per_partition and H_p = hidden rounded up to the
+ * padding for `gpu_name`.  Returns routed_bytes x (I_p H_p) / (I H), rounded
+ * up; routed_bytes itself when nothing pads; UINT64_MAX on overflow. */
+/* The rotary cos/sin cache one rank holds beside its weights: P x d_r
+ * elements of rotary_cache_dtype, P = the model's max_context
+ * (max_position_embeddings), d_r = its rotary_dim, else the MLA rope
+ * dimension, else head_dim; one cache for the model (the engines share it
+ * between layers).  0 when the engine model does not count it or the model
+ * has no attention layer; UINT64_MAX on overflow.  Models without RoPE
+ * (ALiBi, learned positions) are not told apart: their cache is
+ * over-counted. */
+uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
+				       const struct kvp_model *m, enum kvp_dtype serving);
+
+uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
+				       uint32_t hidden, uint32_t inter_per_partition,
+				       uint64_t routed_bytes);
+
+/* Does vLLM's custom all-reduce run in a TP group of `tp` GPUs whose
+ * NVLink domain joins `nvlink_domain` GPUs (0 or 1: no NVLink; negative:
+ * topology unknown)?  custom_all_reduce.py: only at the listed world sizes,
+ * and above custom_all_reduce_pcie_max only when NVLink joins every pair
+ * ("not supported on more than two PCIe-only GPUs").  Unknown topology
+ * counts as NVLink: it charges more memory, so it errs toward fewer tokens.
+ * Its P2P test is not modelled (a PCIe pair without P2P counts as running). */
+bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
+				  int nvlink_domain);
+
+/* Non-torch memory the engine charges on one of `gpus` GPUs in a TP group
+ * of `tp` (nvlink_domain as above): non_torch_tp1 on one GPU, else
+ * non_torch_tp_multi plus non_torch_custom_all_reduce where the custom
+ * all-reduce runs. */
+uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
+				    uint32_t tp, int nvlink_domain);
+
+#endif

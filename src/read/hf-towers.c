@@ -1,0 +1,119 @@
+/* hf-towers.c: the vision tower of a multimodal config.json, counted from
+ * vision_config (vLLM loads it beside the text model), with its projector;
+ * an audio tower or an unknown projector is a warning, not a silent zero. */
+#include "read/hf-private.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ towers
+ *
+ * Vision towers of multimodal wrappers (vLLM loads them with the text model;
+ * engine-memory.md 1.1), counted from vision_config.  Legend: Hv = tower
+ * width, Iv = its MLP width, Lv = its layers, p = patch, C = 3 channels,
+ * Ht = the text model's hidden size, m = spatial merge.
+ *   SigLIP / MoonViT (Gemma 3, Kimi-VL, default): per layer q, k, v, o with
+ *     biases 4 (Hv^2 + Hv), MLP 2 Hv Iv + Iv + Hv, two LayerNorms 4 Hv; patch
+ *     embedding C p^2 Hv + Hv; learned positions (image/p)^2 Hv (MoonViT:
+ *     init_pos_emb_height x width); a final LayerNorm 2 Hv.
+ *   Qwen2.5-VL: per layer fused qkv with bias 3 Hv^2 + 3 Hv, proj Hv^2 + Hv,
+ *     gated MLP with biases 3 Hv Iv + 2 Iv + Hv, two RMSNorms 2 Hv; patch
+ *     embedding C t p^2 Hv (no bias); merger RMSNorm Hv + (m^2 Hv)^2 + m^2 Hv
+ *     + m^2 Hv out + out.
+ * Projectors: Gemma 3 Hv Ht + Hv; Kimi-VL LayerNorm 2 Hv + (m^2 Hv)^2 + m^2 Hv
+ * + m^2 Hv Ht + Ht.  Other towers are counted as the default ViT with a
+ * warning that their projector is not; audio towers are not counted (warning). */
+static kvp_status tower_uint(struct hf *h, const struct kvp_node *t, const char *const *keys,
+			     const char *field, uint64_t dflt, uint64_t *out)
+{
+	const char *which = keys[0];
+	const struct kvp_node *n = hf_get_any(t, keys, &which);
+	*out = dflt;
+	if (!n)
+		return KVP_STATUS_OK;
+	char name[96];
+	snprintf(name, sizeof name, "%s.%s", field, which);
+	return hf_node_positive(h, n, name, UINT32_MAX, out);
+}
+
+kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
+{
+	const struct kvp_node *root = h->doc->root;
+	kvp_status st;
+	const struct kvp_node *an = kvp_map_get(root, "audio_config");
+	if (an)
+		hf_warn(h, an, "audio_config",
+		     "the audio tower is not counted: the KV pool is overestimated by its weights");
+	const struct kvp_node *tn = kvp_map_get(root, "vision_config");
+	if (!tn)
+		return KVP_STATUS_OK;
+	static const char *const dim_keys[] = {"hidden_size", "embed_dim", "vt_hidden_size",
+					       "width", NULL};
+	static const char *const depth_keys[] = {"num_hidden_layers", "depth",
+						 "vt_num_hidden_layers", "layers", NULL};
+	static const char *const mlp_keys[] = {"intermediate_size", "vt_intermediate_size",
+					       "mlp_dim", NULL};
+	if (tn->type != KVP_NODE_MAP || !hf_get_any(tn, dim_keys, NULL) ||
+	    !hf_get_any(tn, depth_keys, NULL)) {
+		hf_warn(h, tn, "vision_config",
+		     "a tower without its dimensions (hidden_size, num_hidden_layers): "
+		     "its weights are not counted, so the KV pool is overestimated");
+		return KVP_STATUS_OK;
+	}
+	static const char *const patch_keys[] = {"patch_size", NULL};
+	static const char *const image_keys[] = {"image_size", NULL};
+	static const char *const out_keys[] = {"out_hidden_size", NULL};
+	static const char *const tpatch_keys[] = {"temporal_patch_size", NULL};
+	static const char *const merge_keys[] = {"spatial_merge_size", NULL};
+	static const char *const posh_keys[] = {"init_pos_emb_height", NULL};
+	static const char *const posw_keys[] = {"init_pos_emb_width", NULL};
+	uint64_t Hv, Lv, Iv, p, img, out, tp, mg = 1, ph, pw;
+	if ((st = tower_uint(h, tn, dim_keys, "vision_config", 0, &Hv)) ||
+	    (st = tower_uint(h, tn, depth_keys, "vision_config", 0, &Lv)) ||
+	    (st = tower_uint(h, tn, mlp_keys, "vision_config", 4 * Hv, &Iv)) ||
+	    (st = tower_uint(h, tn, patch_keys, "vision_config", 14, &p)) ||
+	    (st = tower_uint(h, tn, image_keys, "vision_config", 0, &img)) ||
+	    (st = tower_uint(h, tn, out_keys, "vision_config", m->hidden_size, &out)) ||
+	    (st = tower_uint(h, tn, tpatch_keys, "vision_config", 1, &tp)) ||
+	    (st = tower_uint(h, tn, merge_keys, "vision_config", 1, &mg)) ||
+	    (st = tower_uint(h, tn, posh_keys, "vision_config", 0, &ph)) ||
+	    (st = tower_uint(h, tn, posw_keys, "vision_config", 0, &pw)))
+		return st;
+	const struct kvp_node *mk = kvp_map_get(tn, "merge_kernel_size");
+	if (mk && mk->type == KVP_NODE_SEQ && mk->n >= 1 &&
+	    (st = hf_node_positive(h, mk->items[0], "vision_config.merge_kernel_size", 64, &mg)))
+		return st;
+	if (Hv > 65536 || Lv > 4096 || Iv > 1048576 || p > 4096 || mg > 64)
+		return kvp_node_fail(h->doc, tn, h->err, KVP_STATUS_INVALID, "vision_config",
+				     "tower dimensions out of range");
+	char type[64] = "", top[64] = "";
+	const struct kvp_node *n = kvp_map_get(tn, "model_type");
+	if (n && n->type == KVP_NODE_SCALAR)
+		snprintf(type, sizeof type, "%s", n->value);
+	n = kvp_map_get(root, "model_type");
+	if (n && n->type == KVP_NODE_SCALAR)
+		snprintf(top, sizeof top, "%s", n->value);
+	const uint64_t C = 3, Ht = m->hidden_size, mm = mg * mg;
+	uint64_t t = 0;
+	if (strncmp(type, "qwen2_5_vl", 10) == 0 || strncmp(top, "qwen2_5_vl", 10) == 0) {
+		uint64_t layer = 4 * Hv * Hv + 4 * Hv + 3 * Hv * Iv + 2 * Iv + Hv + 2 * Hv;
+		t = Lv * layer + C * tp * p * p * Hv + Hv + (mm * Hv) * (mm * Hv) + mm * Hv +
+		    mm * Hv * out + out;
+	} else {
+		uint64_t layer = 4 * (Hv * Hv + Hv) + 2 * Hv * Iv + Iv + Hv + 4 * Hv;
+		uint64_t pos = ph && pw ? ph * pw * Hv : img ? (img / p) * (img / p) * Hv : 0;
+		t = Lv * layer + C * p * p * Hv + Hv + pos + 2 * Hv;
+		if (strncmp(top, "gemma3", 6) == 0)
+			t += Hv * Ht + Hv;
+		else if (strcmp(top, "kimi_vl") == 0)
+			t += 2 * Hv + (mm * Hv) * (mm * Hv) + mm * Hv + mm * Hv * Ht + Ht;
+		else
+			hf_warn(h, tn, "vision_config",
+			     "tower \"%s\" counted as a generic ViT (%llu layers of %llu); its "
+			     "projector is not counted", type[0] ? type : top,
+			     (unsigned long long)Lv, (unsigned long long)Hv);
+	}
+	m->tower_params = t;
+	return KVP_STATUS_OK;
+}
