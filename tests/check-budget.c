@@ -9,6 +9,7 @@
 
 #include "memory/budget.h"
 #include "base/units.h"
+#include "model/spec.h"
 
 static struct kvp_model model;
 static struct kvp_gpu gpu;

@@ -23,6 +23,7 @@
 #include "read/profile.h"
 #include "base/units.h"
 #include "base/yaml-walk.h"
+#include "model/spec.h"
 
 /* ------------------------------------------------------------ helpers */
 

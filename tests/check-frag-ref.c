@@ -27,6 +27,7 @@
 
 #include "frag-ref.h"
 #include "read/profile.h"
+#include "model/spec.h"
 
 #define CASES 240
 #define SHARE_TOL 1e-9

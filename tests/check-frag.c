@@ -11,6 +11,7 @@
 
 #include "frag/frag.h"
 #include "read/profile.h"
+#include "model/spec.h"
 
 static struct kvp_workload wl;
 static struct kvp_frag_config cfg;

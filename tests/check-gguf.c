@@ -14,6 +14,7 @@
 #include "read/gguf.h"
 #include "model/model.h"
 #include "read/profile.h"
+#include "model/spec.h"
 
 /* ---------------------------------------------------------- a tiny writer */
 

@@ -15,6 +15,7 @@
 #include "read/hf-config.h"
 #include "model/model.h"
 #include "base/units.h"
+#include "model/spec.h"
 
 #ifndef KVP_SRCDIR
 #define KVP_SRCDIR "."

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "read/profile.h"
 #include "base/units.h"
+#include "model/spec.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

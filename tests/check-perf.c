@@ -15,6 +15,7 @@
 #include "time/calibration.h"
 #include "time/perf.h"
 #include "base/units.h"
+#include "model/spec.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

@@ -12,6 +12,7 @@
 #include "time/perf.h"
 #include "read/profile.h"
 #include "model/shape.h"
+#include "model/spec.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

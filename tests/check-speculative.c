@@ -9,6 +9,8 @@
 #include "time/perf.h"
 #include "read/profile.h"
 #include "time/speculative.h"
+#include "model/spec.h"
+#include "memory/draft.h"
 
 static struct kvp_model model;
 static struct kvp_spec spec;

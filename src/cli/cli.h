@@ -15,7 +15,7 @@
 #include "base/error.h"
 #include "out/output.h"
 #include "read/profile.h"
-#include "time/speculative.h"
+#include "memory/draft.h"
 
 #define KVP_EXIT_OK 0
 #define KVP_EXIT_FAIL 1

@@ -29,6 +29,7 @@
 #include "base/dist.h"
 #include "frag/frag-events.h"
 #include "frag/frag-requests.h"
+#include "frag/frag-sim.h"
 #include "base/units.h"
 
 struct sim;
@@ -44,12 +45,6 @@ static void sim_broken(struct sim *s, const char *fmt, ...) __attribute__((forma
 			sim_broken((s), __VA_ARGS__);                                      \
 	} while (0)
 
-
-static const char *const policy_names[] = {"contiguous-max", "contiguous-request", "paged",
-					   "paged-shared"};
-
-const char *kvp_frag_policy_name(enum kvp_frag_policy p) { return policy_names[p]; }
-const char *kvp_frag_fit_name(enum kvp_frag_fit f) { return f == KVP_FRAG_FIT_BEST ? "best-fit" : "first-fit"; }
 
 /* Blocks of P tokens class c holds at most (UINT64_MAX: no cap). */
 static uint64_t class_cap_blocks(const struct kvp_frag_shape *sh, uint32_t c, uint32_t P)
@@ -674,86 +669,11 @@ static void sim_finish(struct sim *s, const struct kvp_frag_config *cfg)
 	sim_check_row(s);
 }
 
-/* ------------------------------------------------------------ the run */
+/* ------------------------------------------------------------ the rows */
 
-void kvp_frag_config_init(struct kvp_frag_config *c)
+kvp_status kvp_frag_sim_rows(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
+			     struct kvp_frag_result *rows, size_t nr, struct kvp_error *err)
 {
-	static const uint32_t sizes[] = {1, 8, 16, 32, 64, 128, 256};
-	memset(c, 0, sizeof *c);
-	memcpy(c->block_sizes, sizes, sizeof sizes);
-	c->nblock = sizeof sizes / sizeof sizes[0];
-	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++)
-		c->policy[p] = true;
-	c->fit[0] = c->fit[1] = true;
-	c->requests = 100000;
-	c->warmup = 10000;
-	c->seed = 1;
-}
-
-kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
-			struct kvp_frag_result *out, size_t max, size_t *n, struct kvp_error *err)
-{
-	*n = 0;
-	if (!cfg->max_len)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "max_len", "must be positive");
-	if (!cfg->pool_bytes)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "pool",
-				     "the KV pool is empty: the weights leave no room");
-	if (cfg->prefix_tokens && cfg->prefix_tokens >= cfg->max_len)
-		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "shared_prefix",
-				     "%llu tokens leave no room under max_len %llu",
-				     (unsigned long long)cfg->prefix_tokens,
-				     (unsigned long long)cfg->max_len);
-	uint64_t biggest = kvp_frag_seq_bytes(&cfg->shape, cfg->max_len, KVP_FRAG_MAX_BLOCK);
-	if (cfg->has_paged_shape &&
-	    (kvp_frag_seq_bytes(&cfg->paged_shape, cfg->max_len, KVP_FRAG_MAX_BLOCK) == UINT64_MAX ||
-	     kvp_frag_token_bytes(&cfg->paged_shape) > UINT64_MAX / KVP_FRAG_MAX_BLOCK))
-		biggest = UINT64_MAX;
-	if (biggest == UINT64_MAX || kvp_frag_token_bytes(&cfg->shape) > UINT64_MAX / KVP_FRAG_MAX_BLOCK)
-		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "max_len",
-				     "bytes of one sequence overflow 64 bits");
-	/* the rows */
-	struct kvp_frag_result rows[KVP_FRAG_MAX_ROWS];
-	size_t nr = 0;
-	for (int p = KVP_FRAG_POLICY_CONTIGUOUS_MAX; p <= KVP_FRAG_POLICY_CONTIGUOUS_REQUEST; p++)
-		for (int f = 0; f < 2 && cfg->policy[p]; f++)
-			if (cfg->fit[f])
-				rows[nr++] = (struct kvp_frag_result){.policy = (enum kvp_frag_policy)p,
-								      .fit = (enum kvp_frag_fit)f};
-	bool prefix = cfg->prefix_tokens && cfg->prefix_fraction > 0;
-	for (int p = KVP_FRAG_POLICY_PAGED; p <= KVP_FRAG_POLICY_PAGED_SHARED; p++) {
-		if (!cfg->policy[p] || (p == KVP_FRAG_POLICY_PAGED_SHARED && !prefix))
-			continue;
-		for (size_t b = 0; b < cfg->nblock; b++) {
-			if (!cfg->block_sizes[b] || cfg->block_sizes[b] > KVP_FRAG_MAX_BLOCK)
-				return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "block size",
-						     "%u is outside 1..%u", cfg->block_sizes[b],
-						     KVP_FRAG_MAX_BLOCK);
-			rows[nr++] = (struct kvp_frag_result){.policy = (enum kvp_frag_policy)p,
-							      .block_size = cfg->block_sizes[b]};
-		}
-	}
-	if (!nr)
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "policies",
-				     "nothing to simulate: %s",
-				     cfg->policy[KVP_FRAG_POLICY_PAGED_SHARED] && !prefix
-					     ? "paged-shared needs a shared prefix (--shared-prefix)"
-					     : "no policy, allocator or block size left");
-	if (cfg->arrival_rate != 0 || (w->arrival_s && w->narrival && cfg->step_time_s > 0)) {
-		/* arrivals over time: every row, one after the other */
-		size_t k = nr;
-		for (size_t i = 0; i < k; i++) {
-			struct kvp_frag_config rc = *cfg;
-			if (cfg->has_paged_shape && rows[i].policy >= KVP_FRAG_POLICY_PAGED)
-				rc.shape = cfg->paged_shape;
-			kvp_status st = kvp_frag_arrivals_run(&rc, w, &rows[i], err);
-			if (st)
-				return st;
-			if (i < max)
-				out[(*n)++] = rows[i];
-		}
-		return KVP_STATUS_OK;
-	}
 	if (cfg->policy[KVP_FRAG_POLICY_CONTIGUOUS_MAX] &&
 	    kvp_frag_seq_bytes(&cfg->shape, cfg->max_len, 1) > cfg->pool_bytes)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "max_len",
@@ -802,8 +722,6 @@ kvp_status kvp_frag_run(const struct kvp_frag_config *cfg, const struct kvp_work
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < nr && i < max; i++)
-		out[(*n)++] = rows[i];
 out:
 	for (size_t i = 0; sims && i < nr; i++)
 		sim_free(&sims[i]);

@@ -10,8 +10,9 @@
 #include <strings.h>
 
 #include "model/shape.h"
-#include "time/speculative.h"
+#include "memory/draft.h"
 #include "base/units.h"
+#include "model/spec.h"
 
 static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm"};
 

@@ -61,7 +61,7 @@ struct kvp_budget_opts {
 	 * engine_version (NULL: the newest modelled) for vllm, sglang, trtllm */
 	const struct kvp_engine_model *engine_model;
 	const char *engine_version;
-	const struct kvp_speculative *speculative;  /* a draft to add (speculative.h), or NULL */
+	const struct kvp_speculative *speculative;  /* a draft to add (memory/draft.h), or NULL */
 	bool has_weights, has_activation, has_overhead, has_gpu_memory;
 	uint64_t weights_bytes, activation_bytes, overhead_bytes, gpu_memory_bytes;
 };

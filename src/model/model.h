@@ -179,7 +179,7 @@ struct kvp_weights_split {
 	uint64_t replicated_bytes; /* the part of dense_bytes held whole on every tp rank */
 	uint64_t shared_bytes;     /* shared experts */
 	uint64_t routed_bytes;     /* routed experts */
-	uint64_t draft_bytes;      /* a speculative draft (speculative.h), 0 without */
+	uint64_t draft_bytes;      /* a speculative draft (memory/draft.h), 0 without */
 	uint64_t tower_bytes;      /* vision/audio towers (first stage), 0 without */
 	uint64_t total_bytes;      /* the sum */
 };
@@ -207,13 +207,11 @@ struct kvp_spec {
 	uint64_t weights_bytes_total;
 };
 
-/* Build the spec.  kv_dtype AUTO follows the serving dtype; serving_dtype AUTO
- * follows kvp_model_serving_dtype.  Fails (INVALID) when tp does not divide the
- * attention heads, or H_kv and tp do not divide one another, or pp exceeds the
- * layers; OVERFLOW when a byte count does not fit. */
-kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
-			  enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype,
-			  struct kvp_spec *out, struct kvp_error *err);
+/* One layer of `kind` on one GPU of tp: its KV bytes per token (attention
+ * kinds, with its window) or per sequence (Mamba/linear state), in kv (KV
+ * cache) and serving (state) dtypes.  OVERFLOW when a count does not fit. */
+kvp_status kvp_model_layer_cost(const struct kvp_model *m, enum kvp_layer_kind kind, uint32_t tp,
+				enum kvp_dtype kv, enum kvp_dtype serving, struct kvp_spec_layer *l);
 
 /* KV bytes one sequence of n tokens holds on this GPU with paged blocks of
  * `block` tokens (block = 1: exact).  Sliding layers hold at most

@@ -1,6 +1,6 @@
 /* shape.c: the deployment shape: its checks, the weights one GPU holds under
  * it, and the bytes of the experts' exchange.  See shape.h for the placement
- * and its source; model.c builds the per-GPU layer list on top of this.
+ * and its source; spec.c builds the per-GPU layer list on top of this.
  *
  * Stance: the same weights land on a GPU whether the routed experts are
  * sharded or owned whole (vLLM spreads them over tp x dp either way); ep

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "model/spec.h"
 
 /* "MHA", "GQA 8/32", "MLA", and the layer mix: ", sliding 4096",
  * ", 21 full + 21 sliding 4096", ", 4 attention + 28 Mamba". */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "model/spec.h"
 
 /* ================================================================ options */
 

@@ -14,6 +14,7 @@
 
 #include "model/shape.h"
 #include "base/units.h"
+#include "model/spec.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,26 +1,7 @@
-/* perf.h: latency and throughput of one serving replica, as a roofline.
- *
- *   prefill  FLOPs = 2 * active params * n + causal attention FLOPs;
- *            time  = max(FLOPs / (peak * eff_flops), bytes / (bandwidth * eff_bw))
- *            (bytes: the weights read once and the KV written) -> time to first token
- *   decode   bytes = weights read (active experts only for MoE) + the KV of the batch;
- *            time  = max(bytes / (bandwidth * eff_bw), FLOPs / (peak * eff_flops))
- *            -> time per output token, tokens per second
- *   tp       two all-reduces of the hidden state per layer (Megatron-LM), ring:
- *            2 (tp - 1) / tp * message / link + latency; the link is the
- *            slowest a group of tp GPUs crosses: NVLink inside the NVLink
- *            domain, PCIe inside a server, else the scale-out network
- *   offload  KV kept in host memory or on disk crosses the host link every step;
- *            layer-by-layer pipelining hides it only while a layer computes
- *            longer than its KV takes to arrive
- *   prefix   reloading a saved prefix over the link against recomputing it
- *
- * Legend: L = layers, n = tokens, H_q = query heads, d_h = head dim, B = sequences,
- * P = active parameters, tp/pp = tensor/pipeline parallel.  Every byte count on a
- * GPU comes from the model's layer list (model.h) and the budget (budget.h); this
- * module never recomputes KV bytes.  All times are seconds, rates bytes per second,
- * throughputs FLOP per second.  With pipeline parallelism one token crosses every
- * stage in turn, so a step's latency is pp times the worst stage's (kvp_spec). */
+/* perf.h: `kvplan perf` for one serving replica: a budget at prompt + output
+ * for each batch, the prefill and decode steps of step.h, offload, prefix
+ * reuse and speculative decoding composed into rows, and the output
+ * contract.  The step-time model itself is step.h's. */
 #ifndef KVP_PERF_H
 #define KVP_PERF_H
 
@@ -33,186 +14,7 @@
 #include "model/model.h"
 #include "out/output.h"
 #include "read/profile.h"
-
-/* Defaults, documented with their sources in kvplan(1) (PERFORMANCE MODEL). */
-#define KVP_PERF_DECODE_BW_EFFICIENCY 0.80
-#define KVP_PERF_PREFILL_FLOPS_EFFICIENCY 0.60
-#define KVP_PERF_ALLREDUCE_LATENCY_S 10e-6
-
-enum kvp_perf_bound { KVP_PERF_BOUND_BANDWIDTH, KVP_PERF_BOUND_COMPUTE };
-/* "bandwidth" or "compute" */
-const char *kvp_perf_bound_name(enum kvp_perf_bound b);
-
-/* A link data crosses: a host link (PCIe, NVLink-C2C) or a disk. */
-struct kvp_link {
-	char name[32];
-	double theoretical_bps;   /* per direction */
-	double effective_bps;     /* what transfers reach; times use this */
-};
-
-/* Presets: pcie3x16 pcie4x16 pcie5x16 pcie6x16 nvlink-c2c nvme sata (sources in
- * perf.c and kvplan(1)).  false when `name` is none of them. */
-bool kvp_link_preset(const char *name, struct kvp_link *out);
-/* The i-th preset, NULL past the last (for help texts). */
-const struct kvp_link *kvp_link_preset_at(size_t i);
-/* A preset name, or a preset name with a rate ("pcie4x16:20GB/s": the effective
- * rate replaced), or a bare rate ("20GB/s").  Errors name `field`. */
-kvp_status kvp_link_parse(const char *spec, const char *field, struct kvp_link *out,
-			  struct kvp_error *err);
-
-enum kvp_offload_tier { KVP_OFFLOAD_NONE, KVP_OFFLOAD_CPU, KVP_OFFLOAD_DISK };
-
-struct kvp_offload {
-	enum kvp_offload_tier tier;
-	struct kvp_link link;     /* the path's bottleneck: the host link, or the disk */
-	double fraction;          /* share of the KV kept off the GPU; < 0: what does not fit */
-};
-
-/* Parse --kv-offload: none | cpu | cpu:RATE | nvme | nvme:RATE | sata | sata:RATE.
- * `host` is the host link (CPU memory is reached over it; a disk is read through
- * host memory, so the path is the slower of the disk and the host link). */
-kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
-			     struct kvp_offload *out, struct kvp_error *err);
-
-/* The hardware as the model sees it. */
-struct kvp_perf_hw {
-	double bandwidth_bps;              /* memory, datasheet */
-	double flops;                      /* dense peak in the compute dtype */
-	double decode_bw_efficiency;       /* (0, 1] */
-	double prefill_flops_efficiency;   /* (0, 1] */
-	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
-	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
-	uint32_t node_gpus;                /* GPUs in one server; 0: unknown (no scale-out) */
-	double scale_out_bps;              /* network between servers, per GPU, per direction */
-	double allreduce_latency_s;
-	struct kvp_link host_link;
-};
-
-/* The link a collective among `group` GPUs is bounded by: "nvlink" when the
- * group fits the NVLink domain, the host link (GPU to GPU over PCIe) when it
- * fits one server or the server size is unknown, else "scale-out".  A group
- * of one crosses nothing: the NVLink (or host) link is returned all the same. */
-void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out);
-
-/* Fill hw from a GPU profile: bf16 peak (fp8 peak when the weights are fp8 and
- * the GPU has one), the profile's calibration or the defaults, and its links:
- * NVLink (half the profile's bidirectional figure) and its domain, the host
- * link, the server size and the scale-out network.
- * INVALID when the profile's host_link is not a preset or a rate is missing. */
-kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
-				struct kvp_perf_hw *out, struct kvp_error *err);
-/* Replace the host link (--host-link); collectives beyond the NVLink domain
- * inside one server cross it too. */
-void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
-
-/* What the model needs to time one replica.  Borrowed pointers. */
-struct kvp_perf_ctx {
-	const struct kvp_model *model;
-	const struct kvp_spec *spec;       /* per-GPU layer list, worst stage */
-	struct kvp_perf_hw hw;
-	struct kvp_link tp_link;           /* the link the tp all-reduces cross */
-	struct kvp_link moe_link;          /* the experts' exchange over tp x dp GPUs */
-	uint64_t weights_bytes;            /* on one GPU, worst stage (the budget's, overrides honoured) */
-	uint64_t expert_bytes;             /* of which MoE experts */
-};
-
-/* weights_bytes: what one GPU holds (kvp_budget.weights_bytes).  INVALID when
- * a rate or an efficiency is not positive. */
-kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
-			 const struct kvp_perf_hw *hw, struct kvp_error *err);
-
-/* One forward pass on one GPU (all pipeline stages in turn). */
-struct kvp_perf_step {
-	double flops;                 /* whole model, all GPUs */
-	double gpu_flops;             /* one GPU's share, all stages in turn */
-	uint64_t weights_bytes;       /* read on one GPU, all stages in turn */
-	uint64_t kv_bytes;            /* KV read (decode) or written (prefill) on one GPU */
-	uint64_t bytes;               /* weights_bytes + kv_bytes */
-	double compute_s, memory_s;   /* the two roofline terms */
-	double comm_s;                /* tensor-parallel all-reduces + moe_comm_s */
-	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
-	double time_s;                /* max(compute_s, memory_s) + comm_s */
-	enum kvp_perf_bound bound;
-};
-
-/* Prefill B prompts of n tokens together. */
-kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
-			    struct kvp_perf_step *out, struct kvp_error *err);
-
-/* Time to first token under continuous batching with chunked prefill (as
- * vLLM's scheduler runs it: the running decodes first, then the prompt in
- * chunks of what the step's token budget leaves).  One request of n prompt
- * tokens joins B - 1 sequences already decoding at `context` tokens; each step
- * carries T = max_batched_tokens tokens: the B - 1 decode tokens and a chunk
- * of c = T - (B - 1) prompt tokens, so the prompt takes k = ceil(n / c)
- * steps and its first token comes with the last.  One step, on the same
- * roofline as the prefill and decode above:
- *   compute = the prompt's prefill FLOPs / k + the B - 1 decode FLOPs
- *   memory  = weights (all of them, read every step) + the B - 1 sequences' KV
- *             + the prompt's KV / k (written), over bandwidth x efficiency
- *   comm    = the all-reduces of ceil(n / k) + B - 1 tokens
- * TTFT = k x (max(compute, memory) + comm).  Against kvp_perf_prefill of B
- * prompts at once (B x n tokens in one pass, the "ttft" of a batch) this is
- * what one user waits for in a running server; no queueing is counted.
- * c = 0 (B - 1 >= T): no prompt token fits a step, ttft_s = INFINITY. */
-struct kvp_perf_chunked {
-	uint64_t chunk_tokens;        /* c */
-	uint64_t steps;               /* k */
-	double compute_s, memory_s, comm_s, step_s;   /* one step */
-	double ttft_s;
-};
-
-kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
-				 uint64_t context, uint64_t max_batched_tokens,
-				 struct kvp_perf_chunked *out, struct kvp_error *err);
-
-/* One decode step: B sequences each holding `context` tokens of KV generate
- * one token each.  This is the prediction kvbench compares with a measured
- * decode step. */
-kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
-				struct kvp_perf_step *out, struct kvp_error *err);
-/* A step from its whole-model FLOPs, the weights and KV one GPU reads per
- * stage, and the tokens whose hidden states the all-reduces carry: the
- * roofline every step above ends in. */
-kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
-				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
-				  struct kvp_perf_step *out, struct kvp_error *err);
-
-/* The same for sequences of different lengths lens[0..n). */
-kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
-				     struct kvp_perf_step *out, struct kvp_error *err);
-
-/* Whole-model FLOPs of one sequence: the causal attention of a prefill of n
- * tokens (QK^T and PV over the pairs each layer kind keeps: all, a window, a
- * chunk; none for Mamba), and all of a prefill of n tokens. */
-double kvp_perf_attention_flops(const struct kvp_model *m, uint64_t n);
-double kvp_perf_prefill_flops(const struct kvp_model *m, uint64_t n);
-/* Whole-model FLOPs of one decode token over `context` tokens of KV. */
-double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context);
-
-/* A decode step with `transfer_bytes` of KV (on one GPU) brought over `link`. */
-struct kvp_perf_offload {
-	uint64_t transfer_bytes;
-	double transfer_s;            /* transfer_bytes / effective rate */
-	double gpu_s;                 /* the step on the GPU alone */
-	double serial_s;              /* transfer, then compute */
-	double pipelined_s;           /* layer i+1's KV moves while layer i computes */
-	bool transfer_bound;          /* the transfer per layer outlasts the compute per layer */
-};
-
-void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_step *gpu,
-			   uint64_t transfer_bytes, const struct kvp_link *link,
-			   struct kvp_perf_offload *out);
-
-/* Prefix reuse: reloading p tokens of saved KV over `link` against recomputing
- * them (the compute a prefill of p tokens needs; inside a longer prefill the
- * weights are read anyway, so the compute term is the marginal cost). */
-double kvp_perf_prefix_reload_s(const struct kvp_perf_ctx *c, uint64_t p, const struct kvp_link *link);
-double kvp_perf_prefix_recompute_s(const struct kvp_perf_ctx *c, uint64_t p);
-/* The shortest prefix, in [1, limit], from which reloading is faster than
- * recomputing; 0 when recomputing stays faster up to limit. */
-uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kvp_link *link,
-				   uint64_t limit);
+#include "time/step.h"
 
 /* ------------------------------------------------------------ runs */
 
@@ -239,7 +41,7 @@ struct kvp_perf_row {
 	struct kvp_perf_chunked chunked;        /* one prompt joining B - 1 decodes */
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
-	bool speculative;                 /* a draft proposes tokens (speculative.h) */
+	bool speculative;                 /* a draft proposes tokens (time/speculative.h) */
 	double tokens_per_step, verify_s, draft_s;  /* then tpot_s = (verify + K draft) / tokens */
 	double tpot_s, tokens_per_s;
 	uint64_t kv_bytes;                /* at prompt + output (the budget's) */

@@ -1,71 +1,19 @@
-/* speculative.h: speculative decoding: a draft proposes K tokens, the target
- * verifies them in one pass of K + 1 tokens per sequence; what the draft adds
- * to one GPU's memory (its weights and KV) and what a step costs and yields.
+/* speculative.h: what one speculative decode step costs and yields: the
+ * target's verify pass of K + 1 tokens per sequence plus K draft steps (the
+ * draft, its parsing and its memory are memory/draft.h's).
  *
- * Legend: K = draft tokens per step, a = acceptance rate per token, H = hidden
- * size, I = MLP width, H_q, H_kv = heads, d_h = head dim, L = layers.
- *
- *   draft MODEL  a separate model with the target's vocabulary, run with the
- *                target's tp (vLLM's draft_tensor_parallel_size default): all
- *                its layers' KV and its weights
- *   eagle:K      EAGLE's draft head (SafeAILab/EAGLE, eagle/model/cnets.py:
- *                decoder layers of the target's shape, one in the released
- *                heads, and fc = Linear(2H, H)); it reuses the target's
- *                embeddings and LM head: params = H H_q d_h + 2 H H_kv d_h +
- *                H_q d_h H + 3 H I + 2 H + 2 H^2; KV = one layer of the
- *                target's first attention kind
- *   mtp:K        a multi-token-prediction module (DeepSeek-V3
- *                num_nextn_predict_layers 1): one MoE layer of the target plus
- *                eh_proj 2H x H, embeddings and head shared; its routed and
- *                shared experts are one MoE layer's share of the target's, its
- *                dense part the target's per-layer average; KV one layer
- *
- *   tokens per step  (1 - a^(K+1)) / (1 - a)   (Leviathan et al. 2023, eq. 1)
- *   step             verify: the target's decode step with K + 1 tokens per
- *                    sequence (the same bytes, (K + 1) x the FLOPs and the
- *                    all-reduce messages) + K draft steps
- *   TPOT             step / tokens per step */
+ *   step   verify: the target's decode step with K + 1 tokens per sequence (the
+ *          same bytes, (K + 1) x the FLOPs and the all-reduce messages) + K
+ *          draft steps
+ *   TPOT   step / tokens per step (kvp_speculative_tokens_per_step) */
 #ifndef KVP_SPECULATIVE_H
 #define KVP_SPECULATIVE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/error.h"
-#include "model/model.h"
-#include "time/perf.h"
-
-enum kvp_speculative_kind {
-	KVP_SPECULATIVE_NONE,
-	KVP_SPECULATIVE_DRAFT,
-	KVP_SPECULATIVE_EAGLE,
-	KVP_SPECULATIVE_MTP
-};
-
-struct kvp_speculative {
-	enum kvp_speculative_kind kind;
-	uint32_t k;                    /* draft tokens per step */
-	double accept;                 /* a, in [0, 1) */
-	struct kvp_model draft;        /* DRAFT: the model; EAGLE/MTP: the head as a 1-layer model */
-	uint64_t head_params;          /* EAGLE/MTP: the target's LM head each draft step runs */
-};
-
-/* Parse --spec-draft (MODEL | eagle:K | mtp:K; a MODEL drafts 4 tokens, or
- * MODEL:K) and --spec-accept for `target`.  Errors name "spec-draft" (a draft
- * with another vocabulary, mtp on a model without experts, K out of 1..16) or
- * "spec-accept" (a outside [0, 1)). */
-kvp_status kvp_speculative_parse(const char *draft, const char *accept,
-				 const struct kvp_model *target, struct kvp_speculative *out,
-				 struct kvp_error *err);
-
-/* Add the draft to a built per-GPU spec of the target (same dtypes, tp): its
- * layers join the layer list (so the KV pool and paging count them) and its
- * weights the weights (weights_split.draft_bytes). */
-kvp_status kvp_speculative_apply(const struct kvp_speculative *s, struct kvp_spec *spec,
-				 struct kvp_error *err);
-
-/* Expected tokens per verify step, (1 - a^(K+1)) / (1 - a). */
-double kvp_speculative_tokens_per_step(const struct kvp_speculative *s);
+#include "memory/draft.h"
+#include "time/step.h"
 
 /* One speculative decode step of B sequences at `context` tokens on c (whose
  * spec holds the draft, kvp_speculative_apply); `plain` is the ordinary decode

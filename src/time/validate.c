@@ -12,6 +12,7 @@
 #include "time/perf.h"
 #include "base/units.h"
 #include "base/yaml-walk.h"
+#include "model/spec.h"
 
 /* ------------------------------------------------------- predictions */
 

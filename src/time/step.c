@@ -1,0 +1,535 @@
+/* step.c: the roofline model of prefill, decode, tensor-parallel all-reduces,
+ * KV offload and prefix reuse.  See step.h for the model; the sources of
+ * every constant are here and in kvplan(1).  The files that replace its
+ * efficiencies with measured ones are read by calibration.c.
+ *
+ * Stance: a step's bytes come from the budget and the layer list (model.h),
+ * never from a formula of our own; FLOPs are whole-model counts divided by tp;
+ * times are a roofline plus communication, nothing hidden. */
+#include "time/step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/shape.h"
+#include "base/units.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *kvp_perf_bound_name(enum kvp_perf_bound b)
+{
+	return b == KVP_PERF_BOUND_COMPUTE ? "compute" : "bandwidth";
+}
+
+/* ------------------------------------------------------------------ links
+ * Theoretical rates per direction, x16: PCIe 3.0 8 GT/s, 4.0 16 GT/s, 5.0
+ * 32 GT/s with 128b/130b coding = 15.75, 31.5, 63 GB/s; PCIe 6.0 64 GT/s PAM4
+ * with 242B/256B FLITs = 121 GB/s (PCI-SIG specifications, as tabulated at
+ * fridayswithfaraday.com/posts/gpu-hw-pcie-gen5-bandwidth-bottleneck, which
+ * also measures real transfers "20-40% below theoretical peak").
+ * Effective rates: PCIe 3.0 12 GB/s (pinned host-to-device copies reach about
+ * 11-12 GB/s, e.g. "11GB/s H2D ... Titan X (PCI-E 3.0 16x)" on NVIDIA's "How to
+ * Optimize Data Transfers in CUDA C/C++" thread); PCIe 4.0 25 GB/s (the seed
+ * figure of issue 5, 79 % of 31.5); PCIe 5.0 50 GB/s and PCIe 6.0 96 GB/s (the
+ * same 79-80 % share; no measurement of ours).
+ * NVLink-C2C (Grace Hopper): 900 GB/s both directions = 450 GB/s each;
+ * 375 GB/s measured host-to-device (Fusco et al., "Understanding Data Movement
+ * in Tightly Coupled Heterogeneous Systems: A Case Study with the Grace Hopper
+ * Superchip", 2024, as reported by HPCwire).
+ * NVMe: a PCIe 4.0 x4 drive, link 7.88 GB/s; 7 GB/s sequential reads (the
+ * class of Samsung 990 PRO, 7,450 MB/s datasheet; issue 5's "nvme:7GB/s").
+ * SATA SSD: 6 Gb/s with 8b/10b = 600 MB/s; 550 MB/s sequential reads (SATA
+ * drives' datasheets quote 550-560 MB/s, e.g. Samsung 870 EVO 560 MB/s). */
+static const struct kvp_link link_presets[] = {
+	{"pcie3x16", 15.75e9, 12e9},
+	{"pcie4x16", 31.5e9, 25e9},
+	{"pcie5x16", 63e9, 50e9},
+	{"pcie6x16", 121e9, 96e9},
+	{"nvlink-c2c", 450e9, 375e9},
+	{"nvme", 7.88e9, 7e9},
+	{"sata", 0.6e9, 0.55e9},
+};
+
+bool kvp_link_preset(const char *name, struct kvp_link *out)
+{
+	for (size_t i = 0; i < NELEM(link_presets); i++)
+		if (strcmp(name, link_presets[i].name) == 0) {
+			*out = link_presets[i];
+			return true;
+		}
+	return false;
+}
+
+const struct kvp_link *kvp_link_preset_at(size_t i)
+{
+	return i < NELEM(link_presets) ? &link_presets[i] : NULL;
+}
+
+kvp_status kvp_link_parse(const char *spec, const char *field, struct kvp_link *out,
+			  struct kvp_error *err)
+{
+	char name[64];
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (len >= sizeof name)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field, "'%s' is too long", spec);
+	memcpy(name, spec, len);
+	name[len] = 0;
+	double rate;
+	if (!colon && kvp_parse_rate(spec, &rate) == 0) {
+		if (!(rate > 0))
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+					     "a rate must be positive, got '%s'", spec);
+		memset(out, 0, sizeof *out);
+		snprintf(out->name, sizeof out->name, "custom");
+		out->theoretical_bps = out->effective_bps = rate;
+		return KVP_STATUS_OK;
+	}
+	if (!kvp_link_preset(name, out))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+				     "unknown link '%s' (pcie3x16, pcie4x16, pcie5x16, pcie6x16, "
+				     "nvlink-c2c, nvme, sata, or a rate such as 25GB/s)", name);
+	if (colon) {
+		if (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0))
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+					     "expected a rate such as 7GB/s after '%s:', got '%s'",
+					     name, colon + 1);
+		out->effective_bps = rate;
+		if (out->theoretical_bps < rate)
+			out->theoretical_bps = rate;
+	}
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
+			     struct kvp_offload *out, struct kvp_error *err)
+{
+	static const char *const field = "--kv-offload";
+	memset(out, 0, sizeof *out);
+	out->fraction = -1;
+	if (strcmp(spec, "none") == 0) {
+		out->tier = KVP_OFFLOAD_NONE;
+		return KVP_STATUS_OK;
+	}
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+	double rate = 0;
+	if (colon && (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0)))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+				     "expected a rate such as 7GB/s after ':', got '%s'", colon + 1);
+	if (len == 3 && strncmp(spec, "cpu", 3) == 0) {
+		out->tier = KVP_OFFLOAD_CPU;
+		out->link = *host;
+		if (rate > 0) {
+			out->link.effective_bps = rate;
+			if (out->link.theoretical_bps < rate)
+				out->link.theoretical_bps = rate;
+		}
+		return KVP_STATUS_OK;
+	}
+	if ((len == 4 && strncmp(spec, "nvme", 4) == 0) || (len == 4 && strncmp(spec, "sata", 4) == 0)) {
+		char name[8];
+		memcpy(name, spec, 4);
+		name[4] = 0;
+		out->tier = KVP_OFFLOAD_DISK;
+		kvp_link_preset(name, &out->link);
+		if (rate > 0)
+			out->link.theoretical_bps = out->link.effective_bps = rate;
+		/* read through host memory: the slower of the disk and the host link */
+		if (host->effective_bps < out->link.effective_bps)
+			out->link.effective_bps = host->effective_bps;
+		return KVP_STATUS_OK;
+	}
+	return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
+			     "expected none, cpu, cpu:RATE, nvme, nvme:RATE, sata or sata:RATE, got '%s'",
+			     spec);
+}
+
+/* --------------------------------------------------------------- hardware */
+
+kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
+				struct kvp_perf_hw *out, struct kvp_error *err)
+{
+	const char *where = g->path[0] ? g->path : g->name;
+	memset(out, 0, sizeof *out);
+	if (!(g->bandwidth_bps > 0) || !(g->bf16_flops > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0,
+				     g->bandwidth_bps > 0 ? "bf16_tflops" : "bandwidth",
+				     "needed for latency: give it in the GPU profile");
+	if (!kvp_link_preset(g->host_link[0] ? g->host_link : "pcie4x16", &out->host_link))
+		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "host_link",
+				     "unknown link '%s'", g->host_link);
+	out->bandwidth_bps = g->bandwidth_bps;
+	out->flops = g->bf16_flops;
+	if (m && m->weights_dtype == KVP_DTYPE_FP8 && g->fp8_flops > 0)
+		out->flops = g->fp8_flops; /* fp8 GEMMs where weights (and activations) are fp8 */
+	out->decode_bw_efficiency = g->decode_bw_efficiency > 0 ? g->decode_bw_efficiency
+								: KVP_PERF_DECODE_BW_EFFICIENCY;
+	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
+		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
+	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
+	 * x 50 GB/s); a ring all-reduce sends one way on each link */
+	out->nvlink_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : 0;
+	out->nvlink_domain = out->nvlink_bps > 0 ? g->nvlink_domain : 0;
+	out->node_gpus = g->node_gpus;
+	out->scale_out_bps = g->scale_out_bps;
+	out->allreduce_latency_s = KVP_PERF_ALLREDUCE_LATENCY_S;
+	return KVP_STATUS_OK;
+}
+
+void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
+{
+	hw->host_link = *link;
+}
+
+/* A ring or an all-to-all among the group runs at the pace of its slowest
+ * hop: a group larger than the NVLink domain has hops that leave it (an RTX
+ * 3090 bridge joins two cards, so eight cards talk over PCIe), and a group
+ * larger than a server has hops over the network. */
+void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out)
+{
+	memset(out, 0, sizeof *out);
+	if (hw->nvlink_bps > 0 && hw->nvlink_domain > 1 && group <= hw->nvlink_domain) {
+		snprintf(out->name, sizeof out->name, "nvlink");
+		out->theoretical_bps = out->effective_bps = hw->nvlink_bps;
+	} else if (hw->node_gpus == 0 || group <= hw->node_gpus || !(hw->scale_out_bps > 0)) {
+		*out = hw->host_link;
+	} else {
+		snprintf(out->name, sizeof out->name, "scale-out");
+		out->theoretical_bps = out->effective_bps = hw->scale_out_bps;
+	}
+}
+
+kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
+			 const struct kvp_perf_hw *hw, struct kvp_error *err)
+{
+	const struct kvp_model *m = s->model;
+	memset(c, 0, sizeof *c);
+	if (!(hw->bandwidth_bps > 0) || !(hw->flops > 0) || !(hw->decode_bw_efficiency > 0) ||
+	    !(hw->prefill_flops_efficiency > 0) || hw->decode_bw_efficiency > 1 ||
+	    hw->prefill_flops_efficiency > 1)
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "bandwidth, peak FLOP/s and link rates must be positive and "
+				     "efficiencies in (0, 1]");
+	kvp_perf_collective_link(hw, s->par.tp, &c->tp_link);
+	if (s->par.tp > 1 && !(c->tp_link.effective_bps > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "the %s link an all-reduce of tp %u crosses has no rate",
+				     c->tp_link.name, s->par.tp);
+	c->model = m;
+	c->spec = s;
+	c->hw = *hw;
+	c->weights_bytes = weights_bytes;
+	/* the routed experts' share of this GPU's weights (shape.c's split; an
+	 * override of the total keeps the share) */
+	if (m->moe_num_experts && s->weights_bytes) {
+		double share = (double)s->weights_split.routed_bytes / (double)s->weights_bytes;
+		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
+	}
+	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
+	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
+	    !(c->moe_link.effective_bps > 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
+				     "the %s link the experts' exchange crosses has no rate",
+				     c->moe_link.name);
+	return KVP_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------ FLOPs
+ * Per layer and per (query, key) pair: QK^T 2 d_qk and PV 2 d_v FLOPs per query
+ * head.  d_qk = d_h (+ d_rope for MLA, whose heads attend over the
+ * decompressed keys), d_v = head_dim_v. */
+static double pair_flops(const struct kvp_model *m, enum kvp_layer_kind k)
+{
+	double dqk = m->head_dim, dv = m->head_dim_v ? m->head_dim_v : m->head_dim;
+	if (k == KVP_LAYER_MLA)
+		dqk += m->mla_rope_dim;
+	return 2.0 * m->num_heads * (dqk + dv);
+}
+
+/* Causal pairs of a prefill of n tokens in a layer of kind k. */
+static double prefill_pairs(const struct kvp_model *m, enum kvp_layer_kind k, uint64_t n)
+{
+	double dn = (double)n;
+	switch (k) {
+	case KVP_LAYER_FULL:
+	case KVP_LAYER_MLA:
+		return dn * (dn + 1) / 2;
+	case KVP_LAYER_SLIDING: {
+		double w = m->sliding_window ? m->sliding_window : dn;
+		if (dn <= w)
+			return dn * (dn + 1) / 2;
+		return w * (w + 1) / 2 + (dn - w) * w;
+	}
+	case KVP_LAYER_CHUNKED: {
+		uint64_t c = m->chunk_size ? m->chunk_size : n;
+		double full = (double)(n / c), r = (double)(n % c), dc = (double)c;
+		return full * dc * (dc + 1) / 2 + r * (r + 1) / 2;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Keys one decode token attends to over `context` tokens. */
+static double decode_keys(const struct kvp_model *m, enum kvp_layer_kind k, uint64_t context)
+{
+	switch (k) {
+	case KVP_LAYER_FULL:
+	case KVP_LAYER_MLA:
+		return (double)context;
+	case KVP_LAYER_SLIDING:
+		return (double)(m->sliding_window && context > m->sliding_window ? m->sliding_window
+										 : context);
+	case KVP_LAYER_CHUNKED:
+		return (double)(m->chunk_size && context ? (context - 1) % m->chunk_size + 1 : context);
+	default:
+		return 0;
+	}
+}
+
+double kvp_perf_attention_flops(const struct kvp_model *m, uint64_t n)
+{
+	double f = 0;
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
+		f += pair_flops(m, k) * prefill_pairs(m, k, n);
+	}
+	return f;
+}
+
+double kvp_perf_prefill_flops(const struct kvp_model *m, uint64_t n)
+{
+	return 2.0 * (double)m->active_params * (double)n + kvp_perf_attention_flops(m, n);
+}
+
+double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
+{
+	double f = 2.0 * (double)m->active_params;
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
+		f += pair_flops(m, k) * decode_keys(m, k, context);
+	}
+	return f;
+}
+
+/* ------------------------------------------------------------------- steps */
+
+/* Two ring all-reduces of `tokens` hidden states per layer, every layer of
+ * every stage in turn (Megatron-LM's tensor parallelism: one after attention,
+ * one after the MLP; Shoeybi et al. 2019, section 3). */
+static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	uint32_t tp = c->spec->par.tp;
+	if (tp <= 1)
+		return 0;
+	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
+	double msg = tokens * c->model->hidden_size * elem;
+	double one = 2.0 * (tp - 1) / tp * msg / c->tp_link.effective_bps + c->hw.allreduce_latency_s;
+	return 2.0 * c->model->num_layers * one;
+}
+
+/* The experts' exchange with data-parallel attention (shape.h): dispatch
+ * and combine, each `bytes` out and in, per MoE layer of every stage in turn. */
+static double moe_exchange_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	const struct kvp_spec *s = c->spec;
+	double bytes = kvp_shape_moe_exchange_bytes(c->model, &s->par, s->serving_dtype, tokens);
+	if (!(bytes > 0))
+		return 0;
+	double one = bytes / c->moe_link.effective_bps + c->hw.allreduce_latency_s;
+	return 2.0 * kvp_shape_moe_layers(c->model) * one;
+}
+
+kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
+				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
+				  struct kvp_perf_step *out, struct kvp_error *err)
+{
+	uint32_t pp = c->spec->par.pp;
+	uint64_t w, k, b;
+	if (!kvp_mul(weights, pp, &w) || !kvp_mul(kv, pp, &k) || !kvp_add(w, k, &b))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "bytes",
+				     "a step's bytes do not fit in 64 bits");
+	out->flops = flops;
+	out->gpu_flops = flops / c->spec->par.tp;
+	out->weights_bytes = w;
+	out->kv_bytes = k;
+	out->bytes = b;
+	out->compute_s = out->gpu_flops / (c->hw.flops * eff_flops);
+	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
+	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
+						    : KVP_PERF_BOUND_BANDWIDTH;
+	out->moe_comm_s = moe_exchange_s(c, tokens);
+	out->comm_s = allreduce_s(c, tokens) + out->moe_comm_s;
+	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+			    struct kvp_perf_step *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (batch == 0 || n == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, batch ? "prompt" : "batch",
+				     "must be at least 1");
+	uint64_t one, kv;
+	kvp_status st = kvp_spec_seq_bytes(c->spec, n, 1, &one);
+	if (st)
+		return kvp_error_set(err, st, NULL, 0, 0, "prompt", "KV bytes overflow");
+	if (!kvp_mul(one, batch, &kv))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "batch",
+				     "KV bytes overflow");
+	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
+	/* all experts are touched by a prefill of many tokens */
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+		      c->hw.decode_bw_efficiency, (double)batch * (double)n, out, err);
+}
+
+/* Weights a decode step reads: dense weights, and of the experts the expected
+ * share that B tokens, each routed to k of E experts, touch in a layer:
+ * 1 - (1 - k/E)^B. */
+static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t batch)
+{
+	const struct kvp_model *m = c->model;
+	if (!c->expert_bytes || !m->moe_num_experts)
+		return c->weights_bytes;
+	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
+	/* every DP rank's tokens reach the experts (shape.h) */
+	double tokens = (double)batch * kvp_shape_dp(&c->spec->par);
+	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), tokens);
+	uint64_t dense = c->weights_bytes - c->expert_bytes;
+	return dense + (uint64_t)llround(frac * (double)c->expert_bytes);
+}
+
+kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
+				     struct kvp_perf_step *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (n == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "batch", "must be at least 1");
+	uint64_t kv = 0, one;
+	double flops = 0;
+	for (size_t i = 0; i < n; i++) {
+		kvp_status st = kvp_spec_seq_bytes(c->spec, lens[i], 1, &one);
+		if (st || !kvp_add(kv, one, &kv))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+					     "KV bytes overflow");
+		flops += kvp_perf_decode_flops(c->model, lens[i]);
+	}
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
+		      c->hw.decode_bw_efficiency, (double)n, out, err);
+}
+
+kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
+				struct kvp_perf_step *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (batch == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "batch", "must be at least 1");
+	uint64_t one, kv;
+	kvp_status st = kvp_spec_seq_bytes(c->spec, context, 1, &one);
+	if (st || !kvp_mul(one, batch, &kv))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+				     "KV bytes overflow");
+	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
+		      c->hw.decode_bw_efficiency, (double)batch, out, err);
+}
+
+kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				 uint64_t context, uint64_t max_batched_tokens,
+				 struct kvp_perf_chunked *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (batch == 0 || n == 0 || max_batched_tokens == 0)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0,
+				     !batch ? "batch" : !n ? "prompt" : "max-batched-tokens",
+				     "must be at least 1");
+	uint64_t others = batch - 1;
+	if (others >= max_batched_tokens) {
+		out->ttft_s = out->step_s = INFINITY;
+		return KVP_STATUS_OK;
+	}
+	out->chunk_tokens = max_batched_tokens - others;
+	out->steps = kvp_cdiv(n, out->chunk_tokens);
+	double k = (double)out->steps;
+	struct kvp_perf_step pre, dec = {0}, comm;
+	kvp_status st;
+	if ((st = kvp_perf_prefill(c, 1, n, &pre, err)) ||
+	    (others && (st = kvp_perf_decode_step(c, others, context, &dec, err))) ||
+	    (st = kvp_perf_prefill(c, 1, kvp_cdiv(n, out->steps) + others, &comm, err)))
+		return st;
+	/* pre.weights_bytes: all of them (a chunk of many tokens touches every
+	 * expert); pre.kv_bytes the prompt's KV, written over the k steps */
+	out->compute_s = pre.compute_s / k + dec.compute_s;
+	out->memory_s = ((double)pre.weights_bytes + (double)dec.kv_bytes + (double)pre.kv_bytes / k) /
+			(c->hw.bandwidth_bps * c->hw.decode_bw_efficiency);
+	out->comm_s = comm.comm_s;
+	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	out->ttft_s = k * out->step_s;
+	return KVP_STATUS_OK;
+}
+
+/* ---------------------------------------------------------------- offload */
+
+void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_step *gpu,
+			   uint64_t transfer_bytes, const struct kvp_link *link,
+			   struct kvp_perf_offload *out)
+{
+	memset(out, 0, sizeof *out);
+	out->transfer_bytes = transfer_bytes;
+	out->transfer_s = (double)transfer_bytes / link->effective_bps;
+	out->gpu_s = gpu->time_s;
+	out->serial_s = out->transfer_s + out->gpu_s;
+	/* L layers in turn: layer i+1's KV crosses the link while layer i computes.
+	 * The first layer's transfer and the last layer's compute cannot be
+	 * hidden; in between each layer takes the longer of the two:
+	 * x + (L - 1) max(x, g) + g, never more than the serial x L + g L. */
+	double layers = (double)c->spec->num_layers * c->spec->par.pp;
+	if (layers < 1)
+		layers = 1;
+	double x = out->transfer_s / layers, g = out->gpu_s / layers;
+	out->transfer_bound = x > g;
+	out->pipelined_s = transfer_bytes ? x + (layers - 1) * fmax(x, g) + g : out->gpu_s;
+}
+
+/* ----------------------------------------------------------------- prefix */
+
+double kvp_perf_prefix_reload_s(const struct kvp_perf_ctx *c, uint64_t p, const struct kvp_link *link)
+{
+	uint64_t bytes;
+	if (kvp_spec_seq_bytes(c->spec, p, 1, &bytes))
+		return INFINITY;
+	/* each stage's GPUs load their own layers over their own links, at once */
+	return (double)bytes / link->effective_bps;
+}
+
+double kvp_perf_prefix_recompute_s(const struct kvp_perf_ctx *c, uint64_t p)
+{
+	return kvp_perf_prefill_flops(c->model, p) / c->spec->par.tp /
+	       (c->hw.flops * c->hw.prefill_flops_efficiency);
+}
+
+uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kvp_link *link,
+				   uint64_t limit)
+{
+	/* recompute - reload is 0 at p = 0 and convex in p (a linear term plus the
+	 * attention's growing pairs), so its sign turns positive at most once */
+#define WINS(p) (kvp_perf_prefix_reload_s(c, (p), link) < kvp_perf_prefix_recompute_s(c, (p)))
+	if (limit == 0 || !WINS(limit))
+		return 0;
+	if (WINS(1))
+		return 1;
+	uint64_t lo = 1, hi = limit; /* !WINS(lo), WINS(hi) */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (WINS(mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+#undef WINS
+}
