@@ -42,6 +42,10 @@ static long long days_from_civil(long long y, unsigned m, unsigned d)
  * of seconds.  false when it is neither. */
 static bool parse_time(const char *s, double *out)
 {
+	if (s[0] == '-' && kvp_parse_double(s + 1, out) == 0) {
+		*out = -*out;   /* a negative time, refused by the caller with its own message */
+		return isfinite(*out);
+	}
 	if (kvp_parse_double(s, out) == 0)
 		return isfinite(*out);
 	int y, mo, d, h, mi, n = 0;
