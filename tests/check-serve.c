@@ -389,6 +389,18 @@ START_TEST(test_trace_formats)
 	ck_assert_msg(kvp_serve_trace_load(path, 0, &tr, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_str_eq(tr.format, "vidur");
 	kvp_serve_trace_free(&tr);
+	write_file("own.jsonl", "{\"arrival_s\": 0.5, \"prompt_tokens\": 100, \"output_tokens\": 20}\n"
+		   "{\"id\": \"b\", \"output_tokens\": 3,\"prompt_tokens\":7,\"arrival_s\":2}\n",
+		   path, sizeof path);
+	ck_assert_msg(kvp_serve_trace_load(path, 0, &tr, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_str_eq(tr.format, "kvplan-jsonl");
+	ck_assert_uint_eq(tr.n, 2);
+	ck_assert_double_eq(tr.rows[0].arrival_s, 0.5);
+	ck_assert_uint_eq(tr.rows[0].prompt, 100);
+	ck_assert_uint_eq(tr.rows[1].output, 3);
+	ck_assert_uint_eq(tr.rows[1].prompt, 7);
+	ck_assert_double_eq(tr.rows[1].arrival_s, 2);
+	kvp_serve_trace_free(&tr);
 	tmp_remove();
 }
 END_TEST
@@ -413,6 +425,12 @@ START_TEST(test_trace_errors)
 		{"arrival_s,prompt_tokens,output_tokens\n", 0, 1, 0, "rows"},
 		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6,1,1\n"
 		 "2023-11-16 18:15:45.0,1,1\n", 0, 3, 1, "TIMESTAMP"},
+		/* JSON lines: a later time earlier, a missing key, a broken object */
+		{"{\"arrival_s\": 2, \"prompt_tokens\": 1, \"output_tokens\": 1}\n"
+		 "{\"arrival_s\": 1, \"prompt_tokens\": 1, \"output_tokens\": 1}\n", 0, 2, 15, "arrival_s"},
+		{"{\"arrival_s\": 2, \"prompt_tokens\": 1}\n", 0, 1, 1, "output_tokens"},
+		{"{\"arrival_s\": 2 \"prompt_tokens\": 1}\n", 0, 1, 17, "json"},
+		{"{\"arrival_s\": 2, \"prompt_tokens\": 1, \"output_tokens\": 1}\n1,2,3\n", 0, 2, 1, "json"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char path[600];

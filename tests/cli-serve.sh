@@ -58,6 +58,16 @@ expect_json completed 2
 near duration 0.530158859264
 near p99_e2el_ms 30.158859264
 
+# JSON lines of kvplan's own keys: the same request
+printf '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 3}\n' >"$tmp/one.jsonl"
+run "$KVPLAN" serve $R --trace "$tmp/one.jsonl" --format json
+expect_rc 0
+near mean_ttft_ms 10.0524288
+printf '{"arrival_s": 0, "prompt_tokens": 100}\n' >"$tmp/bad.jsonl"
+run "$KVPLAN" serve $R --trace "$tmp/bad.jsonl"
+expect_rc 3
+expect_err "bad.jsonl:1:1: error: output_tokens: missing from the object"
+
 # table and CSV
 run "$KVPLAN" serve $R --trace "$tmp/one.csv"
 expect_rc 0

@@ -5,8 +5,10 @@
  * "2023-11-16 18:15:46.6805900", AzurePublicDataset
  * AzureLLMInferenceDataset2023.md), Vidur's processed traces (arrived_at,
  * num_prefill_tokens, num_decode_tokens; seconds) and kvplan's own
- * (arrival_s, prompt_tokens, output_tokens; seconds).  Other columns are
- * ignored.  Times are taken relative to the first row. */
+ * (arrival_s, prompt_tokens, output_tokens; seconds), or the same three keys
+ * as JSON lines ({"arrival_s": 0.5, "prompt_tokens": 100, "output_tokens":
+ * 20} a line).  Other columns and keys are ignored.  Azure times are taken
+ * from the first row; the others are seconds as given. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -92,6 +94,78 @@ static size_t split(char *line, char **f, int *cols, size_t max)
 	return n;
 }
 
+/* One JSONL row: a flat object whose arrival_s, prompt_tokens and
+ * output_tokens are numbers (other keys: numbers or strings without
+ * escapes, ignored).  The three values are cut out in place into f[0..3)
+ * with their columns; false with *bad the key (or "json") and *bad_col
+ * where it went wrong. */
+static bool json_row(char *line, char **f, int *cols, const char **bad, int *bad_col)
+{
+	static const char *const keys[3] = {"arrival_s", "prompt_tokens", "output_tokens"};
+	char *p = line;
+	f[0] = f[1] = f[2] = NULL;
+	*bad = "json";
+#define WS() while (*p == ' ' || *p == '\t') p++
+#define FAIL() do { *bad_col = (int)(p - line) + 1; return false; } while (0)
+	WS();
+	if (*p++ != '{')
+		FAIL();
+	WS();
+	bool more = *p != '}';
+	if (!more)
+		p++;
+	while (more) {
+		if (*p != '"')
+			FAIL();
+		char *key = ++p;
+		while (*p && *p != '"' && *p != '\\')
+			p++;
+		if (*p != '"')
+			FAIL();
+		*p++ = 0;
+		WS();
+		if (*p++ != ':')
+			FAIL();
+		WS();
+		char *val = p;
+		if (*p == '"') {
+			p++;
+			while (*p && *p != '"' && *p != '\\')
+				p++;
+			if (*p++ != '"')
+				FAIL();
+		} else {
+			while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t')
+				p++;
+		}
+		char *end = p;
+		WS();
+		char sep = *p;
+		if (sep != ',' && sep != '}')
+			FAIL();
+		*end = 0;
+		for (int k = 0; k < 3; k++)
+			if (strcmp(key, keys[k]) == 0) {
+				f[k] = val;
+				cols[k] = (int)(val - line) + 1;
+			}
+		p++;   /* past the separator, which *end = 0 may have overwritten */
+		more = sep == ',';
+		WS();
+	}
+	if (*p)
+		FAIL();
+	for (int k = 0; k < 3; k++)
+		if (!f[k]) {
+			*bad = keys[k];
+			*bad_col = 1;
+			return false;
+		}
+	return true;
+#undef WS
+#undef FAIL
+}
+
 #define MAXF 64
 
 kvp_status kvp_serve_trace_load(const char *path, uint64_t max_len, struct kvp_serve_trace *out,
@@ -107,6 +181,7 @@ kvp_status kvp_serve_trace_load(const char *path, uint64_t max_len, struct kvp_s
 	size_t lcap = 0, cap = 0;
 	ssize_t len;
 	int lineno = 0, ci[3] = {-1, -1, -1};
+	bool jsonl = false;
 	double t0 = 0, prev = 0;
 	const char *names[3] = {0};
 	while ((len = getline(&line, &lcap, f)) >= 0) {
@@ -115,7 +190,35 @@ kvp_status kvp_serve_trace_load(const char *path, uint64_t max_len, struct kvp_s
 			line[--len] = 0;
 		if (len == 0 || line[0] == '#')
 			continue;
-		size_t nf = split(line, fld, col, MAXF);
+		char *lead = line + strspn(line, " \t");
+		size_t nf;
+		if (*lead == '{' && (ci[0] < 0 || jsonl)) {
+			const char *bad;
+			int bad_col;
+			if (ci[0] < 0) {
+				jsonl = true;
+				for (int k = 0; k < 3; k++) {
+					ci[k] = k;
+					names[k] = (const char *[]){"arrival_s", "prompt_tokens", "output_tokens"}[k];
+				}
+				snprintf(out->format, sizeof out->format, "kvplan-jsonl");
+			}
+			if (!json_row(line, fld, col, &bad, &bad_col)) {
+				st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, bad_col, bad,
+						   strcmp(bad, "json") == 0
+						   ? "expected a flat JSON object such as {\"arrival_s\": 0.5, "
+						     "\"prompt_tokens\": 100, \"output_tokens\": 20}"
+						   : "missing from the object");
+				goto fail;
+			}
+			nf = 3;
+		} else if (jsonl) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, "json",
+					   "expected a JSON object on every line");
+			goto fail;
+		} else {
+			nf = split(line, fld, col, MAXF);
+		}
 		if (ci[0] < 0) {
 			for (size_t l = 0; l < NLAYOUT && ci[0] < 0; l++) {
 				int c[3] = {-1, -1, -1};

@@ -71,7 +71,7 @@ struct kvp_serve_trace_row {
 struct kvp_serve_trace {
 	struct kvp_serve_trace_row *rows;   /* owned */
 	size_t n;
-	char format[16];             /* "azure", "vidur", "kvplan" */
+	char format[16];             /* "azure", "vidur", "kvplan", "kvplan-jsonl" */
 };
 
 /* Read a trace CSV: a header naming the columns, then one request a line.
@@ -79,7 +79,9 @@ struct kvp_serve_trace {
  * Azure LLM inference traces 2023/2024; TIMESTAMP a wall-clock time
  * "YYYY-MM-DD HH:MM:SS.fffffff", taken from the first row); arrived_at,
  * num_prefill_tokens, num_decode_tokens (Vidur's processed traces, seconds);
- * or kvplan's own arrival_s, prompt_tokens, output_tokens (seconds).  Times
+ * or kvplan's own arrival_s, prompt_tokens, output_tokens (seconds), also
+ * as JSON lines ({"arrival_s": 0.5, "prompt_tokens": 100, "output_tokens":
+ * 20} a line, other keys ignored).  Times
  * must be non-negative and non-decreasing, lengths >= 1 and prompt + output
  * <= max_len when max_len > 0.  Errors (INVALID, with file:line:col and the
  * column) for anything else. */
