@@ -255,10 +255,16 @@ static void print_table(const struct serve_args *a, const struct kvp_serve_opts 
 	       "recomputed)\n",
 	       100 * r->kv_mean_util, 100 * r->kv_max_util, (unsigned long long)r->preemptions,
 	       (unsigned long long)r->recomputed_tokens);
-	printf("Steps: %llu, %.1f tokens each on average; at most %llu requests running; "
-	       "%.2f in the system on average\n",
-	       (unsigned long long)r->steps, r->mean_batch_tokens, (unsigned long long)r->max_running,
-	       r->mean_in_system);
+	printf("Steps: %llu of %.2f ms and %.1f tokens on average, the engine busy %.1f %% of the "
+	       "duration;\n  at most %llu requests running, %.2f in the system on average "
+	       "(Little's L)\n",
+	       (unsigned long long)r->steps, r->steps ? 1e3 * r->busy_s / (double)r->steps : 0,
+	       r->mean_batch_tokens, r->duration_s > 0 ? 100 * r->busy_s / r->duration_s : 0,
+	       (unsigned long long)r->max_running, r->mean_in_system);
+	printf("\nA step: the running requests first (a decode 1 token, a prefill a chunk of what\n"
+	       "the token budget leaves), then waiting ones while sequences, budget and blocks\n"
+	       "allow; time = max(FLOPs of the chunks and decodes / (peak x eff), weights + KV\n"
+	       "read / (bandwidth x eff)) + all-reduces, as kvplan perf's roofline.\n");
 	if (r->prefix_hits)
 		printf("Prefix cache: %llu requests started from the cached prefix\n",
 		       (unsigned long long)r->prefix_hits);

@@ -240,6 +240,8 @@ bool kvp_serve_to_record(const struct kvp_serve_result *r, struct kvp_record *re
 		  stat_ms(rec, "itl", &r->itl) && stat_ms(rec, "e2el", &r->e2el) &&
 		  kvp_record_u64(rec, "steps", r->steps) &&
 		  kvp_record_f64(rec, "mean_batch_tokens", r->mean_batch_tokens) &&
+		  kvp_record_f64(rec, "mean_step_ms", r->steps ? 1e3 * r->busy_s / (double)r->steps : 0) &&
+		  kvp_record_f64(rec, "busy_fraction", r->duration_s > 0 ? r->busy_s / r->duration_s : 0) &&
 		  kvp_record_u64(rec, "preemptions", r->preemptions) &&
 		  kvp_record_u64(rec, "recomputed_tokens", r->recomputed_tokens) &&
 		  kvp_record_u64(rec, "prefix_hits", r->prefix_hits) &&

@@ -677,6 +677,7 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 			out->kv_max_blocks = s.used;
 		util_to(&s, t + dt);
 		out->steps++;
+		out->busy_s += dt;
 		tokens_sum += (double)tokens;
 		if ((st = pull_arrivals(&s, t + dt)))
 			goto done;

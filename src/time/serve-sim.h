@@ -139,6 +139,7 @@ struct kvp_serve_result {
 	struct kvp_serve_stat ttft, tpot, itl, e2el;
 	uint64_t steps, preemptions, recomputed_tokens, prefix_hits, max_running;
 	double mean_batch_tokens;             /* tokens a step carries, on average */
+	double busy_s;                        /* the steps' time together */
 	uint64_t num_blocks, pinned_blocks;   /* the pool; the cached prefix's */
 	uint64_t kv_max_blocks;               /* blocks in use at the fullest step */
 	double kv_mean_util, kv_max_util;     /* time-weighted over the duration; peak */
