@@ -260,11 +260,12 @@ bool kvp_serve_to_record(const struct kvp_serve_result *r, struct kvp_record *re
 	for (size_t i = 0; i < r->nseries; i++) {
 		struct kvp_record *p = kvp_record_new();
 		if (!p || !kvp_record_f64(p, "t_s", r->series_t[i] - r->start_s) ||
-		    !kvp_record_f64(p, "utilization", r->series_util[i]) ||
-		    !kvp_record_push(rec, "kv_utilization_series", p)) {
+		    !kvp_record_f64(p, "utilization", r->series_util[i])) {
 			kvp_record_free(p);
 			return false;
 		}
+		if (!kvp_record_push(rec, "kv_utilization_series", p))   /* frees p */
+			return false;
 	}
 	return true;
 }

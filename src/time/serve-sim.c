@@ -42,7 +42,7 @@ struct sim {
 	struct kvp_serve_result *res;
 	struct kvp_error *err;
 	/* engine */
-	uint64_t num_blocks, max_seqs, mbt, unit_bytes, pinned, used;
+	uint64_t num_blocks, max_seqs, mbt, pinned, used;
 	uint32_t P;
 	/* tables by length */
 	struct serve_tables tab;
@@ -112,18 +112,19 @@ static uint32_t slot_new(struct sim *s)
 {
 	if (s->nfree)
 		return s->free_slots[--s->nfree];
-	size_t old = s->cap, fcap = old;
-	if (!grow((void **)&s->req, &s->cap, old + 1, sizeof *s->req))
+	/* the slot pool, the free list and the running list grow together */
+	size_t old = s->cap, cap = old;
+	if (!grow((void **)&s->req, &cap, old + 1, sizeof *s->req))
 		return UINT32_MAX;
-	void *q = realloc(s->free_slots, s->cap * sizeof *s->free_slots);
-	void *r = realloc(s->run, s->cap * sizeof *s->run);
+	void *q = realloc(s->free_slots, cap * sizeof *s->free_slots);
 	if (q)
 		s->free_slots = q;
+	void *r = q ? realloc(s->run, cap * sizeof *s->run) : NULL;
 	if (r)
 		s->run = r;
-	(void)fcap;
 	if (!q || !r)
-		return UINT32_MAX;
+		return UINT32_MAX;   /* s->cap unchanged: the larger req array is harmless */
+	s->cap = cap;
 	for (size_t i = s->cap; i-- > old + 1;)
 		s->free_slots[s->nfree++] = (uint32_t)i;
 	return (uint32_t)old;
