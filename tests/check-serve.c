@@ -431,6 +431,7 @@ START_TEST(test_trace_errors)
 		{"arrival_s,prompt_tokens,output_tokens\n0,5,x\n", 0, 2, 5, "output_tokens"},
 		{"arrival_s,prompt_tokens,output_tokens\nsoon,5,1\n", 0, 2, 1, "arrival_s"},
 		{"time,prompt,output\n0,5,1\n", 0, 1, 1, "header"},
+		{"arrival_s,prompt_tokens,output_tokens\n1e300,5,1\n", 0, 2, 1, "arrival_s"},
 		{"arrival_s,prompt_tokens,output_tokens\n", 0, 1, 0, "rows"},
 		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6,1,1\n"
 		 "2023-11-16 18:15:45.0,1,1\n", 0, 3, 1, "TIMESTAMP"},

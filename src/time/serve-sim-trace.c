@@ -272,6 +272,12 @@ kvp_status kvp_serve_trace_load(const char *path, uint64_t max_len, struct kvp_s
 					   "a negative time (%g s)", t - t0);
 			goto fail;
 		}
+		if (t - t0 > 1e9) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, col[ci[0]], names[0],
+					   "%g s from the start is beyond 1e9 s (31 years): a step's "
+					   "milliseconds would vanish in its rounding", t - t0);
+			goto fail;
+		}
 		if (out->n && t - t0 < prev) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, col[ci[0]], names[0],
 					   "times must not decrease: %.9g s after %.9g s on the row "
