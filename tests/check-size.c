@@ -260,6 +260,51 @@ START_TEST(test_failures)
 }
 END_TEST
 
+
+/* issue 33: the closed loop (--users) once iterated lambda = C / W(lambda)
+ * and, past saturation, alternated between an infinite wait (next rate 0)
+ * and rate 0 (no wait), ending on 0 after an even number of turns: such
+ * rows met every target with one user's throughput.  replicas_case's numbers
+ * (test_replicas_by_hand): S = 10.0524288 ms, k = 78.6432 us, output 100.
+ * 300 users on one replica: step = 10 ms + 300 k = 33.59296 ms, D = 100 x
+ * step = 3.359296 s.  The closed loop's Little's law lambda W(lambda) = 300
+ * with rho = lambda S, W = S + rho S / (2 (1 - rho)) + D / (1 - rho):
+ *   rho + rho^2 / (2 (1 - rho)) + rho D / (S (1 - rho)) = 300
+ *   -> rho^2 / 2 - (301 + D / S) rho + 300 = 0, D / S = 334.17755
+ *   -> rho = 635.17755 - sqrt(635.17755^2 - 600) = 0.4724846,
+ *      lambda = rho / S = 47.00204 requests/s.
+ * 600 users: unqueued, each comes back every W(0) = S + 100 (10 ms + 600 k)
+ * = 5.7286444 s: 600 / 5.7286444 = 104.74 requests/s against a prefill
+ * that serves 1 / S = 99.48: overloaded, a throughput failure, and the
+ * search adds a replica (300 each, as above). */
+START_TEST(test_users_closed_loop)
+{
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	replicas_case();
+	demand.rate = 0;
+	demand.slo_ttft_s = demand.slo_tpot_s = 0;
+	demand.users = 300;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.prefill_utilization, 0.4724846, 1e-6);
+	ck_assert_double_eq_tol(c.rate, 47.00204, 1e-4);
+	ck_assert_double_eq_tol(c.concurrency, 300, 1e-9);
+	/* N = lambda W on what evaluate reports (fixed lengths: p90 prompt = mean) */
+	ck_assert_double_eq_tol(kvp_size_concurrency(c.rate, c.ttft_s, 100, c.tpot_s), 300, 1e-6);
+	ck_assert_msg(c.meets, "failed %u", c.failed);
+
+	demand.users = 600;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.failed & KVP_SIZE_FAIL_THROUGHPUT);
+	ck_assert(!c.meets);
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert_uint_eq(c.replicas, 2);
+	ck_assert_double_eq_tol(c.rate, 47.00204, 1e-4);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
 START_TEST(test_rank)
 {
 	struct kvp_size_config c[4] = {0};
@@ -870,6 +915,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_replicas_by_hand);
 	tcase_add_test(core, test_30b_int4_on_24gb);
 	tcase_add_test(core, test_rank);
+	tcase_add_test(core, test_users_closed_loop);
 	tcase_add_test(core, test_emit);
 	tcase_add_test(core, test_emit_consistency);
 	tcase_add_test(core, test_yaml_writer);

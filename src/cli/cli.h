@@ -145,6 +145,7 @@ int kvp_cmd_budget(int argc, char **argv);
 int kvp_cmd_list(int argc, char **argv);
 int kvp_cmd_frag(int argc, char **argv);
 int kvp_cmd_perf(int argc, char **argv);
+int kvp_cmd_serve(int argc, char **argv);
 int kvp_cmd_size(int argc, char **argv);
 int kvp_cmd_check(int argc, char **argv);
 int kvp_cmd_plot(int argc, char **argv);

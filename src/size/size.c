@@ -302,7 +302,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	/* the rate one replica sees and the sequences it holds */
 	double lambda = 0, c = 1;
 	double cap = fmax(1e4, 100.0 * (double)b->max_sequences);
-	bool saturated = false;
+	bool saturated = false, overloaded = false;
 	enum kvp_perf_bound bd = KVP_PERF_BOUND_BANDWIDTH;
 	double step = 0;
 	double rho_p = 0;
@@ -327,20 +327,32 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		c = (double)((d->users + ranks - 1) / ranks);
 		if ((st = step_at(r, c, &step, &bd, err)))
 			goto out;
-		for (int i = 0; i < 200; i++) {
-			double wq = r->rho < 1 ? r->rho * pre.time_s / (2 * (1 - r->rho)) : INFINITY;
-			double w = pre.time_s + wq + d->output_mean * step / (1 - fmin(r->rho, 0.999999));
-			double next = c / w;
-			r->rho = next * pre.time_s;
-			if (fabs(next - lambda) <= 1e-12 * fmax(1, next)) {
-				lambda = next;
-				break;
-			}
-			lambda = next;
+		/* lambda W(lambda) = C, W = S + W_q(rho) + output x step / (1 - rho),
+		 * rho = lambda S: the left side rises from 0 to infinity on
+		 * [0, 1 / S), so bisect (issue 33: iterating lambda = C / W
+		 * alternated past saturation and ended on 0).  The users overload
+		 * the replica when, unqueued, they come back faster than its
+		 * prefill serves: C / W(0) >= 1 / S; the queue then holds them
+		 * back, and the row fails throughput so more replicas are chosen. */
+		double s_pre = pre.time_s, dec = d->output_mean * step;
+#define CLOSED_W(rho) (s_pre + (rho) * s_pre / (2 * (1 - (rho))) + dec / (1 - (rho)))
+		double lo = 0, hi = s_pre > 0 ? 1 / s_pre : 0;
+		overloaded = s_pre > 0 && c / CLOSED_W(0.0) >= hi;
+		for (int i = 0; i < 200 && hi > 0; i++) {
+			double mid = 0.5 * (lo + hi);
+			if (mid * CLOSED_W(mid * s_pre) < c)
+				lo = mid;
+			else
+				hi = mid;
 		}
+#undef CLOSED_W
+		lambda = s_pre > 0 ? lo : c / fmax(dec, 1e-300);
+		r->rho = lambda * s_pre;
 		out->queue_s = r->rho < 1 ? r->rho * pre.time_s / (2 * (1 - r->rho)) : INFINITY;
 		r->ttft_mean = pre.time_s + out->queue_s;
 		saturated = r->rho >= 1;
+		if (overloaded)
+			out->failed |= KVP_SIZE_FAIL_THROUGHPUT;
 	} else {
 		r->rho = 0;
 		r->ttft_mean = pre.time_s;
