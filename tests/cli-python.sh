@@ -39,7 +39,8 @@ mkdir "$tmp/pkg"
 	--exclude=__pycache__ --exclude='_libkvplan*' --exclude=profiles .) |
 	(cd "$tmp/pkg" && tar xf -)
 KVPLAN_SOURCE_DIR=$top_srcdir
-export KVPLAN_SOURCE_DIR
+KVPLAN_CLI=$KVPLAN
+export KVPLAN_SOURCE_DIR KVPLAN_CLI
 
 name="pip install ./python"
 if "$tmp/venv/bin/python" -m pip install --no-build-isolation --no-index -q "$tmp/pkg" \

@@ -4,15 +4,19 @@ fact: KV bytes per token from config.json shapes, the generic pool with
 every term given, errors with file:line:col and nothing printed, the JSON
 records, pandas optional, handles shared by threads."""
 import concurrent.futures
+import json
 import os
 import pathlib
+import subprocess
 
 import pytest
 
 import kvplan
 
-# the checkout, for its example config.json (set by tests/cli-python.sh)
+# the checkout, for its example config.json, and the built kvplan command
+# (both set by tests/cli-python.sh)
 TOP = os.environ.get("KVPLAN_SOURCE_DIR")
+CLI = os.environ.get("KVPLAN_CLI")
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +79,27 @@ def test_records(h100):
     assert [r["batch"] for r in p.rows] == [1, 8]
     assert all(r["tpot_s"] > 0 for r in p.rows)
     assert p.to_dict()["prompt"] == 1024
+
+
+def test_records_are_the_clis(h100):
+    """The records are the command's --format json, less what only the
+    command adds (its warnings, and budget's inverse answers)."""
+    if not CLI or not os.access(CLI, os.X_OK):
+        pytest.skip("KVPLAN_CLI not set")
+    m, e = kvplan.Model("llama-3.1-8b"), kvplan.Engine("vllm")
+
+    def cli(*args):
+        return json.loads(subprocess.run([CLI, *args, "--model", "llama-3.1-8b", "--gpu",
+                                          "h100-sxm", "--engine", "vllm", "--format", "json"],
+                                         check=False, capture_output=True, text=True).stdout)
+
+    want = cli("budget", "--context", "8192")
+    for k in ("warnings", "max_context", "utilization_needed"):
+        want.pop(k, None)
+    assert kvplan.budget_record(m, h100, e, context=8192) == want
+    want = cli("perf", "--prompt", "1024", "--output", "256", "--batch", "1,8")
+    want.pop("warnings")
+    assert kvplan.perf(m, h100, e, prompt=1024, output=256, batches=[1, 8]).to_dict() == want
 
 
 def test_hf_config(h100):
