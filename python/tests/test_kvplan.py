@@ -7,6 +7,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import struct
 import subprocess
 
 import pytest
@@ -109,6 +110,53 @@ def test_hf_config(h100):
     # 3584 / 28 = 128, bf16: 2 x 28 x 4 x 128 x 2 = 57,344 B per token
     m = kvplan.Model(pathlib.Path(TOP, "examples", "Qwen2.5-7B-Instruct", "config.json"))
     assert kvplan.budget(m, h100, context=1024).kv_bytes_per_token == 57_344
+
+
+def tiny_gguf() -> bytes:
+    """A 2-layer "llama" GGUF header (ggml docs/gguf.md: "GGUF", uint32
+    version, uint64 tensor and key counts, length-prefixed strings, typed
+    values, tensor infos; little-endian), as tests/check-gguf.c writes it:
+    hidden 64, 4 heads, 2 KV heads, context 2048, vocab 256."""
+    def s(t):
+        return struct.pack("<Q", len(t)) + t.encode()
+
+    def u32(k, v):  # value type 4: UINT32
+        return s(k) + struct.pack("<II", 4, v)
+
+    def tensor(name, d0, d1, ggml_type):
+        dims = struct.pack("<Q", d0) + (struct.pack("<Q", d1) if d1 else b"")
+        return s(name) + struct.pack("<I", 2 if d1 else 1) + dims + struct.pack("<IQ", ggml_type, 0)
+
+    kvs = [s("general.architecture") + struct.pack("<I", 8) + s("llama"),
+           s("general.name") + struct.pack("<I", 8) + s("tiny-llama"),
+           u32("llama.block_count", 2), u32("llama.embedding_length", 64),
+           u32("llama.feed_forward_length", 128), u32("llama.context_length", 2048),
+           u32("llama.attention.head_count", 4), u32("llama.attention.head_count_kv", 2),
+           u32("llama.vocab_size", 256)]
+    tensors = [tensor("token_embd.weight", 64, 256, 1), tensor("output.weight", 64, 256, 8),
+               tensor("blk.0.attn_q.weight", 64, 64, 2),
+               tensor("blk.0.ffn_up.weight", 256, 128, 14),
+               tensor("blk.1.attn_q.weight", 64, 64, 30),
+               tensor("blk.0.attn_norm.weight", 64, 0, 0)]
+    return (b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs)) + b"".join(kvs) +
+            b"".join(tensors))
+
+
+def test_gguf(tmp_path, h100, capfd):
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(tiny_gguf())
+    m = kvplan.Model(path)
+    assert (m.name, m.max_context) == ("tiny-llama", 2048)
+    # KV: 2 layers x 2 (K, V) x 2 KV heads x head dim 64 / 4 = 16 x 2 B = 256 B
+    assert kvplan.budget(m, h100, context=1024).kv_bytes_per_token == 2 * 2 * 2 * 16 * 2
+    # every truncation is an error with the file's name, never a crash
+    data = path.read_bytes()
+    for n in range(0, len(data), 7):
+        path.write_bytes(data[:n])
+        with pytest.raises(kvplan.KvplanError) as ei:
+            kvplan.Model(path)
+        assert str(path) in str(ei.value)
+    assert capfd.readouterr() == ("", "")
 
 
 def test_profiles():
