@@ -11,8 +11,8 @@
  *   - kvplan_budget() fills a typed result struct: the hot path ("how many
  *     more sequences fit?" asked thousands of times a second by an admission
  *     controller) needs no allocation, no text and no parsing;
- *   - kvplan_budget_json() and kvplan_perf_json() return the record the CLI
- *     prints with --format json, with the same field names and units
+ *   - kvplan_budget_json(), kvplan_perf_json() and kvplan_frag_json()
+ *     return the record the CLI prints with --format json, with the same field names and units
  *     (man/kvplan.1, MACHINE OUTPUT; its schema_version rules apply).  A
  *     result struct for every command would freeze dozens of fields into
  *     the ABI; the JSON text carries all of them and grows without a new
@@ -88,6 +88,7 @@ typedef struct kvplan_error {
 typedef struct kvplan_model kvplan_model;
 typedef struct kvplan_gpu kvplan_gpu;
 typedef struct kvplan_engine kvplan_engine;
+typedef struct kvplan_workload kvplan_workload;
 
 /* "0.1.0": the version of the library (the package's). */
 KVPLAN_API const char *kvplan_version(void);
@@ -206,6 +207,44 @@ KVPLAN_API void kvplan_perf_opts_init(kvplan_perf_opts *o);
 KVPLAN_API kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 					  const kvplan_engine *e, const kvplan_budget_opts *opts,
 					  const kvplan_perf_opts *perf, char **json,
+					  kvplan_error *err);
+
+/* A workload (request lengths, arrivals, a shared prefix): a profile name
+ * ("chat") or a kvplan workload YAML file (kvplan-profiles(5)). */
+KVPLAN_API kvplan_status kvplan_workload_load(const char *name_or_path, kvplan_workload **out,
+					      kvplan_error *err);
+/* A lengths file of `kvplan frag --lengths` (prompt and output tokens a
+ * line, an arrival time as a third column). */
+KVPLAN_API kvplan_status kvplan_workload_load_lengths(const char *path, kvplan_workload **out,
+						      kvplan_error *err);
+KVPLAN_API void kvplan_workload_free(kvplan_workload *w);
+
+/* `kvplan frag`'s options beyond the budget's (whose context it replaces
+ * by max_len).  Zero means the default. */
+#define KVPLAN_FRAG_MAX_BLOCK_SIZES 32
+typedef struct kvplan_frag_opts {
+	uint32_t size;                 /* sizeof(kvplan_frag_opts) */
+	uint64_t max_len;              /* tokens; 0: the workload's, the context, the model's */
+	uint64_t requests;             /* 0: 100,000 */
+	uint64_t seed;                 /* 0: 1 */
+	int64_t warmup;                /* requests before measuring; < 0: a tenth */
+	const uint32_t *block_sizes;   /* the paged rows' blocks; NULL: the defaults */
+	size_t nblock;                 /* at most KVPLAN_FRAG_MAX_BLOCK_SIZES */
+	double arrival_rate;           /* requests/s; 0: a closed batch */
+	double step_time_s;            /* with a rate or arrival times; 0: the perf model's */
+} kvplan_frag_opts;
+
+/* Set o to the defaults (warmup -1) and o->size. */
+KVPLAN_API void kvplan_frag_opts_init(kvplan_frag_opts *o);
+
+/* The paged-KV fragmentation simulator over workload w on the budget's KV
+ * pool, as `kvplan frag --format json` prints it (rows, recommendation;
+ * no prefix cache, no "warnings").  Can take seconds: 100,000 requests by
+ * default.  A budget that leaves no pool is an answer (no rows). */
+KVPLAN_API kvplan_status kvplan_frag_json(const kvplan_model *m, const kvplan_gpu *g,
+					  const kvplan_engine *e, const kvplan_workload *w,
+					  const kvplan_budget_opts *opts,
+					  const kvplan_frag_opts *frag, char **json,
 					  kvplan_error *err);
 
 /* The names of the built-in profiles of `kind` ("models", "gpus",

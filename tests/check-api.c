@@ -141,6 +141,54 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* The fragmentation simulator over a workload handle: the record of
+ * `kvplan frag --format json`, and the refusals of cmd-frag.c. */
+START_TEST(test_frag)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	kvplan_workload *w;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g, &err), KVPLAN_OK);
+	ck_assert_msg(kvplan_workload_load("chat", &w, &err) == KVPLAN_OK, "%s", err.message);
+	kvplan_frag_opts f;
+	kvplan_frag_opts_init(&f);
+	f.requests = 2000;
+	uint32_t blocks[] = {16, 32};
+	f.block_sizes = blocks;
+	f.nblock = 2;
+	char *json = NULL;
+	ck_assert_msg(kvplan_frag_json(m, g, NULL, w, NULL, &f, &json, &err) == KVPLAN_OK, "%s",
+		      err.message);
+	ck_assert_ptr_nonnull(strstr(json, "\"workload\": \"chat\","));
+	ck_assert_ptr_nonnull(strstr(json, "\"requests\": 2000,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"kv_bytes_per_token\": 131072,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"recommendation\": "));
+	kvplan_free(json);
+	/* the same run again from the same handle: the handle is unchanged */
+	char *again = NULL;
+	ck_assert_int_eq(kvplan_frag_json(m, g, NULL, w, NULL, &f, &again, &err), KVPLAN_OK);
+	kvplan_free(again);
+
+	blocks[1] = 0;
+	ck_assert_int_eq(kvplan_frag_json(m, g, NULL, w, NULL, &f, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "block_sizes");
+	ck_assert_ptr_null(json);
+	f.nblock = 0;
+	f.step_time_s = 0.01;  /* without an arrival rate */
+	ck_assert_int_eq(kvplan_frag_json(m, g, NULL, w, NULL, &f, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "step_time_s");
+	kvplan_workload *none;
+	ck_assert_int_eq(kvplan_workload_load("no-such-workload", &none, &err),
+			 KVPLAN_ERR_NOT_FOUND);
+	ck_assert_ptr_null(none);
+	kvplan_workload_free(w);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+}
+END_TEST
+
 /* A caller compiled against an older, shorter kvplan_budget_opts: what lies
  * past its size is never read (here a bad kv_dtype), and a shorter result
  * is written only as far as its size. */
@@ -294,6 +342,7 @@ static Suite *api_suite(void)
 	tcase_add_loop_test(core, test_kv_bytes, 0, sizeof kv_cases / sizeof kv_cases[0]);
 	tcase_add_test(core, test_generic_terms);
 	tcase_add_test(core, test_json);
+	tcase_add_test(core, test_frag);
 	tcase_add_test(core, test_sizes);
 	tcase_add_test(core, test_threads);
 	suite_add_tcase(s, core);

@@ -25,8 +25,9 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _ffi
 
-__all__ = ["KvplanError", "Model", "GPU", "Engine", "Budget", "Perf", "budget",
-           "budget_record", "perf", "sweep", "profiles", "version", "__version__"]
+__all__ = ["KvplanError", "Model", "GPU", "Engine", "Workload", "Budget", "Perf", "Frag",
+           "budget", "budget_record", "perf", "frag", "sweep", "profiles", "version",
+           "__version__"]
 
 _lib = _ffi.lib
 
@@ -171,6 +172,30 @@ class Engine(_Handle):
         return "kvplan.Engine(%r, %r)" % (self.name, self.version or None)
 
 
+class Workload(_Handle):
+    """A workload (request lengths, arrivals, a shared prefix): a profile
+    name ("chat") or a workload YAML file; Workload.lengths(path) reads a
+    lengths file (`kvplan frag --lengths`).  Raises KvplanError."""
+
+    _free = "kvplan_workload_free"
+
+    def __init__(self, name_or_path: Union[str, "os.PathLike[str]"], *, _lengths: bool = False):
+        h, err = ctypes.c_void_p(), _ffi.Error()
+        load = _lib.kvplan_workload_load_lengths if _lengths else _lib.kvplan_workload_load
+        _check(load(_path(name_or_path), ctypes.byref(h), ctypes.byref(err)), err)
+        self._ptr = h.value
+        self._name = os.fspath(name_or_path)
+
+    @classmethod
+    def lengths(cls, path: Union[str, "os.PathLike[str]"]) -> "Workload":
+        """A lengths file: prompt and output tokens a line (an arrival time
+        as a third column)."""
+        return cls(path, _lengths=True)
+
+    def __repr__(self) -> str:
+        return "kvplan.Workload(%r)" % self._name
+
+
 @dataclass(frozen=True)
 class Budget:
     """One GPU's memory budget (the worst under tp/pp), as `kvplan budget`
@@ -216,6 +241,21 @@ class Perf:
 
     def to_dict(self) -> Dict[str, Any]:
         """The record as `kvplan perf --format json` prints it."""
+        return dict(self.record)
+
+
+@dataclass(frozen=True)
+class Frag:
+    """`kvplan frag`: `record` is the JSON record the CLI prints (man/kvplan.1
+    FRAG), `rows` one per allocator policy and block size, and
+    `recommendation` the block size kvplan recommends and why."""
+
+    record: Dict[str, Any] = field(repr=False)
+    rows: List[Dict[str, Any]]
+    recommendation: Dict[str, Any]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as `kvplan frag --format json` prints it."""
         return dict(self.record)
 
 
@@ -316,6 +356,41 @@ def perf(model: Model, gpu: GPU, engine: Optional[Engine] = None, *,
                                  ctypes.byref(p), ctypes.byref(out), ctypes.byref(err)), err)
     rec = json.loads(_ffi.take_string(out))
     return Perf(rec, list(rec.get("rows", [])))
+
+
+def frag(model: Model, gpu: Optional[GPU], workload: Workload, engine: Optional[Engine] = None,
+         *, max_len: Optional[int] = None, requests: Optional[int] = None,
+         seed: Optional[int] = None, warmup: Optional[int] = None,
+         block_sizes: Sequence[int] = (), arrival_rate: Optional[float] = None,
+         step_time_s: Optional[float] = None, **options: Any) -> Frag:
+    """The paged-KV fragmentation simulator (`kvplan frag`) over `workload`
+    on the budget's KV pool: max_len (tokens; default the workload's, the
+    context, the model's), requests (default 100,000: seconds of work),
+    seed (default 1), warmup (requests before measuring; default a tenth),
+    block_sizes (the paged rows; default kvplan's list), arrival_rate
+    (requests/s: arrivals over time instead of a closed batch),
+    step_time_s; the budget's options as for budget().  Raises KvplanError.
+    """
+    o = _opts(**options)
+    f = _ffi.FragOpts()
+    _lib.kvplan_frag_opts_init(ctypes.byref(f))
+    f.max_len = max_len or 0
+    f.requests = requests or 0
+    f.seed = seed or 0
+    if warmup is not None:
+        f.warmup = warmup
+    arr = (ctypes.c_uint32 * max(1, len(block_sizes)))(*block_sizes)
+    if block_sizes:
+        f.block_sizes = arr
+        f.nblock = len(block_sizes)
+    f.arrival_rate = arrival_rate or 0.0
+    f.step_time_s = step_time_s or 0.0
+    out, err = ctypes.c_void_p(), _ffi.Error()
+    _check(_lib.kvplan_frag_json(model._ptr, _ptr(gpu), _ptr(engine), workload._ptr,
+                                 ctypes.byref(o), ctypes.byref(f), ctypes.byref(out),
+                                 ctypes.byref(err)), err)
+    rec = json.loads(_ffi.take_string(out))
+    return Frag(rec, list(rec.get("rows", [])), dict(rec.get("recommendation") or {}))
 
 
 def profiles(kind: str = "models") -> List[str]:

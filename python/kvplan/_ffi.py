@@ -85,6 +85,15 @@ class PerfOpts(ctypes.Structure):
                 ("nbatch", ctypes.c_size_t)]
 
 
+class FragOpts(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32),
+                ("max_len", ctypes.c_uint64), ("requests", ctypes.c_uint64),
+                ("seed", ctypes.c_uint64), ("warmup", ctypes.c_int64),
+                ("block_sizes", ctypes.POINTER(ctypes.c_uint32)),
+                ("nblock", ctypes.c_size_t),
+                ("arrival_rate", ctypes.c_double), ("step_time_s", ctypes.c_double)]
+
+
 _profiles_env()
 lib = _load()
 
@@ -119,6 +128,12 @@ _SIGNATURES = {
     "kvplan_perf_opts_init": (None, [ctypes.POINTER(PerfOpts)]),
     "kvplan_perf_json": (ctypes.c_int, [_p, _p, _p, ctypes.POINTER(BudgetOpts),
                                         ctypes.POINTER(PerfOpts), _str_out, _err]),
+    "kvplan_workload_load": (ctypes.c_int, [ctypes.c_char_p, _pp, _err]),
+    "kvplan_workload_load_lengths": (ctypes.c_int, [ctypes.c_char_p, _pp, _err]),
+    "kvplan_workload_free": (None, [_p]),
+    "kvplan_frag_opts_init": (None, [ctypes.POINTER(FragOpts)]),
+    "kvplan_frag_json": (ctypes.c_int, [_p, _p, _p, _p, ctypes.POINTER(BudgetOpts),
+                                        ctypes.POINTER(FragOpts), _str_out, _err]),
     "kvplan_profile_list": (ctypes.c_int, [ctypes.c_char_p, _str_out, _err]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():

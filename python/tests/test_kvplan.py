@@ -101,6 +101,26 @@ def test_records_are_the_clis(h100):
     want = cli("perf", "--prompt", "1024", "--output", "256", "--batch", "1,8")
     want.pop("warnings")
     assert kvplan.perf(m, h100, e, prompt=1024, output=256, batches=[1, 8]).to_dict() == want
+    want = cli("frag", "--workload", "chat", "--requests", "2000", "--block-sizes", "16,32")
+    want.pop("warnings")
+    got = kvplan.frag(m, h100, kvplan.Workload("chat"), e, requests=2000, block_sizes=[16, 32])
+    assert got.to_dict() == want
+
+
+def test_frag(h100):
+    m, w = kvplan.Model("llama-3.1-8b"), kvplan.Workload("chat")
+    f = kvplan.frag(m, h100, w, requests=2000, block_sizes=[16, 32])
+    assert f.record["workload"] == "chat" and f.record["requests"] == 2000
+    assert f.record["kv_bytes_per_token"] == 2 * 32 * 8 * 128 * 2
+    assert f.rows and f.recommendation["recommended_block_size"] in (16, 32)
+    # the same seed, the same answer; the handle is not changed by a run
+    assert kvplan.frag(m, h100, w, requests=2000, block_sizes=[16, 32]) == f
+    with pytest.raises(kvplan.KvplanError) as ei:
+        kvplan.frag(m, h100, w, requests=100, block_sizes=[0])
+    assert ei.value.field == "block_sizes"
+    with pytest.raises(kvplan.KvplanError) as ei:
+        kvplan.frag(m, h100, w, requests=100, step_time_s=0.01)  # no arrival rate
+    assert ei.value.field == "step_time_s"
 
 
 def test_hf_config(h100):

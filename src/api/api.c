@@ -3,17 +3,13 @@
  * caller gets the same refusal and message as `kvplan budget`), the typed
  * budget and the JSON records.  Nothing here prints, exits or keeps state
  * between calls; handles are written only while loading. */
-#include <kvplan.h>
+#include "api/api-private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/error.h"
-#include "memory/budget.h"
-#include "out/output.h"
 #include "read/engine.h"
-#include "read/profile.h"
 #include "time/perf.h"
 #include "time/step.h"
 
@@ -21,21 +17,8 @@
 #define KVPLAN_VERSION_STRING "unknown"
 #endif
 
-struct kvplan_model {
-	struct kvp_model m;
-};
-
-struct kvplan_gpu {
-	struct kvp_gpu g;
-};
-
-struct kvplan_engine {
-	enum kvp_engine engine;
-	struct kvp_engine_model model;  /* version[0] == 0 for generic */
-};
-
 /* The library's error as the public one: the message kvplan prints. */
-static kvplan_status fail(kvplan_error *out, const struct kvp_error *e)
+kvplan_status kvp_api_fail(kvplan_error *out, const struct kvp_error *e)
 {
 	if (out) {
 		memset(out, 0, sizeof *out);
@@ -49,7 +32,7 @@ static kvplan_status fail(kvplan_error *out, const struct kvp_error *e)
 	return (kvplan_status)e->status;
 }
 
-static void clear(kvplan_error *out)
+void kvp_api_clear(kvplan_error *out)
 {
 	if (out) {
 		out->status = KVPLAN_OK;
@@ -79,18 +62,18 @@ kvplan_status kvplan_model_load(const char *name, kvplan_model **out, kvplan_err
 	*out = NULL;
 	if (!name) {
 		kvp_error_set(&e, KVP_STATUS_USAGE, NULL, 0, 0, "model", "no model named");
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	kvplan_model *m = calloc(1, sizeof *m);
 	if (!m) {
 		kvp_error_set(&e, KVP_STATUS_NOMEM, NULL, 0, 0, "model", "out of memory");
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	if (kvp_model_load(name, &m->m, &e)) {
 		free(m);
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
-	clear(err);
+	kvp_api_clear(err);
 	*out = m;
 	return KVPLAN_OK;
 }
@@ -126,18 +109,18 @@ kvplan_status kvplan_gpu_load(const char *name, kvplan_gpu **out, kvplan_error *
 	*out = NULL;
 	if (!name) {
 		kvp_error_set(&e, KVP_STATUS_USAGE, NULL, 0, 0, "gpu", "no GPU named");
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	kvplan_gpu *g = calloc(1, sizeof *g);
 	if (!g) {
 		kvp_error_set(&e, KVP_STATUS_NOMEM, NULL, 0, 0, "gpu", "out of memory");
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	if (kvp_gpu_load(name, &g->g, &e)) {
 		free(g);
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
-	clear(err);
+	kvp_api_clear(err);
 	*out = g;
 	return KVPLAN_OK;
 }
@@ -166,26 +149,26 @@ kvplan_status kvplan_engine_load(const char *name, const char *version, kvplan_e
 	if (!name || !kvp_engine_parse(name, &en)) {
 		kvp_error_set(&e, KVP_STATUS_USAGE, NULL, 0, 0, "engine",
 			      "unknown engine '%s' (generic, vllm, sglang, trtllm)", name ? name : "");
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	if (version && strlen(version) >= KVP_ENGINE_VERSION_MAX) {
 		kvp_error_set(&e, KVP_STATUS_USAGE, NULL, 0, 0, "engine_version",
 			      "expected a version such as 0.19.0, got '%s'", version);
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	kvplan_engine *x = calloc(1, sizeof *x);
 	if (!x) {
 		kvp_error_set(&e, KVP_STATUS_NOMEM, NULL, 0, 0, "engine", "out of memory");
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
 	x->engine = en;
 	if (en != KVP_ENGINE_GENERIC &&
 	    kvp_engine_model_load(kvp_engine_name(en), version && version[0] ? version : NULL,
 				  &x->model, &e)) {
 		free(x);
-		return fail(err, &e);
+		return kvp_api_fail(err, &e);
 	}
-	clear(err);
+	kvp_api_clear(err);
 	*out = x;
 	return KVPLAN_OK;
 }
@@ -220,8 +203,9 @@ void kvplan_perf_opts_init(kvplan_perf_opts *o)
 /* The caller's options, read only as far as its struct goes (an older
  * caller's shorter struct: the rest stays default), checked as the CLI
  * checks its flags (cli/cli.c), into the library's. */
-static kvp_status budget_opts(const kvplan_budget_opts *in, const kvplan_engine *e,
-			      const kvplan_gpu *g, struct kvp_budget_opts *o, struct kvp_error *err)
+kvp_status kvp_api_budget_opts(const kvplan_budget_opts *in, const kvplan_engine *e,
+			       const kvplan_gpu *g, struct kvp_budget_opts *o,
+			       struct kvp_error *err)
 {
 	kvplan_budget_opts c;
 	kvplan_budget_opts_init(&c);
@@ -315,7 +299,7 @@ static kvp_status budget(const kvplan_model *m, const kvplan_gpu *g, const kvpla
 	kvp_status st;
 	if (!m)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "model", "no model given");
-	if ((st = budget_opts(opts, e, g, &o, err)))
+	if ((st = kvp_api_budget_opts(opts, e, g, &o, err)))
 		return st;
 	struct kvp_gpu custom;
 	const struct kvp_gpu *gg = g ? &g->g : NULL;
@@ -336,17 +320,17 @@ kvplan_status kvplan_budget(const kvplan_model *m, const kvplan_gpu *g, const kv
 	if (!out || out->size < offsetof(kvplan_budget_result, fits)) {
 		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "size",
 			      "result size not set: set out->size = sizeof *out");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	struct kvp_budget *b = malloc(sizeof *b);
 	if (!b) {
 		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	kvp_status st = budget(m, g, e, opts, b, &ke);
 	if (st) {
 		free(b);
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	kvplan_budget_result r = {
 		.size = sizeof r,
@@ -374,7 +358,7 @@ kvplan_status kvplan_budget(const kvplan_model *m, const kvplan_gpu *g, const kv
 	/* only as far as the caller's struct goes; its size stays its own */
 	uint32_t size = out->size < sizeof r ? out->size : (uint32_t)sizeof r;
 	memcpy((char *)out + sizeof out->size, (char *)&r + sizeof r.size, size - sizeof r.size);
-	clear(err);
+	kvp_api_clear(err);
 	return KVPLAN_OK;
 }
 
@@ -394,17 +378,17 @@ static char *record_json(const struct kvp_record *r)
 	return text;
 }
 
-static kvplan_status json_out(struct kvp_record *r, bool ok, char **json, kvplan_error *err)
+kvplan_status kvp_api_json_out(struct kvp_record *r, bool ok, char **json, kvplan_error *err)
 {
 	char *text = ok ? record_json(r) : NULL;
 	kvp_record_free(r);
 	if (!text) {
 		struct kvp_error ke = {0};
 		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	*json = text;
-	clear(err);
+	kvp_api_clear(err);
 	return KVPLAN_OK;
 }
 
@@ -420,16 +404,16 @@ kvplan_status kvplan_budget_json(const kvplan_model *m, const kvplan_gpu *g,
 		free(b);
 		kvp_record_free(r);
 		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	if (budget(m, g, e, opts, b, &ke)) {
 		free(b);
 		kvp_record_free(r);
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	bool ok = kvp_budget_to_record(b, g ? g->g.name : "custom", r);
 	free(b);
-	return json_out(r, ok, json, err);
+	return kvp_api_json_out(r, ok, json, err);
 }
 
 kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
@@ -447,14 +431,14 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, m ? "gpu" : "model",
 			      m ? "a GPU is required: latency needs its bandwidth and FLOP/s"
 				: "no model given");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
-	if (budget_opts(opts, e, g, &o, &ke))
-		return fail(err, &ke);
+	if (kvp_api_budget_opts(opts, e, g, &o, &ke))
+		return kvp_api_fail(err, &ke);
 	if (p.nbatch > KVP_PERF_MAX_BATCHES || (p.nbatch && !p.batches)) {
 		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "batches",
 			      "at most %d values, and a list when nbatch > 0", KVP_PERF_MAX_BATCHES);
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	struct kvp_perf_opts po = {
 		.prompt = p.prompt ? p.prompt : o.context ? o.context : 1024,
@@ -467,29 +451,29 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 		if (!p.batches[i]) {
 			kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "batches",
 				      "batch %zu is 0: expected a positive count", i);
-			return fail(err, &ke);
+			return kvp_api_fail(err, &ke);
 		}
 		po.batches[i] = p.batches[i];
 	}
 	struct kvp_perf_hw hw;
 	if (kvp_perf_hw_from_gpu(&g->g, &m->m, &hw, &ke))
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	struct kvp_perf_result *run = malloc(sizeof *run);
 	struct kvp_record *r = kvp_record_new();
 	if (!run || !r) {
 		free(run);
 		kvp_record_free(r);
 		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	if (kvp_perf_run(&m->m, &g->g, &o, &hw, &po, run, &ke)) {
 		free(run);
 		kvp_record_free(r);
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	bool ok = kvp_perf_to_record(run, r);
 	free(run);
-	return json_out(r, ok, json, err);
+	return kvp_api_json_out(r, ok, json, err);
 }
 
 kvplan_status kvplan_profile_list(const char *kind, char **names, kvplan_error *err)
@@ -501,13 +485,13 @@ kvplan_status kvplan_profile_list(const char *kind, char **names, kvplan_error *
 		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "kind",
 			      "expected models, gpus, workloads or engines, got '%s'",
 			      kind ? kind : "");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	enum { MAX = 4096 };
 	char **list = malloc(MAX * sizeof *list);
 	if (!list) {
 		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	size_t n = kvp_profile_list(kind, list, MAX), len = 1;
 	for (size_t i = 0; i < n; i++)
@@ -525,10 +509,10 @@ kvplan_status kvplan_profile_list(const char *kind, char **names, kvplan_error *
 	free(list);
 	if (!text) {
 		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return fail(err, &ke);
+		return kvp_api_fail(err, &ke);
 	}
 	*p = '\0';
 	*names = text;
-	clear(err);
+	kvp_api_clear(err);
 	return KVPLAN_OK;
 }
