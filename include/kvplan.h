@@ -3,20 +3,21 @@
  * every exported symbol is declared here (include/kvplan.sym lists them and
  * `make check` fails when the built library exports anything else).
  *
- * Shape of the API.  Three opaque handles: a model, a GPU and an engine's
- * memory model, each loaded once (from a profile name, a YAML path, a
- * Hugging Face config.json or a GGUF file) and read-only afterwards.  Calls
- * take the handles and an options struct and answer in one of two ways:
+ * Shape of the API.  Opaque handles for a model, a GPU, an engine's memory
+ * model and a workload, each loaded once (a model from a profile name, a
+ * YAML path, a Hugging Face config.json or a GGUF file) and read-only
+ * afterwards.  Calls take the handles and an options struct and answer in
+ * one of two ways:
  *
  *   - kvplan_budget() fills a typed result struct: the hot path ("how many
  *     more sequences fit?" asked thousands of times a second by an admission
- *     controller) needs no allocation, no text and no parsing;
+ *     controller) makes no text and parses nothing (bench/api-bench.c);
  *   - kvplan_budget_json(), kvplan_perf_json() and kvplan_frag_json()
- *     return the record the CLI prints with --format json, with the same field names and units
- *     (man/kvplan.1, MACHINE OUTPUT; its schema_version rules apply).  A
- *     result struct for every command would freeze dozens of fields into
- *     the ABI; the JSON text carries all of them and grows without a new
- *     symbol.
+ *     return the record the CLI prints with --format json, with the same
+ *     field names and units (man/kvplan.1, MACHINE OUTPUT; its
+ *     schema_version rules apply).  A result struct for every command
+ *     would freeze dozens of fields into the ABI; the JSON text carries all
+ *     of them and grows without a new symbol.
  *
  * Options are typed (not a JSON request) because they are few, checked by
  * the compiler, and cost nothing to pass on the hot path.  ABI versioning:
