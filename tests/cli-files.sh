@@ -42,7 +42,7 @@ cp "$data/check/pass.yaml" "$w/exp.yaml"
 cp "$w/exp.yaml" "$w/exp.orig"
 run "$KVPLAN" check "$w/exp.yaml" --update-baseline "$w/exp.yaml"
 expect_rc 2
-expect_err "exp.yaml: error: is one of this command's inputs; not writing over it"
+expect_err "--update-baseline '$w/exp.yaml' is the expectations FILE; not writing over an input"
 name="expectations kept"
 cmp -s "$w/exp.yaml" "$w/exp.orig" && ok || bad "exp.yaml changed"
 run "$KVPLAN" check "$w/exp.yaml" --junit "$w/exp.yaml"
@@ -74,6 +74,8 @@ name="a 254-byte file name"
 rm -f "$w/$long"
 
 # --- an output through a planted symlink replaces the link, not its target
+# (a link to a regular file or to nothing; issue 37 keeps this: a link in a
+# shared folder cannot aim the write at another file)
 echo "precious" >"$w/precious"
 ln -s precious "$w/junit.xml"
 run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/junit.xml"
@@ -81,6 +83,65 @@ expect_rc 0
 name="symlink target untouched"
 [ "$(cat "$w/precious")" = precious ] && [ ! -L "$w/junit.xml" ] && grep -q '<testsuites' "$w/junit.xml" &&
 	ok || bad "$(ls -l "$w")"
+
+# --- outputs that are not regular files are streamed to, never renamed over
+# (issue 37, N1).  /dev/stdout: JUnit alone on stdout, whatever stdout is
+# (a pipe here, then a file), the file stdout goes to kept as that file.
+run "$KVPLAN" check "$data/check/pass.yaml" --junit /dev/stdout
+expect_rc 0
+name="--junit /dev/stdout: JUnit on stdout, no text report"
+case "$out" in '<?xml'*'</testsuites>') ok ;; *) bad "$out" ;; esac
+"$KVPLAN" check "$data/check/pass.yaml" --junit /dev/stdout >"$w/stdout.xml" 2>"$tmp/err"
+rc=$?; name="--junit /dev/stdout > file"
+expect_rc 0
+head -n 1 "$w/stdout.xml" | grep -q '^<?xml' && grep -q '</testsuites>' "$w/stdout.xml" &&
+	ok || bad "$(head -n 3 "$w/stdout.xml")"
+# the file stdout goes to, named: the same as /dev/stdout
+"$KVPLAN" check "$data/check/pass.yaml" --junit "$w/stdout.xml" >"$w/stdout.xml" 2>"$tmp/err"
+rc=$?; name="--junit F > F"
+expect_rc 0
+[ "$(grep -c '<testsuites' "$w/stdout.xml")" = 1 ] && ok || bad "$(head -n 3 "$w/stdout.xml")"
+# a FIFO made here: its reader gets the JUnit, and it stays a FIFO
+mkfifo "$w/fifo"
+cat "$w/fifo" >"$w/from-fifo" &
+reader=$!
+run timeout 20 "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/fifo"
+expect_rc 0
+wait "$reader"
+name="--junit FIFO: streamed, still a FIFO"
+[ -p "$w/fifo" ] && grep -q '</testsuites>' "$w/from-fifo" && ok || bad "$(ls -l "$w/fifo")"
+# a character device made here (1:3, a null device), where mknod is allowed
+if mknod "$w/null" c 1 3 2>/dev/null; then
+	run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/null"
+	expect_rc 0
+	name="--junit DEVICE: still a device"
+	[ -c "$w/null" ] && ok || bad "$(ls -l "$w/null")"
+	# and through a link: the device written, the link kept
+	ln -s null "$w/null-link"
+	run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/null-link"
+	expect_rc 0
+	name="--junit LINK-TO-DEVICE: link and device kept"
+	[ -L "$w/null-link" ] && [ -c "$w/null" ] && ok || bad "$(ls -l "$w")"
+else
+	echo "# skip: mknod not allowed here (the device cases)"
+fi
+# a directory is refused by name
+mkdir -p "$w/adir"
+run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/adir"
+expect_rc 3
+expect_err "adir: error: a directory, not a file to write"
+no_temp "$w"
+
+# --- two outputs naming one file, or an output naming an input: usage (N18)
+run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/both.yaml" --update-baseline "$w/./both.yaml"
+expect_rc 2
+expect_err "--junit and --update-baseline name the same file"
+name="nothing written for two outputs on one file"
+[ ! -e "$w/both.yaml" ] && ok || bad "both.yaml written"
+cp "$w/exp.orig" "$w/exp2.yaml"
+run "$KVPLAN" check "$w/exp2.yaml" --update-baseline "$w/../work/exp2.yaml"
+expect_rc 2
+expect_err "--update-baseline '$w/../work/exp2.yaml' is the expectations FILE"
 
 # --- a full disk: the write fails, the previous file stays whole.  As root
 # with mount: a 64 KiB tmpfs filled up; otherwise a file size limit of one
