@@ -179,6 +179,29 @@ cmp -s "$small/charts/kv-context.dat" "$tmp/dat.before" && ok || bad "previous .
 no_temp "$small"
 [ "$full" = tmpfs ] && umount "$small"
 
+# --- gnuplot exits 0 after a short write on a full disk (it does not check
+# its writes): a gnuplot made here that writes a cut image and exits 0.  The
+# cut image is removed and the warning says so (an image is a warning's
+# matter in plot, as a missing gnuplot is: exit 0, data and script kept).
+for term in svg png pdf; do
+	printf '#!/bin/sh\ncase "$1" in *.gp) ;; *) exit 2 ;; esac\nprintf "<svg><g>cut" >"${1%%.gp}.%s"\n' \
+		"$term" >"$tmp/cut-gnuplot"
+	chmod +x "$tmp/cut-gnuplot"
+	run env KVPLAN_GNUPLOT="$tmp/cut-gnuplot" "$KVPLAN" plot kv-context --model llama-2-7b \
+		--term "$term" -o "$w/cutplot"
+	expect_rc 0
+	expect_err "kv-context.$term: error: $tmp/cut-gnuplot wrote a cut image (a full disk?), removed"
+	name="no cut $term image left"
+	[ ! -e "$w/cutplot/kv-context.$term" ] && ok || bad "$(ls -l "$w/cutplot")"
+done
+# a whole SVG (ends with </svg>) passes
+printf '#!/bin/sh\nprintf "<svg>\\n</svg>\\n" >"${1%%.gp}.svg"\n' >"$tmp/whole-gnuplot"
+chmod +x "$tmp/whole-gnuplot"
+run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" "$KVPLAN" plot kv-context --model llama-2-7b \
+	--term svg -o "$w/cutplot"
+expect_rc 0
+expect_out "kv-context.svg"
+
 # --- kill -9 while the report is being written (gnuplot, here a script that
 # waits, runs while report.md is open): the previous report stays whole
 r="$w/report"
