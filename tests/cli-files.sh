@@ -202,6 +202,31 @@ run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" "$KVPLAN" plot kv-context --model ll
 expect_rc 0
 expect_out "kv-context.svg"
 
+# --- a figure that overflows to infinity is an error naming the field, never
+# "inf" in a table or CSV (issue 37, N16)
+# 1e308 $/GPU-hour x 2 GPUs = 2e308 > DBL_MAX (1.797e308)
+for fmt in table csv json; do
+	run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpu h100-sxm \
+		--price h100-sxm=1e308 --tp 2 --format "$fmt"
+	expect_rc 3
+	expect_err "h100-sxm, tp 2, 2 GPUs: cost_per_hour: overflows to infinity"
+	name="size --format $fmt: nothing printed"
+	[ -z "$out" ] && ok || bad "$out"
+done
+# ...while 1e308 x 1 GPU is finite and printed
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpu h100-sxm --price h100-sxm=1e308 \
+	--tp 1 --format csv
+expect_rc 0
+# prefill of 64 prompts of 131,072 tokens: at least 2 x 8.0e9 parameters x
+# 131,072 x 64 = 1.3e17 FLOP; at 3e-308 of the H100's 989 TFLOP/s (3e-293
+# FLOP/s) that is 4.5e309 s > DBL_MAX
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --prefill-flops-efficiency 3e-308 \
+	--prompt 131072 --output 128 --batch 64 --format csv
+expect_rc 3
+expect_err "kvplan perf: batch 64: prefill_s: overflows to infinity"
+name="perf: nothing printed"
+[ -z "$out" ] && ok || bad "$out"
+
 # --- kill -9 while the report is being written (gnuplot, here a script that
 # waits, runs while report.md is open): the previous report stays whole
 r="$w/report"
