@@ -385,6 +385,26 @@ expect_err "l2.yaml.partial is a symbolic link"
 name="FILE.partial's link target untouched"
 [ "$(cat "$tmp/victim.yaml")" = victim ] && ok || bad "victim changed"
 
+# --- the CPU ceiling's arrays against MemAvailable (N13), with a meminfo
+# file made here (KVB_MEMINFO): 1024 kB available.  --stream-bytes 1MiB:
+# three arrays of 1,048,576 B = 3,145,728 B > 1,048,576 B: refused.
+printf 'MemTotal:        4096 kB\nMemAvailable:    1024 kB\n' >"$tmp/meminfo"
+run env KVB_MEMINFO="$tmp/meminfo" "$KVBENCH" $small --stream-bytes 1MiB
+expect_rc 1
+expect_err "--stream-bytes 1048576: the ceiling's three arrays need 3145728 bytes, 1048576 available (MemAvailable)"
+# the default size cannot shrink below 2 x LLC: half of 1,048,576 B holds
+# three arrays of 174,762 B, 172,032 B in whole 4 KiB pages
+run env KVB_MEMINFO="$tmp/meminfo" "$KVBENCH" $small
+expect_rc 1
+expect_err "and half of the 1048576 bytes available (MemAvailable) holds 172032; not run"
+# --out: nothing measured, the previous file kept
+printf 'previous\n' >"$tmp/kept.yaml"
+run env KVB_MEMINFO="$tmp/meminfo" "$KVBENCH" $small --out "$tmp/kept.yaml"
+expect_rc 1
+name="a run with no points leaves --out as it was"
+[ "$(cat "$tmp/kept.yaml")" = previous ] && [ ! -e "$tmp/kept.yaml.partial" ] && ok ||
+	bad "$(ls -l "$tmp"/kept*)"
+
 # --- standard output that cannot be written is a failure (D10)
 if [ -w /dev/full ]; then
 	"$KVBENCH" $small --validate-only >/dev/full 2>"$tmp/err"
