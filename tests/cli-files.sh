@@ -125,6 +125,11 @@ if mknod "$w/null" c 1 3 2>/dev/null; then
 else
 	echo "# skip: mknod not allowed here (the device cases)"
 fi
+# --tap on stdout and JUnit to /dev/null, stdout also /dev/null: a device
+# takes both, no usage error
+"$KVPLAN" check "$data/check/pass.yaml" --tap --junit /dev/null >/dev/null 2>"$tmp/err"
+rc=$?; name="--tap --junit /dev/null > /dev/null"
+expect_rc 0
 # a directory is refused by name
 mkdir -p "$w/adir"
 run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/adir"

@@ -41,8 +41,9 @@ static void help(void)
 	       "(79.19 GiB x 0.9 - 14.96 GiB weights - 1.12 GiB activations - 1 GiB\n"
 	       "overhead = 54.19 GiB; 55,493 blocks of 16 x 64 KiB, 512 per sequence: 108.)\n\n"
 	       "Options:\n"
-	       "  --junit FILE              also write a JUnit XML report ('-' or the file\n"
-	       "                            stdout goes to, e.g. /dev/stdout: stdout alone)\n"
+	       "  --junit FILE              also write a JUnit XML report ('-', or the file\n"
+	       "                            or pipe stdout goes to, e.g. /dev/stdout: JUnit\n"
+	       "                            alone on stdout)\n"
 	       "  --tap                     write TAP (version 13) on stdout instead of text\n"
 	       "  --update-baseline FILE    record every scalar field of every scenario\n"
 	       "  --baseline FILE           fail when a field moved from FILE beyond --tolerance\n"
@@ -194,10 +195,12 @@ static bool same_file(const char *x, const char *y)
 	if (strcmp(x, y) == 0)
 		return true;
 	if (strcmp(x, "-") == 0 || strcmp(y, "-") == 0) {
+		/* a file or pipe stdout goes to; a device (/dev/null, a terminal)
+		 * takes two writers without one replacing the other */
 		const char *other = strcmp(x, "-") == 0 ? y : x;
 		struct stat so, s1;
 		return stat(other, &so) == 0 && fstat(1, &s1) == 0 && so.st_dev == s1.st_dev &&
-		       so.st_ino == s1.st_ino;
+		       so.st_ino == s1.st_ino && (S_ISREG(so.st_mode) || S_ISFIFO(so.st_mode));
 	}
 	struct stat sx, sy;
 	if (stat(x, &sx) == 0 && stat(y, &sy) == 0)
@@ -248,8 +251,8 @@ int kvp_cmd_check(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--baseline and --update-baseline exclude each other");
 	if (tolerance && !baseline)
 		return kvp_cli_usage_error(cmd, "--tolerance needs --baseline");
-	/* --junit /dev/stdout (or the file stdout goes to) is --junit -: JUnit
-	 * alone on stdout, not after the text report */
+	/* --junit /dev/stdout (or the file or pipe stdout goes to) is --junit -:
+	 * JUnit alone on stdout, not after the text report */
 	if (junit && strcmp(junit, "-") != 0 && same_file(junit, "-"))
 		junit = "-";
 	if (tap && junit && strcmp(junit, "-") == 0)
