@@ -252,6 +252,33 @@ name="kill -9 mid-report"
 	bad "report.md changed or the run never started"
 pkill -P $$ sleep 2>/dev/null
 
+# --- SIGTERM at the same moment (N18): the previous report whole, and the
+# temporary files removed by the signal handler (kill -9 cannot do that)
+r="$w/report-term"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$data/report/tiny.yaml" -o "$r"
+expect_rc 0
+cp "$r/report.md" "$tmp/report-term.before"
+rm -f "$tmp/started"
+printf '#!/bin/sh\necho $$ >"%s/gnuplot.pid"; touch "%s/started"; exec sleep 30\n' "$tmp" "$tmp" \
+	>"$tmp/slow-gnuplot2"
+chmod +x "$tmp/slow-gnuplot2"
+KVPLAN_GNUPLOT="$tmp/slow-gnuplot2" "$KVPLAN" report "$data/report/tiny.yaml" -o "$r" \
+	>/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -f "$tmp/started" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+name="a temporary file exists while gnuplot runs"
+[ -n "$(find "$r" -name '.*.tmp')" ] && ok || bad "none: the SIGTERM case below shows nothing"
+kill -TERM $pid 2>/dev/null
+wait $pid 2>/dev/null
+rc=$?
+kill "$(cat "$tmp/gnuplot.pid" 2>/dev/null)" 2>/dev/null
+name="SIGTERM mid-report: killed by the signal (exit 143)"
+[ "$rc" = 143 ] && ok || bad "exit $rc"
+name="SIGTERM mid-report: the previous report whole"
+cmp -s "$r/report.md" "$tmp/report-term.before" && ok || bad "report.md changed"
+no_temp "$r"
+
 # --- inputs that are not regular files: named, refused, never waited on
 mkfifo "$w/fifo.yaml"
 for spec in "$w:a directory" "$w/fifo.yaml:a FIFO" "/dev/null:a character device" \
