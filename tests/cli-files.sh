@@ -232,6 +232,17 @@ expect_err "kvplan perf: batch 64: prefill_s: overflows to infinity"
 name="perf: nothing printed"
 [ -z "$out" ] && ok || bad "$out"
 
+# a FIFO at the image's name is neither removed nor written (gnuplot would
+# block on it): a warning, the FIFO kept
+mkdir -p "$w/fifoplot"
+mkfifo "$w/fifoplot/kv-context.svg"
+run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" timeout 20 "$KVPLAN" plot kv-context \
+	--model llama-2-7b --term svg -o "$w/fifoplot"
+expect_rc 0
+expect_err "kv-context.svg: error: not a regular file; not letting $tmp/whole-gnuplot write over it"
+name="the FIFO at the image's name kept"
+[ -p "$w/fifoplot/kv-context.svg" ] && ok || bad "$(ls -l "$w/fifoplot")"
+
 # --- kill -9 while the report is being written (gnuplot, here a script that
 # waits, runs while report.md is open): the previous report stays whole
 r="$w/report"

@@ -83,6 +83,13 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 		goto out;
 	}
 	snprintf(script, sizeof script, "%s.gp", p->name);
+	struct stat sb;
+	if (image && lstat(image, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
+		/* a device or FIFO at the image's name is never removed or written */
+		st = kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL,
+				   "not a regular file; not letting %s write over it", prog);
+		goto out;
+	}
 	if (image)
 		unlink(image); /* a stale image must not pass for a new one */
 
@@ -155,7 +162,6 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 		said[--nsaid] = 0;
 	const char *last = strrchr(said, '\n');
 	last = last ? last + 1 : said;
-	struct stat sb;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
 				   script, *last ? ": " : "", last);
