@@ -344,6 +344,20 @@ for k in 1 2; do
 	expect_rc 3
 	expect_err "cut$k.csv:$((k + 3)):1: error: point_count: missing after $k point"
 done
+# two whole files joined: the second's points come after the first's count
+{ cat "$tmp/whole.csv"; sed 1,2d "$tmp/whole.csv"; } >"$tmp/joined.csv"
+run "$KVPLAN" validate "$tmp/joined.csv"
+expect_rc 3
+expect_err "joined.csv:7:1: error: a point after point_count (line 6): two files joined?"
+# a count that is not a number, and a format this reader does not know
+sed 's/^point_count: 3$/point_count: three/' "$tmp/whole.yaml" >"$tmp/word.yaml"
+run "$KVPLAN" validate "$tmp/word.yaml"
+expect_rc 3
+expect_err "error: point_count: expected a whole number"
+sed 's/^  results_format: 2$/  results_format: 3/' "$tmp/whole.yaml" >"$tmp/newer.yaml"
+run "$KVPLAN" validate "$tmp/newer.yaml"
+expect_rc 3
+expect_err "error: results_format: expected 1 to 2 (a newer kvbench wrote this file?)"
 # a file from an older kvbench (no results_format mark) reads as before
 grep -v '^#' "$tmp/whole.csv" >"$tmp/old.csv"
 run "$KVPLAN" validate "$tmp/old.csv" --format json

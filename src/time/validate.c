@@ -448,12 +448,15 @@ static kvp_status load_yaml(struct kvp_validation *v, const char *path, const st
 					   points->n == 1 ? "" : "s", cut_why);
 			goto out;
 		}
-		if (count->type != KVP_NODE_SCALAR || kvp_parse_u64(count->value, &n) != 0 ||
-		    n != points->n) {
+		if (count->type != KVP_NODE_SCALAR || kvp_parse_u64(count->value, &n) != 0) {
+			st = kvp_node_fail(doc, count, err, KVP_STATUS_INVALID, "point_count",
+					   "expected a whole number");
+			goto out;
+		}
+		if (n != points->n) {
 			st = kvp_node_fail(doc, count, err, KVP_STATUS_INVALID, "point_count",
 					   "%s, but the file has %zu point%s: cut or edited",
-					   count->type == KVP_NODE_SCALAR ? count->value : "not a number",
-					   points->n, points->n == 1 ? "" : "s");
+					   count->value, points->n, points->n == 1 ? "" : "s");
 			goto out;
 		}
 	}
