@@ -310,6 +310,13 @@ static const struct {
 	{"bad/engine-fraction.yaml", KVP_STATUS_INVALID, 4, 18, "utilization"},
 	{"bad/engine-no-version.yaml", KVP_STATUS_INVALID, 3, 5, "version"},
 	{"bad/engine-rotary-dtype.yaml", KVP_STATUS_INVALID, 4, 25, "rotary_cache_dtype"},
+	/* required keys (issue 37 N12): a missing number read as 0 gave no
+	 * sampler peak, no overhead, a budget that fit; the version's map is named */
+	{"bad/engine-missing-key.yaml", KVP_STATUS_INVALID, 4, 5, "sampler_bytes_per_seq_vocab"},
+	{"bad/engine-null-key.yaml", KVP_STATUS_INVALID, 3, 5, "free_fraction"},
+	{"bad/engine-sglang-missing.yaml", KVP_STATUS_INVALID, 3, 5, "reserve_base"},
+	{"bad/engine-no-engine.yaml", KVP_STATUS_INVALID, 1, 1, "engine"},
+	{"bad/engine-kind.yaml", KVP_STATUS_INVALID, 1, 9, "engine"},
 };
 
 START_TEST(test_bad)
