@@ -820,6 +820,10 @@ static const struct {
 	{"hf-rotary-factor.json", KVP_STATUS_INVALID, 9, 28, "partial_rotary_factor"},
 	/* `  "rotary_dim": 512,`: more than head_dim 4096 / 16 = 256, column 17 */
 	{"hf-rotary-dim.json", KVP_STATUS_INVALID, 6, 17, "rotary_dim"},
+	/* bit widths no engine loads (vLLM gptq.py: 2/3/4/8; awq: 4, awq_marlin
+	 * 4 and 8): `"bits": 1` at column 59, `"w_bit": 3` at column 59 too */
+	{"hf-gptq-bits.json", KVP_STATUS_INVALID, 9, 59, "quantization_config.bits"},
+	{"hf-awq-bits.json", KVP_STATUS_INVALID, 9, 59, "quantization_config.w_bit"},
 };
 
 START_TEST(test_bad)
