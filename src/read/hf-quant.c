@@ -285,7 +285,8 @@ kvp_status hf_read_quantization(struct hf *h, struct kvp_model *m)
 		const struct kvp_node *gn = kvp_map_get(q, "group_size");
 		if (!gn)
 			gn = kvp_map_get(q, "q_group_size");
-		if (gn && !(gn->type == KVP_NODE_SCALAR && strcmp(gn->value, "-1") == 0)) {
+		if (gn && !(gn->type == KVP_NODE_SCALAR && !gn->quoted &&
+			    strcmp(gn->value, "-1") == 0)) {
 			uint64_t v;
 			if ((st = hf_node_positive(h, gn, "quantization_config.group_size", UINT32_MAX,
 						&v)))
