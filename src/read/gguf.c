@@ -292,7 +292,7 @@ static int names_add(struct names *t, const char *s, size_t n)
 		if (t->slot[j].hash == h && t->slot[j].len == n &&
 		    memcmp(t->text + t->slot[j].at, s, n) == 0)
 			return 0;
-	if (t->used + n > t->cap) {
+	if (!t->text || t->used + n > t->cap) {
 		size_t nc = t->cap ? t->cap : 4096;
 		while (nc < t->used + n)
 			nc *= 2;
@@ -344,11 +344,14 @@ static const struct {
 	[K_ROPE_DIM] = {"rope.dimension_count", UINT32_MAX, false},
 };
 
+#define LAYERED(k) ((k) == K_FFN ? 0 : (k) == K_HEADS ? 1 : 2)
+
 struct hp {
 	uint64_t v[K_COUNT];
 	bool has[K_COUNT];
-	/* per-layer arrays: their entries, length and where they start */
-	uint32_t arr[K_COUNT][KVP_MAX_LAYERS];
+	/* per-layer arrays (K_FFN, K_HEADS, K_KV_HEADS: LAYERED()): their
+	 * entries, length and where they start */
+	uint32_t arr[3][KVP_MAX_LAYERS];
 	uint64_t arr_len[K_COUNT];
 	uint64_t at[K_COUNT];  /* where each key's value type sits, for messages */
 	bool is_arr[K_COUNT];
@@ -395,7 +398,7 @@ static kvp_status take(struct reader *r, struct hp *h, enum hp_key k, uint32_t t
 				return fail_at(r, vat, "%s[%llu] = %llu is out of range (at most %llu)",
 					       key, (unsigned long long)i, (unsigned long long)v,
 					       (unsigned long long)hp_keys[k].max);
-			h->arr[k][i] = (uint32_t)v;
+			h->arr[LAYERED(k)][i] = (uint32_t)v;
 		}
 		h->is_arr[k] = h->has[k] = true;
 		h->arr_len[k] = n;
@@ -418,7 +421,7 @@ static kvp_status need(struct reader *r, const struct hp *h, enum hp_key k, cons
 /* Entry i of a per-layer key: its array's, else its scalar. */
 static uint64_t at_layer(const struct hp *h, enum hp_key k, uint32_t i)
 {
-	return h->is_arr[k] ? h->arr[k][i] : h->v[k];
+	return h->is_arr[k] ? h->arr[LAYERED(k)][i] : h->v[k];
 }
 
 /* The layer list from the per-layer head counts (llama.cpp: n_head_kv
