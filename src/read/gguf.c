@@ -209,22 +209,13 @@ static kvp_status whole(struct reader *r, uint32_t t, uint64_t *v, const char *k
 	return KVP_STATUS_OK;
 }
 
-/* Skip one value of type t (arrays: element type, count, elements), every
- * length weighed against what is left before it is walked. */
-static kvp_status skip_value(struct reader *r, uint32_t t, const char *key)
+/* Skip the n elements of type et of an array whose element type sits at
+ * byte `at`, every length weighed against what is left before it is walked. */
+static kvp_status skip_elements(struct reader *r, uint64_t at, uint32_t et, uint64_t n,
+				const char *key)
 {
-	if (t >= T_COUNT)
-		return fail_at(r, r->off - 4, "%s: unknown value type %u", key, t);
-	if (t == T_STR)
-		return str(r, NULL, 0, KVP_GGUF_MAX_STRING, NULL, key);
-	if (t != T_ARR)
-		return skip(r, scalar_size[t], key);
-	uint32_t et;
-	uint64_t n, bytes;
+	uint64_t bytes;
 	kvp_status st;
-	uint64_t at = r->off;
-	if ((st = u32(r, &et, key)) || (st = u64(r, &n, key)))
-		return st;
 	if (et >= T_COUNT || et == T_ARR)
 		return fail_at(r, at, "%s: arrays of type %u are not read", key, et);
 	if (n > KVP_GGUF_MAX_ARRAY)
@@ -242,6 +233,23 @@ static kvp_status skip_value(struct reader *r, uint32_t t, const char *key)
 		if ((st = str(r, NULL, 0, KVP_GGUF_MAX_STRING, NULL, key)))
 			return st;
 	return KVP_STATUS_OK;
+}
+
+/* Skip one value of type t (arrays: element type, count, elements). */
+static kvp_status skip_value(struct reader *r, uint32_t t, const char *key)
+{
+	if (t >= T_COUNT)
+		return fail_at(r, r->off - 4, "%s: unknown value type %u", key, t);
+	if (t == T_STR)
+		return str(r, NULL, 0, KVP_GGUF_MAX_STRING, NULL, key);
+	if (t != T_ARR)
+		return skip(r, scalar_size[t], key);
+	uint32_t et;
+	uint64_t n, at = r->off;
+	kvp_status st;
+	if ((st = u32(r, &et, key)) || (st = u64(r, &n, key)))
+		return st;
+	return skip_elements(r, at, et, n, key);
 }
 
 /* ------------------------------------------------------ names seen once */
@@ -360,6 +368,7 @@ struct hp {
 	/* a key of recurrent state (ARCH.ssm.*, .shortconv.*, .wkv.*): layers
 	 * without KV heads are then recurrent, not empty */
 	char recurrent_key[96];
+	uint64_t recurrent_at;
 };
 
 /* Read the value of hyperparameter k (its type t just read). */
@@ -425,14 +434,23 @@ static uint64_t at_layer(const struct hp *h, enum hp_key k, uint32_t i)
 }
 
 /* The layer list from the per-layer head counts (llama.cpp: n_head_kv
- * defaults to n_head per layer; a layer with no KV heads has no KV, and in
- * the hybrid families, which name their recurrent state under ssm.*,
- * shortconv.* or wkv.*, that layer is recurrent instead).  kvplan models one
- * (query, KV) head count per model, so attention layers must agree. */
+ * defaults to n_head per layer; a layer with no heads or no KV heads has no
+ * KV).  The hybrid families, which name their recurrent state under ssm.*,
+ * shortconv.* or wkv.* (and mark recurrent layers by 0 KV heads), are
+ * refused.  kvplan models one (query, KV) head count per model, so the
+ * attention layers must agree. */
 static kvp_status layers(struct reader *r, struct hp *h, const char *arch, struct kvp_model *m,
 			 enum kvp_layer_kind attention)
 {
 	uint64_t L = h->v[K_BLOCKS];
+	/* whether recurrent layers stand beside attention (Jamba: 0 KV heads in
+	 * those layers) or inside every layer (Falcon-H1), their state is not in
+	 * the header's attention keys: refused rather than left out */
+	if (h->recurrent_key[0])
+		return fail_at(r, h->recurrent_at, "%s describes recurrent state (Mamba, RWKV, short "
+			       "convolutions) that a model keeps per sequence and kvplan does not "
+			       "read from a GGUF header (give the model's config.json)",
+			       h->recurrent_key);
 	static const enum hp_key per_layer[] = {K_FFN, K_HEADS, K_KV_HEADS};
 	for (size_t j = 0; j < sizeof per_layer / sizeof per_layer[0]; j++) {
 		enum hp_key k = per_layer[j];
@@ -441,7 +459,7 @@ static kvp_status layers(struct reader *r, struct hp *h, const char *arch, struc
 				       "block_count is %llu", arch, hp_keys[k].suffix,
 				       (unsigned long long)h->arr_len[k], (unsigned long long)L);
 	}
-	uint32_t first = UINT32_MAX, none = UINT32_MAX;
+	uint32_t first = UINT32_MAX;
 	uint64_t ffn_max = 0;
 	for (uint32_t i = 0; i < L; i++) {
 		uint64_t q = at_layer(h, K_HEADS, i);
@@ -450,8 +468,6 @@ static kvp_status layers(struct reader *r, struct hp *h, const char *arch, struc
 			ffn_max = at_layer(h, K_FFN, i);
 		if (q == 0 || kv == 0) {
 			m->layers[i] = KVP_LAYER_NONE;
-			if (none == UINT32_MAX)
-				none = i;
 			continue;
 		}
 		m->layers[i] = (uint8_t)attention;
@@ -474,11 +490,6 @@ static kvp_status layers(struct reader *r, struct hp *h, const char *arch, struc
 		return kvp_error_set(r->err, KVP_STATUS_INVALID, r->path, 0, 0, "gguf",
 				     "metadata %s.attention.head_count%s: no layer has attention heads",
 				     arch, h->has[K_KV_HEADS] ? "(_kv)" : "");
-	if (none != UINT32_MAX && h->recurrent_key[0])
-		return fail_at(r, h->at[h->is_arr[K_KV_HEADS] ? K_KV_HEADS : K_HEADS],
-			       "layer %u has no KV heads and %s describes recurrent state: such "
-			       "layers keep a state per sequence that kvplan does not read from a "
-			       "GGUF header (give the model's config.json)", none, h->recurrent_key);
 	m->intermediate_size = (uint32_t)ffn_max;  /* the widest layer, for the activations */
 	return KVP_STATUS_OK;
 }
@@ -596,22 +607,16 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 			}
 			name_len = is_arch ? name_len : len;
 		} else if (strcmp(key, "tokenizer.ggml.tokens") == 0) {
-			uint32_t et;
+			uint32_t et = 0;
 			uint64_t at = r.off;
-			if (t != T_ARR || (st = u32(&r, &et, key)) || et != T_STR ||
-			    (st = u64(&r, &h->tokens, key))) {
+			if (t != T_ARR || (st = u32(&r, &et, key)) || et != T_STR) {
 				st = st ? st : fail_at(&r, at, "%s: not an array of strings", key);
 				goto out;
 			}
-			/* back over the count and walk the strings as any array */
-			if (fseeko(r.f, -12, SEEK_CUR) != 0) {
-				st = fail(&r, "cannot seek back in %s", key);
+			if ((st = u64(&r, &h->tokens, key)) ||
+			    (st = skip_elements(&r, at, et, h->tokens, key)))
 				goto out;
-			}
-			r.off -= 12;
 			h->has_tokens = true;
-			if ((st = skip_value(&r, T_ARR, key)))
-				goto out;
 		} else if (al && strncmp(key, arch, al) == 0 && key[al] == '.') {
 			const char *suffix = key + al + 1;
 			int k = -1;
@@ -619,8 +624,10 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 				if (strcmp(suffix, hp_keys[j].suffix) == 0)
 					k = j;
 			if ((strncmp(suffix, "ssm.", 4) == 0 || strncmp(suffix, "shortconv.", 10) == 0 ||
-			     strncmp(suffix, "wkv.", 4) == 0) && !h->recurrent_key[0])
+			     strncmp(suffix, "wkv.", 4) == 0) && !h->recurrent_key[0]) {
 				snprintf(h->recurrent_key, sizeof h->recurrent_key, "%.95s", k_shown);
+				h->recurrent_at = kat;
+			}
 			if ((st = k >= 0 ? take(&r, h, (enum hp_key)k, t, key) : skip_value(&r, t, k_shown)))
 				goto out;
 		} else if ((st = skip_value(&r, t, k_shown))) {

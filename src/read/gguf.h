@@ -24,11 +24,12 @@
  * Per layer (llama.cpp get_key_or_arr): head_count, head_count_kv and
  * feed_forward_length may be arrays of one entry per layer, of block_count
  * entries exactly.  A layer with 0 heads or 0 KV heads holds no KV (the
- * model's layer list says KVP_LAYER_NONE), unless the file names recurrent
- * state (ARCH.ssm.*, ARCH.shortconv.*, ARCH.wkv.*: llama.cpp's hybrid families
- * mark their recurrent layers by 0 KV heads), which kvplan does not read from
- * a GGUF and refuses.  The attention layers must agree on one head count and
- * one KV head count; feed_forward_length is taken at its widest.
+ * model's layer list says KVP_LAYER_NONE).  A file that names recurrent state
+ * (ARCH.ssm.*, ARCH.shortconv.*, ARCH.wkv.*: llama.cpp's hybrid and recurrent
+ * families, which mark recurrent layers by 0 KV heads or run them beside
+ * attention in every layer) is refused: kvplan does not read that state from
+ * a GGUF.  The attention layers must agree on one head count and one KV head
+ * count; feed_forward_length is taken at its widest.
  * Sliding windows are not read: every layer is taken as full attention (an
  * upper bound on the KV for models that slide). */
 #ifndef KVP_GGUF_H
