@@ -525,6 +525,21 @@ START_TEST(test_sparse_string_array)
 }
 END_TEST
 
+/* A path m->path cannot hold whole (511 bytes) is refused, not cut: the
+ * path names the model in messages and launch scripts. */
+START_TEST(test_long_path)
+{
+	struct kvp_error err = {0};
+	char path[700];
+	int n = snprintf(path, sizeof path, "%s/", tmpdir);
+	while (n < 600)
+		path[n++] = 'x';
+	snprintf(path + n, sizeof path - n, ".gguf");
+	ck_assert_int_eq(kvp_gguf_load(path, &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "longer than 511 bytes"), "%s", err.msg);
+}
+END_TEST
+
 /* A FIFO is refused at once, not waited on. */
 START_TEST(test_fifo)
 {
@@ -561,6 +576,7 @@ static Suite *gguf_suite(void)
 	tcase_add_test(errors, test_huge_string_array);
 	tcase_add_test(errors, test_sparse_string_array);
 	tcase_add_test(errors, test_fifo);
+	tcase_add_test(errors, test_long_path);
 	suite_add_tcase(s, errors);
 	return s;
 }
