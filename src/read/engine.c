@@ -200,6 +200,12 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 				   "vllm, sglang or trtllm, got %s", en->value);
 		goto out;
 	}
+	/* asked for by name (not a path): the file found must describe that engine */
+	if (!strchr(engine, '/') && strcmp(engine, kind) != 0) {
+		st = kvp_node_fail(doc, en, err, KVP_STATUS_INVALID, "engine",
+				   "the file describes %s, not %s", kind, engine);
+		goto out;
+	}
 	vs = kvp_map_get(root, "versions");
 	if (!vs || vs->type != KVP_NODE_SEQ || vs->n == 0) {
 		st = kvp_node_fail(doc, vs ? vs : root, err, KVP_STATUS_INVALID, "versions",
