@@ -467,6 +467,31 @@ START_TEST(test_duplicate_tensor)
 }
 END_TEST
 
+/* A key of the architecture before general.architecture: the old reader
+ * skipped it unread (head_count_kv 2 lost: every layer sized with all 4
+ * heads); it is refused at its offset, 24 (after magic, version, counts). */
+START_TEST(test_key_before_architecture)
+{
+	struct kvp_error err = {0};
+	w.n = 0;
+	put(&w, 0x46554747u, 4);
+	put(&w, 3, 4);
+	put(&w, 1, 8);
+	put(&w, 7, 8);
+	kv_u32(&w, "llama.attention.head_count_kv", 2);
+	kv_str(&w, "general.architecture", "llama");
+	kv_u32(&w, "llama.block_count", 2);
+	kv_u32(&w, "llama.embedding_length", 64);
+	kv_u32(&w, "llama.context_length", 2048);
+	kv_u32(&w, "llama.attention.head_count", 4);
+	kv_u32(&w, "llama.vocab_size", 256);
+	tensor(&w, "token_embd.weight", 64, 256, 1);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "at byte 24: key \"llama.attention.head_count_kv\" comes "
+			     "before general.architecture"), "%s", err.msg);
+}
+END_TEST
+
 /* ------------------------------------------- a bounded header walk (N9) */
 
 #include <fcntl.h>
@@ -579,6 +604,7 @@ static Suite *gguf_suite(void)
 	tcase_add_test(errors, test_sparse_string_array);
 	tcase_add_test(errors, test_fifo);
 	tcase_add_test(errors, test_long_path);
+	tcase_add_test(errors, test_key_before_architecture);
 	suite_add_tcase(s, errors);
 	return s;
 }

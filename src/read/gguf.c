@@ -506,6 +506,11 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 	uint64_t b_embed = 0, b_dense = 0, b_shared = 0, b_routed = 0;
 	uint32_t magic, version;
 	kvp_status st;
+	struct {
+		char key[128];  /* the longest known key is ARCH (63) + "." + 26 */
+		uint64_t at;
+	} early[16];
+	size_t n_early = 0;
 	memset(m, 0, sizeof *m);
 	r.scratch = malloc(KVP_GGUF_MAX_NAME + 1);
 	if (!h || !r.scratch) {
@@ -630,8 +635,28 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 			}
 			if ((st = k >= 0 ? take(&r, h, (enum hp_key)k, t, key) : skip_value(&r, t, k_shown)))
 				goto out;
-		} else if ((st = skip_value(&r, t, k_shown))) {
-			goto out;
+		} else {
+			/* a key read by suffix, met before general.architecture says
+			 * which prefix is read: kept to be refused below if it is the
+			 * architecture's (gguf-py writes the architecture first) */
+			const char *dot = strchr(key, '.');
+			bool known = dot && !arch[0] && (strncmp(dot + 1, "ssm.", 4) == 0 ||
+							 strncmp(dot + 1, "shortconv.", 10) == 0 ||
+							 strncmp(dot + 1, "wkv.", 4) == 0);
+			for (int j = 0; dot && !arch[0] && j < K_COUNT && !known; j++)
+				known = strcmp(dot + 1, hp_keys[j].suffix) == 0;
+			if (known && n_early == sizeof early / sizeof early[0]) {
+				st = fail_at(&r, kat, "key \"%s\": more than %zu keys of an architecture "
+					     "before general.architecture", k_shown,
+					     sizeof early / sizeof early[0]);
+				goto out;
+			}
+			if (known) {
+				snprintf(early[n_early].key, sizeof early[0].key, "%s", key);
+				early[n_early++].at = kat;
+			}
+			if ((st = skip_value(&r, t, k_shown)))
+				goto out;
 		}
 	}
 	for (uint64_t i = 0; i < ntensors; i++) {
@@ -709,6 +734,15 @@ kvp_status kvp_gguf_load(const char *path, struct kvp_model *m, struct kvp_error
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, "gguf",
 				   "metadata general.architecture is missing (or after the keys it names)");
 		goto out;
+	}
+	for (size_t j = 0; j < n_early; j++) {
+		size_t al = strlen(arch);
+		if (strncmp(early[j].key, arch, al) == 0 && early[j].key[al] == '.') {
+			st = fail_at(&r, early[j].at, "key \"%s\" comes before general.architecture, "
+				     "which must come first (as gguf-py writes it) for kvplan to read "
+				     "it", early[j].key);
+			goto out;
+		}
 	}
 	if ((st = need(&r, h, K_BLOCKS, arch)) || (st = need(&r, h, K_EMBD, arch)) ||
 	    (st = need(&r, h, K_HEADS, arch)) || (st = need(&r, h, K_CTX, arch)))

@@ -11,7 +11,8 @@
  * little-endian.
  *
  * Keys read (ARCH = general.architecture, which must come before them, as
- * gguf-py writes it first): ARCH.block_count, ARCH.embedding_length,
+ * gguf-py writes it first; a key of ARCH met before it is refused, never
+ * skipped unread): ARCH.block_count, ARCH.embedding_length,
  * ARCH.feed_forward_length, ARCH.context_length, ARCH.attention.head_count,
  * ARCH.attention.head_count_kv, ARCH.attention.key_length,
  * ARCH.attention.value_length, ARCH.vocab_size (else the tokenizer.ggml.tokens
