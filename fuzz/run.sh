@@ -143,6 +143,7 @@ run_one() {
 	fi
 	dict=""
 	[ "$t" = units ] || dict="-dict=$top/fuzz/profile.dict"
+	[ "$t" = gguf ] && dict="-dict=$top/fuzz/gguf.dict"
 	rc=0
 	keep=""
 	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"

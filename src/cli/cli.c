@@ -33,7 +33,8 @@ const char kvp_cli_common_help[] =
 	"  --weights-dtype D         what-if quantization of every weight but the embeddings:\n"
 	"                            bf16|fp16|fp8|int8|int4|int4-gptq|int4-awq|mxfp4|nvfp4\n"
 	"                            (default: the profile or the checkpoint's\n"
-	"                            quantization_config)\n"
+	"                            quantization_config; refused for a GGUF, whose\n"
+	"                            tensor types are its weights)\n"
 	"  --block-size N            KV block size in tokens (default 16; sglang 1; trtllm 32)\n"
 	"  --utilization F           memory fraction (vLLM gpu_memory_utilization, SGLang\n"
 	"                            mem_fraction_static, TRT-LLM free fraction); 0.9 or 90%\n"
@@ -323,16 +324,26 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	}
 }
 
-void kvp_cli_apply_model_options(const struct kvp_cli_common *c, struct kvp_model *m)
+int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
+				struct kvp_model *m)
 {
-	if (c->weights_dtype != KVP_DTYPE_AUTO)
-		kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	if (c->weights_dtype == KVP_DTYPE_AUTO)
+		return 0;
+	if (m->file_embed_bytes || m->file_dense_bytes || m->file_shared_bytes ||
+	    m->file_routed_bytes)
+		return kvp_cli_usage_error(cmd, "--weights-dtype: %s is a GGUF file, whose tensor "
+					   "types fix its weight bytes (read exactly); to size "
+					   "another quantization, give that quantization's GGUF or "
+					   "the model's config.json", m->path);
+	kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	return 0;
 }
 
 int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
 		 struct kvp_gpu *g, bool need_gpu)
 {
 	struct kvp_error err = {0};
+	int rc;
 	if (!c->model)
 		return kvp_cli_usage_error(cmd, "--model is required");
 	if (need_gpu && !c->gpu && !c->opts.has_gpu_memory)
@@ -344,7 +355,8 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_error(cmd, &err);
 	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
 		fprintf(stderr, "kvplan %s: %s\n", cmd, m->warnings[i]);
-	kvp_cli_apply_model_options(c, m);
+	if ((rc = kvp_cli_apply_model_options(c, cmd, m)))
+		return rc;
 	if (g) {
 		memset(g, 0, sizeof *g);
 		if (c->gpu) {

@@ -83,8 +83,12 @@ struct kvp_cli_common {
 	bool help;
 };
 
-/* Apply the command line's what-if weights dtype to a loaded model. */
-void kvp_cli_apply_model_options(const struct kvp_cli_common *c, struct kvp_model *m);
+/* Apply the command line's what-if weights dtype to a loaded model.  A GGUF's
+ * tensor types are the truth for its weights (their bytes are read exactly),
+ * so --weights-dtype with a GGUF model is refused: returns the usage exit
+ * code after printing why, else 0. */
+int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
+				struct kvp_model *m);
 
 void kvp_cli_common_init(struct kvp_cli_common *c);
 /* Handle one common option; returns 0 when handled, 1 when `opt` is not a

@@ -308,11 +308,13 @@ static int load_all(struct plot_args *a, const struct plot_kind *k)
 		fprintf(stderr, "kvplan plot: out of memory\n");
 		return KVP_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < a->nmodels; i++)
+	for (size_t i = 0; i < a->nmodels; i++) {
+		int rc;
 		if (kvp_model_load(a->models[i], &a->m[i], &err))
 			return kvp_cli_error(cmd, &err);
-		else
-			kvp_cli_apply_model_options(&a->c, &a->m[i]);
+		if ((rc = kvp_cli_apply_model_options(&a->c, cmd, &a->m[i])))
+			return rc;
+	}
 	for (size_t i = 0; i < a->ngpus; i++)
 		if (kvp_gpu_load(a->gpus[i], &a->g[i], &err))
 			return kvp_cli_error(cmd, &err);
