@@ -111,10 +111,12 @@ for b in vllm trtllm-serve python; do
 		"$tmp" "$tmp" >"$tmp/stub/$b"
 	chmod +x "$tmp/stub/$b"
 done
-# the name in evil-model.yml, its \n and \t as the bytes
-evil=$(printf '%s\n\t<script>' "-m\`touch PWNED-model1\`\$(touch PWNED-model2)'\"; system(\"touch PWNED-model3\")")
+# the name in evil-model.yml, its \n and \t as the bytes, behind an x: a
+# name that starts with '-' is refused (below), never launched
+evil=$(printf '%s\n\t<script>' "x-m\`touch PWNED-model1\`\$(touch PWNED-model2)'\"; system(\"touch PWNED-model3\")")
+sed 's/^name: "-m/name: "x-m/' "$m" >"$tmp/evil-x.yml"
 for e in vllm sglang trtllm; do
-	run "$KVPLAN" size --model "$m" --gpu "$tmp/round.yaml" --weights-bytes 10GB --utilization 1 \
+	run "$KVPLAN" size --model "$tmp/evil-x.yml" --gpu "$tmp/round.yaml" --weights-bytes 10GB --utilization 1 \
 		--activation-bytes 0 --overhead-bytes 0 --tp 1 --disagg 1:1 --tpot 0.0105 \
 		--workload "$top_srcdir/tests/data/workloads/size-replicas.yaml" --emit $e
 	expect_rc 0
@@ -132,4 +134,62 @@ for e in vllm sglang trtllm; do
 	[ "$n" = 2 ] && ok || bad "$n calls had it: $(tr '\036\037' '\n|' <"$tmp/argv")"
 	no_marker "running the $e disaggregated launch script"
 done
+
+# N6: what `size --emit` launches.  Each emitted script runs under sh with
+# the stub engines above; the model argument must arrive as the exact bytes
+# planned, one argument of each engine call.
+# emit_model MODEL ENGINE WANT: plan MODEL with --emit ENGINE, run the script
+# (in a fresh folder under $tmp/emit-run), and count the calls that had WANT
+emit_model() {
+	run "$KVPLAN" size --model "$1" --gpu "$tmp/round.yaml" --weights-bytes 10GB --utilization 1 \
+		--activation-bytes 0 --overhead-bytes 0 --tp 1 --tpot 0.0105 \
+		--workload "$top_srcdir/tests/data/workloads/size-replicas.yaml" --emit "$2"
+	expect_rc 0
+	sed -n "/^# $2: /,\$p" "$tmp/out" >"$tmp/emit.sh"
+	rm -rf "$tmp/argv" "$tmp/emit-run" && mkdir "$tmp/emit-run"
+	(cd "$tmp/emit-run" && PATH="$tmp/stub:$PATH" sh "$tmp/emit.sh") >/dev/null 2>&1
+	n=$(awk -v want="$3" 'BEGIN { RS = "\036"; FS = "\037" }
+		{ for (i = 1; i <= NF; i++) if ($i == want) c++ } END { print c + 0 }' "$tmp/argv")
+	name="emit $2 of $1: the model argument is '$3', literally"
+	[ "$n" = 1 ] && ok || bad "$n calls had it: $(tr '\036\037' '\n|' <"$tmp/argv")"
+	no_marker "running the $2 launch script of $1"
+}
+# a name that starts with '-' would be an engine option: refused (exit 3,
+# the file and field named), nothing emitted
+for e in vllm sglang trtllm; do
+	run "$KVPLAN" size --model "$m" --gpu "$tmp/round.yaml" --weights-bytes 10GB --utilization 1 \
+		--activation-bytes 0 --overhead-bytes 0 --tp 1 --tpot 0.0105 \
+		--workload "$top_srcdir/tests/data/workloads/size-replicas.yaml" --emit $e
+	expect_rc 3
+	expect_err "evil-model.yml: error: name: '-m"
+	expect_err "starts with '-': an engine would read it as an option"
+	name="emit $e of a '-' name: no command printed"
+	case $out in *serve*|*launch_server*) bad "$out" ;; *) ok ;; esac
+done
+# a local config.json is launched from its folder, as given (not the bare
+# folder name, not the _name_or_path it declares): the hostile folder, a
+# relative folder that starts with '-' (written ./-dash), and a folder path
+# of 300 bytes (past the 127 of a name, within the 511 of a path)
+mkdir -p "$tmp/-dash" && cp "$top_srcdir/tests/data/hf/Llama-2-7b/config.json" "$tmp/-dash/"
+long="$tmp/$(printf '%0150d' 0)/$(printf '%0150d' 1)"
+mkdir -p "$long" && cp "$top_srcdir/tests/data/hf/Llama-2-7b/config.json" "$long/"
+for e in vllm sglang trtllm; do
+	emit_model "$hf/config.json" $e "$hf"
+	emit_model "-dash/config.json" $e "./-dash"
+	emit_model "$long/config.json" $e "$long"
+done
+# U+0085 (NEL), U+2028 and U+2029 in an hf_id: one argument as they are,
+# and \u escapes in the here-document's YAML, which would read them raw as
+# line breaks
+id=$(printf 'org/a\302\205b\342\200\250c\342\200\251d')
+# (written in the profile as YAML's own escapes \N \L \P: raw, a YAML
+# reader folds them as line breaks)
+{ grep -v '^#' "$top_srcdir/tests/data/good/tiny.yaml"; printf 'hf_id: "org/a\\Nb\\Lc\\Pd"\n'; } >"$tmp/tiny.yaml"
+emit_model "$tmp/tiny.yaml" vllm "$id"
+name="emit vllm: the config file's model line escapes NEL, LS and PS"
+line=$(grep '^model: ' "$tmp/emit-run/kvplan-vllm.yaml")
+[ "$line" = 'model: "org/a\u0085b\u2028c\u2029d"' ] && ok || bad "$line"
+name="emit vllm: no raw NEL, LS or PS in the config file"
+if LC_ALL=C grep -q "$(printf '\302\205\|\342\200\250\|\342\200\251')" "$tmp/emit-run/kvplan-vllm.yaml"; then
+	bad "raw line breaks"; else ok; fi
 finish

@@ -603,6 +603,12 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
 		goto out;
+	/* the command must name the model it planned: refused before the search */
+	char launch[sizeof m->path + 2];
+	if (a.has_emit && kvp_size_launch_id(m, launch, sizeof launch, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
 	if (kvp_workload_load(a.workload, &w, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
