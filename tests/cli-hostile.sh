@@ -192,4 +192,47 @@ line=$(grep '^model: ' "$tmp/emit-run/kvplan-vllm.yaml")
 name="emit vllm: no raw NEL, LS or PS in the config file"
 if LC_ALL=C grep -q "$(printf '\302\205\|\342\200\250\|\342\200\251')" "$tmp/emit-run/kvplan-vllm.yaml"; then
 	bad "raw line breaks"; else ok; fi
+# N14: `kvplan list` shows a file name's control characters, never sends
+# them (an ESC drives the terminal), and a line break in a name keeps the
+# name on one line; a model file's warning, which quotes the file, likewise
+# on stderr, and it reaches JSON as {code: model_file, message}.
+esc=$(printf '\033')
+lp="$tmp/list-profiles"
+mkdir -p "$lp/models"
+touch "$lp/models/a${esc}[31mred.yaml" "$lp/models/two
+lines.yaml"
+run env KVPLAN_PROFILES="$lp" "$KVPLAN" list models
+expect_rc 0
+name="list: no raw ESC"
+case $out in *"$esc"*) bad "raw ESC in $(printf '%s' "$out" | od -c | head -3)" ;; *) ok ;; esac
+name="list: the ESC shown as \\x1b"
+printf '%s\n' "$out" | grep -qxF 'a\x1b[31mred' && ok || bad "$out"
+name="list: the name with a line break is one line, shown as \\n"
+printf '%s\n' "$out" | grep -qxF 'two\nlines' && ok || bad "$out"
+name="list: no line is half a name"
+printf '%s\n' "$out" | grep -qx 'two\|lines' && bad "$out" || ok
+# an HF config in a folder named with an ESC, whose quantization method (an
+# ESC in it too) kvplan does not know: a warning (hf-quant.c)
+wq="$tmp/q${esc}[2J"
+mkdir -p "$wq"
+sed "s/^{/{\"quantization_config\": {\"quant_method\": \"we\\\\u001bird\"},/" \
+	"$top_srcdir/tests/data/hf/Llama-2-7b/config.json" >"$wq/config.json"
+for c in budget perf frag size; do
+	case $c in
+	budget) set -- budget --gpu h100-sxm --context 1k ;;
+	perf) set -- perf --gpu h100-sxm --prompt 100 --output 10 --batch 1 ;;
+	frag) set -- frag --gpu h100-sxm --workload chat --requests 20 ;;
+	size) set -- size --gpu h100-sxm --workload chat --tp 1 ;;
+	esac
+	run "$KVPLAN" "$@" --model "$wq/config.json" --format json
+	name="$c: the model file's warning on stderr"
+	case $err in *"warning: quantization_config.quant_method"*) ok ;; *) bad "$err" ;; esac
+	name="$c: no raw ESC on stderr"
+	case $err in *"$esc"*) bad "raw ESC" ;; *) ok ;; esac
+	name="$c: the warning in JSON, code model_file"
+	case $out in *'"code": "model_file"'*'quant_method: unknown quantization method'*) ok ;;
+	*) bad "$(printf '%s' "$out" | grep -A3 warnings)" ;; esac
+	name="$c: the ESC in JSON as \\u001b"
+	case $out in *'\u001b[2J/config.json:'*) ok ;; *) bad "$(printf '%s' "$out" | grep -A3 warnings)" ;; esac
+done
 finish

@@ -342,8 +342,12 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--spec-draft and --spec-accept are for budget and perf");
 	if (kvp_model_load(c->model, m, &err))
 		return kvp_cli_error(cmd, &err);
-	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
-		fprintf(stderr, "kvplan %s: %s\n", cmd, m->warnings[i]);
+	/* a warning quotes the file: control characters shown, not sent */
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
+		char shown[KVP_TERM_SIZE(KVP_WARNING_MAX)];
+		fprintf(stderr, "kvplan %s: %s\n", cmd,
+			kvp_term_text(shown, sizeof shown, m->warnings[i]));
+	}
 	kvp_cli_apply_model_options(c, m);
 	if (g) {
 		memset(g, 0, sizeof *g);
@@ -401,8 +405,21 @@ void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const ch
 	snprintf(w->message[w->n], sizeof w->message[0],
 		 "%s: %s tokens is beyond the maximum context of %s, %s tokens "
 		 "(the memory is planned; the model was not trained that long)", what, t1, m->name, t2);
-	fprintf(stderr, "kvplan %s: warning: %s\n", cmd, w->message[w->n]);
+	char shown[KVP_TERM_SIZE(sizeof w->message[0])];
+	fprintf(stderr, "kvplan %s: warning: %s\n", cmd,
+		kvp_term_text(shown, sizeof shown, w->message[w->n]));
 	w->n++;
+}
+
+void kvp_cli_model_warnings(struct kvp_cli_warnings *w, const struct kvp_model *m)
+{
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
+		if (w->n == KVP_CLI_MAX_WARNINGS)
+			return;
+		snprintf(w->code[w->n], sizeof w->code[0], "model_file");
+		snprintf(w->message[w->n], sizeof w->message[0], "%s", m->warnings[i]);
+		w->n++;
+	}
 }
 
 bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_record *r)

@@ -479,6 +479,7 @@ int kvp_cmd_frag(int argc, char **argv)
 	sim_options(&o, &w, &fo, &tenth);
 	uint64_t max_len = kvp_frag_max_len(&fo, &w, &c.opts, m);
 	struct kvp_cli_warnings warn = {0};
+	kvp_cli_model_warnings(&warn, m);
 	kvp_cli_check_context(&warn, cmd, "max_len", max_len, m);
 	if (w.prefix_tokens >= max_len) {
 		rc = kvp_cli_usage_error(cmd, "--shared-prefix: %llu tokens leave no room under max_len %llu",

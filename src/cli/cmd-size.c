@@ -584,6 +584,7 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_workload w;
 	bool have_w = false;
 	struct kvp_error err = {0};
+	struct kvp_cli_warnings warn = {0};
 	size_t n = 0;
 	memset(&w, 0, sizeof w);
 	if (!m || !cfg) {
@@ -603,6 +604,7 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
 		goto out;
+	kvp_cli_model_warnings(&warn, m);
 	/* the command must name the model it planned: refused before the search */
 	char launch[sizeof m->path + 2];
 	if (a.has_emit && kvp_size_launch_id(m, launch, sizeof launch, &err)) {
@@ -685,7 +687,7 @@ int kvp_cmd_size(int argc, char **argv)
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
 		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
 		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
-		.latency_spread_from = spread_from};
+		.latency_spread_from = spread_from, .warn = &warn};
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_size_print_table(&ans);
 	} else if (!kvp_size_print_record(&ans, c.format)) {
