@@ -235,4 +235,22 @@ for c in budget perf frag size; do
 	name="$c: the ESC in JSON as \\u001b"
 	case $out in *'\u001b[2J/config.json:'*) ok ;; *) bad "$(printf '%s' "$out" | grep -A3 warnings)" ;; esac
 done
+# N19: CSV cells are valid UTF-8 and hold no control byte: a model folder
+# named with a byte that is not UTF-8 (\377), ESC, a line break and a C1
+# NEL reaches the CSV cell as U+FFFD, \x1b, \n and \u0085, one line.
+cb="$tmp/c$(printf '\377\033[1m\n\302\205')x"
+mkdir -p "$cb" && cp "$top_srcdir/tests/data/hf/Llama-2-7b/config.json" "$cb/"
+run "$KVPLAN" budget --model "$cb/config.json" --gpu h100-sxm --context 1k --format csv
+expect_rc 0
+name="csv: two lines, a header and one record"
+[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] && ok || bad "$out"
+name="csv: no control byte but the line ends, no C1 NEL"
+if printf '%s' "$out" | tr -d '\n' | LC_ALL=C grep -q "$(printf '[\001-\037\177]\\|\302\205')"; then
+	bad "$(printf '%s' "$out" | od -c | head -5)"; else ok; fi
+name="csv: valid UTF-8"
+if command -v iconv >/dev/null 2>&1; then
+	printf '%s' "$out" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1 && ok || bad "not UTF-8"
+else ok; fi
+name="csv: the folder as U+FFFD, \\x1b, \\n, \\u0085"
+case $out in *"c$(printf '\357\277\275')\x1b[1m\n\u0085x"*) ok ;; *) bad "$(printf '%s' "$out" | tail -1 | od -c | head)" ;; esac
 finish
