@@ -113,4 +113,23 @@ run timeout 10 "$KVPLAN" check "$tmp/many.yaml"
 expect_rc 3
 # s0 on line 3, s19999 on 3 + 19,999 = 20,002, its twin on 20,003; the value at column 12
 expect_err "many.yaml:20003:12: error: name: duplicate scenario 's19999' (first at line 20002)"
+# --- N17: budget sizes memory, which the acceptance rate does not change:
+# --spec-draft needs no --spec-accept there.  EAGLE's head on Llama-3.1-8B
+# (H 4096, 32 heads, 8 KV heads, d_h 128, I 14336): 4096 x 32 x 128 x 2 +
+# 2 x 4096 x 8 x 128 + 3 x 4096 x 14336 + 2 x 4096 + 2 x 4096^2 =
+# 251,666,432 parameters, x 2 B (bf16) = 503,332,864 B
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8k --spec-draft eagle:3 --format json
+expect_rc 0
+expect_json weights_draft_bytes 503332864
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8k --spec-draft eagle:3 \
+	--spec-accept 0.7 --format json
+expect_json weights_draft_bytes 503332864
+# perf's speed-up needs it still
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:3
+expect_rc 2
+expect_err "spec-accept"
+# size searches the GPUs of a replica: a fixed --num-gpus is refused, not dropped
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --num-gpus 2
+expect_rc 2
+expect_err "--num-gpus: size searches the GPUs of a replica"
 finish

@@ -23,7 +23,8 @@ const char kvp_cli_common_help[] =
 	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
 	"  --ep N                    routed experts owned whole by N GPUs (N divides the\n"
 	"                            experts and tp x dp; default 1: sharded)\n"
-	"  --num-gpus N              the GPU count the shape must use (checked)\n"
+	"  --num-gpus N              the GPU count the shape must use (checked; size,\n"
+	"                            which searches it, refuses it)\n"
 	"  --spec-draft D            speculative decoding (budget, perf): a draft MODEL\n"
 	"                            (MODEL:K), eagle:K or mtp:K, K tokens per step\n"
 	"  --spec-accept A           the share of draft tokens accepted, in [0, 1)\n"
@@ -364,12 +365,18 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct kvp_model *m)
 {
 	struct kvp_error err = {0};
+	/* budget sizes memory (the draft's weights and KV), which the acceptance
+	 * rate does not change: it is not asked for there (0 stands in, and
+	 * budget reads it nowhere); perf's speed-up needs it */
+	const char *accept = c->spec_accept;
+	if (!accept && strcmp(cmd, "budget") == 0)
+		accept = "0";
 	if (!c->spec_draft) {
 		if (c->spec_accept)
 			return kvp_cli_usage_error(cmd, "--spec-accept needs --spec-draft");
 		return 0;
 	}
-	if (kvp_speculative_parse(c->spec_draft, c->spec_accept, m, &c->speculative, &err))
+	if (kvp_speculative_parse(c->spec_draft, accept, m, &c->speculative, &err))
 		return kvp_cli_error(cmd, &err);
 	c->opts.speculative = &c->speculative;
 	return 0;

@@ -556,6 +556,11 @@ int kvp_cmd_size(int argc, char **argv)
 		return rc;
 	if (!a.workload)
 		return kvp_cli_usage_error(cmd, "--workload is required");
+	/* the GPUs of a replica are what size searches: a fixed count is not
+	 * quietly dropped but refused, with the options that bound the search */
+	if (c.opts.par.gpus)
+		return kvp_cli_usage_error(cmd, "--num-gpus: size searches the GPUs of a replica "
+					   "(tp x pp x dp); bound the search with --tp, --pp and --dp");
 	if (a.gpus_arg && c.gpu)
 		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
 	if (a.own_opt && a.cost.basis != KVP_SIZE_BASIS_OWN)
