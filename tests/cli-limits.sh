@@ -54,10 +54,11 @@ name="the decoy was not loaded"
 case "$out$err" in *decoy*) bad "loaded $cut" ;; *) ok ;; esac
 
 # --- a list past 1,023 bytes: every value, every digit (the last one used
-# to lose its digits): 24 values of 44 zero-padded digits, 1,079 bytes
+# to lose its digits): 24 distinct values (a value twice is refused) of 44
+# zero-padded digits, 1,079 bytes
 list=""
-for v in 256 512 1024 2048 4096 8192 256 512 1024 2048 4096 8192 256 512 1024 2048 4096 8192 \
-	 256 512 1024 2048 1024 4096; do
+for v in 16 32 48 64 80 96 112 128 144 160 176 192 208 224 240 256 272 288 304 320 336 352 368 \
+	 4096; do
 	list="$list${list:+,}$(printf '%044d' $v)"
 done
 name="a 1,079-byte list"
@@ -132,4 +133,52 @@ expect_err "spec-accept"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --num-gpus 2
 expect_rc 2
 expect_err "--num-gpus: size searches the GPUs of a replica"
+# --- D21: no silent misread of a number or a list
+# a token count is whole: 1.5 was rounded to 2 tokens; 1.5k is 1,536, and
+# Llama-2-7B's 524,288 B per token x 1,536 = 805,306,368 B
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --context 1.5
+expect_rc 2
+expect_err "--context: 1.5 is not a whole number of tokens"
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --context 1.5k --format json
+expect_rc 0
+expect_json kv_bytes 805306368
+# numbers are decimal: strtod's hex float 0x0.8p0 (0.5) is refused
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --utilization 0x0.8p0
+expect_rc 2
+expect_err "--utilization"
+expect_err "0x0.8p0"
+# an empty item is refused, naming the flag (it was skipped: 1,,8 ran 1 and 8)
+for l in 1,,8 1,8, ,1; do
+	run "$KVPLAN" perf --model llama-2-7b --gpu h100-sxm --batch "$l"
+	expect_rc 2
+	expect_err "--batch: an empty item in '$l'"
+done
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm,,h200
+expect_rc 2
+expect_err "--gpus: an empty item"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --model llama-2-7b --gpu h100-sxm, -o "$tmp/d21"
+expect_rc 2
+expect_err "--gpu: an empty item"
+# a value twice is refused, by its text or by its value (1k = 1024 tokens):
+# it was computed and plotted twice
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b --contexts 1k,2k,1024 \
+	-o "$tmp/d21"
+expect_rc 2
+expect_err "--contexts: '1k' and '1024' are the same count, 1024"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --model llama-2-7b,llama-2-7b --gpu h100-sxm \
+	-o "$tmp/d21"
+expect_rc 2
+expect_err "--model: 'llama-2-7b' is given twice"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --kv-dtypes fp8,auto,fp8
+expect_rc 2
+expect_err "--kv-dtypes: 'fp8' is given twice"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --tp 1,2,1
+expect_rc 2
+expect_err "--tp: '1' is given twice"
+# frag: a lengths file and distributions were both taken, the distributions
+# silently dropped
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$top_srcdir/tests/data/workloads/fixed-1000.csv" \
+	--prompt fixed:10 --output fixed:10
+expect_rc 2
+expect_err "--lengths gives every request's prompt and output"
 finish

@@ -147,6 +147,11 @@ bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t 
 		kvp_cli_usage_error(cmd, "%s: %s is too large", opt, arg);
 		return false;
 	}
+	if (rc == -3) {
+		kvp_cli_usage_error(cmd, "%s: %s is not a whole number of tokens (1.5k = 1536 is)",
+				    opt, arg);
+		return false;
+	}
 	if (rc || *out == 0) {
 		kvp_cli_usage_error(cmd, "%s: expected a positive token count such as 8192 or 128k, got '%s'",
 				    opt, arg);
@@ -177,30 +182,68 @@ bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *
 	return true;
 }
 
-bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
-			size_t max, size_t *n)
+char *kvp_cli_split(const char *cmd, const char *opt, const char *arg, char **items, size_t max,
+		    size_t *n)
 {
-	char *buf = strdup(arg); /* a copy of any length: no value is cut */
+	char *buf = strdup(arg); /* a copy of any length: no item is cut */
 	*n = 0;
 	if (!buf) {
 		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
-		return false;
+		return NULL;
 	}
-	bool good = true;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && good;
-	     t = strtok_r(NULL, ",", &save)) {
+	if (!buf[0]) {
+		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+		goto fail;
+	}
+	for (char *t = buf;;) {
+		char *comma = strchr(t, ',');
+		if (comma)
+			*comma = '\0';
+		if (!t[0]) {
+			kvp_cli_usage_error(cmd, "%s: an empty item in '%s' (a comma too many)", opt, arg);
+			goto fail;
+		}
 		if (*n == max) {
 			kvp_cli_usage_error(cmd, "%s: at most %zu values", opt, max);
-			good = false;
-		} else {
-			good = kvp_cli_tokens(cmd, opt, t, &out[(*n)++]);
+			goto fail;
 		}
+		for (size_t i = 0; i < *n; i++)
+			if (strcmp(items[i], t) == 0) {
+				kvp_cli_usage_error(cmd, "%s: '%s' is given twice", opt, t);
+				goto fail;
+			}
+		items[(*n)++] = t;
+		if (!comma)
+			return buf;
+		t = comma + 1;
+	}
+fail:
+	free(buf);
+	*n = 0;
+	return NULL;
+}
+
+bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
+			size_t max, size_t *n)
+{
+	char **items = malloc((max ? max : 1) * sizeof *items);
+	char *buf = items ? kvp_cli_split(cmd, opt, arg, items, max, n) : NULL;
+	if (!items)
+		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
+	bool good = buf != NULL;
+	for (size_t i = 0; good && i < *n; i++) {
+		good = kvp_cli_tokens(cmd, opt, items[i], &out[i]);
+		for (size_t j = 0; good && j < i; j++)
+			if (out[j] == out[i]) {
+				kvp_cli_usage_error(cmd, "%s: '%s' and '%s' are the same count, %llu", opt,
+						    items[j], items[i], (unsigned long long)out[i]);
+				good = false;
+			}
 	}
 	free(buf);
-	if (good && *n == 0) {
-		kvp_cli_usage_error(cmd, "%s: empty list", opt);
-		good = false;
-	}
+	free(items);
+	if (!good)
+		*n = 0;
 	return good;
 }
 

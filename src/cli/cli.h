@@ -115,7 +115,15 @@ int kvp_cli_bad_option(const char *cmd, const char *arg, const struct option *lo
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out);
-/* A comma-separated list of token counts ("1,8,32" or "4k,8k"). */
+/* Split the comma list `arg` into *n items (at most max), pointers into the
+ * copy returned, which the caller frees.  Every comma separates: an empty
+ * item ("1,,8", a leading or trailing comma), an item given twice and more
+ * than max items are usage errors naming opt (printed; NULL returned), never
+ * skipped or cut. */
+char *kvp_cli_split(const char *cmd, const char *opt, const char *arg, char **items, size_t max,
+		    size_t *n);
+/* A comma-separated list of token counts ("1,8,32" or "4k,8k"), split by
+ * kvp_cli_split; a value given twice ("1k,1024") is refused too. */
 bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
 			size_t max, size_t *n);
 

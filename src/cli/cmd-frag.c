@@ -126,43 +126,40 @@ static bool allocator_parse(const char *name, const char *arg, void *dest)
 static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	char *buf = strdup(arg); /* any length: no size is cut */
-	if (!buf) {
-		kvp_cli_usage_error(name, "--cache-sizes: out of memory");
-		return false;
-	}
+	char *item[sizeof o->cache_sizes / sizeof o->cache_sizes[0]];
+	size_t n;
+	char *buf = kvp_cli_split(name, "--cache-sizes", arg, item, sizeof item / sizeof item[0], &n);
 	o->ncache = 0;
-	int rc = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (o->ncache == sizeof o->cache_sizes / sizeof o->cache_sizes[0])
-			rc = kvp_cli_usage_error(name, "--cache-sizes: at most 16 sizes");
-		else if (!kvp_cli_bytes(name, "--cache-sizes", t, &o->cache_sizes[o->ncache++]))
-			rc = KVP_EXIT_USAGE;
+	if (!buf)
+		return false;
+	bool good = true;
+	for (size_t i = 0; i < n && good; i++) {
+		good = kvp_cli_bytes(name, "--cache-sizes", item[i], &o->cache_sizes[i]);
+		for (size_t j = 0; good && j < i; j++)
+			if (o->cache_sizes[j] == o->cache_sizes[i]) {
+				kvp_cli_usage_error(name, "--cache-sizes: '%s' and '%s' are the same size",
+						    item[j], item[i]);
+				good = false;
+			}
 	}
 	free(buf);
-	if (rc)
-		return false;
-	if (!o->ncache) {
-		kvp_cli_usage_error(name, "--cache-sizes: empty list");
-		return false;
-	}
-	return true;
+	o->ncache = good ? n : 0;
+	return good;
 }
 
 static bool policies_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	char *buf = strdup(arg); /* any length: no name is cut */
-	if (!buf) {
-		kvp_cli_usage_error(name, "--policies: out of memory");
+	char *item[KVP_FRAG_POLICY_COUNT];
+	size_t n;
+	char *buf = kvp_cli_split(name, "--policies", arg, item, KVP_FRAG_POLICY_COUNT, &n);
+	if (!buf)
 		return false;
-	}
 	memset(o->sim.policy, 0, sizeof o->sim.policy);
 	o->sim.has_policies = true;
 	int rc = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
-	     t = strtok_r(NULL, ",", &save)) {
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *t = item[i];
 		int p = 0;
 		while (p < KVP_FRAG_POLICY_COUNT && strcmp(t, kvp_frag_policy_name((enum kvp_frag_policy)p)))
 			p++;
@@ -261,6 +258,11 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 	memset(w, 0, sizeof *w);
 	if (o->workload && kvp_workload_load(o->workload, w, &err))
 		return kvp_cli_error(cmd, &err);
+	/* a file of lengths replaces the distributions: given beside it, they
+	 * would be read and silently dropped */
+	if (o->lengths && (o->prompt || o->output))
+		return kvp_cli_usage_error(cmd, "--lengths gives every request's prompt and output: "
+					   "give it or --prompt and --output, not both");
 	if (o->lengths) {
 		if (kvp_workload_load_lengths(o->lengths, w, &err))
 			return kvp_cli_error(cmd, &err);
