@@ -253,4 +253,31 @@ if command -v iconv >/dev/null 2>&1; then
 else ok; fi
 name="csv: the folder as U+FFFD, \\x1b, \\n, \\u0085"
 case $out in *"c$(printf '\357\277\275')\x1b[1m\n\u0085x"*) ok ;; *) bad "$(printf '%s' "$out" | tail -1 | od -c | head)" ;; esac
+# D21: Markdown links and images from names are text in report.md, not
+# links: a title, description and workload name holding [x](javascript:..),
+# an image and a link reference, each [ ] escaped as \[ \] (a renderer
+# shows the bracket); a backslash cannot undo the escape (\\ first)
+mkdir -p "$tmp/mdrep"
+sed -e 's|^title: .*|title: "T [click](javascript:alert(1)) ![i](http://e.test/x.png)"|' \
+	-e 's|^  - {name: short,|  - {name: "s\\\\[w](javascript:alert(2))",|' \
+	-e 's|^description: .*|description: "[ref]: javascript:alert(3)"|' -e '/^  First paragraph/,/^  Second/d' \
+	-e 's|\.\./good/|'"$top_srcdir"'/tests/data/good/|g' \
+	-e 's|fixed-100.yaml|'"$top_srcdir"'/tests/data/report/fixed-100.yaml|' \
+	-e 's|kvbench-results.yaml|'"$top_srcdir"'/tests/data/report/kvbench-results.yaml|' \
+	"$top_srcdir/tests/data/report/tiny.yaml" >"$tmp/mdrep/s.yaml"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$tmp/mdrep/s.yaml" -o "$tmp/mdrep/out"
+expect_rc 0
+md="$tmp/mdrep/out/report.md"
+name="report.md: no live link or image from a name"
+# a live one: ] directly before ( or :, the ] not escaped (fenced code
+# blocks, where Markdown makes no link, aside)
+live=$(awk '/^```/ { fence = !fence; next } !fence' "$md" |
+	grep -n '\(^\|[^\\]\)\](\|^\[[^]]*\]:' | grep -v '](plots/' | head -3)
+[ -z "$live" ] && ok || bad "$live"
+name="report.md: the title's link shown as text"
+grep -qF '# T \[click\](javascript:alert(1)) !\[i\](http://e.test/x.png)' "$md" && ok || bad "$(head -3 "$md")"
+name="report.md: the link reference shown as text"
+grep -qF '\[ref\]: javascript:alert(3)' "$md" && ok || bad "$(sed -n 1,6p "$md")"
+name="report.md: a backslash in a name escaped before the bracket"
+grep -qF 's\\\[w\](javascript:alert(2))' "$md" && ok || bad "$(grep -n 'javascript:alert(2)' "$md" | head -2)"
 finish
