@@ -280,4 +280,33 @@ name="report.md: the link reference shown as text"
 grep -qF '\[ref\]: javascript:alert(3)' "$md" && ok || bad "$(sed -n 1,6p "$md")"
 name="report.md: a backslash in a name escaped before the bracket"
 grep -qF 's\\\[w\](javascript:alert(2))' "$md" && ok || bad "$(grep -n 'javascript:alert(2)' "$md" | head -2)"
+# N11: chart stems are unique.  Two models whose names differ only in
+# punctuation ("q4+a", "q4 a": both stem q4_a) or in case ("Q4_A"), as two
+# GGUF quantizations with one general.name do: each chart keeps its own
+# files (-2, -3 after the first), and each heading shows its own image.
+mkdir -p "$tmp/stems"
+for n in "q4+a" "q4 a" "Q4_A"; do
+	f="$tmp/stems/$(printf '%s' "$n" | tr ' +' '-p').yml"
+	grep -v '^#' "$top_srcdir/tests/data/good/tiny.yaml" | sed "s/^name: tiny/name: \"$n\"/" >"$f"
+done
+printf '%s\n' 'title: stems' 'models: [q4pa.yml, q4-a.yml, Q4_A.yml]' 'gpus: [h100-sxm]' \
+	'engines: [generic]' 'tp: [1]' 'kv_dtypes: [auto]' 'workloads:' \
+	'  - {name: w, context: 1k, batch: 1}' 'plots: [budget, max-seqs]' >"$tmp/stems/s.yaml"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$tmp/stems/s.yaml" -o "$tmp/stems/out"
+expect_rc 0
+for c in budget max-seqs; do
+	name="$c: three charts, three stems"
+	got=$(cd "$tmp/stems/out/plots" && ls $c-*.gp | LC_ALL=C sort | tr '\n' ' ')
+	[ "$got" = "$c-Q4_A-3.gp $c-q4_a-2.gp $c-q4_a.gp " ] && ok || bad "$got"
+	# in the scenario's order: q4+a, q4 a, Q4_A (its case kept: -3 makes it
+	# unique on a case-blind disk too)
+	for pair in "q4_a:q4+a" "q4_a-2:q4 a" "Q4_A-3:Q4_A"; do
+		name="$c: plots/$c-${pair%%:*}.gp is ${pair#*:}'s chart"
+		grep -qF "${pair#*:}" "$tmp/stems/out/plots/$c-${pair%%:*}.gp" && ok ||
+			bad "$(grep -i 'title' "$tmp/stems/out/plots/$c-${pair%%:*}.gp" | head -2)"
+	done
+	name="$c: report.md points at each stem"
+	n=$(grep -io "plots/$c-q4_a\(-[23]\)\{0,1\}\.dat" "$tmp/stems/out/report.md" | sort -u | wc -l)
+	[ "$n" = 3 ] && ok || bad "$n stems named"
+done
 finish
