@@ -181,4 +181,42 @@ run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$top_srcdir/test
 	--prompt fixed:10 --output fixed:10
 expect_rc 2
 expect_err "--lengths gives every request's prompt and output"
+# --- D7: the folders a file's relative paths are read from are never cut
+# a check file under a 530-byte folder: its name (537 bytes) would be cut
+# to 511, whose last folder is a parent, where a decoy tiny.yaml sits
+cl=$(long_dir "$tmp/c" 530)
+mkdir -p "$cl"
+cp "$top_srcdir/tests/data/good/tiny.yaml" "$cl/tiny.yaml"
+printf '%s\n' 'defaults: {model: tiny.yaml, gpu: h100-sxm}' 'scenarios:' '  - {name: s}' >"$cl/x.yaml"
+cutdir=$(printf '%s' "$cl/x.yaml" | cut -c1-511)
+cutdir=${cutdir%/*}
+sed 's/^name: tiny/name: decoy/' "$top_srcdir/tests/data/good/tiny.yaml" >"$cutdir/tiny.yaml"
+mkdir -p "$tmp/cwd" && cp "$cutdir/tiny.yaml" "$tmp/cwd/tiny.yaml"
+cd "$tmp/cwd" || exit 1
+run "$KVPLAN" check "$cl/x.yaml"
+cd - >/dev/null || exit 1
+expect_rc 2
+expect_err "expectations: path longer than 511 bytes"
+name="check: no decoy loaded"
+case "$out$err" in *decoy*) bad "$out$err" ;; *) ok ;; esac
+# a model path in a check file past 511 bytes: refused, not cut
+printf '%s\n' "defaults: {model: $cl/tiny.yaml$(printf '%0100d' 0), gpu: h100-sxm}" 'scenarios:' \
+	'  - {name: s}' >"$tmp/long-model.yaml"
+run "$KVPLAN" check "$tmp/long-model.yaml"
+expect_rc 3
+expect_err "error: model: longer than 511"
+# a $KVPLAN_PROFILES folder of 600 bytes: its first 511 bytes name a folder
+# holding a decoy models/tiny.yaml; the folder is left out whole and the
+# lookup says so
+pl=$(long_dir "$tmp/p" 600)
+mkdir -p "$pl/models"
+cp "$top_srcdir/tests/data/good/tiny.yaml" "$pl/models/tiny.yaml"
+pcut=$(printf '%s' "$pl" | cut -c1-511)
+mkdir -p "$pcut/models"
+sed 's/^name: tiny/name: decoy/' "$top_srcdir/tests/data/good/tiny.yaml" >"$pcut/models/tiny.yaml"
+run env KVPLAN_PROFILES="$pl" "$KVPLAN" budget --model tiny --gpu h100-sxm
+expect_rc 2
+expect_err "KVPLAN_PROFILES gives a folder longer than 511 bytes"
+name="profiles: no decoy loaded"
+case "$out$err" in *decoy*) bad "$out$err" ;; *) ok ;; esac
 finish
