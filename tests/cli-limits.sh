@@ -219,4 +219,10 @@ expect_rc 2
 expect_err "KVPLAN_PROFILES gives a folder longer than 511 bytes"
 name="profiles: no decoy loaded"
 case "$out$err" in *decoy*) bad "$out$err" ;; *) ok ;; esac
+# --prefix-cache's value was cut to 63 bytes: 100:1 and 70 zeros (a Zipf
+# exponent of 10^70) read as 10^58; refused whole
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --shared-prefix 512:0.5 \
+	--requests 50 --prefix-cache "100:1$(printf '%070d' 0)"
+expect_rc 2
+expect_err "--prefix-cache: expected PREFIXES[:ZIPF_S]"
 finish

@@ -369,12 +369,13 @@ static int run_prefix_cache(const struct frag_opts *o, const struct kvp_workload
 	int rec = rep->recommended;
 	struct kvp_error err = {0};
 	char buf[64];
-	snprintf(buf, sizeof buf, "%s", o->prefix_cache);
+	bool whole = (size_t)snprintf(buf, sizeof buf, "%s", o->prefix_cache) < sizeof buf;
 	char *colon = strchr(buf, ':');
 	if (colon)
 		*colon = '\0';
 	cc->zipf_s = 1;
-	if (kvp_parse_u64(buf, &cc->prefixes) || !cc->prefixes ||
+	/* a value cut to fit buf would be another number: refused */
+	if (!whole || kvp_parse_u64(buf, &cc->prefixes) || !cc->prefixes ||
 	    (colon && (kvp_parse_double(colon + 1, &cc->zipf_s) || !(cc->zipf_s > 0))))
 		return kvp_cli_usage_error(cmd, "--prefix-cache: expected PREFIXES[:ZIPF_S], got '%s'",
 					   o->prefix_cache);
