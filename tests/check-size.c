@@ -887,6 +887,50 @@ START_TEST(test_yaml_writer)
 }
 END_TEST
 
+/* The model argument of --emit, by hand: a local file as given (config.json
+ * by its folder), "./" before a leading '-', an id with '-' refused. */
+static const struct {
+	const char *path, *hf_id, *name, *want; /* want NULL: refused */
+} launch_cases[] = {
+	{"models/llama/config.json", "meta-llama/Llama-2-7b-hf", "llama", "models/llama"},
+	{"config.json", "", "x", "."},
+	{"/config.json", "", "x", "/"},
+	{"-d/config.json", "", "d", "./-d"},
+	{"/m/q4.gguf", "", "Llama 3", "/m/q4.gguf"},
+	{"-q4.gguf", "", "q", "./-q4.gguf"},
+	{"p/x.yaml", "org/m", "x", "org/m"},
+	{"p/x.yaml", "", "x", "x"},
+	{"p/x.yaml", "--model=evil", "x", NULL},
+	{"p/-x.yaml", "", "-x", NULL},
+};
+
+START_TEST(test_launch_id)
+{
+	struct kvp_model m;
+	memset(&m, 0, sizeof m);
+	snprintf(m.path, sizeof m.path, "%s", launch_cases[_i].path);
+	snprintf(m.hf_id, sizeof m.hf_id, "%s", launch_cases[_i].hf_id);
+	snprintf(m.name, sizeof m.name, "%s", launch_cases[_i].name);
+	char id[600];
+	struct kvp_error err;
+	kvp_status st = kvp_size_launch_id(&m, id, sizeof id, &err);
+	if (launch_cases[_i].want) {
+		ck_assert_int_eq(st, KVP_STATUS_OK);
+		ck_assert_str_eq(id, launch_cases[_i].want);
+	} else {
+		ck_assert_int_eq(st, KVP_STATUS_INVALID);
+		ck_assert_str_eq(err.path, launch_cases[_i].path);
+	}
+	/* never cut: a buffer one byte short is an overflow */
+	if (launch_cases[_i].want) {
+		char small[64];
+		size_t need = strlen(launch_cases[_i].want);
+		ck_assert_int_eq(kvp_size_launch_id(&m, small, need, &err), KVP_STATUS_OVERFLOW);
+		ck_assert_int_eq(kvp_size_launch_id(&m, small, need + 1, &err), KVP_STATUS_OK);
+	}
+}
+END_TEST
+
 START_TEST(test_demand_errors)
 {
 	struct kvp_error err = {0};
@@ -932,6 +976,7 @@ static Suite *size_suite(void)
 	tcase_set_timeout(errors, 60);
 	tcase_add_test(errors, test_failures);
 	tcase_add_test(errors, test_demand_errors);
+	tcase_add_loop_test(errors, test_launch_id, 0, sizeof launch_cases / sizeof launch_cases[0]);
 	suite_add_tcase(s, errors);
 	return s;
 }

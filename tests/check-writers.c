@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/atomic-file.h"
+#include "out/yaml-writer.h"
 #include "check-tmp.h"
 #include "base/input-file.h"
 #include "base/name-index.h"
@@ -107,6 +108,29 @@ START_TEST(test_text_escapes)
 	ck_assert_str_eq(capture(kvp_xml_text, text_cases[_i].in), text_cases[_i].xml);
 	ck_assert_str_eq(capture(kvp_tap_text, text_cases[_i].in), text_cases[_i].tap);
 	ck_assert_str_eq(capture(kvp_sh_word, text_cases[_i].in), text_cases[_i].sh);
+}
+END_TEST
+
+/* YAML double-quoted scalars by hand (YAML 1.2 5.7 escapes; c-printable
+ * excludes C1 controls, and U+0085, U+2028, U+2029 are line breaks that a
+ * plain copy would fold into the value) */
+static const struct {
+	const char *in, *yaml;
+} yaml_cases[] = {
+	{"org/model", "\"org/model\""},
+	{"a\"b\\c", "\"a\\\"b\\\\c\""},
+	{"x\ny", "\"x\\ny\""},
+	{"nel\xc2\x85x", "\"nel\\u0085x\""},          /* U+0085 NEL */
+	{"ls\xe2\x80\xa8ps\xe2\x80\xa9", "\"ls\\u2028ps\\u2029\""},
+	{"\xef\xbb\xbf" "bom", "\"\\ufeffbom\""},         /* U+FEFF */
+	{"c1\xc2\x9b", "\"c1\\u009b\""},              /* U+009B CSI */
+	{"caf\xc3\xa9 \xe2\x82\xac", "\"caf\xc3\xa9 \xe2\x82\xac\""}, /* é € kept */
+	{"bad\xff", "\"bad\\ufffd\""},
+};
+
+START_TEST(test_yaml_escapes)
+{
+	ck_assert_str_eq(capture(kvp_yaml_str, yaml_cases[_i].in), yaml_cases[_i].yaml);
 }
 END_TEST
 
@@ -400,6 +424,7 @@ static Suite *writers_suite(void)
 	tcase_add_loop_test(core, test_utf8_next, 0, sizeof utf8_cases / sizeof utf8_cases[0]);
 	tcase_add_test(core, test_utf8_trim);
 	tcase_add_loop_test(core, test_text_escapes, 0, sizeof text_cases / sizeof text_cases[0]);
+	tcase_add_loop_test(core, test_yaml_escapes, 0, sizeof yaml_cases / sizeof yaml_cases[0]);
 	tcase_add_test(core, test_name_index_random);
 	suite_add_tcase(s, core);
 	TCase *files = tcase_create("files");

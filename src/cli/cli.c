@@ -23,7 +23,8 @@ const char kvp_cli_common_help[] =
 	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
 	"  --ep N                    routed experts owned whole by N GPUs (N divides the\n"
 	"                            experts and tp x dp; default 1: sharded)\n"
-	"  --num-gpus N              the GPU count the shape must use (checked)\n"
+	"  --num-gpus N              the GPU count the shape must use (checked; size,\n"
+	"                            which searches it, refuses it)\n"
 	"  --spec-draft D            speculative decoding (budget, perf): a draft MODEL\n"
 	"                            (MODEL:K), eagle:K or mtp:K, K tokens per step\n"
 	"  --spec-accept A           the share of draft tokens accepted, in [0, 1)\n"
@@ -147,6 +148,11 @@ bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t 
 		kvp_cli_usage_error(cmd, "%s: %s is too large", opt, arg);
 		return false;
 	}
+	if (rc == -3) {
+		kvp_cli_usage_error(cmd, "%s: %s is not a whole number of tokens (1.5k = 1536 is)",
+				    opt, arg);
+		return false;
+	}
 	if (rc || *out == 0) {
 		kvp_cli_usage_error(cmd, "%s: expected a positive token count such as 8192 or 128k, got '%s'",
 				    opt, arg);
@@ -177,30 +183,68 @@ bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *
 	return true;
 }
 
-bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
-			size_t max, size_t *n)
+char *kvp_cli_split(const char *cmd, const char *opt, const char *arg, char **items, size_t max,
+		    size_t *n)
 {
-	char *buf = strdup(arg); /* a copy of any length: no value is cut */
+	char *buf = strdup(arg); /* a copy of any length: no item is cut */
 	*n = 0;
 	if (!buf) {
 		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
-		return false;
+		return NULL;
 	}
-	bool good = true;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && good;
-	     t = strtok_r(NULL, ",", &save)) {
+	if (!buf[0]) {
+		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+		goto fail;
+	}
+	for (char *t = buf;;) {
+		char *comma = strchr(t, ',');
+		if (comma)
+			*comma = '\0';
+		if (!t[0]) {
+			kvp_cli_usage_error(cmd, "%s: an empty item in '%s' (a comma too many)", opt, arg);
+			goto fail;
+		}
 		if (*n == max) {
 			kvp_cli_usage_error(cmd, "%s: at most %zu values", opt, max);
-			good = false;
-		} else {
-			good = kvp_cli_tokens(cmd, opt, t, &out[(*n)++]);
+			goto fail;
 		}
+		for (size_t i = 0; i < *n; i++)
+			if (strcmp(items[i], t) == 0) {
+				kvp_cli_usage_error(cmd, "%s: '%s' is given twice", opt, t);
+				goto fail;
+			}
+		items[(*n)++] = t;
+		if (!comma)
+			return buf;
+		t = comma + 1;
+	}
+fail:
+	free(buf);
+	*n = 0;
+	return NULL;
+}
+
+bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
+			size_t max, size_t *n)
+{
+	char **items = malloc((max ? max : 1) * sizeof *items);
+	char *buf = items ? kvp_cli_split(cmd, opt, arg, items, max, n) : NULL;
+	if (!items)
+		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
+	bool good = buf != NULL;
+	for (size_t i = 0; good && i < *n; i++) {
+		good = kvp_cli_tokens(cmd, opt, items[i], &out[i]);
+		for (size_t j = 0; good && j < i; j++)
+			if (out[j] == out[i]) {
+				kvp_cli_usage_error(cmd, "%s: '%s' and '%s' are the same count, %llu", opt,
+						    items[j], items[i], (unsigned long long)out[i]);
+				good = false;
+			}
 	}
 	free(buf);
-	if (good && *n == 0) {
-		kvp_cli_usage_error(cmd, "%s: empty list", opt);
-		good = false;
-	}
+	free(items);
+	if (!good)
+		*n = 0;
 	return good;
 }
 
@@ -353,8 +397,12 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--spec-draft and --spec-accept are for budget and perf");
 	if (kvp_model_load(c->model, m, &err))
 		return kvp_cli_error(cmd, &err);
-	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
-		fprintf(stderr, "kvplan %s: %s\n", cmd, m->warnings[i]);
+	/* a warning quotes the file: control characters shown, not sent */
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
+		char shown[KVP_TERM_SIZE(KVP_WARNING_MAX)];
+		fprintf(stderr, "kvplan %s: %s\n", cmd,
+			kvp_term_text(shown, sizeof shown, m->warnings[i]));
+	}
 	if ((rc = kvp_cli_apply_model_options(c, cmd, m)))
 		return rc;
 	if (g) {
@@ -372,12 +420,18 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct kvp_model *m)
 {
 	struct kvp_error err = {0};
+	/* budget sizes memory (the draft's weights and KV), which the acceptance
+	 * rate does not change: it is not asked for there (0 stands in, and
+	 * budget reads it nowhere); perf's speed-up needs it */
+	const char *accept = c->spec_accept;
+	if (!accept && strcmp(cmd, "budget") == 0)
+		accept = "0";
 	if (!c->spec_draft) {
 		if (c->spec_accept)
 			return kvp_cli_usage_error(cmd, "--spec-accept needs --spec-draft");
 		return 0;
 	}
-	if (kvp_speculative_parse(c->spec_draft, c->spec_accept, m, &c->speculative, &err))
+	if (kvp_speculative_parse(c->spec_draft, accept, m, &c->speculative, &err))
 		return kvp_cli_error(cmd, &err);
 	c->opts.speculative = &c->speculative;
 	return 0;
@@ -413,8 +467,21 @@ void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const ch
 	snprintf(w->message[w->n], sizeof w->message[0],
 		 "%s: %s tokens is beyond the maximum context of %s, %s tokens "
 		 "(the memory is planned; the model was not trained that long)", what, t1, m->name, t2);
-	fprintf(stderr, "kvplan %s: warning: %s\n", cmd, w->message[w->n]);
+	char shown[KVP_TERM_SIZE(sizeof w->message[0])];
+	fprintf(stderr, "kvplan %s: warning: %s\n", cmd,
+		kvp_term_text(shown, sizeof shown, w->message[w->n]));
 	w->n++;
+}
+
+void kvp_cli_model_warnings(struct kvp_cli_warnings *w, const struct kvp_model *m)
+{
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
+		if (w->n == KVP_CLI_MAX_WARNINGS)
+			return;
+		snprintf(w->code[w->n], sizeof w->code[0], "model_file");
+		snprintf(w->message[w->n], sizeof w->message[0], "%s", m->warnings[i]);
+		w->n++;
+	}
 }
 
 bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_record *r)

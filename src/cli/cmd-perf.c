@@ -236,6 +236,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		off->fraction = fraction;
 	}
 	struct kvp_cli_warnings warn = {0};
+	kvp_cli_model_warnings(&warn, m);
 	kvp_cli_check_context(&warn, cmd, "--prompt + --output", prompt + output, m);
 	if (kvp_perf_run(m, &g, &c.opts, &hw, &po, run, &err)) {
 		rc = kvp_cli_error(cmd, &err);

@@ -46,23 +46,37 @@ static bool try_dir(const char *dir, const char *kind, const char *name, char *p
  * each directory of $KVPLAN_PROFILES (then of $KVPLAN_PROFILE_PATH, its
  * older spelling), so a user's file wins over a built-in one; the source
  * tree's profiles/ (kvplan run from its build tree needs nothing
- * installed); the installed data directory. */
-static int profile_roots(char roots[][512], int max)
+ * installed); the installed data directory.  A folder that does not fit a
+ * root (511 bytes), or one past the max - 2 a variable may give, is left
+ * out whole, never cut into another folder's name: *cut (when not NULL)
+ * then names where it came from, for kvp_profile_resolve to refuse. */
+static int profile_roots(char roots[][512], int max, const char **cut)
 {
 	int n = 0;
 	const char *vars[] = {"KVPLAN_PROFILES", "KVPLAN_PROFILE_PATH"};
+	if (cut)
+		*cut = NULL;
 	for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
 		const char *env = getenv(vars[v]);
-		if (!env)
+		char *buf = env ? strdup(env) : NULL; /* any length */
+		if (!buf)
 			continue;
-		char buf[4096];
-		snprintf(buf, sizeof buf, "%s", env);
-		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 2;
-		     d = strtok_r(NULL, ":", &save))
-			snprintf(roots[n++], 512, "%s", d);
+		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d;
+		     d = strtok_r(NULL, ":", &save)) {
+			if (n < max - 2 && (size_t)snprintf(roots[n], 512, "%s", d) < 512)
+				n++;
+			else if (cut && !*cut)
+				*cut = vars[v];
+		}
+		free(buf);
 	}
-	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
-	snprintf(roots[n++], 512, "%s/profiles", KVP_DATADIR);
+	const char *dirs[] = {KVP_SRCDIR, KVP_DATADIR};
+	for (size_t i = 0; i < 2; i++) {
+		if ((size_t)snprintf(roots[n], 512, "%s/profiles", dirs[i]) < 512)
+			n++;
+		else if (cut && !*cut)
+			*cut = i ? "the installed data directory" : "the source tree";
+	}
 	return n;
 }
 
@@ -86,10 +100,16 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 		return KVP_STATUS_OK;
 	}
 	char roots[34][512];
-	int n = profile_roots(roots, 34);
+	const char *cut;
+	int n = profile_roots(roots, 34, &cut);
 	for (int i = 0; i < n; i++)
 		if (try_dir(roots[i], kind, name, path, size))
 			return KVP_STATUS_OK;
+	if (cut) /* the profile may be in the folder left out: not "no such profile" */
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind,
+				     "no profile named '%s' in the folders searched; %s gives a "
+				     "folder longer than 511 bytes or more than 32 folders, left out",
+				     name, cut);
 	char *names[1024];
 	size_t k = kvp_profile_list(kind, names, 1024);
 	char near[256];
@@ -108,11 +128,11 @@ static int cmp_str(const void *a, const void *b)
 size_t kvp_profile_list(const char *kind, char **names, size_t max)
 {
 	char roots[34][512];
-	int nroots = profile_roots(roots, 34);
+	int nroots = profile_roots(roots, 34, NULL);
 	size_t n = 0;
 	for (int r = 0; r < nroots; r++) {
 		char dir[1100];
-		snprintf(dir, sizeof dir, "%.511s/%.64s", roots[r], kind);
+		snprintf(dir, sizeof dir, "%.511s/%.64s", roots[r], kind); /* 511 + 1 + 64 < 1100: whole */
 		DIR *d = opendir(dir);
 		if (!d)
 			continue;

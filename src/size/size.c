@@ -842,10 +842,52 @@ static void emit_disagg(FILE *f, enum kvp_engine e, const char *id, const char *
 	fputs("trtllm-serve disaggregated -c kvplan-trtllm-disagg.yaml\n", f);
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+kvp_status kvp_size_launch_id(const struct kvp_model *m, char *buf, size_t size,
+			      struct kvp_error *err)
+{
+	const char *p = m->path;
+	bool json = ends_with(p, ".json"), gguf = ends_with(p, ".gguf");
+	int n;
+	if (json || gguf) {
+		/* config.json: its folder ("." when given bare); GGUF: the file */
+		const char *slash = strrchr(p, '/');
+		int len = json ? (slash ? (int)(slash - p) : 0) : (int)strlen(p);
+		if (json && slash == p)
+			len = 1; /* /config.json: the root folder */
+		const char *pre = len && p[0] == '-' ? "./" : "";
+		n = len ? snprintf(buf, size, "%s%.*s", pre, len, p) : snprintf(buf, size, ".");
+	} else {
+		const char *id = m->hf_id[0] ? m->hf_id : m->name;
+		const char *key = m->hf_id[0] ? "hf_id" : "name";
+		if (id[0] == '-')
+			return kvp_error_set(err, KVP_STATUS_INVALID, p[0] ? p : NULL, 0, 0, key,
+					     "'%s' starts with '-': an engine would read it as an "
+					     "option, not a model", id);
+		n = snprintf(buf, size, "%s", id);
+	}
+	if (n < 0 || (size_t)n >= size)
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, p[0] ? p : NULL, 0, 0, "model",
+				     "the model's launch id is longer than %zu bytes", size - 1);
+	return KVP_STATUS_OK;
+}
+
 void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 		   const struct kvp_size_config *c, bool prefix_caching)
 {
-	const char *id = m->hf_id[0] ? m->hf_id : m->name;
+	char id[sizeof m->path + 2];
+	struct kvp_error err;
+	if (kvp_size_launch_id(m, id, sizeof id, &err)) {
+		fputs("# not launched: ", f);
+		kvp_sh_comment(f, err.msg);
+		fputc('\n', f);
+		return;
+	}
 	if (e == KVP_ENGINE_GENERIC) {
 		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c, prefix_caching);
 		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c, prefix_caching);
