@@ -1,0 +1,367 @@
+/* size-emit.c: the engine settings that realise a sizing choice (`size
+ * --emit`, size.h): the KV cache name and block size each engine takes, the
+ * model argument a launch line may carry, and the vLLM, SGLang and
+ * TensorRT-LLM command lines and config files, every input through the shell
+ * and YAML quoting writers. */
+#include "size/size.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/shape.h"
+#include "out/output.h"
+#include "out/shell-quote.h"
+#include "base/units.h"
+#include "out/yaml-writer.h"
+
+bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt)
+{
+	if (dt != KVP_DTYPE_NVFP4)
+		return true;
+	return strcmp(g->vendor, "nvidia") == 0 && g->compute_capability >= 10.0;
+}
+
+uint32_t kvp_size_block_default(enum kvp_engine e, const struct kvp_model *m)
+{
+	if (e != KVP_ENGINE_VLLM)
+		return 0;
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		if (m->layers[i] == KVP_LAYER_MLA)
+			return 64;
+	return 0;
+}
+
+const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum kvp_dtype dt)
+{
+	enum kvp_dtype serving = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
+	bool native = dt == serving || dt == KVP_DTYPE_BF16 || dt == KVP_DTYPE_FP16 ||
+		      dt == KVP_DTYPE_AUTO;
+	switch (e) {
+	case KVP_ENGINE_SGLANG:
+		/* --kv-cache-dtype {auto, fp8_e5m2, fp8_e4m3} */
+		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8_e4m3"
+				       : dt == KVP_DTYPE_FP8_E5M2 ? "fp8_e5m2" : NULL;
+	case KVP_ENGINE_TRTLLM:
+		/* kv_cache_config.dtype: auto, fp8, nvfp4 */
+		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8" : dt == KVP_DTYPE_NVFP4 ? "nvfp4" : NULL;
+	case KVP_ENGINE_VLLM:
+		/* vLLM CacheDType: auto, fp8, fp8_e4m3, fp8_e5m2 */
+		return native ? "auto" : dt == KVP_DTYPE_FP8 ? "fp8"
+				       : dt == KVP_DTYPE_FP8_E5M2 ? "fp8_e5m2" : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* The here-document that writes an engine's config file: its delimiter is
+ * quoted, so the shell expands nothing inside, and every line starts with a
+ * key or a space, so none can end it early. */
+#define HEREDOC_END "KVPLAN_EOF"
+
+/* Disaggregated serving: a replica is disagg_p prefill and disagg_d decode
+ * instances of the one shape; each role's command carries the engine's own
+ * KV-transfer settings.  `role` is NULL for a colocated plan (output as
+ * before), else "prefill" or "decode". */
+
+/* vLLM's NixlConnector, the same JSON on both roles (kv_role kv_both), as in
+ * https://docs.vllm.ai/en/stable/features/nixl_connector_usage.html
+ * (vllm serve ... --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}').
+ * Written through the JSON writer into `buf`; false when it did not fit. */
+static bool vllm_kv_transfer_json(char *buf, size_t size)
+{
+	struct kvp_record *r = kvp_record_new();
+	bool ok = r && kvp_record_str(r, "kv_connector", "NixlConnector") &&
+		  kvp_record_str(r, "kv_role", "kv_both");
+	FILE *m = ok ? fmemopen(buf, size, "w") : NULL;
+	if (m) {
+		kvp_write_json_line(m, r);
+		ok = fputc('\0', m) != EOF && fflush(m) == 0 && !ferror(m);
+		fclose(m);
+	} else {
+		ok = false;
+	}
+	kvp_record_free(r);
+	buf[size - 1] = '\0';
+	return ok;
+}
+
+static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+		      bool prefix, const char *role)
+{
+	char xfer[128] = "";
+	char file[64];
+	snprintf(file, sizeof file, "kvplan-vllm%s%s.yaml", role ? "-" : "", role ? role : "");
+	if (role && !vllm_kv_transfer_json(xfer, sizeof xfer))
+		return;
+	fputs("vllm serve ", f);
+	kvp_sh_word(f, id);
+	fprintf(f, " --tensor-parallel-size %u \\\n"
+		   "    --max-model-len %llu --max-num-seqs %llu \\\n"
+		   "    --gpu-memory-utilization %.4f --kv-cache-dtype ",
+		c->tp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		c->utilization);
+	kvp_sh_word(f, kv);
+	fprintf(f, " --block-size %u \\\n    --max-num-batched-tokens %llu%s", c->block_size,
+		(unsigned long long)c->max_batched_tokens, prefix ? " --enable-prefix-caching" : "");
+	/* data-parallel attention; expert parallelism spreads the experts over
+	 * tp x dp GPUs (shape.h) */
+	if (c->pp > 1)
+		fprintf(f, " \\\n    --pipeline-parallel-size %u", c->pp);
+	if (c->dp > 1)
+		fprintf(f, " \\\n    --data-parallel-size %u", c->dp);
+	if (c->ep > 1)
+		fputs(" --enable-expert-parallel", f);
+	if (role) {
+		fputs(" \\\n    --kv-transfer-config ", f);
+		kvp_sh_word(f, xfer);
+	}
+	fputc('\n', f);
+	fprintf(f, "# or fix the pool instead of the fraction: --kv-cache-memory-bytes %llu\n",
+		(unsigned long long)c->kv_pool_bytes);
+	fprintf(f, "# the same as a config file, for: vllm serve --config %s\n", file);
+	fprintf(f, "cat > %s <<'" HEREDOC_END "'\n", file);
+	kvp_yaml_kv_str(f, 0, "model", id);
+	kvp_yaml_kv_u64(f, 0, "tensor-parallel-size", c->tp);
+	kvp_yaml_kv_u64(f, 0, "max-model-len", c->max_model_len);
+	kvp_yaml_kv_u64(f, 0, "max-num-seqs", c->max_num_seqs);
+	kvp_yaml_kv_f64(f, 0, "gpu-memory-utilization", c->utilization);
+	kvp_yaml_kv_str(f, 0, "kv-cache-dtype", kv);
+	kvp_yaml_kv_u64(f, 0, "block-size", c->block_size);
+	kvp_yaml_kv_u64(f, 0, "max-num-batched-tokens", c->max_batched_tokens);
+	if (prefix)
+		kvp_yaml_kv_bool(f, 0, "enable-prefix-caching", 1);
+	if (c->pp > 1)
+		kvp_yaml_kv_u64(f, 0, "pipeline-parallel-size", c->pp);
+	if (c->dp > 1)
+		kvp_yaml_kv_u64(f, 0, "data-parallel-size", c->dp);
+	if (c->ep > 1)
+		kvp_yaml_kv_bool(f, 0, "enable-expert-parallel", 1);
+	if (role)
+		kvp_yaml_kv_str(f, 0, "kv-transfer-config", xfer);
+	fputs(HEREDOC_END "\n", f);
+}
+
+/* TRT-LLM: each context (prefill) and generation (decode) server is a
+ * trtllm-serve whose extra_llm_api_options hold cache_transceiver_config
+ * (backend UCX), and `trtllm-serve disaggregated -c FILE` fronts them, FILE
+ * listing context_servers and generation_servers (num_instances, urls), as in
+ * https://nvidia.github.io/TensorRT-LLM/features/disagg-serving.html */
+static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+			bool prefix, const char *role, unsigned port)
+{
+	char file[64];
+	snprintf(file, sizeof file, "kvplan-trtllm%s%s.yaml", role ? "-" : "", role ? role : "");
+	/* the options file first: the command reads it */
+	fprintf(f, "cat > %s <<'" HEREDOC_END "'\n", file);
+	kvp_yaml_map(f, 0, "kv_cache_config");
+	kvp_yaml_kv_str(f, 2, "dtype", kv);
+	kvp_yaml_kv_f64(f, 2, "free_gpu_memory_fraction", c->utilization);
+	kvp_yaml_kv_bool(f, 2, "enable_block_reuse", prefix);
+	if (c->dp > 1)
+		kvp_yaml_kv_bool(f, 0, "enable_attention_dp", 1);
+	if (role) {
+		kvp_yaml_map(f, 0, "cache_transceiver_config");
+		kvp_yaml_kv_str(f, 2, "backend", "UCX");
+	}
+	fputs(HEREDOC_END "\n", f);
+	fputs("trtllm-serve ", f);
+	kvp_sh_word(f, id);
+	if (role)
+		fprintf(f, " --host localhost --port %u", port);
+	fprintf(f, " --tp_size %u --max_seq_len %llu \\\n"
+		   "    --max_batch_size %llu --max_num_tokens %llu \\\n"
+		   "    --kv_cache_free_gpu_memory_fraction %.4f \\\n"
+		   "    --extra_llm_api_options %s",
+		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		(unsigned long long)c->max_batched_tokens, c->utilization, file);
+	if (c->pp > 1)
+		fprintf(f, " --pp_size %u", c->pp);
+	if (c->ep > 1)
+		fprintf(f, " --ep_size %u", c->ep);
+	fputc('\n', f);
+}
+
+/* SGLang: --disaggregation-mode prefill|decode and the transfer engine
+ * (--disaggregation-transfer-backend: mooncake or nixl; nixl here, as vLLM),
+ * a router in front, as in
+ * https://docs.sglang.io/docs/advanced_features/pd_disaggregation */
+static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+			bool prefix, const char *role)
+{
+	fputs("python -m sglang.launch_server --model-path ", f);
+	kvp_sh_word(f, id);
+	/* with DP attention SGLang's tp-size counts every GPU of the replica */
+	fprintf(f, " --tp-size %u \\\n"
+		   "    --context-length %llu --max-running-requests %llu \\\n"
+		   "    --mem-fraction-static %.4f --kv-cache-dtype ",
+		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
+		c->utilization);
+	kvp_sh_word(f, kv);
+	if (c->pp > 1)
+		fprintf(f, " --pp-size %u", c->pp);
+	if (c->dp > 1)
+		fprintf(f, " \\\n    --dp-size %u --enable-dp-attention", c->dp);
+	if (c->ep > 1)
+		fprintf(f, " --ep-size %u", c->ep);
+	/* SGLang's radix cache shares prefixes unless --disable-radix-cache */
+	if (role) {
+		fputs(" \\\n    --disaggregation-mode ", f);
+		kvp_sh_word(f, role);
+		fputs(" --disaggregation-transfer-backend ", f);
+		kvp_sh_word(f, "nixl");
+	}
+	fprintf(f, " --page-size %u%s\n", c->block_size,
+		prefix ? "\n# prefixes are shared: keep the radix cache (the default; no --disable-radix-cache)"
+		       : "");
+}
+
+/* One command per role; the instances of a role are launched alike (each on
+ * its own GPUs, its own port).  The front that sends a request to a prefill
+ * then a decode instance: vLLM's is an example proxy, SGLang's a router,
+ * TRT-LLM's `trtllm-serve disaggregated` (its config written here). */
+static void emit_disagg(FILE *f, enum kvp_engine e, const char *id, const char *kv,
+			const struct kvp_size_config *c, bool prefix)
+{
+	unsigned gpus = c->tp * c->pp * c->dp;
+	static const char *const roles[2] = { "prefill", "decode" };
+	const uint32_t n[2] = { c->disagg_p, c->disagg_d };
+	switch (e) {
+	case KVP_ENGINE_VLLM:
+		fputs("# KV transfer: vLLM NixlConnector (kv_role kv_both on both roles);\n"
+		      "# https://docs.vllm.ai/en/stable/features/nixl_connector_usage.html\n"
+		      "# a proxy in front sends each request to a prefill, then a decode instance\n", f);
+		break;
+	case KVP_ENGINE_SGLANG:
+		fputs("# KV transfer: SGLang --disaggregation-transfer-backend nixl;\n"
+		      "# https://docs.sglang.io/docs/advanced_features/pd_disaggregation\n"
+		      "# a router in front: python -m sglang_router.launch_router --pd-disaggregation\n"
+		      "#   --prefill http://HOST:PORT --decode http://HOST:PORT (one per instance)\n", f);
+		break;
+	default:
+		fputs("# KV transfer: TRT-LLM cache_transceiver_config (backend UCX);\n"
+		      "# https://nvidia.github.io/TensorRT-LLM/features/disagg-serving.html\n", f);
+		break;
+	}
+	for (int r = 0; r < 2; r++) {
+		fprintf(f, "# %s: %u instance%s of %u GPU%s each (tp %u x pp %u x dp %u)%s\n", roles[r],
+			n[r], n[r] == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", c->tp, c->pp, c->dp,
+			n[r] > 1 ? ", each on its own GPUs and port" : "");
+		switch (e) {
+		case KVP_ENGINE_SGLANG: emit_sglang(f, id, kv, c, prefix, roles[r]); break;
+		case KVP_ENGINE_TRTLLM:
+			emit_trtllm(f, id, kv, c, prefix, roles[r], 8001u + (r ? c->disagg_p : 0));
+			break;
+		default: emit_vllm(f, id, kv, c, prefix, roles[r]); break;
+		}
+	}
+	if (e != KVP_ENGINE_TRTLLM)
+		return;
+	/* the front's file: context_servers are the prefill instances,
+	 * generation_servers the decode ones, at ports 8001 upward on localhost
+	 * (edit the urls to the hosts they run on) */
+	fputs("cat > kvplan-trtllm-disagg.yaml <<'" HEREDOC_END "'\n", f);
+	kvp_yaml_kv_str(f, 0, "hostname", "localhost");
+	kvp_yaml_kv_u64(f, 0, "port", 8000);
+	unsigned port = 8001;
+	for (int r = 0; r < 2; r++) {
+		kvp_yaml_map(f, 0, r ? "generation_servers" : "context_servers");
+		kvp_yaml_kv_u64(f, 2, "num_instances", n[r]);
+		kvp_yaml_map(f, 2, "urls");
+		for (uint32_t i = 0; i < n[r]; i++) {
+			char url[32];
+			snprintf(url, sizeof url, "localhost:%u", port++);
+			kvp_yaml_item_str(f, 4, url);
+		}
+	}
+	fputs(HEREDOC_END "\n", f);
+	fputs("trtllm-serve disaggregated -c kvplan-trtllm-disagg.yaml\n", f);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+kvp_status kvp_size_launch_id(const struct kvp_model *m, char *buf, size_t size,
+			      struct kvp_error *err)
+{
+	const char *p = m->path;
+	bool json = ends_with(p, ".json"), gguf = ends_with(p, ".gguf");
+	int n;
+	if (json || gguf) {
+		/* config.json: its folder ("." when given bare); GGUF: the file */
+		const char *slash = strrchr(p, '/');
+		int len = json ? (slash ? (int)(slash - p) : 0) : (int)strlen(p);
+		if (json && slash == p)
+			len = 1; /* /config.json: the root folder */
+		const char *pre = len && p[0] == '-' ? "./" : "";
+		n = len ? snprintf(buf, size, "%s%.*s", pre, len, p) : snprintf(buf, size, ".");
+	} else {
+		const char *id = m->hf_id[0] ? m->hf_id : m->name;
+		const char *key = m->hf_id[0] ? "hf_id" : "name";
+		if (id[0] == '-')
+			return kvp_error_set(err, KVP_STATUS_INVALID, p[0] ? p : NULL, 0, 0, key,
+					     "'%s' starts with '-': an engine would read it as an "
+					     "option, not a model", id);
+		n = snprintf(buf, size, "%s", id);
+	}
+	if (n < 0 || (size_t)n >= size)
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, p[0] ? p : NULL, 0, 0, "model",
+				     "the model's launch id is longer than %zu bytes", size - 1);
+	return KVP_STATUS_OK;
+}
+
+void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
+		   const struct kvp_size_config *c, bool prefix_caching)
+{
+	char id[sizeof m->path + 2];
+	struct kvp_error err;
+	if (kvp_size_launch_id(m, id, sizeof id, &err)) {
+		fputs("# not launched: ", f);
+		kvp_sh_comment(f, err.msg);
+		fputc('\n', f);
+		return;
+	}
+	if (e == KVP_ENGINE_GENERIC) {
+		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c, prefix_caching);
+		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c, prefix_caching);
+		kvp_size_emit(f, KVP_ENGINE_TRTLLM, m, c, prefix_caching);
+		return;
+	}
+	struct kvp_size_config one = *c; /* dp, pp 0 (a config not from evaluate): none */
+	if (!one.dp)
+		one.dp = 1;
+	if (!one.pp)
+		one.pp = 1;
+	c = &one;
+	const char *kv = kvp_size_kv_name(e, m, c->kv_dtype);
+	/* input text only through shell-quote.h: words single-quoted, comments on one line */
+	fprintf(f, "# %s: %u replica%s of %u x ", kvp_engine_name(e), c->replicas,
+		c->replicas == 1 ? "" : "s",
+		c->tp * c->pp * c->dp * (c->disagg_p ? c->disagg_p + c->disagg_d : 1));
+	kvp_sh_comment(f, c->gpu);
+	if (c->dp > 1 || c->pp > 1)
+		fprintf(f, " (tp %u x pp %u x dp %u)", c->tp, c->pp, c->dp);
+	fprintf(f, " (%u GPU%s); each replica:\n", c->count, c->count == 1 ? "" : "s");
+	if (c->disagg_p)
+		fprintf(f, "# disaggregated: %u prefill and %u decode instance%s, each launched as below;\n",
+			c->disagg_p, c->disagg_d, c->disagg_d == 1 ? "" : "s");
+	if (!kv) {
+		/* the caller refuses this; never print a dtype the plan did not size */
+		fprintf(f, "# %s has no KV cache dtype %s: not launched as planned\n",
+			kvp_engine_name(e), kvp_dtype_name(c->kv_dtype));
+		return;
+	}
+	if (c->disagg_p) {
+		emit_disagg(f, e, id, kv, c, prefix_caching);
+		return;
+	}
+	switch (e) {
+	case KVP_ENGINE_SGLANG: emit_sglang(f, id, kv, c, prefix_caching, NULL); break;
+	case KVP_ENGINE_TRTLLM: emit_trtllm(f, id, kv, c, prefix_caching, NULL, 0); break;
+	default: emit_vllm(f, id, kv, c, prefix_caching, NULL); break;
+	}
+}
