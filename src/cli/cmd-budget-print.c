@@ -233,6 +233,36 @@ static void print_memory(const struct kvp_budget *b)
 	printf("\n");
 }
 
+/* The two meanings of "max tokens" (budget.h): many short sequences, where
+ * every layer keeps every token, and the longest one sequence, where the
+ * windowed layers keep only their windows; the second with the bytes it
+ * takes, so the line checks against the pool. */
+static void print_one_sequence(const struct kvp_budget *b)
+{
+	const struct kvp_spec *s = &b->spec;
+	bool windowed = s->count[KVP_LAYER_SLIDING] || s->count[KVP_LAYER_CHUNKED] ||
+			s->count[KVP_LAYER_MAMBA];
+	char t1[64], t2[64], t3[64];
+	if (windowed)
+		printf("    (every layer keeps every token of a sequence shorter than the windows)\n");
+	if (b->max_tokens_one_sequence == KVP_BUDGET_UNBOUNDED) {
+		printf("  max tokens, one sequence: no bound (every layer keeps a window or a fixed "
+		       "state)\n");
+		return;
+	}
+	uint64_t per = 0;
+	if (b->max_tokens_one_sequence && kvp_budget_pool_for(b, b->max_tokens_one_sequence, 1, &per))
+		per = 0;
+	kvp_format_u64(b->max_tokens_one_sequence, t1, sizeof t1);
+	kvp_format_u64(per, t2, sizeof t2);
+	kvp_format_u64(b->kv_pool_bytes, t3, sizeof t3);
+	if (!b->max_tokens_one_sequence)
+		printf("  max tokens, one sequence = 0 (not even one token fits)\n");
+	else
+		printf("  max tokens, one sequence = %s (the longest whose %s B fit the %s B pool%s)\n",
+		       t1, t2, t3, windowed ? "; windowed layers keep only their windows" : "");
+}
+
 static void print_paging(const struct kvp_budget *b)
 {
 	char t1[64], t2[64], t3[64], t4[64], t5[64], t6[64];
@@ -280,8 +310,8 @@ static void print_paging(const struct kvp_budget *b)
 		printf("  one block spans a group of %u layers\n", b->group_size);
 		printf("  blocks = floor(%s B KV pool / (%s B page x %u layers)) = %s\n", t5, t4,
 		       b->group_size, t2);
-		printf("  max tokens = floor(%s blocks / %u %s) x %u = %s\n", t2, b->num_groups,
-		       plural(b->num_groups, "group", "groups"), b->block_size, t3);
+		printf("  max tokens, short sequences = floor(%s blocks / %u %s) x %u = %s\n", t2,
+		       b->num_groups, plural(b->num_groups, "group", "groups"), b->block_size, t3);
 	} else {
 		printf("  page = %u %s x %s B = %s (%s B)\n", b->block_size,
 		       plural(b->block_size, "token", "tokens"),
@@ -295,8 +325,9 @@ static void print_paging(const struct kvp_budget *b)
 		} else {
 			printf("  blocks = floor(%s B KV pool / %s B page) = %s\n", t5, t4, t2);
 		}
-		printf("  max tokens = %s blocks x %u = %s\n", t2, b->block_size, t3);
+		printf("  max tokens, short sequences = %s blocks x %u = %s\n", t2, b->block_size, t3);
 	}
+	print_one_sequence(b);
 	kvp_format_u64(b->context, t1, sizeof t1);
 	kvp_format_bytes(b->seq_bytes, t2, sizeof t2);
 	kvp_format_u64(b->max_sequences, t3, sizeof t3);

@@ -6,6 +6,8 @@
 #include "memory/budget.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -319,6 +321,25 @@ static void tokens_at_pool(const struct kvp_budget *b, uint64_t pool, uint64_t *
 			*tokens = UINT64_MAX;
 		*seqs = per ? pool / per : 0;
 	}
+}
+
+/* The longest one sequence (budget.h): kvp_budget_max_context's search for
+ * one sequence, so it uses the very bytes per sequence the fit uses.  F, the
+ * bytes per token of the layers that keep every token (full and MLA; under
+ * vLLM without its hybrid manager every attention layer), bounds it: one
+ * sequence of n tokens takes at least n F of the pool.  Without such layers
+ * the search runs to half of 2^64 (a length whose bytes overflow does not
+ * fit), and reaching it means nothing grows with n: unbounded. */
+static uint64_t one_sequence_tokens(const struct kvp_budget *b)
+{
+	const struct kvp_spec *s = &b->spec;
+	const uint64_t limit = UINT64_MAX / 2;
+	uint64_t F = s->kind_token_bytes[KVP_LAYER_FULL] + s->kind_token_bytes[KVP_LAYER_MLA];
+	if (!F && b->engine == KVP_ENGINE_VLLM && b->group[KVP_LAYER_FULL].layers)
+		F = s->token_bytes;
+	uint64_t hi = F ? b->kv_pool_bytes / F + 1 : limit;
+	uint64_t n = kvp_budget_max_context(b, 1, hi < limit ? hi : limit);
+	return !F && n == limit ? KVP_BUDGET_UNBOUNDED : n;
 }
 
 /* Spread of `bytes` by fraction f, rounded up. */
@@ -643,6 +664,17 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				     "KV bytes of %llu sequences x %llu tokens overflow",
 				     (unsigned long long)b->batch, (unsigned long long)b->context);
 	b->fits = b->weights_fit && b->max_sequences >= b->batch;
+	b->max_tokens_one_sequence = one_sequence_tokens(b);
+#ifdef KVP_CHECK_INVARIANTS
+	/* the printed longest sequence never contradicts the fit below it */
+	if (b->max_sequences >= 1 && b->max_tokens_one_sequence < b->context) {
+		fprintf(stderr, "kvplan budget: invariant failed: %s: one sequence of %llu tokens "
+			"fits but max_tokens_one_sequence is %llu\n", m->name,
+			(unsigned long long)b->context,
+			(unsigned long long)b->max_tokens_one_sequence);
+		abort();
+	}
+#endif
 	budget_band(b, o, em);
 	return KVP_STATUS_OK;
 }
@@ -677,6 +709,9 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "padding_layers", b->padding_layers) &&
 		  kvp_record_u64(r, "num_blocks", b->num_blocks) &&
 		  kvp_record_u64(r, "max_tokens", b->max_tokens) &&
+		  (b->max_tokens_one_sequence == KVP_BUDGET_UNBOUNDED
+			   ? kvp_record_null(r, "max_tokens_one_sequence")
+			   : kvp_record_u64(r, "max_tokens_one_sequence", b->max_tokens_one_sequence)) &&
 		  kvp_record_u64(r, "max_sequences", b->max_sequences) &&
 		  kvp_record_bool(r, "fits", b->fits) &&
 		  kvp_record_str(r, "engine_version", b->engine_model.version) &&
