@@ -410,12 +410,16 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 	tokens_at_pool(b, b->kv_pool_high_bytes, &b->max_tokens_high, &b->max_sequences_high);
 }
 
-kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
-			      const struct kvp_budget_opts *o, struct kvp_budget *b,
-			      struct kvp_error *err)
+/* The budget of one pipeline stage's GPU (UINT32_MAX: the stage with the
+ * most KV bytes per token, kvp_spec_build). */
+static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *g,
+			       const struct kvp_budget_opts *o, uint32_t stage,
+			       struct kvp_budget *b, struct kvp_error *err)
 {
 	memset(b, 0, sizeof *b);
-	kvp_status st = kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err);
+	kvp_status st = stage == UINT32_MAX
+		? kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err)
+		: kvp_spec_build_stage(m, o->par, o->dtype, o->kv_dtype, stage, &b->spec, err);
 	if (!st && o->speculative)
 		st = kvp_speculative_apply(o->speculative, &b->spec, err);
 	if (st)
@@ -677,6 +681,44 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 #endif
 	budget_band(b, o, em);
 	return KVP_STATUS_OK;
+}
+
+/* Does stage budget a leave less room than b?  A stage whose weights do not
+ * fit first, then the fewest sequences at n, the fewest tokens, the most
+ * weights.  vLLM sets every worker's blocks to the smallest among them
+ * (kv_cache_utils.py get_kv_cache_configs) and SGLang all-reduces the token
+ * capacity to the minimum over the PP ranks
+ * (model_runner_kv_cache_mixin.py _resolve_token_capacity, 0.5.10), so the
+ * stage with the least room governs the pipeline. */
+static bool stage_tighter(const struct kvp_budget *a, const struct kvp_budget *b)
+{
+	if (a->weights_fit != b->weights_fit)
+		return !a->weights_fit;
+	if (a->max_sequences != b->max_sequences)
+		return a->max_sequences < b->max_sequences;
+	if (a->max_tokens != b->max_tokens)
+		return a->max_tokens < b->max_tokens;
+	return a->weights_bytes > b->weights_bytes;
+}
+
+kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
+			      const struct kvp_budget_opts *o, struct kvp_budget *b,
+			      struct kvp_error *err)
+{
+	/* weights given as one figure, or one stage: the spec's worst stage */
+	if (o->par.pp <= 1 || o->has_weights)
+		return budget_stage(m, g, o, UINT32_MAX, b, err);
+	/* every stage's budget; the one with the least room governs */
+	struct kvp_budget *t = malloc(sizeof *t);
+	if (!t)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, "pp",
+				     "no memory for the stage budgets");
+	kvp_status st = budget_stage(m, g, o, 0, b, err);
+	for (uint32_t s = 1; !st && s < o->par.pp; s++)
+		if (!(st = budget_stage(m, g, o, s, t, err)) && stage_tighter(t, b))
+			memcpy(b, t, sizeof *b);
+	free(t);
+	return st;
 }
 
 bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, struct kvp_record *r)

@@ -57,10 +57,21 @@ kvp_status kvp_shape_check(const struct kvp_model *m, const struct kvp_parallel 
 	return KVP_STATUS_OK;
 }
 
+/* Layers [first, first + n) that hold routed experts (moe_layers). */
+static uint32_t moe_layers_in(const struct kvp_model *m, uint32_t first, uint32_t n)
+{
+	uint32_t c = 0;
+	for (uint32_t i = first; i < first + n && i < m->num_layers && i < KVP_MAX_LAYERS; i++)
+		c += m->moe_layers[i] != 0;
+	return c;
+}
+
 uint32_t kvp_shape_moe_layers(const struct kvp_model *m)
 {
 	if (!m->moe_num_experts || !m->expert_params || !m->moe_intermediate_size)
 		return 0;
+	if (m->moe_layers_known)
+		return moe_layers_in(m, 0, m->num_layers);
 	double one = 3.0 * m->moe_num_experts * m->hidden_size * m->moe_intermediate_size;
 	double n = (double)m->expert_params / one + 0.5;
 	return n >= m->num_layers ? m->num_layers : (uint32_t)n;
@@ -102,8 +113,8 @@ static kvp_status file_stage_weights(const struct kvp_model *m, const struct kvp
 }
 
 kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype serving,
-				   const struct kvp_parallel *par, uint32_t stage, uint32_t nlayers,
-				   struct kvp_weights_split *out)
+				   const struct kvp_parallel *par, uint32_t stage, uint32_t first,
+				   uint32_t nlayers, struct kvp_weights_split *out)
 {
 	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
 	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
@@ -157,13 +168,36 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	      kvp_mul(kv_head, par->tp - m->num_kv_heads, &kv_rep_all) &&
 	      kvp_mul(kv_rep_all, attn, &kv_rep_all)))
 		return KVP_STATUS_OVERFLOW;
-	if (!layer_share(router_all, nlayers, m->num_layers, &router_here) ||
+	/* A stage's experts, routers and dense MLPs are those of its own layers
+	 * (the engines split the layers whole: vLLM get_pp_indices), counted
+	 * where the model says which layers hold experts: DeepSeek-V3 at pp 2
+	 * puts its 3 dense layers and 28 MoE layers on the first stage, 30 MoE
+	 * layers on the second.  Otherwise each stage takes its share of them. */
+	uint32_t moe_here = 0, dense_layers = 0, dense_layers_here = 0;
+	uint64_t mlp_all = 0, mlp_here = 0;
+	bool counted = m->moe_layers_known && moe;
+	if (counted) {
+		moe_here = moe_layers_in(m, first, nlayers);
+		dense_layers = m->num_layers - moe;
+		dense_layers_here = nlayers - moe_here;
+		/* the dense layers' gated MLPs, 3 H I each, where params hold them */
+		if (dense_layers &&
+		    (!kvp_mul(3ULL * m->hidden_size, m->intermediate_size, &mlp_all) ||
+		     !kvp_mul(mlp_all, dense_layers, &mlp_all) || mlp_all > dense))
+			mlp_all = 0;
+		if (!layer_share(mlp_all, dense_layers_here, dense_layers ? dense_layers : 1,
+				 &mlp_here))
+			return KVP_STATUS_OVERFLOW;
+	}
+	uint32_t ek = counted ? moe_here : nlayers, eK = counted ? moe : m->num_layers;
+	if (!layer_share(router_all, ek, eK, &router_here) ||
 	    !layer_share(mla_all, nlayers, m->num_layers, &mla_here) ||
 	    !layer_share(kv_rep_all, nlayers, m->num_layers, &kv_rep_here))
 		return KVP_STATUS_OVERFLOW;
-	if (!layer_share(dense, nlayers, m->num_layers, &dense_here) ||
-	    !layer_share(m->shared_expert_params, nlayers, m->num_layers, &shared_here) ||
-	    !layer_share(m->expert_params, nlayers, m->num_layers, &routed_here))
+	if (!layer_share(dense - mlp_all, nlayers, m->num_layers, &dense_here) ||
+	    !kvp_add(dense_here, mlp_here, &dense_here) ||
+	    !layer_share(m->shared_expert_params, ek, eK, &shared_here) ||
+	    !layer_share(m->expert_params, ek, eK, &routed_here))
 		return KVP_STATUS_OVERFLOW;
 	/* what the checkpoint's quantization leaves in the serving dtype
 	 * (ignored attention, shared experts, dense MLPs), in the same
