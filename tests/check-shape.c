@@ -132,6 +132,42 @@ START_TEST(test_deepseek_pp2_stages)
 }
 END_TEST
 
+/* SGLang's DP attention (profiles/engines/sglang.yaml, deepseek_v2.py in
+ * 0.5.10): DeepSeek-V3 at --tp-size 8 --dp-size 8 (kvplan tp 1, dp 8) keeps
+ * the input embedding whole on each GPU (attention group of 1) but splits
+ * the LM head, the 3 dense MLPs and the shared experts over all 8 GPUs:
+ * embeddings 1,853,358,080 + 1,853,358,080 / 8 = 2,085,027,840 B (vLLM:
+ * 3,706,716,160); dense MLPs 3 x 396,361,728 fp8 / 8 = 148,635,648 (vLLM:
+ * 1,189,085,184 whole); shared experts 2,554,331,136 / 8 = 319,291,392.
+ * 4,897,177,600 B = 4.56 GiB less per GPU than vLLM's placement. */
+START_TEST(test_deepseek_sglang_dp8)
+{
+	load("deepseek-v3");
+	struct kvp_parallel par = {.tp = 1, .pp = 1, .dp = 8};
+	struct kvp_weights_split v, g;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &v),
+			 KVP_STATUS_OK);
+	par.dp_full_tp = KVP_SHAPE_DP_LM_HEAD | KVP_SHAPE_DP_DENSE_MLP | KVP_SHAPE_DP_SHARED_EXPERTS;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &g),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(v.embed_bytes, 3706716160ULL);
+	ck_assert_uint_eq(g.embed_bytes, 2085027840ULL);
+	ck_assert_uint_eq(v.dense_bytes - g.dense_bytes, 1189085184ULL - 148635648ULL);
+	ck_assert_uint_eq(v.shared_bytes, 2554331136ULL);
+	ck_assert_uint_eq(g.shared_bytes, 319291392ULL);
+	ck_assert_uint_eq(g.routed_bytes, v.routed_bytes);
+	ck_assert_uint_eq(v.total_bytes - g.total_bytes, 4897177600ULL);
+	/* without DP the flags change nothing */
+	par.dp = 1;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &g),
+			 KVP_STATUS_OK);
+	par.dp_full_tp = 0;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &v),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(g.total_bytes, v.total_bytes);
+}
+END_TEST
+
 START_TEST(test_deepseek_alltoall_time)
 {
 	struct kvp_error err = {0};
@@ -353,6 +389,7 @@ static Suite *shape_suite(void)
 	tcase_add_test(core, test_deepseek_dp8_ep8);
 	tcase_add_test(core, test_deepseek_alltoall_time);
 	tcase_add_test(core, test_deepseek_pp2_stages);
+	tcase_add_test(core, test_deepseek_sglang_dp8);
 	tcase_add_test(core, test_qwen3_235b_tp4_ep4);
 	tcase_add_test(core, test_dp_balance);
 	tcase_add_test(core, test_replicated);

@@ -81,13 +81,18 @@ static void print_shape(const struct kvp_budget *b)
 		       s->model->moe_num_experts / ep);
 	printf("\nWeights on one GPU%s\n", b->weights_bytes == s->weights_bytes ? ""
 			: " (as modelled; --weights-bytes replaces the total below)");
-	line_bytes("embeddings and LM head (/ tp)", w->embed_bytes);
-	line_bytes("attention, dense MLPs, norms, routers (/ tp)", w->dense_bytes);
+	uint32_t full = dp > 1 ? s->par.dp_full_tp : 0;
+	line_bytes(full & KVP_SHAPE_DP_LM_HEAD ? "embeddings (/ tp), LM head (/ tp x dp)"
+					       : "embeddings and LM head (/ tp)", w->embed_bytes);
+	line_bytes(full & KVP_SHAPE_DP_DENSE_MLP ? "attn, norms, routers / tp; MLPs / tp x dp"
+						 : "attention, dense MLPs, norms, routers (/ tp)",
+		   w->dense_bytes);
 	if (w->replicated_bytes)
 		line_bytes("  of it whole on every GPU (not / tp)",
 			   w->replicated_bytes);
 	if (w->shared_bytes)
-		line_bytes("shared experts (/ tp)", w->shared_bytes);
+		line_bytes(full & KVP_SHAPE_DP_SHARED_EXPERTS ? "shared experts (/ tp x dp)"
+							      : "shared experts (/ tp)", w->shared_bytes);
 	if (w->routed_bytes)
 		line_bytes("routed experts (/ tp x dp)", w->routed_bytes);
 	if (w->draft_bytes) {

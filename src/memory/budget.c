@@ -417,9 +417,23 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 			       struct kvp_budget *b, struct kvp_error *err)
 {
 	memset(b, 0, sizeof *b);
-	kvp_status st = stage == UINT32_MAX
-		? kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err)
-		: kvp_spec_build_stage(m, o->par, o->dtype, o->kv_dtype, stage, &b->spec, err);
+	kvp_status st;
+	/* the engine's memory model first: its placement under DP attention
+	 * shapes the weights (shape.h) */
+	const struct kvp_engine_model *em = NULL;
+	if (o->engine != KVP_ENGINE_GENERIC) {
+		if (o->engine_model)
+			b->engine_model = *o->engine_model;
+		else if ((st = kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version,
+						     &b->engine_model, err)))
+			return st;
+		em = &b->engine_model;
+	}
+	struct kvp_parallel par = o->par;
+	par.dp_full_tp = em ? kvp_engine_dp_full_tp(em) : 0;
+	st = stage == UINT32_MAX
+		? kvp_spec_build(m, par, o->dtype, o->kv_dtype, &b->spec, err)
+		: kvp_spec_build_stage(m, par, o->dtype, o->kv_dtype, stage, &b->spec, err);
 	if (!st && o->speculative)
 		st = kvp_speculative_apply(o->speculative, &b->spec, err);
 	if (st)
@@ -435,17 +449,8 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 	uint32_t max_seqs = o->max_num_seqs ? o->max_num_seqs : KVP_DEFAULT_MAX_NUM_SEQS;
 	b->gpu_memory_bytes = o->has_gpu_memory ? o->gpu_memory_bytes : g->memory_bytes;
 	/* the engine's memory model: defaults and accounting as data */
-	const struct kvp_engine_model *em = NULL;
-	if (o->engine != KVP_ENGINE_GENERIC) {
-		if (o->engine_model)
-			b->engine_model = *o->engine_model;
-		else if ((st = kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version,
-						     &b->engine_model, err)))
-			return st;
-		em = &b->engine_model;
-		if (!o->block_size && em->block_size)
-			b->block_size = em->block_size;
-	}
+	if (em && !o->block_size && em->block_size)
+		b->block_size = em->block_size;
 	bool vllm = o->engine == KVP_ENGINE_VLLM && em;
 	if (vllm) {
 		/* engine/arg_utils.py: defaults by GPU class, then mbt <= seqs x

@@ -180,6 +180,10 @@ struct kvp_parallel {
 	uint32_t dp;               /* data-parallel attention ranks; 0 or 1: none */
 	uint32_t ep;               /* GPUs holding whole routed experts; 0 or 1: none */
 	uint32_t gpus;             /* the GPU count asked for; 0: tp x pp x dp */
+	/* with dp > 1, the parts the engine splits over all tp x dp GPUs of a
+	 * stage, like the routed experts, instead of over the tp GPUs of one DP
+	 * rank (KVP_SHAPE_DP_*, shape.h; SGLang's DP attention) */
+	uint32_t dp_full_tp;
 };
 
 /* One GPU's weights by kind, each rounded up to whole bytes. */

@@ -131,11 +131,17 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 		return KVP_STATUS_INVALID;
 	if (emb > m->params - experts)
 		emb = 0; /* a profile whose params exclude embeddings: count none */
+	uint64_t head_here = 0; /* the LM head, when split over tp x dp */
+	uint32_t dp = kvp_shape_dp(par), full = dp > 1 ? par->dp_full_tp : 0;
 	if (emb) {
 		if (stage == 0)
 			emb_here += vh;
-		if (stage == par->pp - 1 && (!m->tie_word_embeddings || par->pp > 1))
-			emb_here += vh;
+		if (stage == par->pp - 1 && (!m->tie_word_embeddings || par->pp > 1)) {
+			if (full & KVP_SHAPE_DP_LM_HEAD)
+				head_here = vh;
+			else
+				emb_here += vh;
+		}
 	}
 	uint64_t dense = m->params - experts - emb, dense_here, shared_here, routed_here;
 	/* whole on every tp rank (shape.h): the MoE routers, and the K and V
@@ -219,12 +225,19 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	      kvp_mul(kv_whole_all, attn, &kv_whole_all) &&
 	      layer_share(kv_whole_all, nlayers, m->num_layers, &kv_whole_here)))
 		return KVP_STATUS_OVERFLOW;
+	/* under DP attention the engine may split the dense layers' MLPs over
+	 * every GPU of the stage (KVP_SHAPE_DP_DENSE_MLP): set them apart */
+	uint64_t mlp_full = 0;
+	if ((full & KVP_SHAPE_DP_DENSE_MLP) && mlp_here <= dense_here) {
+		mlp_full = mlp_here;
+		dense_here -= mlp_here;
+	}
 	/* the experts follow the dense layout unless they have their own */
 	const struct kvp_weights_format *wf = &m->weights_format,
 		*ef = m->expert_format.bits ? &m->expert_format
 		    : m->expert_dtype == KVP_DTYPE_AUTO ? wf : &m->expert_format;
 	uint64_t b_emb, b_dense, b_shared, b_routed, b_unq_d, b_unq_s, b_tower = 0, t;
-	uint64_t b_router, b_kv_whole, b_mla;
+	uint64_t b_router, b_kv_whole, b_mla, b_head, b_mlp_full;
 	kvp_status st;
 	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
 	    (st = wf->bits ? kvp_weights_format_bytes(dense_here, wf, &b_dense)
@@ -240,7 +253,10 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 			   : kvp_weights_bytes(kv_whole_here, wdt, &b_kv_whole)) ||
 	    (st = wf->bits ? kvp_weights_format_bytes(mla_here, wf, &b_mla)
 			   : kvp_weights_bytes(mla_here, wdt, &b_mla)) ||
-	    (st = kvp_weights_bytes(unq_shared, serving, &b_unq_s)))
+	    (st = kvp_weights_bytes(unq_shared, serving, &b_unq_s)) ||
+	    (st = kvp_weights_bytes(head_here, serving, &b_head)) ||
+	    (st = wf->bits ? kvp_weights_format_bytes(mlp_full, wf, &b_mlp_full)
+			   : kvp_weights_bytes(mlp_full, wdt, &b_mlp_full)))
 		return st;
 	/* towers: the first stage, serving dtype, split by tp like the rest */
 	if (stage == 0 && m->tower_params &&
@@ -248,13 +264,13 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 		return st;
 	if (!kvp_add(b_dense, b_unq_d, &b_dense) || !kvp_add(b_shared, b_unq_s, &b_shared))
 		return KVP_STATUS_OVERFLOW;
-	out->embed_bytes = kvp_cdiv(b_emb, par->tp);
-	out->dense_bytes = kvp_cdiv(b_dense, par->tp);
+	out->embed_bytes = kvp_cdiv(b_emb, par->tp) + kvp_cdiv(b_head, moe_div);
+	out->dense_bytes = kvp_cdiv(b_dense, par->tp) + kvp_cdiv(b_mlp_full, moe_div);
 	out->replicated_bytes = kvp_cdiv(b_kv_whole, par->tp) + b_router + b_mla;
 	if (!kvp_add(out->dense_bytes, b_router, &out->dense_bytes) ||
 	    !kvp_add(out->dense_bytes, b_mla, &out->dense_bytes))
 		return KVP_STATUS_OVERFLOW;
-	out->shared_bytes = kvp_cdiv(b_shared, par->tp);
+	out->shared_bytes = kvp_cdiv(b_shared, full & KVP_SHAPE_DP_SHARED_EXPERTS ? moe_div : par->tp);
 	out->routed_bytes = kvp_cdiv(b_routed, moe_div);
 	out->tower_bytes = kvp_cdiv(b_tower, par->tp);
 	if (!kvp_add(out->embed_bytes, out->dense_bytes, &t) || !kvp_add(t, out->shared_bytes, &t) ||

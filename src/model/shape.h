@@ -50,6 +50,17 @@
 #include "model/model.h"
 #include "out/output.h"
 
+/* Parts of a stage split over all its tp x dp GPUs under DP attention
+ * (kvp_parallel.dp_full_tp): SGLang 0.5.10 builds only attention (and for
+ * most models the input embedding) on the attention-TP group of a DP rank;
+ * the LM head (ParallelLMHead, use_attn_tp_group = enable_dp_lm_head), the
+ * dense layers' MLPs (DeepseekV2MLP, tp_size None unless moe_dense_tp_size
+ * is 1) and the shared experts (the same MLP, or fused into the routed
+ * experts) take the whole TP group (python/sglang/srt/models/deepseek_v2.py). */
+#define KVP_SHAPE_DP_LM_HEAD 1u
+#define KVP_SHAPE_DP_DENSE_MLP 2u
+#define KVP_SHAPE_DP_SHARED_EXPERTS 4u
+
 /* dp and ep as used: 0 means 1. */
 uint32_t kvp_shape_dp(const struct kvp_parallel *par);
 uint32_t kvp_shape_ep(const struct kvp_parallel *par);

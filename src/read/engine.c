@@ -7,6 +7,8 @@
  * numbers themselves, and their sources, live in the files. */
 #include "read/engine.h"
 
+#include "model/shape.h"
+
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -57,6 +59,7 @@ static const struct key {
 	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100),
 	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus),
 	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype),
+	K("dp_attention_full_tp", K_STR, dp_attention_full_tp),
 	K("reserve_base", K_BYTES, reserve_base_bytes),
 	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes),
 	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens),
@@ -323,4 +326,12 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 	    !kvp_add(whole, part / den + (part % den != 0), &out))
 		return UINT64_MAX;
 	return out;
+}
+
+uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e)
+{
+	const char *l = e->dp_attention_full_tp;
+	return (names_one_of("lm_head", l) ? KVP_SHAPE_DP_LM_HEAD : 0) |
+	       (names_one_of("dense_mlp", l) ? KVP_SHAPE_DP_DENSE_MLP : 0) |
+	       (names_one_of("shared_experts", l) ? KVP_SHAPE_DP_SHARED_EXPERTS : 0);
 }

@@ -62,6 +62,10 @@ struct kvp_engine_model {
 	 * dim): "serving" (its elements in the serving dtype), a dtype name, or
 	 * "" (not counted) */
 	char rotary_cache_dtype[16];
+	/* with DP attention, the weights split over every GPU of a stage as the
+	 * routed experts are, comma-separated: lm_head, dense_mlp,
+	 * shared_experts ("": only the routed experts, vLLM's placement) */
+	char dp_attention_full_tp[64];
 	/* SGLang */
 	uint64_t reserve_base_bytes, reserve_per_prefill_token_bytes;
 	uint32_t reserve_min_prefill_tokens;
@@ -103,6 +107,9 @@ void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory
  * over-counted. */
 uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 				       const struct kvp_model *m, enum kvp_dtype serving);
+
+/* dp_attention_full_tp as KVP_SHAPE_DP_* flags (model/shape.h). */
+uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e);
 
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
 				       uint32_t hidden, uint32_t inter_per_partition,
