@@ -124,6 +124,13 @@ START_TEST(test_vllm_mxfp4_padding)
 	 * 4,147,200 on 30,457,036,800 B = 34,653,339,648 */
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 1440, 30457036800ULL),
 			  34653339648ULL);
+	/* TP 4 (issue 34): I/tp = 720 -> round_up(720, 128) = 768, H 2880 ->
+	 * 3072: 768 x 3072 / (720 x 2880) = 2,359,296 / 2,073,600 on the
+	 * 15,228,518,400 B a GPU holds unpadded (60,914,073,600 / 4) =
+	 * 7,344 x 2,359,296 = 17,326,669,824 B; the intermediate's 720 -> 768
+	 * alone is +0.95 GiB, the hidden's 2880 -> 3072 (Marlin) the rest */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 720, 15228518400ULL),
+			  17326669824ULL);
 	/* already aligned: unchanged; a rounding remainder rounds up */
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 4096, 1024, 1000), 1000);
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 256, 127, 127), 128);
