@@ -58,6 +58,9 @@ static const struct key {
 	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden),
 	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100),
 	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus),
+	K("mxfp4_pad_triton_intermediate", K_U32, mxfp4_pad_triton_intermediate),
+	K("mxfp4_pad_triton_hidden", K_U32, mxfp4_pad_triton_hidden),
+	K("mxfp4_triton_gpus", K_STR, mxfp4_triton_gpus),
 	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype),
 	K("dp_attention_full_tp", K_STR, dp_attention_full_tp),
 	K("reserve_base", K_BYTES, reserve_base_bytes),
@@ -311,8 +314,12 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 {
 	bool sm100 = e->mxfp4_pad_sm100 && names_one_of(gpu_name ? gpu_name : "",
 							e->mxfp4_sm100_gpus);
-	uint32_t pi = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_intermediate;
-	uint32_t ph = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_hidden;
+	bool triton = !sm100 && e->mxfp4_triton_gpus[0] &&
+		      names_one_of(gpu_name ? gpu_name : "", e->mxfp4_triton_gpus);
+	uint32_t pi = sm100 ? e->mxfp4_pad_sm100
+		    : triton ? e->mxfp4_pad_triton_intermediate : e->mxfp4_pad_intermediate;
+	uint32_t ph = sm100 ? e->mxfp4_pad_sm100
+		    : triton ? e->mxfp4_pad_triton_hidden : e->mxfp4_pad_hidden;
 	uint64_t ip = round_up(inter_per_partition, pi), hp = round_up(hidden, ph);
 	uint64_t num, den, whole, part, out;
 	if (!hidden || !inter_per_partition || (ip == inter_per_partition && hp == hidden))

@@ -58,6 +58,12 @@ struct kvp_engine_model {
 	 * contains an entry of mxfp4_sm100_gpus (comma-separated); 0: unpadded */
 	uint32_t mxfp4_pad_intermediate, mxfp4_pad_hidden, mxfp4_pad_sm100;
 	char mxfp4_sm100_gpus[64];
+	/* the Triton MoE kernels' layout (vLLM >= the version that vendors
+	 * triton_kernels, on SM90): I/tp and H rounded up to these multiples
+	 * (0: unpadded) on GPUs whose name contains an entry of
+	 * mxfp4_triton_gpus; the sm100 list is checked first */
+	uint32_t mxfp4_pad_triton_intermediate, mxfp4_pad_triton_hidden;
+	char mxfp4_triton_gpus[64];
 	/* the rotary cos/sin cache every rank builds (max positions x rotary
 	 * dim): "serving" (its elements in the serving dtype), a dtype name, or
 	 * "" (not counted) */
