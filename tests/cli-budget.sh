@@ -181,6 +181,14 @@ expect_json max_tokens_one_sequence null
 run "$KVPLAN" budget --model mistral-7b-v0.1 --gpu h100-sxm --context 32768
 expect_out "max tokens, one sequence: no bound"
 
+# every pipeline stage sized (check-shape.c has the hand arithmetic):
+# DeepSeek-V3 tp 8 pp 2 stages of 38.40 GiB (3 dense + 28 MoE layers) and
+# 40.87 GiB (30 MoE layers and the LM head); the second has less room
+run "$KVPLAN" budget --model deepseek-v3 --gpu h100-sxm --tp 8 --pp 2 --context 32768
+expect_out "stage 0 (layers 0-30): weights 38.40 GiB"
+expect_out "stage 1 (layers 31-60): weights 40.87 GiB"
+expect_out "<- the least room: governs"
+
 # The invariant over every model profile and engine, on an H100 at 8k and
 # 128k and an A100-40GB at 32k: a single sequence that fits is never longer than the printed
 # longest one sequence, and one sequence of that length fits.

@@ -102,6 +102,19 @@ static void print_shape(const struct kvp_budget *b)
 		line_bytes(lab, w->draft_bytes);
 	}
 	line_bytes("= weights", w->total_bytes);
+	/* every stage sized, the one with the least room governs (budget.h) */
+	for (uint32_t i = 0; i < b->stages_shown; i++) {
+		const struct kvp_budget_stage *st = &b->stage[i];
+		char wb[32], tk[32];
+		kvp_format_bytes(st->weights_bytes, wb, sizeof wb);
+		kvp_format_u64(st->max_tokens, tk, sizeof tk);
+		printf("  stage %u (layers %u-%u): weights %s, max tokens %s, %llu sequences%s\n", i,
+		       st->first_layer, st->first_layer + st->num_layers - 1, wb, tk,
+		       (unsigned long long)st->max_sequences,
+		       i == s->stage ? "  <- the least room: governs" : "");
+	}
+	if (s->par.pp > b->stages_shown && b->stages_shown)
+		printf("  (%u more stages sized, not shown)\n", s->par.pp - b->stages_shown);
 	if (dp > 1) {
 		kvp_format_u64(b->max_sequences, t1, sizeof t1);
 		printf("  each of the %u DP ranks keeps the KV of its own requests: %s x %u "

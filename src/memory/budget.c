@@ -718,11 +718,26 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 	if (!t)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, "pp",
 				     "no memory for the stage budgets");
-	kvp_status st = budget_stage(m, g, o, 0, b, err);
-	for (uint32_t s = 1; !st && s < o->par.pp; s++)
-		if (!(st = budget_stage(m, g, o, s, t, err)) && stage_tighter(t, b))
+	struct kvp_budget_stage shown[KVP_BUDGET_STAGES_SHOWN];
+	uint32_t n = 0;
+	kvp_status st = KVP_STATUS_OK;
+	for (uint32_t s = 0; !st && s < o->par.pp; s++) {
+		struct kvp_budget *c = s == 0 ? b : t;
+		if ((st = budget_stage(m, g, o, s, c, err)))
+			break;
+		if (n < KVP_BUDGET_STAGES_SHOWN)
+			shown[n++] = (struct kvp_budget_stage){
+				.first_layer = c->spec.first_layer, .num_layers = c->spec.num_layers,
+				.weights_bytes = c->weights_bytes, .kv_pool_bytes = c->kv_pool_bytes,
+				.max_tokens = c->max_tokens, .max_sequences = c->max_sequences};
+		if (s > 0 && stage_tighter(t, b))
 			memcpy(b, t, sizeof *b);
+	}
 	free(t);
+	if (!st) {
+		b->stages_shown = n;
+		memcpy(b->stage, shown, n * sizeof shown[0]);
+	}
 	return st;
 }
 

@@ -121,7 +121,16 @@ struct kvp_budget {
 	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
 	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
 	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */
+	/* With pp > 1 every stage is sized and the one with the least room
+	 * governs (spec.stage); its figures above.  The first
+	 * KVP_BUDGET_STAGES_SHOWN stages, for the printout: */
+	uint32_t stages_shown;
+	struct kvp_budget_stage {
+		uint32_t first_layer, num_layers;
+		uint64_t weights_bytes, kv_pool_bytes, max_tokens, max_sequences;
+	} stage[8];
 };
+#define KVP_BUDGET_STAGES_SHOWN 8
 
 #define KVP_BUDGET_UNBOUNDED UINT64_MAX
 
