@@ -168,6 +168,14 @@ START_TEST(test_vllm_mxfp4_padding)
 			  66418900992ULL);
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "b200", 2880, 2880, 60914073600ULL),
 			  69306679296ULL);
+	/* SGLang 0.5.10 (mxfp4.py create_weights): FlashInfer on SM100 rounds
+	 * both to 256, 3072 x 3072 / 2880^2 as vLLM's; an H100 without the
+	 * optional triton_kernels package pads nothing */
+	ck_assert_int_eq(kvp_engine_model_load("sglang", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "b200", 2880, 2880, 60914073600ULL),
+			  69306679296ULL);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 2880, 60914073600ULL),
+			  60914073600ULL);
 	/* the generic engine keeps the checkpoint's layout */
 	b = engine_budget(KVP_ENGINE_GENERIC, "gpt-oss-120b", NULL, "h100-sxm", 85028896768ULL,
 			  98304);

@@ -469,8 +469,9 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 			max_seqs = (uint32_t)b->max_batched_tokens;
 	}
 	b->max_num_seqs = max_seqs;
-	if (vllm) {
-		/* vLLM pads MXFP4 experts to its kernels' tile (engine.h) */
+	if (em) {
+		/* the engine pads MXFP4 experts to its kernels' tile (engine.h;
+		 * an engine file without mxfp4_* keys pads nothing) */
 		const struct kvp_model *mm = s->model;
 		enum kvp_dtype edt = mm->expert_dtype != KVP_DTYPE_AUTO ? mm->expert_dtype
 									: mm->weights_dtype;
