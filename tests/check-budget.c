@@ -333,6 +333,18 @@ START_TEST(test_sglang_default_fraction)
 	o.par.tp = 4;
 	compute(&o);
 	ck_assert_double_eq_tol(b.utilization, (81920.0 - 14800.0) / 81920.0, 1e-12);
+	/* DP attention (server_args.py _handle_gpu_memory_settings, 0.5.10):
+	 * DeepSeek-V3 at --tp-size 8 --dp-size 8 (kvplan tp 1, dp 8): SGLang's
+	 * tp_size is 8, so cuda_graph_max_bs 512 and 8 / 8 x 1,024; plus
+	 * 512 x 8 x 3 for DP attention and 512 x 8 x 1.5 more (512 > 300); MLA's
+	 * piecewise graphs 1.5 x 1,024: 512 + 12,288 + 1,024 + 1,024 + 12,288 +
+	 * 6,144 + 1,536 = 34,816 MiB; (81,920 - 34,816) / 81,920 = 0.575 (was
+	 * 13,904 + 0 with tp 1's tier and no DP terms: 0.830) */
+	load("deepseek-v3");
+	o = opts(KVP_ENGINE_SGLANG, 80, 0, 15, 0, 0);
+	o.par.dp = 8;
+	compute(&o);
+	ck_assert_double_eq_tol(b.utilization, 47104.0 / 81920.0, 1e-12);
 }
 END_TEST
 

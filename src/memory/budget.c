@@ -578,20 +578,33 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		double mbt = o->max_batched_tokens ? (double)o->max_batched_tokens
 			   : em && em->chunked_prefill_size ? em->chunked_prefill_size
 			   : (double)b->max_batched_tokens;
+		/* with DP attention SGLang's tp_size is every GPU of the replica
+		 * (--tp-size tp x dp, size.c's emit), and the reserve grows with
+		 * cuda_graph_max_bs x dp (server_args.py, 0.5.10) */
+		uint32_t dp = kvp_shape_dp(&o->par);
+		double sg_tp = (double)o->par.tp * dp;
 		double bs = o->max_num_seqs ? (double)o->max_num_seqs
-			  : em ? (o->par.tp < 4 ? em->cuda_graph_max_bs_tp_below_4
-						: em->cuda_graph_max_bs_tp_from_4)
+			  : em ? (sg_tp < 4 ? em->cuda_graph_max_bs_tp_below_4
+					    : em->cuda_graph_max_bs_tp_from_4)
 			  : (double)max_seqs;
 		double reserved;
 		if (em) {
 			double mib = (double)KVP_MIB, minp = em->reserve_min_prefill_tokens;
+			bool mla = s->count[KVP_LAYER_MLA] && em->reserve_piecewise_graphs_mla_bytes;
+			double dp_graphs = 0;
+			if (dp > 1) {
+				dp_graphs = bs * dp * (double)em->reserve_per_graph_bs_dp_bytes;
+				if (em->reserve_graph_bs_large_above && bs > em->reserve_graph_bs_large_above)
+					dp_graphs += bs * dp * (double)em->reserve_per_graph_bs_dp_large_bytes;
+			}
 			reserved = ((double)em->reserve_base_bytes +
 				    (mbt > minp ? mbt : minp) *
 					    (double)em->reserve_per_prefill_token_bytes +
 				    bs * (double)em->reserve_per_graph_bs_bytes +
-				    (double)o->par.tp * o->par.pp *
-					    (double)em->reserve_per_gpu_in_group_bytes +
-				    (double)em->reserve_piecewise_graphs_bytes) / mib;
+				    sg_tp * o->par.pp * (double)em->reserve_per_gpu_in_group_bytes +
+				    dp_graphs +
+				    (double)(mla ? em->reserve_piecewise_graphs_mla_bytes
+						 : em->reserve_piecewise_graphs_bytes)) / mib;
 			if (gpu > (double)em->reserve_floor_above_bytes &&
 			    reserved < (double)em->reserve_floor_bytes / mib)
 				reserved = (double)em->reserve_floor_bytes / mib;

@@ -77,6 +77,12 @@ struct kvp_engine_model {
 	uint32_t reserve_min_prefill_tokens;
 	uint64_t reserve_per_graph_bs_bytes, reserve_per_gpu_in_group_bytes;
 	uint64_t reserve_piecewise_graphs_bytes, reserve_floor_bytes, reserve_floor_above_bytes;
+	/* MLA models' piecewise-graph reserve instead (0: the same) */
+	uint64_t reserve_piecewise_graphs_mla_bytes;
+	/* DP attention: per cuda_graph_max_bs x dp, and again per the same
+	 * above reserve_graph_bs_large_above */
+	uint64_t reserve_per_graph_bs_dp_bytes, reserve_per_graph_bs_dp_large_bytes;
+	uint32_t reserve_graph_bs_large_above;
 	uint32_t chunked_prefill_size;
 	uint32_t cuda_graph_max_bs_tp_below_4, cuda_graph_max_bs_tp_from_4;
 	double fraction_spread;            /* SGLang and TRT-LLM fractions */
