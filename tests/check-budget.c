@@ -184,6 +184,62 @@ START_TEST(test_vllm_gemma3_groups)
 }
 END_TEST
 
+/* Two meanings of "max tokens" (issue 34): many short sequences, every layer
+ * keeping every token, and the longest one sequence, the windowed layers
+ * keeping only their windows.  Gemma-3-27b: 10 full + 52 sliding layers
+ * (window 1,024), 2 x 16 KV heads x 128 d_h x 2 B = 8,192 B per layer and
+ * token (architectures.md). */
+START_TEST(test_max_tokens_one_sequence)
+{
+	load("gemma-3-27b");
+	/* generic: pool = 80 GiB x 0.9 - 50 GiB = 22 GiB = 23,622,320,128 B */
+	struct kvp_budget_opts o = opts(KVP_ENGINE_GENERIC, 80, 0.9, 50, 0, 0);
+	o.context = 131072;
+	compute(&o);
+	ck_assert_uint_eq(b.kv_pool_bytes, 23622320128ULL);
+	/* short: page 16 x 62 x 8,192 B = 8,126,464 B; 23,622,320,128 / 8,126,464
+	 * = 2,906.8 -> 2,906 blocks x 16 = 46,496 tokens */
+	ck_assert_uint_eq(b.max_tokens, 46496);
+	/* one sequence: each sliding layer keeps ceil(1,024 / 16) + 1 = 65 blocks
+	 * = 1,040 tokens: 52 x 8,192 x 1,040 = 443,023,360 B; the rest,
+	 * 23,179,296,768 B, over the full layers' 16 x 10 x 8,192 = 1,310,720 B
+	 * a block = 17,684.4 -> 17,684 blocks x 16 = 282,944 tokens */
+	ck_assert_uint_eq(b.max_tokens_one_sequence, 282944);
+	ck_assert(b.fits);
+	ck_assert_uint_ge(b.max_tokens_one_sequence, b.context);
+
+	/* vLLM: 72 GiB pool = 58,982 slots of 10 layers x 131,072 B (as in
+	 * test_vllm_gemma3_groups); one sequence takes 6 sliding groups x
+	 * (cdiv(min(1,023 + 8,192, n), 16) + 1) = 6 x 577 = 3,462 blocks once
+	 * n passes 9,215, the full group the other 55,520 = 888,320 tokens */
+	o = opts(KVP_ENGINE_VLLM, 80, 0.9, 0, 0, 0);
+	o.context = 8192;
+	compute(&o);
+	ck_assert_uint_eq(b.num_blocks, 58982);
+	ck_assert_uint_eq(b.max_tokens, 58982 / 7 * 16);
+	ck_assert_uint_eq(b.max_tokens_one_sequence, 888320);
+
+	/* no window: the two agree (llama-2-7b, test_generic_by_hand: 7,296
+	 * blocks x 16 = 116,736) */
+	load("llama-2-7b");
+	o = opts(KVP_ENGINE_GENERIC, 80, 0.9, 13, 1, 1);
+	o.context = 4096;
+	compute(&o);
+	ck_assert_uint_eq(b.max_tokens, 116736);
+	ck_assert_uint_eq(b.max_tokens_one_sequence, 116736);
+	/* every layer windowed (Mistral-7B-v0.1, window 4,096): no bound */
+	load("mistral-7b-v0.1");
+	o = opts(KVP_ENGINE_GENERIC, 80, 0.9, 14, 1, 1);
+	o.context = 32768;
+	compute(&o);
+	ck_assert_uint_eq(b.max_tokens_one_sequence, KVP_BUDGET_UNBOUNDED);
+	/* nothing left for KV: 0 */
+	o = opts(KVP_ENGINE_GENERIC, 80, 0.9, 80, 1, 1);
+	compute(&o);
+	ck_assert_uint_eq(b.max_tokens_one_sequence, 0);
+}
+END_TEST
+
 START_TEST(test_vllm_jamba_block)
 {
 	/* Mamba hybrids: the attention block grows until a page holds one Mamba
@@ -277,6 +333,18 @@ START_TEST(test_sglang_default_fraction)
 	o.par.tp = 4;
 	compute(&o);
 	ck_assert_double_eq_tol(b.utilization, (81920.0 - 14800.0) / 81920.0, 1e-12);
+	/* DP attention (server_args.py _handle_gpu_memory_settings, 0.5.10):
+	 * DeepSeek-V3 at --tp-size 8 --dp-size 8 (kvplan tp 1, dp 8): SGLang's
+	 * tp_size is 8, so cuda_graph_max_bs 512 and 8 / 8 x 1,024; plus
+	 * 512 x 8 x 3 for DP attention and 512 x 8 x 1.5 more (512 > 300); MLA's
+	 * piecewise graphs 1.5 x 1,024: 512 + 12,288 + 1,024 + 1,024 + 12,288 +
+	 * 6,144 + 1,536 = 34,816 MiB; (81,920 - 34,816) / 81,920 = 0.575 (was
+	 * 13,904 + 0 with tp 1's tier and no DP terms: 0.830) */
+	load("deepseek-v3");
+	o = opts(KVP_ENGINE_SGLANG, 80, 0, 15, 0, 0);
+	o.par.dp = 8;
+	compute(&o);
+	ck_assert_double_eq_tol(b.utilization, 47104.0 / 81920.0, 1e-12);
 }
 END_TEST
 
@@ -471,6 +539,7 @@ static Suite *budget_suite(void)
 	tcase_add_test(core, test_vllm_log_gpt_oss_hybrid);
 	tcase_add_test(core, test_vllm_gemma3_groups);
 	tcase_add_test(core, test_vllm_jamba_block);
+	tcase_add_test(core, test_max_tokens_one_sequence);
 	tcase_add_test(core, test_vllm_engine_model);
 	tcase_add_test(core, test_band);
 	tcase_add_test(core, test_sglang_log);

@@ -109,7 +109,8 @@ START_TEST(test_vllm_mxfp4_padding)
 {
 	struct kvp_engine_model e;
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_engine_model_load("vllm", NULL, &e, &err), KVP_STATUS_OK);
+	/* 0.11.2: Marlin on SM90 (no vendored triton_kernels), the logs' layout */
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.11.2", &e, &err), KVP_STATUS_OK);
 	/* gpt-oss-120b experts unpadded: 36 x 128 x (3 x 2880^2 x 4.25 bits
 	 * + biases) = 60,914,073,600 B (kvplan budget --engine generic).
 	 * Marlin: I_p = round_up(2880, 128) = 2944, H_p = round_up(2880, 256)
@@ -126,6 +127,12 @@ START_TEST(test_vllm_mxfp4_padding)
 	 * 4,147,200 on 30,457,036,800 B = 34,653,339,648 */
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 1440, 30457036800ULL),
 			  34653339648ULL);
+	/* TP 4 under Marlin: I/tp = 720 -> round_up(720, 128) = 768, H 2880 ->
+	 * 3072: 768 x 3072 / (720 x 2880) = 2,359,296 / 2,073,600 on the
+	 * 15,228,518,400 B a GPU holds unpadded (60,914,073,600 / 4) =
+	 * 7,344 x 2,359,296 = 17,326,669,824 B */
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 720, 15228518400ULL),
+			  17326669824ULL);
 	/* already aligned: unchanged; a rounding remainder rounds up */
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 4096, 1024, 1000), 1000);
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 256, 127, 127), 128);
@@ -135,7 +142,7 @@ START_TEST(test_vllm_mxfp4_padding)
 	 * 131,072 positions x head_dim 64 x 2 B = 16,777,216) = 70,770,420,352 B
 	 * = 65.910 GiB, within 0.09 % (and under, by 59.1 MB) of the logged
 	 * 65.9651 GiB = 70,829,486,794 B */
-	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "gpt-oss-120b", NULL,
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "gpt-oss-120b", "0.11.2",
 						   "h100-sxm", 85028896768ULL, 98304);
 	ck_assert_uint_eq(b->weights_bytes, 70770420352ULL);
 	ck_assert_uint_eq(b->spec.weights_split.routed_bytes, 66418900992ULL);
@@ -147,6 +154,30 @@ START_TEST(test_vllm_mxfp4_padding)
 	 * 2 x 2944 rows of 3072 / 2 and 3072 rows of 2944 / 2 */
 	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 2880, 10155870720ULL),
 			  11073660519ULL);
+	/* 0.19.0 vendors triton_kernels: on SM90 the TRITON backend, whose
+	 * padding (fused_moe/oracle/mxfp4.py
+	 * mxfp4_round_up_hidden_size_and_intermediate_size, the last branch)
+	 * rounds I/tp up to 64 and leaves H.  TP 4 (issue 34): 720 -> 768,
+	 * 15,228,518,400 / 720 x 768 = 21,150,720 x 768 = 16,243,752,960 B,
+	 * +1,015,234,560 B = +0.95 GiB (6.7 %); TP 1: 2880 = 45 x 64, unpadded;
+	 * an A100 (SM80) still takes Marlin, a B200 FlashInfer's 256 */
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.19.0", &e, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 720, 15228518400ULL),
+			  16243752960ULL);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h200", 2880, 2880, 60914073600ULL),
+			  60914073600ULL);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "a100-80gb", 2880, 2880, 60914073600ULL),
+			  66418900992ULL);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "b200", 2880, 2880, 60914073600ULL),
+			  69306679296ULL);
+	/* SGLang 0.5.10 (mxfp4.py create_weights): FlashInfer on SM100 rounds
+	 * both to 256, 3072 x 3072 / 2880^2 as vLLM's; an H100 without the
+	 * optional triton_kernels package pads nothing */
+	ck_assert_int_eq(kvp_engine_model_load("sglang", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "b200", 2880, 2880, 60914073600ULL),
+			  69306679296ULL);
+	ck_assert_uint_eq(kvp_engine_mxfp4_routed_bytes(&e, "h100-sxm", 2880, 2880, 60914073600ULL),
+			  60914073600ULL);
 	/* the generic engine keeps the checkpoint's layout */
 	b = engine_budget(KVP_ENGINE_GENERIC, "gpt-oss-120b", NULL, "h100-sxm", 85028896768ULL,
 			  98304);

@@ -70,6 +70,104 @@ END_TEST
 /* The same exchange timed on an H200 board (NVLink 900 GB/s both ways = 450
  * per direction, 10 us latency): one decode token per rank, 58 MoE layers,
  * dispatch and combine: 2 x 58 x (100,352 / 450e9 + 10e-6) s = 1.1858685e-3. */
+/* Pipeline stages hold their own layers' experts (issue 34), vLLM's
+ * get_pp_indices: DeepSeek-V3's 61 layers at pp 2 are 31 (layers 0-30: the
+ * first_k_dense_replace 3 dense layers and 28 MoE layers) and 30 (layers
+ * 31-60, all MoE), not 31/61 and 30/61 of the experts each.  From the public
+ * config, tp 8: per MoE layer 256 x 3 x 7,168 x 2,048 = 11,274,289,152 routed
+ * and 44,040,192 shared expert params (fp8, 1 B), router 256 x 7,168 =
+ * 1,835,008 (bf16, whole); per layer MLA down-projections (1,536 + 512 + 64)
+ * x 7,168 = 15,138,816 (fp8, whole); the 3 dense MLPs 3 x 7,168 x 18,432 =
+ * 396,361,728 each; the rest of the non-expert params, 12,709,959,168 -
+ * 58 routers 106,430,464 - 61 x 15,138,816 - 3 x 396,361,728 =
+ * 10,490,975,744, by layer (x 30/61 = 5,159,496,267; x 31/61 = 5,331,479,476,
+ * rounded down); embeddings 129,280 x 7,168 x 2 B = 1,853,358,080 on each
+ * end stage.  Stage 1: 1,853,358,080/8 = 231,669,760 + ceil(5,159,496,267/8)
+ * 644,937,034 + 30 x 1,835,008 x 2 = 110,100,480 + 30 x 15,138,816 =
+ * 454,164,480 + 30 x 44,040,192 / 8 = 165,150,720 + 30 x 11,274,289,152 / 8
+ * = 42,278,584,320: 43,884,606,794 B = 40.87 GiB.  Stage 0: 231,669,760 +
+ * ceil((5,331,479,476 + 3 x 396,361,728)/8) = 815,070,583 + 28 x 3,670,016 =
+ * 102,760,448 + 31 x 15,138,816 = 469,303,296 + 28 x 44,040,192 / 8 =
+ * 154,140,672 + 28 x 11,274,289,152 / 8 = 39,460,012,032: 41,232,956,791 B
+ * = 38.40 GiB.  Pro-rating gave both 31/61 of the experts: 40.28 GiB. */
+START_TEST(test_deepseek_pp2_stages)
+{
+	load("deepseek-v3");
+	struct kvp_parallel par = {.tp = 8, .pp = 2};
+	struct kvp_weights_split w;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 1, 31, 30, &w),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(w.embed_bytes, 231669760ULL);
+	ck_assert_uint_eq(w.dense_bytes, 644937034ULL + 110100480ULL + 454164480ULL);
+	ck_assert_uint_eq(w.shared_bytes, 165150720ULL);
+	ck_assert_uint_eq(w.routed_bytes, 42278584320ULL);
+	ck_assert_uint_eq(w.total_bytes, 43884606794ULL);
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 31, &w),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(w.dense_bytes, 815070583ULL + 102760448ULL + 469303296ULL);
+	ck_assert_uint_eq(w.shared_bytes, 154140672ULL);
+	ck_assert_uint_eq(w.routed_bytes, 39460012032ULL);
+	ck_assert_uint_eq(w.total_bytes, 41232956791ULL);
+	/* the spec of each stage carries its own weights */
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_spec_build_stage(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, 0, &spec,
+					      &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(spec.first_layer, 0);
+	ck_assert_uint_eq(spec.num_layers, 31);
+	ck_assert_uint_eq(spec.weights_bytes, 41232956791ULL);
+	ck_assert_int_eq(kvp_spec_build_stage(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, 2, &spec,
+					      &err), KVP_STATUS_USAGE);
+	/* the budget sizes both stages; stage 1 (2.47 GiB more weights, one
+	 * layer's 1,152 B/token less KV) leaves less room and governs */
+	struct kvp_gpu gpu = {0};
+	strcpy(gpu.name, "custom");
+	struct kvp_budget_opts o = {.engine = KVP_ENGINE_GENERIC, .par = par, .context = 8192,
+				    .has_gpu_memory = true, .gpu_memory_bytes = 80ULL << 30};
+	struct kvp_budget *b = malloc(sizeof *b);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(kvp_budget_compute(&model, &gpu, &o, b, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(b->spec.stage, 1);
+	ck_assert_uint_eq(b->spec.weights_split.total_bytes, 43884606794ULL);
+	free(b);
+}
+END_TEST
+
+/* SGLang's DP attention (profiles/engines/sglang.yaml, deepseek_v2.py in
+ * 0.5.10): DeepSeek-V3 at --tp-size 8 --dp-size 8 (kvplan tp 1, dp 8) keeps
+ * the input embedding whole on each GPU (attention group of 1) but splits
+ * the LM head, the 3 dense MLPs and the shared experts over all 8 GPUs:
+ * embeddings 1,853,358,080 + 1,853,358,080 / 8 = 2,085,027,840 B (vLLM:
+ * 3,706,716,160); dense MLPs 3 x 396,361,728 fp8 / 8 = 148,635,648 (vLLM:
+ * 1,189,085,184 whole); shared experts 2,554,331,136 / 8 = 319,291,392.
+ * 4,897,177,600 B = 4.56 GiB less per GPU than vLLM's placement. */
+START_TEST(test_deepseek_sglang_dp8)
+{
+	load("deepseek-v3");
+	struct kvp_parallel par = {.tp = 1, .pp = 1, .dp = 8};
+	struct kvp_weights_split v, g;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &v),
+			 KVP_STATUS_OK);
+	par.dp_full_tp = KVP_SHAPE_DP_LM_HEAD | KVP_SHAPE_DP_DENSE_MLP | KVP_SHAPE_DP_SHARED_EXPERTS;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &g),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(v.embed_bytes, 3706716160ULL);
+	ck_assert_uint_eq(g.embed_bytes, 2085027840ULL);
+	ck_assert_uint_eq(v.dense_bytes - g.dense_bytes, 1189085184ULL - 148635648ULL);
+	ck_assert_uint_eq(v.shared_bytes, 2554331136ULL);
+	ck_assert_uint_eq(g.shared_bytes, 319291392ULL);
+	ck_assert_uint_eq(g.routed_bytes, v.routed_bytes);
+	ck_assert_uint_eq(v.total_bytes - g.total_bytes, 4897177600ULL);
+	/* without DP the flags change nothing */
+	par.dp = 1;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &g),
+			 KVP_STATUS_OK);
+	par.dp_full_tp = 0;
+	ck_assert_int_eq(kvp_shape_stage_weights(&model, KVP_DTYPE_BF16, &par, 0, 0, 61, &v),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(g.total_bytes, v.total_bytes);
+}
+END_TEST
+
 START_TEST(test_deepseek_alltoall_time)
 {
 	struct kvp_error err = {0};
@@ -248,6 +346,9 @@ START_TEST(test_split_reference)
 		model.params = emb + model.expert_params + model.shared_expert_params + rest;
 		model.active_params = model.params / 2;
 		model.weights_dtype = model.expert_dtype = KVP_DTYPE_AUTO;
+		/* random expert params: the MoE layers from their count, not the
+		 * profile's layout (which says 48) */
+		model.moe_layers_known = false;
 		static const uint32_t tps[] = {1, 2, 4}, dps[] = {1, 2, 4, 8};
 		uint32_t tp = tps[rand() % 3], dp = dps[rand() % 4];
 		uint32_t ep = rand() % 2 ? tp * dp : 1;
@@ -287,6 +388,8 @@ static Suite *shape_suite(void)
 	tcase_set_timeout(core, 60);
 	tcase_add_test(core, test_deepseek_dp8_ep8);
 	tcase_add_test(core, test_deepseek_alltoall_time);
+	tcase_add_test(core, test_deepseek_pp2_stages);
+	tcase_add_test(core, test_deepseek_sglang_dp8);
 	tcase_add_test(core, test_qwen3_235b_tp4_ep4);
 	tcase_add_test(core, test_dp_balance);
 	tcase_add_test(core, test_replicated);

@@ -158,4 +158,64 @@ expect_out "(5,727,460,432 B)"
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --weights-dtype q4_k
 expect_rc 2
 expect_err "--weights-dtype: 'q4_k' is not a weights format"
+# "max tokens" has two meanings (issue 34).  Gemma-3-27b, 10 full + 52 sliding
+# layers (window 1,024) of 8,192 B per token each, with the terms given:
+# pool = 80 GiB x 0.9 - 50 GiB = 22 GiB = 23,622,320,128 B.  Short sequences:
+# page 16 x 62 x 8,192 = 8,126,464 B -> 2,906 blocks x 16 = 46,496 tokens.  One
+# sequence: the sliding layers keep 65 blocks = 1,040 tokens each, 52 x 8,192
+# x 1,040 = 443,023,360 B; the full layers' 1,310,720 B a block take the
+# other 23,179,296,768 B: 17,684 blocks x 16 = 282,944 tokens, more than the
+# 131,072 that fit (the line that contradicted the fit printed 46,496 alone).
+gemma="--model gemma-3-27b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 50GiB
+       --activation-bytes 0 --overhead-bytes 0 --context 131072"
+run "$KVPLAN" budget $gemma --format json
+expect_json max_tokens 46496
+expect_json max_tokens_one_sequence 282944
+expect_json fits true
+run "$KVPLAN" budget $gemma
+expect_out "max tokens, short sequences = 2,906 blocks x 16 = 46,496"
+expect_out "max tokens, one sequence = 282,944"
+# every layer windowed (Mistral-7B-v0.1): one sequence has no bound (JSON null)
+run "$KVPLAN" budget --model mistral-7b-v0.1 --gpu h100-sxm --context 32768 --format json
+expect_json max_tokens_one_sequence null
+run "$KVPLAN" budget --model mistral-7b-v0.1 --gpu h100-sxm --context 32768
+expect_out "max tokens, one sequence: no bound"
+
+# every pipeline stage sized (check-shape.c has the hand arithmetic):
+# DeepSeek-V3 tp 8 pp 2 stages of 38.40 GiB (3 dense + 28 MoE layers) and
+# 40.87 GiB (30 MoE layers and the LM head); the second has less room
+run "$KVPLAN" budget --model deepseek-v3 --gpu h100-sxm --tp 8 --pp 2 --context 32768
+expect_out "stage 0 (layers 0-30): weights 38.40 GiB"
+expect_out "stage 1 (layers 31-60): weights 40.87 GiB"
+expect_out "<- the least room: governs"
+
+# The invariant over every model profile and engine, on an H100 at 8k and
+# 128k and an A100-40GB at 32k: a single sequence that fits is never longer than the printed
+# longest one sequence, and one sequence of that length fits.
+for prof in "$top_srcdir"/profiles/models/*.yaml; do
+	mname=$(basename "$prof" .yaml)
+	for engine in generic vllm sglang trtllm; do
+		for case in h100-sxm:8192 h100-sxm:131072 a100-40gb:32768; do
+			gpu=${case%:*} ctx=${case#*:}
+			{
+				"$KVPLAN" budget --model "$mname" --gpu "$gpu" --engine "$engine" \
+					--context "$ctx" --format json > "$tmp/out" 2> "$tmp/err"
+				fits=$(json fits)
+				one=$(json max_tokens_one_sequence)
+				[ -n "$fits" ] || continue  # a shape this model cannot take
+				if [ "$fits" = true ] && [ "$one" != null ] && [ "$one" -lt "$ctx" ]; then
+					bad "$mname $engine $gpu: $ctx tokens fit, max_tokens_one_sequence $one"
+					continue
+				fi
+				if [ "$one" != null ] && [ "$one" -gt 0 ]; then
+					"$KVPLAN" budget --model "$mname" --gpu "$gpu" --engine "$engine" \
+						--context "$one" --format json > "$tmp/out" 2> "$tmp/err"
+					[ "$(json fits)" = true ] ||
+						bad "$mname $engine $gpu: $one tokens (the longest) do not fit"
+				fi
+				ok
+			}
+		done
+	done
+done
 finish

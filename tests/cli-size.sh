@@ -458,6 +458,18 @@ expect_rc 0
 expect_json count 8
 expect_json tp 1
 expect_json rate_per_replica 0.25
+# SGLang divides --max-running-requests by the DP size (0.5.10
+# model_runner_kv_cache_mixin.py _resolve_max_num_reqs: max_running_requests
+# // dp_size with DP attention), so the emitted figure is the whole replica's:
+# the per-rank max_num_seqs x 8
+run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 \
+	--engine sglang --format json
+per_rank=$(sed -n 's/^    "max_num_seqs": \([0-9]*\),$/\1/p' "$tmp/out" | tail -n 1)
+run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 \
+	--emit sglang
+expect_rc 0
+expect_out "--max-running-requests $((per_rank * 8)) "
+expect_out "--dp-size 8 --enable-dp-attention"
 
 # no --rate: one request at a time, each configuration at its own throughput;
 # ranked per token, not per hour.  The RTX 3090 is cheaper per hour ($0.684

@@ -81,13 +81,18 @@ static void print_shape(const struct kvp_budget *b)
 		       s->model->moe_num_experts / ep);
 	printf("\nWeights on one GPU%s\n", b->weights_bytes == s->weights_bytes ? ""
 			: " (as modelled; --weights-bytes replaces the total below)");
-	line_bytes("embeddings and LM head (/ tp)", w->embed_bytes);
-	line_bytes("attention, dense MLPs, norms, routers (/ tp)", w->dense_bytes);
+	uint32_t full = dp > 1 ? s->par.dp_full_tp : 0;
+	line_bytes(full & KVP_SHAPE_DP_LM_HEAD ? "embeddings (/ tp), LM head (/ tp x dp)"
+					       : "embeddings and LM head (/ tp)", w->embed_bytes);
+	line_bytes(full & KVP_SHAPE_DP_DENSE_MLP ? "attn, norms, routers / tp; MLPs / tp x dp"
+						 : "attention, dense MLPs, norms, routers (/ tp)",
+		   w->dense_bytes);
 	if (w->replicated_bytes)
 		line_bytes("  of it whole on every GPU (not / tp)",
 			   w->replicated_bytes);
 	if (w->shared_bytes)
-		line_bytes("shared experts (/ tp)", w->shared_bytes);
+		line_bytes(full & KVP_SHAPE_DP_SHARED_EXPERTS ? "shared experts (/ tp x dp)"
+							      : "shared experts (/ tp)", w->shared_bytes);
 	if (w->routed_bytes)
 		line_bytes("routed experts (/ tp x dp)", w->routed_bytes);
 	if (w->draft_bytes) {
@@ -97,6 +102,19 @@ static void print_shape(const struct kvp_budget *b)
 		line_bytes(lab, w->draft_bytes);
 	}
 	line_bytes("= weights", w->total_bytes);
+	/* every stage sized, the one with the least room governs (budget.h) */
+	for (uint32_t i = 0; i < b->stages_shown; i++) {
+		const struct kvp_budget_stage *st = &b->stage[i];
+		char wb[32], tk[32];
+		kvp_format_bytes(st->weights_bytes, wb, sizeof wb);
+		kvp_format_u64(st->max_tokens, tk, sizeof tk);
+		printf("  stage %u (layers %u-%u): weights %s, max tokens %s, %llu sequences%s\n", i,
+		       st->first_layer, st->first_layer + st->num_layers - 1, wb, tk,
+		       (unsigned long long)st->max_sequences,
+		       i == s->stage ? "  <- the least room: governs" : "");
+	}
+	if (s->par.pp > b->stages_shown && b->stages_shown)
+		printf("  (%u more stages sized, not shown)\n", s->par.pp - b->stages_shown);
 	if (dp > 1) {
 		kvp_format_u64(b->max_sequences, t1, sizeof t1);
 		printf("  each of the %u DP ranks keeps the KV of its own requests: %s x %u "
@@ -233,6 +251,36 @@ static void print_memory(const struct kvp_budget *b)
 	printf("\n");
 }
 
+/* The two meanings of "max tokens" (budget.h): many short sequences, where
+ * every layer keeps every token, and the longest one sequence, where the
+ * windowed layers keep only their windows; the second with the bytes it
+ * takes, so the line checks against the pool. */
+static void print_one_sequence(const struct kvp_budget *b)
+{
+	const struct kvp_spec *s = &b->spec;
+	bool windowed = s->count[KVP_LAYER_SLIDING] || s->count[KVP_LAYER_CHUNKED] ||
+			s->count[KVP_LAYER_MAMBA];
+	char t1[64], t2[64], t3[64];
+	if (windowed)
+		printf("    (every layer keeps every token of a sequence shorter than the windows)\n");
+	if (b->max_tokens_one_sequence == KVP_BUDGET_UNBOUNDED) {
+		printf("  max tokens, one sequence: no bound (every layer keeps a window or a fixed "
+		       "state)\n");
+		return;
+	}
+	uint64_t per = 0;
+	if (b->max_tokens_one_sequence && kvp_budget_pool_for(b, b->max_tokens_one_sequence, 1, &per))
+		per = 0;
+	kvp_format_u64(b->max_tokens_one_sequence, t1, sizeof t1);
+	kvp_format_u64(per, t2, sizeof t2);
+	kvp_format_u64(b->kv_pool_bytes, t3, sizeof t3);
+	if (!b->max_tokens_one_sequence)
+		printf("  max tokens, one sequence = 0 (not even one token fits)\n");
+	else
+		printf("  max tokens, one sequence = %s (the longest whose %s B fit the %s B pool%s)\n",
+		       t1, t2, t3, windowed ? "; windowed layers keep only their windows" : "");
+}
+
 static void print_paging(const struct kvp_budget *b)
 {
 	char t1[64], t2[64], t3[64], t4[64], t5[64], t6[64];
@@ -280,8 +328,8 @@ static void print_paging(const struct kvp_budget *b)
 		printf("  one block spans a group of %u layers\n", b->group_size);
 		printf("  blocks = floor(%s B KV pool / (%s B page x %u layers)) = %s\n", t5, t4,
 		       b->group_size, t2);
-		printf("  max tokens = floor(%s blocks / %u %s) x %u = %s\n", t2, b->num_groups,
-		       plural(b->num_groups, "group", "groups"), b->block_size, t3);
+		printf("  max tokens, short sequences = floor(%s blocks / %u %s) x %u = %s\n", t2,
+		       b->num_groups, plural(b->num_groups, "group", "groups"), b->block_size, t3);
 	} else {
 		printf("  page = %u %s x %s B = %s (%s B)\n", b->block_size,
 		       plural(b->block_size, "token", "tokens"),
@@ -295,8 +343,9 @@ static void print_paging(const struct kvp_budget *b)
 		} else {
 			printf("  blocks = floor(%s B KV pool / %s B page) = %s\n", t5, t4, t2);
 		}
-		printf("  max tokens = %s blocks x %u = %s\n", t2, b->block_size, t3);
+		printf("  max tokens, short sequences = %s blocks x %u = %s\n", t2, b->block_size, t3);
 	}
+	print_one_sequence(b);
 	kvp_format_u64(b->context, t1, sizeof t1);
 	kvp_format_bytes(b->seq_bytes, t2, sizeof t2);
 	kvp_format_u64(b->max_sequences, t3, sizeof t3);

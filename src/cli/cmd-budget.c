@@ -14,9 +14,11 @@ static const char *const cmd = "budget";
 static void help(void)
 {
 	printf("Usage: kvplan budget --model NAME --gpu NAME [OPTIONS]\n\n"
-	       "The memory budget of one GPU (the worst one under tp/pp): usable memory,\n"
-	       "weights, activations, overhead, the KV pool, its blocks, the maximum\n"
-	       "concurrent tokens and sequences at --context, and whether --batch fits.\n\n"
+	       "The memory budget of one GPU (every pipeline stage sized; the one with the\n"
+	       "least room governs): usable memory, weights, activations, overhead, the KV\n"
+	       "pool, its blocks, the maximum tokens (many short sequences, and one\n"
+	       "sequence: sliding and chunked layers keep only their windows), the maximum\n"
+	       "sequences at --context, and whether --batch fits.\n\n"
 	       "%s"
 	       "Inverse questions:\n"
 	       "  --max-context             the longest context at which --batch sequences fit\n"

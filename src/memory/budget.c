@@ -6,6 +6,8 @@
 #include "memory/budget.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -321,6 +323,25 @@ static void tokens_at_pool(const struct kvp_budget *b, uint64_t pool, uint64_t *
 	}
 }
 
+/* The longest one sequence (budget.h): kvp_budget_max_context's search for
+ * one sequence, so it uses the very bytes per sequence the fit uses.  F, the
+ * bytes per token of the layers that keep every token (full and MLA; under
+ * vLLM without its hybrid manager every attention layer), bounds it: one
+ * sequence of n tokens takes at least n F of the pool.  Without such layers
+ * the search runs to half of 2^64 (a length whose bytes overflow does not
+ * fit), and reaching it means nothing grows with n: unbounded. */
+static uint64_t one_sequence_tokens(const struct kvp_budget *b)
+{
+	const struct kvp_spec *s = &b->spec;
+	const uint64_t limit = UINT64_MAX / 2;
+	uint64_t F = s->kind_token_bytes[KVP_LAYER_FULL] + s->kind_token_bytes[KVP_LAYER_MLA];
+	if (!F && b->engine == KVP_ENGINE_VLLM && b->group[KVP_LAYER_FULL].layers)
+		F = s->token_bytes;
+	uint64_t hi = F ? b->kv_pool_bytes / F + 1 : limit;
+	uint64_t n = kvp_budget_max_context(b, 1, hi < limit ? hi : limit);
+	return !F && n == limit ? KVP_BUDGET_UNBOUNDED : n;
+}
+
 /* Spread of `bytes` by fraction f, rounded up. */
 static uint64_t spread_of(uint64_t bytes, double f)
 {
@@ -389,12 +410,30 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 	tokens_at_pool(b, b->kv_pool_high_bytes, &b->max_tokens_high, &b->max_sequences_high);
 }
 
-kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
-			      const struct kvp_budget_opts *o, struct kvp_budget *b,
-			      struct kvp_error *err)
+/* The budget of one pipeline stage's GPU (UINT32_MAX: the stage with the
+ * most KV bytes per token, kvp_spec_build). */
+static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *g,
+			       const struct kvp_budget_opts *o, uint32_t stage,
+			       struct kvp_budget *b, struct kvp_error *err)
 {
 	memset(b, 0, sizeof *b);
-	kvp_status st = kvp_spec_build(m, o->par, o->dtype, o->kv_dtype, &b->spec, err);
+	kvp_status st;
+	/* the engine's memory model first: its placement under DP attention
+	 * shapes the weights (shape.h) */
+	const struct kvp_engine_model *em = NULL;
+	if (o->engine != KVP_ENGINE_GENERIC) {
+		if (o->engine_model)
+			b->engine_model = *o->engine_model;
+		else if ((st = kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version,
+						     &b->engine_model, err)))
+			return st;
+		em = &b->engine_model;
+	}
+	struct kvp_parallel par = o->par;
+	par.dp_full_tp = em ? kvp_engine_dp_full_tp(em) : 0;
+	st = stage == UINT32_MAX
+		? kvp_spec_build(m, par, o->dtype, o->kv_dtype, &b->spec, err)
+		: kvp_spec_build_stage(m, par, o->dtype, o->kv_dtype, stage, &b->spec, err);
 	if (!st && o->speculative)
 		st = kvp_speculative_apply(o->speculative, &b->spec, err);
 	if (st)
@@ -410,17 +449,8 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 	uint32_t max_seqs = o->max_num_seqs ? o->max_num_seqs : KVP_DEFAULT_MAX_NUM_SEQS;
 	b->gpu_memory_bytes = o->has_gpu_memory ? o->gpu_memory_bytes : g->memory_bytes;
 	/* the engine's memory model: defaults and accounting as data */
-	const struct kvp_engine_model *em = NULL;
-	if (o->engine != KVP_ENGINE_GENERIC) {
-		if (o->engine_model)
-			b->engine_model = *o->engine_model;
-		else if ((st = kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version,
-						     &b->engine_model, err)))
-			return st;
-		em = &b->engine_model;
-		if (!o->block_size && em->block_size)
-			b->block_size = em->block_size;
-	}
+	if (em && !o->block_size && em->block_size)
+		b->block_size = em->block_size;
 	bool vllm = o->engine == KVP_ENGINE_VLLM && em;
 	if (vllm) {
 		/* engine/arg_utils.py: defaults by GPU class, then mbt <= seqs x
@@ -439,8 +469,9 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 			max_seqs = (uint32_t)b->max_batched_tokens;
 	}
 	b->max_num_seqs = max_seqs;
-	if (vllm) {
-		/* vLLM pads MXFP4 experts to its kernels' tile (engine.h) */
+	if (em) {
+		/* the engine pads MXFP4 experts to its kernels' tile (engine.h;
+		 * an engine file without mxfp4_* keys pads nothing) */
 		const struct kvp_model *mm = s->model;
 		enum kvp_dtype edt = mm->expert_dtype != KVP_DTYPE_AUTO ? mm->expert_dtype
 									: mm->weights_dtype;
@@ -547,20 +578,33 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 		double mbt = o->max_batched_tokens ? (double)o->max_batched_tokens
 			   : em && em->chunked_prefill_size ? em->chunked_prefill_size
 			   : (double)b->max_batched_tokens;
+		/* with DP attention SGLang's tp_size is every GPU of the replica
+		 * (--tp-size tp x dp, size.c's emit), and the reserve grows with
+		 * cuda_graph_max_bs x dp (server_args.py, 0.5.10) */
+		uint32_t dp = kvp_shape_dp(&o->par);
+		double sg_tp = (double)o->par.tp * dp;
 		double bs = o->max_num_seqs ? (double)o->max_num_seqs
-			  : em ? (o->par.tp < 4 ? em->cuda_graph_max_bs_tp_below_4
-						: em->cuda_graph_max_bs_tp_from_4)
+			  : em ? (sg_tp < 4 ? em->cuda_graph_max_bs_tp_below_4
+					    : em->cuda_graph_max_bs_tp_from_4)
 			  : (double)max_seqs;
 		double reserved;
 		if (em) {
 			double mib = (double)KVP_MIB, minp = em->reserve_min_prefill_tokens;
+			bool mla = s->count[KVP_LAYER_MLA] && em->reserve_piecewise_graphs_mla_bytes;
+			double dp_graphs = 0;
+			if (dp > 1) {
+				dp_graphs = bs * dp * (double)em->reserve_per_graph_bs_dp_bytes;
+				if (em->reserve_graph_bs_large_above && bs > em->reserve_graph_bs_large_above)
+					dp_graphs += bs * dp * (double)em->reserve_per_graph_bs_dp_large_bytes;
+			}
 			reserved = ((double)em->reserve_base_bytes +
 				    (mbt > minp ? mbt : minp) *
 					    (double)em->reserve_per_prefill_token_bytes +
 				    bs * (double)em->reserve_per_graph_bs_bytes +
-				    (double)o->par.tp * o->par.pp *
-					    (double)em->reserve_per_gpu_in_group_bytes +
-				    (double)em->reserve_piecewise_graphs_bytes) / mib;
+				    sg_tp * o->par.pp * (double)em->reserve_per_gpu_in_group_bytes +
+				    dp_graphs +
+				    (double)(mla ? em->reserve_piecewise_graphs_mla_bytes
+						 : em->reserve_piecewise_graphs_bytes)) / mib;
 			if (gpu > (double)em->reserve_floor_above_bytes &&
 			    reserved < (double)em->reserve_floor_bytes / mib)
 				reserved = (double)em->reserve_floor_bytes / mib;
@@ -643,8 +687,72 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 				     "KV bytes of %llu sequences x %llu tokens overflow",
 				     (unsigned long long)b->batch, (unsigned long long)b->context);
 	b->fits = b->weights_fit && b->max_sequences >= b->batch;
+	b->max_tokens_one_sequence = one_sequence_tokens(b);
+#ifdef KVP_CHECK_INVARIANTS
+	/* the printed longest sequence never contradicts the fit below it */
+	if (b->max_sequences >= 1 && b->max_tokens_one_sequence < b->context) {
+		fprintf(stderr, "kvplan budget: invariant failed: %s: one sequence of %llu tokens "
+			"fits but max_tokens_one_sequence is %llu\n", m->name,
+			(unsigned long long)b->context,
+			(unsigned long long)b->max_tokens_one_sequence);
+		abort();
+	}
+#endif
 	budget_band(b, o, em);
 	return KVP_STATUS_OK;
+}
+
+/* Does stage budget a leave less room than b?  A stage whose weights do not
+ * fit first, then the fewest sequences at n, the fewest tokens, the most
+ * weights.  vLLM sets every worker's blocks to the smallest among them
+ * (kv_cache_utils.py get_kv_cache_configs) and SGLang all-reduces the token
+ * capacity to the minimum over the PP ranks
+ * (model_runner_kv_cache_mixin.py _resolve_token_capacity, 0.5.10), so the
+ * stage with the least room governs the pipeline. */
+static bool stage_tighter(const struct kvp_budget *a, const struct kvp_budget *b)
+{
+	if (a->weights_fit != b->weights_fit)
+		return !a->weights_fit;
+	if (a->max_sequences != b->max_sequences)
+		return a->max_sequences < b->max_sequences;
+	if (a->max_tokens != b->max_tokens)
+		return a->max_tokens < b->max_tokens;
+	return a->weights_bytes > b->weights_bytes;
+}
+
+kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g,
+			      const struct kvp_budget_opts *o, struct kvp_budget *b,
+			      struct kvp_error *err)
+{
+	/* weights given as one figure, or one stage: the spec's worst stage */
+	if (o->par.pp <= 1 || o->has_weights)
+		return budget_stage(m, g, o, UINT32_MAX, b, err);
+	/* every stage's budget; the one with the least room governs */
+	struct kvp_budget *t = malloc(sizeof *t);
+	if (!t)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, "pp",
+				     "no memory for the stage budgets");
+	struct kvp_budget_stage shown[KVP_BUDGET_STAGES_SHOWN];
+	uint32_t n = 0;
+	kvp_status st = KVP_STATUS_OK;
+	for (uint32_t s = 0; !st && s < o->par.pp; s++) {
+		struct kvp_budget *c = s == 0 ? b : t;
+		if ((st = budget_stage(m, g, o, s, c, err)))
+			break;
+		if (n < KVP_BUDGET_STAGES_SHOWN)
+			shown[n++] = (struct kvp_budget_stage){
+				.first_layer = c->spec.first_layer, .num_layers = c->spec.num_layers,
+				.weights_bytes = c->weights_bytes, .kv_pool_bytes = c->kv_pool_bytes,
+				.max_tokens = c->max_tokens, .max_sequences = c->max_sequences};
+		if (s > 0 && stage_tighter(t, b))
+			memcpy(b, t, sizeof *b);
+	}
+	free(t);
+	if (!st) {
+		b->stages_shown = n;
+		memcpy(b->stage, shown, n * sizeof shown[0]);
+	}
+	return st;
 }
 
 bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, struct kvp_record *r)
@@ -677,6 +785,9 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "padding_layers", b->padding_layers) &&
 		  kvp_record_u64(r, "num_blocks", b->num_blocks) &&
 		  kvp_record_u64(r, "max_tokens", b->max_tokens) &&
+		  (b->max_tokens_one_sequence == KVP_BUDGET_UNBOUNDED
+			   ? kvp_record_null(r, "max_tokens_one_sequence")
+			   : kvp_record_u64(r, "max_tokens_one_sequence", b->max_tokens_one_sequence)) &&
 		  kvp_record_u64(r, "max_sequences", b->max_sequences) &&
 		  kvp_record_bool(r, "fits", b->fits) &&
 		  kvp_record_str(r, "engine_version", b->engine_model.version) &&

@@ -94,7 +94,17 @@ struct kvp_budget {
 	uint32_t padding_layers;       /* group slots with no layer (vLLM hybrid) */
 	struct kvp_budget_group group[KVP_LAYER_KIND_COUNT];
 	uint64_t num_blocks;
+	/* Tokens the pool holds when every layer keeps every token: many short
+	 * sequences, each within the windows (vLLM's "GPU KV cache size",
+	 * SGLang's max_total_num_tokens).  A sliding or chunked layer keeps only
+	 * its window of a long sequence, so one long sequence can hold more. */
 	uint64_t max_tokens;
+	/* The longest single sequence whose KV fits the pool, under the same
+	 * per-sequence bytes as max_sequences (kvp_budget_pool_for): the
+	 * windowed layers' capped bytes come off first, the full layers take
+	 * the rest.  KVP_BUDGET_UNBOUNDED when no layer grows with the sequence
+	 * (every layer windowed or a fixed state) and one sequence fits. */
+	uint64_t max_tokens_one_sequence;
 	uint64_t seq_bytes;            /* pool bytes one sequence of n tokens takes */
 	uint64_t max_sequences;        /* at n */
 	uint64_t kv_bytes;             /* exact KV of B sequences of n tokens */
@@ -111,7 +121,18 @@ struct kvp_budget {
 	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
 	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
 	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */
+	/* With pp > 1 every stage is sized and the one with the least room
+	 * governs (spec.stage); its figures above.  The first
+	 * KVP_BUDGET_STAGES_SHOWN stages, for the printout: */
+	uint32_t stages_shown;
+	struct kvp_budget_stage {
+		uint32_t first_layer, num_layers;
+		uint64_t weights_bytes, kv_pool_bytes, max_tokens, max_sequences;
+	} stage[8];
 };
+#define KVP_BUDGET_STAGES_SHOWN 8
+
+#define KVP_BUDGET_UNBOUNDED UINT64_MAX
 
 /* Compute the budget.  Fails on an invalid split (tp/pp), dtype or overflow;
  * a budget where the weights do not fit is not a failure: kv_pool_bytes is 0

@@ -120,6 +120,16 @@ struct kvp_model {
 	uint32_t linear_key_dim, linear_value_dim, linear_conv_kernel;
 	enum kvp_dtype linear_state_dtype;  /* AUTO: the serving dtype (vLLM "auto") */
 	uint32_t moe_num_experts, moe_experts_per_token, moe_intermediate_size;
+	/* which layers hold the routed experts (1) and which a dense MLP of
+	 * intermediate_size (0), as the checkpoint lays them out (DeepSeek's
+	 * first_k_dense_replace dense layers first, Llama 4's interleave);
+	 * moe_layers_known false: not given, a pipeline stage then holds its
+	 * share of the layers' experts (shape.c) */
+	bool moe_layers_known;
+	uint8_t moe_layers[KVP_MAX_LAYERS];
+	/* a kvplan profile's layout of them: layers i >= moe_first_dense_layers
+	 * with (i + 1) % moe_layer_step == 0 (0: 1) hold experts */
+	uint32_t moe_first_dense_layers, moe_layer_step;
 	uint64_t params;           /* total parameters, all experts */
 	uint64_t active_params;    /* per token */
 	uint64_t expert_params;    /* the part of params in routed MoE experts */
@@ -170,6 +180,10 @@ struct kvp_parallel {
 	uint32_t dp;               /* data-parallel attention ranks; 0 or 1: none */
 	uint32_t ep;               /* GPUs holding whole routed experts; 0 or 1: none */
 	uint32_t gpus;             /* the GPU count asked for; 0: tp x pp x dp */
+	/* with dp > 1, the parts the engine splits over all tp x dp GPUs of a
+	 * stage, like the routed experts, instead of over the tp GPUs of one DP
+	 * rank (KVP_SHAPE_DP_*, shape.h; SGLang's DP attention) */
+	uint32_t dp_full_tp;
 };
 
 /* One GPU's weights by kind, each rounded up to whole bytes. */

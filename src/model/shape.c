@@ -57,10 +57,21 @@ kvp_status kvp_shape_check(const struct kvp_model *m, const struct kvp_parallel 
 	return KVP_STATUS_OK;
 }
 
+/* Layers [first, first + n) that hold routed experts (moe_layers). */
+static uint32_t moe_layers_in(const struct kvp_model *m, uint32_t first, uint32_t n)
+{
+	uint32_t c = 0;
+	for (uint32_t i = first; i < first + n && i < m->num_layers && i < KVP_MAX_LAYERS; i++)
+		c += m->moe_layers[i] != 0;
+	return c;
+}
+
 uint32_t kvp_shape_moe_layers(const struct kvp_model *m)
 {
 	if (!m->moe_num_experts || !m->expert_params || !m->moe_intermediate_size)
 		return 0;
+	if (m->moe_layers_known)
+		return moe_layers_in(m, 0, m->num_layers);
 	double one = 3.0 * m->moe_num_experts * m->hidden_size * m->moe_intermediate_size;
 	double n = (double)m->expert_params / one + 0.5;
 	return n >= m->num_layers ? m->num_layers : (uint32_t)n;
@@ -102,8 +113,8 @@ static kvp_status file_stage_weights(const struct kvp_model *m, const struct kvp
 }
 
 kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype serving,
-				   const struct kvp_parallel *par, uint32_t stage, uint32_t nlayers,
-				   struct kvp_weights_split *out)
+				   const struct kvp_parallel *par, uint32_t stage, uint32_t first,
+				   uint32_t nlayers, struct kvp_weights_split *out)
 {
 	enum kvp_dtype wdt = m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype;
 	enum kvp_dtype edt = m->expert_dtype == KVP_DTYPE_AUTO ? wdt : m->expert_dtype;
@@ -120,11 +131,17 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 		return KVP_STATUS_INVALID;
 	if (emb > m->params - experts)
 		emb = 0; /* a profile whose params exclude embeddings: count none */
+	uint64_t head_here = 0; /* the LM head, when split over tp x dp */
+	uint32_t dp = kvp_shape_dp(par), full = dp > 1 ? par->dp_full_tp : 0;
 	if (emb) {
 		if (stage == 0)
 			emb_here += vh;
-		if (stage == par->pp - 1 && (!m->tie_word_embeddings || par->pp > 1))
-			emb_here += vh;
+		if (stage == par->pp - 1 && (!m->tie_word_embeddings || par->pp > 1)) {
+			if (full & KVP_SHAPE_DP_LM_HEAD)
+				head_here = vh;
+			else
+				emb_here += vh;
+		}
 	}
 	uint64_t dense = m->params - experts - emb, dense_here, shared_here, routed_here;
 	/* whole on every tp rank (shape.h): the MoE routers, and the K and V
@@ -157,13 +174,36 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	      kvp_mul(kv_head, par->tp - m->num_kv_heads, &kv_rep_all) &&
 	      kvp_mul(kv_rep_all, attn, &kv_rep_all)))
 		return KVP_STATUS_OVERFLOW;
-	if (!layer_share(router_all, nlayers, m->num_layers, &router_here) ||
+	/* A stage's experts, routers and dense MLPs are those of its own layers
+	 * (the engines split the layers whole: vLLM get_pp_indices), counted
+	 * where the model says which layers hold experts: DeepSeek-V3 at pp 2
+	 * puts its 3 dense layers and 28 MoE layers on the first stage, 30 MoE
+	 * layers on the second.  Otherwise each stage takes its share of them. */
+	uint32_t moe_here = 0, dense_layers = 0, dense_layers_here = 0;
+	uint64_t mlp_all = 0, mlp_here = 0;
+	bool counted = m->moe_layers_known && moe;
+	if (counted) {
+		moe_here = moe_layers_in(m, first, nlayers);
+		dense_layers = m->num_layers - moe;
+		dense_layers_here = nlayers - moe_here;
+		/* the dense layers' gated MLPs, 3 H I each, where params hold them */
+		if (dense_layers &&
+		    (!kvp_mul(3ULL * m->hidden_size, m->intermediate_size, &mlp_all) ||
+		     !kvp_mul(mlp_all, dense_layers, &mlp_all) || mlp_all > dense))
+			mlp_all = 0;
+		if (!layer_share(mlp_all, dense_layers_here, dense_layers ? dense_layers : 1,
+				 &mlp_here))
+			return KVP_STATUS_OVERFLOW;
+	}
+	uint32_t ek = counted ? moe_here : nlayers, eK = counted ? moe : m->num_layers;
+	if (!layer_share(router_all, ek, eK, &router_here) ||
 	    !layer_share(mla_all, nlayers, m->num_layers, &mla_here) ||
 	    !layer_share(kv_rep_all, nlayers, m->num_layers, &kv_rep_here))
 		return KVP_STATUS_OVERFLOW;
-	if (!layer_share(dense, nlayers, m->num_layers, &dense_here) ||
-	    !layer_share(m->shared_expert_params, nlayers, m->num_layers, &shared_here) ||
-	    !layer_share(m->expert_params, nlayers, m->num_layers, &routed_here))
+	if (!layer_share(dense - mlp_all, nlayers, m->num_layers, &dense_here) ||
+	    !kvp_add(dense_here, mlp_here, &dense_here) ||
+	    !layer_share(m->shared_expert_params, ek, eK, &shared_here) ||
+	    !layer_share(m->expert_params, ek, eK, &routed_here))
 		return KVP_STATUS_OVERFLOW;
 	/* what the checkpoint's quantization leaves in the serving dtype
 	 * (ignored attention, shared experts, dense MLPs), in the same
@@ -185,12 +225,19 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 	      kvp_mul(kv_whole_all, attn, &kv_whole_all) &&
 	      layer_share(kv_whole_all, nlayers, m->num_layers, &kv_whole_here)))
 		return KVP_STATUS_OVERFLOW;
+	/* under DP attention the engine may split the dense layers' MLPs over
+	 * every GPU of the stage (KVP_SHAPE_DP_DENSE_MLP): set them apart */
+	uint64_t mlp_full = 0;
+	if ((full & KVP_SHAPE_DP_DENSE_MLP) && mlp_here <= dense_here) {
+		mlp_full = mlp_here;
+		dense_here -= mlp_here;
+	}
 	/* the experts follow the dense layout unless they have their own */
 	const struct kvp_weights_format *wf = &m->weights_format,
 		*ef = m->expert_format.bits ? &m->expert_format
 		    : m->expert_dtype == KVP_DTYPE_AUTO ? wf : &m->expert_format;
 	uint64_t b_emb, b_dense, b_shared, b_routed, b_unq_d, b_unq_s, b_tower = 0, t;
-	uint64_t b_router, b_kv_whole, b_mla;
+	uint64_t b_router, b_kv_whole, b_mla, b_head, b_mlp_full;
 	kvp_status st;
 	if ((st = kvp_weights_bytes(emb_here, serving, &b_emb)) ||
 	    (st = wf->bits ? kvp_weights_format_bytes(dense_here, wf, &b_dense)
@@ -206,7 +253,10 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 			   : kvp_weights_bytes(kv_whole_here, wdt, &b_kv_whole)) ||
 	    (st = wf->bits ? kvp_weights_format_bytes(mla_here, wf, &b_mla)
 			   : kvp_weights_bytes(mla_here, wdt, &b_mla)) ||
-	    (st = kvp_weights_bytes(unq_shared, serving, &b_unq_s)))
+	    (st = kvp_weights_bytes(unq_shared, serving, &b_unq_s)) ||
+	    (st = kvp_weights_bytes(head_here, serving, &b_head)) ||
+	    (st = wf->bits ? kvp_weights_format_bytes(mlp_full, wf, &b_mlp_full)
+			   : kvp_weights_bytes(mlp_full, wdt, &b_mlp_full)))
 		return st;
 	/* towers: the first stage, serving dtype, split by tp like the rest */
 	if (stage == 0 && m->tower_params &&
@@ -214,13 +264,13 @@ kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype ser
 		return st;
 	if (!kvp_add(b_dense, b_unq_d, &b_dense) || !kvp_add(b_shared, b_unq_s, &b_shared))
 		return KVP_STATUS_OVERFLOW;
-	out->embed_bytes = kvp_cdiv(b_emb, par->tp);
-	out->dense_bytes = kvp_cdiv(b_dense, par->tp);
+	out->embed_bytes = kvp_cdiv(b_emb, par->tp) + kvp_cdiv(b_head, moe_div);
+	out->dense_bytes = kvp_cdiv(b_dense, par->tp) + kvp_cdiv(b_mlp_full, moe_div);
 	out->replicated_bytes = kvp_cdiv(b_kv_whole, par->tp) + b_router + b_mla;
 	if (!kvp_add(out->dense_bytes, b_router, &out->dense_bytes) ||
 	    !kvp_add(out->dense_bytes, b_mla, &out->dense_bytes))
 		return KVP_STATUS_OVERFLOW;
-	out->shared_bytes = kvp_cdiv(b_shared, par->tp);
+	out->shared_bytes = kvp_cdiv(b_shared, full & KVP_SHAPE_DP_SHARED_EXPERTS ? moe_div : par->tp);
 	out->routed_bytes = kvp_cdiv(b_routed, moe_div);
 	out->tower_bytes = kvp_cdiv(b_tower, par->tp);
 	if (!kvp_add(out->embed_bytes, out->dense_bytes, &t) || !kvp_add(t, out->shared_bytes, &t) ||

@@ -50,6 +50,17 @@
 #include "model/model.h"
 #include "out/output.h"
 
+/* Parts of a stage split over all its tp x dp GPUs under DP attention
+ * (kvp_parallel.dp_full_tp): SGLang 0.5.10 builds only attention (and for
+ * most models the input embedding) on the attention-TP group of a DP rank;
+ * the LM head (ParallelLMHead, use_attn_tp_group = enable_dp_lm_head), the
+ * dense layers' MLPs (DeepseekV2MLP, tp_size None unless moe_dense_tp_size
+ * is 1) and the shared experts (the same MLP, or fused into the routed
+ * experts) take the whole TP group (python/sglang/srt/models/deepseek_v2.py). */
+#define KVP_SHAPE_DP_LM_HEAD 1u
+#define KVP_SHAPE_DP_DENSE_MLP 2u
+#define KVP_SHAPE_DP_SHARED_EXPERTS 4u
+
 /* dp and ep as used: 0 means 1. */
 uint32_t kvp_shape_dp(const struct kvp_parallel *par);
 uint32_t kvp_shape_ep(const struct kvp_parallel *par);
@@ -63,19 +74,22 @@ uint32_t kvp_shape_gpus(const struct kvp_parallel *par);
 kvp_status kvp_shape_check(const struct kvp_model *m, const struct kvp_parallel *par,
 			   struct kvp_error *err);
 
-/* MoE layers, from the routed-expert parameters: expert_params / (E x 3 H
- * I_moe), rounded to the nearest (gpt-oss's expert biases add < 0.1 %); 0
- * for a dense model. */
+/* MoE layers: those moe_layers marks when the model gives them, else from the
+ * routed-expert parameters, expert_params / (E x 3 H I_moe), rounded to the
+ * nearest (gpt-oss's expert biases add < 0.1 %); 0 for a dense model. */
 uint32_t kvp_shape_moe_layers(const struct kvp_model *m);
 
-/* Weights of pipeline stage `stage` (holding `nlayers` layers) on one GPU:
- * embeddings in the serving dtype (the input embedding on the first stage,
- * the LM head on the last), the stage's share of the other weights, shared
- * experts in the weights dtype and routed experts in the expert dtype.  Each
- * part is rounded up to whole bytes on its own; total_bytes is their sum. */
+/* Weights of pipeline stage `stage` (layers [first, first + nlayers)) on one
+ * GPU: embeddings in the serving dtype (the input embedding on the first
+ * stage, the LM head on the last), the stage's layers' attention and norms,
+ * its own layers' dense MLPs, routers and experts where the model says
+ * which layers hold experts (moe_layers_known; else the stage's share of
+ * them), shared experts in the weights dtype and routed experts in the
+ * expert dtype.  Each part is rounded up to whole bytes on its own;
+ * total_bytes is their sum. */
 kvp_status kvp_shape_stage_weights(const struct kvp_model *m, enum kvp_dtype serving,
-				   const struct kvp_parallel *par, uint32_t stage, uint32_t nlayers,
-				   struct kvp_weights_split *out);
+				   const struct kvp_parallel *par, uint32_t stage, uint32_t first,
+				   uint32_t nlayers, struct kvp_weights_split *out);
 
 /* Bytes one GPU sends (and again receives) per MoE layer in a decode or
  * prefill step of `tokens` tokens on its DP rank (see above); 0 when dp = 1

@@ -27,9 +27,9 @@ static void pp_range(uint32_t L, uint32_t pp, uint32_t stage, uint32_t *first, u
 	}
 }
 
-kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
-			  enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype,
-			  struct kvp_spec *out, struct kvp_error *err)
+static kvp_status spec_build(const struct kvp_model *m, struct kvp_parallel par,
+			     enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype, uint32_t want,
+			     struct kvp_spec *out, struct kvp_error *err)
 {
 	const char *where = m->path[0] ? m->path : m->name;
 	kvp_status st = kvp_model_validate(m, err);
@@ -92,14 +92,14 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 		uint32_t first = 0, count = 0;
 		pp_range(m->num_layers, par.pp, s, &first, &count);
 		struct kvp_weights_split w;
-		if ((st = kvp_shape_stage_weights(m, serving, &par, s, count, &w)) ||
+		if ((st = kvp_shape_stage_weights(m, serving, &par, s, first, count, &w)) ||
 		    !kvp_add(tw, w.total_bytes, &tw))
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, where, 0, 0, "params",
 					     "weights bytes overflow");
 	}
 	struct kvp_parallel one = {.tp = 1, .pp = 1};
 	struct kvp_weights_split whole;
-	st = kvp_shape_stage_weights(m, serving, &one, 0, m->num_layers, &whole);
+	st = kvp_shape_stage_weights(m, serving, &one, 0, 0, m->num_layers, &whole);
 	if (st)
 		return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
 	out->weights_bytes_total = whole.total_bytes;
@@ -126,12 +126,14 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 			tmp.count[l->kind]++;
 			tmp.kind_token_bytes[l->kind] += l->token_bytes;
 		}
-		if ((st = kvp_shape_stage_weights(m, serving, &par, s, tmp.num_layers,
+		if ((st = kvp_shape_stage_weights(m, serving, &par, s, tmp.first_layer, tmp.num_layers,
 						  &tmp.weights_split)))
 			return kvp_error_set(err, st, where, 0, 0, "params", "weights bytes overflow");
 		tmp.weights_bytes = tmp.weights_split.total_bytes;
 		tmp.tower_bytes = tmp.weights_split.tower_bytes;
-		bool worse = !have || tmp.token_bytes > out->token_bytes ||
+		if (want != UINT32_MAX && s != want)
+			continue;
+		bool worse = !have || want != UINT32_MAX || tmp.token_bytes > out->token_bytes ||
 			     (tmp.token_bytes == out->token_bytes &&
 			      (tmp.seq_bytes > out->seq_bytes ||
 			       (tmp.seq_bytes == out->seq_bytes &&
@@ -154,3 +156,20 @@ kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
 	return KVP_STATUS_OK;
 }
 
+
+kvp_status kvp_spec_build(const struct kvp_model *m, struct kvp_parallel par,
+			  enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype,
+			  struct kvp_spec *out, struct kvp_error *err)
+{
+	return spec_build(m, par, serving_dtype, kv_dtype, UINT32_MAX, out, err);
+}
+
+kvp_status kvp_spec_build_stage(const struct kvp_model *m, struct kvp_parallel par,
+				enum kvp_dtype serving_dtype, enum kvp_dtype kv_dtype, uint32_t stage,
+				struct kvp_spec *out, struct kvp_error *err)
+{
+	if (stage >= par.pp)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "pp",
+				     "stage %u of %u stages", stage, par.pp);
+	return spec_build(m, par, serving_dtype, kv_dtype, stage, out, err);
+}

@@ -7,6 +7,8 @@
  * numbers themselves, and their sources, live in the files. */
 #include "read/engine.h"
 
+#include "model/shape.h"
+
 #include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -63,7 +65,11 @@ static const struct key {
 	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden, 0),
 	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100, 0),
 	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus, 0),
+	K("mxfp4_pad_triton_intermediate", K_U32, mxfp4_pad_triton_intermediate, 0),
+	K("mxfp4_pad_triton_hidden", K_U32, mxfp4_pad_triton_hidden, 0),
+	K("mxfp4_triton_gpus", K_STR, mxfp4_triton_gpus, 0),
 	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype, 0),
+	K("dp_attention_full_tp", K_STR, dp_attention_full_tp, 0),
 	K("reserve_base", K_BYTES, reserve_base_bytes, SGL),
 	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes, SGL),
 	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens, SGL),
@@ -72,6 +78,10 @@ static const struct key {
 	K("reserve_piecewise_graphs", K_BYTES, reserve_piecewise_graphs_bytes, SGL),
 	K("reserve_floor", K_BYTES, reserve_floor_bytes, SGL),
 	K("reserve_floor_above", K_BYTES, reserve_floor_above_bytes, SGL),
+	K("reserve_piecewise_graphs_mla", K_BYTES, reserve_piecewise_graphs_mla_bytes, 0),
+	K("reserve_per_graph_bs_dp", K_BYTES, reserve_per_graph_bs_dp_bytes, 0),
+	K("reserve_per_graph_bs_dp_large", K_BYTES, reserve_per_graph_bs_dp_large_bytes, 0),
+	K("reserve_graph_bs_large_above", K_U32, reserve_graph_bs_large_above, 0),
 	K("chunked_prefill_size", K_U32, chunked_prefill_size, SGL),
 	K("cuda_graph_max_bs_tp_below_4", K_U32, cuda_graph_max_bs_tp_below_4, SGL),
 	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4, SGL),
@@ -353,8 +363,12 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 {
 	bool sm100 = e->mxfp4_pad_sm100 && names_one_of(gpu_name ? gpu_name : "",
 							e->mxfp4_sm100_gpus);
-	uint32_t pi = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_intermediate;
-	uint32_t ph = sm100 ? e->mxfp4_pad_sm100 : e->mxfp4_pad_hidden;
+	bool triton = !sm100 && e->mxfp4_triton_gpus[0] &&
+		      names_one_of(gpu_name ? gpu_name : "", e->mxfp4_triton_gpus);
+	uint32_t pi = sm100 ? e->mxfp4_pad_sm100
+		    : triton ? e->mxfp4_pad_triton_intermediate : e->mxfp4_pad_intermediate;
+	uint32_t ph = sm100 ? e->mxfp4_pad_sm100
+		    : triton ? e->mxfp4_pad_triton_hidden : e->mxfp4_pad_hidden;
 	uint64_t ip = round_up(inter_per_partition, pi), hp = round_up(hidden, ph);
 	uint64_t num, den, whole, part, out;
 	if (!hidden || !inter_per_partition || (ip == inter_per_partition && hp == hidden))
@@ -368,4 +382,12 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 	    !kvp_add(whole, part / den + (part % den != 0), &out))
 		return UINT64_MAX;
 	return out;
+}
+
+uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e)
+{
+	const char *l = e->dp_attention_full_tp;
+	return (names_one_of("lm_head", l) ? KVP_SHAPE_DP_LM_HEAD : 0) |
+	       (names_one_of("dense_mlp", l) ? KVP_SHAPE_DP_DENSE_MLP : 0) |
+	       (names_one_of("shared_experts", l) ? KVP_SHAPE_DP_SHARED_EXPERTS : 0);
 }

@@ -59,15 +59,31 @@ struct kvp_engine_model {
 	 * contains an entry of mxfp4_sm100_gpus (comma-separated); 0: unpadded */
 	uint32_t mxfp4_pad_intermediate, mxfp4_pad_hidden, mxfp4_pad_sm100;
 	char mxfp4_sm100_gpus[64];
+	/* the Triton MoE kernels' layout (vLLM >= the version that vendors
+	 * triton_kernels, on SM90): I/tp and H rounded up to these multiples
+	 * (0: unpadded) on GPUs whose name contains an entry of
+	 * mxfp4_triton_gpus; the sm100 list is checked first */
+	uint32_t mxfp4_pad_triton_intermediate, mxfp4_pad_triton_hidden;
+	char mxfp4_triton_gpus[64];
 	/* the rotary cos/sin cache every rank builds (max positions x rotary
 	 * dim): "serving" (its elements in the serving dtype), a dtype name, or
 	 * "" (not counted) */
 	char rotary_cache_dtype[16];
+	/* with DP attention, the weights split over every GPU of a stage as the
+	 * routed experts are, comma-separated: lm_head, dense_mlp,
+	 * shared_experts ("": only the routed experts, vLLM's placement) */
+	char dp_attention_full_tp[64];
 	/* SGLang */
 	uint64_t reserve_base_bytes, reserve_per_prefill_token_bytes;
 	uint32_t reserve_min_prefill_tokens;
 	uint64_t reserve_per_graph_bs_bytes, reserve_per_gpu_in_group_bytes;
 	uint64_t reserve_piecewise_graphs_bytes, reserve_floor_bytes, reserve_floor_above_bytes;
+	/* MLA models' piecewise-graph reserve instead (0: the same) */
+	uint64_t reserve_piecewise_graphs_mla_bytes;
+	/* DP attention: per cuda_graph_max_bs x dp, and again per the same
+	 * above reserve_graph_bs_large_above */
+	uint64_t reserve_per_graph_bs_dp_bytes, reserve_per_graph_bs_dp_large_bytes;
+	uint32_t reserve_graph_bs_large_above;
 	uint32_t chunked_prefill_size;
 	uint32_t cuda_graph_max_bs_tp_below_4, cuda_graph_max_bs_tp_from_4;
 	double fraction_spread;            /* SGLang and TRT-LLM fractions */
@@ -104,6 +120,9 @@ void kvp_engine_batch_defaults(const struct kvp_engine_model *e, uint64_t memory
  * over-counted. */
 uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 				       const struct kvp_model *m, enum kvp_dtype serving);
+
+/* dp_attention_full_tp as KVP_SHAPE_DP_* flags (model/shape.h). */
+uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e);
 
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
 				       uint32_t hidden, uint32_t inter_per_partition,

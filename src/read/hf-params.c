@@ -460,5 +460,9 @@ kvp_status hf_count_params(struct hf *h, struct kvp_model *m)
 	h->shared_params = c.shared;
 	h->mlp_params = c.mlp;
 	m->shared_expert_params = c.shared;
+	/* which layers hold the experts, for the pipeline stages (shape.c) */
+	m->moe_layers_known = p->E && !hf_is_layernorm_family(h->fam);
+	for (uint32_t i = 0; m->moe_layers_known && i < m->num_layers && i < KVP_MAX_LAYERS; i++)
+		m->moe_layers[i] = moe_layer(h, p, i);
 	return KVP_STATUS_OK;
 }

@@ -4,6 +4,8 @@
  * errors located at file:line:col.  See profile.h for the search order. */
 #include "read/profile.h"
 
+#include "model/shape.h"
+
 #include <errno.h>
 
 #include <dirent.h>
@@ -324,6 +326,8 @@ static const struct field moe_fields[] = {
 	M("num_experts", F_U32, moe_num_experts, true, true),
 	M("experts_per_token", F_U32, moe_experts_per_token, true, true),
 	M("expert_intermediate_size", F_U32, moe_intermediate_size, false, true),
+	M("first_dense_layers", F_U32, moe_first_dense_layers, false, false),
+	M("layer_step", F_U32, moe_layer_step, false, true),
 };
 #undef M
 
@@ -410,6 +414,22 @@ kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *m, struct kvp
 				   "name", "'%s' differs from the file name '%.*s'", m->name,
 				   (int)(blen - 5), base);
 		goto out;
+	}
+	/* which layers hold the experts (moe: first_dense_layers, layer_step),
+	 * as many as expert_params holds */
+	if (m->moe_num_experts && m->expert_params && m->moe_intermediate_size) {
+		uint32_t want = kvp_shape_moe_layers(m), got = 0, step = m->moe_layer_step ? m->moe_layer_step : 1;
+		for (uint32_t i = 0; i < m->num_layers; i++)
+			got += m->moe_layers[i] = i >= m->moe_first_dense_layers && (i + 1) % step == 0;
+		if (got != want) {
+			const struct kvp_node *sec = kvp_map_get(doc->root, "moe");
+			st = kvp_node_fail(doc, sec ? sec : doc->root, err, KVP_STATUS_INVALID,
+					   "first_dense_layers", "first_dense_layers %u and layer_step %u "
+					   "give %u MoE layers; expert_params holds %u", m->moe_first_dense_layers,
+					   step, got, want);
+			goto out;
+		}
+		m->moe_layers_known = true;
 	}
 	/* consistency checks, located at the offending key where there is one */
 	struct kvp_error e2;

@@ -192,12 +192,16 @@ static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kv
 {
 	fputs("python -m sglang.launch_server --model-path ", f);
 	kvp_sh_word(f, id);
-	/* with DP attention SGLang's tp-size counts every GPU of the replica */
+	/* with DP attention SGLang's tp-size counts every GPU of the replica,
+	 * and --max-running-requests the whole replica's requests: each DP rank
+	 * takes max_running_requests // dp_size (0.5.10
+	 * srt/model_executor/model_runner_kv_cache_mixin.py
+	 * _resolve_max_num_reqs), so the per-rank figure goes times dp */
 	fprintf(f, " --tp-size %u \\\n"
 		   "    --context-length %llu --max-running-requests %llu \\\n"
 		   "    --mem-fraction-static %.4f --kv-cache-dtype ",
-		c->tp * c->dp, (unsigned long long)c->max_model_len, (unsigned long long)c->max_num_seqs,
-		c->utilization);
+		c->tp * c->dp, (unsigned long long)c->max_model_len,
+		(unsigned long long)c->max_num_seqs * (c->dp > 1 ? c->dp : 1), c->utilization);
 	kvp_sh_word(f, kv);
 	if (c->pp > 1)
 		fprintf(f, " --pp-size %u", c->pp);
