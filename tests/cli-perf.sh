@@ -168,6 +168,51 @@ expect_err "error: spec-draft: qwen3-8b has a vocabulary of 151936 tokens"
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-accept 0.7
 expect_rc 2
 expect_err "--spec-accept needs --spec-draft"
+# the per-position rate under its own name, and vLLM's logged accepted /
+# drafted share: 1 + r K = 1 + 0.8 x 4 = 4.2 tokens per step (vLLM
+# v1/spec_decode/metrics.py: mean acceptance length = 1 + accepted / drafts)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8
+expect_rc 0
+expect_out "(1 - a^(K+1)) / (1 - a) = 3.3616 tokens per step"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 0.8
+expect_rc 0
+expect_out "accepted / drafted r 0.80): 1 + r K = 4.2000 tokens per step"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 80% \
+	--format json
+expect_json spec_tokens_per_step 4.2
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8 \
+	--spec-acceptance 0.8
+expect_rc 2
+expect_err "say one thing two ways: give one"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 1.5
+expect_rc 2
+expect_err "error: spec-acceptance: expected accepted / drafted draft tokens, in [0, 1]"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-acceptance 0.7
+expect_rc 2
+expect_err "--spec-acceptance needs --spec-draft"
+# K is all that follows the colon (issue 37 N17)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4:4 --spec-accept 0.8
+expect_rc 2
+expect_err "error: spec-draft: 'eagle:4:4': K, the draft tokens per step, is 1 to 16"
+# a bad draft profile keeps its file:line:col and field (issue 37 N5: the
+# message was formatted into itself, printing "error: spec-draft: " and no more)
+sed 's/^num_heads: 32 .*/num_heads: 0/' "$top_srcdir/profiles/models/llama-3.1-8b.yaml" >"$tmp/draft.yaml"
+line=$(grep -n '^num_heads:' "$tmp/draft.yaml" | cut -d: -f1)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft "$tmp/draft.yaml" --spec-accept 0.8
+expect_rc 3
+[ "$err" = "kvplan perf: $tmp/draft.yaml:$line:12: error: spec-draft: num_heads: must be positive" ] &&
+	ok || bad "draft profile error: $err"
+# a draft that cannot split at the target's tp (32 heads over 64 GPUs): said once
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 64 --spec-draft llama-3.1-8b --spec-accept 0.8
+expect_rc 3
+expect_err "error: spec-draft: the draft at tp 64: tp: 64 does not divide num_heads 32"
+case "$err" in *"tp 64: the draft"*) bad "doubled prefix: $err" ;; *) ok ;; esac
+# the draft step all-reduces over its own layers: EAGLE on 70B at tp 4
+# (2 x 1 layer, not 2 x 80): its step is well under a millisecond
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --spec-draft eagle:4 --spec-accept 0.8 \
+	--prompt 4096 --output 512 --batch 1 --format json
+v=$(json spec_draft_s)
+awk -v v="$v" 'BEGIN { exit !(v > 0 && v < 0.001) }' && ok || bad "draft step $v s"
 
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv

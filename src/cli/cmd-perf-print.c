@@ -166,9 +166,15 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(r0->verify_s, t1, sizeof t1);
 		kvp_perf_fmt_s(r0->draft_s, t2, sizeof t2);
 		kvp_perf_fmt_s(r0->tpot_s, t3, sizeof t3);
-		printf("  speculative (%s, K %u, accept %.2f): (1 - a^(K+1)) / (1 - a) = %.4f tokens"
-		       " per step;\n  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
-		       spec_draft, sp->k, sp->accept, r0->tokens_per_step,
+		if (sp->accept_kind == KVP_SPEC_ACCEPT_SHARE)
+			printf("  speculative (%s, K %u, accepted / drafted r %.2f): 1 + r K = %.4f "
+			       "tokens per step;\n", spec_draft, sp->k, sp->accept,
+			       r0->tokens_per_step);
+		else
+			printf("  speculative (%s, K %u, per-position acceptance a %.2f): (1 - a^(K+1))"
+			       " / (1 - a) = %.4f tokens per step;\n", spec_draft, sp->k, sp->accept,
+			       r0->tokens_per_step);
+		printf("  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
 		       (unsigned long long)r0->batch, t1, sp->k, t2, r0->tokens_per_step, t3);
 	}
 	printf("\n");

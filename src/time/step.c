@@ -317,35 +317,45 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 
 /* ------------------------------------------------------------------- steps */
 
-/* Two ring all-reduces of `tokens` hidden states per layer, every layer of
- * every stage in turn (Megatron-LM's tensor parallelism: one after attention,
- * one after the MLP; Shoeybi et al. 2019, section 3). */
-static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
+/* Two ring all-reduces of `tokens` hidden states per layer of m, every layer
+ * of every stage in turn (Megatron-LM's tensor parallelism: one after
+ * attention, one after the MLP; Shoeybi et al. 2019, section 3).  m is the
+ * model the step runs: the target, or a draft (an EAGLE head has one layer). */
+static double allreduce_s(const struct kvp_perf_ctx *c, const struct kvp_model *m, double tokens)
 {
 	uint32_t tp = c->spec->par.tp;
 	if (tp <= 1)
 		return 0;
 	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
-	double msg = tokens * c->model->hidden_size * elem;
+	double msg = tokens * m->hidden_size * elem;
 	double one = 2.0 * (tp - 1) / tp * msg / c->tp_link.effective_bps + c->hw.allreduce_latency_s;
-	return 2.0 * c->model->num_layers * one;
+	return 2.0 * m->num_layers * one;
 }
 
 /* The experts' exchange with data-parallel attention (shape.h): dispatch
- * and combine, each `bytes` out and in, per MoE layer of every stage in turn. */
-static double moe_exchange_s(const struct kvp_perf_ctx *c, double tokens)
+ * and combine, each `bytes` out and in, per MoE layer of m, every stage in turn. */
+static double moe_exchange_s(const struct kvp_perf_ctx *c, const struct kvp_model *m, double tokens)
 {
 	const struct kvp_spec *s = c->spec;
-	double bytes = kvp_shape_moe_exchange_bytes(c->model, &s->par, s->serving_dtype, tokens);
+	double bytes = kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, tokens);
 	if (!(bytes > 0))
 		return 0;
 	double one = bytes / c->moe_link.effective_bps + c->hw.allreduce_latency_s;
-	return 2.0 * kvp_shape_moe_layers(c->model) * one;
+	return 2.0 * kvp_shape_moe_layers(m) * one;
 }
 
 kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
 				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 				  struct kvp_perf_step *out, struct kvp_error *err)
+{
+	return kvp_perf_step_roofline_of(c, c->model, flops, eff_flops, weights, kv, eff_bw, tokens,
+					 out, err);
+}
+
+kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct kvp_model *m,
+				     double flops, double eff_flops, uint64_t weights, uint64_t kv,
+				     double eff_bw, double tokens, struct kvp_perf_step *out,
+				     struct kvp_error *err)
 {
 	uint32_t pp = c->spec->par.pp;
 	uint64_t w, k, b;
@@ -361,8 +371,8 @@ kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, do
 	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
 	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
 						    : KVP_PERF_BOUND_BANDWIDTH;
-	out->moe_comm_s = moe_exchange_s(c, tokens);
-	out->comm_s = allreduce_s(c, tokens) + out->moe_comm_s;
+	out->moe_comm_s = moe_exchange_s(c, m, tokens);
+	out->comm_s = allreduce_s(c, m, tokens) + out->moe_comm_s;
 	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
 	return KVP_STATUS_OK;
 }

@@ -179,6 +179,14 @@ kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, do
 				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 				  struct kvp_perf_step *out, struct kvp_error *err);
 
+/* The same with the collectives of model m's layers instead of the
+ * target's: a draft's step (time/speculative.c) all-reduces over its own
+ * layers (one for an EAGLE head or an MTP module), not the target's L. */
+kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct kvp_model *m,
+				     double flops, double eff_flops, uint64_t weights, uint64_t kv,
+				     double eff_bw, double tokens, struct kvp_perf_step *out,
+				     struct kvp_error *err);
+
 /* The same for sequences of different lengths lens[0..n). */
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
 				     struct kvp_perf_step *out, struct kvp_error *err);
