@@ -200,6 +200,55 @@ START_TEST(test_chunked_ttft_by_hand)
 }
 END_TEST
 
+/* The chunked TTFT with KV offloaded (issue 34.5: it left out the transfer
+ * TPOT counts).  The case above (B = 3, T = 514: c = 512, k = 4, a step of
+ * 14.787551232 ms on the GPU) with a pool of 1e9 B over PCIe 4.0 (25 GB/s):
+ * step j holds the 2 decodes' 2 x 1,000 x 524,288 = 1,048,576,000 B and the
+ * prompt's 512 j tokens (2,000 at the last) x 524,288 B:
+ *   j  held            over the pool   transfer      pipelined: max(x, g) + min(x, g) / 32
+ *   1  1,317,011,456   317,011,456     12.68045824   14.787551232 + 0.39626432  = 15.183815552
+ *   2  1,585,446,912   585,446,912     23.41787648   23.41787648 + 0.462110976  = 23.879987456
+ *   3  1,853,882,368   853,882,368     34.15529472   34.15529472 + 0.462110976  = 34.617405696
+ *   4  2,097,152,000   1,097,152,000   43.88608      43.88608 + 0.462110976     = 44.348190976
+ * (ms): TTFT 118.02939968 ms against 59.150204928 ms on the GPU alone;
+ * 2,853,492,736 B moved, 114.13970944 ms of transfer.  Nothing offloaded
+ * (a share of 0) leaves the GPU's TTFT. */
+START_TEST(test_chunked_ttft_offload)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_chunked ch;
+	struct kvp_link pcie4;
+	ck_assert(kvp_link_preset("pcie4x16", &pcie4));
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 514, &ch, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_chunked_offload(&ctx, 3, 2000, 1000, -1, 1000000000ULL, &pcie4,
+						  &ch, &err), KVP_STATUS_OK);
+	ck_assert(ch.offload);
+	ck_assert_uint_eq(ch.transfer_bytes, 2853492736ULL);
+	ck_assert_double_eq_tol(ch.transfer_s, 0.11413970944, 1e-14);
+	ck_assert_double_eq_tol(ch.gpu_ttft_s, 0.059150204928, 1e-14);
+	ck_assert_double_eq_tol(ch.ttft_s, 0.11802939968, 1e-14);
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 514, &ch, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_chunked_offload(&ctx, 3, 2000, 1000, 0, 0, &pcie4, &ch, &err),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.transfer_bytes, 0);
+	ck_assert_double_eq_tol(ch.ttft_s, 0.059150204928, 1e-14);
+	/* 10,000 steps (T = 1, one token a step) are taken in runs of 3, each at
+	 * its last step: never below the step-by-step sum, and within 0.1 % of it */
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 10000, 1, 1, &ch, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.steps, 10000);
+	double exact = 0, g = ch.step_s;
+	for (uint64_t j = 1; j <= 10000; j++) {
+		double x = (double)j * 524288 / 2 / 25e9; /* a share of one half */
+		exact += fmax(x, g) + fmin(x, g) / 32;
+	}
+	ck_assert_int_eq(kvp_perf_chunked_offload(&ctx, 1, 10000, 1, 0.5, 0, &pcie4, &ch, &err),
+			 KVP_STATUS_OK);
+	ck_assert(ch.ttft_s >= exact * (1 - 1e-12));
+	ck_assert(ch.ttft_s <= exact * 1.001);
+}
+END_TEST
+
 /* Where decode turns compute-bound, one token of context: compute = B x
  * (13,476,831,232 + 2 x 32 x 256 x 32 = 524,288) / 1e15; memory =
  * (13,476,831,232 + B x 524,288) / 1e12.  Equal at B = 13,476,831,232,000 /
@@ -582,6 +631,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_decode_turns_compute_bound);
 	tcase_add_test(core, test_prefill_by_hand);
 	tcase_add_test(core, test_chunked_ttft_by_hand);
+	tcase_add_test(core, test_chunked_ttft_offload);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);

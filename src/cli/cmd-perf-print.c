@@ -141,10 +141,26 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s)"
-		       " = TTFT %s\n\n", (unsigned long long)(rl->batch - 1), t1,
+		       " = TTFT %s\n", (unsigned long long)(rl->batch - 1), t1,
 		       (unsigned long long)b->max_batched_tokens,
 		       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
 		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, t5);
+		if (rl->chunked.offload) {
+			char t6[64];
+			kvp_perf_fmt_s(rl->chunked.gpu_ttft_s, t1, sizeof t1);
+			kvp_format_bytes(rl->chunked.transfer_bytes, t2, sizeof t2);
+			kvp_perf_fmt_s(rl->chunked.transfer_s, t3, sizeof t3);
+			kvp_perf_fmt_s(rl->chunked.ttft_s, t4, sizeof t4);
+			kvp_perf_fmt_s(rl->prefill_off.transfer_s, t5, sizeof t5);
+			kvp_perf_fmt_s(rl->ttft_s, t6, sizeof t6);
+			printf("  offloaded: each chunk's step moves the KV beyond the pool that it reads"
+			       " (the\n  decodes' and the prompt's chunks so far): %s over %llu steps, "
+			       "%s;\n  layer-pipelined with the GPU's %s: TTFT %s; the batch at once "
+			       "writes its\n  KV beyond the pool out (%s): TTFT %s\n\n", t2,
+			       (unsigned long long)rl->chunked.steps, t3, t1, t4, t5, t6);
+		} else {
+			printf("\n");
+		}
 	} else {
 		printf("  chunked, joining %llu decoding: no prompt token fits a step of "
 		       "max-batched-tokens %llu\n\n", (unsigned long long)(rl->batch - 1),
@@ -186,7 +202,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		if (!x)
 			break;
 		kvp_record_u64(x, "batch", r->batch);
-		kvp_perf_fmt_s(r->prefill.time_s, t1, sizeof t1);
+		kvp_perf_fmt_s(r->ttft_s, t1, sizeof t1);
 		kvp_record_str(x, "ttft_batch", t1);
 		kvp_perf_fmt_s(r->chunked.ttft_s, t1, sizeof t1);
 		kvp_record_str(x, "ttft_chunked", t1);

@@ -65,6 +65,7 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		r->kv_bytes = b->kv_bytes;
 		r->fits = b->fits;
 		r->tpot_s = r->decode.time_s;
+		r->ttft_s = r->prefill.time_s;
 		if (off->tier != KVP_OFFLOAD_NONE && b->weights_fit) {
 			/* the KV of one stage, less what the pool keeps (or the share asked) */
 			uint64_t stage_kv = r->decode.kv_bytes / b->spec.par.pp, x;
@@ -73,6 +74,21 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			else
 				x = stage_kv > b->kv_pool_bytes ? stage_kv - b->kv_pool_bytes : 0;
 			kvp_perf_offload_step(pc, &r->decode, x * b->spec.par.pp, &off->link, &r->off);
+			/* the TTFTs move what does not stay on the GPU too: the batch's
+			 * prompts write their KV out once (layer-pipelined), a chunked
+			 * prompt's steps read the decodes' and its own chunks' KV */
+			uint64_t pre_kv = r->prefill.kv_bytes / b->spec.par.pp, y;
+			if (off->fraction >= 0)
+				y = (uint64_t)ceil(fmin(off->fraction, 1.0) * (double)pre_kv);
+			else
+				y = pre_kv > b->kv_pool_bytes ? pre_kv - b->kv_pool_bytes : 0;
+			kvp_perf_offload_step(pc, &r->prefill, y * b->spec.par.pp, &off->link,
+					      &r->prefill_off);
+			r->ttft_s = r->prefill_off.pipelined_s;
+			if ((st = kvp_perf_chunked_offload(pc, bo.batch, prompt, out->decode_context,
+							   off->fraction, b->kv_pool_bytes, &off->link,
+							   &r->chunked, err)))
+				return st;
 			r->offload = true;
 			r->tpot_s = r->off.pipelined_s;
 			r->fits = true;
@@ -124,7 +140,7 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_f64(x, "prefill_flops", r->prefill.flops) &&
 		  kvp_record_f64(x, "prefill_s", fmax(r->prefill.compute_s, r->prefill.memory_s)) &&
 		  kvp_record_str(x, "prefill_bound", kvp_perf_bound_name(r->prefill.bound)) &&
-		  kvp_record_f64(x, "ttft_s", r->prefill.time_s) &&
+		  kvp_record_f64(x, "ttft_s", r->ttft_s) &&
 		  (isfinite(r->chunked.ttft_s) ? kvp_record_f64(x, "ttft_chunked_s", r->chunked.ttft_s)
 					       : kvp_record_null(x, "ttft_chunked_s")) &&
 		  kvp_record_u64(x, "prefill_chunk_tokens", r->chunked.chunk_tokens) &&

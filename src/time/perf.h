@@ -41,6 +41,9 @@ struct kvp_perf_row {
 	struct kvp_perf_chunked chunked;        /* one prompt joining B - 1 decodes */
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
+	struct kvp_perf_offload prefill_off;    /* the batch's prompts' KV written out */
+	double ttft_s;                    /* the batch at once: prefill, or with offload
+					   * prefill_off.pipelined_s (chunked: chunked.ttft_s) */
 	bool speculative;                 /* a draft proposes tokens (time/speculative.h) */
 	double tokens_per_step, verify_s, draft_s;  /* then tpot_s = (verify + K draft) / tokens */
 	double tpot_s, tokens_per_s;

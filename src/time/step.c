@@ -482,6 +482,52 @@ kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, u
 	return KVP_STATUS_OK;
 }
 
+kvp_status kvp_perf_chunked_offload(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				    uint64_t context, double fraction, uint64_t pool_bytes,
+				    const struct kvp_link *link, struct kvp_perf_chunked *ch,
+				    struct kvp_error *err)
+{
+	if (!ch->steps || !isfinite(ch->ttft_s))
+		return KVP_STATUS_OK; /* no prompt token fits a step: nothing to time */
+	const uint32_t pp = c->spec->par.pp ? c->spec->par.pp : 1;
+	uint64_t one, others;
+	if (kvp_spec_seq_bytes(c->spec, context, 1, &one) || !kvp_mul(one, batch - 1, &others))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+				     "KV bytes overflow");
+	const uint64_t k = ch->steps, runs = k < 4096 ? k : 4096, per = kvp_cdiv(k, runs);
+	struct kvp_perf_step gpu = {.time_s = ch->step_s};
+	double ttft = 0, xs = 0;
+	uint64_t total = 0;
+	for (uint64_t j0 = 0; j0 < k; j0 += per) {
+		/* steps j0 + 1 .. j_end, each timed as j_end, the run's largest */
+		uint64_t j_end = j0 + per < k ? j0 + per : k, count = j_end - j0;
+		uint64_t held = ch->chunk_tokens > n / j_end ? n : j_end * ch->chunk_tokens;
+		uint64_t prompt, stage, x, all, run_bytes;
+		if (kvp_spec_seq_bytes(c->spec, held, 1, &prompt) || !kvp_add(others, prompt, &stage))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prompt",
+					     "KV bytes overflow");
+		if (fraction >= 0)
+			x = (uint64_t)ceil(fmin(fraction, 1.0) * (double)stage);
+		else
+			x = stage > pool_bytes ? stage - pool_bytes : 0;
+		/* every stage moves its own share, in turn (as perf.c's TPOT) */
+		if (!kvp_mul(x, pp, &all) || !kvp_mul(all, count, &run_bytes) ||
+		    !kvp_add(total, run_bytes, &total))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prompt",
+					     "the offloaded KV bytes overflow");
+		struct kvp_perf_offload off;
+		kvp_perf_offload_step(c, &gpu, all, link, &off);
+		ttft += (double)count * off.pipelined_s;
+		xs += (double)count * off.transfer_s;
+	}
+	ch->transfer_bytes = total;
+	ch->offload = true;
+	ch->gpu_ttft_s = ch->ttft_s;
+	ch->transfer_s = xs;
+	ch->ttft_s = ttft;
+	return KVP_STATUS_OK;
+}
+
 /* ---------------------------------------------------------------- offload */
 
 void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_step *gpu,

@@ -161,11 +161,30 @@ struct kvp_perf_chunked {
 	uint64_t steps;               /* k */
 	double compute_s, memory_s, comm_s, step_s;   /* one step */
 	double ttft_s;
+	/* with KV offloaded (kvp_perf_chunked_offload): */
+	bool offload;
+	uint64_t transfer_bytes;      /* over the k steps, one GPU, every stage */
+	double transfer_s;            /* their time over the link */
+	double gpu_ttft_s;            /* k x step_s: the TTFT were nothing offloaded */
 };
 
 kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 				 uint64_t context, uint64_t max_batched_tokens,
 				 struct kvp_perf_chunked *out, struct kvp_error *err);
+
+/* The chunked TTFT with KV kept off the GPU (--kv-offload), as the decode
+ * step's TPOT counts it (kvp_perf_offload_step): step j of the k reads the
+ * B - 1 decodes' KV at `context` and the prompt's first min(j c, n) tokens;
+ * of that KV on one GPU of a stage, a share `fraction` (when >= 0) or what
+ * exceeds the pool `pool_bytes` (fraction < 0) crosses `link` in the step,
+ * layer i + 1's while layer i computes.  ch holds kvp_perf_chunked_ttft's
+ * answer; its ttft_s becomes the sum of the k offloaded steps.  With more than
+ * 4,096 steps they are taken in 4,096 runs, each at its last (largest) step:
+ * never faster.  OVERFLOW when a step's KV bytes overflow. */
+kvp_status kvp_perf_chunked_offload(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				    uint64_t context, double fraction, uint64_t pool_bytes,
+				    const struct kvp_link *link, struct kvp_perf_chunked *ch,
+				    struct kvp_error *err);
 
 /* One decode step: B sequences each holding `context` tokens of KV generate
  * one token each.  This is the prediction kvbench compares with a measured
