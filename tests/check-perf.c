@@ -360,6 +360,47 @@ START_TEST(test_moe_weights)
 }
 END_TEST
 
+/* DeepSeek-V3 over dp 8, ep 8 (issue 34.7): 256 routed experts, 8 per token,
+ * 653,908,770,816 routed parameters.  One sequence in the deployment (the
+ * fullest rank holds 1, the others none) is one token at the experts: a GPU
+ * reads its experts' expected share 8/256 = 1/32, not 1 - (31/32)^8 =
+ * 0.2243 as if every rank held one; eight sequences (one a rank) are 8
+ * tokens: 1 - (31/32)^8.  A prompt of 1,000 tokens prefilled alone spreads
+ * its routed FLOPs, 2 x 653,908,770,816 x 8/256 = 40,869,298,176 a token,
+ * 40,869,298,176,000 in all, over the 8 GPUs: its GPU computes
+ * 35,760,635,904,000 fewer than with every FLOP its own; with a prompt on
+ * every rank (8 in all) each GPU computes its own share again. */
+START_TEST(test_dp_ep_one_sequence)
+{
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_model_load("deepseek-v3", &model, &err), KVP_STATUS_OK);
+	struct kvp_parallel par = {.tp = 1, .pp = 1, .dp = 8, .ep = 8};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	round_hw();
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	double X = (double)ctx.expert_bytes, dense = (double)(spec.weights_bytes - ctx.expert_bytes);
+	ck_assert(X > 0);
+	struct kvp_perf_step one, eight, old;
+	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 1, 1, 1000, &one, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol((double)one.weights_bytes, dense + X / 32, 1);
+	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 1, 8, 1000, &eight, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol((double)eight.weights_bytes, dense + X * 0.22430012025779433, 1);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1000, &old, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(old.weights_bytes, eight.weights_bytes);   /* rank x dp = 8 */
+	struct kvp_perf_step alone, all;
+	ck_assert_int_eq(kvp_perf_prefill_dp(&ctx, 1, 1, 1000, &alone, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_prefill_dp(&ctx, 1, 8, 1000, &all, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(all.gpu_flops, kvp_perf_prefill_flops(&model, 1000), 1e3);
+	ck_assert_double_eq_tol(all.gpu_flops - alone.gpu_flops, 35760635904000.0, 1e3);
+	ck_assert_double_eq_tol(alone.flops, all.flops, 1e3);   /* the rank's whole-model count */
+	/* a total the rank cannot hold is refused */
+	ck_assert_int_eq(kvp_perf_prefill_dp(&ctx, 1, 9, 1000, &all, &err), KVP_STATUS_USAGE);
+	ck_assert_str_eq(err.field, "batch");
+	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 2, 1, 1000, &all, &err), KVP_STATUS_USAGE);
+}
+END_TEST
+
 /* Prefix reuse, Llama-2-7B at 1 PFLOP/s against 25 GB/s: reload = 524,288 p /
  * 25e9 = 20,971,520 p fs; recompute = (2 x 6,738,415,616 p + 262,144 p(p + 1))
  * / 1e15 = (13,477,093,376 p + 262,144 p^2) fs.  Reload wins once 262,144 p >
@@ -632,6 +673,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_prefill_by_hand);
 	tcase_add_test(core, test_chunked_ttft_by_hand);
 	tcase_add_test(core, test_chunked_ttft_offload);
+	tcase_add_test(core, test_dp_ep_one_sequence);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);

@@ -32,6 +32,21 @@ expect_json transfer_s_per_step 0.68719476736         # 17,179,869,184 / 25e9, e
 v=$(json tpot_s)
 awk -v v="$v" 'BEGIN { exit !(v > 0.6) }' && ok || bad "tpot_s $v is not over 0.6 s"
 
+# DeepSeek-V3 over dp 8, ep 8 (issue 34.7): one sequence in the deployment
+# is one token at the experts (8/256 of them read), eight sequences are eight
+# (1 - (31/32)^8 = 22.4 %); both fill a rank with one sequence, and were
+# timed alike.  A prompt alone spreads its routed FLOPs over the 8 GPUs: its
+# TTFT is below that of a prompt on every rank at once.
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --prompt 4096 --output 512 \
+	--batch 1,8 --format csv
+expect_rc 0
+w1=$(printf '%s\n' "$out" | awk -F, 'NR == 2 { print $11 }')
+w8=$(printf '%s\n' "$out" | awk -F, 'NR == 3 { print $11 }')
+t1=$(printf '%s\n' "$out" | awk -F, 'NR == 2 { print $6 }')
+t8=$(printf '%s\n' "$out" | awk -F, 'NR == 3 { print $6 }')
+awk -v a="$w1" -v b="$w8" -v s="$t1" -v t="$t8" 'BEGIN { exit !(a < b && s < t) }' && ok ||
+	bad "batch 1 weights $w1 ttft $t1 against batch 8 $w8 $t8"
+
 # TTFT with offload (issue 34.5: ttft_chunked left the transfer out, 3.9 s
 # for the README's 8 x 32k): the 7 decodes alone hold 7 x 16 GiB = 112 GiB
 # against a pool of about 56.8 GiB, so each of the ceil(32,768 / 8,185) = 5

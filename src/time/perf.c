@@ -52,10 +52,13 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		bo.batch = kvp_cdiv(po->batches[i], dp);
 		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
 		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
-		    (st = kvp_perf_prefill(pc, bo.batch, prompt, &r->prefill, err)) ||
-		    (st = kvp_perf_decode_step(pc, bo.batch, out->decode_context, &r->decode, err)) ||
-		    (st = kvp_perf_chunked_ttft(pc, bo.batch, prompt, out->decode_context,
-						b->max_batched_tokens, &r->chunked, err)))
+		    (st = kvp_perf_prefill_dp(pc, bo.batch, po->batches[i], prompt, &r->prefill,
+					      err)) ||
+		    (st = kvp_perf_decode_step_dp(pc, bo.batch, po->batches[i], out->decode_context,
+						  &r->decode, err)) ||
+		    (st = kvp_perf_chunked_ttft_dp(pc, bo.batch, po->batches[i], prompt,
+						   out->decode_context, b->max_batched_tokens,
+						   &r->chunked, err)))
 			return st;
 		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
 									      : UINT64_MAX;

@@ -136,9 +136,18 @@ struct kvp_perf_step {
 	enum kvp_perf_bound bound;
 };
 
-/* Prefill B prompts of n tokens together. */
+/* Prefill B prompts of n tokens together (on each DP rank). */
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 			    struct kvp_perf_step *out, struct kvp_error *err);
+/* The same when the fullest DP rank prefills `batch` prompts and the
+ * deployment `total` (batch <= total <= batch x dp; the form above is total
+ * = batch x dp): the routed experts' FLOPs of all `total` prompts are spread
+ * over the tp x dp GPUs of the expert group, so one prompt alone on dp 8
+ * puts 1/8 of its routed FLOPs on each GPU, not all on its rank's.  The
+ * step's flops stay the rank's whole-model count; gpu_flops is the GPU's
+ * share.  USAGE naming "batch" when total is out of that range. */
+kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+			       uint64_t n, struct kvp_perf_step *out, struct kvp_error *err);
 
 /* Time to first token under continuous batching with chunked prefill (as
  * vLLM's scheduler runs it: the running decodes first, then the prompt in
@@ -171,6 +180,13 @@ struct kvp_perf_chunked {
 kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 				 uint64_t context, uint64_t max_batched_tokens,
 				 struct kvp_perf_chunked *out, struct kvp_error *err);
+/* The same with the deployment's `total` sequences beside the fullest DP
+ * rank's `batch` (kvp_perf_prefill_dp): the prompt prefills alone, its routed
+ * FLOPs spread over the expert group, beside total - 1 decodes.  The form
+ * above is total = batch x dp.  With dp = 1 both are the one above. */
+kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+				    uint64_t n, uint64_t context, uint64_t max_batched_tokens,
+				    struct kvp_perf_chunked *out, struct kvp_error *err);
 
 /* The chunked TTFT with KV kept off the GPU (--kv-offload), as the decode
  * step's TPOT counts it (kvp_perf_offload_step): step j of the k reads the
@@ -191,6 +207,13 @@ kvp_status kvp_perf_chunked_offload(const struct kvp_perf_ctx *c, uint64_t batch
  * decode step. */
 kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
 				struct kvp_perf_step *out, struct kvp_error *err);
+/* The same with the deployment's `total` sequences beside the fullest
+ * rank's `batch` (as kvp_perf_prefill_dp): the experts a step reads are
+ * those the `total` tokens touch, 1 - (1 - k/E)^total, and their FLOPs are
+ * spread over the expert group. */
+kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+				   uint64_t context, struct kvp_perf_step *out,
+				   struct kvp_error *err);
 /* A step from its whole-model FLOPs, the weights and KV one GPU reads per
  * stage, and the tokens whose hidden states the all-reduces carry: the
  * roofline every step above ends in. */
