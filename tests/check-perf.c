@@ -360,6 +360,35 @@ START_TEST(test_moe_weights)
 }
 END_TEST
 
+/* The context a decoding sequence holds, averaged over time (issue 34.8):
+ * two requests of 100 prompt tokens, one of 10 output tokens and one of
+ * 1,000.  The first decodes 10 steps at 100 + 4.5 on average, the second
+ * 1,000 steps at 100 + 499.5: (10 x 104.5 + 1,000 x 599.5) / 1,010 =
+ * 600,545 / 1,010 = 594.599..., where mean p + (mean o - 1) / 2 = 100 +
+ * 504 / 2 = 352.  As a file's pairs, as a fixed prompt beside two output
+ * lengths, and under max_len 600 (the long one capped to 500 output tokens:
+ * (1,045 + 500 x 349.5) / 510 = 175,795 / 510 = 344.696...). */
+START_TEST(test_held_context)
+{
+	uint64_t prompts[2] = {100, 100}, outputs[2] = {10, 1000};
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	w.prompt = (struct kvp_dist){.kind = KVP_DIST_EMPIRICAL, .values = prompts, .n = 2};
+	w.output = (struct kvp_dist){.kind = KVP_DIST_EMPIRICAL, .values = outputs, .n = 2};
+	w.paired = true;
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 600545.0 / 1010, 1e-9);
+	w.paired = false;
+	w.prompt = (struct kvp_dist){.kind = KVP_DIST_FIXED, .a = 100};
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 600545.0 / 1010, 1e-9);
+	w.max_len = 600;
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 175795.0 / 510, 1e-9);
+	/* one length: p + (o - 1) / 2 */
+	w.max_len = 0;
+	w.output = (struct kvp_dist){.kind = KVP_DIST_FIXED, .a = 512};
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 100 + 511.0 / 2, 1e-12);
+}
+END_TEST
+
 /* DeepSeek-V3 over dp 8, ep 8 (issue 34.7): 256 routed experts, 8 per token,
  * 653,908,770,816 routed parameters.  One sequence in the deployment (the
  * fullest rank holds 1, the others none) is one token at the experts: a GPU
@@ -674,6 +703,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_chunked_ttft_by_hand);
 	tcase_add_test(core, test_chunked_ttft_offload);
 	tcase_add_test(core, test_dp_ep_one_sequence);
+	tcase_add_test(core, test_held_context);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);

@@ -343,6 +343,16 @@ run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --prompt fixed:100 --outp
 	--requests 500 --arrival-rate 5 --step-time 0.01 --policies paged --block-sizes 8 --format json
 expect_json waste_tokens_per_sequence 4
 
+# the step of --arrival-rate is timed at the context a decoding sequence
+# holds averaged over time (issue 34.8): two requests of 100 prompt tokens,
+# 10 and 1,000 output tokens: (10 x 104.5 + 1,000 x 599.5) / 1,010 = 594.6,
+# rounded 595; mean p + (mean o - 1) / 2 gave 100 + 504 / 2 = 352
+printf '100,10\n100,1000\n' >"$tmp/two.csv"
+run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --lengths "$tmp/two.csv" --requests 300 \
+	--arrival-rate 2 --policies paged --block-sizes 16 --format json
+expect_rc 0
+expect_json step_time_context 595
+
 # rates and step times whose requests span more steps than the simulation
 # counts are refused up front, not run forever (issue 37 N7): 1,000 requests
 # at 1e-300/s span 1e303 s; at 5/s over steps of 1e-300 s, 2e302 steps; at

@@ -105,7 +105,11 @@ kvp_status kvp_size_demand(const struct kvp_workload *w, const struct kvp_model 
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0,
 				     out->prompt_mean >= 1 ? "output" : "prompt",
 				     "requests need at least one prompt and one output token on average");
-	out->mean_context = (uint64_t)ceil(out->prompt_mean + (out->output_mean - 1) / 2);
+	/* the KV a decoding sequence holds on average over time (perf.h):
+	 * E[o (p + (o - 1) / 2)] / E[o], not mean p + (mean o - 1) / 2 */
+	out->mean_context = (uint64_t)ceil(kvp_perf_held_context(w));
+	if (!out->mean_context)
+		out->mean_context = 1;
 	out->max_model_len = w->max_len ? w->max_len : m->max_context;
 	if (out->max_model_len < out->mean_context)
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "max_len",

@@ -70,8 +70,9 @@ struct kvp_size_demand {
 	uint64_t users;            /* concurrent users; 0: not given */
 	double prompt_mean, output_mean;
 	uint64_t prompt_p;         /* prompt at the SLO percentile */
-	uint64_t mean_context;     /* ceil(prompt_mean + (output_mean - 1) / 2): the
-				    * mean KV a sequence holds while it decodes */
+	uint64_t mean_context;     /* ceil(E[o (p + (o - 1) / 2)] / E[o]): the KV a
+				    * sequence holds while it decodes, averaged over
+				    * time (kvp_perf_held_context) */
 	uint64_t max_model_len;    /* the workload's max_len, else the model's max_context */
 	double percentile;         /* 50 when the workload gives none */
 	bool queue_percentile;     /* TTFT at the percentile takes the queue's

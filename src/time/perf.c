@@ -15,6 +15,67 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ------------------------------------------------------ held context */
+
+/* o (p + (o - 1) / 2) and o for one request, its lengths capped as
+ * kvp_workload_sample caps them. */
+static void held_add(const struct kvp_workload *w, uint64_t p, uint64_t o, double weight,
+		     double *num, double *den)
+{
+	if (w->max_len) {
+		if (p > w->max_len)
+			p = w->max_len;
+		if (o > w->max_len - p)
+			o = w->max_len - p;
+	}
+	double dp = (double)p, dout = (double)o;
+	*num += weight * dout * (dp + (dout - 1) / 2);
+	*den += weight * dout;
+}
+
+/* The values of a fixed or empirical distribution, or false. */
+static bool dist_values(const struct kvp_dist *d, const uint64_t **v, size_t *n, uint64_t *one)
+{
+	if (d->kind == KVP_DIST_FIXED) {
+		*one = (uint64_t)d->a;
+		*v = one;
+		*n = 1;
+		return true;
+	}
+	if (d->kind == KVP_DIST_EMPIRICAL && d->values && d->n) {
+		*v = d->values;
+		*n = d->n;
+		return true;
+	}
+	return false;
+}
+
+double kvp_perf_held_context(const struct kvp_workload *w)
+{
+	double num = 0, den = 0;
+	const uint64_t *pv, *ov;
+	size_t pn, on;
+	uint64_t p1, o1;
+	if (w->paired && w->prompt.values && w->prompt.n && w->prompt.n == w->output.n) {
+		for (size_t i = 0; i < w->prompt.n; i++)
+			held_add(w, w->prompt.values[i], w->output.values[i], 1, &num, &den);
+	} else if (dist_values(&w->prompt, &pv, &pn, &p1) && dist_values(&w->output, &ov, &on, &o1) &&
+		   (double)pn * (double)on <= 1048576) {
+		for (size_t i = 0; i < pn; i++)
+			for (size_t j = 0; j < on; j++)
+				held_add(w, pv[i], ov[j], 1, &num, &den);
+	} else {
+		struct kvp_rng rng;
+		kvp_rng_seed(&rng, 1);
+		for (size_t i = 0; i < 65536; i++) {
+			uint64_t p, o;
+			kvp_workload_sample(w, &rng, &p, &o);
+			held_add(w, p, o, 1, &num, &den);
+		}
+	}
+	return den > 0 ? num / den : 0;
+}
+
 /* --------------------------------------------------------------- runs */
 
 kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
