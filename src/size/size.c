@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model/shape.h"
 #include "out/output.h"
@@ -24,7 +25,7 @@
 #define SIZE_MAX_ITER 10000
 
 static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
-	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype"};
+	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype", "engine"};
 
 const char *kvp_size_fail_name(unsigned bit)
 {
@@ -187,6 +188,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 {
 	memset(out, 0, sizeof *out);
 	snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+	snprintf(out->vendor, sizeof out->vendor, "%s", g->vendor);
 	out->tp = tp;
 	out->replicas = replicas ? replicas : 1;
 	/* with data-parallel attention each replica is dp ranks of tp GPUs,
@@ -219,6 +221,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->engine = o->budget.engine;
 	out->bound = KVP_PERF_BOUND_BANDWIDTH;
 
+	if (!kvp_size_engine_on_gpu(o->budget.engine, g)) {
+		out->failed = out->never = KVP_SIZE_FAIL_ENGINE; /* not planned on it at all */
+		return KVP_STATUS_OK;
+	}
 	struct kvp_budget *b = malloc(sizeof *b);
 	struct replica *r = malloc(sizeof *r);
 	kvp_status st = KVP_STATUS_OK;
@@ -571,6 +577,23 @@ void kvp_size_rank(struct kvp_size_config *c, size_t n)
 
 /* ---------------------------------------------------------------- emit */
 
+bool kvp_size_engine_on_gpu(enum kvp_engine e, const struct kvp_gpu *g)
+{
+	/* TensorRT-LLM builds on CUDA and NVIDIA's kernels only (its install
+	 * guide lists NVIDIA GPUs; there is no ROCm or oneAPI build): a GPU of
+	 * another maker is refused; a profile that names none is taken at its word */
+	return e != KVP_ENGINE_TRTLLM || !kvp_size_vendor_not_nvidia(g->vendor);
+}
+
+bool kvp_size_vendor_not_nvidia(const char *vendor)
+{
+	static const char *const others[] = {"amd", "intel", "google", "apple", "huawei", "aws"};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		if (strcasecmp(vendor, others[i]) == 0)
+			return true;
+	return false;
+}
+
 bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt)
 {
 	if (dt != KVP_DTYPE_NVFP4)
@@ -862,6 +885,13 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 	if (c->disagg_p)
 		fprintf(f, "# disaggregated: %u prefill and %u decode instance%s, each launched as below;\n",
 			c->disagg_p, c->disagg_d, c->disagg_d == 1 ? "" : "s");
+	if (e == KVP_ENGINE_TRTLLM && kvp_size_vendor_not_nvidia(c->vendor)) {
+		/* planned with another engine (--engine), emitted for TRT-LLM */
+		fprintf(f, "# trtllm: TensorRT-LLM runs on NVIDIA GPUs only; this GPU's vendor is ");
+		kvp_sh_comment(f, c->vendor);
+		fprintf(f, ": not launched\n");
+		return;
+	}
 	if (!kv) {
 		/* the caller refuses this; never print a dtype the plan did not size */
 		fprintf(f, "# %s has no KV cache dtype %s: not launched as planned\n",
