@@ -9,8 +9,38 @@
 #include "size/size.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The constraints a configuration fails, by name (size.h). */
+static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
+	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype", "engine"};
+
+const char *kvp_size_fail_name(unsigned bit)
+{
+	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
+		if (bit == 1u << i)
+			return fail_names[i];
+	return "?";
+}
+
+void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	first &= failed;
+	for (int j = 0; j < 2 * KVP_SIZE_FAIL_BITS; j++) {
+		int i = j % KVP_SIZE_FAIL_BITS;
+		bool in_first = (first & (1u << i)) != 0;
+		if ((failed & (1u << i)) && in_first == (j < KVP_SIZE_FAIL_BITS)) {
+			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
+			if (k < 0 || (size_t)k >= size - len)
+				return;
+			len += (size_t)k;
+		}
+	}
+}
 
 size_t kvp_size_space_points(const struct kvp_size_space *sp)
 {

@@ -24,34 +24,6 @@
 #define SIZE_MAX_REPLICAS KVP_SIZE_MAX_REPLICAS
 #define SIZE_MAX_ITER 10000
 
-static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
-	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype", "engine"};
-
-const char *kvp_size_fail_name(unsigned bit)
-{
-	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
-		if (bit == 1u << i)
-			return fail_names[i];
-	return "?";
-}
-
-void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	first &= failed;
-	for (int j = 0; j < 2 * KVP_SIZE_FAIL_BITS; j++) {
-		int i = j % KVP_SIZE_FAIL_BITS;
-		bool in_first = (first & (1u << i)) != 0;
-		if ((failed & (1u << i)) && in_first == (j < KVP_SIZE_FAIL_BITS)) {
-			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
-			if (k < 0 || (size_t)k >= size - len)
-				return;
-			len += (size_t)k;
-		}
-	}
-}
-
 double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, double tpot_s)
 {
 	return rate * (ttft_s + output_tokens * tpot_s);
