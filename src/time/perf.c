@@ -169,6 +169,21 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			r->draft_s = ss.draft.time_s;
 			r->tpot_s = ss.tpot_s;
 		}
+		/* what one printed line says must not contradict another: a TTFT
+		 * never below the GPU's own step it is built on, TPOT likewise
+		 * (offload only adds; speculative decoding may go below) */
+		double k_steps = (double)r->chunked.steps;
+		if (r->ttft_s < r->prefill.time_s * (1 - 1e-12) ||
+		    (isfinite(r->chunked.ttft_s) &&
+		     r->chunked.ttft_s < k_steps * r->chunked.step_s * (1 - 1e-12)) ||
+		    (!r->speculative && r->tpot_s < r->decode.time_s * (1 - 1e-12)))
+			return kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "perf",
+					     "a consistency check failed (a bug): batch %llu: TTFT "
+					     "%g s against its prefill %g s, chunked %g s against %g "
+					     "steps of %g s, TPOT %g s against its step %g s",
+					     (unsigned long long)r->batch, r->ttft_s, r->prefill.time_s,
+					     r->chunked.ttft_s, k_steps, r->chunked.step_s, r->tpot_s,
+					     r->decode.time_s);
 		r->tokens_per_s = (double)r->batch / r->tpot_s;
 		out->all_fit = out->all_fit && r->fits;
 		out->nrows++;
