@@ -43,7 +43,7 @@ fi
 # The library the targets link: libkvplan.a's C sources as Makefile.am lists them.
 # (FRAG_SOURCES too: libkvplan_a_SOURCES takes the simulator through it;
 # the hf-*.c files of the config.json importer are listed there since issue 19)
-lib=$(awk '/^(libkvplan_a_SOURCES|FRAG_SOURCES)/ { on = 1 }
+lib=$(awk '/^(libkvplan_a_SOURCES|FRAG_SOURCES|SERVE_SOURCES)/ { on = 1 }
 	on { for (i = 1; i <= NF; i++) if ($i ~ /^src\/.*\.c$/) { sub(/^src\//, "", $i); sub(/\.c$/, "", $i); print $i }
 	     if ($0 !~ /\\$/) on = 0 }' "$top/Makefile.am")
 flags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
@@ -143,6 +143,7 @@ run_one() {
 	fi
 	dict=""
 	[ "$t" = units ] || dict="-dict=$top/fuzz/profile.dict"
+	[ "$t" = gguf ] && dict="-dict=$top/fuzz/gguf.dict"
 	rc=0
 	keep=""
 	[ "${FUZZ_KEEP_GOING:-0}" = 1 ] && keep="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"

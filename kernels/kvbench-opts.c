@@ -73,12 +73,16 @@ void usage(FILE *f)
 		"                          default, terminal or not), or none\n"
 		"  --out FILE              also write FILE: .csv, or .yaml/.yml with the\n"
 		"                          environment and ceiling; each point is appended\n"
-		"                          as it finishes\n"
+		"                          to FILE.partial as it finishes, FILE written\n"
+		"                          whole at the end (a regular file; ends with\n"
+		"                          point_count, which kvplan validate checks)\n"
 		"  --help, --version\n"
 		"\n"
 		"Exit status: 0 ok, 1 a point failed validation or the run failed (or did\n"
-		"not fit the memory, or a capacity pool stopped short of its limit),\n"
-		"2 usage, 77 --backend cuda without a CUDA device.\n"
+		"not fit the memory, or a capacity pool stopped short of its limit, or\n"
+		"standard output could not be written), 2 usage (also an --out that is\n"
+		"not a regular file or is the --gpu profile), 77 --backend cuda without\n"
+		"a CUDA device.\n"
 #ifndef KVBENCH_STANDALONE
 		, KVP_PERF_DECODE_BW_EFFICIENCY
 #else

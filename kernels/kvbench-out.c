@@ -9,14 +9,19 @@
 #endif
 
 #include "kvbench.h"
+#include "base/atomic-file.h"
+#include "base/input-file.h"
 #include "base/units.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 void rec_str(struct kvp_record *r, const char *key, const char *fmt, ...)
 {
@@ -101,16 +106,24 @@ static void write_points(FILE *f, const struct rows *rs)
 		}
 }
 
+/* Results format 2 (issue 37): the head says the file ends with a count of
+ * its points, `point_count: N` (YAML) or `# point_count: N` (CSV), so a
+ * file cut after a whole point is told from a whole one by its reader
+ * (validate.c); a file without the head's mark is from an older kvbench. */
+#define RESULTS_FORMAT 2
+
 static void write_yaml_head(FILE *f, const struct kvp_record *env)
 {
 	fputs("# kvbench results: measured decode bandwidth or capacity, read by\n"
-	      "# `kvplan validate` and `kvplan perf --calibration`.\n"
+	      "# `kvplan validate` and `kvplan perf --calibration`.  A whole file ends\n"
+	      "# with point_count (results_format 2); one without it is cut.\n"
 	      "kvbench:\n", f);
 	for (size_t i = 0; i < env->n; i++) {
 		fprintf(f, "  %s: ", env->fields[i].name);
 		yaml_value(f, &env->fields[i].v);
 		fputc('\n', f);
 	}
+	fprintf(f, "  results_format: %d\n", RESULTS_FORMAT);
 }
 
 void write_yaml(FILE *f, const struct kvp_record *env, const struct rows *rs)
@@ -118,6 +131,20 @@ void write_yaml(FILE *f, const struct kvp_record *env, const struct rows *rs)
 	write_yaml_head(f, env);
 	fputs(rs->n ? "points:\n" : "points: []\n", f);
 	write_points(f, rs);
+	fprintf(f, "point_count: %zu\n", rs->n);
+}
+
+static void write_csv_mark(FILE *f)
+{
+	fprintf(f, "# kvbench results_format %d: a whole file ends with \"# point_count: N\"\n",
+		RESULTS_FORMAT);
+}
+
+static void write_csv(FILE *f, const struct rows *rs)
+{
+	write_csv_mark(f);
+	kvp_write_csv(f, rs->r, rs->n);
+	fprintf(f, "# point_count: %zu\n", rs->n);
 }
 
 /* A column of the table: a field copied, or one derived for reading. */
@@ -248,34 +275,129 @@ void env_row(struct ctx *cx, struct kvp_record *env)
 	}
 }
 
-/* The --out file as the run goes: the header (YAML: the environment as
- * it stands when the first point starts) and then each point appended and
- * flushed as it finishes, so a run killed by a deadline keeps every point
- * it finished.  A cut file stays readable by `kvplan validate`: YAML gets
- * its `points:` key with the first point (a file cut before any point has
- * none, which the reader reports as missing), CSV a line per point under
- * the first point's header.  At the end main() writes the whole file again
- * (the ceilings measured beside the points may have risen), through a
- * temporary file and a rename, so the file is never left half-written. */
+/* The --out file as the run goes: FILE.partial beside FILE, opened before
+ * the run (a bad target is refused before any time is spent), its header
+ * (YAML: the environment as it stands when the first point starts) and
+ * then each point appended and flushed as it finishes, so a run killed by a
+ * deadline keeps every point it finished there.  FILE itself, and so the
+ * previous run's results, is not touched until the end, when main() writes
+ * the whole file (the ceilings measured beside the points may have risen)
+ * through the atomic writer and removes FILE.partial.  FILE.partial has no
+ * point_count at its end, so `kvplan validate` refuses it as cut. */
 int out_is_csv(const char *path)
 {
 	const char *dot = strrchr(path, '.');
 	return dot && strcmp(dot, ".csv") == 0;
 }
 
-void out_open(struct ctx *cx, const struct kvp_record *env)
+/* -1 when `path` may be written over, else an exit code (said). */
+static int out_refuse(const char *flag, const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return -1; /* nothing there yet (or a dangling link, replaced) */
+	if (!S_ISREG(sb.st_mode)) {
+		fprintf(stderr, "kvbench: %s %s: %s, not a regular file; kvbench writes its "
+				"results to a file\n", flag, path, kvp_input_kind(sb.st_mode));
+		return EXIT_USAGE;
+	}
+	if (kvp_input_is_input(sb.st_dev, sb.st_ino)) {
+		fprintf(stderr, "kvbench: %s %s: is one of this run's inputs (the --gpu profile); "
+				"not writing over it\n", flag, path);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int out_prepare(struct ctx *cx)
 {
 	const char *path = cx->o->out;
+	int rc;
 	if (!path)
-		return;
-	cx->stream = fopen(path, "w");
-	if (!cx->stream) {
-		fprintf(stderr, "kvbench: %s: %s (points are written at the end)\n", path,
-			strerror(errno));
-		return;
+		return -1;
+	if ((rc = out_refuse("--out", path)) >= 0)
+		return rc;
+	size_t size = strlen(path) + sizeof ".partial";
+	if (!(cx->partial = malloc(size))) {
+		fprintf(stderr, "kvbench: out of memory\n");
+		return EXIT_FAILED;
 	}
-	if (!out_is_csv(path))
+	snprintf(cx->partial, size, "%s.partial", path);
+	struct stat sb;
+	if (lstat(cx->partial, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		fprintf(stderr, "kvbench: --out %s: %s is a symbolic link; not writing through "
+				"it\n", path, cx->partial);
+		return EXIT_USAGE;
+	}
+	if ((rc = out_refuse("--out", cx->partial)) >= 0)
+		return rc;
+	/* never through a link, never blocking on a FIFO put there meanwhile */
+	int fd = open(cx->partial, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || ftruncate(fd, 0) != 0)) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd < 0 || !(cx->stream = fdopen(fd, "w"))) {
+		fprintf(stderr, "kvbench: --out %s: cannot write %s: %s\n", path, cx->partial,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(cx->partial);
+		cx->partial = NULL;
+		return EXIT_FAILED;
+	}
+	return -1;
+}
+
+int out_finish(struct ctx *cx, const struct kvp_record *env, const struct rows *rs)
+{
+	const char *path = cx->o->out;
+	int rc = -1;
+	if (cx->stream)
+		fclose(cx->stream); /* what it holds is kept until FILE is whole */
+	cx->stream = NULL;
+	if (!path)
+		return -1;
+	if (rs->n == 0) {
+		/* nothing measured: the previous results are worth more */
+		fprintf(stderr, "kvbench: --out %s: no points, not written (a previous file "
+				"there is as it was)\n", path);
+		if (cx->partial)
+			unlink(cx->partial);
+		free(cx->partial);
+		cx->partial = NULL;
+		return -1;
+	}
+	struct kvp_afile a;
+	struct kvp_error err = {0};
+	if (kvp_afile_open(&a, path, &err) == KVP_STATUS_OK) {
+		if (out_is_csv(path))
+			write_csv(a.f, rs);
+		else
+			write_yaml(a.f, env, rs);
+		kvp_afile_commit(&a, &err);
+	}
+	if (err.status) {
+		fprintf(stderr, "kvbench: %s: %s%s%s\n", path, err.msg,
+			cx->partial ? "; the points are in " : "", cx->partial ? cx->partial : "");
+		rc = EXIT_FAILED;
+	} else if (cx->partial) {
+		unlink(cx->partial);
+	}
+	free(cx->partial);
+	cx->partial = NULL;
+	return rc;
+}
+
+static void out_open(struct ctx *cx, const struct kvp_record *env)
+{
+	if (!cx->stream)
+		return;
+	if (!out_is_csv(cx->o->out))
 		write_yaml_head(cx->stream, env); /* "points:" comes with a point */
+	else
+		write_csv_mark(cx->stream);
 	fflush(cx->stream);
 }
 

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -561,6 +562,44 @@ static void say_result(struct ctx *cx, int done, int total, const struct kvp_rec
 		done > 0 ? spent / done * (total - done) : 0.0);
 }
 
+/* The CPU ceiling's three arrays of *bytes each against MemAvailable: an
+ * --stream-bytes whose arrays exceed it is refused; the default size is
+ * shrunk to half of it (the points need the rest) as long as each array
+ * stays 2 x LLC (smaller would measure the cache), else refused.  False
+ * when refused (said). */
+static bool ceiling_fits(const struct opts *o, uint64_t llc, uint64_t *bytes)
+{
+	uint64_t avail = kvb_mem_available_bytes();
+	if (avail == 0)
+		return true; /* not known: as before */
+	uint64_t need = *bytes > UINT64_MAX / 3 ? UINT64_MAX : 3 * *bytes;
+	if (o->stream_bytes_set) {
+		if (need <= avail)
+			return true;
+		fprintf(stderr, "kvbench: --stream-bytes %llu: the ceiling's three arrays need %llu "
+				"bytes, %llu available (MemAvailable); lower --stream-bytes\n",
+			(unsigned long long)*bytes, (unsigned long long)need,
+			(unsigned long long)avail);
+		return false;
+	}
+	if (need <= avail / 2)
+		return true;
+	uint64_t fit = avail / 2 / 3 / 4096 * 4096;
+	if (fit < 2 * llc) {
+		fprintf(stderr, "kvbench: the ceiling's three arrays need at least 2 x the last-level "
+				"cache each (%llu bytes, to measure memory rather than the cache), "
+				"and half of the %llu bytes available (MemAvailable) holds %llu; "
+				"not run\n", (unsigned long long)(2 * llc),
+			(unsigned long long)avail, (unsigned long long)fit);
+		return false;
+	}
+	fprintf(stderr, "kvbench: the ceiling's arrays shrunk from %llu to %llu bytes each: three "
+			"fit in half of the %llu bytes available (MemAvailable)\n",
+		(unsigned long long)*bytes, (unsigned long long)fit, (unsigned long long)avail);
+	*bytes = fit;
+	return true;
+}
+
 int run_bandwidth(struct ctx *cx, struct rows *rs)
 {
 	struct opts *o = cx->o;
@@ -575,6 +614,8 @@ int run_bandwidth(struct ctx *cx, struct rows *rs)
 		uint64_t bytes = o->stream_bytes;
 		if (!o->stream_bytes_set)
 			bytes = o->quick ? 2 * llc : 4 * llc > 512 * KVP_MIB ? 4 * llc : 512 * KVP_MIB;
+		if (o->backend == BACKEND_CPU && !ceiling_fits(o, llc, &bytes))
+			return EXIT_FAILED;
 		int st = -1;
 		if (o->backend == BACKEND_CPU)
 			st = kvb_stream_cpu(cx->cpu, bytes, 5, &cx->ceiling);

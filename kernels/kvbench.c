@@ -22,11 +22,29 @@
 
 #include "kvbench.h"
 #include "timing.h"
-#include "base/atomic-file.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Results that never reached standard output (`> /dev/full`, a closed pipe
+ * with SIGPIPE ignored) are a failure, as in kvplan's main.c: flush and
+ * close it and say so. */
+static int close_stdout(int rc)
+{
+	errno = 0;
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad)
+		return rc;
+	fprintf(stderr, "kvbench: cannot write standard output: %s\n",
+		e ? strerror(e) : "I/O error");
+	return rc == EXIT_OK ? EXIT_FAILED : rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -36,7 +54,7 @@ int main(int argc, char **argv)
 	struct kvp_record *env = NULL, *root = NULL;
 	int rc = parse_opts(argc, argv, &o);
 	if (rc >= 0)
-		return rc;
+		return close_stdout(rc); /* --help > /dev/full fails too */
 	memset(&cx, 0, sizeof cx);
 	cx.o = &o;
 
@@ -89,11 +107,17 @@ int main(int argc, char **argv)
 		kvb_cpu_free(cx.cpu);
 		return EXIT_USAGE;
 	}
+	/* a bad --out refused, and FILE.partial opened, before any time is spent */
+	if ((rc = out_prepare(&cx)) >= 0) {
+		kvb_cpu_free(cx.cpu);
+#ifndef KVBENCH_STANDALONE
+		free(cx.profile);
+#endif
+		return rc;
+	}
 	cx.progress = o.progress != 0; /* on unless --quiet, a terminal or not */
 	cx.t_start_s = kvb_now_s();
 	rc = o.capacity ? run_capacity(&cx, &rs) : run_bandwidth(&cx, &rs);
-	if (cx.stream)
-		fclose(cx.stream);
 	if (cx.progress)
 		fprintf(stderr, "kvbench: %zu points in %.1f s\n", rs.n, kvb_now_s() - cx.t_start_s);
 	env = kvp_record_new();
@@ -105,22 +129,10 @@ int main(int argc, char **argv)
 	}
 	if (rs.n > 0)
 		print_results(stdout, &cx, root, &rs);
-	if (o.out) {
-		/* through the atomic writer: the previous results stay whole on failure */
-		struct kvp_afile a;
-		struct kvp_error err = {0};
-		if (kvp_afile_open(&a, o.out, &err) == KVP_STATUS_OK) {
-			if (out_is_csv(o.out))
-				kvp_write_csv(a.f, rs.r, rs.n);
-			else
-				write_yaml(a.f, env, &rs);
-			kvp_afile_commit(&a, &err);
-		}
-		if (err.status) {
-			fprintf(stderr, "kvbench: %s: %s\n", o.out, err.msg);
-			rc = EXIT_FAILED;
-		}
-	}
+	/* through the atomic writer: the previous results stay whole on failure */
+	int orc = out_finish(&cx, env, &rs);
+	if (orc >= 0)
+		rc = orc;
 	kvb_cpu_free(cx.cpu);
 #ifndef KVBENCH_STANDALONE
 	free(cx.profile);
@@ -131,5 +143,5 @@ int main(int argc, char **argv)
 	if (o.have_dist)
 		kvp_dist_free(&o.dist);
 #endif
-	return rc;
+	return close_stdout(rc);
 }

@@ -81,7 +81,8 @@ struct ctx {
 	uint64_t flush_bytes;
 	void *ceil_buf; /* CPU: the read ceiling measured again beside each point */
 	double peak_gflops;     /* CPU: the multiply-add peak per core, best so far */
-	FILE *stream;           /* --out, written a point at a time (out_open) */
+	FILE *stream;           /* --out's FILE.partial, a point at a time (out_prepare) */
+	char *partial;          /* its name, FILE.partial */
 	const struct kvp_record *csv_head; /* the CSV header's row */
 	int stream_points;      /* points appended so far */
 	int progress;           /* a line per point on stderr */
@@ -110,6 +111,12 @@ int rows_add(struct rows *rs, struct kvp_record *r);
 void write_yaml(FILE *f, const struct kvp_record *env, const struct rows *rs);
 void env_row(struct ctx *cx, struct kvp_record *env);
 int out_is_csv(const char *path);
+/* Before the run: refuse an --out that is not a regular file or is an input
+ * (the --gpu profile), and open FILE.partial.  -1 to go on, else an exit code. */
+int out_prepare(struct ctx *cx);
+/* After the run: FILE written whole (atomic-file.h), FILE.partial removed.
+ * -1 when written (or no --out), else an exit code (messages said). */
+int out_finish(struct ctx *cx, const struct kvp_record *env, const struct rows *rs);
 void out_point(struct ctx *cx, const struct kvp_record *row);
 void stream_start(struct ctx *cx);
 struct kvp_record *results_root(struct kvp_record *env, const struct rows *rs);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "memory/budget.h"
 #include "read/engine.h"
@@ -310,6 +312,13 @@ static const struct {
 	{"bad/engine-fraction.yaml", KVP_STATUS_INVALID, 4, 18, "utilization"},
 	{"bad/engine-no-version.yaml", KVP_STATUS_INVALID, 3, 5, "version"},
 	{"bad/engine-rotary-dtype.yaml", KVP_STATUS_INVALID, 4, 25, "rotary_cache_dtype"},
+	/* required keys (issue 37 N12): a missing number read as 0 gave no
+	 * sampler peak, no overhead, a budget that fit; the version's map is named */
+	{"bad/engine-missing-key.yaml", KVP_STATUS_INVALID, 4, 5, "sampler_bytes_per_seq_vocab"},
+	{"bad/engine-null-key.yaml", KVP_STATUS_INVALID, 3, 5, "free_fraction"},
+	{"bad/engine-sglang-missing.yaml", KVP_STATUS_INVALID, 3, 5, "reserve_base"},
+	{"bad/engine-no-engine.yaml", KVP_STATUS_INVALID, 1, 1, "engine"},
+	{"bad/engine-kind.yaml", KVP_STATUS_INVALID, 1, 9, "engine"},
 };
 
 START_TEST(test_bad)
@@ -322,6 +331,38 @@ START_TEST(test_bad)
 	ck_assert_msg(err.line == bad[_i].line && err.col == bad[_i].col, "%s: at %d:%d",
 		      bad[_i].file, err.line, err.col);
 	ck_assert_str_eq(err.field, bad[_i].field);
+}
+END_TEST
+
+/* An engine asked for by name must find a file describing that engine: an
+ * sglang.yaml that says engine: vllm (its keys checked as vLLM's, its numbers
+ * used as SGLang's) is refused at the engine: value. */
+START_TEST(test_engine_mismatch)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	char dir[] = "/tmp/kvplan-engine-XXXXXX", path[128];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/engines", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/engines/sglang.yaml", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("engine: trtllm\nversions:\n  - version: \"x\"\n    source: \"s\"\n"
+	      "    free_fraction: 0.9\n    block_size: 32\n    fraction_spread: 0.02\n", f);
+	fclose(f);
+	setenv("KVPLAN_PROFILES", dir, 1);
+	kvp_status st = kvp_engine_model_load("sglang", NULL, &e, &err);
+	unsetenv("KVPLAN_PROFILES");
+	remove(path);
+	snprintf(path, sizeof path, "%s/engines", dir);
+	rmdir(path);
+	rmdir(dir);
+	ck_assert_int_eq(st, KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "engine");
+	ck_assert_int_eq(err.line, 1);
+	ck_assert_int_eq(err.col, 9);
+	ck_assert_ptr_nonnull(strstr(err.msg, "describes trtllm, not sglang"));
 }
 END_TEST
 
@@ -441,6 +482,7 @@ int main(void)
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(errors, test_unknown);
+	tcase_add_test(errors, test_engine_mismatch);
 	suite_add_tcase(s, errors);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

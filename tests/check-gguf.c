@@ -6,6 +6,7 @@
  * hand, then damages the file every way it can: every truncation, a wrong
  * magic or version, counts and lengths past the limits, bad tensor infos. */
 #include <check.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,12 +237,357 @@ START_TEST(test_missing_key)
 }
 END_TEST
 
+/* ------------------------------------------ per-layer keys (issue 37 N4) */
+
+static size_t at_layer_arr;
+
+static void kv_arr_u32(struct buf *b, const char *k, const uint32_t *v, size_t n)
+{
+	put_str(b, k);
+	at_layer_arr = b->n;  /* the value type: where the array starts */
+	put(b, 9, 4);
+	put(b, 4, 4);
+	put(b, n, 8);
+	for (size_t i = 0; i < n; i++)
+		put(b, v[i], 4);
+}
+
+/* A "llama" of `blocks` layers, hidden 64, 4 heads (head_dim 64 / 4 = 16),
+ * head_count_kv as the array kv[n], one tensor; `extra` adds
+ * llama.ssm.state_size (recurrent state named). */
+static void layered(struct buf *b, uint32_t blocks, const uint32_t *kv, size_t n, bool extra)
+{
+	b->n = 0;
+	put(b, 0x46554747u, 4);
+	put(b, 3, 4);
+	put(b, 1, 8);
+	put(b, extra ? 8 : 7, 8);
+	kv_str(b, "general.architecture", "llama");
+	kv_u32(b, "llama.block_count", blocks);
+	kv_u32(b, "llama.embedding_length", 64);
+	kv_u32(b, "llama.context_length", 2048);
+	kv_u32(b, "llama.attention.head_count", 4);
+	kv_arr_u32(b, "llama.attention.head_count_kv", kv, n);
+	kv_u32(b, "llama.vocab_size", 256);
+	if (extra)
+		kv_u32(b, "llama.ssm.state_size", 16);
+	tensor(b, "token_embd.weight", 64, 256, 1);
+}
+
+/* head_count_kv per layer: 0 is a layer without attention (no KV). */
+START_TEST(test_per_layer_kv_heads)
+{
+	struct kvp_error err = {0};
+	static const uint32_t kv[] = {2, 0, 2, 2};
+	layered(&w, 4, kv, 4, false);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(model.num_kv_heads, 2);
+	ck_assert_uint_eq(model.layers[0], KVP_LAYER_FULL);
+	ck_assert_uint_eq(model.layers[1], KVP_LAYER_NONE);
+	ck_assert_uint_eq(model.layers[3], KVP_LAYER_FULL);
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 1, .pp = 1},
+					KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
+	/* 3 attention layers x 2 (K, V) x 2 KV heads x 16 x 2 B (bf16) = 384;
+	 * the old reader sized 4 layers x 2 x 4 heads x 16 x 2 B = 1,024 */
+	ck_assert_uint_eq(spec.token_bytes, 384);
+	ck_assert_uint_eq(spec.count[KVP_LAYER_NONE], 1);
+	/* tp 2: 1 KV head per rank, 3 x 2 x 1 x 16 x 2 B */
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 2, .pp = 1},
+					KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(spec.token_bytes, 192);
+}
+END_TEST
+
+static const struct {
+	const char *what;
+	uint32_t blocks;
+	uint32_t kv[5];
+	size_t n;
+	bool ssm;
+	const char *msg;
+} bad_layers[] = {
+	{"array shorter than block_count", 4, {2, 2, 2}, 3, false,
+	 "a per-layer array of 3 entries, but block_count is 4"},
+	{"array longer than block_count", 2, {2, 2, 2}, 3, false,
+	 "a per-layer array of 3 entries, but block_count is 2"},
+	{"layers that disagree", 3, {2, 1, 2}, 3, false, "one head count for every attention layer"},
+	{"KV heads that do not divide the heads", 2, {3, 3}, 2, false, "do not divide 4 heads"},
+	{"no attention anywhere", 2, {0, 0}, 2, false, "no layer has attention heads"},
+	{"recurrent layers", 3, {2, 0, 2}, 3, true, "llama.ssm.state_size describes recurrent state"},
+	/* Falcon-H1 style: attention and a recurrent mixer in every layer */
+	{"recurrent beside attention", 3, {2, 2, 2}, 3, true,
+	 "llama.ssm.state_size describes recurrent state"},
+};
+
+START_TEST(test_per_layer_refused)
+{
+	struct kvp_error err = {0};
+	char at[64];
+	layered(&w, bad_layers[_i].blocks, bad_layers[_i].kv, bad_layers[_i].n, bad_layers[_i].ssm);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "gguf");
+	ck_assert_msg(strstr(err.msg, bad_layers[_i].msg), "%s: '%s' lacks '%s'",
+		      bad_layers[_i].what, err.msg, bad_layers[_i].msg);
+	/* the offset named is the array's, wherever the layers conflict */
+	snprintf(at, sizeof at, "at byte %zu:", at_layer_arr);
+	if (!strstr(bad_layers[_i].msg, "no layer") && !bad_layers[_i].ssm)
+		ck_assert_msg(strstr(err.msg, at), "%s: '%s' lacks '%s'", bad_layers[_i].what,
+			      err.msg, at);
+}
+END_TEST
+
+/* ------------------------------------- types, ranges, duplicates (N15) */
+
+/* tiny() with the value of `key` (a UINT32 there) replaced by type `type`
+ * holding `v` in `bytes` bytes; the rest of the file moves along. */
+static void retyped(const char *key, uint32_t type, uint64_t v, size_t bytes)
+{
+	struct buf t;
+	tiny(&t);
+	size_t kl = strlen(key), at = 0;
+	for (size_t i = 0; i + 8 + kl <= t.n && !at; i++)
+		if (t.b[i] == kl && memcmp(t.b + i + 8, key, kl) == 0)
+			at = i + 8 + kl;
+	ck_assert_uint_ne(at, 0);
+	w.n = 0;
+	memcpy(w.b, t.b, at);
+	w.n = at;
+	put(&w, type, 4);
+	put(&w, v, bytes);
+	memcpy(w.b + w.n, t.b + at + 8, t.n - at - 8);
+	w.n += t.n - at - 8;
+}
+
+static const struct {
+	const char *key;
+	uint32_t type;
+	uint64_t value;
+	size_t bytes;
+	const char *msg;
+} bad_values[] = {
+	/* BOOL 7, FLOAT32 6, INT32 5, UINT64 10, STRING 8 */
+	{"llama.block_count", 7, 1, 1, "llama.block_count: a BOOL, not a whole number"},
+	{"llama.attention.head_count", 6, 0x40800000u, 4, "a FLOAT32, not a whole number"},
+	{"llama.embedding_length", 5, 0xffffffc0u, 4, "a negative INT32"},
+	/* 2^32 + 2: the old reader cut it to 2 */
+	{"llama.attention.head_count_kv", 10, (1ULL << 32) + 2, 8,
+	 "= 4294967298 is out of range"},
+	{"llama.feed_forward_length", 10, (1ULL << 32) + 128, 8, "= 4294967424 is out of range"},
+	{"llama.block_count", 10, 4097, 8, "= 4097 is out of range (at most 4096)"},
+	{"llama.context_length", 10, (1ULL << 40) + 1, 8, "is out of range"},
+};
+
+START_TEST(test_bad_values)
+{
+	struct kvp_error err = {0};
+	retyped(bad_values[_i].key, bad_values[_i].type, bad_values[_i].value, bad_values[_i].bytes);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "gguf");
+	ck_assert_msg(strstr(err.msg, bad_values[_i].msg), "%s: '%s' lacks '%s'",
+		      bad_values[_i].key, err.msg, bad_values[_i].msg);
+	ck_assert_msg(strstr(err.msg, "at byte "), "%s: no offset in '%s'", bad_values[_i].key,
+		      err.msg);
+}
+END_TEST
+
+/* The same value as a UINT64 or INT8 in range is read (the type is an
+ * integer type, the value fits). */
+START_TEST(test_other_int_types)
+{
+	struct kvp_error err = {0};
+	retyped("llama.attention.head_count_kv", 10, 2, 8);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(model.num_kv_heads, 2);
+	retyped("llama.block_count", 1, 2, 1);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(model.num_layers, 2);
+}
+END_TEST
+
+/* Put one more key after the last key of tiny(): the key count grows. */
+static void add_key(struct buf *b, void (*add)(struct buf *), size_t *at)
+{
+	struct buf t;
+	tiny(&t);
+	size_t end = at_array_count + 8 + (8 + 3) + (8 + 1) + (8 + 1); /* after the tokens */
+	memcpy(b->b, t.b, end);
+	b->n = end;
+	*at = end;
+	add(b);
+	memcpy(b->b + b->n, t.b + end, t.n - end);
+	b->n += t.n - end;
+	uint64_t nkv = 12;
+	for (size_t i = 0; i < 8; i++)
+		b->b[at_nkv + i] = (unsigned char)(nkv >> (8 * i));
+}
+
+static void dup_heads(struct buf *b) { kv_u32(b, "llama.attention.head_count_kv", 4); }
+static void used_over(struct buf *b) { kv_u32(b, "llama.expert_used_count", 9); }
+
+START_TEST(test_duplicate_key)
+{
+	struct kvp_error err = {0};
+	size_t at;
+	char want[64];
+	add_key(&w, dup_heads, &at);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	snprintf(want, sizeof want, "at byte %zu: key", at);
+	ck_assert_msg(strstr(err.msg, want), "'%s' lacks '%s'", err.msg, want);
+	ck_assert_msg(strstr(err.msg, "\"llama.attention.head_count_kv\" appears a second time"),
+		      "%s", err.msg);
+}
+END_TEST
+
+/* expert_used_count without (or above) expert_count: llama.cpp asserts
+ * n_expert_used <= n_expert, and > 0 only with experts. */
+START_TEST(test_experts_used)
+{
+	struct kvp_error err = {0};
+	size_t at;
+	add_key(&w, used_over, &at);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "expert_used_count = 9 with expert_count = 0"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_duplicate_tensor)
+{
+	struct kvp_error err = {0};
+	tiny(&w);
+	/* blk.1.attn_q.weight renamed in place to blk.0.attn_q.weight: the old
+	 * reader counted its bytes twice */
+	unsigned char *p = NULL;
+	for (size_t i = 0; i + 19 <= w.n && !p; i++)
+		if (memcmp(w.b + i, "blk.1.attn_q.weight", 19) == 0)
+			p = w.b + i;
+	ck_assert_ptr_nonnull(p);
+	p[4] = '0';
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "tensor \"blk.0.attn_q.weight\" appears a second time"), "%s",
+		      err.msg);
+}
+END_TEST
+
+/* A key of the architecture before general.architecture: the old reader
+ * skipped it unread (head_count_kv 2 lost: every layer sized with all 4
+ * heads); it is refused at its offset, 24 (after magic, version, counts). */
+START_TEST(test_key_before_architecture)
+{
+	struct kvp_error err = {0};
+	w.n = 0;
+	put(&w, 0x46554747u, 4);
+	put(&w, 3, 4);
+	put(&w, 1, 8);
+	put(&w, 7, 8);
+	kv_u32(&w, "llama.attention.head_count_kv", 2);
+	kv_str(&w, "general.architecture", "llama");
+	kv_u32(&w, "llama.block_count", 2);
+	kv_u32(&w, "llama.embedding_length", 64);
+	kv_u32(&w, "llama.context_length", 2048);
+	kv_u32(&w, "llama.attention.head_count", 4);
+	kv_u32(&w, "llama.vocab_size", 256);
+	tensor(&w, "token_embd.weight", 64, 256, 1);
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "at byte 24: key \"llama.attention.head_count_kv\" comes "
+			     "before general.architecture"), "%s", err.msg);
+}
+END_TEST
+
+/* ------------------------------------------- a bounded header walk (N9) */
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A small file that claims 2^26 - 1 strings: 8 bytes each at least, 512 MiB,
+ * refused before one is read. */
+START_TEST(test_huge_string_array)
+{
+	struct kvp_error err = {0};
+	tiny(&w);
+	poke(at_array_count, (1u << 26) - 1, 8);
+	double t0 = now_s();
+	ck_assert_int_eq(kvp_gguf_load(save(&w, w.n), &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(now_s() - t0 < 1.0, "took %.3f s", now_s() - t0);
+	ck_assert_msg(strstr(err.msg, "truncated: tokenizer.ggml.tokens needs 536870904 bytes"), "%s",
+		      err.msg);
+}
+END_TEST
+
+/* A sparse file of about 100 MiB that holds what it claims: 100 strings of
+ * 1 MiB (each length written, the text left as a hole).  The walk stops at
+ * the 64 MiB header bound after 63 of them, however many the file claims
+ * (the red team's sparse file took 199 s in the old reader; 16,384 such
+ * strings in a 16 GiB file took it 2.8 s).  Kept small: every length written
+ * is a disk block, and freeing them is slow on a disk mounted with discard. */
+START_TEST(test_sparse_string_array)
+{
+	struct kvp_error err = {0};
+	tiny(&w);
+	size_t head = at_array_count;
+	poke(at_array_count, 100, 8);
+	const char *path = save(&w, head + 8);
+	int fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	uint64_t at = head + 8;
+	for (int i = 0; i < 100; i++) {
+		unsigned char len[8];
+		for (int b = 0; b < 8; b++)
+			len[b] = (unsigned char)((1u << 20) >> (8 * b));
+		ck_assert_int_eq(pwrite(fd, len, 8, (off_t)at), 8);
+		at += 8 + (1u << 20);
+	}
+	ck_assert_int_eq(ftruncate(fd, (off_t)at + 4096), 0);
+	close(fd);
+	double t0 = now_s();
+	ck_assert_int_eq(kvp_gguf_load(path, &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(now_s() - t0 < 1.0, "took %.3f s", now_s() - t0);
+	ck_assert_msg(strstr(err.msg, "takes the header past 64 MiB"), "%s", err.msg);
+}
+END_TEST
+
+/* A path m->path cannot hold whole (511 bytes) is refused, not cut: the
+ * path names the model in messages and launch scripts. */
+START_TEST(test_long_path)
+{
+	struct kvp_error err = {0};
+	char path[700];
+	int n = snprintf(path, sizeof path, "%s/", tmpdir);
+	while (n < 600)
+		path[n++] = 'x';
+	snprintf(path + n, sizeof path - n, ".gguf");
+	ck_assert_int_eq(kvp_gguf_load(path, &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "longer than 511 bytes"), "%s", err.msg);
+}
+END_TEST
+
+/* A FIFO is refused at once, not waited on. */
+START_TEST(test_fifo)
+{
+	struct kvp_error err = {0};
+	char path[600];
+	snprintf(path, sizeof path, "%s/fifo.gguf", tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(kvp_gguf_load(path, &model, &err), KVP_STATUS_INVALID);
+	ck_assert_msg(strstr(err.msg, "not a regular file"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *gguf_suite(void)
 {
 	Suite *s = suite_create("gguf");
 	TCase *core = tcase_create("core");
 	tcase_add_checked_fixture(core, setup, teardown);
 	tcase_add_test(core, test_tiny_llama);
+	tcase_add_test(core, test_per_layer_kv_heads);
+	tcase_add_test(core, test_other_int_types);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_checked_fixture(errors, setup, teardown);
@@ -249,6 +595,17 @@ static Suite *gguf_suite(void)
 	tcase_add_test(errors, test_every_truncation);
 	tcase_add_loop_test(errors, test_damaged, 0, sizeof damage / sizeof damage[0]);
 	tcase_add_test(errors, test_missing_key);
+	tcase_add_loop_test(errors, test_per_layer_refused, 0,
+			    sizeof bad_layers / sizeof bad_layers[0]);
+	tcase_add_loop_test(errors, test_bad_values, 0, sizeof bad_values / sizeof bad_values[0]);
+	tcase_add_test(errors, test_duplicate_key);
+	tcase_add_test(errors, test_duplicate_tensor);
+	tcase_add_test(errors, test_experts_used);
+	tcase_add_test(errors, test_huge_string_array);
+	tcase_add_test(errors, test_sparse_string_array);
+	tcase_add_test(errors, test_fifo);
+	tcase_add_test(errors, test_long_path);
+	tcase_add_test(errors, test_key_before_architecture);
 	suite_add_tcase(s, errors);
 	return s;
 }

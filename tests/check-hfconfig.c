@@ -821,6 +821,15 @@ static const struct {
 	{"hf-rotary-factor.json", KVP_STATUS_INVALID, 9, 28, "partial_rotary_factor"},
 	/* `  "rotary_dim": 512,`: more than head_dim 4096 / 16 = 256, column 17 */
 	{"hf-rotary-dim.json", KVP_STATUS_INVALID, 6, 17, "rotary_dim"},
+	/* bit widths no engine loads (vLLM gptq.py: 2/3/4/8; awq: 4, awq_marlin
+	 * 4 and 8): `"bits": 1` at column 59, `"w_bit": 3` at column 59 too */
+	{"hf-gptq-bits.json", KVP_STATUS_INVALID, 9, 59, "quantization_config.bits"},
+	{"hf-awq-bits.json", KVP_STATUS_INVALID, 9, 59, "quantization_config.w_bit"},
+	/* `  "num_key_value_heads": 010,`: not JSON (Python's json refuses it;
+	 * YAML 1.1 reads 8), column 26 */
+	{"hf-leading-zero.json", KVP_STATUS_INVALID, 6, 26, "num_key_value_heads"},
+	/* `  "partial_rotary_factor": "0.5",`: a string, column 28 */
+	{"hf-quoted-fraction.json", KVP_STATUS_INVALID, 8, 28, "partial_rotary_factor"},
 };
 
 START_TEST(test_bad)
@@ -840,6 +849,34 @@ START_TEST(test_bad)
 		      bad[_i].line, bad[_i].col, msg);
 	ck_assert_str_eq(err.field, bad[_i].field);
 	ck_assert(err.msg[0]);
+}
+END_TEST
+
+/* What the importer keeps is kept whole or refused, never cut: a path of
+ * 512 bytes or more (m->path holds 511) names no model; an _name_or_path id
+ * longer than 127 bytes is not used as the id, with a warning. */
+START_TEST(test_no_silent_cuts)
+{
+	struct kvp_error err = {0};
+	char path[700];
+	int n = snprintf(path, sizeof path, "/tmp/");
+	while (n < 600)
+		path[n++] = 'x';
+	snprintf(path + n, sizeof path - n, "/config.json");
+	ck_assert_int_eq(kvp_hf_config_load(path, &model, &err), KVP_STATUS_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "longer than 511 bytes"));
+	char id[200], doc[600];
+	memset(id, 'a', 150);
+	memcpy(id, "org/", 4);
+	id[150] = 0;
+	snprintf(doc, sizeof doc, "{\"_name_or_path\": \"%s\", \"model_type\": \"llama\", "
+		 "\"num_hidden_layers\": 1, \"hidden_size\": 8, \"num_attention_heads\": 1, "
+		 "\"vocab_size\": 2, \"intermediate_size\": 4}", id);
+	load_path(write_tmp(doc));
+	unlink(tmp_path);
+	ck_assert_str_eq(model.hf_id, "");
+	ck_assert_uint_eq(model.num_warnings, 1);
+	ck_assert_ptr_nonnull(strstr(model.warnings[0], "_name_or_path: 150 bytes"));
 }
 END_TEST
 
@@ -873,6 +910,7 @@ static Suite *hfconfig_suite(void)
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, sizeof bad / sizeof bad[0]);
 	tcase_add_test(errors, test_missing_file);
+	tcase_add_test(errors, test_no_silent_cuts);
 	tcase_add_test(errors, test_falcon_tp);
 	tcase_add_test(errors, test_param_overflow);
 	tcase_add_test(errors, test_contradictions_warn);

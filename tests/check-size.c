@@ -260,6 +260,51 @@ START_TEST(test_failures)
 }
 END_TEST
 
+
+/* issue 33: the closed loop (--users) once iterated lambda = C / W(lambda)
+ * and, past saturation, alternated between an infinite wait (next rate 0)
+ * and rate 0 (no wait), ending on 0 after an even number of turns: such
+ * rows met every target with one user's throughput.  replicas_case's numbers
+ * (test_replicas_by_hand): S = 10.0524288 ms, k = 78.6432 us, output 100.
+ * 300 users on one replica: step = 10 ms + 300 k = 33.59296 ms, D = 100 x
+ * step = 3.359296 s.  The closed loop's Little's law lambda W(lambda) = 300
+ * with rho = lambda S, W = S + rho S / (2 (1 - rho)) + D / (1 - rho):
+ *   rho + rho^2 / (2 (1 - rho)) + rho D / (S (1 - rho)) = 300
+ *   -> rho^2 / 2 - (301 + D / S) rho + 300 = 0, D / S = 334.17755
+ *   -> rho = 635.17755 - sqrt(635.17755^2 - 600) = 0.4724846,
+ *      lambda = rho / S = 47.00204 requests/s.
+ * 600 users: unqueued, each comes back every W(0) = S + 100 (10 ms + 600 k)
+ * = 5.7286444 s: 600 / 5.7286444 = 104.74 requests/s against a prefill
+ * that serves 1 / S = 99.48: overloaded, a throughput failure, and the
+ * search adds a replica (300 each, as above). */
+START_TEST(test_users_closed_loop)
+{
+	struct kvp_size_config c;
+	struct kvp_error err = {0};
+	replicas_case();
+	demand.rate = 0;
+	demand.slo_ttft_s = demand.slo_tpot_s = 0;
+	demand.users = 300;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(c.prefill_utilization, 0.4724846, 1e-6);
+	ck_assert_double_eq_tol(c.rate, 47.00204, 1e-4);
+	ck_assert_double_eq_tol(c.concurrency, 300, 1e-9);
+	/* N = lambda W on what evaluate reports (fixed lengths: p90 prompt = mean) */
+	ck_assert_double_eq_tol(kvp_size_concurrency(c.rate, c.ttft_s, 100, c.tpot_s), 300, 1e-6);
+	ck_assert_msg(c.meets, "failed %u", c.failed);
+
+	demand.users = 600;
+	ck_assert_int_eq(kvp_size_evaluate(&model, &gpu, &demand, &opts, 1, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.failed & KVP_SIZE_FAIL_THROUGHPUT);
+	ck_assert(!c.meets);
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	ck_assert(c.meets);
+	ck_assert_uint_eq(c.replicas, 2);
+	ck_assert_double_eq_tol(c.rate, 47.00204, 1e-4);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
 START_TEST(test_rank)
 {
 	struct kvp_size_config c[4] = {0};
@@ -842,6 +887,50 @@ START_TEST(test_yaml_writer)
 }
 END_TEST
 
+/* The model argument of --emit, by hand: a local file as given (config.json
+ * by its folder), "./" before a leading '-', an id with '-' refused. */
+static const struct {
+	const char *path, *hf_id, *name, *want; /* want NULL: refused */
+} launch_cases[] = {
+	{"models/llama/config.json", "meta-llama/Llama-2-7b-hf", "llama", "models/llama"},
+	{"config.json", "", "x", "."},
+	{"/config.json", "", "x", "/"},
+	{"-d/config.json", "", "d", "./-d"},
+	{"/m/q4.gguf", "", "Llama 3", "/m/q4.gguf"},
+	{"-q4.gguf", "", "q", "./-q4.gguf"},
+	{"p/x.yaml", "org/m", "x", "org/m"},
+	{"p/x.yaml", "", "x", "x"},
+	{"p/x.yaml", "--model=evil", "x", NULL},
+	{"p/-x.yaml", "", "-x", NULL},
+};
+
+START_TEST(test_launch_id)
+{
+	struct kvp_model m;
+	memset(&m, 0, sizeof m);
+	snprintf(m.path, sizeof m.path, "%s", launch_cases[_i].path);
+	snprintf(m.hf_id, sizeof m.hf_id, "%s", launch_cases[_i].hf_id);
+	snprintf(m.name, sizeof m.name, "%s", launch_cases[_i].name);
+	char id[600];
+	struct kvp_error err;
+	kvp_status st = kvp_size_launch_id(&m, id, sizeof id, &err);
+	if (launch_cases[_i].want) {
+		ck_assert_int_eq(st, KVP_STATUS_OK);
+		ck_assert_str_eq(id, launch_cases[_i].want);
+	} else {
+		ck_assert_int_eq(st, KVP_STATUS_INVALID);
+		ck_assert_str_eq(err.path, launch_cases[_i].path);
+	}
+	/* never cut: a buffer one byte short is an overflow */
+	if (launch_cases[_i].want) {
+		char small[64];
+		size_t need = strlen(launch_cases[_i].want);
+		ck_assert_int_eq(kvp_size_launch_id(&m, small, need, &err), KVP_STATUS_OVERFLOW);
+		ck_assert_int_eq(kvp_size_launch_id(&m, small, need + 1, &err), KVP_STATUS_OK);
+	}
+}
+END_TEST
+
 START_TEST(test_demand_errors)
 {
 	struct kvp_error err = {0};
@@ -870,6 +959,7 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_replicas_by_hand);
 	tcase_add_test(core, test_30b_int4_on_24gb);
 	tcase_add_test(core, test_rank);
+	tcase_add_test(core, test_users_closed_loop);
 	tcase_add_test(core, test_emit);
 	tcase_add_test(core, test_emit_consistency);
 	tcase_add_test(core, test_yaml_writer);
@@ -886,6 +976,7 @@ static Suite *size_suite(void)
 	tcase_set_timeout(errors, 60);
 	tcase_add_test(errors, test_failures);
 	tcase_add_test(errors, test_demand_errors);
+	tcase_add_loop_test(errors, test_launch_id, 0, sizeof launch_cases / sizeof launch_cases[0]);
 	suite_add_tcase(s, errors);
 	return s;
 }

@@ -56,6 +56,19 @@ static const struct {
 	{"4.5k", 0, 4608},     /* 4.5 * 1024 */
 	{"10x", -1, 0},
 	{"-5", -1, 0},
+	/* D21: a count is whole; a suffix may make a fraction whole */
+	{"1.5", -3, 0},        /* was rounded to 2 tokens */
+	{"1.5k", 0, 1536},     /* 1.5 * 1024 */
+	{"1.50k", 0, 1536},    /* trailing zeros change nothing */
+	{".5k", 0, 512},
+	{"1.3k", -3, 0},       /* 1.3 * 1024 = 1331.2 */
+	{"0.0009765625m", 0, 1024}, /* 2^-10 * 2^20 = 2^10, exact in decimal */
+	{"0.00000000000000000001k", -3, 0}, /* 20 decimals */
+	{"2.0", 0, 2},
+	{"17592186044416m", -2, 0},  /* 2^44 * 2^20 = 2^64: overflows */
+	{"17592186044415.5m", 0, 18446744073709027328ULL}, /* (2^44 - 1 + 0.5) * 2^20 = 2^64 - 2^19 */
+	{"0x10", -1, 0},
+	{"1e3", -1, 0},
 };
 
 START_TEST(test_parse_tokens)
@@ -106,6 +119,20 @@ START_TEST(test_fraction)
 	ck_assert_int_eq(kvp_parse_fraction("nan", &v), -1);
 	ck_assert_int_eq(kvp_parse_fraction("inf", &v), -1);
 	ck_assert_int_eq(kvp_parse_fraction("1e999", &v), -2); /* overflows a double */
+	/* D21: decimal only; strtod would take these */
+	ck_assert_int_eq(kvp_parse_fraction("0x0.8p0", &v), -1); /* hex float, 0.5 */
+	ck_assert_int_eq(kvp_parse_fraction("0X1", &v), -1);
+	ck_assert_int_eq(kvp_parse_fraction("0.5e", &v), -1);
+	ck_assert_int_eq(kvp_parse_fraction(".", &v), -1);
+	ck_assert_int_eq(kvp_parse_fraction("5e-1", &v), 0);
+	ck_assert_double_eq_tol(v, 0.5, 1e-12);
+	ck_assert_int_eq(kvp_parse_fraction(".5", &v), 0);
+	ck_assert_double_eq_tol(v, 0.5, 1e-12);
+	double d;
+	ck_assert_int_eq(kvp_parse_double("0x10", &d), -1);
+	ck_assert_int_eq(kvp_parse_double("1e+3", &d), 0);
+	ck_assert_double_eq(d, 1000);
+	ck_assert_int_eq(kvp_parse_double("1..2", &d), -1);
 }
 END_TEST
 

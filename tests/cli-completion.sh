@@ -51,6 +51,70 @@ expect_completion "kvbench --val" "--validate-only"
 expect_completion "kvbench --backend c" "cpu cuda"
 expect_completion "$top_builddir/kvbench --gpu l4" "l4 l40s"
 
+# N2: a profile name is data, never code.  A models folder on
+# $KVPLAN_PROFILES holds files whose names are a command substitution, a
+# variable and a glob; completing them must not run the command (it would
+# make the marker file), and each name is offered as its literal characters.
+hp="$tmp/hostile-profiles"
+mkdir -p "$hp/models"
+marker="$tmp/empty/PWNED"     # the commands run where the completion runs
+touch "$hp/models/\$(touch PWNED).yaml" "$hp/models/\${HOME}x.yaml" "$hp/models/\`touch PWNED\`.yaml" \
+	"$hp/models/g*.yaml"
+hostile_line() {
+	(cd "$tmp/empty" && KVPLAN_PROFILES="$hp" PATH="$top_builddir:$PATH" LC_ALL=C bash -c '
+		. "$1/completion/kvplan"
+		COMP_WORDS=(kvplan size --model "$2"); COMP_CWORD=3
+		_kvplan
+		printf "%s\n" "${COMPREPLY[@]}"' sh "$top_srcdir" "$1")
+}
+for cur in '' '$' '$(' '`'; do
+	got=$(hostile_line "$cur")
+	name="complete --model '$cur' with hostile profile names: no command ran"
+	if [ -e "$marker" ]; then bad "$marker was made"; rm -f "$marker"; else ok; fi
+done
+got=$(hostile_line '$(')
+name="the \$(...) name is offered literally"
+if [ "$got" = "\$(touch PWNED)" ]; then ok; else bad "got '$got'"; fi
+got=$(hostile_line '$')
+name="\${HOME}x is offered literally, not as the home directory"
+case "$got" in *"\${HOME}x"*) ok ;; *) bad "got '$got'" ;; esac
+got=$(hostile_line '`')
+name="the backquoted name is offered literally"
+if [ "$got" = "\`touch PWNED\`" ]; then ok; else bad "got '$got'"; fi
+got=$(hostile_line 'g')
+name="a name with * is one literal offer, not a glob"
+if [ "$(printf '%s\n' "$got" | grep -cx 'g\*')" = 1 ]; then ok; else bad "got '$got'"; fi
+# the file part of the completion does not expand the typed word either
+got=$(hostile_line '$(touch PWNED)')
+name="a typed \$(...) word completes as files without running"
+if [ -e "$marker" ]; then bad "$marker was made"; rm -f "$marker"; else ok; fi
+
+# A random sweep of the filter (seeded, so a failure repeats): 200 profile
+# names of shell metacharacters; completing --model offers exactly what
+# `kvplan list models` prints, each name whole, and runs nothing.
+hp2="$tmp/fuzz-profiles"
+mkdir -p "$hp2/models"
+awk 'BEGIN { srand(37); s = "$`()[]{};&|*?~!#<>=%^ \\\"\047ab-"
+	for (i = 0; i < 200; i++) { n = 1 + int(rand() * 12); w = ""
+		for (j = 0; j < n; j++) w = w substr(s, 1 + int(rand() * length(s)), 1)
+		print w } }' | while IFS= read -r n; do
+	: >"$hp2/models/$n.yaml" 2>/dev/null || : >"$hp2/models/x$n.yaml"
+done
+want=$(KVPLAN_PROFILES="$hp2" "$KVPLAN" list models | LC_ALL=C sort)
+got=$( (cd "$tmp/empty" && KVPLAN_PROFILES="$hp2" PATH="$top_builddir:$PATH" LC_ALL=C bash -c '
+	. "$1/completion/kvplan"
+	COMP_WORDS=(kvplan size --model ""); COMP_CWORD=3
+	_kvplan
+	printf "%s\n" "${COMPREPLY[@]}"' sh "$top_srcdir") | LC_ALL=C sort)
+name="random metacharacter names: the offers are kvplan list's names, whole"
+printf '%s\n' "$want" >"$tmp/want" && printf '%s\n' "$got" >"$tmp/got"
+[ "$got" = "$want" ] && ok || bad "$(diff "$tmp/want" "$tmp/got" | head -5)"
+name="random metacharacter names: no command ran"
+found=$(find "$tmp" -name 'PWNED*' | head -3)
+[ -z "$found" ] && ok || bad "$found"
+name="random metacharacter names: at least 150 names made"
+[ "$(ls "$hp2/models" | wc -l)" -ge 150 ] && ok || bad "$(ls "$hp2/models" | wc -l)"
+
 # the zsh function is valid zsh, where zsh is installed
 if command -v zsh >/dev/null 2>&1; then
 	name="zsh -n completion/_kvplan"

@@ -61,4 +61,30 @@ run "$KVPLAN" budget --model "$top_srcdir/tests/data/warn/hf-vision-no-dims.json
 	--context 1024
 expect_rc 0
 expect_err "hf-vision-no-dims.json:3:20: warning: vision_config: a tower without its dimensions"
+# --weights-dtype with a GGUF (issue 37 N10): its tensor types are its weights,
+# so the what-if is refused (exit 2) instead of being silently ignored.  The
+# file is written here: a 1-layer "llama" (ggml docs/gguf.md: "GGUF", version
+# 3, tensor and key counts, length-prefixed keys, typed values, tensor infos).
+le() { # VALUE BYTES: VALUE in BYTES little-endian bytes
+	v=$1 i=0
+	while [ "$i" -lt "$2" ]; do
+		printf "\\$(printf '%03o' $((v % 256)))"
+		v=$((v / 256)) i=$((i + 1))
+	done
+}
+gstr() { le ${#1} 8; printf '%s' "$1"; }
+gu32() { gstr "$1"; le 4 4; le "$2" 4; }
+{
+	printf 'GGUF'; le 3 4; le 1 8; le 7 8
+	gstr general.architecture; le 8 4; gstr llama
+	gu32 llama.block_count 1; gu32 llama.embedding_length 64
+	gu32 llama.context_length 2048; gu32 llama.attention.head_count 4
+	gu32 llama.attention.head_count_kv 2; gu32 llama.vocab_size 256
+	gstr token_embd.weight; le 2 4; le 64 8; le 256 8; le 1 4; le 0 8
+} >"$tmp/tiny.gguf"
+run "$KVPLAN" budget --model "$tmp/tiny.gguf" --gpu h100-sxm --context 1024
+expect_rc 0
+run "$KVPLAN" budget --model "$tmp/tiny.gguf" --gpu h100-sxm --context 1024 --weights-dtype int4
+expect_rc 2
+expect_err "--weights-dtype: $tmp/tiny.gguf is a GGUF file, whose tensor types fix its weight bytes"
 finish

@@ -42,7 +42,7 @@ cp "$data/check/pass.yaml" "$w/exp.yaml"
 cp "$w/exp.yaml" "$w/exp.orig"
 run "$KVPLAN" check "$w/exp.yaml" --update-baseline "$w/exp.yaml"
 expect_rc 2
-expect_err "exp.yaml: error: is one of this command's inputs; not writing over it"
+expect_err "--update-baseline '$w/exp.yaml' is the expectations FILE; not writing over an input"
 name="expectations kept"
 cmp -s "$w/exp.yaml" "$w/exp.orig" && ok || bad "exp.yaml changed"
 run "$KVPLAN" check "$w/exp.yaml" --junit "$w/exp.yaml"
@@ -74,6 +74,8 @@ name="a 254-byte file name"
 rm -f "$w/$long"
 
 # --- an output through a planted symlink replaces the link, not its target
+# (a link to a regular file or to nothing; issue 37 keeps this: a link in a
+# shared folder cannot aim the write at another file)
 echo "precious" >"$w/precious"
 ln -s precious "$w/junit.xml"
 run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/junit.xml"
@@ -81,6 +83,70 @@ expect_rc 0
 name="symlink target untouched"
 [ "$(cat "$w/precious")" = precious ] && [ ! -L "$w/junit.xml" ] && grep -q '<testsuites' "$w/junit.xml" &&
 	ok || bad "$(ls -l "$w")"
+
+# --- outputs that are not regular files are streamed to, never renamed over
+# (issue 37, N1).  /dev/stdout: JUnit alone on stdout, whatever stdout is
+# (a pipe here, then a file), the file stdout goes to kept as that file.
+run "$KVPLAN" check "$data/check/pass.yaml" --junit /dev/stdout
+expect_rc 0
+name="--junit /dev/stdout: JUnit on stdout, no text report"
+case "$out" in '<?xml'*'</testsuites>') ok ;; *) bad "$out" ;; esac
+"$KVPLAN" check "$data/check/pass.yaml" --junit /dev/stdout >"$w/stdout.xml" 2>"$tmp/err"
+rc=$?; name="--junit /dev/stdout > file"
+expect_rc 0
+head -n 1 "$w/stdout.xml" | grep -q '^<?xml' && grep -q '</testsuites>' "$w/stdout.xml" &&
+	ok || bad "$(head -n 3 "$w/stdout.xml")"
+# the file stdout goes to, named: the same as /dev/stdout
+"$KVPLAN" check "$data/check/pass.yaml" --junit "$w/stdout.xml" >"$w/stdout.xml" 2>"$tmp/err"
+rc=$?; name="--junit F > F"
+expect_rc 0
+[ "$(grep -c '<testsuites' "$w/stdout.xml")" = 1 ] && ok || bad "$(head -n 3 "$w/stdout.xml")"
+# a FIFO made here: its reader gets the JUnit, and it stays a FIFO
+mkfifo "$w/fifo"
+cat "$w/fifo" >"$w/from-fifo" &
+reader=$!
+run timeout 20 "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/fifo"
+expect_rc 0
+wait "$reader"
+name="--junit FIFO: streamed, still a FIFO"
+[ -p "$w/fifo" ] && grep -q '</testsuites>' "$w/from-fifo" && ok || bad "$(ls -l "$w/fifo")"
+# a character device made here (1:3, a null device), where mknod is allowed
+if mknod "$w/null" c 1 3 2>/dev/null; then
+	run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/null"
+	expect_rc 0
+	name="--junit DEVICE: still a device"
+	[ -c "$w/null" ] && ok || bad "$(ls -l "$w/null")"
+	# and through a link: the device written, the link kept
+	ln -s null "$w/null-link"
+	run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/null-link"
+	expect_rc 0
+	name="--junit LINK-TO-DEVICE: link and device kept"
+	[ -L "$w/null-link" ] && [ -c "$w/null" ] && ok || bad "$(ls -l "$w")"
+else
+	echo "# skip: mknod not allowed here (the device cases)"
+fi
+# --tap on stdout and JUnit to /dev/null, stdout also /dev/null: a device
+# takes both, no usage error
+"$KVPLAN" check "$data/check/pass.yaml" --tap --junit /dev/null >/dev/null 2>"$tmp/err"
+rc=$?; name="--tap --junit /dev/null > /dev/null"
+expect_rc 0
+# a directory is refused by name
+mkdir -p "$w/adir"
+run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/adir"
+expect_rc 3
+expect_err "adir: error: a directory, not a file to write"
+no_temp "$w"
+
+# --- two outputs naming one file, or an output naming an input: usage (N18)
+run "$KVPLAN" check "$data/check/pass.yaml" --junit "$w/both.yaml" --update-baseline "$w/./both.yaml"
+expect_rc 2
+expect_err "--junit and --update-baseline name the same file"
+name="nothing written for two outputs on one file"
+[ ! -e "$w/both.yaml" ] && ok || bad "both.yaml written"
+cp "$w/exp.orig" "$w/exp2.yaml"
+run "$KVPLAN" check "$w/exp2.yaml" --update-baseline "$w/../work/exp2.yaml"
+expect_rc 2
+expect_err "--update-baseline '$w/../work/exp2.yaml' is the expectations FILE"
 
 # --- a full disk: the write fails, the previous file stays whole.  As root
 # with mount: a 64 KiB tmpfs filled up; otherwise a file size limit of one
@@ -118,6 +184,65 @@ cmp -s "$small/charts/kv-context.dat" "$tmp/dat.before" && ok || bad "previous .
 no_temp "$small"
 [ "$full" = tmpfs ] && umount "$small"
 
+# --- gnuplot exits 0 after a short write on a full disk (it does not check
+# its writes): a gnuplot made here that writes a cut image and exits 0.  The
+# cut image is removed and the warning says so (an image is a warning's
+# matter in plot, as a missing gnuplot is: exit 0, data and script kept).
+for term in svg png pdf; do
+	printf '#!/bin/sh\ncase "$1" in *.gp) ;; *) exit 2 ;; esac\nprintf "<svg><g>cut" >"${1%%.gp}.%s"\n' \
+		"$term" >"$tmp/cut-gnuplot"
+	chmod +x "$tmp/cut-gnuplot"
+	run env KVPLAN_GNUPLOT="$tmp/cut-gnuplot" "$KVPLAN" plot kv-context --model llama-2-7b \
+		--term "$term" -o "$w/cutplot"
+	expect_rc 0
+	expect_err "kv-context.$term: error: $tmp/cut-gnuplot wrote a cut image (a full disk?), removed"
+	name="no cut $term image left"
+	[ ! -e "$w/cutplot/kv-context.$term" ] && ok || bad "$(ls -l "$w/cutplot")"
+done
+# a whole SVG (ends with </svg>) passes
+printf '#!/bin/sh\nprintf "<svg>\\n</svg>\\n" >"${1%%.gp}.svg"\n' >"$tmp/whole-gnuplot"
+chmod +x "$tmp/whole-gnuplot"
+run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" "$KVPLAN" plot kv-context --model llama-2-7b \
+	--term svg -o "$w/cutplot"
+expect_rc 0
+expect_out "kv-context.svg"
+
+# --- a figure that overflows to infinity is an error naming the field, never
+# "inf" in a table or CSV (issue 37, N16)
+# 1e308 $/GPU-hour x 2 GPUs = 2e308 > DBL_MAX (1.797e308)
+for fmt in table csv json; do
+	run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpu h100-sxm \
+		--price h100-sxm=1e308 --tp 2 --format "$fmt"
+	expect_rc 3
+	expect_err "h100-sxm, tp 2, 2 GPUs: cost_per_hour: overflows to infinity"
+	name="size --format $fmt: nothing printed"
+	[ -z "$out" ] && ok || bad "$out"
+done
+# ...while 1e308 x 1 GPU is finite and printed
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpu h100-sxm --price h100-sxm=1e308 \
+	--tp 1 --format csv
+expect_rc 0
+# prefill of 64 prompts of 131,072 tokens: at least 2 x 8.0e9 parameters x
+# 131,072 x 64 = 1.3e17 FLOP; at 3e-308 of the H100's 989 TFLOP/s (3e-293
+# FLOP/s) that is 4.5e309 s > DBL_MAX
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --prefill-flops-efficiency 3e-308 \
+	--prompt 131072 --output 128 --batch 64 --format csv
+expect_rc 3
+expect_err "kvplan perf: batch 64: prefill_s: overflows to infinity"
+name="perf: nothing printed"
+[ -z "$out" ] && ok || bad "$out"
+
+# a FIFO at the image's name is neither removed nor written (gnuplot would
+# block on it): a warning, the FIFO kept
+mkdir -p "$w/fifoplot"
+mkfifo "$w/fifoplot/kv-context.svg"
+run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" timeout 20 "$KVPLAN" plot kv-context \
+	--model llama-2-7b --term svg -o "$w/fifoplot"
+expect_rc 0
+expect_err "kv-context.svg: error: not a regular file; not letting $tmp/whole-gnuplot write over it"
+name="the FIFO at the image's name kept"
+[ -p "$w/fifoplot/kv-context.svg" ] && ok || bad "$(ls -l "$w/fifoplot")"
+
 # --- kill -9 while the report is being written (gnuplot, here a script that
 # waits, runs while report.md is open): the previous report stays whole
 r="$w/report"
@@ -137,6 +262,33 @@ name="kill -9 mid-report"
 [ -f "$tmp/started" ] && cmp -s "$r/report.md" "$tmp/report.before" && ok ||
 	bad "report.md changed or the run never started"
 pkill -P $$ sleep 2>/dev/null
+
+# --- SIGTERM at the same moment (N18): the previous report whole, and the
+# temporary files removed by the signal handler (kill -9 cannot do that)
+r="$w/report-term"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$data/report/tiny.yaml" -o "$r"
+expect_rc 0
+cp "$r/report.md" "$tmp/report-term.before"
+rm -f "$tmp/started"
+printf '#!/bin/sh\necho $$ >"%s/gnuplot.pid"; touch "%s/started"; exec sleep 30\n' "$tmp" "$tmp" \
+	>"$tmp/slow-gnuplot2"
+chmod +x "$tmp/slow-gnuplot2"
+KVPLAN_GNUPLOT="$tmp/slow-gnuplot2" "$KVPLAN" report "$data/report/tiny.yaml" -o "$r" \
+	>/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -f "$tmp/started" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+name="a temporary file exists while gnuplot runs"
+[ -n "$(find "$r" -name '.*.tmp')" ] && ok || bad "none: the SIGTERM case below shows nothing"
+kill -TERM $pid 2>/dev/null
+wait $pid 2>/dev/null
+rc=$?
+kill "$(cat "$tmp/gnuplot.pid" 2>/dev/null)" 2>/dev/null
+name="SIGTERM mid-report: killed by the signal (exit 143)"
+[ "$rc" = 143 ] && ok || bad "exit $rc"
+name="SIGTERM mid-report: the previous report whole"
+cmp -s "$r/report.md" "$tmp/report-term.before" && ok || bad "report.md changed"
+no_temp "$r"
 
 # --- inputs that are not regular files: named, refused, never waited on
 mkfifo "$w/fifo.yaml"

@@ -135,8 +135,16 @@ if grep -q '^kvbench:' "$tmp/r.yaml" && grep -q '^points:' "$tmp/r.yaml" &&
    grep -q 'command: ".*kvbench --batch 2' "$tmp/r.yaml"; then ok; else bad "YAML file: $(cat "$tmp/r.yaml")"; fi
 run "$KVBENCH" $small --validate-only --out "$tmp/r.csv"
 expect_rc 0
-if head -n 1 "$tmp/r.csv" | grep -q '^schema_version,backend,batch,' && [ "$(wc -l <"$tmp/r.csv")" = 2 ]; then ok
+# the mark of results_format 2, the header, the point, its count (issue 37)
+if head -n 1 "$tmp/r.csv" | grep -q '^# kvbench results_format 2:' &&
+   sed -n 2p "$tmp/r.csv" | grep -q '^schema_version,backend,batch,' &&
+   [ "$(tail -n 1 "$tmp/r.csv")" = "# point_count: 1" ] && [ "$(wc -l <"$tmp/r.csv")" = 4 ]; then ok
 else bad "CSV file: $(cat "$tmp/r.csv")"; fi
+name="the YAML file ends with its count"
+[ "$(tail -n 1 "$tmp/r.yaml")" = "point_count: 1" ] && grep -q '^  results_format: 2$' "$tmp/r.yaml" &&
+	ok || bad "$(tail -n 3 "$tmp/r.yaml")"
+name="no FILE.partial left after a whole run"
+[ ! -e "$tmp/r.yaml.partial" ] && [ ! -e "$tmp/r.csv.partial" ] && ok || bad "$(ls "$tmp")"
 
 # Capacity, by hand: limit 64 MiB x 0.5 = 33,554,432 B; weights 1 MiB leave
 # 32,505,856 B; a bf16 block of 8 KV heads, P 16, d 128 is 2 x 8 x 16 x 128
@@ -278,39 +286,144 @@ expect_rc 1
 expect_err "67108864 blocks, 35184372088832 bytes)"
 case "$err" in *"0 blocks"*) bad "the old message: $err" ;; *) ok ;; esac
 
-# --out is written a point at a time: kill a sweep after its first point
-# and the file holds that point, readable by kvplan validate.
+# --out is written a point at a time to FILE.partial (issue 37, N3): kill a
+# sweep after its first point and the partial file holds that point, the
+# previous FILE is untouched, and kvplan validate refuses the partial file
+# as cut (it has no point_count).
+printf 'previous results\n' >"$tmp/cut.yaml"
 "$KVBENCH" $small --kv-dtype fp32,bf16,int8 --block-size 1,16 --context 3000 --repeats 400 \
 	--stream-bytes 1MiB --out "$tmp/cut.yaml" --quiet >/dev/null 2>&1 &
 pid=$!
 i=0
-while [ "$i" -lt 600 ] && ! grep -q '^  - ' "$tmp/cut.yaml" 2>/dev/null; do
+while [ "$i" -lt 1800 ] && ! grep -q '^  - ' "$tmp/cut.yaml.partial" 2>/dev/null; do
 	sleep 0.1
 	i=$((i + 1))
 done
+name="the previous --out is untouched while the run goes"
+[ "$(cat "$tmp/cut.yaml")" = "previous results" ] && ok || bad "$(head -n 3 "$tmp/cut.yaml")"
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
-n=$(grep -c '^  - ' "$tmp/cut.yaml")
+n=$(grep -c '^  - ' "$tmp/cut.yaml.partial")
+name="the killed run's FILE.partial"
 if [ "$n" -ge 1 ] && [ "$n" -lt 6 ]; then ok; else bad "$n points in the killed run's file"; fi
-run "$KVPLAN" validate "$tmp/cut.yaml"
-case "$rc" in 0|1) ok ;; *) bad "kvplan validate on a killed run's file: exit $rc: $err" ;; esac
-# A complete file cut after each of its points is read with that many.
+name="the previous --out is untouched after a kill"
+[ "$(cat "$tmp/cut.yaml")" = "previous results" ] && ok || bad "$(head -n 3 "$tmp/cut.yaml")"
+run "$KVPLAN" validate "$tmp/cut.yaml.partial"
+expect_rc 3
+expect_err "error: point_count: missing after $n point"
+# A complete file reads whole; cut after each of its points it is refused
+# with the count of points it has and the line of the last.
 run "$KVBENCH" $small --kv-dtype fp32,bf16,int8 --repeats 2 --stream-bytes 1MiB \
 	--out "$tmp/whole.yaml" --quiet
 expect_rc 0
-for k in 1 2 3; do
+run "$KVPLAN" validate "$tmp/whole.yaml" --format json
+case "$rc" in 0|1) ok ;; *) bad "whole file: exit $rc: $err" ;; esac
+expect_out "\"decode_points\": 3,"
+for k in 1 2; do
 	awk -v k="$k" '/^  - / { n++ } n > k { exit } { print }' "$tmp/whole.yaml" >"$tmp/cut$k.yaml"
 	run "$KVPLAN" validate "$tmp/cut$k.yaml" --format json
-	case "$rc" in 0|1) ok ;; *) bad "cut after point $k: exit $rc: $err" ;; esac
-	expect_out "\"decode_points\": $k,"
+	expect_rc 3
+	expect_err "cut$k.yaml:"
+	expect_err "error: point_count: missing after $k point"
 done
-# the same for CSV: header and a line per point, cut after each line
+# a count that disagrees (a point deleted by hand) is refused at the count
+awk '/^  - / { n++ } n == 2 && !/^point_count/ { next } { print }' "$tmp/whole.yaml" >"$tmp/edited.yaml"
+run "$KVPLAN" validate "$tmp/edited.yaml"
+expect_rc 3
+expect_err "error: point_count: 3, but the file has 2 points: cut or edited"
+# the same for CSV: mark, header and a line per point, cut after each line
+# (3 points: fp32, bf16 and int8 of one shape)
 run "$KVBENCH" $small --kv-dtype fp32,bf16,int8 --repeats 2 --stream-bytes 1MiB \
 	--out "$tmp/whole.csv" --quiet
-for k in 1 2 3; do
-	head -n $((k + 1)) "$tmp/whole.csv" >"$tmp/cut$k.csv"
+run "$KVPLAN" validate "$tmp/whole.csv" --format json
+case "$rc" in 0|1) ok ;; *) bad "whole CSV: exit $rc: $err" ;; esac
+expect_out "\"decode_points\": 3,"
+for k in 1 2; do
+	head -n $((k + 2)) "$tmp/whole.csv" >"$tmp/cut$k.csv"
 	run "$KVPLAN" validate "$tmp/cut$k.csv" --format json
-	case "$rc" in 0|1) ok ;; *) bad "CSV cut after point $k: exit $rc: $err" ;; esac
-	expect_out "\"decode_points\": $k,"
+	expect_rc 3
+	expect_err "cut$k.csv:$((k + 3)):1: error: point_count: missing after $k point"
 done
+# two whole files joined: the second's points come after the first's count
+{ cat "$tmp/whole.csv"; sed 1,2d "$tmp/whole.csv"; } >"$tmp/joined.csv"
+run "$KVPLAN" validate "$tmp/joined.csv"
+expect_rc 3
+expect_err "joined.csv:7:1: error: a point after point_count (line 6): two files joined?"
+# a count that is not a number, and a format this reader does not know
+sed 's/^point_count: 3$/point_count: three/' "$tmp/whole.yaml" >"$tmp/word.yaml"
+run "$KVPLAN" validate "$tmp/word.yaml"
+expect_rc 3
+expect_err "error: point_count: expected a whole number"
+sed 's/^  results_format: 2$/  results_format: 3/' "$tmp/whole.yaml" >"$tmp/newer.yaml"
+run "$KVPLAN" validate "$tmp/newer.yaml"
+expect_rc 3
+expect_err "error: results_format: expected 1 to 2 (a newer kvbench wrote this file?)"
+# a file from an older kvbench (no results_format mark) reads as before
+grep -v '^#' "$tmp/whole.csv" >"$tmp/old.csv"
+run "$KVPLAN" validate "$tmp/old.csv" --format json
+case "$rc" in 0|1) ok ;; *) bad "old CSV: exit $rc: $err" ;; esac
+expect_out "\"decode_points\": 3,"
+
+# --- bad --out targets are refused before the sweep (N3), with exit 2
+mkfifo "$tmp/fifo.yaml"
+run timeout 20 "$KVBENCH" $small --out "$tmp/fifo.yaml"
+expect_rc 2
+expect_err "--out $tmp/fifo.yaml: a FIFO, not a regular file"
+mkdir "$tmp/dir.yaml"
+run "$KVBENCH" $small --out "$tmp/dir.yaml"
+expect_rc 2
+expect_err "a directory, not a regular file"
+name="nothing measured for a refused --out"
+case "$out" in '') ok ;; *) bad "$out" ;; esac
+# the --gpu profile it reads (a copy made here)
+cp "$top_srcdir/profiles/gpus/a100-80gb.yaml" "$tmp/gpu.yaml"
+cp "$tmp/gpu.yaml" "$tmp/gpu.orig"
+run "$KVBENCH" $small --gpu "$tmp/gpu.yaml" --out "$tmp/gpu.yaml"
+expect_rc 2
+expect_err "is one of this run's inputs (the --gpu profile)"
+name="the --gpu profile kept"
+cmp -s "$tmp/gpu.yaml" "$tmp/gpu.orig" && ok || bad "changed"
+# a symbolic link at FILE: replaced by the results, its target untouched
+printf 'victim\n' >"$tmp/victim.yaml"
+ln -s victim.yaml "$tmp/link.yaml"
+run "$KVBENCH" $small --validate-only --out "$tmp/link.yaml"
+expect_rc 0
+name="--out through a link: the target untouched"
+[ "$(cat "$tmp/victim.yaml")" = victim ] && [ ! -L "$tmp/link.yaml" ] &&
+	grep -q '^point_count: 1$' "$tmp/link.yaml" && ok || bad "$(ls -l "$tmp")"
+# a symbolic link at FILE.partial is never written through
+ln -s victim.yaml "$tmp/l2.yaml.partial"
+run "$KVBENCH" $small --validate-only --out "$tmp/l2.yaml"
+expect_rc 2
+expect_err "l2.yaml.partial is a symbolic link"
+name="FILE.partial's link target untouched"
+[ "$(cat "$tmp/victim.yaml")" = victim ] && ok || bad "victim changed"
+
+# --- the CPU ceiling's arrays against MemAvailable (N13), with a meminfo
+# file made here (KVB_MEMINFO): 1024 kB available.  --stream-bytes 1MiB:
+# three arrays of 1,048,576 B = 3,145,728 B > 1,048,576 B: refused.
+printf 'MemTotal:        4096 kB\nMemAvailable:    1024 kB\n' >"$tmp/meminfo"
+run env KVB_MEMINFO="$tmp/meminfo" "$KVBENCH" $small --stream-bytes 1MiB
+expect_rc 1
+expect_err "--stream-bytes 1048576: the ceiling's three arrays need 3145728 bytes, 1048576 available (MemAvailable)"
+# the default size cannot shrink below 2 x LLC: half of 1,048,576 B holds
+# three arrays of 174,762 B, 172,032 B in whole 4 KiB pages
+run env KVB_MEMINFO="$tmp/meminfo" "$KVBENCH" $small
+expect_rc 1
+expect_err "and half of the 1048576 bytes available (MemAvailable) holds 172032; not run"
+# --out: nothing measured, the previous file kept
+printf 'previous\n' >"$tmp/kept.yaml"
+run env KVB_MEMINFO="$tmp/meminfo" "$KVBENCH" $small --out "$tmp/kept.yaml"
+expect_rc 1
+name="a run with no points leaves --out as it was"
+[ "$(cat "$tmp/kept.yaml")" = previous ] && [ ! -e "$tmp/kept.yaml.partial" ] && ok ||
+	bad "$(ls -l "$tmp"/kept*)"
+
+# --- standard output that cannot be written is a failure (D10)
+if [ -w /dev/full ]; then
+	"$KVBENCH" $small --validate-only >/dev/full 2>"$tmp/err"
+	rc=$?; err=$(cat "$tmp/err"); name="kvbench > /dev/full"
+	expect_rc 1
+	expect_err "kvbench: cannot write standard output: No space left on device"
+fi
 finish

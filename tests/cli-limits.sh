@@ -54,10 +54,11 @@ name="the decoy was not loaded"
 case "$out$err" in *decoy*) bad "loaded $cut" ;; *) ok ;; esac
 
 # --- a list past 1,023 bytes: every value, every digit (the last one used
-# to lose its digits): 24 values of 44 zero-padded digits, 1,079 bytes
+# to lose its digits): 24 distinct values (a value twice is refused) of 44
+# zero-padded digits, 1,079 bytes
 list=""
-for v in 256 512 1024 2048 4096 8192 256 512 1024 2048 4096 8192 256 512 1024 2048 4096 8192 \
-	 256 512 1024 2048 1024 4096; do
+for v in 16 32 48 64 80 96 112 128 144 160 176 192 208 224 240 256 272 288 304 320 336 352 368 \
+	 4096; do
 	list="$list${list:+,}$(printf '%044d' $v)"
 done
 name="a 1,079-byte list"
@@ -113,4 +114,115 @@ run timeout 10 "$KVPLAN" check "$tmp/many.yaml"
 expect_rc 3
 # s0 on line 3, s19999 on 3 + 19,999 = 20,002, its twin on 20,003; the value at column 12
 expect_err "many.yaml:20003:12: error: name: duplicate scenario 's19999' (first at line 20002)"
+# --- N17: budget sizes memory, which the acceptance rate does not change:
+# --spec-draft needs no --spec-accept there.  EAGLE's head on Llama-3.1-8B
+# (H 4096, 32 heads, 8 KV heads, d_h 128, I 14336): 4096 x 32 x 128 x 2 +
+# 2 x 4096 x 8 x 128 + 3 x 4096 x 14336 + 2 x 4096 + 2 x 4096^2 =
+# 251,666,432 parameters, x 2 B (bf16) = 503,332,864 B
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8k --spec-draft eagle:3 --format json
+expect_rc 0
+expect_json weights_draft_bytes 503332864
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8k --spec-draft eagle:3 \
+	--spec-accept 0.7 --format json
+expect_json weights_draft_bytes 503332864
+# perf's speed-up needs it still
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:3
+expect_rc 2
+expect_err "spec-accept"
+# size searches the GPUs of a replica: a fixed --num-gpus is refused, not dropped
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --num-gpus 2
+expect_rc 2
+expect_err "--num-gpus: size searches the GPUs of a replica"
+# --- D21: no silent misread of a number or a list
+# a token count is whole: 1.5 was rounded to 2 tokens; 1.5k is 1,536, and
+# Llama-2-7B's 524,288 B per token x 1,536 = 805,306,368 B
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --context 1.5
+expect_rc 2
+expect_err "--context: 1.5 is not a whole number of tokens"
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --context 1.5k --format json
+expect_rc 0
+expect_json kv_bytes 805306368
+# numbers are decimal: strtod's hex float 0x0.8p0 (0.5) is refused
+run "$KVPLAN" budget --model llama-2-7b --gpu h100-sxm --utilization 0x0.8p0
+expect_rc 2
+expect_err "--utilization"
+expect_err "0x0.8p0"
+# an empty item is refused, naming the flag (it was skipped: 1,,8 ran 1 and 8)
+for l in 1,,8 1,8, ,1; do
+	run "$KVPLAN" perf --model llama-2-7b --gpu h100-sxm --batch "$l"
+	expect_rc 2
+	expect_err "--batch: an empty item in '$l'"
+done
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm,,h200
+expect_rc 2
+expect_err "--gpus: an empty item"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --model llama-2-7b --gpu h100-sxm, -o "$tmp/d21"
+expect_rc 2
+expect_err "--gpu: an empty item"
+# a value twice is refused, by its text or by its value (1k = 1024 tokens):
+# it was computed and plotted twice
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b --contexts 1k,2k,1024 \
+	-o "$tmp/d21"
+expect_rc 2
+expect_err "--contexts: '1k' and '1024' are the same count, 1024"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --model llama-2-7b,llama-2-7b --gpu h100-sxm \
+	-o "$tmp/d21"
+expect_rc 2
+expect_err "--model: 'llama-2-7b' is given twice"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --kv-dtypes fp8,auto,fp8
+expect_rc 2
+expect_err "--kv-dtypes: 'fp8' is given twice"
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --tp 1,2,1
+expect_rc 2
+expect_err "--tp: '1' is given twice"
+# frag: a lengths file and distributions were both taken, the distributions
+# silently dropped
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --lengths "$top_srcdir/tests/data/workloads/fixed-1000.csv" \
+	--prompt fixed:10 --output fixed:10
+expect_rc 2
+expect_err "--lengths gives every request's prompt and output"
+# --- D7: the folders a file's relative paths are read from are never cut
+# a check file under a 530-byte folder: its name (537 bytes) would be cut
+# to 511, whose last folder is a parent, where a decoy tiny.yaml sits
+cl=$(long_dir "$tmp/c" 530)
+mkdir -p "$cl"
+cp "$top_srcdir/tests/data/good/tiny.yaml" "$cl/tiny.yaml"
+printf '%s\n' 'defaults: {model: tiny.yaml, gpu: h100-sxm}' 'scenarios:' '  - {name: s}' >"$cl/x.yaml"
+cutdir=$(printf '%s' "$cl/x.yaml" | cut -c1-511)
+cutdir=${cutdir%/*}
+sed 's/^name: tiny/name: decoy/' "$top_srcdir/tests/data/good/tiny.yaml" >"$cutdir/tiny.yaml"
+mkdir -p "$tmp/cwd" && cp "$cutdir/tiny.yaml" "$tmp/cwd/tiny.yaml"
+cd "$tmp/cwd" || exit 1
+run "$KVPLAN" check "$cl/x.yaml"
+cd - >/dev/null || exit 1
+expect_rc 2
+expect_err "expectations: path longer than 511 bytes"
+name="check: no decoy loaded"
+case "$out$err" in *decoy*) bad "$out$err" ;; *) ok ;; esac
+# a model path in a check file past 511 bytes: refused, not cut
+printf '%s\n' "defaults: {model: $cl/tiny.yaml$(printf '%0100d' 0), gpu: h100-sxm}" 'scenarios:' \
+	'  - {name: s}' >"$tmp/long-model.yaml"
+run "$KVPLAN" check "$tmp/long-model.yaml"
+expect_rc 3
+expect_err "error: model: longer than 511"
+# a $KVPLAN_PROFILES folder of 600 bytes: its first 511 bytes name a folder
+# holding a decoy models/tiny.yaml; the folder is left out whole and the
+# lookup says so
+pl=$(long_dir "$tmp/p" 600)
+mkdir -p "$pl/models"
+cp "$top_srcdir/tests/data/good/tiny.yaml" "$pl/models/tiny.yaml"
+pcut=$(printf '%s' "$pl" | cut -c1-511)
+mkdir -p "$pcut/models"
+sed 's/^name: tiny/name: decoy/' "$top_srcdir/tests/data/good/tiny.yaml" >"$pcut/models/tiny.yaml"
+run env KVPLAN_PROFILES="$pl" "$KVPLAN" budget --model tiny --gpu h100-sxm
+expect_rc 2
+expect_err "KVPLAN_PROFILES gives a folder longer than 511 bytes"
+name="profiles: no decoy loaded"
+case "$out$err" in *decoy*) bad "$out$err" ;; *) ok ;; esac
+# --prefix-cache's value was cut to 63 bytes: 100:1 and 70 zeros (a Zipf
+# exponent of 10^70) read as 10^58; refused whole
+run "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload chat --shared-prefix 512:0.5 \
+	--requests 50 --prefix-cache "100:1$(printf '%070d' 0)"
+expect_rc 2
+expect_err "--prefix-cache: expected PREFIXES[:ZIPF_S]"
 finish

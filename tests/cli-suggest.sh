@@ -80,4 +80,52 @@ run "$KVPLAN" frag --model llama-2-7b --gpu h200 --workload chat --max-len 8192 
 expect_rc 0
 expect_err "max_len: 8,192 tokens is beyond the maximum context of llama-2-7b"
 expect_json code context_beyond_model_max
+# model names as people write them (issue 35): case, the organisation, the
+# words a checkpoint adds.  Llama 3.1 70B at tp 2: 2 (K, V) x 8/2 KV heads x
+# 128 x 2 B x 80 layers = 163,840 B a token on each GPU
+for m in Llama-3.1-70B-Instruct meta-llama/Llama-3.1-70B-Instruct LLAMA-3.1-70B \
+	meta-llama/Meta-Llama-3.1-70B-Instruct; do
+	run "$KVPLAN" budget --model "$m" --gpu h200 --tp 2 --context 8k --format json
+	expect_rc 0
+	expect_json model llama-3.1-70b
+	expect_json kv_bytes_per_token 163840
+	expect_err "read as the profile 'llama-3.1-70b'"
+done
+# the id typed is what --emit launches
+run "$KVPLAN" size --model meta-llama/Llama-3.1-70B-Instruct --workload chat --rate 1 --gpus h200 --emit vllm
+expect_rc 0
+expect_out "meta-llama/Llama-3.1-70B-Instruct"
+# a quantization word sets the weights format, and says so: the same bytes as --weights-dtype
+run "$KVPLAN" budget --model llama-3.1-8b --weights-dtype fp8 --gpu h100-sxm --format json
+w_flag=$(json weights_bytes)
+run "$KVPLAN" budget --model neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8 --gpu h100-sxm --format json
+expect_rc 0
+expect_json weights_bytes "$w_flag"
+expect_err "dropped from the name: instruct-fp8; weights fp8"
+# a local Hugging Face cache (no network): refs/main names the snapshot.
+# Qwen2.5-7B: 2 x 28 layers x 4 KV heads x 128 x 2 B = 57,344 B a token
+snap="$tmp/hf/hub/models--Qwen--Qwen2.5-7B-Instruct/snapshots/0123abc"
+mkdir -p "$snap" "$tmp/hf/hub/models--Qwen--Qwen2.5-7B-Instruct/refs"
+cp "$top_srcdir/examples/Qwen2.5-7B-Instruct/config.json" "$snap/config.json"
+printf '0123abc\n' >"$tmp/hf/hub/models--Qwen--Qwen2.5-7B-Instruct/refs/main"
+run env HF_HOME="$tmp/hf" HF_HUB_CACHE= "$KVPLAN" budget --model Qwen/Qwen2.5-7B-Instruct --gpu l4 --format json
+expect_rc 0
+expect_json kv_bytes_per_token 57344
+expect_err "Hugging Face cache"
+# a model directory: its config.json
+run "$KVPLAN" budget --model "$top_srcdir/examples/Qwen2.5-7B-Instruct" --gpu l4 --format json
+expect_rc 0
+expect_json kv_bytes_per_token 57344
+mkdir -p "$tmp/empty-model"
+run "$KVPLAN" budget --model "$tmp/empty-model" --gpu l4
+expect_rc 3
+expect_err "a directory without a config.json"
+# nothing matches: a suggestion, never a guess; a path keeps its own error
+run "$KVPLAN" budget --model meta-llama/Llama-3.1-9B-Instruct --gpu h200
+expect_rc 3
+expect_err "did you mean 'llama-3.1-8b'?"
+run "$KVPLAN" budget --model some/dir/llama-3.1-8b --gpu h200
+expect_rc 3
+expect_err "no such file"
+
 finish

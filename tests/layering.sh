@@ -32,6 +32,7 @@ size 6
 check 7
 plot 8
 report 9
+api 10
 cli 10
 kernels 10'
 printf '%s\n' "$ranks" >"$tmp/ranks"

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,32 +16,50 @@ struct id {
 	ino_t ino;
 };
 
-/* The inputs opened so far: a handful per command, searched linearly. */
+/* The inputs opened so far: a handful per command, searched linearly.
+ * The one mutable state of the library: the lock lets threads of a
+ * program using libkvplan (kvplan.h) load profiles at once; a long-lived
+ * process keeps one entry per distinct file it read. */
 static struct id *inputs;
 static size_t ninputs, cap_inputs;
+static pthread_mutex_t inputs_lock = PTHREAD_MUTEX_INITIALIZER;
 
-bool kvp_input_note(dev_t dev, ino_t ino)
-{
-	if (kvp_input_is_input(dev, ino))
-		return true;
-	if (ninputs == cap_inputs) {
-		size_t cap = cap_inputs ? cap_inputs * 2 : 16;
-		struct id *n = realloc(inputs, cap * sizeof *n);
-		if (!n)
-			return false;
-		inputs = n;
-		cap_inputs = cap;
-	}
-	inputs[ninputs++] = (struct id){dev, ino};
-	return true;
-}
-
-bool kvp_input_is_input(dev_t dev, ino_t ino)
+static bool seen(dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < ninputs; i++)
 		if (inputs[i].dev == dev && inputs[i].ino == ino)
 			return true;
 	return false;
+}
+
+bool kvp_input_note(dev_t dev, ino_t ino)
+{
+	bool ok = true;
+	pthread_mutex_lock(&inputs_lock);
+	if (seen(dev, ino))
+		goto out;
+	if (ninputs == cap_inputs) {
+		size_t cap = cap_inputs ? cap_inputs * 2 : 16;
+		struct id *n = realloc(inputs, cap * sizeof *n);
+		if (!n) {
+			ok = false;
+			goto out;
+		}
+		inputs = n;
+		cap_inputs = cap;
+	}
+	inputs[ninputs++] = (struct id){dev, ino};
+out:
+	pthread_mutex_unlock(&inputs_lock);
+	return ok;
+}
+
+bool kvp_input_is_input(dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&inputs_lock);
+	bool found = seen(dev, ino);
+	pthread_mutex_unlock(&inputs_lock);
+	return found;
 }
 
 const char *kvp_input_kind(mode_t mode)

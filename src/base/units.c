@@ -94,6 +94,38 @@ static int scale(const char *num, uint64_t mult, uint64_t *out)
 	return 0;
 }
 
+/* num (a decimal string) times mult, only when the product is a whole
+ * number, computed exactly in integers: "1.5" x 1024 = 1536, but "1.5" x 1
+ * is not a count (-3) rather than 2. */
+static int scale_whole(const char *num, uint64_t mult, uint64_t *out)
+{
+	const char *dot = strchr(num, '.');
+	if (!dot)
+		return scale(num, mult, out);
+	char ip[64], fp[64];
+	size_t ni = (size_t)(dot - num), nf = strlen(dot + 1);
+	memcpy(ip, num, ni);
+	ip[ni] = '\0';
+	memcpy(fp, dot + 1, nf + 1);
+	while (nf && fp[nf - 1] == '0') /* 1.50k: the zeros change nothing */
+		fp[--nf] = '\0';
+	uint64_t whole = 0, frac = 0, pow10 = 1, v;
+	if ((ni && kvp_parse_u64(ip, &whole)) || !kvp_mul(whole, mult, &v))
+		return ni ? -2 : -1;
+	if (nf == 0)
+		return (*out = v), 0;
+	if (nf > 18)
+		return -3; /* 10^19 > 2^63: a tail this long is no whole count */
+	for (size_t i = 0; i < nf; i++)
+		pow10 *= 10;
+	uint64_t f;
+	if (kvp_parse_u64(fp, &frac) || !kvp_mul(frac, mult, &f))
+		return -3; /* frac < 10^18 and mult <= 2^20: only a malformed tail */
+	if (f % pow10)
+		return -3;
+	return kvp_add(v, f / pow10, out) ? 0 : -2;
+}
+
 struct suffix {
 	const char *name;
 	uint64_t mult;
@@ -112,7 +144,7 @@ static const struct suffix token_suffixes[] = {
 	{"", 1}, {"k", 1024}, {"K", 1024}, {"m", 1048576}, {"M", 1048576}, {NULL, 0}
 };
 
-static int parse_with(const char *s, const struct suffix *table, uint64_t *out)
+static int parse_with(const char *s, const struct suffix *table, bool whole, uint64_t *out)
 {
 	char num[64];
 	const char *suffix;
@@ -120,17 +152,46 @@ static int parse_with(const char *s, const struct suffix *table, uint64_t *out)
 		return -1;
 	for (const struct suffix *t = table; t->name; t++)
 		if (strcmp(suffix, t->name) == 0)
-			return scale(num, t->mult, out);
+			return whole ? scale_whole(num, t->mult, out) : scale(num, t->mult, out);
 	return -1;
 }
 
-int kvp_parse_bytes(const char *s, uint64_t *out) { return parse_with(s, byte_suffixes, out); }
+int kvp_parse_bytes(const char *s, uint64_t *out) { return parse_with(s, byte_suffixes, false, out); }
 
-int kvp_parse_tokens(const char *s, uint64_t *out) { return parse_with(s, token_suffixes, out); }
+int kvp_parse_tokens(const char *s, uint64_t *out) { return parse_with(s, token_suffixes, true, out); }
+
+/* A decimal number as people write one: digits with at most one '.', at
+ * least one digit, then an optional exponent e[+-]digits.  Not strtod's
+ * whole grammar: no hex float (0x0.8p0), no inf or nan, no sign. */
+static bool is_decimal(const char *s)
+{
+	size_t digits = 0;
+	bool dot = false;
+	for (; *s && *s != 'e' && *s != 'E'; s++) {
+		if (*s == '.' && !dot)
+			dot = true;
+		else if (isdigit((unsigned char)*s))
+			digits++;
+		else
+			return false;
+	}
+	if (!digits)
+		return false;
+	if (!*s)
+		return true;
+	s++;
+	if (*s == '+' || *s == '-')
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	while (isdigit((unsigned char)*s))
+		s++;
+	return *s == '\0';
+}
 
 int kvp_parse_double(const char *s, double *out)
 {
-	if (!s || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
+	if (!s || !is_decimal(s))
 		return -1;
 	char *end;
 	errno = 0;

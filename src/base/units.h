@@ -24,7 +24,9 @@ bool kvp_add(uint64_t a, uint64_t b, uint64_t *out);
 static inline uint64_t kvp_cdiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* Parsers return 0 on success, -1 on a malformed string, -2 on overflow or
- * out-of-range.  They reject signs, NaN and infinity. */
+ * out-of-range, and kvp_parse_tokens -3 on a count that is not whole ("1.5"
+ * is no token count; "1.5k" = 1,536 is).  They reject signs, NaN, infinity
+ * and hex floats: numbers are decimal (an exponent allowed: 1e-3). */
 int kvp_parse_u64(const char *s, uint64_t *out);
 int kvp_parse_bytes(const char *s, uint64_t *out);
 int kvp_parse_tokens(const char *s, uint64_t *out);

@@ -77,10 +77,14 @@ static kvp_status key_profile(const struct walk *w, const struct kvp_node *v,
 		    : strcmp(key, "workload") == 0 ? s->frag.workload : s->gpu;
 	const char *val = v->value;
 	size_t size = sizeof s->model;
+	/* never cut: a cut name or path would load another profile */
+	if (strlen(val) >= size)
+		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
+				     "longer than %zu bytes", size - 1);
 	snprintf(dst, size, "%s", val);
 	if (val[0] != '/' && (strchr(val, '/') || strstr(val, ".yaml") || strstr(val, ".json")) &&
 	    w->dir[0]) {
-		char joined[1100];
+		char joined[1100]; /* dir (< 512) + '/' + val (< 512): whole */
 		snprintf(joined, sizeof joined, "%s/%s", w->dir, val);
 		struct stat sb; /* there, without opening it (a FIFO would block) */
 		if (stat(joined, &sb) == 0) {
@@ -616,6 +620,11 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	struct kvp_name_index names; /* scenario names seen: duplicates in linear time */
 	kvp_name_index_init(&names);
 	const char *slash = strrchr(doc->path, '/');
+	/* the folder relative paths are read from, whole: a cut one would
+	 * name another folder (or the current one) */
+	if (slash && (size_t)(slash - doc->path) >= sizeof w.dir)
+		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
+				     "the file's folder is longer than %zu bytes", sizeof w.dir - 1);
 	if (slash)
 		snprintf(w.dir, sizeof w.dir, "%.*s", (int)(slash - doc->path), doc->path);
 	struct kvp_check_scenario *tmpl = calloc(1, sizeof *tmpl);
@@ -714,11 +723,25 @@ static kvp_status check_load_doc(struct kvp_doc *doc, struct kvp_check_file **ou
 	return KVP_STATUS_OK;
 }
 
+/* A file name the document keeps whole: its folder is where the file's
+ * relative paths are read from, and a cut name would be another folder. */
+static kvp_status check_name_fits(const char *name, struct kvp_error *err)
+{
+	size_t max = sizeof ((struct kvp_doc *)0)->path - 1;
+	if (strlen(name) > max)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "expectations",
+				     "path longer than %zu bytes", max);
+	return KVP_STATUS_OK;
+}
+
 kvp_status kvp_check_load(const char *path, struct kvp_check_file **out, struct kvp_error *err)
 {
 	struct kvp_doc *doc;
 	*out = NULL;
-	kvp_status st = kvp_doc_load_file(path, &doc, err);
+	kvp_status st = check_name_fits(path, err);
+	if (st)
+		return st;
+	st = kvp_doc_load_file(path, &doc, err);
 	return st ? st : check_load_doc(doc, out, err);
 }
 
@@ -727,7 +750,10 @@ kvp_status kvp_check_load_buffer(const char *name, const char *buf, size_t len,
 {
 	struct kvp_doc *doc;
 	*out = NULL;
-	kvp_status st = kvp_doc_load_buffer(name, buf, len, &doc, err);
+	kvp_status st = check_name_fits(name, err);
+	if (st)
+		return st;
+	st = kvp_doc_load_buffer(name, buf, len, &doc, err);
 	return st ? st : check_load_doc(doc, out, err);
 }
 

@@ -23,7 +23,8 @@ const char kvp_cli_common_help[] =
 	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
 	"  --ep N                    routed experts owned whole by N GPUs (N divides the\n"
 	"                            experts and tp x dp; default 1: sharded)\n"
-	"  --num-gpus N              the GPU count the shape must use (checked)\n"
+	"  --num-gpus N              the GPU count the shape must use (checked; size,\n"
+	"                            which searches it, refuses it)\n"
 	"  --spec-draft D            speculative decoding (budget, perf): a draft MODEL\n"
 	"                            (MODEL:K), eagle:K or mtp:K, K tokens per step\n"
 	"  --spec-accept-rate A      per-position acceptance a, in [0, 1): the chance a\n"
@@ -39,7 +40,8 @@ const char kvp_cli_common_help[] =
 	"  --weights-dtype D         what-if quantization of every weight but the embeddings:\n"
 	"                            bf16|fp16|fp8|int8|int4|int4-gptq|int4-awq|mxfp4|nvfp4\n"
 	"                            (default: the profile or the checkpoint's\n"
-	"                            quantization_config)\n"
+	"                            quantization_config; refused for a GGUF, whose\n"
+	"                            tensor types are its weights)\n"
 	"  --block-size N            KV block size in tokens (default 16; sglang 1; trtllm 32)\n"
 	"  --utilization F           memory fraction (vLLM gpu_memory_utilization, SGLang\n"
 	"                            mem_fraction_static, TRT-LLM free fraction); 0.9 or 90%\n"
@@ -152,6 +154,11 @@ bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t 
 		kvp_cli_usage_error(cmd, "%s: %s is too large", opt, arg);
 		return false;
 	}
+	if (rc == -3) {
+		kvp_cli_usage_error(cmd, "%s: %s is not a whole number of tokens (1.5k = 1536 is)",
+				    opt, arg);
+		return false;
+	}
 	if (rc || *out == 0) {
 		kvp_cli_usage_error(cmd, "%s: expected a positive token count such as 8192 or 128k, got '%s'",
 				    opt, arg);
@@ -182,30 +189,68 @@ bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *
 	return true;
 }
 
-bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
-			size_t max, size_t *n)
+char *kvp_cli_split(const char *cmd, const char *opt, const char *arg, char **items, size_t max,
+		    size_t *n)
 {
-	char *buf = strdup(arg); /* a copy of any length: no value is cut */
+	char *buf = strdup(arg); /* a copy of any length: no item is cut */
 	*n = 0;
 	if (!buf) {
 		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
-		return false;
+		return NULL;
 	}
-	bool good = true;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && good;
-	     t = strtok_r(NULL, ",", &save)) {
+	if (!buf[0]) {
+		kvp_cli_usage_error(cmd, "%s: empty list", opt);
+		goto fail;
+	}
+	for (char *t = buf;;) {
+		char *comma = strchr(t, ',');
+		if (comma)
+			*comma = '\0';
+		if (!t[0]) {
+			kvp_cli_usage_error(cmd, "%s: an empty item in '%s' (a comma too many)", opt, arg);
+			goto fail;
+		}
 		if (*n == max) {
 			kvp_cli_usage_error(cmd, "%s: at most %zu values", opt, max);
-			good = false;
-		} else {
-			good = kvp_cli_tokens(cmd, opt, t, &out[(*n)++]);
+			goto fail;
 		}
+		for (size_t i = 0; i < *n; i++)
+			if (strcmp(items[i], t) == 0) {
+				kvp_cli_usage_error(cmd, "%s: '%s' is given twice", opt, t);
+				goto fail;
+			}
+		items[(*n)++] = t;
+		if (!comma)
+			return buf;
+		t = comma + 1;
+	}
+fail:
+	free(buf);
+	*n = 0;
+	return NULL;
+}
+
+bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
+			size_t max, size_t *n)
+{
+	char **items = malloc((max ? max : 1) * sizeof *items);
+	char *buf = items ? kvp_cli_split(cmd, opt, arg, items, max, n) : NULL;
+	if (!items)
+		kvp_cli_usage_error(cmd, "%s: out of memory", opt);
+	bool good = buf != NULL;
+	for (size_t i = 0; good && i < *n; i++) {
+		good = kvp_cli_tokens(cmd, opt, items[i], &out[i]);
+		for (size_t j = 0; good && j < i; j++)
+			if (out[j] == out[i]) {
+				kvp_cli_usage_error(cmd, "%s: '%s' and '%s' are the same count, %llu", opt,
+						    items[j], items[i], (unsigned long long)out[i]);
+				good = false;
+			}
 	}
 	free(buf);
-	if (good && *n == 0) {
-		kvp_cli_usage_error(cmd, "%s: empty list", opt);
-		good = false;
-	}
+	free(items);
+	if (!good)
+		*n = 0;
 	return good;
 }
 
@@ -331,16 +376,26 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	}
 }
 
-void kvp_cli_apply_model_options(const struct kvp_cli_common *c, struct kvp_model *m)
+int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
+				struct kvp_model *m)
 {
-	if (c->weights_dtype != KVP_DTYPE_AUTO)
-		kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	if (c->weights_dtype == KVP_DTYPE_AUTO)
+		return 0;
+	if (m->file_embed_bytes || m->file_dense_bytes || m->file_shared_bytes ||
+	    m->file_routed_bytes)
+		return kvp_cli_usage_error(cmd, "--weights-dtype: %s is a GGUF file, whose tensor "
+					   "types fix its weight bytes (read exactly); to size "
+					   "another quantization, give that quantization's GGUF or "
+					   "the model's config.json", m->path);
+	kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	return 0;
 }
 
 int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
 		 struct kvp_gpu *g, bool need_gpu)
 {
 	struct kvp_error err = {0};
+	int rc;
 	if (!c->model)
 		return kvp_cli_usage_error(cmd, "--model is required");
 	if (need_gpu && !c->gpu && !c->opts.has_gpu_memory)
@@ -351,9 +406,14 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--spec-draft and --spec-accept are for budget and perf");
 	if (kvp_model_load(c->model, m, &err))
 		return kvp_cli_error(cmd, &err);
-	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++)
-		fprintf(stderr, "kvplan %s: %s\n", cmd, m->warnings[i]);
-	kvp_cli_apply_model_options(c, m);
+	/* a warning quotes the file: control characters shown, not sent */
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
+		char shown[KVP_TERM_SIZE(KVP_WARNING_MAX)];
+		fprintf(stderr, "kvplan %s: %s\n", cmd,
+			kvp_term_text(shown, sizeof shown, m->warnings[i]));
+	}
+	if ((rc = kvp_cli_apply_model_options(c, cmd, m)))
+		return rc;
 	if (g) {
 		memset(g, 0, sizeof *g);
 		if (c->gpu) {
@@ -384,6 +444,11 @@ int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct 
 			return kvp_cli_usage_error(cmd, "%s needs --spec-draft", given);
 		return 0;
 	}
+	/* budget sizes memory (the draft's weights and KV), which the acceptance
+	 * does not change: it is not asked for there (0 stands in, and budget
+	 * reads it nowhere); perf's speed-up needs it */
+	if (!rate && !c->spec_acceptance && strcmp(cmd, "budget") == 0)
+		rate = "0";
 	/* the share replaces the rate parsed as 0 */
 	if (kvp_speculative_parse(c->spec_draft, c->spec_acceptance ? "0" : rate, m,
 				  &c->speculative, &err) ||
@@ -424,8 +489,21 @@ void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const ch
 	snprintf(w->message[w->n], sizeof w->message[0],
 		 "%s: %s tokens is beyond the maximum context of %s, %s tokens "
 		 "(the memory is planned; the model was not trained that long)", what, t1, m->name, t2);
-	fprintf(stderr, "kvplan %s: warning: %s\n", cmd, w->message[w->n]);
+	char shown[KVP_TERM_SIZE(sizeof w->message[0])];
+	fprintf(stderr, "kvplan %s: warning: %s\n", cmd,
+		kvp_term_text(shown, sizeof shown, w->message[w->n]));
 	w->n++;
+}
+
+void kvp_cli_model_warnings(struct kvp_cli_warnings *w, const struct kvp_model *m)
+{
+	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
+		if (w->n == KVP_CLI_MAX_WARNINGS)
+			return;
+		snprintf(w->code[w->n], sizeof w->code[0], "model_file");
+		snprintf(w->message[w->n], sizeof w->message[0], "%s", m->warnings[i]);
+		w->n++;
+	}
 }
 
 bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_record *r)

@@ -88,8 +88,12 @@ struct kvp_cli_common {
 	bool help;
 };
 
-/* Apply the command line's what-if weights dtype to a loaded model. */
-void kvp_cli_apply_model_options(const struct kvp_cli_common *c, struct kvp_model *m);
+/* Apply the command line's what-if weights dtype to a loaded model.  A GGUF's
+ * tensor types are the truth for its weights (their bytes are read exactly),
+ * so --weights-dtype with a GGUF model is refused: returns the usage exit
+ * code after printing why, else 0. */
+int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
+				struct kvp_model *m);
 
 void kvp_cli_common_init(struct kvp_cli_common *c);
 /* Handle one common option; returns 0 when handled, 1 when `opt` is not a
@@ -121,7 +125,15 @@ int kvp_cli_bad_option(const char *cmd, const char *arg, const struct option *lo
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out);
-/* A comma-separated list of token counts ("1,8,32" or "4k,8k"). */
+/* Split the comma list `arg` into *n items (at most max), pointers into the
+ * copy returned, which the caller frees.  Every comma separates: an empty
+ * item ("1,,8", a leading or trailing comma), an item given twice and more
+ * than max items are usage errors naming opt (printed; NULL returned), never
+ * skipped or cut. */
+char *kvp_cli_split(const char *cmd, const char *opt, const char *arg, char **items, size_t max,
+		    size_t *n);
+/* A comma-separated list of token counts ("1,8,32" or "4k,8k"), split by
+ * kvp_cli_split; a value given twice ("1k,1024") is refused too. */
 bool kvp_cli_token_list(const char *cmd, const char *opt, const char *arg, uint64_t *out,
 			size_t max, size_t *n);
 
@@ -133,16 +145,20 @@ void kvp_cli_write_rows(FILE *f, enum kvp_format fmt, struct kvp_record *const *
 /* Warnings about the inputs: printed on stderr as "kvplan CMD: warning:
  * ..." when noted, and listed in JSON output under "warnings" (a list of
  * {"code", "message"}, empty when nothing was noted). */
-#define KVP_CLI_MAX_WARNINGS 4
+/* room for the model file's warnings (KVP_MODEL_WARNINGS) and a command's own */
+#define KVP_CLI_MAX_WARNINGS (KVP_MODEL_WARNINGS + 4)
 struct kvp_cli_warnings {
 	size_t n;
 	char code[KVP_CLI_MAX_WARNINGS][32];
-	char message[KVP_CLI_MAX_WARNINGS][384];
+	char message[KVP_CLI_MAX_WARNINGS][KVP_WARNING_MAX];
 };
 /* Note (and print) a warning when `tokens` (named by `what`, e.g.
  * "--context") is beyond the model's max_context. */
 void kvp_cli_check_context(struct kvp_cli_warnings *w, const char *cmd, const char *what,
 			   uint64_t tokens, const struct kvp_model *m);
+/* Note the warnings the model's file raised (kvp_cli_load printed them) in
+ * w, code "model_file", so JSON carries them too. */
+void kvp_cli_model_warnings(struct kvp_cli_warnings *w, const struct kvp_model *m);
 /* Set r's "warnings" list from w; false when memory runs out. */
 bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_record *r);
 
@@ -151,6 +167,7 @@ int kvp_cmd_budget(int argc, char **argv);
 int kvp_cmd_list(int argc, char **argv);
 int kvp_cmd_frag(int argc, char **argv);
 int kvp_cmd_perf(int argc, char **argv);
+int kvp_cmd_serve(int argc, char **argv);
 int kvp_cmd_size(int argc, char **argv);
 int kvp_cmd_check(int argc, char **argv);
 int kvp_cmd_plot(int argc, char **argv);

@@ -57,6 +57,7 @@ int kvp_cmd_budget(int argc, char **argv)
 		goto out;
 	}
 	struct kvp_cli_warnings warn = {0};
+	kvp_cli_model_warnings(&warn, m);
 	kvp_cli_check_context(&warn, cmd, "--context", b->context, m);
 	struct kvp_budget_answers ans = {
 		.ask_ctx = ask_ctx, .ask_util = ask_util,

@@ -5,10 +5,13 @@
  * expectations or baseline file is invalid (or names a field that the
  * output lacks, or a scenario cannot run). */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/atomic-file.h"
 #include "check/checks.h"
@@ -38,14 +41,17 @@ static void help(void)
 	       "(79.19 GiB x 0.9 - 14.96 GiB weights - 1.12 GiB activations - 1 GiB\n"
 	       "overhead = 54.19 GiB; 55,493 blocks of 16 x 64 KiB, 512 per sequence: 108.)\n\n"
 	       "Options:\n"
-	       "  --junit FILE              also write a JUnit XML report ('-': stdout)\n"
+	       "  --junit FILE              also write a JUnit XML report ('-', or the file\n"
+	       "                            or pipe stdout goes to, e.g. /dev/stdout: JUnit\n"
+	       "                            alone on stdout)\n"
 	       "  --tap                     write TAP (version 13) on stdout instead of text\n"
 	       "  --update-baseline FILE    record every scalar field of every scenario\n"
 	       "  --baseline FILE           fail when a field moved from FILE beyond --tolerance\n"
 	       "  --tolerance P%%            relative drift allowed (default 0%%: exact)\n"
 	       "  --help                    this text\n\n"
 	       "Exit status: 0 all hold, 1 an assertion failed or a field drifted,\n"
-	       "2 usage, 3 invalid expectations or baseline file.  See kvplan(1).\n");
+	       "2 usage (also: two outputs naming one file, an output naming an input),\n"
+	       "3 invalid expectations or baseline file.  See kvplan(1).\n");
 }
 
 static const char *outcome_word(enum kvp_check_outcome o)
@@ -170,6 +176,60 @@ static int write_file(const char *path, const struct kvp_check_report *r,
 	return 0;
 }
 
+/* The folder of `path` resolved, then its last name: two spellings of one
+ * file that does not exist yet ("b.yaml", "./b.yaml") agree; false when the
+ * folder cannot be resolved. */
+static bool resolved(const char *path, char *out, size_t size)
+{
+	char d[PATH_MAX], b[PATH_MAX], real[PATH_MAX];
+	if (snprintf(d, sizeof d, "%s", path) >= (int)sizeof d ||
+	    snprintf(b, sizeof b, "%s", path) >= (int)sizeof b || !realpath(dirname(d), real))
+		return false;
+	return snprintf(out, size, "%s/%s", real, basename(b)) < (int)size;
+}
+
+/* Whether two paths name one file: the same text ('-' is stdout), the same
+ * device and inode (links, /dev/stdout), or the same resolved name. */
+static bool same_file(const char *x, const char *y)
+{
+	if (strcmp(x, y) == 0)
+		return true;
+	if (strcmp(x, "-") == 0 || strcmp(y, "-") == 0) {
+		/* a file or pipe stdout goes to; a device (/dev/null, a terminal)
+		 * takes two writers without one replacing the other */
+		const char *other = strcmp(x, "-") == 0 ? y : x;
+		struct stat so, s1;
+		return stat(other, &so) == 0 && fstat(1, &s1) == 0 && so.st_dev == s1.st_dev &&
+		       so.st_ino == s1.st_ino && (S_ISREG(so.st_mode) || S_ISFIFO(so.st_mode));
+	}
+	struct stat sx, sy;
+	if (stat(x, &sx) == 0 && stat(y, &sy) == 0)
+		return sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+	char rx[PATH_MAX + 1], ry[PATH_MAX + 1];
+	return resolved(x, rx, sizeof rx) && resolved(y, ry, sizeof ry) && strcmp(rx, ry) == 0;
+}
+
+/* Usage error when two outputs name one file (one would silently replace
+ * the other) or an output names an input, before anything runs. */
+static int refuse_collisions(const char *file, const char *junit, const char *update,
+			     const char *baseline)
+{
+	const struct {
+		const char *flag, *path;
+	} in[] = {{"the expectations FILE", file}, {"--baseline", baseline}},
+	  out[] = {{"--junit", junit}, {"--update-baseline", update}};
+	if (junit && update && same_file(junit, update))
+		return kvp_cli_usage_error(cmd, "--junit and --update-baseline name the same file "
+					   "'%s'; each output needs its own", update);
+	for (size_t o = 0; o < 2; o++)
+		for (size_t i = 0; out[o].path && i < 2; i++)
+			if (in[i].path && same_file(out[o].path, in[i].path))
+				return kvp_cli_usage_error(cmd, "%s '%s' is %s; not writing over an "
+							   "input", out[o].flag, out[o].path,
+							   in[i].flag);
+	return 0;
+}
+
 int kvp_cmd_check(int argc, char **argv)
 {
 	const char *junit = NULL, *baseline = NULL, *update = NULL, *tolerance = NULL;
@@ -191,8 +251,14 @@ int kvp_cmd_check(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--baseline and --update-baseline exclude each other");
 	if (tolerance && !baseline)
 		return kvp_cli_usage_error(cmd, "--tolerance needs --baseline");
+	/* --junit /dev/stdout (or the file or pipe stdout goes to) is --junit -:
+	 * JUnit alone on stdout, not after the text report */
+	if (junit && strcmp(junit, "-") != 0 && same_file(junit, "-"))
+		junit = "-";
 	if (tap && junit && strcmp(junit, "-") == 0)
 		return kvp_cli_usage_error(cmd, "--tap and --junit - both want stdout");
+	if ((rc = refuse_collisions(argv[optind], junit, update, baseline)))
+		return rc;
 	struct kvp_check_pct tol = {0, 0, "0%"};
 	if (tolerance && kvp_check_pct_parse(tolerance, &tol))
 		return kvp_cli_usage_error(cmd, "--tolerance: expected a percentage such as 1%% "

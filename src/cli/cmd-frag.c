@@ -127,43 +127,40 @@ static bool allocator_parse(const char *name, const char *arg, void *dest)
 static bool cache_sizes_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	char *buf = strdup(arg); /* any length: no size is cut */
-	if (!buf) {
-		kvp_cli_usage_error(name, "--cache-sizes: out of memory");
-		return false;
-	}
+	char *item[sizeof o->cache_sizes / sizeof o->cache_sizes[0]];
+	size_t n;
+	char *buf = kvp_cli_split(name, "--cache-sizes", arg, item, sizeof item / sizeof item[0], &n);
 	o->ncache = 0;
-	int rc = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (o->ncache == sizeof o->cache_sizes / sizeof o->cache_sizes[0])
-			rc = kvp_cli_usage_error(name, "--cache-sizes: at most 16 sizes");
-		else if (!kvp_cli_bytes(name, "--cache-sizes", t, &o->cache_sizes[o->ncache++]))
-			rc = KVP_EXIT_USAGE;
+	if (!buf)
+		return false;
+	bool good = true;
+	for (size_t i = 0; i < n && good; i++) {
+		good = kvp_cli_bytes(name, "--cache-sizes", item[i], &o->cache_sizes[i]);
+		for (size_t j = 0; good && j < i; j++)
+			if (o->cache_sizes[j] == o->cache_sizes[i]) {
+				kvp_cli_usage_error(name, "--cache-sizes: '%s' and '%s' are the same size",
+						    item[j], item[i]);
+				good = false;
+			}
 	}
 	free(buf);
-	if (rc)
-		return false;
-	if (!o->ncache) {
-		kvp_cli_usage_error(name, "--cache-sizes: empty list");
-		return false;
-	}
-	return true;
+	o->ncache = good ? n : 0;
+	return good;
 }
 
 static bool policies_parse(const char *name, const char *arg, void *dest)
 {
 	struct frag_opts *o = dest;
-	char *buf = strdup(arg); /* any length: no name is cut */
-	if (!buf) {
-		kvp_cli_usage_error(name, "--policies: out of memory");
+	char *item[KVP_FRAG_POLICY_COUNT];
+	size_t n;
+	char *buf = kvp_cli_split(name, "--policies", arg, item, KVP_FRAG_POLICY_COUNT, &n);
+	if (!buf)
 		return false;
-	}
 	memset(o->sim.policy, 0, sizeof o->sim.policy);
 	o->sim.has_policies = true;
 	int rc = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !rc;
-	     t = strtok_r(NULL, ",", &save)) {
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *t = item[i];
 		int p = 0;
 		while (p < KVP_FRAG_POLICY_COUNT && strcmp(t, kvp_frag_policy_name((enum kvp_frag_policy)p)))
 			p++;
@@ -262,6 +259,11 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 	memset(w, 0, sizeof *w);
 	if (o->workload && kvp_workload_load(o->workload, w, &err))
 		return kvp_cli_error(cmd, &err);
+	/* a file of lengths replaces the distributions: given beside it, they
+	 * would be read and silently dropped */
+	if (o->lengths && (o->prompt || o->output))
+		return kvp_cli_usage_error(cmd, "--lengths gives every request's prompt and output: "
+					   "give it or --prompt and --output, not both");
 	if (o->lengths) {
 		if (kvp_workload_load_lengths(o->lengths, w, &err))
 			return kvp_cli_error(cmd, &err);
@@ -368,12 +370,13 @@ static int run_prefix_cache(const struct frag_opts *o, const struct kvp_workload
 	int rec = rep->recommended;
 	struct kvp_error err = {0};
 	char buf[64];
-	snprintf(buf, sizeof buf, "%s", o->prefix_cache);
+	bool whole = (size_t)snprintf(buf, sizeof buf, "%s", o->prefix_cache) < sizeof buf;
 	char *colon = strchr(buf, ':');
 	if (colon)
 		*colon = '\0';
 	cc->zipf_s = 1;
-	if (kvp_parse_u64(buf, &cc->prefixes) || !cc->prefixes ||
+	/* a value cut to fit buf would be another number: refused */
+	if (!whole || kvp_parse_u64(buf, &cc->prefixes) || !cc->prefixes ||
 	    (colon && (kvp_parse_double(colon + 1, &cc->zipf_s) || !(cc->zipf_s > 0))))
 		return kvp_cli_usage_error(cmd, "--prefix-cache: expected PREFIXES[:ZIPF_S], got '%s'",
 					   o->prefix_cache);
@@ -480,6 +483,7 @@ int kvp_cmd_frag(int argc, char **argv)
 	sim_options(&o, &w, &fo, &tenth);
 	uint64_t max_len = kvp_frag_max_len(&fo, &w, &c.opts, m);
 	struct kvp_cli_warnings warn = {0};
+	kvp_cli_model_warnings(&warn, m);
 	kvp_cli_check_context(&warn, cmd, "max_len", max_len, m);
 	if (w.prefix_tokens >= max_len) {
 		rc = kvp_cli_usage_error(cmd, "--shared-prefix: %llu tokens leave no room under max_len %llu",

@@ -245,28 +245,11 @@ static void help(void)
 	       kinds[1].default_models, kvp_cli_common_help);
 }
 
-/* Split a comma list into at most MAX_LIST strings (pointers into a copy). */
+/* Split a comma list into at most MAX_LIST strings (pointers into a copy
+ * that out[0] owns); empty and repeated items refused (kvp_cli_split). */
 static bool split(const char *opt, const char *arg, char **out, size_t *n)
 {
-	*n = 0;
-	char *copy = strdup(arg);
-	if (!copy)
-		return false;
-	for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (*n == MAX_LIST) {
-			kvp_cli_usage_error(cmd, "%s: at most %d values", opt, MAX_LIST);
-			free(copy);
-			*n = 0;
-			return false;
-		}
-		out[(*n)++] = t;
-	}
-	if (*n == 0) {
-		free(copy);
-		kvp_cli_usage_error(cmd, "%s: empty list", opt);
-		return false;
-	}
-	return true; /* out[0] owns copy */
+	return kvp_cli_split(cmd, opt, arg, out, MAX_LIST, n) != NULL;
 }
 
 /* A list option whose values the common parser checks one by one. */
@@ -308,11 +291,13 @@ static int load_all(struct plot_args *a, const struct plot_kind *k)
 		fprintf(stderr, "kvplan plot: out of memory\n");
 		return KVP_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < a->nmodels; i++)
+	for (size_t i = 0; i < a->nmodels; i++) {
+		int rc;
 		if (kvp_model_load(a->models[i], &a->m[i], &err))
 			return kvp_cli_error(cmd, &err);
-		else
-			kvp_cli_apply_model_options(&a->c, &a->m[i]);
+		if ((rc = kvp_cli_apply_model_options(&a->c, cmd, &a->m[i])))
+			return rc;
+	}
 	for (size_t i = 0; i < a->ngpus; i++)
 		if (kvp_gpu_load(a->gpus[i], &a->g[i], &err))
 			return kvp_cli_error(cmd, &err);

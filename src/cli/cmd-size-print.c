@@ -450,6 +450,8 @@ bool kvp_size_print_record(const struct kvp_size_answer *a, enum kvp_format form
 			ok = x && kvp_record_push(top, "nearest", x);
 		}
 	}
+	if (ok && a->warn)
+		ok = kvp_cli_warnings_to_record(a->warn, top);
 	if (ok && best && a->has_emit) {
 		char *buf = NULL;
 		size_t len = 0;

@@ -27,6 +27,7 @@ struct kvp_size_answer {
 	enum kvp_engine emit;
 	double latency_spread;               /* --latency-spread, or --calibration's */
 	const char *latency_spread_from;     /* "default", "given" or "calibration" */
+	const struct kvp_cli_warnings *warn; /* JSON's "warnings" (the model file's) */
 };
 
 /* a as `kvplan size` prints its table on stdout, with --emit's command. */

@@ -197,40 +197,43 @@ static int engine_option(void *dest, int opt, const char *arg)
 	return kvp_cli_common_option(a->c, cmd, opt, arg);
 }
 
-/* --kv-dtypes, --disagg: the items of a comma list (arg, cut to fit buf), at
- * most MAX_TPS + 1: one more than a list holds, for the caller to refuse. */
-static size_t list_items(const char *arg, char *buf, size_t size, char *item[MAX_TPS + 1])
+/* --kv-dtypes, --disagg: the items of a comma list, at most MAX_TPS,
+ * pointers into the copy returned, which the caller frees; NULL after a
+ * usage error (kvp_cli_split: an empty or repeated item, too many). */
+static char *list_items(const char *cmd, const char *opt, const char *arg, char *item[MAX_TPS],
+			size_t *n)
 {
-	snprintf(buf, size, "%s", arg);
-	size_t n = 0;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n <= MAX_TPS;
-	     t = strtok_r(NULL, ",", &save))
-		item[n++] = t;
-	return n;
+	return kvp_cli_split(cmd, opt, arg, item, MAX_TPS, n);
 }
 
 static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
-	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
-	size_t n = list_items(arg, buf, sizeof buf, item);
+	char *item[MAX_TPS], tt[KVP_TERM_SIZE(64)];
+	size_t n;
+	char *buf = list_items(name, "--kv-dtypes", arg, item, &n);
 	a->nkv = 0;
+	if (!buf)
+		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (i == MAX_TPS) {
-			kvp_cli_usage_error(name, "--kv-dtypes: at most %d", MAX_TPS);
-			return false;
-		}
 		if (!kvp_dtype_parse(item[i], &a->kvs[i])) {
 			kvp_cli_usage_error(name, "--kv-dtypes: unknown dtype '%s'",
 					    kvp_term_text(tt, sizeof tt, item[i]));
+			free(buf);
+			a->nkv = 0;
 			return false;
 		}
+		for (size_t j = 0; j < i; j++)
+			if (a->kvs[j] == a->kvs[i]) { /* fp8 and fp8_e4m3 are one */
+				kvp_cli_usage_error(name, "--kv-dtypes: '%s' and '%s' are the same dtype",
+						    item[j], item[i]);
+				free(buf);
+				a->nkv = 0;
+				return false;
+			}
 		a->nkv++;
 	}
-	if (!a->nkv) {
-		kvp_cli_usage_error(name, "--kv-dtypes: expected a list such as auto,fp8");
-		return false;
-	}
+	free(buf);
 	a->kv_list = true;
 	return true;
 }
@@ -238,28 +241,31 @@ static bool kv_dtypes_parse(const char *name, const char *arg, void *dest)
 static bool disagg_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
-	char buf[256], *item[MAX_TPS + 1], tt[KVP_TERM_SIZE(64)];
-	size_t n = list_items(arg, buf, sizeof buf, item);
+	char *item[MAX_TPS], tt[KVP_TERM_SIZE(64)];
+	size_t n;
+	char *buf = list_items(name, "--disagg", arg, item, &n);
 	a->npd = 1; /* colocated first */
+	if (!buf)
+		return false;
 	for (size_t i = 0; i < n; i++) {
 		struct kvp_error e = {0};
-		if (i == MAX_TPS) {
-			kvp_cli_usage_error(name, "--disagg: at most %d P:D pairs", MAX_TPS);
-			return false;
-		}
 		uint32_t *pd = a->pd[a->npd];
 		if (kvp_disagg_parse_counts(item[i], &pd[0], &pd[1], &e) || pd[0] > 64 || pd[1] > 64) {
 			kvp_cli_usage_error(name, "--disagg: expected P:D pairs of 1 to 64 "
 					    "instances such as 1:2,1:3, got '%s'",
 					    kvp_term_text(tt, sizeof tt, item[i]));
+			free(buf);
 			return false;
 		}
+		for (size_t j = 1; j < a->npd; j++)
+			if (a->pd[j][0] == pd[0] && a->pd[j][1] == pd[1]) {
+				kvp_cli_usage_error(name, "--disagg: %u:%u is given twice", pd[0], pd[1]);
+				free(buf);
+				return false;
+			}
 		a->npd++;
 	}
-	if (a->npd == 1) {
-		kvp_cli_usage_error(name, "--disagg: expected P:D pairs such as 1:2");
-		return false;
-	}
+	free(buf);
 	return true;
 }
 
@@ -418,22 +424,27 @@ static bool emit_parse(const char *name, const char *arg, void *dest)
 }
 
 /* The GPUs considered: --gpu, --gpus LIST, or every GPU profile (--gpus all,
- * the default); each name allocated, NULL when memory ran out. */
-static size_t gpu_names(const char *gpu, const char *gpus_arg, char *names[MAX_GPUS])
+ * the default), into names[*ngpu]; each name allocated, NULL when memory ran
+ * out.  A list is split whole (kvp_cli_split: no name cut or skipped, none
+ * twice); returns KVP_EXIT_USAGE after its error, else 0. */
+static int gpu_names(const char *gpu, const char *gpus_arg, char *names[MAX_GPUS], size_t *ngpu)
 {
-	size_t ngpu = 0;
+	*ngpu = 0;
 	if (gpu) {
-		names[ngpu++] = strdup(gpu);
+		names[(*ngpu)++] = strdup(gpu);
 	} else if (!gpus_arg || strcmp(gpus_arg, "all") == 0) {
-		ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
+		*ngpu = kvp_profile_list("gpus", names, MAX_GPUS);
 	} else {
-		char buf[2048];
-		snprintf(buf, sizeof buf, "%s", gpus_arg);
-		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && ngpu < MAX_GPUS;
-		     t = strtok_r(NULL, ",", &save))
-			names[ngpu++] = strdup(t);
+		char *item[MAX_GPUS];
+		size_t n;
+		char *buf = kvp_cli_split(cmd, "--gpus", gpus_arg, item, MAX_GPUS, &n);
+		if (!buf)
+			return KVP_EXIT_USAGE;
+		for (size_t i = 0; i < n; i++)
+			names[(*ngpu)++] = strdup(item[i]);
+		free(buf);
 	}
-	return ngpu;
+	return 0;
 }
 
 /* The command line's rate, users and service levels over the workload's. */
@@ -507,6 +518,41 @@ static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
 	return 0;
 }
 
+/* Exit 3 when a figure that finite inputs make finite overflowed to
+ * infinity (a price of 1e308 $/GPU-hour times 2 GPUs; a rate so small the
+ * cost per million tokens passes 1.8e308): printed it would read "inf" in
+ * the table and CSV and null in JSON.  NaN stays what it means here (a
+ * price not known), and a configuration that does not meet its levels may
+ * hold infinite times (an unstable queue). */
+static int refuse_overflow(const struct kvp_size_config *cfg, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_size_config *c = &cfg[i];
+		const struct {
+			const char *name;
+			double v;
+			bool check;
+		} f[] = {
+			{"price_per_hour", c->price_per_hour, true},
+			{"cloud_price_per_hour", c->cloud_gpu_hour, true},
+			{"own_price_per_hour", c->own_gpu_hour, true},
+			{"cost_per_hour", c->cost_per_hour, true},
+			{"cost_per_mtok", c->cost_per_mtok, c->meets && !isnan(c->cost_per_mtok)},
+			{"ttft_s", c->ttft_s, c->meets},
+			{"tpot_s", c->tpot_s, c->meets},
+		};
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+			if (f[k].check && isinf(f[k].v)) {
+				fprintf(stderr, "kvplan size: %s, tp %u, %u GPUs: %s: overflows to "
+						"infinity (an input too large or too small for double "
+						"arithmetic); nothing printed\n",
+					c->gpu, c->tp, c->count, f[k].name);
+				return KVP_EXIT_INPUT;
+			}
+	}
+	return 0;
+}
+
 int kvp_cmd_size(int argc, char **argv)
 {
 	struct kvp_cli_common c;
@@ -556,6 +602,11 @@ int kvp_cmd_size(int argc, char **argv)
 		return rc;
 	if (!a.workload)
 		return kvp_cli_usage_error(cmd, "--workload is required");
+	/* the GPUs of a replica are what size searches: a fixed count is not
+	 * quietly dropped but refused, with the options that bound the search */
+	if (c.opts.par.gpus)
+		return kvp_cli_usage_error(cmd, "--num-gpus: size searches the GPUs of a replica "
+					   "(tp x pp x dp); bound the search with --tp, --pp and --dp");
 	if (a.gpus_arg && c.gpu)
 		return kvp_cli_usage_error(cmd, "give --gpus or --gpu, not both");
 	if (a.own_opt && a.cost.basis != KVP_SIZE_BASIS_OWN)
@@ -565,7 +616,9 @@ int kvp_cmd_size(int argc, char **argv)
 		c.opts.engine = a.emit;
 
 	char *names[MAX_GPUS];
-	size_t ngpu = gpu_names(c.gpu, a.gpus_arg, names);
+	size_t ngpu;
+	if ((rc = gpu_names(c.gpu, a.gpus_arg, names, &ngpu)))
+		return rc;
 	struct kvp_model *m = malloc(sizeof *m);
 	uint32_t tp32[MAX_TPS], pp32[MAX_TPS], dp32[MAX_TPS], ep32[MAX_TPS];
 	for (size_t i = 0; i < MAX_TPS; i++) {
@@ -584,6 +637,7 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_workload w;
 	bool have_w = false;
 	struct kvp_error err = {0};
+	struct kvp_cli_warnings warn = {0};
 	size_t n = 0;
 	memset(&w, 0, sizeof w);
 	if (!m || !cfg) {
@@ -603,6 +657,13 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	if ((rc = kvp_cli_load(&c, cmd, m, NULL, false)))
 		goto out;
+	kvp_cli_model_warnings(&warn, m);
+	/* the command must name the model it planned: refused before the search */
+	char launch[sizeof m->path + 2];
+	if (a.has_emit && kvp_size_launch_id(m, launch, sizeof launch, &err)) {
+		rc = kvp_cli_error(cmd, &err);
+		goto out;
+	}
 	if (kvp_workload_load(a.workload, &w, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
@@ -679,7 +740,9 @@ int kvp_cmd_size(int argc, char **argv)
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
 		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
 		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
-		.latency_spread_from = spread_from};
+		.latency_spread_from = spread_from, .warn = &warn};
+	if ((rc = refuse_overflow(cfg, n)))
+		goto out;
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_size_print_table(&ans);
 	} else if (!kvp_size_print_record(&ans, c.format)) {

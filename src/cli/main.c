@@ -15,6 +15,7 @@ static const struct kvp_cmd commands[] = {
 	/* --- commands: frag, perf, size, plot, report, check, validate --- */
 	{"frag", "fragmentation, block size, prefix sharing and caching over real lengths", kvp_cmd_frag},
 	{"perf", "latency and throughput: prefill, decode, tensor parallel, KV offload", kvp_cmd_perf},
+	{"serve", "one replica under load, simulated step by step: TTFT/TPOT/ITL percentiles", kvp_cmd_serve},
 	{"size", "GPU purchase sizing: which GPUs, how many, at what cost, engine flags", kvp_cmd_size},
 	{"check", "check budgets in CI: assertions, baselines, JUnit XML, TAP", kvp_cmd_check},
 	{"plot", "charts: budget bars, KV against context, sequences against context", kvp_cmd_plot},

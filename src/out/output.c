@@ -324,9 +324,41 @@ static const char *value_text(const struct kvp_value *v, char *buf, size_t size)
 	return buf;
 }
 
-/* One CSV cell (RFC 4180).  A string that begins with = + - @ (or a tab or
- * carriage return) would be a formula to a spreadsheet: it is written after
- * a ' and quoted (OWASP's CSV injection advice); numbers are not strings. */
+/* The text of a CSV cell: valid UTF-8 whatever the input (a byte that
+ * starts no valid sequence as U+FFFD), and no control character (a line
+ * break as \n, a tab \t, a carriage return \r, the rest \xNN, as the
+ * terminal shows them; a C1 control U+0080-U+009F as \uNNNN), so one record
+ * stays one line for every reader;
+ * `quoted`: " doubled. */
+static void csv_text(FILE *f, const char *s, bool quoted)
+{
+	while (*s) {
+		const char *at = s;
+		int valid;
+		uint32_t cp = kvp_utf8_take(&s, &valid);
+		if (!valid)
+			fputs(KVP_UTF8_REPLACEMENT, f);
+		else if (cp == '"' && quoted)
+			fputs("\"\"", f);
+		else if (cp == '\n')
+			fputs("\\n", f);
+		else if (cp == '\t')
+			fputs("\\t", f);
+		else if (cp == '\r')
+			fputs("\\r", f);
+		else if (cp < 0x20 || cp == 0x7f)
+			fprintf(f, "\\x%02x", (unsigned)cp);
+		else if (cp >= 0x80 && cp <= 0x9f) /* C1 controls (NEL, CSI) */
+			fprintf(f, "\\u%04x", (unsigned)cp);
+		else
+			fwrite(at, 1, (size_t)(s - at), f);
+	}
+}
+
+/* One CSV cell (RFC 4180), its text as csv_text writes it.  A string that
+ * begins with = + - @ (or a tab or carriage return) would be a formula to a
+ * spreadsheet: it is written after a ' and quoted (OWASP's CSV injection
+ * advice); numbers are not strings. */
 static void csv_cell(FILE *f, const char *s, bool str)
 {
 	bool formula = str && *s && strchr("=+-@\t\r", *s);
@@ -334,14 +366,10 @@ static void csv_cell(FILE *f, const char *s, bool str)
 		fputc('"', f);
 		if (formula)
 			fputc('\'', f);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', f);
-			fputc(*s, f);
-		}
+		csv_text(f, s, true);
 		fputc('"', f);
 	} else {
-		fputs(s, f);
+		csv_text(f, s, false);
 	}
 }
 

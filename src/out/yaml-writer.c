@@ -3,7 +3,20 @@
  * `kvplan check`.  See yaml-writer.h for the stance. */
 #include "out/yaml-writer.h"
 
+#include <stdbool.h>
+
 #include "base/utf8.h"
+
+/* A code point past ASCII that YAML 1.2 takes as written inside a quoted
+ * scalar (c-printable, no line break, no byte order mark): not the C1
+ * controls U+0080-U+009F (U+0085 is a YAML line break), not U+2028 and
+ * U+2029 (line and paragraph separators: YAML folds them as line breaks),
+ * not U+FEFF, U+FFFE, U+FFFF. */
+static bool yaml_printable(uint32_t cp)
+{
+	return !(cp <= 0x9f || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff || cp == 0xfffe ||
+		 cp == 0xffff);
+}
 
 void kvp_yaml_str(FILE *f, const char *s)
 {
@@ -13,6 +26,9 @@ void kvp_yaml_str(FILE *f, const char *s)
 		size_t n = *p < 0x80 ? 1 : kvp_utf8_next((const char *)p, &cp);
 		if (n == 0) { /* not UTF-8: U+FFFD, so the file stays valid YAML */
 			fputs("\\ufffd", f);
+		} else if (n > 1 && !yaml_printable(cp)) {
+			fprintf(f, "\\u%04x", (unsigned)cp);
+			p += n - 1;
 		} else if (n > 1) { /* a UTF-8 sequence as it is: YAML text is UTF-8 */
 			fwrite(p, 1, n, f);
 			p += n - 1;

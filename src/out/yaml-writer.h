@@ -7,7 +7,9 @@
  * always a double-quoted scalar, so no character in it can start a comment,
  * a mapping, an anchor or a tag, or end the line: '"' and '\' are escaped,
  * control characters written as \xNN, a line break as \n, bytes that are not
- * UTF-8 as \ufffd (so the file stays valid YAML).  Keys are
+ * UTF-8 as \ufffd (so the file stays valid YAML), and the characters YAML
+ * reads as line breaks or may not hold raw (U+0080-U+009F with NEL U+0085,
+ * U+2028, U+2029, U+FEFF, U+FFFE, U+FFFF) as \uXXXX.  Keys are
  * kvplan's own words and are written plain. */
 #ifndef KVP_YAML_WRITER_H
 #define KVP_YAML_WRITER_H

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,40 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------ rendering */
+
+/* Whether the image at `path` ends as a whole file of its format does:
+ * gnuplot exits 0 after a short write on a full disk (it does not check its
+ * writes), so the exit status alone would pass a cut image.  SVG ends with
+ * its root's </svg>, PNG with the IEND chunk (its 12 bytes: length 0,
+ * "IEND", CRC ae 42 60 82; PNG spec 11.2.5), PDF with %%EOF in its last
+ * bytes (ISO 32000-1, 7.5.5). */
+static bool image_whole(const char *path, const char *ext)
+{
+	unsigned char tail[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	struct stat sb;
+	ssize_t n = -1;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+		off_t at = sb.st_size > (off_t)sizeof tail ? sb.st_size - (off_t)sizeof tail : 0;
+		n = pread(fd, tail, sizeof tail, at);
+	}
+	close(fd);
+	if (n <= 0)
+		return false;
+	size_t len = (size_t)n;
+	if (strcmp(ext, "png") == 0) {
+		static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D',
+						       0xae, 0x42, 0x60, 0x82};
+		return len >= sizeof iend && memcmp(tail + len - sizeof iend, iend, sizeof iend) == 0;
+	}
+	while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r' || tail[len - 1] == ' '))
+		len--;
+	const char *end = strcmp(ext, "svg") == 0 ? "</svg>" : strcmp(ext, "pdf") == 0 ? "%%EOF" : "";
+	size_t elen = strlen(end);
+	return len >= elen && memcmp(tail + len - elen, end, elen) == 0;
+}
 
 static void close_fd(int *fd)
 {
@@ -48,6 +83,13 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 		goto out;
 	}
 	snprintf(script, sizeof script, "%s.gp", p->name);
+	struct stat sb;
+	if (image && lstat(image, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
+		/* a device or FIFO at the image's name is never removed or written */
+		st = kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL,
+				   "not a regular file; not letting %s write over it", prog);
+		goto out;
+	}
 	if (image)
 		unlink(image); /* a stale image must not pass for a new one */
 
@@ -120,13 +162,19 @@ kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_p
 		said[--nsaid] = 0;
 	const char *last = strrchr(said, '\n');
 	last = last ? last + 1 : said;
-	struct stat sb;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		st = kvp_error_set(err, KVP_STATUS_IO, NULL, 0, 0, NULL, "%s %s failed%s%s", prog,
 				   script, *last ? ": " : "", last);
 	else if (image && (stat(image, &sb) != 0 || sb.st_size == 0))
 		st = kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL, "%s wrote no image%s%s",
 				   prog, *last ? ": " : "", last);
+	else if (image && !image_whole(image, ext)) {
+		/* never left to pass for a chart */
+		unlink(image);
+		st = kvp_error_set(err, KVP_STATUS_IO, image, 0, 0, NULL,
+				   "%s wrote a cut image (a full disk?), removed%s%s", prog,
+				   *last ? ": " : "", last);
+	}
 out:
 	free(prog);
 	free(image);

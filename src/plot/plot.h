@@ -129,7 +129,8 @@ kvp_status kvp_plot_write(const struct kvp_plot *p, const char *dir, enum kvp_pl
 
 /* Run `gnuplot NAME.gp` in DIR.  `gnuplot` is the program (NULL or "": "gnuplot"
  * on PATH).  OK when it exits 0 and, for file terminals, DIR/NAME.<ext> is a
- * non-empty file.  NOT_FOUND when the program cannot be started; IO when it
+ * non-empty file that ends as its format does (a cut image, as gnuplot
+ * leaves on a full disk, is removed and IO returned).  NOT_FOUND when the program cannot be started; IO when it
  * fails, with the last line it printed in err->msg.  gnuplot's standard
  * output is the caller's (where --term dumb draws). */
 kvp_status kvp_plot_render(const struct kvp_plot *p, const char *dir, enum kvp_plot_term term,

@@ -19,59 +19,69 @@
 
 enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE };
 
+/* Which engines' models must give a key (a number left out would read as 0:
+ * no activation, no overhead, a budget that fits when it does not).  Keys
+ * whose absence has a documented meaning (kvplan-profiles(5): "" or 0 turns
+ * a rule off) are optional. */
+enum { VLLM = 1, SGL = 2, TRT = 4, ALL = VLLM | SGL | TRT };
+
 static const struct key {
 	const char *name;
 	enum key_type type;
 	size_t offset, size;
+	unsigned required;   /* mask of the engines above */
 } keys[] = {
-#define K(n, t, f) {n, t, offsetof(struct kvp_engine_model, f), sizeof(((struct kvp_engine_model *)0)->f)}
-	K("version", K_STR, version),
-	K("source", K_STR, source),
-	K("utilization", K_FRACTION, utilization),
-	K("block_size", K_U32, block_size),
-	K("large_gpu_memory", K_BYTES, large_gpu_memory_bytes),
-	K("large_gpu_excludes", K_STR, large_gpu_excludes),
-	K("max_num_seqs_large", K_U32, max_num_seqs_large),
-	K("max_num_seqs_small", K_U32, max_num_seqs_small),
-	K("max_num_batched_tokens_large", K_U32, max_num_batched_tokens_large),
-	K("max_num_batched_tokens_small", K_U32, max_num_batched_tokens_small),
-	K("sampler_bytes_per_seq_vocab", K_U32, sampler_bytes_per_seq_vocab),
-	K("topk_buffer_rows", K_U32, topk_buffer_rows),
-	K("topk_buffer_bytes_per_row_vocab", K_U32, topk_buffer_bytes_per_row_vocab),
-	K("retained_hidden_per_token", K_U32, retained_hidden_per_token),
-	K("retained_hidden_per_seq", K_U32, retained_hidden_per_seq),
-	K("moe_workspaces", K_U32, moe_workspaces),
-	K("non_torch_tp1", K_BYTES, non_torch_tp1_bytes),
-	K("non_torch_tp_multi", K_BYTES, non_torch_tp_multi_bytes),
-	K("custom_all_reduce_sizes", K_STR, custom_all_reduce_sizes),
-	K("custom_all_reduce_pcie_max", K_U32, custom_all_reduce_pcie_max),
-	K("non_torch_custom_all_reduce", K_BYTES, non_torch_custom_all_reduce_bytes),
-	K("cuda_graphs_subtracted", K_BOOL, cuda_graphs_subtracted),
-	K("cuda_graphs", K_BYTES, cuda_graphs_bytes),
-	K("activation_spread", K_FRACTION, activation_spread),
-	K("activation_spread_above", K_BYTES, activation_spread_above_bytes),
-	K("non_torch_spread", K_BYTES, non_torch_spread_bytes),
-	K("weights_spread", K_FRACTION, weights_spread),
-	K("mxfp4_pad_intermediate", K_U32, mxfp4_pad_intermediate),
-	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden),
-	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100),
-	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus),
-	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype),
-	K("reserve_base", K_BYTES, reserve_base_bytes),
-	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes),
-	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens),
-	K("reserve_per_graph_bs", K_BYTES, reserve_per_graph_bs_bytes),
-	K("reserve_per_gpu_in_group", K_BYTES, reserve_per_gpu_in_group_bytes),
-	K("reserve_piecewise_graphs", K_BYTES, reserve_piecewise_graphs_bytes),
-	K("reserve_floor", K_BYTES, reserve_floor_bytes),
-	K("reserve_floor_above", K_BYTES, reserve_floor_above_bytes),
-	K("chunked_prefill_size", K_U32, chunked_prefill_size),
-	K("cuda_graph_max_bs_tp_below_4", K_U32, cuda_graph_max_bs_tp_below_4),
-	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4),
-	K("fraction_spread", K_FRACTION, fraction_spread),
-	K("free_fraction", K_FRACTION, free_fraction),
+#define K(n, t, f, r) {n, t, offsetof(struct kvp_engine_model, f), sizeof(((struct kvp_engine_model *)0)->f), r}
+	K("version", K_STR, version, ALL),
+	K("source", K_STR, source, ALL),
+	K("utilization", K_FRACTION, utilization, VLLM),
+	K("block_size", K_U32, block_size, ALL),
+	K("large_gpu_memory", K_BYTES, large_gpu_memory_bytes, VLLM),
+	K("large_gpu_excludes", K_STR, large_gpu_excludes, 0),
+	K("max_num_seqs_large", K_U32, max_num_seqs_large, VLLM),
+	K("max_num_seqs_small", K_U32, max_num_seqs_small, VLLM),
+	K("max_num_batched_tokens_large", K_U32, max_num_batched_tokens_large, VLLM),
+	K("max_num_batched_tokens_small", K_U32, max_num_batched_tokens_small, VLLM),
+	K("sampler_bytes_per_seq_vocab", K_U32, sampler_bytes_per_seq_vocab, VLLM),
+	K("topk_buffer_rows", K_U32, topk_buffer_rows, VLLM),
+	K("topk_buffer_bytes_per_row_vocab", K_U32, topk_buffer_bytes_per_row_vocab, VLLM),
+	K("retained_hidden_per_token", K_U32, retained_hidden_per_token, VLLM),
+	K("retained_hidden_per_seq", K_U32, retained_hidden_per_seq, VLLM),
+	K("moe_workspaces", K_U32, moe_workspaces, VLLM),
+	K("non_torch_tp1", K_BYTES, non_torch_tp1_bytes, VLLM),
+	K("non_torch_tp_multi", K_BYTES, non_torch_tp_multi_bytes, VLLM),
+	K("custom_all_reduce_sizes", K_STR, custom_all_reduce_sizes, 0),
+	K("custom_all_reduce_pcie_max", K_U32, custom_all_reduce_pcie_max, 0),
+	K("non_torch_custom_all_reduce", K_BYTES, non_torch_custom_all_reduce_bytes, 0),
+	K("cuda_graphs_subtracted", K_BOOL, cuda_graphs_subtracted, VLLM),
+	K("cuda_graphs", K_BYTES, cuda_graphs_bytes, VLLM),
+	K("activation_spread", K_FRACTION, activation_spread, VLLM),
+	K("activation_spread_above", K_BYTES, activation_spread_above_bytes, 0),
+	K("non_torch_spread", K_BYTES, non_torch_spread_bytes, VLLM | SGL),
+	K("weights_spread", K_FRACTION, weights_spread, VLLM | SGL),
+	K("mxfp4_pad_intermediate", K_U32, mxfp4_pad_intermediate, 0),
+	K("mxfp4_pad_hidden", K_U32, mxfp4_pad_hidden, 0),
+	K("mxfp4_pad_sm100", K_U32, mxfp4_pad_sm100, 0),
+	K("mxfp4_sm100_gpus", K_STR, mxfp4_sm100_gpus, 0),
+	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype, 0),
+	K("reserve_base", K_BYTES, reserve_base_bytes, SGL),
+	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes, SGL),
+	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens, SGL),
+	K("reserve_per_graph_bs", K_BYTES, reserve_per_graph_bs_bytes, SGL),
+	K("reserve_per_gpu_in_group", K_BYTES, reserve_per_gpu_in_group_bytes, SGL),
+	K("reserve_piecewise_graphs", K_BYTES, reserve_piecewise_graphs_bytes, SGL),
+	K("reserve_floor", K_BYTES, reserve_floor_bytes, SGL),
+	K("reserve_floor_above", K_BYTES, reserve_floor_above_bytes, SGL),
+	K("chunked_prefill_size", K_U32, chunked_prefill_size, SGL),
+	K("cuda_graph_max_bs_tp_below_4", K_U32, cuda_graph_max_bs_tp_below_4, SGL),
+	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4, SGL),
+	K("fraction_spread", K_FRACTION, fraction_spread, SGL | TRT),
+	K("free_fraction", K_FRACTION, free_fraction, TRT),
 #undef K
 };
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const char *const engine_names[] = {"vllm", "sglang", "trtllm"};
 
 static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 			   const struct key *k, struct kvp_engine_model *e, struct kvp_error *err)
@@ -117,28 +127,37 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 	return KVP_STATUS_OK;
 }
 
-/* One entry of `versions`: every key known, version required. */
+/* One entry of `versions` of an engine (mask `engine`): every key known,
+ * the engine's required keys given (not null); the YAML walker refuses a
+ * key given twice. */
 static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node *map,
-			       struct kvp_engine_model *e, struct kvp_error *err)
+			       unsigned engine, struct kvp_engine_model *e, struct kvp_error *err)
 {
+	bool seen[NKEYS] = {false};
 	kvp_status st = kvp_node_expect(doc, map, "versions", KVP_NODE_MAP, err);
 	if (st)
 		return st;
 	for (size_t i = 0; i < map->n; i++) {
-		const struct key *k = NULL;
-		for (size_t j = 0; j < sizeof keys / sizeof keys[0] && !k; j++)
-			if (strcmp(keys[j].name, map->keys[i]->value) == 0)
-				k = &keys[j];
-		if (!k)
+		size_t j = 0;
+		while (j < NKEYS && strcmp(keys[j].name, map->keys[i]->value) != 0)
+			j++;
+		if (j == NKEYS)
 			return kvp_node_fail(doc, map->keys[i], err, KVP_STATUS_INVALID,
 					     map->keys[i]->value, "unknown key");
-		if (!kvp_node_is_null(map->items[i]) &&
-		    (st = read_key(doc, map->items[i], k, e, err)))
+		if (kvp_node_is_null(map->items[i]))
+			continue;
+		seen[j] = true;
+		if ((st = read_key(doc, map->items[i], &keys[j], e, err)))
 			return st;
 	}
-	if (!e->version[0])
+	if (!seen[0] || !e->version[0])
 		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "version",
 				     "required field is missing");
+	for (size_t j = 0; j < NKEYS; j++)
+		if ((keys[j].required & engine) && !seen[j])
+			return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, keys[j].name,
+					     "required for a %s engine model and missing (it "
+					     "would be read as 0)", e->kind);
 	return KVP_STATUS_OK;
 }
 
@@ -162,6 +181,31 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 	if ((st = kvp_node_expect(doc, root, "", KVP_NODE_MAP, err)) ||
 	    (st = kvp_map_only(doc, root, top, err)))
 		goto out;
+	/* which engine the file describes says which keys it must give */
+	const struct kvp_node *en = kvp_map_get(root, "engine");
+	char kind[16] = "";
+	unsigned mask = 0;
+	if (!en) {
+		st = kvp_node_fail(doc, root, err, KVP_STATUS_INVALID, "engine",
+				   "required field is missing (vllm, sglang or trtllm)");
+		goto out;
+	}
+	if ((st = kvp_node_str(doc, en, "engine", kind, sizeof kind, err)))
+		goto out;
+	for (unsigned i = 0; i < sizeof engine_names / sizeof engine_names[0]; i++)
+		if (strcmp(kind, engine_names[i]) == 0)
+			mask = 1u << i;
+	if (!mask) {
+		st = kvp_node_fail(doc, en, err, KVP_STATUS_INVALID, "engine",
+				   "vllm, sglang or trtllm, got %s", en->value);
+		goto out;
+	}
+	/* asked for by name (not a path): the file found must describe that engine */
+	if (!strchr(engine, '/') && strcmp(engine, kind) != 0) {
+		st = kvp_node_fail(doc, en, err, KVP_STATUS_INVALID, "engine",
+				   "the file describes %s, not %s", kind, engine);
+		goto out;
+	}
 	vs = kvp_map_get(root, "versions");
 	if (!vs || vs->type != KVP_NODE_SEQ || vs->n == 0) {
 		st = kvp_node_fail(doc, vs ? vs : root, err, KVP_STATUS_INVALID, "versions",
@@ -177,7 +221,8 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 		struct kvp_engine_model e = {0};
 		snprintf(e.engine, sizeof e.engine, "%s", engine);
 		snprintf(e.path, sizeof e.path, "%s", path);
-		if ((st = read_version(doc, vs->items[i], &e, err)))
+		snprintf(e.kind, sizeof e.kind, "%s", kind);
+		if ((st = read_version(doc, vs->items[i], mask, &e, err)))
 			goto out;
 		size_t len = strlen(seen);
 		snprintf(seen + len, sizeof seen - len, "%s%s", len ? ", " : "", e.version);

@@ -21,7 +21,8 @@
 #define KVP_ENGINE_VERSION_MAX 32
 
 struct kvp_engine_model {
-	char engine[16];                   /* vllm, sglang, trtllm */
+	char engine[16];                   /* as asked for: vllm, sglang, trtllm (or a path) */
+	char kind[16];                     /* the file's engine: key: vllm, sglang, trtllm */
 	char version[KVP_ENGINE_VERSION_MAX];
 	char source[160];
 	char path[512];

@@ -65,6 +65,9 @@ static kvp_status read_rotary_dim(struct hf *h, struct kvp_model *m)
 	if (!n)
 		return KVP_STATUS_OK;
 	double f;
+	if (n->type == KVP_NODE_SCALAR && n->quoted)
+		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
+				     "expected a number, got the string \"%s\"", n->value);
 	if ((st = kvp_node_double(h->doc, n, field, &f, h->err)))
 		return st;
 	if (!(f > 0 && f <= 1))
@@ -104,8 +107,14 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 	snprintf(m->family, sizeof m->family, "%s", h->model_type);
 	const struct kvp_node *id = kvp_map_get(root, "_name_or_path");
 	if (id && id->type == KVP_NODE_SCALAR && id->value[0] != '/' && id->value[0] != '.' &&
-	    strchr(id->value, '/') && strchr(id->value, '/') == strrchr(id->value, '/'))
-		snprintf(m->hf_id, sizeof m->hf_id, "%s", id->value);
+	    strchr(id->value, '/') && strchr(id->value, '/') == strrchr(id->value, '/')) {
+		/* an id cut short names another repository: keep it whole or not at all */
+		if (strlen(id->value) < sizeof m->hf_id)
+			snprintf(m->hf_id, sizeof m->hf_id, "%s", id->value);
+		else
+			hf_warn(h, id, "_name_or_path", "%zu bytes, longer than kvplan keeps (%zu): "
+				"not used as the model's id", strlen(id->value), sizeof m->hf_id - 1);
+	}
 	if ((st = hf_read_dtype(h, m)))
 		return st;
 
@@ -265,6 +274,11 @@ kvp_status kvp_hf_config_load(const char *path, struct kvp_model *out, struct kv
 {
 	struct kvp_doc *doc = NULL;
 	memset(out, 0, sizeof *out);
+	/* the path is kept to name the model (messages, launch scripts): cut, it
+	 * would name another file */
+	if (strlen(path) >= sizeof out->path)
+		return kvp_error_set(err, KVP_STATUS_INVALID, path, 0, 0, NULL,
+				     "the path is longer than %zu bytes", sizeof out->path - 1);
 	kvp_status st = kvp_doc_load_file(path, &doc, err);
 	if (st)
 		return st;

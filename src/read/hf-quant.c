@@ -285,7 +285,8 @@ kvp_status hf_read_quantization(struct hf *h, struct kvp_model *m)
 		const struct kvp_node *gn = kvp_map_get(q, "group_size");
 		if (!gn)
 			gn = kvp_map_get(q, "q_group_size");
-		if (gn && !(gn->type == KVP_NODE_SCALAR && strcmp(gn->value, "-1") == 0)) {
+		if (gn && !(gn->type == KVP_NODE_SCALAR && !gn->quoted &&
+			    strcmp(gn->value, "-1") == 0)) {
 			uint64_t v;
 			if ((st = hf_node_positive(h, gn, "quantization_config.group_size", UINT32_MAX,
 						&v)))
@@ -298,11 +299,20 @@ kvp_status hf_read_quantization(struct hf *h, struct kvp_model *m)
 		if (awq && zn && (st = kvp_node_bool(h->doc, zn, "quantization_config.zero_point",
 						      &zero, h->err)))
 			return st;
-		if (!bits || bits > 8) {
+		/* the widths the engines load (vLLM quantization/): gptq.py GPTQConfig
+		 * "only 2/3/4/8-bit"; gptq_marlin.py TYPE_MAP 4 and 8; awq.py 4 only,
+		 * awq_marlin.py TYPE_MAP 4 and 8 (vLLM moves an awq checkpoint to
+		 * awq_marlin where it can) */
+		bool gptq_plain = strcmp(method, "gptq") == 0;
+		if (!(bits == 4 || bits == 8 || (gptq_plain && (bits == 2 || bits == 3)))) {
 			const struct kvp_node *bn = kvp_map_get(q, has_w_bit ? "w_bit" : "bits");
 			return kvp_node_fail(h->doc, bn ? bn : q, h->err, KVP_STATUS_INVALID,
-					     "quantization_config.bits", "%u bits: expected 2 to 8",
-					     bits);
+					     has_w_bit ? "quantization_config.w_bit"
+						       : "quantization_config.bits",
+					     "%u bits: %s loads %s (vLLM %s)", bits, method,
+					     gptq_plain ? "2, 3, 4 or 8" : "4 or 8",
+					     gptq_plain ? "GPTQConfig" : awq ? "AWQ/AWQMarlinConfig"
+									: "GPTQMarlinConfig");
 		}
 		f = (struct kvp_weights_format){bits, group, group ? 16 + (zero ? bits : 0) : 0};
 		dt = bits == 8 ? KVP_DTYPE_INT8

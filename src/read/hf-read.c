@@ -72,6 +72,12 @@ kvp_status hf_node_uint(struct hf *h, const struct kvp_node *n, const char *fiel
 	kvp_status st = kvp_node_u64(h->doc, n, field, out, h->err);
 	if (st)
 		return st;
+	/* JSON has no leading zeros (Python's json refuses 032, so transformers
+	 * cannot read it; YAML 1.1 would read it as octal 26) */
+	const char *d = n->value[0] == '-' || n->value[0] == '+' ? n->value + 1 : n->value;
+	if (d[0] == '0' && d[1])
+		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
+				     "%s: a number with a leading zero is not JSON", n->value);
 	if (*out > max)
 		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_OVERFLOW, field,
 				     "%s is larger than %llu", n->value, (unsigned long long)max);

@@ -15,6 +15,7 @@
 
 #include "read/gguf.h"
 #include "read/hf-config.h"
+#include "read/model-name.h"
 #include "base/input-file.h"
 #include "base/suggest.h"
 #include "base/units.h"
@@ -45,23 +46,37 @@ static bool try_dir(const char *dir, const char *kind, const char *name, char *p
  * each directory of $KVPLAN_PROFILES (then of $KVPLAN_PROFILE_PATH, its
  * older spelling), so a user's file wins over a built-in one; the source
  * tree's profiles/ (kvplan run from its build tree needs nothing
- * installed); the installed data directory. */
-static int profile_roots(char roots[][512], int max)
+ * installed); the installed data directory.  A folder that does not fit a
+ * root (511 bytes), or one past the max - 2 a variable may give, is left
+ * out whole, never cut into another folder's name: *cut (when not NULL)
+ * then names where it came from, for kvp_profile_resolve to refuse. */
+static int profile_roots(char roots[][512], int max, const char **cut)
 {
 	int n = 0;
 	const char *vars[] = {"KVPLAN_PROFILES", "KVPLAN_PROFILE_PATH"};
+	if (cut)
+		*cut = NULL;
 	for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
 		const char *env = getenv(vars[v]);
-		if (!env)
+		char *buf = env ? strdup(env) : NULL; /* any length */
+		if (!buf)
 			continue;
-		char buf[4096];
-		snprintf(buf, sizeof buf, "%s", env);
-		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < max - 2;
-		     d = strtok_r(NULL, ":", &save))
-			snprintf(roots[n++], 512, "%s", d);
+		for (char *save = NULL, *d = strtok_r(buf, ":", &save); d;
+		     d = strtok_r(NULL, ":", &save)) {
+			if (n < max - 2 && (size_t)snprintf(roots[n], 512, "%s", d) < 512)
+				n++;
+			else if (cut && !*cut)
+				*cut = vars[v];
+		}
+		free(buf);
 	}
-	snprintf(roots[n++], 512, "%s/profiles", KVP_SRCDIR);
-	snprintf(roots[n++], 512, "%s/profiles", KVP_DATADIR);
+	const char *dirs[] = {KVP_SRCDIR, KVP_DATADIR};
+	for (size_t i = 0; i < 2; i++) {
+		if ((size_t)snprintf(roots[n], 512, "%s/profiles", dirs[i]) < 512)
+			n++;
+		else if (cut && !*cut)
+			*cut = i ? "the installed data directory" : "the source tree";
+	}
 	return n;
 }
 
@@ -85,10 +100,16 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 		return KVP_STATUS_OK;
 	}
 	char roots[34][512];
-	int n = profile_roots(roots, 34);
+	const char *cut;
+	int n = profile_roots(roots, 34, &cut);
 	for (int i = 0; i < n; i++)
 		if (try_dir(roots[i], kind, name, path, size))
 			return KVP_STATUS_OK;
+	if (cut) /* the profile may be in the folder left out: not "no such profile" */
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind,
+				     "no profile named '%s' in the folders searched; %s gives a "
+				     "folder longer than 511 bytes or more than 32 folders, left out",
+				     name, cut);
 	char *names[1024];
 	size_t k = kvp_profile_list(kind, names, 1024);
 	char near[256];
@@ -107,11 +128,11 @@ static int cmp_str(const void *a, const void *b)
 size_t kvp_profile_list(const char *kind, char **names, size_t max)
 {
 	char roots[34][512];
-	int nroots = profile_roots(roots, 34);
+	int nroots = profile_roots(roots, 34, NULL);
 	size_t n = 0;
 	for (int r = 0; r < nroots; r++) {
 		char dir[1100];
-		snprintf(dir, sizeof dir, "%.511s/%.64s", roots[r], kind);
+		snprintf(dir, sizeof dir, "%.511s/%.64s", roots[r], kind); /* 511 + 1 + 64 < 1100: whole */
 		DIR *d = opendir(dir);
 		if (!d)
 			continue;
@@ -407,17 +428,120 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struct kvp_error *err)
+static kvp_status load_model_file(const char *path, struct kvp_model *out, struct kvp_error *err)
 {
-	char path[512];
-	kvp_status st = kvp_profile_resolve("models", name_or_path, path, sizeof path, err);
-	if (st)
-		return st;
 	if (ends_with(path, ".json"))
 		return kvp_hf_config_load(path, out, err);
 	if (ends_with(path, ".gguf"))
 		return kvp_gguf_load(path, out, err);
 	return kvp_model_load_yaml(path, out, err);
+}
+
+/* Say how a typed name was read, in the model's warnings. */
+static void note_name(struct kvp_model *m, const char *typed, const struct kvp_model_name *mn)
+{
+	if (m->num_warnings >= KVP_MODEL_WARNINGS)
+		return;
+	char what[320];
+	if (mn->profile[0])
+		snprintf(what, sizeof what, "the profile '%s'", mn->profile);
+	else
+		snprintf(what, sizeof what, "%.300s", mn->path);
+	snprintf(m->warnings[m->num_warnings++], KVP_WARNING_MAX,
+		 "%.100s: warning: model: read as %s (%s%s%s%s%s)", typed, what, mn->how,
+		 mn->variant[0] ? "; dropped from the name: " : "", mn->variant,
+		 mn->weights_dtype != KVP_DTYPE_AUTO ? "; weights " : "",
+		 mn->weights_dtype != KVP_DTYPE_AUTO ? kvp_dtype_name(mn->weights_dtype) : "");
+}
+
+/* A name as people write it (model-name.h): the profile whose name or hf_id
+ * matches, its weights in the format the name says, its hf_id the id typed. */
+static kvp_status load_by_name(const char *typed, struct kvp_model *out, struct kvp_error *err)
+{
+	char *names[1024];
+	size_t n = kvp_profile_list("models", names, 1024);
+	char **ids = calloc(n ? n : 1, sizeof *ids);
+	struct kvp_model *tmp = malloc(sizeof *tmp);
+	kvp_status st = KVP_STATUS_NOMEM;
+	struct kvp_model_name mn;
+	if (!ids || !tmp) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char path[512];
+		struct kvp_error ignore = {0};
+		/* a profile that does not load cannot match by its hf_id */
+		if (!kvp_profile_resolve("models", names[i], path, sizeof path, &ignore) &&
+		    !kvp_model_load_yaml(path, tmp, &ignore))
+			ids[i] = strdup(tmp->hf_id);
+	}
+	st = kvp_model_name_match(typed, (const char *const *)names, (const char *const *)ids, n,
+				  &mn, err);
+	if (st)
+		goto out;
+	char path[512];
+	if ((st = kvp_profile_resolve("models", mn.profile, path, sizeof path, err)) ||
+	    (st = kvp_model_load_yaml(path, out, err)))
+		goto out;
+	if (mn.weights_dtype != KVP_DTYPE_AUTO &&
+	    (st = kvp_model_set_weights_dtype(out, mn.weights_dtype)))
+		st = kvp_error_set(err, st, NULL, 0, 0, "model",
+				   "'%s': %s weights cannot be applied to the profile '%s'", typed,
+				   kvp_dtype_name(mn.weights_dtype), mn.profile);
+	if (!st && strchr(typed, '/'))
+		snprintf(out->hf_id, sizeof out->hf_id, "%s", typed);
+	if (!st)
+		note_name(out, typed, &mn);
+out:
+	for (size_t i = 0; i < n; i++) {
+		free(names[i]);
+		if (ids)
+			free(ids[i]);
+	}
+	free(ids);
+	free(tmp);
+	return st;
+}
+
+kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struct kvp_error *err)
+{
+	char path[512];
+	struct kvp_model_name mn;
+	struct stat sb;
+	kvp_status st;
+	/* a model directory: its config.json */
+	if (stat(name_or_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if ((st = kvp_model_name_find_file(name_or_path, &mn, err)))
+			return st;
+		return load_model_file(mn.path, out, err);
+	}
+	st = kvp_profile_resolve("models", name_or_path, path, sizeof path, err);
+	if (!st)
+		return load_model_file(path, out, err);
+	if (st != KVP_STATUS_NOT_FOUND)
+		return st;
+	/* a Hugging Face id in the local cache, then a profile by its written name */
+	struct kvp_error first = *err;
+	kvp_status cached = kvp_model_name_find_file(name_or_path, &mn, err);
+	if (!cached) {
+		if ((st = load_model_file(mn.path, out, err)))
+			return st;
+		if (!out->hf_id[0] || strchr(name_or_path, '/'))
+			snprintf(out->hf_id, sizeof out->hf_id, "%s", name_or_path);
+		note_name(out, name_or_path, &mn);
+		return KVP_STATUS_OK;
+	}
+	if (cached != KVP_STATUS_NOT_FOUND)
+		return cached;
+	/* a path that names a file (not an org/name id) keeps its own error */
+	if (name_or_path[0] == '.' || name_or_path[0] == '/' ||
+	    strchr(name_or_path, '/') != strrchr(name_or_path, '/') || ends_with(name_or_path, ".yaml") ||
+	    ends_with(name_or_path, ".json") || ends_with(name_or_path, ".gguf")) {
+		*err = first;
+		return KVP_STATUS_NOT_FOUND;
+	}
+	return load_by_name(name_or_path, out, err);
 }
 
 #define G(key, type, member, req, pos) \

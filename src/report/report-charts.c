@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 
 /* Write, render and show one chart; a render failure is kept, not returned. */
@@ -95,10 +96,52 @@ static kvp_status finish_chart(struct report *r, struct kvp_plot *p, kvp_status 
 	return st;
 }
 
-/* A new chart named by fmt, err cleared for its builder; NULL: no memory. */
-static struct kvp_plot *new_chart(struct kvp_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static struct kvp_plot *new_chart(struct kvp_error *err, const char *fmt, ...)
+/* The stems the report's charts have taken.  Two names can make one stem
+ * (two quantizations of a model with one general.name; names that differ in
+ * punctuation only, which a stem writes as '_'; names alike but for case,
+ * one file on a case-blind disk): the later chart gets -2, -3, ... so none
+ * overwrites another's files and each heading shows its own image. */
+struct stems {
+	char (*v)[sizeof ((struct kvp_plot *)0)->name];
+	size_t n, cap;
+};
+
+/* Make p->name a stem no earlier chart has (compared ignoring case) and
+ * take it; false when memory runs out. */
+static bool stem_take(struct stems *u, struct kvp_plot *p)
+{
+	enum { STEM_LIMIT = 200 }; /* the longest stem kvp_gp_stem_ok takes */
+	char base[sizeof p->name];
+	snprintf(base, sizeof base, "%s", p->name);
+	for (unsigned k = 2;; k++) {
+		bool taken = false;
+		for (size_t i = 0; i < u->n && !taken; i++)
+			taken = strcasecmp(u->v[i], p->name) == 0;
+		if (!taken)
+			break;
+		char suffix[16];
+		size_t ls = (size_t)snprintf(suffix, sizeof suffix, "-%u", k), keep = strlen(base);
+		if (keep + ls > STEM_LIMIT)
+			keep = STEM_LIMIT - ls; /* cut the base, never the suffix */
+		snprintf(p->name, sizeof p->name, "%.*s%s", (int)keep, base, suffix);
+	}
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 16;
+		void *v = realloc(u->v, cap * sizeof u->v[0]);
+		if (!v)
+			return false;
+		u->v = v;
+		u->cap = cap;
+	}
+	memcpy(u->v[u->n++], p->name, sizeof u->v[0]);
+	return true; /* a stem (kvp_gp_stem) with "-k" after at most STEM_LIMIT - 2 bytes of it */
+}
+
+/* A new chart named by fmt, its stem unique among `u`, err cleared for its
+ * builder; NULL: no memory. */
+static struct kvp_plot *new_chart(struct stems *u, struct kvp_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static struct kvp_plot *new_chart(struct stems *u, struct kvp_error *err, const char *fmt, ...)
 {
 	char name[2 * KVP_NAME_MAX + 16];
 	va_list ap;
@@ -106,10 +149,26 @@ static struct kvp_plot *new_chart(struct kvp_error *err, const char *fmt, ...)
 	vsnprintf(name, sizeof name, fmt, ap);
 	va_end(ap);
 	memset(err, 0, sizeof *err);
-	return kvp_plot_new(name);
+	struct kvp_plot *p = kvp_plot_new(name);
+	if (p && !stem_take(u, p)) {
+		kvp_plot_free(p);
+		return NULL;
+	}
+	return p;
 }
 
+static kvp_status section_plots(struct report *r, struct stems *up);
+
 kvp_status kvp_report_section_plots(struct report *r)
+{
+	struct stems u = {0};
+	kvp_status st = section_plots(r, &u);
+	free(u.v);
+	return st;
+}
+
+/* The charts, their stems taken in `up`. */
+static kvp_status section_plots(struct report *r, struct stems *up)
 {
 	const struct kvp_scenario *s = r->s;
 	if (!s->plots)
@@ -124,7 +183,7 @@ kvp_status kvp_report_section_plots(struct report *r)
 	struct kvp_plot *p;
 	for (size_t i = 0; i < s->nmodels && (s->plots & KVP_REPORT_PLOT_BUDGET); i++) {
 		const struct kvp_model *m = &s->models[i];
-		if (!(p = new_chart(&err, "budget-%s", m->name)))
+		if (!(p = new_chart(up, &err, "budget-%s", m->name)))
 			return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 		struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], 1, s->kv[0], &s->workloads[0]);
 		st = kvp_plot_budget(p, m, s->gpus, s->ngpus, s->tp, s->ntp, &o, &err);
@@ -134,7 +193,7 @@ kvp_status kvp_report_section_plots(struct report *r)
 			return st;
 	}
 	if (s->plots & KVP_REPORT_PLOT_KV_CONTEXT) {
-		if (!(p = new_chart(&err, "kv-context")))
+		if (!(p = new_chart(up, &err, "kv-context")))
 			return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 		st = kvp_plot_kv_context(p, s->models, s->nmodels, ctx, nctx,
 					 (struct kvp_parallel){.tp = 1, .pp = 1}, s->kv[0], 1, &err);
@@ -151,7 +210,7 @@ kvp_status kvp_report_section_plots(struct report *r)
 		const struct kvp_model *m = &s->models[i];
 		uint32_t tp = chart_tp(r, m);
 		if (s->plots & KVP_REPORT_PLOT_MAX_SEQS) {
-			if (!(p = new_chart(&err, "max-seqs-%s", m->name)))
+			if (!(p = new_chart(up, &err, "max-seqs-%s", m->name)))
 				return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 			struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], tp ? tp : 1, s->kv[0],
 							       NULL);
@@ -168,7 +227,7 @@ kvp_status kvp_report_section_plots(struct report *r)
 		/* the decode roofline and offload on each GPU, at the first
 		 * workload's context and batch */
 		for (size_t gi = 0; gi < s->ngpus && (s->plots & KVP_REPORT_PLOT_PERF); gi++) {
-			if (!(p = new_chart(&err, "perf-%s-%s", m->name, s->gpus[gi].name)))
+			if (!(p = new_chart(up, &err, "perf-%s-%s", m->name, s->gpus[gi].name)))
 				return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 			struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], tp, s->kv[0],
 							       &s->workloads[0]);
@@ -181,7 +240,7 @@ kvp_status kvp_report_section_plots(struct report *r)
 		/* the block size on the first GPU that holds the model */
 		if (lw && (s->plots & KVP_REPORT_PLOT_BLOCK_SIZE)) {
 			size_t gi = chart_gpu(r, m, tp);
-			if (!(p = new_chart(&err, "block-size-%s", m->name)))
+			if (!(p = new_chart(up, &err, "block-size-%s", m->name)))
 				return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 			struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
 			st = kvp_plot_block_size(p, m, &s->gpus[gi], &o, lw->lengths, NULL, 0, 0, &err);
@@ -195,7 +254,7 @@ kvp_status kvp_report_section_plots(struct report *r)
 		const char *paths[KVP_SCENARIO_MAX];
 		for (size_t k = 0; k < s->nresults; k++)
 			paths[k] = s->results[k];
-		if (!(p = new_chart(&err, "validate")))
+		if (!(p = new_chart(up, &err, "validate")))
 			return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 		st = kvp_plot_validate(p, paths, s->nresults, NULL, 0, 0.2, &err);
 		if ((st = finish_chart(r, p, st, &err,

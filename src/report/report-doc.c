@@ -35,13 +35,29 @@ static void html_text(FILE *f, const char *s, bool code_spans)
 
 /* Markdown text: '<', which opens every HTML tag a renderer would pass
  * through, as &lt;, so no name becomes a tag or a script (& and > open
- * none, and stay readable inside `code` spans); in a table cell (`cell`) also
- * | as \| and a line break as a space; in a heading (`line`) a line break as
- * a space. */
+ * none, and stay readable inside `code` spans); outside `code` spans, [ ]
+ * and \ backslash-escaped, so no name becomes a link, an image or a link
+ * reference ([x](javascript:...), ![x](http://...), [x]: url), nor escapes
+ * those escapes (a renderer shows \[ as [; inside a code span nothing is a
+ * link and a backslash would show); in a table cell (`cell`) also | as \|
+ * and a line break as a space; in a heading (`line`) a line break as a
+ * space. */
 static void md_put(FILE *f, const char *s, bool cell, bool line)
 {
+	bool code = false;
 	for (; *s; s++) {
 		switch (*s) {
+		case '`':
+			code = !code;
+			fputc('`', f);
+			break;
+		case '[':
+		case ']':
+		case '\\':
+			if (!code)
+				fputc('\\', f);
+			fputc(*s, f);
+			break;
 		case '<': fputs("&lt;", f); break;
 		case '|':
 			fputs(cell ? "\\|" : "|", f);

@@ -200,3 +200,49 @@ size_t kvp_size_pareto(struct kvp_size_config *c, size_t n)
 	}
 	return front;
 }
+
+/* ------------------------------------------------------------- ranking
+ * Meeting first, then at risk, then by how few constraints fail; then cost
+ * per token, cost per hour, GPUs, TPOT and the GPU's name. */
+
+static int popcount(unsigned x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+static double cost_key(double v) { return isnan(v) ? INFINITY : v; }
+
+static int cmp_config(const void *pa, const void *pb)
+{
+	const struct kvp_size_config *a = pa, *b = pb;
+	if (a->meets != b->meets)
+		return a->meets ? -1 : 1;
+	if (a->at_risk != b->at_risk)
+		return a->at_risk ? -1 : 1;
+	if (!a->meets && !a->at_risk && popcount(a->failed) != popcount(b->failed))
+		return popcount(a->failed) - popcount(b->failed);
+	/* per token at the configuration's own throughput: under a rate every
+	 * configuration that keeps up serves the same tokens, so this orders as
+	 * the price per hour does; without one each serves what it can, and a
+	 * cheap slow GPU is not the cheaper buy */
+	double x = cost_key(a->cost_per_mtok), y = cost_key(b->cost_per_mtok);
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = cost_key(a->cost_per_hour);
+	y = cost_key(b->cost_per_hour);
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	if (a->tpot_s != b->tpot_s)
+		return a->tpot_s < b->tpot_s ? -1 : 1;
+	return strcmp(a->gpu, b->gpu);
+}
+
+void kvp_size_rank(struct kvp_size_config *c, size_t n)
+{
+	qsort(c, n, sizeof *c, cmp_config);
+}

@@ -284,7 +284,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	/* the rate one replica sees and the sequences it holds */
 	double lambda = 0, c = 1;
 	double cap = fmax(1e4, 100.0 * (double)b->max_sequences);
-	bool saturated = false;
+	bool saturated = false, overloaded = false;
 	enum kvp_perf_bound bd = KVP_PERF_BOUND_BANDWIDTH;
 	double step = 0;
 	double rho_p = 0;
@@ -309,20 +309,32 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		c = (double)((d->users + ranks - 1) / ranks);
 		if ((st = step_at(r, c, &step, &bd, err)))
 			goto out;
-		for (int i = 0; i < 200; i++) {
-			double wq = r->rho < 1 ? r->rho * pre.time_s / (2 * (1 - r->rho)) : INFINITY;
-			double w = pre.time_s + wq + d->output_mean * step / (1 - fmin(r->rho, 0.999999));
-			double next = c / w;
-			r->rho = next * pre.time_s;
-			if (fabs(next - lambda) <= 1e-12 * fmax(1, next)) {
-				lambda = next;
-				break;
-			}
-			lambda = next;
+		/* lambda W(lambda) = C, W = S + W_q(rho) + output x step / (1 - rho),
+		 * rho = lambda S: the left side rises from 0 to infinity on
+		 * [0, 1 / S), so bisect (issue 33: iterating lambda = C / W
+		 * alternated past saturation and ended on 0).  The users overload
+		 * the replica when, unqueued, they come back faster than its
+		 * prefill serves: C / W(0) >= 1 / S; the queue then holds them
+		 * back, and the row fails throughput so more replicas are chosen. */
+		double s_pre = pre.time_s, dec = d->output_mean * step;
+#define CLOSED_W(rho) (s_pre + (rho) * s_pre / (2 * (1 - (rho))) + dec / (1 - (rho)))
+		double lo = 0, hi = s_pre > 0 ? 1 / s_pre : 0;
+		overloaded = s_pre > 0 && c / CLOSED_W(0.0) >= hi;
+		for (int i = 0; i < 200 && hi > 0; i++) {
+			double mid = 0.5 * (lo + hi);
+			if (mid * CLOSED_W(mid * s_pre) < c)
+				lo = mid;
+			else
+				hi = mid;
 		}
+#undef CLOSED_W
+		lambda = s_pre > 0 ? lo : c / fmax(dec, 1e-300);
+		r->rho = lambda * s_pre;
 		out->queue_s = r->rho < 1 ? r->rho * pre.time_s / (2 * (1 - r->rho)) : INFINITY;
 		r->ttft_mean = pre.time_s + out->queue_s;
 		saturated = r->rho >= 1;
+		if (overloaded)
+			out->failed |= KVP_SIZE_FAIL_THROUGHPUT;
 	} else {
 		r->rho = 0;
 		r->ttft_mean = pre.time_s;
@@ -503,48 +515,6 @@ out:
 	free(mid);
 	return st;
 #undef BAD
-}
-
-static int popcount(unsigned x)
-{
-	int n = 0;
-	for (; x; x &= x - 1)
-		n++;
-	return n;
-}
-
-static double cost_key(double v) { return isnan(v) ? INFINITY : v; }
-
-static int cmp_config(const void *pa, const void *pb)
-{
-	const struct kvp_size_config *a = pa, *b = pb;
-	if (a->meets != b->meets)
-		return a->meets ? -1 : 1;
-	if (a->at_risk != b->at_risk)
-		return a->at_risk ? -1 : 1;
-	if (!a->meets && !a->at_risk && popcount(a->failed) != popcount(b->failed))
-		return popcount(a->failed) - popcount(b->failed);
-	/* per token at the configuration's own throughput: under a rate every
-	 * configuration that keeps up serves the same tokens, so this orders as
-	 * the price per hour does; without one each serves what it can, and a
-	 * cheap slow GPU is not the cheaper buy */
-	double x = cost_key(a->cost_per_mtok), y = cost_key(b->cost_per_mtok);
-	if (x != y)
-		return x < y ? -1 : 1;
-	x = cost_key(a->cost_per_hour);
-	y = cost_key(b->cost_per_hour);
-	if (x != y)
-		return x < y ? -1 : 1;
-	if (a->count != b->count)
-		return a->count < b->count ? -1 : 1;
-	if (a->tpot_s != b->tpot_s)
-		return a->tpot_s < b->tpot_s ? -1 : 1;
-	return strcmp(a->gpu, b->gpu);
-}
-
-void kvp_size_rank(struct kvp_size_config *c, size_t n)
-{
-	qsort(c, n, sizeof *c, cmp_config);
 }
 
 /* ---------------------------------------------------------------- emit */
@@ -829,10 +799,52 @@ static void emit_disagg(FILE *f, enum kvp_engine e, const char *id, const char *
 	fputs("trtllm-serve disaggregated -c kvplan-trtllm-disagg.yaml\n", f);
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+kvp_status kvp_size_launch_id(const struct kvp_model *m, char *buf, size_t size,
+			      struct kvp_error *err)
+{
+	const char *p = m->path;
+	bool json = ends_with(p, ".json"), gguf = ends_with(p, ".gguf");
+	int n;
+	if (json || gguf) {
+		/* config.json: its folder ("." when given bare); GGUF: the file */
+		const char *slash = strrchr(p, '/');
+		int len = json ? (slash ? (int)(slash - p) : 0) : (int)strlen(p);
+		if (json && slash == p)
+			len = 1; /* /config.json: the root folder */
+		const char *pre = len && p[0] == '-' ? "./" : "";
+		n = len ? snprintf(buf, size, "%s%.*s", pre, len, p) : snprintf(buf, size, ".");
+	} else {
+		const char *id = m->hf_id[0] ? m->hf_id : m->name;
+		const char *key = m->hf_id[0] ? "hf_id" : "name";
+		if (id[0] == '-')
+			return kvp_error_set(err, KVP_STATUS_INVALID, p[0] ? p : NULL, 0, 0, key,
+					     "'%s' starts with '-': an engine would read it as an "
+					     "option, not a model", id);
+		n = snprintf(buf, size, "%s", id);
+	}
+	if (n < 0 || (size_t)n >= size)
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, p[0] ? p : NULL, 0, 0, "model",
+				     "the model's launch id is longer than %zu bytes", size - 1);
+	return KVP_STATUS_OK;
+}
+
 void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 		   const struct kvp_size_config *c, bool prefix_caching)
 {
-	const char *id = m->hf_id[0] ? m->hf_id : m->name;
+	char id[sizeof m->path + 2];
+	struct kvp_error err;
+	if (kvp_size_launch_id(m, id, sizeof id, &err)) {
+		fputs("# not launched: ", f);
+		kvp_sh_comment(f, err.msg);
+		fputc('\n', f);
+		return;
+	}
 	if (e == KVP_ENGINE_GENERIC) {
 		kvp_size_emit(f, KVP_ENGINE_VLLM, m, c, prefix_caching);
 		kvp_size_emit(f, KVP_ENGINE_SGLANG, m, c, prefix_caching);

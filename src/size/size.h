@@ -305,13 +305,25 @@ const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum 
  * get_supported_kernel_block_sizes), else 0: the engine's default. */
 uint32_t kvp_size_block_default(enum kvp_engine e, const struct kvp_model *m);
 
+/* The model argument an engine is launched with, into buf: a model read
+ * from a local file is launched from that file as it was given (a
+ * config.json: the folder holding it, which the engine loads; a GGUF: the
+ * file), never by a name the file declares; a profile by its hf_id, else
+ * its name.  A path that starts with '-' gets "./" so no engine reads it as
+ * an option; an id that starts with '-' is refused (KVP_STATUS_INVALID,
+ * located at the model's file), as is one that does not fit `size`
+ * (KVP_STATUS_OVERFLOW): never a cut id. */
+kvp_status kvp_size_launch_id(const struct kvp_model *m, char *buf, size_t size,
+			      struct kvp_error *err);
+
 /* Write the serving-engine command that realises c (vLLM, SGLang or
  * TensorRT-LLM; generic writes all three), for model m, with prefix caching
  * on when the workload shares prefixes, and beside it the same settings as
  * the engine's YAML config file (vLLM --config, TensorRT-LLM
  * extra_llm_api_options), written by a here-document.  Input text only
  * through shell-quote.h and yaml-writer.h.  The caller has checked that
- * kvp_size_kv_name(e, m, c->kv_dtype) is not NULL. */
+ * kvp_size_kv_name(e, m, c->kv_dtype) is not NULL and that
+ * kvp_size_launch_id(m) succeeds (else only a comment is written). */
 void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 		   const struct kvp_size_config *c, bool prefix_caching);
 

@@ -385,6 +385,29 @@ static kvp_status read_point(struct kvp_validation *v, const struct row *r,
 	return st;
 }
 
+/* ------------------------------------------------ whole or cut
+ * kvbench's results_format 2 (kernels/kvbench-out.c) says at the top that
+ * the file ends with a count of its points; a file that says so and lacks
+ * the count, or whose count differs, was cut (or is FILE.partial of a run
+ * that did not finish) and is refused: a file cut between two points would
+ * otherwise read as a smaller, whole run.  A file without the mark comes
+ * from a kvbench before the count (format 1, the files in reports/) and is
+ * read as before: refusing it would gain nothing for the files written
+ * from now on, which all carry the mark, and lose every earlier run. */
+#define RESULTS_FORMAT_MAX 2
+
+static const char cut_why[] = "the file is cut, or is FILE.partial of a kvbench run that did "
+			      "not finish (kvbench writes point_count last)";
+
+/* The format a mark's text names, or 0 when it is not a whole number
+ * within what this reader knows. */
+static int results_format(const char *text)
+{
+	uint64_t f;
+	return text && kvp_parse_u64(text, &f) == 0 && f >= 1 && f <= RESULTS_FORMAT_MAX ? (int)f
+											    : 0;
+}
+
 static kvp_status load_yaml(struct kvp_validation *v, const char *path, const struct kvp_gpu *gpu,
 			    struct kvp_error *err)
 {
@@ -409,6 +432,35 @@ static kvp_status load_yaml(struct kvp_validation *v, const char *path, const st
 	}
 	if ((st = kvp_node_expect(doc, points, "points", KVP_NODE_SEQ, err)))
 		goto out;
+	const struct kvp_node *mark = kvp_map_get(env, "results_format");
+	if (mark && !results_format(mark->type == KVP_NODE_SCALAR ? mark->value : NULL)) {
+		st = kvp_node_fail(doc, mark, err, KVP_STATUS_INVALID, "results_format",
+				   "expected 1 to %d (a newer kvbench wrote this file?)",
+				   RESULTS_FORMAT_MAX);
+		goto out;
+	}
+	if (mark && results_format(mark->value) >= 2) {
+		const struct kvp_node *count = kvp_map_get(root, "point_count");
+		const struct kvp_node *last = points->n ? points->items[points->n - 1] : points;
+		uint64_t n;
+		if (!count) {
+			st = kvp_node_fail(doc, last, err, KVP_STATUS_INVALID, "point_count",
+					   "missing after %zu point%s: %s", points->n,
+					   points->n == 1 ? "" : "s", cut_why);
+			goto out;
+		}
+		if (count->type != KVP_NODE_SCALAR || kvp_parse_u64(count->value, &n) != 0) {
+			st = kvp_node_fail(doc, count, err, KVP_STATUS_INVALID, "point_count",
+					   "expected a whole number");
+			goto out;
+		}
+		if (n != points->n) {
+			st = kvp_node_fail(doc, count, err, KVP_STATUS_INVALID, "point_count",
+					   "%s, but the file has %zu point%s: cut or edited",
+					   count->value, points->n, points->n == 1 ? "" : "s");
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < points->n && !st; i++) {
 		const struct kvp_node *e = points->items[i];
 		if ((st = kvp_node_expect(doc, e, "points", KVP_NODE_MAP, err)))
@@ -431,25 +483,73 @@ static kvp_status load_csv(struct kvp_validation *v, const char *path, const str
 	char hline[KVP_CSV_LINE_MAX], line[KVP_CSV_LINE_MAX];
 	char *h[KVP_CSV_MAX_FIELDS], *val[KVP_CSV_MAX_FIELDS];
 	kvp_status st = KVP_STATUS_OK;
+	int format = 1, hln = 1;
+	static const char mark[] = "# kvbench results_format ";
 	if (!fgets(hline, sizeof hline, f)) {
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, NULL, "empty file");
 		goto out;
 	}
+	if (strncmp(hline, mark, sizeof mark - 1) == 0) {
+		/* the mark, then the header */
+		char num[24];
+		size_t k = strspn(hline + sizeof mark - 1, "0123456789");
+		snprintf(num, sizeof num, "%.*s", (int)(k < sizeof num ? k : sizeof num - 1),
+			 hline + sizeof mark - 1);
+		if (!(format = results_format(num))) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, (int)sizeof mark,
+					   "results_format", "expected 1 to %d (a newer kvbench "
+					   "wrote this file?)", RESULTS_FORMAT_MAX);
+			goto out;
+		}
+		hln = 2;
+		if (!fgets(hline, sizeof hline, f)) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, 2, 1, "point_count",
+					   "missing after 0 points: %s", cut_why);
+			goto out;
+		}
+	}
 	size_t nh = kvp_csv_split(hline, h, KVP_CSV_MAX_FIELDS);
 	if (kvp_csv_col(h, nh, "kv_dtype") < 0 || kvp_csv_col(h, nh, "num_kv_heads") < 0) {
-		st = kvp_error_set(err, KVP_STATUS_INVALID, path, 1, 1, "header",
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, hln, 1, "header",
 				   "not kvbench results: expected a kvbench --out CSV header "
 				   "(backend,...,kv_dtype,num_heads,num_kv_heads,...)");
 		goto out;
 	}
-	for (int ln = 2; fgets(line, sizeof line, f) && !st; ln++) {
+	static const char count_key[] = "# point_count: ";
+	int ln = hln + 1, count_ln = 0;
+	size_t npoints = 0;
+	uint64_t count = 0;
+	for (; fgets(line, sizeof line, f) && !st; ln++) {
 		if (!strchr(line, '\n') && !feof(f)) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, NULL,
 					   "line longer than %d bytes", KVP_CSV_LINE_MAX - 1);
 			break;
 		}
+		if (format >= 2 && strncmp(line, count_key, sizeof count_key - 1) == 0) {
+			line[strcspn(line, "\r\n")] = 0;
+			if (count_ln) {
+				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, "point_count",
+						   "a second count (the first on line %d)", count_ln);
+				break;
+			}
+			if (kvp_parse_u64(line + sizeof count_key - 1, &count) != 0) {
+				st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln,
+						   (int)sizeof count_key, "point_count",
+						   "expected a whole number");
+				break;
+			}
+			count_ln = ln;
+			continue;
+		}
 		if (line[strspn(line, " \t\r\n")] == 0 || line[0] == '#')
 			continue;
+		if (count_ln) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, NULL,
+					   "a point after point_count (line %d): two files joined?",
+					   count_ln);
+			break;
+		}
+		npoints++;
 		size_t n = kvp_csv_split(line, val, KVP_CSV_MAX_FIELDS);
 		if (n != nh) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, NULL,
@@ -459,6 +559,14 @@ static kvp_status load_csv(struct kvp_validation *v, const char *path, const str
 		struct row r = {.path = path, .line = ln, .col = 1, .names = h, .vals = val, .n = nh};
 		st = read_point(v, &r, gpu, err);
 	}
+	if (!st && format >= 2 && !count_ln)
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, ln, 1, "point_count",
+				   "missing after %zu point%s: %s", npoints, npoints == 1 ? "" : "s",
+				   cut_why);
+	else if (!st && count_ln && count != npoints)
+		st = kvp_error_set(err, KVP_STATUS_INVALID, path, count_ln, (int)sizeof count_key,
+				   "point_count", "%llu, but the file has %zu point%s: cut or edited",
+				   (unsigned long long)count, npoints, npoints == 1 ? "" : "s");
 out:
 	fclose(f);
 	return st;

@@ -1,0 +1,718 @@
+/* serve-sim.c: the scheduler-loop simulator of serve-sim.h: one step at a
+ * time (the engine runs back to back while it has work, and jumps to the
+ * next arrival when idle), requests in a pool of slots reused as they
+ * finish, running in admission order, waiting in a ring that preempted
+ * requests re-enter at the front.  The step's cost is time/step.h's
+ * roofline; per-length FLOPs, KV bytes and blocks are looked up in tables
+ * filled on first use (one layer walk per length), so a step costs
+ * O(running) and a run O(steps x running).
+ *
+ * Stance: the bookkeeping is checked (every request completes once, blocks
+ * in use within [0, pool], tokens conserved, Little's law); a failure is
+ * KVP_STATUS_INTERNAL, and with KVP_CHECK_INVARIANTS an abort. */
+#include "time/serve-sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "model/shape.h"
+#include "time/serve-sim-private.h"
+
+/* ------------------------------------------------------------ requests */
+
+struct sreq {
+	uint64_t id, prompt, output;
+	uint64_t gen;                /* tokens sampled so far */
+	uint64_t comp;               /* tokens whose KV is computed (c) */
+	uint64_t hit;                /* of which from the prefix cache */
+	uint64_t held;               /* blocks of its own */
+	uint64_t sched;              /* tokens this step (n) */
+	uint64_t preempted;
+	double arrival, first_t, last_t;
+	bool prefix;
+};
+
+struct sim {
+	const struct kvp_budget *b;
+	const struct kvp_perf_ctx *pc;
+	const struct kvp_serve_opts *o;
+	struct kvp_serve_result *res;
+	struct kvp_error *err;
+	/* engine */
+	uint64_t num_blocks, max_seqs, mbt, pinned, used;
+	uint32_t P;
+	/* tables by length */
+	struct serve_tables tab;
+	double *dec_w;               /* decode weights (bytes) by batch, 0: not yet */
+	/* requests */
+	struct sreq *req;
+	uint32_t *free_slots, nfree;
+	size_t cap;
+	uint32_t *run;
+	size_t nrun;
+	uint32_t *wait;              /* ring */
+	size_t whead, nwait, wcap;
+	/* arrivals */
+	struct kvp_rng rng;
+	uint64_t sent, limit;
+	double next_poisson;
+	size_t trace_i;
+	double *users_t;             /* closed loop: pending sends, a FIFO ring */
+	size_t uhead, nusers, ucap;
+	/* accounting */
+	double t_area, area;         /* Little: integral of requests in the system */
+	uint64_t insys;
+	uint64_t scheduled_tokens, finished_tokens;
+	double sum_e2e;
+	double util_t;               /* utilization integrated up to here */
+	double util_area;
+	struct serve_hist *h_ttft, *h_tpot, *h_itl, *h_e2el;
+	struct serve_series series;
+	bool broken;
+};
+
+static void broken(struct sim *s, const char *what)
+{
+	if (!s->broken)
+		kvp_error_set(s->err, KVP_STATUS_INTERNAL, NULL, 0, 0, "serve",
+			      "the simulator's bookkeeping broke: %s (seed %llu)", what,
+			      (unsigned long long)s->o->seed);
+	s->broken = true;
+#ifdef KVP_CHECK_INVARIANTS
+	fprintf(stderr, "kvplan serve: invariant failed: %s\n", what);
+	abort();
+#endif
+}
+
+#define CHECK(s, cond, what)                 \
+	do {                                 \
+		if (!(cond))                 \
+			broken((s), (what)); \
+	} while (0)
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+static uint32_t slot_new(struct sim *s)
+{
+	if (s->nfree)
+		return s->free_slots[--s->nfree];
+	/* the slot pool, the free list and the running list grow together */
+	size_t old = s->cap, cap = old;
+	if (!grow((void **)&s->req, &cap, old + 1, sizeof *s->req))
+		return UINT32_MAX;
+	void *q = realloc(s->free_slots, cap * sizeof *s->free_slots);
+	if (q)
+		s->free_slots = q;
+	void *r = q ? realloc(s->run, cap * sizeof *s->run) : NULL;
+	if (r)
+		s->run = r;
+	if (!q || !r)
+		return UINT32_MAX;   /* s->cap unchanged: the larger req array is harmless */
+	s->cap = cap;
+	for (size_t i = s->cap; i-- > old + 1;)
+		s->free_slots[s->nfree++] = (uint32_t)i;
+	return (uint32_t)old;
+}
+
+static bool wait_grow(struct sim *s)
+{
+	if (s->nwait < s->wcap)
+		return true;
+	size_t n = s->wcap ? s->wcap * 2 : 64;
+	uint32_t *q = malloc(n * sizeof *q);
+	if (!q)
+		return false;
+	for (size_t i = 0; i < s->nwait; i++)
+		q[i] = s->wait[(s->whead + i) % s->wcap];
+	free(s->wait);
+	s->wait = q;
+	s->wcap = n;
+	s->whead = 0;
+	return true;
+}
+
+static bool wait_push_back(struct sim *s, uint32_t i)
+{
+	if (!wait_grow(s))
+		return false;
+	s->wait[(s->whead + s->nwait++) % s->wcap] = i;
+	return true;
+}
+
+static bool wait_push_front(struct sim *s, uint32_t i)
+{
+	if (!wait_grow(s))
+		return false;
+	s->whead = (s->whead + s->wcap - 1) % s->wcap;
+	s->wait[s->whead] = i;
+	s->nwait++;
+	return true;
+}
+
+static uint32_t wait_front(const struct sim *s)
+{
+	return s->wait[s->whead];
+}
+
+static void wait_pop(struct sim *s)
+{
+	s->whead = (s->whead + 1) % s->wcap;
+	s->nwait--;
+}
+
+/* ------------------------------------------------------------ arrivals */
+
+static double exp_sample(struct kvp_rng *r, double rate)
+{
+	double u = kvp_rng_uniform(r);
+	return -log1p(-u) / rate;
+}
+
+static double next_arrival(const struct sim *s)
+{
+	if (s->sent >= s->limit)
+		return INFINITY;
+	switch (s->o->load) {
+	case KVP_SERVE_POISSON:
+		return s->next_poisson;
+	case KVP_SERVE_TRACE:
+		return s->o->trace->rows[s->trace_i].arrival_s;
+	default:
+		return s->nusers ? s->users_t[s->uhead] : INFINITY;
+	}
+}
+
+static void area_to(struct sim *s, double t)
+{
+	s->area += (double)s->insys * (t - s->t_area);
+	s->t_area = t;
+}
+
+/* Take the next arrival into waiting. */
+static kvp_status take_arrival(struct sim *s)
+{
+	const struct kvp_serve_opts *o = s->o;
+	double t = next_arrival(s);
+	uint64_t prompt, output;
+	if (o->load == KVP_SERVE_TRACE) {
+		const struct kvp_serve_trace_row *row = &o->trace->rows[s->trace_i++];
+		prompt = row->prompt;
+		output = row->output;
+	} else {
+		kvp_workload_sample(o->workload, &s->rng, &prompt, &output);
+		if (prompt == 0)
+			prompt = 1;
+		if (output == 0)
+			output = 1;
+		/* the workload's max_len caps prompt + output, as frag's lengths */
+		uint64_t cap = o->max_model_len;
+		if (cap >= 2 && prompt + output > cap) {
+			if (prompt >= cap)
+				prompt = cap - 1;
+			output = cap - prompt;
+		}
+		if (o->load == KVP_SERVE_POISSON)
+			s->next_poisson += exp_sample(&s->rng, o->rate);
+		else {
+			s->uhead = (s->uhead + 1) % s->ucap;
+			s->nusers--;
+		}
+	}
+	bool prefix = o->prefix_tokens && kvp_rng_uniform(&s->rng) < o->prefix_fraction;
+	uint64_t id = s->sent++;
+	if (o->max_model_len && prompt + output > o->max_model_len)
+		return kvp_error_set(s->err, KVP_STATUS_INVALID, NULL, 0, 0, "max_model_len",
+				     "request %llu has %llu + %llu tokens, above max_model_len %llu",
+				     (unsigned long long)id, (unsigned long long)prompt,
+				     (unsigned long long)output, (unsigned long long)o->max_model_len);
+	uint64_t need;
+	kvp_status st = serve_blocks(&s->tab, prompt + output, &need);
+	if (st)
+		return kvp_error_set(s->err, st, NULL, 0, 0, "blocks", "out of memory");
+	if (need + s->pinned > s->num_blocks)
+		return kvp_error_set(s->err, KVP_STATUS_INVALID, NULL, 0, 0, "num_blocks",
+				     "request %llu of %llu tokens needs %llu blocks; the pool has %llu%s",
+				     (unsigned long long)id, (unsigned long long)(prompt + output),
+				     (unsigned long long)need, (unsigned long long)(s->num_blocks - s->pinned),
+				     s->pinned ? " besides the cached prefix" : "");
+	if (o->no_chunked_prefill && prompt + output - 1 > s->mbt)
+		return kvp_error_set(s->err, KVP_STATUS_INVALID, NULL, 0, 0, "max_batched_tokens",
+				     "without chunked prefill a request of %llu tokens never fits a "
+				     "step of %llu", (unsigned long long)(prompt + output - 1),
+				     (unsigned long long)s->mbt);
+	uint32_t i = slot_new(s);
+	if (i == UINT32_MAX || !wait_push_back(s, i))
+		return kvp_error_set(s->err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	struct sreq *r = &s->req[i];
+	memset(r, 0, sizeof *r);
+	r->id = id;
+	r->prompt = prompt;
+	r->output = output;
+	r->arrival = t;
+	r->prefix = prefix;
+	area_to(s, t);
+	s->insys++;
+	return KVP_STATUS_OK;
+}
+
+static kvp_status pull_arrivals(struct sim *s, double upto)
+{
+	kvp_status st;
+	while (next_arrival(s) <= upto)
+		if ((st = take_arrival(s)))
+			return st;
+	return KVP_STATUS_OK;
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+static void util_to(struct sim *s, double t)
+{
+	if (t > s->util_t) {
+		double u = (double)s->used / (double)s->num_blocks;
+		s->util_area += u * (t - s->util_t);
+		serve_series_add(&s->series, s->util_t, t, u);
+		s->util_t = t;
+	}
+}
+
+static kvp_status preempt(struct sim *s, uint32_t i)
+{
+	struct sreq *r = &s->req[i];
+	CHECK(s, r->held <= s->used, "freeing more blocks than in use");
+	s->used -= r->held;
+	s->res->recomputed_tokens += r->comp - r->hit;
+	r->held = r->comp = r->hit = r->sched = 0;
+	r->preempted++;
+	s->res->preemptions++;
+	if (!wait_push_front(s, i))
+		return kvp_error_set(s->err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	return KVP_STATUS_OK;
+}
+
+/* Own blocks a request that took `hit` tokens from the cache holds at c tokens. */
+static kvp_status own_blocks(struct sim *s, uint64_t hit, uint64_t c, uint64_t *out)
+{
+	uint64_t a, h = 0;
+	kvp_status st = serve_blocks(&s->tab, c, &a);
+	if (!st && hit)
+		st = serve_blocks(&s->tab, hit, &h);
+	*out = a - h;
+	return st;
+}
+
+/* One schedule() at the step's start: fills each request's sched. */
+static kvp_status schedule(struct sim *s, uint64_t *tokens, bool *preempted)
+{
+	uint64_t budget = s->mbt, need, own;
+	kvp_status st;
+	*preempted = false;
+	size_t i = 0;
+	while (i < s->nrun && budget > 0) {
+		struct sreq *r = &s->req[s->run[i]];
+		uint64_t n = r->prompt + r->gen - r->comp;
+		if (n > budget)
+			n = budget;
+		if ((st = own_blocks(s, r->hit, r->comp + n, &own)))
+			return st;
+		need = own - r->held;
+		bool self = false;
+		while (need > s->num_blocks - s->used) {
+			uint32_t v = s->run[--s->nrun];
+			*preempted = true;
+			if ((st = preempt(s, v)))
+				return st;
+			if (v == s->run[i] && s->nrun == i) {
+				self = true;
+				break;
+			}
+		}
+		if (self)
+			break;
+		r->held += need;
+		s->used += need;
+		r->sched = n;
+		budget -= n;
+		i++;
+	}
+	for (size_t j = i; j < s->nrun; j++)
+		s->req[s->run[j]].sched = 0;
+	while (!*preempted && s->nwait && s->nrun < s->max_seqs && budget > 0) {
+		uint32_t w = wait_front(s);
+		struct sreq *r = &s->req[w];
+		uint64_t known = r->prompt + r->gen, hit = 0;
+		if (r->prefix) {
+			hit = s->o->prefix_tokens < known - 1 ? s->o->prefix_tokens : known - 1;
+			hit = hit / s->P * s->P;
+		}
+		uint64_t n = known - hit;
+		if (s->o->no_chunked_prefill && n > budget)
+			break;
+		if (n > budget)
+			n = budget;
+		if ((st = own_blocks(s, hit, hit + n, &need)))
+			return st;
+		if (need > s->num_blocks - s->used)
+			break;
+		wait_pop(s);
+		r->hit = r->comp = hit;
+		if (hit)
+			s->res->prefix_hits++;
+		r->held = need;
+		s->used += need;
+		r->sched = n;
+		budget -= n;
+		s->run[s->nrun++] = w;
+	}
+	CHECK(s, s->used <= s->num_blocks, "blocks in use above the pool");
+	*tokens = s->mbt - budget;
+	return KVP_STATUS_OK;
+}
+
+/* The step's time on the roofline (serve-sim.h). */
+static kvp_status step_time(struct sim *s, double *dt)
+{
+	const struct kvp_perf_ctx *pc = s->pc;
+	double flops = 0, tokens = 0;
+	uint64_t kv = 0, ndec = 0, one;
+	bool chunk = false;
+	kvp_status st;
+	for (size_t i = 0; i < s->nrun; i++) {
+		const struct sreq *r = &s->req[s->run[i]];
+		if (!r->sched)
+			continue;
+		tokens += (double)r->sched;
+		if ((st = serve_kv_bytes(&s->tab, r->comp + r->sched, &one)))
+			return st;
+		kv += one;
+		if (r->sched == 1 && r->comp > 0) {
+			double f;
+			if ((st = serve_decode_flops(&s->tab, r->comp + 1, &f)))
+				return st;
+			flops += f;
+			ndec++;
+		} else {
+			chunk = true;
+			flops += kvp_perf_prefill_flops(pc->model, r->comp + r->sched) -
+				 kvp_perf_prefill_flops(pc->model, r->comp);
+		}
+	}
+	uint64_t weights = pc->weights_bytes;
+	if (!chunk) {
+		if (!s->dec_w[ndec]) {
+			struct kvp_perf_step d;
+			if ((st = kvp_perf_decode_step(pc, ndec, 1, &d, s->err)))
+				return st;
+			s->dec_w[ndec] = (double)(d.weights_bytes / pc->spec->par.pp);
+		}
+		weights = (uint64_t)s->dec_w[ndec];
+	}
+	struct kvp_perf_step step;
+	if ((st = kvp_perf_step_roofline(pc, flops, pc->hw.prefill_flops_efficiency, weights, kv,
+					 pc->hw.decode_bw_efficiency, tokens, &step, s->err)))
+		return st;
+	*dt = step.time_s;
+	return KVP_STATUS_OK;
+}
+
+static void finish(struct sim *s, uint32_t i, double t)
+{
+	struct sreq *r = &s->req[i];
+	struct kvp_serve_result *res = s->res;
+	const struct kvp_serve_opts *o = s->o;
+	double ttft = r->first_t - r->arrival, e2e = t - r->arrival;
+	double tpot = r->output > 1 ? (e2e - ttft) / (double)(r->output - 1) : NAN;
+	serve_hist_add(s->h_ttft, ttft);
+	serve_hist_add(s->h_e2el, e2e);
+	if (r->output > 1)
+		serve_hist_add(s->h_tpot, tpot);
+	s->sum_e2e += e2e;
+	res->completed++;
+	res->total_input_tokens += r->prompt;
+	res->total_output_tokens += r->output;
+	s->finished_tokens += r->prompt + r->output - 1 - r->hit;
+	bool good = !(o->slo_ttft_s > 0 && ttft > o->slo_ttft_s) &&
+		    !(o->slo_tpot_s > 0 && r->output > 1 && tpot > o->slo_tpot_s) &&
+		    !(o->slo_e2e_s > 0 && e2e > o->slo_e2e_s);
+	res->good += good;
+	CHECK(s, r->held <= s->used, "freeing more blocks than in use");
+	s->used -= r->held;
+	r->held = 0;
+	if (o->on_done) {
+		struct kvp_serve_done d = {r->id, r->arrival, ttft, e2e, r->prompt, r->output,
+					   r->preempted};
+		o->on_done(o->ctx, &d);
+	}
+	if (o->load == KVP_SERVE_CLOSED && s->sent + s->nusers < s->limit) {
+		s->users_t[(s->uhead + s->nusers++) % s->ucap] = t + o->think_s;
+	}
+	s->free_slots[s->nfree++] = i;
+}
+
+/* The step's end at t: tokens sampled, requests finished. */
+static void apply(struct sim *s, double t)
+{
+	size_t k = 0;
+	uint64_t done = 0;
+	area_to(s, t);
+	for (size_t i = 0; i < s->nrun; i++) {
+		uint32_t id = s->run[i];
+		struct sreq *r = &s->req[id];
+		if (r->sched) {
+			s->scheduled_tokens += r->sched;
+			r->comp += r->sched;
+			r->sched = 0;
+			if (r->comp == r->prompt + r->gen) {
+				r->gen++;
+				if (r->gen == 1)
+					r->first_t = t;
+				else
+					serve_hist_add(s->h_itl, t - r->last_t);
+				r->last_t = t;
+				if (r->gen == r->output) {
+					finish(s, id, t);
+					done++;
+					continue;
+				}
+			}
+		}
+		s->run[k++] = id;
+	}
+	s->nrun = k;
+	s->insys -= done;
+}
+
+/* ------------------------------------------------------------ the run */
+
+static kvp_status validate(const struct kvp_budget *b, const struct kvp_serve_opts *o,
+			   struct kvp_error *err)
+{
+	if (kvp_shape_dp(&b->spec.par) > 1)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "--dp",
+				     "serve simulates one engine's loop; data-parallel ranks are not "
+				     "modelled yet");
+	switch (o->load) {
+	case KVP_SERVE_POISSON:
+		if (!(o->rate > 0) || !isfinite(o->rate))
+			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--rate",
+					     "must be a finite number of requests per second above 0");
+		break;
+	case KVP_SERVE_CLOSED:
+		if (o->users == 0)
+			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--concurrency",
+					     "must be at least 1");
+		if (!(o->think_s >= 0) || !isfinite(o->think_s))
+			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--think-time",
+					     "must be a finite number of seconds >= 0");
+		break;
+	case KVP_SERVE_TRACE:
+		if (!o->trace || o->trace->n == 0)
+			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--trace",
+					     "has no requests");
+		break;
+	}
+	if (o->load != KVP_SERVE_TRACE && (!o->workload || o->requests == 0))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--requests",
+				     "must be at least 1 (with a workload for the lengths)");
+	if (!(o->prefix_fraction >= 0 && o->prefix_fraction <= 1))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--prefix-fraction",
+				     "must be in [0, 1]");
+	return KVP_STATUS_OK;
+}
+
+static void sim_free(struct sim *s)
+{
+	serve_tables_free(&s->tab);
+	free(s->dec_w);
+	free(s->req);
+	free(s->free_slots);
+	free(s->run);
+	free(s->wait);
+	free(s->users_t);
+	free(s->h_ttft);
+	free(s->h_tpot);
+	free(s->h_itl);
+	free(s->h_e2el);
+}
+
+static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
+			   const struct kvp_serve_opts *o, struct kvp_serve_result *out,
+			   struct kvp_error *err)
+{
+	s->b = b;
+	s->pc = pc;
+	s->o = o;
+	s->res = out;
+	s->err = err;
+	s->num_blocks = o->num_blocks ? o->num_blocks : b->num_blocks;
+	s->max_seqs = o->max_num_seqs ? o->max_num_seqs : b->max_num_seqs;
+	s->mbt = o->max_batched_tokens ? o->max_batched_tokens : b->max_batched_tokens;
+	s->P = b->block_size ? b->block_size : 1;
+	if (!s->max_seqs)
+		s->max_seqs = KVP_DEFAULT_MAX_NUM_SEQS;
+	if (!s->mbt)
+		s->mbt = KVP_DEFAULT_MAX_BATCHED_TOKENS;
+	kvp_status st = serve_tables_init(&s->tab, b, pc);
+	if (st)
+		return kvp_error_set(err, st, NULL, 0, 0, "budget",
+				     st == KVP_STATUS_NOMEM ? "out of memory"
+							    : "the pool has no block size in bytes");
+	if (s->num_blocks == 0)
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "num_blocks",
+				     "the KV pool holds no block: the weights leave no room");
+	if (o->prefix_tokens) {
+		if ((st = serve_blocks(&s->tab, o->prefix_tokens / s->P * s->P, &s->pinned)))
+			return kvp_error_set(err, st, NULL, 0, 0, "prefix", "out of memory");
+		if (s->pinned >= s->num_blocks)
+			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--prefix",
+					     "the shared prefix takes %llu of the pool's %llu blocks",
+					     (unsigned long long)s->pinned,
+					     (unsigned long long)s->num_blocks);
+	}
+	s->used = s->pinned;
+	s->dec_w = calloc(s->max_seqs + 1, sizeof *s->dec_w);
+	s->h_ttft = calloc(1, sizeof *s->h_ttft);
+	s->h_tpot = calloc(1, sizeof *s->h_tpot);
+	s->h_itl = calloc(1, sizeof *s->h_itl);
+	s->h_e2el = calloc(1, sizeof *s->h_e2el);
+	if (!s->dec_w || !s->h_ttft || !s->h_tpot || !s->h_itl || !s->h_e2el)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_rng_seed(&s->rng, o->seed);
+	s->limit = o->requests;
+	if (o->load == KVP_SERVE_TRACE && (s->limit == 0 || s->limit > o->trace->n))
+		s->limit = o->trace->n;
+	if (o->load == KVP_SERVE_POISSON)
+		s->next_poisson = exp_sample(&s->rng, o->rate);
+	if (o->load == KVP_SERVE_CLOSED) {
+		s->ucap = o->users < s->limit ? o->users : s->limit;
+		s->users_t = calloc(s->ucap, sizeof *s->users_t);
+		if (!s->users_t)
+			return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		s->nusers = s->ucap; /* every user sends at time 0 */
+	}
+	out->num_blocks = s->num_blocks;
+	out->pinned_blocks = s->pinned;
+	out->max_num_seqs = s->max_seqs;
+	out->max_batched_tokens = s->mbt;
+	out->block_size = s->P;
+	return KVP_STATUS_OK;
+}
+
+/* The checks of the whole run (serve-sim.h). */
+static void check_end(struct sim *s)
+{
+	struct kvp_serve_result *res = s->res;
+	CHECK(s, res->completed == s->sent && s->sent == s->limit,
+	      "a request did not complete exactly once");
+	CHECK(s, s->nrun == 0 && s->nwait == 0 && s->insys == 0, "requests left in the system");
+	CHECK(s, s->used == s->pinned, "blocks in use at the end beyond the cached prefix");
+	CHECK(s, s->scheduled_tokens == s->finished_tokens + res->recomputed_tokens,
+	      "tokens computed differ from the prompts, outputs and recomputations");
+	/* Little's law: the integral of requests in the system is the sum of
+	 * their times in it */
+	CHECK(s, fabs(s->area - s->sum_e2e) <= 1e-9 * fmax(1, s->sum_e2e),
+	      "Little's law: L != lambda W");
+}
+
+kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
+			 const struct kvp_serve_opts *o, struct kvp_serve_result *out,
+			 struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	kvp_status st = validate(b, o, err);
+	if (st)
+		return st;
+	struct sim s = {0};
+	if ((st = sim_init(&s, b, pc, o, out, err)))
+		goto done;
+	double t = next_arrival(&s), tokens_sum = 0;
+	out->start_s = t;
+	s.t_area = s.util_t = t;
+	serve_series_init(&s.series, t);
+	bool stalled = false;
+	while (!s.broken) {
+		if ((st = pull_arrivals(&s, t)))
+			goto done;
+		if (s.nrun == 0 && s.nwait == 0) {
+			double next = next_arrival(&s);
+			if (isinf(next))
+				break;
+			util_to(&s, next);
+			t = next;
+			continue;
+		}
+		uint64_t tokens;
+		bool preempted;
+		if ((st = schedule(&s, &tokens, &preempted)))
+			goto done;
+		if (tokens == 0) {
+			/* everything was preempted: admit at the same instant */
+			CHECK(&s, !stalled && preempted, "a step with nothing to run");
+			stalled = true;
+			continue;
+		}
+		stalled = false;
+		double dt;
+		if ((st = step_time(&s, &dt)))
+			goto done;
+		CHECK(&s, dt > 0 && isfinite(dt), "a step of no time");
+		if (s.nrun > out->max_running)
+			out->max_running = s.nrun;
+		if (s.used > out->kv_max_blocks)
+			out->kv_max_blocks = s.used;
+		util_to(&s, t + dt);
+		out->steps++;
+		out->busy_s += dt;
+		tokens_sum += (double)tokens;
+		if ((st = pull_arrivals(&s, t + dt)))
+			goto done;
+		t += dt;
+		apply(&s, t);
+	}
+	if (s.broken) {
+		st = KVP_STATUS_INTERNAL;
+		goto done;
+	}
+	check_end(&s);
+	if (s.broken) {
+		st = KVP_STATUS_INTERNAL;
+		goto done;
+	}
+	out->end_s = t;
+	out->duration_s = t - out->start_s;
+	double d = out->duration_s > 0 ? out->duration_s : NAN;
+	out->request_throughput = (double)out->completed / d;
+	out->output_throughput = (double)out->total_output_tokens / d;
+	out->total_token_throughput =
+		(double)(out->total_input_tokens + out->total_output_tokens) / d;
+	bool slo = o->slo_ttft_s > 0 || o->slo_tpot_s > 0 || o->slo_e2e_s > 0;
+	out->request_goodput = slo ? (double)out->good / d : NAN;
+	out->mean_batch_tokens = out->steps ? tokens_sum / (double)out->steps : 0;
+	out->kv_mean_util = out->duration_s > 0 ? s.util_area / out->duration_s : 0;
+	out->kv_max_util = (double)out->kv_max_blocks / (double)s.num_blocks;
+	out->mean_in_system = out->duration_s > 0 ? s.area / out->duration_s : 0;
+	serve_hist_stat(s.h_ttft, &out->ttft);
+	serve_hist_stat(s.h_tpot, &out->tpot);
+	serve_hist_stat(s.h_itl, &out->itl);
+	serve_hist_stat(s.h_e2el, &out->e2el);
+	out->nseries = serve_series_out(&s.series, t, out->series_t, out->series_util);
+done:
+	sim_free(&s);
+	return st;
+}

@@ -1,0 +1,362 @@
+/* check-api.c: the public C API (include/kvplan.h) as a program using it
+ * sees it: KV bytes and budgets by hand arithmetic through the typed call
+ * and the JSON call, errors as statuses with the message kvplan prints
+ * (file:line:col), the size field's versioning both ways, and handles
+ * shared by threads. */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kvplan.h>
+
+#include "check-tmp.h"
+
+struct kv_case {
+	const char *model;
+	uint32_t tp;
+	uint64_t kv_bytes_per_token;
+};
+
+/* KV bytes per token on one GPU = 2 (K, V) x L x H_kv / tp x d_h x 2 B (bf16),
+ * from each model's config.json (profiles/models/): */
+static const struct kv_case kv_cases[] = {
+	/* Llama-3.1-8B: 2 x 32 x 8 x 128 x 2 = 131,072 */
+	{"llama-3.1-8b", 1, 131072},
+	/* Llama-3.1-70B: 2 x 80 x 8 x 128 x 2 = 327,680; tp 2: 4 heads, 163,840 */
+	{"llama-3.1-70b", 1, 327680},
+	{"llama-3.1-70b", 2, 163840},
+	/* Qwen2.5-7B: 2 x 28 x 4 x 128 x 2 = 57,344 */
+	{"qwen2.5-7b", 1, 57344},
+};
+
+START_TEST(test_kv_bytes)
+{
+	const struct kv_case *c = &kv_cases[_i];
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	ck_assert_msg(kvplan_model_load(c->model, &m, &err) == KVPLAN_OK, "%s", err.message);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g, &err), KVPLAN_OK);
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.tp = c->tp;
+	o.context = 4096;
+	o.batch = 3;
+	kvplan_budget_result r = {.size = sizeof r};
+	ck_assert_msg(kvplan_budget(m, g, NULL, &o, &r, &err) == KVPLAN_OK, "%s", err.message);
+	ck_assert_uint_eq(r.kv_bytes_per_token, c->kv_bytes_per_token);
+	/* exact KV of 3 sequences of 4,096 tokens */
+	ck_assert_uint_eq(r.kv_bytes, c->kv_bytes_per_token * 4096 * 3);
+	ck_assert_uint_eq(r.context, 4096);
+	ck_assert_uint_eq(r.batch, 3);
+	ck_assert_str_eq(err.message, "");
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+}
+END_TEST
+
+/* The generic policy with every term given (budget.h): pool = total x util
+ * - weights - activations - overhead = 80 GiB x 0.9 - 16 - 1 - 1 GiB
+ * = 77,309,411,328 - 19,327,352,832 = 57,982,058,496 B; blocks of 16 tokens
+ * x 131,072 B = 2,097,152 B: 57,982,058,496 / 2,097,152 = 27,648 blocks =
+ * 442,368 tokens; at 8,192 tokens a sequence, 54 sequences; no GPU needed. */
+START_TEST(test_generic_terms)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.context = 8192;
+	o.batch = 54;
+	o.utilization = 0.9;
+	o.set = KVPLAN_SET_GPU_MEMORY | KVPLAN_SET_WEIGHTS | KVPLAN_SET_ACTIVATION |
+		KVPLAN_SET_OVERHEAD;
+	o.gpu_memory_bytes = 80ULL << 30;
+	o.weights_bytes = 16ULL << 30;
+	o.activation_bytes = 1ULL << 30;
+	o.overhead_bytes = 1ULL << 30;
+	kvplan_budget_result r = {.size = sizeof r};
+	ck_assert_msg(kvplan_budget(m, NULL, NULL, &o, &r, &err) == KVPLAN_OK, "%s", err.message);
+	ck_assert_uint_eq(r.kv_pool_bytes, 57982058496ULL);
+	ck_assert_uint_eq(r.num_blocks, 27648);
+	ck_assert_uint_eq(r.max_tokens, 442368);
+	ck_assert_uint_eq(r.max_sequences, 54);
+	ck_assert_int_eq(r.fits, 1);
+	o.batch = 55;
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_OK);
+	ck_assert_int_eq(r.fits, 0);  /* not fitting is an answer, not an error */
+	/* zero overhead is a what-if, not "modelled": 1 GiB more pool, 512
+	 * blocks more (1 GiB / 2 MiB) */
+	o.overhead_bytes = 0;
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_OK);
+	ck_assert_uint_eq(r.num_blocks, 27648 + 512);
+	kvplan_model_free(m);
+}
+END_TEST
+
+/* The JSON call: the record of `kvplan budget --format json`. */
+START_TEST(test_json)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	kvplan_engine *e;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_engine_load("vllm", NULL, &e, &err), KVPLAN_OK);
+	ck_assert_str_eq(kvplan_engine_name(e), "vllm");
+	ck_assert_str_ne(kvplan_engine_version(e), "");
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.context = 8192;
+	char *json = NULL;
+	ck_assert_int_eq(kvplan_budget_json(m, g, e, &o, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_nonnull(strstr(json, "\"schema_version\": "));
+	ck_assert_ptr_nonnull(strstr(json, "\"kv_bytes_per_token\": 131072,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"engine\": \"vllm\","));
+	kvplan_free(json);
+	uint64_t batches[] = {1, 8};
+	kvplan_perf_opts p;
+	kvplan_perf_opts_init(&p);
+	p.prompt = 1024;
+	p.output = 128;
+	p.batches = batches;
+	p.nbatch = 2;
+	ck_assert_msg(kvplan_perf_json(m, g, e, &o, &p, &json, &err) == KVPLAN_OK, "%s",
+		      err.message);
+	ck_assert_ptr_nonnull(strstr(json, "\"rows\": ["));
+	ck_assert_ptr_nonnull(strstr(json, "\"tpot_s\": "));
+	kvplan_free(json);
+	char *names;
+	ck_assert_int_eq(kvplan_profile_list("gpus", &names, &err), KVPLAN_OK);
+	ck_assert_ptr_nonnull(strstr(names, "h100-sxm\n"));
+	kvplan_free(names);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+	kvplan_engine_free(e);
+}
+END_TEST
+
+/* The fragmentation simulator over a workload handle: the record of
+ * `kvplan frag --format json`, and the refusals of cmd-frag.c. */
+START_TEST(test_frag)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	kvplan_workload *w;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g, &err), KVPLAN_OK);
+	ck_assert_msg(kvplan_workload_load("chat", &w, &err) == KVPLAN_OK, "%s", err.message);
+	kvplan_frag_opts f;
+	kvplan_frag_opts_init(&f);
+	f.requests = 2000;
+	uint32_t blocks[] = {16, 32};
+	f.block_sizes = blocks;
+	f.nblock = 2;
+	char *json = NULL;
+	ck_assert_msg(kvplan_frag_json(m, g, NULL, w, NULL, &f, &json, &err) == KVPLAN_OK, "%s",
+		      err.message);
+	ck_assert_ptr_nonnull(strstr(json, "\"workload\": \"chat\","));
+	ck_assert_ptr_nonnull(strstr(json, "\"requests\": 2000,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"kv_bytes_per_token\": 131072,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"recommendation\": "));
+	kvplan_free(json);
+	/* the same run again from the same handle: the handle is unchanged */
+	char *again = NULL;
+	ck_assert_int_eq(kvplan_frag_json(m, g, NULL, w, NULL, &f, &again, &err), KVPLAN_OK);
+	kvplan_free(again);
+
+	blocks[1] = 0;
+	ck_assert_int_eq(kvplan_frag_json(m, g, NULL, w, NULL, &f, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "block_sizes");
+	ck_assert_ptr_null(json);
+	f.nblock = 0;
+	f.step_time_s = 0.01;  /* without an arrival rate */
+	ck_assert_int_eq(kvplan_frag_json(m, g, NULL, w, NULL, &f, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "step_time_s");
+	kvplan_workload *none;
+	ck_assert_int_eq(kvplan_workload_load("no-such-workload", &none, &err),
+			 KVPLAN_ERR_NOT_FOUND);
+	ck_assert_ptr_null(none);
+	kvplan_workload_free(w);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+}
+END_TEST
+
+/* A caller compiled against an older, shorter kvplan_budget_opts: what lies
+ * past its size is never read (here a bad kv_dtype), and a shorter result
+ * is written only as far as its size. */
+START_TEST(test_sizes)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.set = KVPLAN_SET_GPU_MEMORY;
+	o.gpu_memory_bytes = 80ULL << 30;
+	o.kv_dtype = "fp7";
+	kvplan_budget_result r = {.size = sizeof r};
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "kv_dtype");
+	/* an old caller without kv_dtype and beyond: the defaults, and no GPU
+	 * memory either, so it must name a GPU */
+	o.size = offsetof(kvplan_budget_opts, kv_dtype);
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "gpu");
+	kvplan_gpu *g;
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_budget(m, g, NULL, &o, &r, &err), KVPLAN_OK);
+	/* a result cut after kv_bytes_per_token: nothing past it is written */
+	struct {
+		kvplan_budget_result r;
+		uint64_t guard;
+	} cut;
+	memset(&cut, 0xab, sizeof cut);
+	cut.r.size = offsetof(kvplan_budget_result, kv_bytes_per_sequence);
+	ck_assert_int_eq(kvplan_budget(m, g, NULL, &o, &cut.r, &err), KVPLAN_OK);
+	ck_assert_uint_eq(cut.r.kv_bytes_per_token, 131072);
+	ck_assert_uint_eq(cut.r.kv_bytes_per_sequence, 0xababababababababULL);
+	ck_assert_uint_eq(cut.r.size, offsetof(kvplan_budget_result, kv_bytes_per_sequence));
+	r.size = 0;
+	ck_assert_int_eq(kvplan_budget(m, g, NULL, &o, &r, &err), KVPLAN_ERR_USAGE);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+}
+END_TEST
+
+/* Errors: a status and kvplan's message, nothing printed. */
+START_TEST(test_errors)
+{
+	kvplan_error err;
+	kvplan_model *m = (kvplan_model *)&err;
+	ck_assert_int_eq(kvplan_model_load("llama-9", &m, &err), KVPLAN_ERR_NOT_FOUND);
+	ck_assert_ptr_null(m);
+	ck_assert_ptr_nonnull(strstr(err.message, "no profile named 'llama-9'"));
+	ck_assert_str_eq(kvplan_status_str(err.status), "not found");
+
+	/* a profile with an unknown key on line 3, column 1 */
+	tmp_make("check-api");
+	char path[800];
+	snprintf(path, sizeof path, "%s", write_tmp("bad.yaml",
+		 "name: bad\nnum_layers: 2\nnum_kv_heds: 8\n"));
+	ck_assert_int_eq(kvplan_model_load(path, &m, &err), KVPLAN_ERR_INVALID);
+	char want[900];
+	snprintf(want, sizeof want, "%s:3:1: error: ", path);
+	ck_assert_msg(strncmp(err.message, want, strlen(want)) == 0, "%s", err.message);
+	ck_assert_str_eq(err.path, path);
+	ck_assert_int_eq(err.line, 3);
+	ck_assert_int_eq(err.col, 1);
+	tmp_remove();
+
+	kvplan_engine *e;
+	ck_assert_int_eq(kvplan_engine_load("tensorflow", NULL, &e, &err), KVPLAN_ERR_USAGE);
+	ck_assert_int_eq(kvplan_engine_load("vllm", "0.0.1", &e, &err), KVPLAN_ERR_NOT_FOUND);
+
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.set = KVPLAN_SET_GPU_MEMORY;
+	o.gpu_memory_bytes = 80ULL << 30;
+	kvplan_budget_result r = {.size = sizeof r};
+	o.tp = 3;  /* 32 heads and 8 KV heads are not split 3 ways */
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_ERR_INVALID);
+	o.tp = 1;
+	o.dtype = "int4";  /* weights format, not a serving dtype */
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "dtype");
+	o.dtype = NULL;
+	o.utilization = 1.5;
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_ERR_USAGE);
+	o.utilization = 0;
+	o.gpu_memory_bytes = 0;  /* set but zero */
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, &err), KVPLAN_ERR_USAGE);
+	/* err may be NULL */
+	ck_assert_int_eq(kvplan_budget(m, NULL, NULL, &o, &r, NULL), KVPLAN_ERR_USAGE);
+	kvplan_model_free(m);
+}
+END_TEST
+
+/* Threads sharing one set of handles get the answer one thread gets. */
+struct job {
+	const kvplan_model *m;
+	const kvplan_gpu *g;
+	const kvplan_engine *e;
+	uint64_t seqs[64];
+	int bad;
+};
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	for (int k = 0; k < 64; k++) {
+		kvplan_budget_opts o;
+		kvplan_budget_opts_init(&o);
+		o.context = 1024 * (uint64_t)(k + 1);
+		kvplan_budget_result r = {.size = sizeof r};
+		kvplan_error err;
+		j->bad |= kvplan_budget(j->m, j->g, j->e, &o, &r, &err) != KVPLAN_OK;
+		j->seqs[k] = r.max_sequences;
+	}
+	return NULL;
+}
+
+START_TEST(test_threads)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	kvplan_engine *e;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_engine_load("vllm", NULL, &e, &err), KVPLAN_OK);
+	struct job one = {m, g, e, {0}, 0}, many[4];
+	worker(&one);
+	ck_assert_int_eq(one.bad, 0);
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++) {
+		many[i] = (struct job){m, g, e, {0}, 0};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, worker, &many[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(many[i].bad, 0);
+		ck_assert_mem_eq(many[i].seqs, one.seqs, sizeof one.seqs);
+	}
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+	kvplan_engine_free(e);
+}
+END_TEST
+
+static Suite *api_suite(void)
+{
+	Suite *s = suite_create("api");
+	TCase *core = tcase_create("core");
+	tcase_add_loop_test(core, test_kv_bytes, 0, sizeof kv_cases / sizeof kv_cases[0]);
+	tcase_add_test(core, test_generic_terms);
+	tcase_add_test(core, test_json);
+	tcase_add_test(core, test_frag);
+	tcase_add_test(core, test_sizes);
+	tcase_add_test(core, test_threads);
+	suite_add_tcase(s, core);
+	TCase *errors = tcase_create("errors");
+	tcase_add_test(errors, test_errors);
+	suite_add_tcase(s, errors);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(api_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

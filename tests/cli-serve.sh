@@ -1,0 +1,148 @@
+#!/bin/sh
+# cli-serve.sh: `kvplan serve`, the serving-loop simulator, end to end.
+# Expected values are hand arithmetic on a round GPU (1 TB/s, compute that
+# never binds, efficiencies 1): Llama-2-7B with 1e10 B of weights keeps
+# 524,288 B of KV per token, so a step is (1e10 + KV bytes) / 1e12 s.
+. "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
+
+cat >"$tmp/round.yaml" <<'YAML'
+# A made-up GPU for tests: 1 TB/s, 1e18 FLOP/s.
+name: round
+memory: 80GiB
+bandwidth: 1TB/s
+bf16_tflops: 1000000
+host_link: pcie4x16
+YAML
+R="--model llama-2-7b --gpu $tmp/round.yaml --weights-bytes 10000000000 --decode-bw-efficiency 1 --prefill-flops-efficiency 1"
+
+# near: json NAME is within 1e-9 relative of V
+near() {
+	v=$(json "$1")
+	if awk -v a="$v" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-9 * (b < 0 ? -b : b) + 1e-12) }'; then
+		ok
+	else
+		bad "$1 = '$v', want $2"
+	fi
+}
+
+# one request of 100 + 3 tokens: the prompt (1e10 + 100 x 524,288) / 1e12 =
+# 10.0524288 ms; decodes over 101 and 102 tokens: 10.052953088 and
+# 10.053477376 ms; E2E 30.158859264 ms, TPOT (E2E - TTFT) / 2 = 10.053215232
+printf 'arrival_s,prompt_tokens,output_tokens\n0,100,3\n' >"$tmp/one.csv"
+run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json --slo-ttft 1
+expect_rc 0
+near mean_ttft_ms 10.0524288
+near median_e2el_ms 30.158859264
+near mean_tpot_ms 10.053215232
+near request_throughput 33.157752793
+expect_json completed 1
+expect_json total_output_tokens 3
+expect_json request_rate trace
+expect_json preemptions 0
+# goodput: the one request meets a 1 s TTFT; none meets 5 ms
+near request_goodput 33.157752793
+run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json --slo-ttft 0.005
+expect_json request_goodput 0
+run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json
+expect_json request_goodput null
+
+# the Azure layout, wall-clock TIMESTAMPs; two requests 0.5 s apart, each alone
+cat >"$tmp/azure.csv" <<'CSV'
+TIMESTAMP,ContextTokens,GeneratedTokens
+2023-11-16 18:15:46.6805900,100,3
+2023-11-16 18:15:47.1805900,100,3
+CSV
+run "$KVPLAN" serve $R --trace "$tmp/azure.csv" --format json
+expect_rc 0
+expect_json completed 2
+near duration 0.530158859264
+near p99_e2el_ms 30.158859264
+
+# JSON lines of kvplan's own keys: the same request
+printf '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 3}\n' >"$tmp/one.jsonl"
+run "$KVPLAN" serve $R --trace "$tmp/one.jsonl" --format json
+expect_rc 0
+near mean_ttft_ms 10.0524288
+printf '{"arrival_s": 0, "prompt_tokens": 100}\n' >"$tmp/bad.jsonl"
+run "$KVPLAN" serve $R --trace "$tmp/bad.jsonl"
+expect_rc 3
+expect_err "bad.jsonl:1:1: error: output_tokens: missing from the object"
+
+# table and CSV
+run "$KVPLAN" serve $R --trace "$tmp/one.csv"
+expect_rc 0
+expect_out "ttft"
+expect_out "Throughput:"
+run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format csv
+expect_out "mean_ttft_ms"
+expect_out "request_throughput"
+
+# a closed loop of 4 users never runs more than 4 at once
+run "$KVPLAN" serve $R --prompt fixed:200 --output fixed:20 --concurrency 4 --requests 40 --format json
+expect_rc 0
+expect_json completed 40
+expect_json max_concurrent_requests 4
+expect_json max_concurrency 4
+# Poisson: the same seed gives the same run
+run "$KVPLAN" serve $R --workload chat --rate 2 --requests 200 --seed 5 --format json
+a=$(json mean_e2el_ms)
+run "$KVPLAN" serve $R --workload chat --rate 2 --requests 200 --seed 5 --format json
+expect_json mean_e2el_ms "$a"
+expect_json request_rate 2
+# a small pool preempts
+run "$KVPLAN" serve $R --prompt fixed:48 --output fixed:40 --concurrency 2 --requests 2 --num-blocks 8 --block-size 16 --format json
+expect_json preemptions 1
+expect_json recomputed_tokens 64
+
+# bad input: file errors name file:line:col and the field, exit 3
+printf 'arrival_s,prompt_tokens,output_tokens\n1,10,2\n0.5,10,2\n' >"$tmp/unsorted.csv"
+run "$KVPLAN" serve $R --trace "$tmp/unsorted.csv"
+expect_rc 3
+expect_err "unsorted.csv:3:1: error: arrival_s: times must not decrease"
+printf 'arrival_s,prompt_tokens,output_tokens\n-2,10,2\n' >"$tmp/negative.csv"
+run "$KVPLAN" serve $R --trace "$tmp/negative.csv"
+expect_rc 3
+expect_err "negative.csv:2:1: error: arrival_s: a negative time"
+printf 'arrival_s,prompt_tokens,output_tokens\n0,100,30\n' >"$tmp/long.csv"
+run "$KVPLAN" serve $R --trace "$tmp/long.csv" --max-model-len 128
+expect_rc 3
+expect_err "long.csv:2:3: error: prompt_tokens: 100 + 30 tokens is above max_model_len 128"
+# flags: exit 2
+run "$KVPLAN" serve $R --trace "$tmp/one.csv" --rate 2
+expect_rc 2
+run "$KVPLAN" serve $R --workload chat --rate 0
+expect_rc 2
+expect_err "--rate: expected a finite number above 0"
+run "$KVPLAN" serve $R --workload chat --rate inf
+expect_rc 2
+run "$KVPLAN" serve $R --workload chat
+expect_rc 2
+expect_err "give one of --rate, --concurrency and --trace"
+run "$KVPLAN" serve $R --workload chat --rate 1 --think-time 2
+expect_rc 2
+run "$KVPLAN" serve $R --workload chat --concurrency 0
+expect_rc 2
+# bash completion: the command, its flags (read from --help), --trace a file
+if command -v bash >/dev/null 2>&1; then
+	mkdir "$tmp/empty"
+	complete_line() {
+		(cd "$tmp/empty" && PATH="$top_builddir:$PATH" LC_ALL=C bash -c '
+			. "$1/completion/kvplan"
+			read -ra COMP_WORDS <<<"$2"
+			case $2 in *" ") COMP_WORDS+=("") ;; esac
+			COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+			_kvplan
+			printf "%s\n" "${COMPREPLY[@]}" | sort' sh "$top_srcdir" "$1" | tr '\n' ' ' | sed 's/ $//')
+	}
+	name="complete kvplan ser"
+	[ "$(complete_line 'kvplan ser')" = "serve" ] && ok || bad "$(complete_line 'kvplan ser')"
+	name="complete kvplan serve --conc"
+	[ "$(complete_line 'kvplan serve --conc')" = "--concurrency" ] && ok || bad "$(complete_line 'kvplan serve --conc')"
+	touch "$tmp/empty/t.csv"
+	name="complete kvplan serve --trace"
+	[ "$(complete_line 'kvplan serve --trace t')" = "t.csv" ] && ok || bad "$(complete_line 'kvplan serve --trace t')"
+fi
+run "$KVPLAN" serve --help
+expect_rc 0
+expect_out "--concurrency N"
+finish

@@ -1,0 +1,206 @@
+/* serve-ref.c: the plain reference loop (serve-ref.h). */
+#include "serve-ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+
+enum { NOT_YET, WAITING, RUNNING, DONE };
+
+struct st {
+	int state;
+	uint64_t gen, comp, hit, held, n;
+	double first, last;
+};
+
+/* Blocks of the pool a sequence of `tokens` tokens takes. */
+static uint64_t blocks_of(const struct kvp_budget *b, uint64_t tokens)
+{
+	uint64_t bytes = 0;
+	if (tokens && kvp_budget_pool_for(b, tokens, 1, &bytes))
+		return UINT64_MAX;
+	uint64_t unit = b->engine == KVP_ENGINE_VLLM ? b->page_bytes * b->group_size : b->page_bytes;
+	return (bytes + unit - 1) / unit;
+}
+
+static void remove_at(size_t *arr, size_t *n, size_t i)
+{
+	for (size_t k = i; k + 1 < *n; k++)
+		arr[k] = arr[k + 1];
+	(*n)--;
+}
+
+bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
+		   const struct serve_ref_cfg *cfg, struct serve_ref_req *reqs, size_t n,
+		   struct serve_ref_out *out)
+{
+	memset(out, 0, sizeof *out);
+	struct st *s = calloc(n ? n : 1, sizeof *s);
+	size_t *run = calloc(n ? n : 1, sizeof *run), *wait = calloc(n ? n : 1, sizeof *wait);
+	size_t nrun = 0, nwait = 0, next = 0;
+	bool ok = s && run && wait;
+	uint32_t P = b->block_size ? b->block_size : 1;
+	uint64_t pinned = cfg->prefix_tokens ? blocks_of(b, cfg->prefix_tokens / P * P) : 0;
+	uint64_t used = pinned;
+	double t = 0;
+	int idle_rounds = 0;
+	while (ok && out->completed < n) {
+		if (nrun == 0 && nwait == 0)
+			t = fmax(t, reqs[next].arrival_s);
+		while (next < n && reqs[next].arrival_s <= t) {
+			s[next].state = WAITING;
+			wait[nwait++] = next++;
+		}
+		/* running first */
+		uint64_t budget = cfg->max_batched_tokens;
+		bool preempted = false;
+		for (size_t i = 0; i < nrun; i++)
+			s[run[i]].n = 0;
+		size_t i = 0;
+		while (i < nrun && budget > 0) {
+			struct st *r = &s[run[i]];
+			uint64_t want = reqs[run[i]].prompt + r->gen - r->comp;
+			if (want > budget)
+				want = budget;
+			uint64_t need = blocks_of(b, r->comp + want) - blocks_of(b, r->hit) - r->held;
+			bool self = false;
+			while (need > cfg->num_blocks - used) {
+				size_t v = run[nrun - 1];
+				nrun--;
+				preempted = true;
+				used -= s[v].held;
+				out->recomputed_tokens += s[v].comp - s[v].hit;
+				s[v].held = s[v].comp = s[v].hit = s[v].n = 0;
+				s[v].state = WAITING;
+				reqs[v].preempted++;
+				out->preemptions++;
+				for (size_t k = nwait; k > 0; k--)
+					wait[k] = wait[k - 1];
+				wait[0] = v;
+				nwait++;
+				if (nrun == i) {
+					self = true;
+					break;
+				}
+			}
+			if (self)
+				break;
+			r->held += need;
+			used += need;
+			r->n = want;
+			budget -= want;
+			i++;
+		}
+		/* then waiting, unless something was preempted */
+		while (!preempted && nwait > 0 && nrun < cfg->max_num_seqs && budget > 0) {
+			size_t w = wait[0];
+			struct st *r = &s[w];
+			uint64_t known = reqs[w].prompt + r->gen, hit = 0;
+			if (reqs[w].prefix && cfg->prefix_tokens) {
+				hit = known - 1 < cfg->prefix_tokens ? known - 1 : cfg->prefix_tokens;
+				hit -= hit % P;
+			}
+			uint64_t want = known - hit;
+			if (cfg->no_chunked_prefill && want > budget)
+				break;
+			if (want > budget)
+				want = budget;
+			uint64_t need = blocks_of(b, hit + want) - blocks_of(b, hit);
+			if (need > cfg->num_blocks - used)
+				break;
+			remove_at(wait, &nwait, 0);
+			r->state = RUNNING;
+			r->comp = r->hit = hit;
+			r->held = need;
+			used += need;
+			r->n = want;
+			budget -= want;
+			run[nrun++] = w;
+		}
+		if (used > out->max_blocks)
+			out->max_blocks = used;
+		if (budget == cfg->max_batched_tokens) {
+			if (++idle_rounds > 2) {
+				ok = false;
+				break;
+			}
+			continue;
+		}
+		idle_rounds = 0;
+		/* the step's time */
+		double flops = 0, tokens = 0;
+		uint64_t kv = 0, ndec = 0;
+		bool chunk = false;
+		for (size_t k = 0; k < nrun; k++) {
+			struct st *r = &s[run[k]];
+			if (!r->n)
+				continue;
+			uint64_t bytes;
+			if (kvp_spec_seq_bytes(pc->spec, r->comp + r->n, 1, &bytes)) {
+				ok = false;
+				break;
+			}
+			kv += bytes;
+			tokens += (double)r->n;
+			if (r->n == 1 && r->comp > 0) {
+				flops += kvp_perf_decode_flops(pc->model, r->comp + 1);
+				ndec++;
+			} else {
+				chunk = true;
+				flops += kvp_perf_prefill_flops(pc->model, r->comp + r->n) -
+					 kvp_perf_prefill_flops(pc->model, r->comp);
+			}
+		}
+		uint64_t weights = pc->weights_bytes;
+		struct kvp_perf_step step;
+		if (!chunk) {
+			if (kvp_perf_decode_step(pc, ndec, 1, &step, NULL)) {
+				ok = false;
+				break;
+			}
+			weights = step.weights_bytes / pc->spec->par.pp;
+		}
+		if (!ok || kvp_perf_step_roofline(pc, flops, pc->hw.prefill_flops_efficiency, weights, kv,
+						  pc->hw.decode_bw_efficiency, tokens, &step, NULL)) {
+			ok = false;
+			break;
+		}
+		t += step.time_s;
+		out->steps++;
+		/* arrivals during the step are seen at the next one */
+		while (next < n && reqs[next].arrival_s <= t) {
+			s[next].state = WAITING;
+			wait[nwait++] = next++;
+		}
+		for (size_t k = 0; k < nrun;) {
+			size_t id = run[k];
+			struct st *r = &s[id];
+			if (r->n) {
+				r->comp += r->n;
+				r->n = 0;
+				if (r->comp == reqs[id].prompt + r->gen) {
+					r->gen++;
+					if (r->gen == 1)
+						reqs[id].ttft_s = t - reqs[id].arrival_s;
+					if (r->gen == reqs[id].output) {
+						reqs[id].e2e_s = t - reqs[id].arrival_s;
+						reqs[id].done = true;
+						r->state = DONE;
+						used -= r->held;
+						r->held = 0;
+						out->completed++;
+						remove_at(run, &nrun, k);
+						continue;
+					}
+				}
+			}
+			k++;
+		}
+	}
+	free(s);
+	free(run);
+	free(wait);
+	return ok;
+}
