@@ -200,6 +200,55 @@ START_TEST(test_chunked_ttft_by_hand)
 }
 END_TEST
 
+/* The chunked TTFT with KV offloaded (issue 34.5: it left out the transfer
+ * TPOT counts).  The case above (B = 3, T = 514: c = 512, k = 4, a step of
+ * 14.787551232 ms on the GPU) with a pool of 1e9 B over PCIe 4.0 (25 GB/s):
+ * step j holds the 2 decodes' 2 x 1,000 x 524,288 = 1,048,576,000 B and the
+ * prompt's 512 j tokens (2,000 at the last) x 524,288 B:
+ *   j  held            over the pool   transfer      pipelined: max(x, g) + min(x, g) / 32
+ *   1  1,317,011,456   317,011,456     12.68045824   14.787551232 + 0.39626432  = 15.183815552
+ *   2  1,585,446,912   585,446,912     23.41787648   23.41787648 + 0.462110976  = 23.879987456
+ *   3  1,853,882,368   853,882,368     34.15529472   34.15529472 + 0.462110976  = 34.617405696
+ *   4  2,097,152,000   1,097,152,000   43.88608      43.88608 + 0.462110976     = 44.348190976
+ * (ms): TTFT 118.02939968 ms against 59.150204928 ms on the GPU alone;
+ * 2,853,492,736 B moved, 114.13970944 ms of transfer.  Nothing offloaded
+ * (a share of 0) leaves the GPU's TTFT. */
+START_TEST(test_chunked_ttft_offload)
+{
+	setup("llama-2-7b", 1);
+	struct kvp_error err = {0};
+	struct kvp_perf_chunked ch;
+	struct kvp_link pcie4;
+	ck_assert(kvp_link_preset("pcie4x16", &pcie4));
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 514, &ch, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_chunked_offload(&ctx, 3, 2000, 1000, -1, 1000000000ULL, &pcie4,
+						  &ch, &err), KVP_STATUS_OK);
+	ck_assert(ch.offload);
+	ck_assert_uint_eq(ch.transfer_bytes, 2853492736ULL);
+	ck_assert_double_eq_tol(ch.transfer_s, 0.11413970944, 1e-14);
+	ck_assert_double_eq_tol(ch.gpu_ttft_s, 0.059150204928, 1e-14);
+	ck_assert_double_eq_tol(ch.ttft_s, 0.11802939968, 1e-14);
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 3, 2000, 1000, 514, &ch, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_chunked_offload(&ctx, 3, 2000, 1000, 0, 0, &pcie4, &ch, &err),
+			 KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.transfer_bytes, 0);
+	ck_assert_double_eq_tol(ch.ttft_s, 0.059150204928, 1e-14);
+	/* 10,000 steps (T = 1, one token a step) are taken in runs of 3, each at
+	 * its last step: never below the step-by-step sum, and within 0.1 % of it */
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 10000, 1, 1, &ch, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.steps, 10000);
+	double exact = 0, g = ch.step_s;
+	for (uint64_t j = 1; j <= 10000; j++) {
+		double x = (double)j * 524288 / 2 / 25e9; /* a share of one half */
+		exact += fmax(x, g) + fmin(x, g) / 32;
+	}
+	ck_assert_int_eq(kvp_perf_chunked_offload(&ctx, 1, 10000, 1, 0.5, 0, &pcie4, &ch, &err),
+			 KVP_STATUS_OK);
+	ck_assert(ch.ttft_s >= exact * (1 - 1e-12));
+	ck_assert(ch.ttft_s <= exact * 1.001);
+}
+END_TEST
+
 /* Where decode turns compute-bound, one token of context: compute = B x
  * (13,476,831,232 + 2 x 32 x 256 x 32 = 524,288) / 1e15; memory =
  * (13,476,831,232 + B x 524,288) / 1e12.  Equal at B = 13,476,831,232,000 /
@@ -308,6 +357,76 @@ START_TEST(test_moe_weights)
 	ck_assert_uint_eq(s.weights_bytes, 2 * model.active_params);
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 256, 1, &s, &err), KVP_STATUS_OK);
 	ck_assert(s.weights_bytes > 61064245248ULL - 4000 && s.weights_bytes < 61064245248ULL - 3800);
+}
+END_TEST
+
+/* The context a decoding sequence holds, averaged over time (issue 34.8):
+ * two requests of 100 prompt tokens, one of 10 output tokens and one of
+ * 1,000.  The first decodes 10 steps at 100 + 4.5 on average, the second
+ * 1,000 steps at 100 + 499.5: (10 x 104.5 + 1,000 x 599.5) / 1,010 =
+ * 600,545 / 1,010 = 594.599..., where mean p + (mean o - 1) / 2 = 100 +
+ * 504 / 2 = 352.  As a file's pairs, as a fixed prompt beside two output
+ * lengths, and under max_len 600 (the long one capped to 500 output tokens:
+ * (1,045 + 500 x 349.5) / 510 = 175,795 / 510 = 344.696...). */
+START_TEST(test_held_context)
+{
+	uint64_t prompts[2] = {100, 100}, outputs[2] = {10, 1000};
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	w.prompt = (struct kvp_dist){.kind = KVP_DIST_EMPIRICAL, .values = prompts, .n = 2};
+	w.output = (struct kvp_dist){.kind = KVP_DIST_EMPIRICAL, .values = outputs, .n = 2};
+	w.paired = true;
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 600545.0 / 1010, 1e-9);
+	w.paired = false;
+	w.prompt = (struct kvp_dist){.kind = KVP_DIST_FIXED, .a = 100};
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 600545.0 / 1010, 1e-9);
+	w.max_len = 600;
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 175795.0 / 510, 1e-9);
+	/* one length: p + (o - 1) / 2 */
+	w.max_len = 0;
+	w.output = (struct kvp_dist){.kind = KVP_DIST_FIXED, .a = 512};
+	ck_assert_double_eq_tol(kvp_perf_held_context(&w), 100 + 511.0 / 2, 1e-12);
+}
+END_TEST
+
+/* DeepSeek-V3 over dp 8, ep 8 (issue 34.7): 256 routed experts, 8 per token,
+ * 653,908,770,816 routed parameters.  One sequence in the deployment (the
+ * fullest rank holds 1, the others none) is one token at the experts: a GPU
+ * reads its experts' expected share 8/256 = 1/32, not 1 - (31/32)^8 =
+ * 0.2243 as if every rank held one; eight sequences (one a rank) are 8
+ * tokens: 1 - (31/32)^8.  A prompt of 1,000 tokens prefilled alone spreads
+ * its routed FLOPs, 2 x 653,908,770,816 x 8/256 = 40,869,298,176 a token,
+ * 40,869,298,176,000 in all, over the 8 GPUs: its GPU computes
+ * 35,760,635,904,000 fewer than with every FLOP its own; with a prompt on
+ * every rank (8 in all) each GPU computes its own share again. */
+START_TEST(test_dp_ep_one_sequence)
+{
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_model_load("deepseek-v3", &model, &err), KVP_STATUS_OK);
+	struct kvp_parallel par = {.tp = 1, .pp = 1, .dp = 8, .ep = 8};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	round_hw();
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	double X = (double)ctx.expert_bytes, dense = (double)(spec.weights_bytes - ctx.expert_bytes);
+	ck_assert(X > 0);
+	struct kvp_perf_step one, eight, old;
+	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 1, 1, 1000, &one, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol((double)one.weights_bytes, dense + X / 32, 1);
+	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 1, 8, 1000, &eight, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol((double)eight.weights_bytes, dense + X * 0.22430012025779433, 1);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1000, &old, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(old.weights_bytes, eight.weights_bytes);   /* rank x dp = 8 */
+	struct kvp_perf_step alone, all;
+	ck_assert_int_eq(kvp_perf_prefill_dp(&ctx, 1, 1, 1000, &alone, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_prefill_dp(&ctx, 1, 8, 1000, &all, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(all.gpu_flops, kvp_perf_prefill_flops(&model, 1000), 1e3);
+	ck_assert_double_eq_tol(all.gpu_flops - alone.gpu_flops, 35760635904000.0, 1e3);
+	ck_assert_double_eq_tol(alone.flops, all.flops, 1e3);   /* the rank's whole-model count */
+	/* a total the rank cannot hold is refused */
+	ck_assert_int_eq(kvp_perf_prefill_dp(&ctx, 1, 9, 1000, &all, &err), KVP_STATUS_USAGE);
+	ck_assert_str_eq(err.field, "batch");
+	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 2, 1, 1000, &all, &err), KVP_STATUS_USAGE);
 }
 END_TEST
 
@@ -582,6 +701,9 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_decode_turns_compute_bound);
 	tcase_add_test(core, test_prefill_by_hand);
 	tcase_add_test(core, test_chunked_ttft_by_hand);
+	tcase_add_test(core, test_chunked_ttft_offload);
+	tcase_add_test(core, test_dp_ep_one_sequence);
+	tcase_add_test(core, test_held_context);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);

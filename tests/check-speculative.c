@@ -89,9 +89,70 @@ START_TEST(test_draft_model)
 }
 END_TEST
 
+/* The two ways of giving acceptance (issue 34.6): vLLM logs accepted /
+ * drafted tokens ("Avg Draft acceptance rate", v1/spec_decode/metrics.py),
+ * and its mean acceptance length is 1 + accepted / drafts = 1 + r K: r 0.8,
+ * K 4 gives 1 + 3.2 = 4.2 tokens per step, where the per-position a = 0.8
+ * gives (1 - 0.8^5) / 0.2 = 3.3616. */
+START_TEST(test_acceptance_share)
+{
+	struct kvp_error err = {0};
+	struct kvp_speculative sp;
+	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &model, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_speculative_parse("eagle:4", "0", &model, &sp, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_speculative_parse_acceptance("0.8", &sp, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(sp.accept_kind, KVP_SPEC_ACCEPT_SHARE);
+	ck_assert_double_eq_tol(kvp_speculative_tokens_per_step(&sp), 4.2, 1e-12);
+	ck_assert_int_eq(kvp_speculative_parse_acceptance("80%", &sp, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(kvp_speculative_tokens_per_step(&sp), 4.2, 1e-12);
+	/* every draft token accepted: K + 1 = 5; none: 1 */
+	ck_assert_int_eq(kvp_speculative_parse_acceptance("1", &sp, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(kvp_speculative_tokens_per_step(&sp), 5, 1e-12);
+	ck_assert_int_eq(kvp_speculative_parse_acceptance("0%", &sp, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(kvp_speculative_tokens_per_step(&sp), 1);
+	static const char *const bad_share[] = {"1.01", "101%", "-0.1", "x", "%", "", NULL};
+	for (size_t i = 0; i < sizeof bad_share / sizeof bad_share[0]; i++) {
+		ck_assert_int_eq(kvp_speculative_parse_acceptance(bad_share[i], &sp, &err),
+				 KVP_STATUS_USAGE);
+		ck_assert_str_eq(err.field, "spec-acceptance");
+	}
+}
+END_TEST
+
+/* The draft step at tp 4 all-reduces over the draft's layers (issue 34.6):
+ * an EAGLE head has one, so 2 all-reduces of one token's hidden state,
+ * 8,192 x 2 B = 16,384 B each, over a 450 GB/s link: 2 x (2 x 3/4 x 16,384 /
+ * 450e9 + 10 us) = 2 x 10.054613 us = 20.109227 us; the verify pass keeps the
+ * target's 80 layers: 160 x (1.5 x 5 x 16,384 / 450e9 + 10 us). */
+START_TEST(test_draft_allreduce)
+{
+	struct kvp_error err = {0};
+	struct kvp_speculative sp;
+	ck_assert_int_eq(kvp_model_load("llama-3.1-70b", &model, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_speculative_parse("eagle:4", "0.8", &model, &sp, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_spec_build(&model, (struct kvp_parallel){.tp = 4, .pp = 1},
+					KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_speculative_apply(&sp, &spec, &err), KVP_STATUS_OK);
+	struct kvp_perf_hw hw = {.bandwidth_bps = 1e12, .flops = 1e15, .decode_bw_efficiency = 1,
+				 .prefill_flops_efficiency = 1, .allreduce_latency_s = 10e-6,
+				 .nvlink_bps = 450e9, .nvlink_domain = 8};
+	ck_assert(kvp_link_preset("pcie5x16", &hw.host_link));
+	struct kvp_perf_ctx ctx;
+	struct kvp_perf_step plain;
+	struct kvp_speculative_step ss;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1000, &plain, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_speculative_decode(&ctx, &sp, 1, 1000, &plain, &ss, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(ss.draft.comm_s, 2 * (1.5 * 16384 / 450e9 + 10e-6), 1e-15);
+	ck_assert_double_eq_tol(ss.verify.comm_s, 160 * (1.5 * 5 * 16384 / 450e9 + 10e-6), 1e-13);
+}
+END_TEST
+
 static const struct {
 	const char *target, *draft, *accept, *field, *msg;
 } bad[] = {
+	{"llama-3.1-8b", "eagle:4:4", "0.7", "spec-draft", "'eagle:4:4': K"},
+	{"llama-3.1-8b", "mtp:2x", "0.7", "spec-draft", "1 to 16"},
 	{"llama-3.1-8b", "qwen3-8b", "0.7", "spec-draft", "vocabulary of 151936 tokens"},
 	{"llama-3.1-8b", "mtp:2", "0.7", "spec-draft", "no routed experts"},
 	{"llama-3.1-8b", "eagle:0", "0.7", "spec-draft", "1 to 16"},
@@ -142,6 +203,8 @@ static Suite *speculative_suite(void)
 	tcase_add_test(core, test_eagle_llama8b);
 	tcase_add_test(core, test_draft_model);
 	tcase_add_test(core, test_mtp_deepseek);
+	tcase_add_test(core, test_acceptance_share);
+	tcase_add_test(core, test_draft_allreduce);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad_drafts, 0, sizeof bad / sizeof bad[0]);

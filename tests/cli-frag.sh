@@ -331,6 +331,50 @@ run "$KVPLAN" frag --model llama-3.1-70b --gpu-memory 24GiB --workload chat
 expect_rc 1
 expect_err "leave no KV pool"
 
+# waste per sequence over time (issue 34.9: it printed 0.0 on every row):
+# a fixed prompt of 100 tokens and 1 output token is prefilled and finishes
+# in one step, holding ceil(100 / 16) = 7 blocks = 112 slots for 100 tokens:
+# 12 empty slots per sequence; blocks of 8: 13 x 8 = 104, 4 empty
+run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --prompt fixed:100 --output fixed:1 \
+	--requests 500 --arrival-rate 5 --step-time 0.01 --policies paged --block-sizes 16 --format json
+expect_rc 0
+expect_json waste_tokens_per_sequence 12
+run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --prompt fixed:100 --output fixed:1 \
+	--requests 500 --arrival-rate 5 --step-time 0.01 --policies paged --block-sizes 8 --format json
+expect_json waste_tokens_per_sequence 4
+
+# the step of --arrival-rate is timed at the context a decoding sequence
+# holds averaged over time (issue 34.8): two requests of 100 prompt tokens,
+# 10 and 1,000 output tokens: (10 x 104.5 + 1,000 x 599.5) / 1,010 = 594.6,
+# rounded 595; mean p + (mean o - 1) / 2 gave 100 + 504 / 2 = 352
+printf '100,10\n100,1000\n' >"$tmp/two.csv"
+run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --lengths "$tmp/two.csv" --requests 300 \
+	--arrival-rate 2 --policies paged --block-sizes 16 --format json
+expect_rc 0
+expect_json step_time_context 595
+
+# rates and step times whose requests span more steps than the simulation
+# counts are refused up front, not run forever (issue 37 N7): 1,000 requests
+# at 1e-300/s span 1e303 s; at 5/s over steps of 1e-300 s, 2e302 steps; at
+# 1e-9/s over steps of 1e-9 s, 1e21 steps: all above 2^53
+for a in "--arrival-rate 1e-300 --step-time 0.02" "--arrival-rate 5 --step-time 1e-300" \
+	 "--arrival-rate 1e-9 --step-time 1e-9" "--arrival-rate 1e-300"; do
+	# shellcheck disable=SC2086
+	run timeout 60 "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --workload chat \
+		--requests 1000 $a
+	expect_rc 2
+	expect_err "more than the 2^53 the simulation counts"
+done
+# --max-tokens as large as a u64 holds: the reservation is max_len, as with
+# contiguous-max, not a wrapped sum (issue 37 N8: exit 70)
+run "$KVPLAN" frag --model llama-3.1-8b --gpu h100-sxm --workload chat --requests 2000 \
+	--policies contiguous-max,contiguous-request --allocator first-fit \
+	--max-tokens 18446744073709551615 --format csv
+expect_rc 0
+a=$(printf '%s\n' "$out" | awk -F, '$2 == "contiguous-max" { print $5 }')
+b=$(printf '%s\n' "$out" | awk -F, '$2 == "contiguous-request" { print $5 }')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "used_fraction max '$a' request '$b'"
+
 run "$KVPLAN" frag --help
 expect_rc 0
 expect_out "Usage: kvplan frag"

@@ -32,6 +32,39 @@ expect_json transfer_s_per_step 0.68719476736         # 17,179,869,184 / 25e9, e
 v=$(json tpot_s)
 awk -v v="$v" 'BEGIN { exit !(v > 0.6) }' && ok || bad "tpot_s $v is not over 0.6 s"
 
+# DeepSeek-V3 over dp 8, ep 8 (issue 34.7): one sequence in the deployment
+# is one token at the experts (8/256 of them read), eight sequences are eight
+# (1 - (31/32)^8 = 22.4 %); both fill a rank with one sequence, and were
+# timed alike.  A prompt alone spreads its routed FLOPs over the 8 GPUs: its
+# TTFT is below that of a prompt on every rank at once.
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --prompt 4096 --output 512 \
+	--batch 1,8 --format csv
+expect_rc 0
+w1=$(printf '%s\n' "$out" | awk -F, 'NR == 2 { print $11 }')
+w8=$(printf '%s\n' "$out" | awk -F, 'NR == 3 { print $11 }')
+t1=$(printf '%s\n' "$out" | awk -F, 'NR == 2 { print $6 }')
+t8=$(printf '%s\n' "$out" | awk -F, 'NR == 3 { print $6 }')
+awk -v a="$w1" -v b="$w8" -v s="$t1" -v t="$t8" 'BEGIN { exit !(a < b && s < t) }' && ok ||
+	bad "batch 1 weights $w1 ttft $t1 against batch 8 $w8 $t8"
+
+# TTFT with offload (issue 34.5: ttft_chunked left the transfer out, 3.9 s
+# for the README's 8 x 32k): the 7 decodes alone hold 7 x 16 GiB = 112 GiB
+# against a pool of about 56.8 GiB, so each of the ceil(32,768 / 8,185) = 5
+# chunk steps moves at least 55.2 GiB = 59.3e9 B, 2.37 s at 25 GB/s: over
+# 11.86 s before the prompt's own chunks; TPOT moves 71.2 GiB, 3.06 s
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 32k --output 1 --batch 8 \
+	--kv-offload cpu --host-link pcie4x16 --format json
+expect_rc 0
+expect_json prefill_chunk_steps 5
+v=$(json ttft_chunked_s)
+awk -v v="$v" 'BEGIN { exit !(v > 12 && v < 5 * 3.1) }' && ok || bad "ttft_chunked_s $v, want 12 to 15.5 s"
+# the batch at once writes the 71.2 GiB beyond the pool out: 3.06 s, hidden
+# under its 30.9 s of compute but for one layer's share, 3.06 / 32 = 0.096 s
+v=$(json ttft_s)
+p=$(json prefill_s)
+awk -v v="$v" -v p="$p" 'BEGIN { d = v - p; exit !(d > 0.09 && d < 0.1) }' && ok ||
+	bad "ttft_s $v against prefill_s $p"
+
 # NVMe at 7 GB/s: 1 GiB / 7e9 = 0.1533916891 s
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
 	--kv-offload nvme:7GB/s --offload-fraction 1 --format json
@@ -142,6 +175,17 @@ run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv
 expect_json kv_request_bytes 1342177280
 expect_json transfer_s 0.0067108864
 expect_json kv_link ib400
+# the prefill_load note follows the figures (issue 34.9: it printed at a load
+# of 0.08): 1:1 at batch 1 keeps up; at batch 64 the decode instance finishes
+# 64 requests per 512 x 23.6 ms, 5.3/s, past the one prefill's 1 / 0.297 s
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+	--prompt 4096 --output 512 --batch 1
+expect_rc 0
+expect_out "prefill_load <= 1 at every batch"
+case "$out" in *"prefill_load > 1"*) bad "the overload note at a load under 1" ;; *) ok ;; esac
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+	--prompt 4096 --output 512 --batch 1,64
+expect_out "prefill_load > 1 at batch 64:"
 # a link the GPUs do not have, and malformed counts, name their flag
 run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-4090 --disagg 1:1 --kv-link nvlink
 expect_rc 3
@@ -168,6 +212,51 @@ expect_err "error: spec-draft: qwen3-8b has a vocabulary of 151936 tokens"
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-accept 0.7
 expect_rc 2
 expect_err "--spec-accept needs --spec-draft"
+# the per-position rate under its own name, and vLLM's logged accepted /
+# drafted share: 1 + r K = 1 + 0.8 x 4 = 4.2 tokens per step (vLLM
+# v1/spec_decode/metrics.py: mean acceptance length = 1 + accepted / drafts)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8
+expect_rc 0
+expect_out "(1 - a^(K+1)) / (1 - a) = 3.3616 tokens per step"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 0.8
+expect_rc 0
+expect_out "accepted / drafted r 0.80): 1 + r K = 4.2000 tokens per step"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 80% \
+	--format json
+expect_json spec_tokens_per_step 4.2
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8 \
+	--spec-acceptance 0.8
+expect_rc 2
+expect_err "say one thing two ways: give one"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 1.5
+expect_rc 2
+expect_err "error: spec-acceptance: expected accepted / drafted draft tokens, in [0, 1]"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-acceptance 0.7
+expect_rc 2
+expect_err "--spec-acceptance needs --spec-draft"
+# K is all that follows the colon (issue 37 N17)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4:4 --spec-accept 0.8
+expect_rc 2
+expect_err "error: spec-draft: 'eagle:4:4': K, the draft tokens per step, is 1 to 16"
+# a bad draft profile keeps its file:line:col and field (issue 37 N5: the
+# message was formatted into itself, printing "error: spec-draft: " and no more)
+sed 's/^num_heads: 32 .*/num_heads: 0/' "$top_srcdir/profiles/models/llama-3.1-8b.yaml" >"$tmp/draft.yaml"
+line=$(grep -n '^num_heads:' "$tmp/draft.yaml" | cut -d: -f1)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft "$tmp/draft.yaml" --spec-accept 0.8
+expect_rc 3
+[ "$err" = "kvplan perf: $tmp/draft.yaml:$line:12: error: spec-draft: num_heads: must be positive" ] &&
+	ok || bad "draft profile error: $err"
+# a draft that cannot split at the target's tp (32 heads over 64 GPUs): said once
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 64 --spec-draft llama-3.1-8b --spec-accept 0.8
+expect_rc 3
+expect_err "error: spec-draft: the draft at tp 64: tp: 64 does not divide num_heads 32"
+case "$err" in *"tp 64: the draft"*) bad "doubled prefix: $err" ;; *) ok ;; esac
+# the draft step all-reduces over its own layers: EAGLE on 70B at tp 4
+# (2 x 1 layer, not 2 x 80): its step is well under a millisecond
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --spec-draft eagle:4 --spec-accept 0.8 \
+	--prompt 4096 --output 512 --batch 1 --format json
+v=$(json spec_draft_s)
+awk -v v="$v" 'BEGIN { exit !(v > 0 && v < 0.001) }' && ok || bad "draft step $v s"
 
 # CSV: the contract's fields, one line per batch
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv

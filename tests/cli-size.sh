@@ -36,6 +36,26 @@ expect_near concurrency 2.6432096 1e-6
 expect_near tpot_s 0.0104710184 1e-6
 expect_json tokens_per_s 500
 
+# TensorRT-LLM runs on NVIDIA GPUs only (issue 34.9: size --emit trtllm
+# planned 4 x MI300X): an AMD GPU fails "engine" and is not chosen
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 --tpot 0.05 \
+	--gpus mi300x,h100-sxm --emit trtllm
+expect_out "# trtllm: 1 replica of 4 x h100-sxm"
+case "$out" in *"x mi300x"*) bad "trtllm launched on mi300x" ;; *) ok ;; esac
+printf '%s\n' "$out" | grep -q ' mi300x .* engine *$' && ok || bad "mi300x rows do not fail engine"
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 --tpot 0.05 \
+	--gpus mi300x --engine vllm --emit trtllm
+expect_out "# trtllm: TensorRT-LLM runs on NVIDIA GPUs only; this GPU's vendor is amd: not launched"
+case "$out" in *"trtllm-serve"*) bad "trtllm-serve emitted for mi300x" ;; *) ok ;; esac
+
+# the context a decoding sequence holds, averaged over time (issue 34.8):
+# requests of 100 + 10 and 100 + 1,000 tokens: (10 x 104.5 + 1,000 x 599.5)
+# / 1,010 = 594.6 -> 595, not 100 + (505 - 1) / 2 = 352
+printf '100,10\n100,1000\n' >"$tmp/two.csv"
+printf 'name: two\nlengths: two.csv\narrival_rate: 1\n' >"$tmp/two.yaml"
+run "$KVPLAN" size --model llama-3.1-8b --workload "$tmp/two.yaml" --gpus h100-sxm --format json
+expect_json mean_context 595
+
 # one replica at most: it fails TPOT, exit 1
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-replicas 1 --format json
 expect_rc 1

@@ -27,7 +27,13 @@ const char kvp_cli_common_help[] =
 	"                            which searches it, refuses it)\n"
 	"  --spec-draft D            speculative decoding (budget, perf): a draft MODEL\n"
 	"                            (MODEL:K), eagle:K or mtp:K, K tokens per step\n"
-	"  --spec-accept A           the share of draft tokens accepted, in [0, 1)\n"
+	"  --spec-accept-rate A      per-position acceptance a, in [0, 1): the chance a\n"
+	"                            draft token is accepted once those before it were;\n"
+	"                            (1 - a^(K+1)) / (1 - a) tokens per step\n"
+	"  --spec-accept A           the same as --spec-accept-rate (its older name)\n"
+	"  --spec-acceptance R       accepted / drafted tokens, as vLLM logs it (\"Avg\n"
+	"                            Draft acceptance rate\"), 0.8 or 80%%: 1 + R K tokens\n"
+	"                            per step\n"
 	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
 	"                            fp32 checkpoints are served in bf16)\n"
 	"  --kv-dtype D              auto|bf16|fp16|fp32|fp8|fp8_e5m2|fp8-pth|int8|int4|nvfp4\n"
@@ -272,6 +278,8 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 		return 0;
 	case KVP_OPT_SPEC_DRAFT: c->spec_draft = arg; return 0;
 	case KVP_OPT_SPEC_ACCEPT: c->spec_accept = arg; return 0;
+	case KVP_OPT_SPEC_ACCEPT_RATE: c->spec_accept_rate = arg; return 0;
+	case KVP_OPT_SPEC_ACCEPTANCE: c->spec_acceptance = arg; return 0;
 	case KVP_OPT_DP:
 	case KVP_OPT_EP:
 	case KVP_OPT_NUM_GPUS: {
@@ -392,7 +400,8 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return kvp_cli_usage_error(cmd, "--model is required");
 	if (need_gpu && !c->gpu && !c->opts.has_gpu_memory)
 		return kvp_cli_usage_error(cmd, "--gpu (or --gpu-memory) is required");
-	if ((c->spec_draft || c->spec_accept) && strcmp(cmd, "budget") != 0 &&
+	if ((c->spec_draft || c->spec_accept || c->spec_accept_rate || c->spec_acceptance) &&
+	    strcmp(cmd, "budget") != 0 &&
 	    strcmp(cmd, "perf") != 0)
 		return kvp_cli_usage_error(cmd, "--spec-draft and --spec-accept are for budget and perf");
 	if (kvp_model_load(c->model, m, &err))
@@ -420,18 +429,31 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct kvp_model *m)
 {
 	struct kvp_error err = {0};
-	/* budget sizes memory (the draft's weights and KV), which the acceptance
-	 * rate does not change: it is not asked for there (0 stands in, and
-	 * budget reads it nowhere); perf's speed-up needs it */
-	const char *accept = c->spec_accept;
-	if (!accept && strcmp(cmd, "budget") == 0)
-		accept = "0";
+	const char *rate = c->spec_accept_rate ? c->spec_accept_rate : c->spec_accept;
+	const char *given = c->spec_accept_rate ? "--spec-accept-rate"
+			    : c->spec_accept ? "--spec-accept" : "--spec-acceptance";
+	if (c->spec_accept_rate && c->spec_accept)
+		return kvp_cli_usage_error(cmd, "--spec-accept is --spec-accept-rate's older name: "
+					   "give one");
+	if (rate && c->spec_acceptance)
+		return kvp_cli_usage_error(cmd, "%s (the per-position rate) and --spec-acceptance "
+					   "(accepted / drafted) say one thing two ways: give one",
+					   given);
 	if (!c->spec_draft) {
-		if (c->spec_accept)
-			return kvp_cli_usage_error(cmd, "--spec-accept needs --spec-draft");
+		if (rate || c->spec_acceptance)
+			return kvp_cli_usage_error(cmd, "%s needs --spec-draft", given);
 		return 0;
 	}
-	if (kvp_speculative_parse(c->spec_draft, accept, m, &c->speculative, &err))
+	/* budget sizes memory (the draft's weights and KV), which the acceptance
+	 * does not change: it is not asked for there (0 stands in, and budget
+	 * reads it nowhere); perf's speed-up needs it */
+	if (!rate && !c->spec_acceptance && strcmp(cmd, "budget") == 0)
+		rate = "0";
+	/* the share replaces the rate parsed as 0 */
+	if (kvp_speculative_parse(c->spec_draft, c->spec_acceptance ? "0" : rate, m,
+				  &c->speculative, &err) ||
+	    (c->spec_acceptance &&
+	     kvp_speculative_parse_acceptance(c->spec_acceptance, &c->speculative, &err)))
 		return kvp_cli_error(cmd, &err);
 	c->opts.speculative = &c->speculative;
 	return 0;

@@ -37,6 +37,7 @@ enum {
 	KVP_OPT_ACTIVATION_BYTES, KVP_OPT_OVERHEAD_BYTES, KVP_OPT_GPU_MEMORY,
 	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE, KVP_OPT_ENGINE_VERSION,
 	KVP_OPT_DP, KVP_OPT_EP, KVP_OPT_NUM_GPUS, KVP_OPT_SPEC_DRAFT, KVP_OPT_SPEC_ACCEPT,
+	KVP_OPT_SPEC_ACCEPT_RATE, KVP_OPT_SPEC_ACCEPTANCE,
 	KVP_OPT_LAST
 };
 
@@ -52,6 +53,8 @@ enum {
 	{"num-gpus", required_argument, NULL, KVP_OPT_NUM_GPUS},                       \
 	{"spec-draft", required_argument, NULL, KVP_OPT_SPEC_DRAFT},                   \
 	{"spec-accept", required_argument, NULL, KVP_OPT_SPEC_ACCEPT},                 \
+	{"spec-accept-rate", required_argument, NULL, KVP_OPT_SPEC_ACCEPT_RATE},       \
+	{"spec-acceptance", required_argument, NULL, KVP_OPT_SPEC_ACCEPTANCE},         \
 	{"dtype", required_argument, NULL, KVP_OPT_DTYPE},                             \
 	{"kv-dtype", required_argument, NULL, KVP_OPT_KV_DTYPE},                       \
 	{"weights-dtype", required_argument, NULL, KVP_OPT_WEIGHTS_DTYPE},             \
@@ -76,6 +79,8 @@ struct kvp_cli_common {
 	const char *model;          /* name or path */
 	const char *gpu;
 	const char *spec_draft, *spec_accept;   /* --spec-draft, --spec-accept */
+	const char *spec_accept_rate;           /* --spec-accept-rate (a per position) */
+	const char *spec_acceptance;            /* --spec-acceptance (accepted / drafted) */
 	struct kvp_speculative speculative;      /* parsed by kvp_cli_speculative */
 	enum kvp_format format;
 	struct kvp_budget_opts opts;
@@ -100,7 +105,8 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
 		 struct kvp_gpu *g, bool need_gpu);
 
-/* Parse --spec-draft/--spec-accept for model m into c (budget, perf) and
+/* Parse --spec-draft and its acceptance (--spec-accept-rate or its older
+ * name --spec-accept, or --spec-acceptance; one of them) for model m into c (budget, perf) and
  * point c->opts at it.  Prints the error and returns its exit code, or 0. */
 int kvp_cli_speculative(struct kvp_cli_common *c, const char *cmd, const struct kvp_model *m);
 

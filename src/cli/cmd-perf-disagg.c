@@ -154,8 +154,22 @@ static void print_table(const struct kvp_disagg_result *r, const struct kvp_mode
 			kvp_record_free(tab[i]);
 		free(tab);
 	}
-	printf("prefill_load > 1: the prefill pool cannot start requests as fast as decode\n"
-	       "finishes them; the decode batch will not stay full.\n");
+	/* the note follows the figures it is about: only batches whose load is
+	 * over 1 are named */
+	char over[256] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].prefill_utilization > 1 && len < sizeof over) {
+			int k = snprintf(over + len, sizeof over - len, "%s%llu", len ? ", " : "",
+					 (unsigned long long)r->rows[i].batch);
+			len += k > 0 ? (size_t)k : 0;
+		}
+	if (len)
+		printf("prefill_load > 1 at batch %s: the prefill pool cannot start requests as\n"
+		       "fast as decode finishes them; the decode batch will not stay full.\n", over);
+	else
+		printf("prefill_load <= 1 at every batch: the prefill pool starts requests as fast\n"
+		       "as decode finishes them.\n");
 }
 
 int kvp_perf_disagg_main(const struct kvp_cli_common *c, const struct kvp_model *m,

@@ -128,9 +128,12 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->prefill.memory_s, t2, sizeof t2);
 	kvp_perf_fmt_s(r0->prefill.comm_s, t3, sizeof t3);
 	kvp_perf_fmt_s(r0->prefill.time_s, t4, sizeof t4);
+	/* with offload these are the GPU's figures; the offloaded TTFTs follow
+	 * (a line never gives as TTFT what the table does not) */
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s = "
-	       "TTFT %s\n", (unsigned long long)r0->batch, t1, t2,
-	       kvp_perf_bound_name(r0->prefill.bound), t3, t4);
+	       "%s%s\n", (unsigned long long)r0->batch, t1, t2,
+	       kvp_perf_bound_name(r0->prefill.bound), t3, r0->offload ? "on the GPU " : "TTFT ",
+	       t4);
 	const struct kvp_perf_row *rl = &rows[nbatch - 1];
 	if (isfinite(rl->chunked.ttft_s)) {
 		char t5[64];
@@ -138,13 +141,31 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.compute_s, t2, sizeof t2);
 		kvp_perf_fmt_s(rl->chunked.memory_s, t3, sizeof t3);
 		kvp_perf_fmt_s(rl->chunked.comm_s, t4, sizeof t4);
-		kvp_perf_fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
+		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s : rl->chunked.ttft_s, t5,
+			       sizeof t5);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s)"
-		       " = TTFT %s\n\n", (unsigned long long)(rl->batch - 1), t1,
+		       " = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
 		       (unsigned long long)b->max_batched_tokens,
 		       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
-		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, t5);
+		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4,
+		       rl->chunked.offload ? "on the GPU " : "TTFT ", t5);
+		if (rl->chunked.offload) {
+			char t6[64];
+			kvp_perf_fmt_s(rl->chunked.gpu_ttft_s, t1, sizeof t1);
+			kvp_format_bytes(rl->chunked.transfer_bytes, t2, sizeof t2);
+			kvp_perf_fmt_s(rl->chunked.transfer_s, t3, sizeof t3);
+			kvp_perf_fmt_s(rl->chunked.ttft_s, t4, sizeof t4);
+			kvp_perf_fmt_s(rl->prefill_off.transfer_s, t5, sizeof t5);
+			kvp_perf_fmt_s(rl->ttft_s, t6, sizeof t6);
+			printf("  offloaded: each chunk's step moves the KV beyond the pool that it reads"
+			       " (the\n  decodes' and the prompt's chunks so far): %s over %llu steps, "
+			       "%s;\n  layer-pipelined with the GPU's %s: TTFT %s; the batch at once "
+			       "writes its\n  KV beyond the pool out (%s): TTFT %s\n\n", t2,
+			       (unsigned long long)rl->chunked.steps, t3, t1, t4, t5, t6);
+		} else {
+			printf("\n");
+		}
 	} else {
 		printf("  chunked, joining %llu decoding: no prompt token fits a step of "
 		       "max-batched-tokens %llu\n\n", (unsigned long long)(rl->batch - 1),
@@ -166,9 +187,15 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(r0->verify_s, t1, sizeof t1);
 		kvp_perf_fmt_s(r0->draft_s, t2, sizeof t2);
 		kvp_perf_fmt_s(r0->tpot_s, t3, sizeof t3);
-		printf("  speculative (%s, K %u, accept %.2f): (1 - a^(K+1)) / (1 - a) = %.4f tokens"
-		       " per step;\n  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
-		       spec_draft, sp->k, sp->accept, r0->tokens_per_step,
+		if (sp->accept_kind == KVP_SPEC_ACCEPT_SHARE)
+			printf("  speculative (%s, K %u, accepted / drafted r %.2f): 1 + r K = %.4f "
+			       "tokens per step;\n", spec_draft, sp->k, sp->accept,
+			       r0->tokens_per_step);
+		else
+			printf("  speculative (%s, K %u, per-position acceptance a %.2f): (1 - a^(K+1))"
+			       " / (1 - a) = %.4f tokens per step;\n", spec_draft, sp->k, sp->accept,
+			       r0->tokens_per_step);
+		printf("  batch %llu: verify %s + %u x draft %s, / %.4f = TPOT %s\n",
 		       (unsigned long long)r0->batch, t1, sp->k, t2, r0->tokens_per_step, t3);
 	}
 	printf("\n");
@@ -180,7 +207,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		if (!x)
 			break;
 		kvp_record_u64(x, "batch", r->batch);
-		kvp_perf_fmt_s(r->prefill.time_s, t1, sizeof t1);
+		kvp_perf_fmt_s(r->ttft_s, t1, sizeof t1);
 		kvp_record_str(x, "ttft_batch", t1);
 		kvp_perf_fmt_s(r->chunked.ttft_s, t1, sizeof t1);
 		kvp_record_str(x, "ttft_chunked", t1);

@@ -343,7 +343,7 @@ void kvp_size_print_table(const struct kvp_size_answer *a)
 		kvp_record_str(r, "$/Mtok", t1);
 		kvp_record_str(r, "basis", x->basis);
 		kvp_format_fixed(x->concurrency, 1, "", t1, sizeof t1);
-		unsigned unsized = KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_KV_DTYPE;
+		unsigned unsized = KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_KV_DTYPE | KVP_SIZE_FAIL_ENGINE;
 		kvp_record_str(r, "C", x->failed & (unsized | KVP_SIZE_FAIL_THROUGHPUT) ? "-" : t1);
 		fmt_s(x->ttft_s, t1, sizeof t1);
 		kvp_record_str(r, "ttft", x->failed & unsized ? "-" : t1);

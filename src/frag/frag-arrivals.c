@@ -320,6 +320,18 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	if (!P)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "block size",
 				     "must be at least 1");
+	/* the steps the arrivals span: the step index is a u64 and a step's time
+	 * i x dt must stay exact in a double, so the span is bounded before the
+	 * run (Poisson: total / R on average; a replay: its last time) */
+	double span_steps = (replay ? w->arrival_s[w->narrival - 1] : (double)total / R) / dt;
+	if (!(span_steps <= KVP_FRAG_MAX_STEPS))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0,
+				     replay ? "step_time" : "arrival_rate",
+				     "%llu requests at %g requests/s with steps of %g s span about "
+				     "%.3g steps, more than the 2^53 the simulation counts: raise "
+				     "the %s", (unsigned long long)total, replay ? 0.0 : R, dt,
+				     span_steps, replay ? "step time (--step-time)"
+							: "arrival rate (--arrival-rate) or the step time (--step-time)");
 	const struct kvp_frag_shape *sh = &cfg->shape;
 	const uint64_t pool = cfg->pool_bytes;
 	/* layers that keep every token grow by their bytes per token, and take a
@@ -381,8 +393,10 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 			if (contig) {
 				uint64_t t = cfg->max_len;
 				if (res->policy == KVP_FRAG_POLICY_CONTIGUOUS_REQUEST) {
-					uint64_t want = q.p + (cfg->max_tokens ? cfg->max_tokens : q.o);
-					t = want < t ? want : t;
+					/* p <= max_len: compared without forming the
+					 * sum, which --max-tokens could overflow */
+					uint64_t mt = cfg->max_tokens ? cfg->max_tokens : q.o;
+					t = q.p > t || mt >= t - q.p ? t : q.p + mt;
 				}
 				len = kvp_frag_seq_bytes(sh, t, 1);
 			}
@@ -401,8 +415,21 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 		if (!z.n && !nrun && !waiting.n) {
 			if (drawn == total)
 				break;
-			/* idle until the next arrival: the steps count, nothing runs */
-			uint64_t k = (uint64_t)ceil(next_s / dt);
+			/* idle until the next arrival: the steps count, nothing runs
+			 * (one Poisson gap may be ~40 means: checked before the cast) */
+			double kd = ceil(next_s / dt);
+			if (!(kd <= KVP_FRAG_MAX_STEPS)) {
+				st = kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0,
+						   replay ? "step_time" : "arrival_rate",
+						   "request %llu arrives at %g s, step %.3g: more "
+						   "than the 2^53 steps the simulation counts; raise "
+						   "the %s", (unsigned long long)drawn + 1, next_s, kd,
+						   replay ? "step time (--step-time)"
+							  : "arrival rate (--arrival-rate) or the "
+							    "step time (--step-time)");
+				goto out;
+			}
+			uint64_t k = (uint64_t)kd;
 			i = k > i ? k : i + 1;
 			continue;
 		}
@@ -660,8 +687,27 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				res->p99_queue_s = k ? 1e-6 * pow(1.01, (double)k) : 0;
 				break;
 			}
-		if (sum_live > 0)
+		if (sum_live > 0) {
+			/* as the saturated mode counts it (frag-sim.c): the empty
+			 * slots held, per live sequence, in tokens of every layer */
+			res->waste_tokens_per_sequence =
+				tok_bytes ? (sum_held - sum_used) / (double)tok_bytes / sum_live : 0;
 			res->held_bytes_per_sequence = sum_held / sum_live;
+			/* the two printed figures of internal waste say one thing:
+			 * slots per sequence x token bytes x live = int.w x pool */
+			double a = res->waste_tokens_per_sequence * (double)tok_bytes *
+				   res->mean_live_sequences,
+			       b = res->internal_waste_fraction * (double)pool;
+			if (!(fabs(a - b) <= 1e-6 * (double)pool)) {
+				st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
+						   "a consistency check failed (a bug): arrivals, "
+						   "block %u: waste %.6g slots per sequence against "
+						   "internal waste %.6g of the pool", P,
+						   res->waste_tokens_per_sequence,
+						   res->internal_waste_fraction);
+				goto out;
+			}
+		}
 	}
 	res->pool_bytes = pool;
 	if (contig) {

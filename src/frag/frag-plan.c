@@ -28,8 +28,9 @@ uint64_t kvp_frag_max_len(const struct kvp_frag_opts *fo, const struct kvp_workl
 
 /* The step time of arrivals when none is given: the perf model's decode step
  * (kvp_perf_decode_step, kvplan perf's decode row) of B sequences at the
- * mean decode context C = mean prompt (with the shared prefix's share) +
- * (mean output - 1) / 2, as kvplan perf times a row, capped at max_len.  B is
+ * decode context C = E[o (p + (o - 1) / 2)] / E[o] (the KV a decoding
+ * sequence holds averaged over time, kvp_perf_held_context) plus the shared
+ * prefix's share, capped at max_len.  B is
  * what the arrival rate keeps running by Little's law: a request is in
  * service about one step per output token, so B = ceil(R x mean output x
  * step), from B = 1 until it settles (both grow together, so it only rises),
@@ -55,7 +56,11 @@ static kvp_status frag_step_from_perf(const struct kvp_model *m, const struct kv
 	}
 	double prompt = kvp_dist_mean(&w->prompt) + (double)fc->prefix_tokens * fc->prefix_fraction;
 	double output = kvp_dist_mean(&w->output);
-	double ctx_tokens = prompt + (output > 1 ? (output - 1) / 2 : 0);
+	/* the KV a decoding sequence holds averaged over time, E[o (p + (o -
+	 * 1) / 2)] / E[o] (perf.h), with the prefix's share (a carrier is one
+	 * whatever its output) */
+	double ctx_tokens = kvp_perf_held_context(w) +
+			    (double)fc->prefix_tokens * fc->prefix_fraction;
 	uint64_t context = ctx_tokens < (double)fc->max_len ? (uint64_t)llround(ctx_tokens) : fc->max_len;
 	if (!context)
 		context = 1;

@@ -9,15 +9,22 @@
  *     less the metadata's share of it, and a row whose metadata alone fills
  *     the pool is impossible and never recommended;
  *   - kernel efficiency: a block under KVP_FRAG_SMALL_BLOCK tokens multiplies
- *     the block-table lookups of every decode step.  vLLM's paged kernel is
- *     compiled for blocks 8, 16 and 32 and "performs best with block size 16"
- *     (vAttention, arXiv 2405.04437, section 7.2); the vLLM paper (arXiv
- *     2309.06180, section 7.1) measures 20-26 % higher attention latency than
- *     FasterTransformer from block-table access and branches.  FlashInfer
- *     shows no loss for pages 1 to 16 (its Fig. 12), so the cost depends on
- *     the kernel: a smaller block is recommended only when it holds more than
- *     KVP_FRAG_SMALL_BLOCK_GAIN (26 %, the paper's upper figure) more
- *     sequences than the best block of 16 or more. */
+ *     the block-table lookups of every decode step.  The block-size evidence
+ *     is the vLLM paper's section 7.2 (arXiv 2309.06180, Fig. 18b: latency
+ *     against block size on ShareGPT and Alpaca): a block too small "may not
+ *     fully utilize the GPU's parallelism for reading and processing KV
+ *     cache", and 16 is "large enough to efficiently utilize the GPU", so
+ *     vLLM's default is 16.  vLLM's paged kernel is compiled for blocks 8, 16
+ *     and 32 and "performs best with block size 16" (vAttention, arXiv
+ *     2405.04437, section 7.2).  How much a small block costs is not given
+ *     as one figure there; the threshold borrows the paper's section 7.1
+ *     figure, where its paged kernel (block-table access, extra branches,
+ *     variable lengths) runs 20-26 % slower than FasterTransformer's
+ *     contiguous one (Fig. 18a), as an upper bound of what indirection costs.
+ *     FlashInfer shows no loss for pages 1 to 16 (its Fig. 12), so the cost
+ *     depends on the kernel: a smaller block is recommended only when it
+ *     holds more than KVP_FRAG_SMALL_BLOCK_GAIN (26 %) more sequences than
+ *     the best block of 16 or more. */
 #include "frag/frag.h"
 
 #include <stdio.h>
@@ -82,8 +89,8 @@ int kvp_frag_recommend(const struct kvp_frag_result *rows, size_t n, char *reaso
 		const struct kvp_frag_result *p = &rows[big], *s = &rows[pick];
 		snprintf(reason, size,
 			 "%s block %u holds %.1f sequences on average; block %u holds %.1f, but "
-			 "blocks under %u tokens cost decode kernels up to %.0f%% (vLLM paper "
-			 "section 7.1) and it gains less; internal waste %.2f%% of the pool, "
+			 "blocks under %u tokens slow decode kernels (vLLM paper section 7.2, "
+			 "Fig. 18b) and it gains less than %.0f%%; internal waste %.2f%% of the pool, "
 			 "metadata %.2f%% of it", name, p->block_size, p->mean_sequences,
 			 s->block_size, s->mean_sequences, KVP_FRAG_SMALL_BLOCK,
 			 100 * KVP_FRAG_SMALL_BLOCK_GAIN, 100 * p->internal_waste_fraction,

@@ -330,8 +330,10 @@ static uint64_t need_bytes(const struct sim *s, const struct kvp_frag_req *r)
 		const struct kvp_frag_config *c = s->cfg;
 		uint64_t len = c->max_len;
 		if (s->res->policy == KVP_FRAG_POLICY_CONTIGUOUS_REQUEST) {
-			uint64_t want = r->p + (c->max_tokens ? c->max_tokens : r->o);
-			len = want < len ? want : len;
+			/* p <= max_len, so the sum is compared without being formed:
+			 * --max-tokens may be as large as a u64 holds */
+			uint64_t mt = c->max_tokens ? c->max_tokens : r->o;
+			len = r->p > len || mt >= len - r->p ? len : r->p + mt;
 		}
 		return used_bytes(s, len, false);
 	}

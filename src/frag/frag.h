@@ -116,6 +116,10 @@ size_t kvp_frag_arena_holes(const struct kvp_frag_arena *a);
 
 #define KVP_FRAG_MAX_BLOCK_SIZES 32
 #define KVP_FRAG_MAX_BLOCK 65536u
+/* The most steps arrivals over time may span (2^53: a step's time i x dt
+ * stays exact in a double, its index in a u64); a rate and step time whose
+ * requests span more are refused. */
+#define KVP_FRAG_MAX_STEPS 9007199254740992.0
 #define KVP_FRAG_MAX_ROWS (4 + 2 * KVP_FRAG_MAX_BLOCK_SIZES)
 /* How far a row's shares of the pool may stray from [0, 1] and their sum
  * from 1: the rounding of sums of up to 2^53 byte-steps in doubles. */

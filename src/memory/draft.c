@@ -24,6 +24,18 @@ static kvp_status bad_draft(struct kvp_error *err, const char *fmt, const char *
 	return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "spec-draft", fmt, arg);
 }
 
+/* An error of loading or building the draft, said again for --spec-draft:
+ * from a copy (formatting err->msg into itself would overlap), keeping the
+ * file:line:col of a draft's profile and its field inside the message. */
+static kvp_status draft_error(struct kvp_error *err, kvp_status st, const char *what)
+{
+	if (!err)
+		return st;
+	struct kvp_error e = *err;
+	return kvp_error_set(err, st, e.path[0] ? e.path : NULL, e.line, e.col, "spec-draft",
+			     "%s%s%s%s", what, e.field, e.field[0] ? ": " : "", e.msg);
+}
+
 static bool parse_k(const char *s, uint32_t *k)
 {
 	uint64_t v;
@@ -69,15 +81,21 @@ kvp_status kvp_speculative_parse(const char *draft, const char *accept,
 	memset(out, 0, sizeof *out);
 	if (!draft)
 		return KVP_STATUS_OK;
-	if (!accept || kvp_parse_double(accept, &out->accept) || !(out->accept < 1))
+	out->accept_kind = KVP_SPEC_ACCEPT_RATE;
+	if (!accept || kvp_parse_double(accept, &out->accept) || !(out->accept >= 0) ||
+	    !(out->accept < 1))
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "spec-accept",
-				     "expected the share of draft tokens the target accepts, in "
-				     "[0, 1), e.g. 0.7, got '%s'", accept ? accept : "(none)");
+				     "expected the per-position acceptance rate a (the chance that "
+				     "each draft token is accepted once those before it were), in "
+				     "[0, 1), e.g. 0.7, got '%s'; vLLM's logged accepted / drafted "
+				     "share is --spec-acceptance", accept ? accept : "(none)");
 	uint64_t H = t->hidden_size, V = t->vocab_size, lm = H * V;
 	const char *colon = strrchr(draft, ':');
 	if (strncmp(draft, "eagle:", 6) == 0 || strncmp(draft, "mtp:", 4) == 0) {
 		bool eagle = draft[0] == 'e';
-		if (!parse_k(colon + 1, &out->k))
+		/* K is everything after the first colon: "eagle:4:4" is refused,
+		 * not read as its last field */
+		if (!parse_k(strchr(draft, ':') + 1, &out->k))
 			return bad_draft(err, "'%s': K, the draft tokens per step, is 1 to 16", draft);
 		if (eagle) {
 			/* one decoder layer of the target's shape + fc 2H x H */
@@ -115,7 +133,7 @@ kvp_status kvp_speculative_parse(const char *draft, const char *accept,
 		name[colon - draft] = '\0';
 	kvp_status st = kvp_model_load(name, &out->draft, err);
 	if (st)
-		return kvp_error_set(err, st, NULL, 0, 0, "spec-draft", "%s", err->msg);
+		return draft_error(err, st, "");
 	if (out->draft.vocab_size != t->vocab_size)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "spec-draft",
 				     "%s has a vocabulary of %u tokens, %s of %u: a draft must share "
@@ -141,8 +159,9 @@ kvp_status kvp_speculative_apply(const struct kvp_speculative *s, struct kvp_spe
 	kvp_status st = kvp_spec_build(&s->draft, par, spec->serving_dtype, spec->kv_dtype, d, err);
 	if (st) {
 		free(d);
-		return kvp_error_set(err, st, NULL, 0, 0, "spec-draft", "the draft at tp %u: %s",
-				     par.tp, err->msg);
+		char what[32];
+		snprintf(what, sizeof what, "the draft at tp %u: ", par.tp);
+		return draft_error(err, st, what);
 	}
 	if (spec->num_layers + d->num_layers > KVP_MAX_LAYERS) {
 		free(d);
@@ -172,11 +191,41 @@ kvp_status kvp_speculative_apply(const struct kvp_speculative *s, struct kvp_spe
 	return KVP_STATUS_OK;
 }
 
+kvp_status kvp_speculative_parse_acceptance(const char *share, struct kvp_speculative *out,
+					    struct kvp_error *err)
+{
+	char buf[64];
+	size_t len = share ? strlen(share) : 0;
+	double r;
+	bool pct = len && share[len - 1] == '%';
+	bool ok = share && len < sizeof buf;
+	if (ok) {
+		memcpy(buf, share, len + 1);
+		if (pct)
+			buf[len - 1] = '\0';
+		ok = !kvp_parse_double(buf, &r);
+	}
+	if (ok && pct)
+		r /= 100;
+	if (!ok || !(r >= 0) || !(r <= 1))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "spec-acceptance",
+				     "expected accepted / drafted draft tokens, in [0, 1] or 0%% to "
+				     "100%% (vLLM's \"Avg Draft acceptance rate\"), got '%s'",
+				     share ? share : "(none)");
+	out->accept_kind = KVP_SPEC_ACCEPT_SHARE;
+	out->accept = r;
+	return KVP_STATUS_OK;
+}
+
 double kvp_speculative_tokens_per_step(const struct kvp_speculative *s)
 {
 	if (s->kind == KVP_SPECULATIVE_NONE)
 		return 1;
 	if (s->accept <= 0)
 		return 1;
+	/* vLLM: mean acceptance length = 1 + accepted / drafts, and drafted =
+	 * drafts x K, so 1 + (accepted / drafted) x K */
+	if (s->accept_kind == KVP_SPEC_ACCEPT_SHARE)
+		return 1 + s->accept * s->k;
 	return (1 - pow(s->accept, s->k + 1.0)) / (1 - s->accept);
 }

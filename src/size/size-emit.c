@@ -9,12 +9,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model/shape.h"
 #include "out/output.h"
 #include "out/shell-quote.h"
 #include "base/units.h"
 #include "out/yaml-writer.h"
+
+bool kvp_size_engine_on_gpu(enum kvp_engine e, const struct kvp_gpu *g)
+{
+	/* TensorRT-LLM builds on CUDA and NVIDIA's kernels only (its install
+	 * guide lists NVIDIA GPUs; there is no ROCm or oneAPI build): a GPU of
+	 * another maker is refused; a profile that names none is taken at its word */
+	return e != KVP_ENGINE_TRTLLM || !kvp_size_vendor_not_nvidia(g->vendor);
+}
+
+bool kvp_size_vendor_not_nvidia(const char *vendor)
+{
+	static const char *const others[] = {"amd", "intel", "google", "apple", "huawei", "aws"};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		if (strcasecmp(vendor, others[i]) == 0)
+			return true;
+	return false;
+}
 
 bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt)
 {
@@ -353,6 +371,13 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 	if (c->disagg_p)
 		fprintf(f, "# disaggregated: %u prefill and %u decode instance%s, each launched as below;\n",
 			c->disagg_p, c->disagg_d, c->disagg_d == 1 ? "" : "s");
+	if (e == KVP_ENGINE_TRTLLM && kvp_size_vendor_not_nvidia(c->vendor)) {
+		/* planned with another engine (--engine), emitted for TRT-LLM */
+		fprintf(f, "# trtllm: TensorRT-LLM runs on NVIDIA GPUs only; this GPU's vendor is ");
+		kvp_sh_comment(f, c->vendor);
+		fprintf(f, ": not launched\n");
+		return;
+	}
 	if (!kv) {
 		/* the caller refuses this; never print a dtype the plan did not size */
 		fprintf(f, "# %s has no KV cache dtype %s: not launched as planned\n",

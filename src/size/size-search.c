@@ -9,8 +9,38 @@
 #include "size/size.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The constraints a configuration fails, by name (size.h). */
+static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
+	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype", "engine"};
+
+const char *kvp_size_fail_name(unsigned bit)
+{
+	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
+		if (bit == 1u << i)
+			return fail_names[i];
+	return "?";
+}
+
+void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	first &= failed;
+	for (int j = 0; j < 2 * KVP_SIZE_FAIL_BITS; j++) {
+		int i = j % KVP_SIZE_FAIL_BITS;
+		bool in_first = (first & (1u << i)) != 0;
+		if ((failed & (1u << i)) && in_first == (j < KVP_SIZE_FAIL_BITS)) {
+			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
+			if (k < 0 || (size_t)k >= size - len)
+				return;
+			len += (size_t)k;
+		}
+	}
+}
 
 size_t kvp_size_space_points(const struct kvp_size_space *sp)
 {
@@ -169,4 +199,50 @@ size_t kvp_size_pareto(struct kvp_size_config *c, size_t n)
 		front += c[i].pareto;
 	}
 	return front;
+}
+
+/* ------------------------------------------------------------- ranking
+ * Meeting first, then at risk, then by how few constraints fail; then cost
+ * per token, cost per hour, GPUs, TPOT and the GPU's name. */
+
+static int popcount(unsigned x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+static double cost_key(double v) { return isnan(v) ? INFINITY : v; }
+
+static int cmp_config(const void *pa, const void *pb)
+{
+	const struct kvp_size_config *a = pa, *b = pb;
+	if (a->meets != b->meets)
+		return a->meets ? -1 : 1;
+	if (a->at_risk != b->at_risk)
+		return a->at_risk ? -1 : 1;
+	if (!a->meets && !a->at_risk && popcount(a->failed) != popcount(b->failed))
+		return popcount(a->failed) - popcount(b->failed);
+	/* per token at the configuration's own throughput: under a rate every
+	 * configuration that keeps up serves the same tokens, so this orders as
+	 * the price per hour does; without one each serves what it can, and a
+	 * cheap slow GPU is not the cheaper buy */
+	double x = cost_key(a->cost_per_mtok), y = cost_key(b->cost_per_mtok);
+	if (x != y)
+		return x < y ? -1 : 1;
+	x = cost_key(a->cost_per_hour);
+	y = cost_key(b->cost_per_hour);
+	if (x != y)
+		return x < y ? -1 : 1;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	if (a->tpot_s != b->tpot_s)
+		return a->tpot_s < b->tpot_s ? -1 : 1;
+	return strcmp(a->gpu, b->gpu);
+}
+
+void kvp_size_rank(struct kvp_size_config *c, size_t n)
+{
+	qsort(c, n, sizeof *c, cmp_config);
 }

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model/shape.h"
 #include "out/output.h"
@@ -22,34 +23,6 @@
 #define SIZE_SEED 1
 #define SIZE_MAX_REPLICAS KVP_SIZE_MAX_REPLICAS
 #define SIZE_MAX_ITER 10000
-
-static const char *const fail_names[KVP_SIZE_FAIL_BITS] = {
-	"split", "weights", "context", "memory", "throughput", "ttft", "tpot", "kv_dtype"};
-
-const char *kvp_size_fail_name(unsigned bit)
-{
-	for (int i = 0; i < KVP_SIZE_FAIL_BITS; i++)
-		if (bit == 1u << i)
-			return fail_names[i];
-	return "?";
-}
-
-void kvp_size_fail_format(unsigned failed, unsigned first, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	first &= failed;
-	for (int j = 0; j < 2 * KVP_SIZE_FAIL_BITS; j++) {
-		int i = j % KVP_SIZE_FAIL_BITS;
-		bool in_first = (first & (1u << i)) != 0;
-		if ((failed & (1u << i)) && in_first == (j < KVP_SIZE_FAIL_BITS)) {
-			int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", fail_names[i]);
-			if (k < 0 || (size_t)k >= size - len)
-				return;
-			len += (size_t)k;
-		}
-	}
-}
 
 double kvp_size_concurrency(double rate, double ttft_s, double output_tokens, double tpot_s)
 {
@@ -105,7 +78,11 @@ kvp_status kvp_size_demand(const struct kvp_workload *w, const struct kvp_model 
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0,
 				     out->prompt_mean >= 1 ? "output" : "prompt",
 				     "requests need at least one prompt and one output token on average");
-	out->mean_context = (uint64_t)ceil(out->prompt_mean + (out->output_mean - 1) / 2);
+	/* the KV a decoding sequence holds on average over time (perf.h):
+	 * E[o (p + (o - 1) / 2)] / E[o], not mean p + (mean o - 1) / 2 */
+	out->mean_context = (uint64_t)ceil(kvp_perf_held_context(w));
+	if (!out->mean_context)
+		out->mean_context = 1;
 	out->max_model_len = w->max_len ? w->max_len : m->max_context;
 	if (out->max_model_len < out->mean_context)
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "max_len",
@@ -183,6 +160,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 {
 	memset(out, 0, sizeof *out);
 	snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+	snprintf(out->vendor, sizeof out->vendor, "%s", g->vendor);
 	out->tp = tp;
 	out->replicas = replicas ? replicas : 1;
 	/* with data-parallel attention each replica is dp ranks of tp GPUs,
@@ -215,6 +193,10 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->engine = o->budget.engine;
 	out->bound = KVP_PERF_BOUND_BANDWIDTH;
 
+	if (!kvp_size_engine_on_gpu(o->budget.engine, g)) {
+		out->failed = out->never = KVP_SIZE_FAIL_ENGINE; /* not planned on it at all */
+		return KVP_STATUS_OK;
+	}
 	struct kvp_budget *b = malloc(sizeof *b);
 	struct replica *r = malloc(sizeof *r);
 	kvp_status st = KVP_STATUS_OK;
@@ -533,46 +515,4 @@ out:
 	free(mid);
 	return st;
 #undef BAD
-}
-
-static int popcount(unsigned x)
-{
-	int n = 0;
-	for (; x; x &= x - 1)
-		n++;
-	return n;
-}
-
-static double cost_key(double v) { return isnan(v) ? INFINITY : v; }
-
-static int cmp_config(const void *pa, const void *pb)
-{
-	const struct kvp_size_config *a = pa, *b = pb;
-	if (a->meets != b->meets)
-		return a->meets ? -1 : 1;
-	if (a->at_risk != b->at_risk)
-		return a->at_risk ? -1 : 1;
-	if (!a->meets && !a->at_risk && popcount(a->failed) != popcount(b->failed))
-		return popcount(a->failed) - popcount(b->failed);
-	/* per token at the configuration's own throughput: under a rate every
-	 * configuration that keeps up serves the same tokens, so this orders as
-	 * the price per hour does; without one each serves what it can, and a
-	 * cheap slow GPU is not the cheaper buy */
-	double x = cost_key(a->cost_per_mtok), y = cost_key(b->cost_per_mtok);
-	if (x != y)
-		return x < y ? -1 : 1;
-	x = cost_key(a->cost_per_hour);
-	y = cost_key(b->cost_per_hour);
-	if (x != y)
-		return x < y ? -1 : 1;
-	if (a->count != b->count)
-		return a->count < b->count ? -1 : 1;
-	if (a->tpot_s != b->tpot_s)
-		return a->tpot_s < b->tpot_s ? -1 : 1;
-	return strcmp(a->gpu, b->gpu);
-}
-
-void kvp_size_rank(struct kvp_size_config *c, size_t n)
-{
-	qsort(c, n, sizeof *c, cmp_config);
 }

@@ -51,14 +51,15 @@ enum kvp_size_fail {
 	KVP_SIZE_FAIL_TTFT = 1u << 5,
 	KVP_SIZE_FAIL_TPOT = 1u << 6,
 	KVP_SIZE_FAIL_KV_DTYPE = 1u << 7,   /* a hardware-only KV format the GPU lacks */
+	KVP_SIZE_FAIL_ENGINE = 1u << 8,     /* the engine does not run on this GPU's vendor */
 };
-#define KVP_SIZE_FAIL_BITS 8
+#define KVP_SIZE_FAIL_BITS 9
 /* The failures no number of replicas can cure. */
 #define KVP_SIZE_FAIL_FIXED (KVP_SIZE_FAIL_SPLIT | KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT | \
-			     KVP_SIZE_FAIL_KV_DTYPE)
+			     KVP_SIZE_FAIL_KV_DTYPE | KVP_SIZE_FAIL_ENGINE)
 
 /* "split", "weights", "context", "memory", "throughput", "ttft", "tpot",
- * "kv_dtype". */
+ * "kv_dtype", "engine". */
 const char *kvp_size_fail_name(unsigned bit);
 /* "memory,tpot" ("" when none): the bits of `first` (those no replica count
  * can cure) before the others, each group in bit order. */
@@ -70,8 +71,9 @@ struct kvp_size_demand {
 	uint64_t users;            /* concurrent users; 0: not given */
 	double prompt_mean, output_mean;
 	uint64_t prompt_p;         /* prompt at the SLO percentile */
-	uint64_t mean_context;     /* ceil(prompt_mean + (output_mean - 1) / 2): the
-				    * mean KV a sequence holds while it decodes */
+	uint64_t mean_context;     /* ceil(E[o (p + (o - 1) / 2)] / E[o]): the KV a
+				    * sequence holds while it decodes, averaged over
+				    * time (kvp_perf_held_context) */
 	uint64_t max_model_len;    /* the workload's max_len, else the model's max_context */
 	double percentile;         /* 50 when the workload gives none */
 	bool queue_percentile;     /* TTFT at the percentile takes the queue's
@@ -151,6 +153,7 @@ struct kvp_size_opts {
 
 struct kvp_size_config {
 	char gpu[KVP_NAME_MAX];
+	char vendor[32];                /* the GPU profile's ("nvidia", "amd"; "" unknown) */
 	uint32_t tp, replicas, count;   /* count = tp x pp x dp x replicas GPUs */
 	uint32_t pp, dp, ep;            /* of each instance (shape.h), 1: none */
 	uint32_t disagg_p, disagg_d;    /* prefill and decode instances; 0, 0: colocated */
@@ -282,6 +285,13 @@ void kvp_size_rank(struct kvp_size_config *c, size_t n);
 /* Whether GPU g stores KV in dt: every dtype but the hardware-only ones;
  * nvfp4 needs an NVIDIA GPU of compute capability 10.0 or more (Blackwell's
  * FP4 tensor cores; Hopper is 9.0). */
+/* Whether engine e runs on g: TensorRT-LLM on NVIDIA GPUs only (a profile
+ * whose vendor is another maker's, kvp_size_vendor_not_nvidia, fails
+ * engine); vLLM and SGLang on all. */
+bool kvp_size_engine_on_gpu(enum kvp_engine e, const struct kvp_gpu *g);
+/* A vendor that names a maker other than NVIDIA: amd, intel, google, apple,
+ * huawei, aws (any case); "" or an unknown name is not. */
+bool kvp_size_vendor_not_nvidia(const char *vendor);
 bool kvp_size_kv_on_gpu(const struct kvp_gpu *g, enum kvp_dtype dt);
 
 /* The KV cache dtype as engine e spells it for the plan's dt (m's serving

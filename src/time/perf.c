@@ -15,6 +15,67 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ------------------------------------------------------ held context */
+
+/* o (p + (o - 1) / 2) and o for one request, its lengths capped as
+ * kvp_workload_sample caps them. */
+static void held_add(const struct kvp_workload *w, uint64_t p, uint64_t o, double weight,
+		     double *num, double *den)
+{
+	if (w->max_len) {
+		if (p > w->max_len)
+			p = w->max_len;
+		if (o > w->max_len - p)
+			o = w->max_len - p;
+	}
+	double dp = (double)p, dout = (double)o;
+	*num += weight * dout * (dp + (dout - 1) / 2);
+	*den += weight * dout;
+}
+
+/* The values of a fixed or empirical distribution, or false. */
+static bool dist_values(const struct kvp_dist *d, const uint64_t **v, size_t *n, uint64_t *one)
+{
+	if (d->kind == KVP_DIST_FIXED) {
+		*one = (uint64_t)d->a;
+		*v = one;
+		*n = 1;
+		return true;
+	}
+	if (d->kind == KVP_DIST_EMPIRICAL && d->values && d->n) {
+		*v = d->values;
+		*n = d->n;
+		return true;
+	}
+	return false;
+}
+
+double kvp_perf_held_context(const struct kvp_workload *w)
+{
+	double num = 0, den = 0;
+	const uint64_t *pv, *ov;
+	size_t pn, on;
+	uint64_t p1, o1;
+	if (w->paired && w->prompt.values && w->prompt.n && w->prompt.n == w->output.n) {
+		for (size_t i = 0; i < w->prompt.n; i++)
+			held_add(w, w->prompt.values[i], w->output.values[i], 1, &num, &den);
+	} else if (dist_values(&w->prompt, &pv, &pn, &p1) && dist_values(&w->output, &ov, &on, &o1) &&
+		   (double)pn * (double)on <= 1048576) {
+		for (size_t i = 0; i < pn; i++)
+			for (size_t j = 0; j < on; j++)
+				held_add(w, pv[i], ov[j], 1, &num, &den);
+	} else {
+		struct kvp_rng rng;
+		kvp_rng_seed(&rng, 1);
+		for (size_t i = 0; i < 65536; i++) {
+			uint64_t p, o;
+			kvp_workload_sample(w, &rng, &p, &o);
+			held_add(w, p, o, 1, &num, &den);
+		}
+	}
+	return den > 0 ? num / den : 0;
+}
+
 /* --------------------------------------------------------------- runs */
 
 kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
@@ -52,10 +113,13 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		bo.batch = kvp_cdiv(po->batches[i], dp);
 		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
 		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
-		    (st = kvp_perf_prefill(pc, bo.batch, prompt, &r->prefill, err)) ||
-		    (st = kvp_perf_decode_step(pc, bo.batch, out->decode_context, &r->decode, err)) ||
-		    (st = kvp_perf_chunked_ttft(pc, bo.batch, prompt, out->decode_context,
-						b->max_batched_tokens, &r->chunked, err)))
+		    (st = kvp_perf_prefill_dp(pc, bo.batch, po->batches[i], prompt, &r->prefill,
+					      err)) ||
+		    (st = kvp_perf_decode_step_dp(pc, bo.batch, po->batches[i], out->decode_context,
+						  &r->decode, err)) ||
+		    (st = kvp_perf_chunked_ttft_dp(pc, bo.batch, po->batches[i], prompt,
+						   out->decode_context, b->max_batched_tokens,
+						   &r->chunked, err)))
 			return st;
 		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
 									      : UINT64_MAX;
@@ -65,6 +129,7 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		r->kv_bytes = b->kv_bytes;
 		r->fits = b->fits;
 		r->tpot_s = r->decode.time_s;
+		r->ttft_s = r->prefill.time_s;
 		if (off->tier != KVP_OFFLOAD_NONE && b->weights_fit) {
 			/* the KV of one stage, less what the pool keeps (or the share asked) */
 			uint64_t stage_kv = r->decode.kv_bytes / b->spec.par.pp, x;
@@ -73,6 +138,21 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			else
 				x = stage_kv > b->kv_pool_bytes ? stage_kv - b->kv_pool_bytes : 0;
 			kvp_perf_offload_step(pc, &r->decode, x * b->spec.par.pp, &off->link, &r->off);
+			/* the TTFTs move what does not stay on the GPU too: the batch's
+			 * prompts write their KV out once (layer-pipelined), a chunked
+			 * prompt's steps read the decodes' and its own chunks' KV */
+			uint64_t pre_kv = r->prefill.kv_bytes / b->spec.par.pp, y;
+			if (off->fraction >= 0)
+				y = (uint64_t)ceil(fmin(off->fraction, 1.0) * (double)pre_kv);
+			else
+				y = pre_kv > b->kv_pool_bytes ? pre_kv - b->kv_pool_bytes : 0;
+			kvp_perf_offload_step(pc, &r->prefill, y * b->spec.par.pp, &off->link,
+					      &r->prefill_off);
+			r->ttft_s = r->prefill_off.pipelined_s;
+			if ((st = kvp_perf_chunked_offload(pc, bo.batch, prompt, out->decode_context,
+							   off->fraction, b->kv_pool_bytes, &off->link,
+							   &r->chunked, err)))
+				return st;
 			r->offload = true;
 			r->tpot_s = r->off.pipelined_s;
 			r->fits = true;
@@ -89,6 +169,21 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			r->draft_s = ss.draft.time_s;
 			r->tpot_s = ss.tpot_s;
 		}
+		/* what one printed line says must not contradict another: a TTFT
+		 * never below the GPU's own step it is built on, TPOT likewise
+		 * (offload only adds; speculative decoding may go below) */
+		double k_steps = (double)r->chunked.steps;
+		if (r->ttft_s < r->prefill.time_s * (1 - 1e-12) ||
+		    (isfinite(r->chunked.ttft_s) &&
+		     r->chunked.ttft_s < k_steps * r->chunked.step_s * (1 - 1e-12)) ||
+		    (!r->speculative && r->tpot_s < r->decode.time_s * (1 - 1e-12)))
+			return kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "perf",
+					     "a consistency check failed (a bug): batch %llu: TTFT "
+					     "%g s against its prefill %g s, chunked %g s against %g "
+					     "steps of %g s, TPOT %g s against its step %g s",
+					     (unsigned long long)r->batch, r->ttft_s, r->prefill.time_s,
+					     r->chunked.ttft_s, k_steps, r->chunked.step_s, r->tpot_s,
+					     r->decode.time_s);
 		r->tokens_per_s = (double)r->batch / r->tpot_s;
 		out->all_fit = out->all_fit && r->fits;
 		out->nrows++;
@@ -124,7 +219,7 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_f64(x, "prefill_flops", r->prefill.flops) &&
 		  kvp_record_f64(x, "prefill_s", fmax(r->prefill.compute_s, r->prefill.memory_s)) &&
 		  kvp_record_str(x, "prefill_bound", kvp_perf_bound_name(r->prefill.bound)) &&
-		  kvp_record_f64(x, "ttft_s", r->prefill.time_s) &&
+		  kvp_record_f64(x, "ttft_s", r->ttft_s) &&
 		  (isfinite(r->chunked.ttft_s) ? kvp_record_f64(x, "ttft_chunked_s", r->chunked.ttft_s)
 					       : kvp_record_null(x, "ttft_chunked_s")) &&
 		  kvp_record_u64(x, "prefill_chunk_tokens", r->chunked.chunk_tokens) &&

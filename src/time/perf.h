@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "out/output.h"
 #include "read/profile.h"
+#include "read/workload.h"
 #include "time/step.h"
 
 /* ------------------------------------------------------------ runs */
@@ -41,6 +42,9 @@ struct kvp_perf_row {
 	struct kvp_perf_chunked chunked;        /* one prompt joining B - 1 decodes */
 	bool offload;                     /* off holds the offloaded step */
 	struct kvp_perf_offload off;
+	struct kvp_perf_offload prefill_off;    /* the batch's prompts' KV written out */
+	double ttft_s;                    /* the batch at once: prefill, or with offload
+					   * prefill_off.pipelined_s (chunked: chunked.ttft_s) */
 	bool speculative;                 /* a draft proposes tokens (time/speculative.h) */
 	double tokens_per_step, verify_s, draft_s;  /* then tpot_s = (verify + K draft) / tokens */
 	double tpot_s, tokens_per_s;
@@ -69,6 +73,18 @@ struct kvp_perf_result {
 	uint64_t prefix_breakeven;              /* 0: recomputing stays faster */
 	uint32_t gpus;                          /* tp x pp x dp */
 };
+
+/* The context a decoding sequence holds, averaged over time: a request of p
+ * prompt and o output tokens decodes for o steps holding p + j tokens at the
+ * j-th (j = 0 .. o - 1), p + (o - 1) / 2 on average, and a long output holds
+ * its context for more steps, so over the workload's requests
+ *   C = E[o (p + (o - 1) / 2)] / E[o],
+ * not mean p + (mean o - 1) / 2 (which leaves out how o weighs the time).
+ * Lengths as kvp_workload_sample draws them (w->max_len applied): exact over
+ * a file's pairs, or the product of two fixed or empirical distributions up
+ * to 2^20 pairs; else 65,536 draws of seed 1.  Requests with no output hold
+ * nothing while decoding.  0 when no request decodes. */
+double kvp_perf_held_context(const struct kvp_workload *w);
 
 /* Run `kvplan perf`: a budget at prompt + output for each batch (o gives
  * the split, dtypes and budget terms; its context and batch are replaced),

@@ -50,9 +50,10 @@ kvp_status kvp_speculative_decode(const struct kvp_perf_ctx *c, const struct kvp
 					 c->hw.prefill_flops_efficiency, verify_w, tkv_b,
 					 c->hw.decode_bw_efficiency, b * k1, &out->verify, err)))
 		return st;
-	/* one draft step: its weights, the LM head it borrows, its KV */
+	/* one draft step: its weights, the LM head it borrows, its KV; the
+	 * all-reduces of its own layers (an EAGLE head's one, not the target's L) */
 	double dflops = b * (kvp_perf_decode_flops(&s->draft, context) + 2.0 * (double)s->head_params);
-	if ((st = kvp_perf_step_roofline(c, dflops, c->hw.prefill_flops_efficiency,
+	if ((st = kvp_perf_step_roofline_of(c, &s->draft, dflops, c->hw.prefill_flops_efficiency,
 					 draft_w + head_bytes, dkv_b, c->hw.decode_bw_efficiency, b,
 					 &out->draft, err)))
 		return st;

@@ -317,35 +317,45 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 
 /* ------------------------------------------------------------------- steps */
 
-/* Two ring all-reduces of `tokens` hidden states per layer, every layer of
- * every stage in turn (Megatron-LM's tensor parallelism: one after attention,
- * one after the MLP; Shoeybi et al. 2019, section 3). */
-static double allreduce_s(const struct kvp_perf_ctx *c, double tokens)
+/* Two ring all-reduces of `tokens` hidden states per layer of m, every layer
+ * of every stage in turn (Megatron-LM's tensor parallelism: one after
+ * attention, one after the MLP; Shoeybi et al. 2019, section 3).  m is the
+ * model the step runs: the target, or a draft (an EAGLE head has one layer). */
+static double allreduce_s(const struct kvp_perf_ctx *c, const struct kvp_model *m, double tokens)
 {
 	uint32_t tp = c->spec->par.tp;
 	if (tp <= 1)
 		return 0;
 	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
-	double msg = tokens * c->model->hidden_size * elem;
+	double msg = tokens * m->hidden_size * elem;
 	double one = 2.0 * (tp - 1) / tp * msg / c->tp_link.effective_bps + c->hw.allreduce_latency_s;
-	return 2.0 * c->model->num_layers * one;
+	return 2.0 * m->num_layers * one;
 }
 
 /* The experts' exchange with data-parallel attention (shape.h): dispatch
- * and combine, each `bytes` out and in, per MoE layer of every stage in turn. */
-static double moe_exchange_s(const struct kvp_perf_ctx *c, double tokens)
+ * and combine, each `bytes` out and in, per MoE layer of m, every stage in turn. */
+static double moe_exchange_s(const struct kvp_perf_ctx *c, const struct kvp_model *m, double tokens)
 {
 	const struct kvp_spec *s = c->spec;
-	double bytes = kvp_shape_moe_exchange_bytes(c->model, &s->par, s->serving_dtype, tokens);
+	double bytes = kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, tokens);
 	if (!(bytes > 0))
 		return 0;
 	double one = bytes / c->moe_link.effective_bps + c->hw.allreduce_latency_s;
-	return 2.0 * kvp_shape_moe_layers(c->model) * one;
+	return 2.0 * kvp_shape_moe_layers(m) * one;
 }
 
 kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
 				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 				  struct kvp_perf_step *out, struct kvp_error *err)
+{
+	return kvp_perf_step_roofline_of(c, c->model, flops, eff_flops, weights, kv, eff_bw, tokens,
+					 out, err);
+}
+
+kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct kvp_model *m,
+				     double flops, double eff_flops, uint64_t weights, uint64_t kv,
+				     double eff_bw, double tokens, struct kvp_perf_step *out,
+				     struct kvp_error *err)
 {
 	uint32_t pp = c->spec->par.pp;
 	uint64_t w, k, b;
@@ -361,14 +371,65 @@ kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, do
 	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
 	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
 						    : KVP_PERF_BOUND_BANDWIDTH;
-	out->moe_comm_s = moe_exchange_s(c, tokens);
-	out->comm_s = allreduce_s(c, tokens) + out->moe_comm_s;
+	out->moe_comm_s = moe_exchange_s(c, m, tokens);
+	out->comm_s = allreduce_s(c, m, tokens) + out->moe_comm_s;
 	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	return KVP_STATUS_OK;
+}
+
+/* FLOPs of one token in the routed experts (whole model): 2 x the expert
+ * parameters a token runs, expert_params x k / E, at most 2 x active. */
+static double routed_token_flops(const struct kvp_model *m)
+{
+	if (!m->moe_num_experts || !m->expert_params)
+		return 0;
+	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
+	double r = (double)m->expert_params * fmin(1.0, k / m->moe_num_experts);
+	return 2.0 * fmin(r, (double)m->active_params);
+}
+
+/* With data-parallel attention the routed experts are spread over the tp x
+ * dp GPUs of the expert group (owned whole with ep, sliced without): a GPU
+ * computes its rank's dense and attention FLOPs / tp and 1 / (tp x dp) of
+ * the routed FLOPs of every rank's tokens.  `flops` are the rank's
+ * whole-model FLOPs over `rank_tokens` tokens, `total_tokens` the
+ * deployment's: the whole-model figure the roofline divides by tp.  Equal to
+ * `flops` when every rank holds as many (total = rank x dp). */
+static double dp_flops(const struct kvp_perf_ctx *c, double flops, double rank_tokens,
+		       double total_tokens)
+{
+	uint32_t dp = kvp_shape_dp(&c->spec->par);
+	double r = routed_token_flops(c->model);
+	if (dp <= 1 || !(r > 0))
+		return flops;
+	return flops - r * rank_tokens + r * total_tokens / dp;
+}
+
+static kvp_status check_total(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+			      struct kvp_error *err)
+{
+	uint64_t dp = kvp_shape_dp(&c->spec->par), most;
+	if (!kvp_mul(batch, dp, &most))
+		most = UINT64_MAX;
+	if (total < batch || total > most)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "batch",
+				     "%llu sequences in all cannot fill a rank with %llu over %llu "
+				     "DP ranks", (unsigned long long)total, (unsigned long long)batch,
+				     (unsigned long long)dp);
 	return KVP_STATUS_OK;
 }
 
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 			    struct kvp_perf_step *out, struct kvp_error *err)
+{
+	uint64_t total;
+	if (!kvp_mul(batch, kvp_shape_dp(&c->spec->par), &total))
+		total = UINT64_MAX;
+	return kvp_perf_prefill_dp(c, batch, total, n, out, err);
+}
+
+kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+			       uint64_t n, struct kvp_perf_step *out, struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (batch == 0 || n == 0)
@@ -381,23 +442,30 @@ kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64
 	if (!kvp_mul(one, batch, &kv))
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "batch",
 				     "KV bytes overflow");
+	kvp_status st2 = check_total(c, batch, total, err);
+	if (st2)
+		return st2;
 	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
+	double dn = (double)n, eff = dp_flops(c, flops, (double)batch * dn, (double)total * dn);
 	/* all experts are touched by a prefill of many tokens */
-	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
-		      c->hw.decode_bw_efficiency, (double)batch * (double)n, out, err);
+	st2 = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
+	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	return st2;
 }
 
 /* Weights a decode step reads: dense weights, and of the experts the expected
- * share that B tokens, each routed to k of E experts, touch in a layer:
- * 1 - (1 - k/E)^B. */
-static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t batch)
+ * share that T tokens, each routed to k of E experts, touch in a layer:
+ * 1 - (1 - k/E)^T.  T counts every DP rank's tokens, which all reach the
+ * experts (shape.h): the deployment's batch, not the fullest rank's x dp
+ * (one sequence over 8 ranks is one token: k/E, not 1 - (1 - k/E)^8). */
+static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t total)
 {
 	const struct kvp_model *m = c->model;
 	if (!c->expert_bytes || !m->moe_num_experts)
 		return c->weights_bytes;
 	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
-	/* every DP rank's tokens reach the experts (shape.h) */
-	double tokens = (double)batch * kvp_shape_dp(&c->spec->par);
+	double tokens = (double)total;
 	double frac = 1 - pow(1 - fmin(1.0, k / m->moe_num_experts), tokens);
 	uint64_t dense = c->weights_bytes - c->expert_bytes;
 	return dense + (uint64_t)llround(frac * (double)c->expert_bytes);
@@ -418,29 +486,59 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 					     "KV bytes overflow");
 		flops += kvp_perf_decode_flops(c->model, lens[i]);
 	}
-	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, n), kv,
-		      c->hw.decode_bw_efficiency, (double)n, out, err);
+	uint64_t total;
+	if (!kvp_mul((uint64_t)n, kvp_shape_dp(&c->spec->par), &total))
+		total = UINT64_MAX;
+	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
+				      decode_weights(c, total), kv, c->hw.decode_bw_efficiency,
+				      (double)n, out, err);
 }
 
 kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
 				struct kvp_perf_step *out, struct kvp_error *err)
 {
+	uint64_t total;
+	if (!kvp_mul(batch, kvp_shape_dp(&c->spec->par), &total))
+		total = UINT64_MAX;
+	return kvp_perf_decode_step_dp(c, batch, total, context, out, err);
+}
+
+kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+				   uint64_t context, struct kvp_perf_step *out,
+				   struct kvp_error *err)
+{
 	memset(out, 0, sizeof *out);
 	if (batch == 0)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "batch", "must be at least 1");
+	kvp_status st = check_total(c, batch, total, err);
+	if (st)
+		return st;
 	uint64_t one, kv;
-	kvp_status st = kvp_spec_seq_bytes(c->spec, context, 1, &one);
+	st = kvp_spec_seq_bytes(c->spec, context, 1, &one);
 	if (st || !kvp_mul(one, batch, &kv))
 		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
-	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency, decode_weights(c, batch), kv,
-		      c->hw.decode_bw_efficiency, (double)batch, out, err);
+	double eff = dp_flops(c, flops, (double)batch, (double)total);
+	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, decode_weights(c, total),
+				    kv, c->hw.decode_bw_efficiency, (double)batch, out, err);
+	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	return st;
 }
 
 kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 				 uint64_t context, uint64_t max_batched_tokens,
 				 struct kvp_perf_chunked *out, struct kvp_error *err)
+{
+	uint64_t total;
+	if (!kvp_mul(batch, kvp_shape_dp(&c->spec->par), &total))
+		total = UINT64_MAX;
+	return kvp_perf_chunked_ttft_dp(c, batch, total, n, context, max_batched_tokens, out, err);
+}
+
+kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+				    uint64_t n, uint64_t context, uint64_t max_batched_tokens,
+				    struct kvp_perf_chunked *out, struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (batch == 0 || n == 0 || max_batched_tokens == 0)
@@ -457,8 +555,15 @@ kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, u
 	double k = (double)out->steps;
 	struct kvp_perf_step pre, dec = {0}, comm;
 	kvp_status st;
-	if ((st = kvp_perf_prefill(c, 1, n, &pre, err)) ||
-	    (others && (st = kvp_perf_decode_step(c, others, context, &dec, err))) ||
+	/* the prompt is the only one prefilling: its routed FLOPs spread over
+	 * the expert group; the deployment's other total - 1 sequences decode
+	 * (as many as dp ranks of `others` hold at most) */
+	uint64_t dp = kvp_shape_dp(&c->spec->par), most, dec_total = total > batch ? total - 1 : others;
+	if (!kvp_mul(others, dp, &most))
+		most = UINT64_MAX;
+	dec_total = dec_total < others ? others : dec_total > most ? most : dec_total;
+	if ((st = kvp_perf_prefill_dp(c, 1, 1, n, &pre, err)) ||
+	    (others && (st = kvp_perf_decode_step_dp(c, others, dec_total, context, &dec, err))) ||
 	    (st = kvp_perf_prefill(c, 1, kvp_cdiv(n, out->steps) + others, &comm, err)))
 		return st;
 	/* pre.weights_bytes: all of them (a chunk of many tokens touches every
@@ -469,6 +574,52 @@ kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, u
 	out->comm_s = comm.comm_s;
 	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
 	out->ttft_s = k * out->step_s;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_perf_chunked_offload(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				    uint64_t context, double fraction, uint64_t pool_bytes,
+				    const struct kvp_link *link, struct kvp_perf_chunked *ch,
+				    struct kvp_error *err)
+{
+	if (!ch->steps || !isfinite(ch->ttft_s))
+		return KVP_STATUS_OK; /* no prompt token fits a step: nothing to time */
+	const uint32_t pp = c->spec->par.pp ? c->spec->par.pp : 1;
+	uint64_t one, others;
+	if (kvp_spec_seq_bytes(c->spec, context, 1, &one) || !kvp_mul(one, batch - 1, &others))
+		return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "context",
+				     "KV bytes overflow");
+	const uint64_t k = ch->steps, runs = k < 4096 ? k : 4096, per = kvp_cdiv(k, runs);
+	struct kvp_perf_step gpu = {.time_s = ch->step_s};
+	double ttft = 0, xs = 0;
+	uint64_t total = 0;
+	for (uint64_t j0 = 0; j0 < k; j0 += per) {
+		/* steps j0 + 1 .. j_end, each timed as j_end, the run's largest */
+		uint64_t j_end = j0 + per < k ? j0 + per : k, count = j_end - j0;
+		uint64_t held = ch->chunk_tokens > n / j_end ? n : j_end * ch->chunk_tokens;
+		uint64_t prompt, stage, x, all, run_bytes;
+		if (kvp_spec_seq_bytes(c->spec, held, 1, &prompt) || !kvp_add(others, prompt, &stage))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prompt",
+					     "KV bytes overflow");
+		if (fraction >= 0)
+			x = (uint64_t)ceil(fmin(fraction, 1.0) * (double)stage);
+		else
+			x = stage > pool_bytes ? stage - pool_bytes : 0;
+		/* every stage moves its own share, in turn (as perf.c's TPOT) */
+		if (!kvp_mul(x, pp, &all) || !kvp_mul(all, count, &run_bytes) ||
+		    !kvp_add(total, run_bytes, &total))
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "prompt",
+					     "the offloaded KV bytes overflow");
+		struct kvp_perf_offload off;
+		kvp_perf_offload_step(c, &gpu, all, link, &off);
+		ttft += (double)count * off.pipelined_s;
+		xs += (double)count * off.transfer_s;
+	}
+	ch->transfer_bytes = total;
+	ch->offload = true;
+	ch->gpu_ttft_s = ch->ttft_s;
+	ch->transfer_s = xs;
+	ch->ttft_s = ttft;
 	return KVP_STATUS_OK;
 }
 

@@ -136,9 +136,18 @@ struct kvp_perf_step {
 	enum kvp_perf_bound bound;
 };
 
-/* Prefill B prompts of n tokens together. */
+/* Prefill B prompts of n tokens together (on each DP rank). */
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 			    struct kvp_perf_step *out, struct kvp_error *err);
+/* The same when the fullest DP rank prefills `batch` prompts and the
+ * deployment `total` (batch <= total <= batch x dp; the form above is total
+ * = batch x dp): the routed experts' FLOPs of all `total` prompts are spread
+ * over the tp x dp GPUs of the expert group, so one prompt alone on dp 8
+ * puts 1/8 of its routed FLOPs on each GPU, not all on its rank's.  The
+ * step's flops stay the rank's whole-model count; gpu_flops is the GPU's
+ * share.  USAGE naming "batch" when total is out of that range. */
+kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+			       uint64_t n, struct kvp_perf_step *out, struct kvp_error *err);
 
 /* Time to first token under continuous batching with chunked prefill (as
  * vLLM's scheduler runs it: the running decodes first, then the prompt in
@@ -161,23 +170,64 @@ struct kvp_perf_chunked {
 	uint64_t steps;               /* k */
 	double compute_s, memory_s, comm_s, step_s;   /* one step */
 	double ttft_s;
+	/* with KV offloaded (kvp_perf_chunked_offload): */
+	bool offload;
+	uint64_t transfer_bytes;      /* over the k steps, one GPU, every stage */
+	double transfer_s;            /* their time over the link */
+	double gpu_ttft_s;            /* k x step_s: the TTFT were nothing offloaded */
 };
 
 kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
 				 uint64_t context, uint64_t max_batched_tokens,
 				 struct kvp_perf_chunked *out, struct kvp_error *err);
+/* The same with the deployment's `total` sequences beside the fullest DP
+ * rank's `batch` (kvp_perf_prefill_dp): the prompt prefills alone, its routed
+ * FLOPs spread over the expert group, beside total - 1 decodes.  The form
+ * above is total = batch x dp.  With dp = 1 both are the one above. */
+kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+				    uint64_t n, uint64_t context, uint64_t max_batched_tokens,
+				    struct kvp_perf_chunked *out, struct kvp_error *err);
+
+/* The chunked TTFT with KV kept off the GPU (--kv-offload), as the decode
+ * step's TPOT counts it (kvp_perf_offload_step): step j of the k reads the
+ * B - 1 decodes' KV at `context` and the prompt's first min(j c, n) tokens;
+ * of that KV on one GPU of a stage, a share `fraction` (when >= 0) or what
+ * exceeds the pool `pool_bytes` (fraction < 0) crosses `link` in the step,
+ * layer i + 1's while layer i computes.  ch holds kvp_perf_chunked_ttft's
+ * answer; its ttft_s becomes the sum of the k offloaded steps.  With more than
+ * 4,096 steps they are taken in 4,096 runs, each at its last (largest) step:
+ * never faster.  OVERFLOW when a step's KV bytes overflow. */
+kvp_status kvp_perf_chunked_offload(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
+				    uint64_t context, double fraction, uint64_t pool_bytes,
+				    const struct kvp_link *link, struct kvp_perf_chunked *ch,
+				    struct kvp_error *err);
 
 /* One decode step: B sequences each holding `context` tokens of KV generate
  * one token each.  This is the prediction kvbench compares with a measured
  * decode step. */
 kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
 				struct kvp_perf_step *out, struct kvp_error *err);
+/* The same with the deployment's `total` sequences beside the fullest
+ * rank's `batch` (as kvp_perf_prefill_dp): the experts a step reads are
+ * those the `total` tokens touch, 1 - (1 - k/E)^total, and their FLOPs are
+ * spread over the expert group. */
+kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t total,
+				   uint64_t context, struct kvp_perf_step *out,
+				   struct kvp_error *err);
 /* A step from its whole-model FLOPs, the weights and KV one GPU reads per
  * stage, and the tokens whose hidden states the all-reduces carry: the
  * roofline every step above ends in. */
 kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
 				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 				  struct kvp_perf_step *out, struct kvp_error *err);
+
+/* The same with the collectives of model m's layers instead of the
+ * target's: a draft's step (time/speculative.c) all-reduces over its own
+ * layers (one for an EAGLE head or an MTP module), not the target's L. */
+kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct kvp_model *m,
+				     double flops, double eff_flops, uint64_t weights, uint64_t kv,
+				     double eff_bw, double tokens, struct kvp_perf_step *out,
+				     struct kvp_error *err);
 
 /* The same for sequences of different lengths lens[0..n). */
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
