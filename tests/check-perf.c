@@ -476,6 +476,78 @@ START_TEST(test_hw_from_profile)
 }
 END_TEST
 
+/* The GEMM peak follows the weights' format.  Llama-2-7B in fp8 on an H100
+ * SXM: the datasheet's FP8 3,958 TFLOPS with sparsity = 1,978.9 dense (the
+ * profile's fp8_tflops).  A prompt of 2,000 tokens: 26,953,662,464,000 +
+ * 1,049,100,288,000 = 28,002,762,752,000 FLOPs (test_prefill_by_hand) /
+ * (1,978.9e12 x the default 0.60) = 28.002762752e12 / 1,187.34e12 =
+ * 23.58 ms, against the 6.7 GB of fp8 weights over 3.35 TB/s x 0.80 = 2.5 ms:
+ * compute-bound, at half the bf16 time (989.4 x 0.60 = 593.64e12 -> 47.17 ms). */
+START_TEST(test_peak_by_weights_dtype)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw h;
+	struct kvp_perf_step s;
+	ck_assert_msg(kvp_model_load("llama-2-7b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_FP8), KVP_STATUS_OK);
+	struct kvp_parallel par = {.tp = 1, .pp = 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.flops, 1978.9e12, 1);
+	ck_assert_str_eq(h.flops_dtype, "fp8");
+	ck_assert_str_eq(h.flops_warning, "");
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s, 28002762752000.0 / (1978.9e12 * 0.60), 1e-12);
+	ck_assert_double_eq_tol(s.compute_s, 0.023584, 1e-5);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
+
+	/* int8 (w8a8) on an A100 80GB: the datasheet's INT8 624 TOPS dense (1,248
+	 * with sparsity), twice its BF16 312 */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT8), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("a100-80gb", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.flops, 624e12, 1);
+	ck_assert_str_eq(h.flops_dtype, "int8");
+	ck_assert_str_eq(h.flops_warning, "");
+
+	/* nvfp4 on an H100 (Hopper has no FP4 tensor cores): the bf16 peak,
+	 * 989.4, and a warning naming what was assumed */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_NVFP4), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.flops, 989.4e12, 1);
+	ck_assert_str_eq(h.flops_dtype, "bf16");
+	ck_assert_msg(strstr(h.flops_warning, "h100-sxm: no fp4 peak in the profile; the bf16 "
+					      "peak is used") == h.flops_warning, "%s",
+		      h.flops_warning);
+	/* the same on a B200: NVFP4 18 PFLOPS with sparsity = 9,000 dense */
+	ck_assert_int_eq(kvp_gpu_load("b200", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.flops, 9000e12, 1);
+	ck_assert_str_eq(h.flops_dtype, "fp4");
+	ck_assert_str_eq(h.flops_warning, "");
+
+	/* weight-only int4 (GPTQ): bf16 activations, the 16-bit peak, no warning */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT4_GPTQ), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.flops, 989.4e12, 1);
+	ck_assert_str_eq(h.flops_warning, "");
+
+	/* fp8 on an A100 (no FP8 tensor cores): bf16, and the warning */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_FP8), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("a100-80gb", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(h.flops, 312e12, 1);
+	ck_assert(strstr(h.flops_warning, "a100-80gb: no fp8 peak") == h.flops_warning);
+}
+END_TEST
+
 /* Which link a group of GPUs crosses (shown for the profiles below).  Profiles: RTX 3090 NVLink bridge 112.5
  * GB/s both ways joining pairs, PCIe 4.0 (25 GB/s effective); H100 PCIe bridge
  * 600 GB/s joining pairs, PCIe 5.0 (50 GB/s); H100 SXM NVSwitch board of 8 at
@@ -711,6 +783,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_moe_weights);
 	tcase_add_test(core, test_prefix_breakeven);
 	tcase_add_test(core, test_hw_from_profile);
+	tcase_add_test(core, test_peak_by_weights_dtype);
 	tcase_add_test(core, test_calibration_table);
 	tcase_add_test(core, test_calibration_kvbench);
 	suite_add_tcase(s, core);

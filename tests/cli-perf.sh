@@ -302,4 +302,14 @@ expect_json prefill_chunk_steps 5
 run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 --batch 1,32
 expect_out "ttft_batch  ttft_chunked"
 expect_out "chunked, joining 31 decoding: chunks of 8,161 tokens"
+# the GEMM peak follows the weights: nvfp4 on an H100 (no FP4 tensor cores, no
+# fp4_tflops in its profile) uses the bf16 peak and says so, on stderr and in
+# the JSON "warnings"; on a B200 (fp4_tflops 9,000) nothing is assumed
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --weights-dtype nvfp4 --batch 1 --format json
+expect_rc 0
+expect_err "h100-sxm: no fp4 peak in the profile; the bf16 peak is used"
+expect_out '"code": "peak_dtype_assumed"'
+run "$KVPLAN" perf --model llama-3.1-8b --gpu b200 --weights-dtype nvfp4 --batch 1 --format json
+expect_rc 0
+expect_out '"warnings": []'
 finish

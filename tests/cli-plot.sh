@@ -235,14 +235,15 @@ case "$md" in *"### Block size: tiny on 2 x h100-sxm, workload short"*) ok ;; *)
 case "$md" in *"### kvplan's predictions against kvbench's measurements"*) ok ;; *) bad "validate chart" ;; esac
 
 # the example's numbers by hand: Llama-3.1-70B, 80 layers x 2 x 8 KV heads x 128 x 2 B
-# = 327,680 B per token; at tp 8 one KV head per GPU: 40,960 B; fp8 20,480 B
+# = 327,680 B per token; at tp 8 one KV head per GPU: 40,960 B; fp8 20,480 B; eight
+# H200s at the h200 profile's on-demand $4.54 per GPU-hour = 8 x 4.54 = $36.32 per hour
 run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" report "$top_srcdir/reports/example/scenario.yaml" -o "$r"
 expect_rc 0
 md=$(cat "$r/report.md")
 for want in "| llama-3.1-70b | 80 | 64 / 8 | 128 | 131,072 |" "327,680 B |" \
 	"80 layers x 2 x 1 KV heads x 128 d_h x 2 B = 40,960 B" \
 	"80 layers x 2 x 1 KV heads x 128 d_h x 1 B = 20,480 B" \
-	"| llama-3.1-70b | h200 | vllm | 8 | fp8 | 8 | \$44.64 |"; do
+	"| llama-3.1-70b | h200 | vllm | 8 | fp8 | 8 | \$36.32 |"; do
 	name="example report has '$want'"
 	case "$md" in *"$want"*) ok ;; *) bad "missing" ;; esac
 done

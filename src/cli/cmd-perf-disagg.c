@@ -4,6 +4,7 @@
  * cmd-perf.c parses the options and hands over here. */
 #include "cli/cmd-perf-disagg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,8 @@ static int load_pool(const struct kvp_cli_common *c, const struct kvp_model *m, 
 		return kvp_cli_usage_error(cmd, "--disagg needs --gpu (or --prefill-gpu and --decode-gpu)");
 	if (kvp_gpu_load(gpu, &out->gpu, &err) || kvp_perf_hw_from_gpu(&out->gpu, m, &out->hw, &err))
 		return kvp_cli_error(cmd, &err);
+	if (out->hw.flops_warning[0])
+		fprintf(stderr, "kvplan %s: warning: %s\n", cmd, out->hw.flops_warning);
 	out->par = c->opts.par;
 	if (tp)
 		out->par.tp = tp;

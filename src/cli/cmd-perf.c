@@ -238,6 +238,13 @@ int kvp_cmd_perf(int argc, char **argv)
 	struct kvp_cli_warnings warn = {0};
 	kvp_cli_model_warnings(&warn, m);
 	kvp_cli_check_context(&warn, cmd, "--prompt + --output", prompt + output, m);
+	if (hw.flops_warning[0] && warn.n < KVP_CLI_MAX_WARNINGS) {
+		/* the GPU has no peak for the weights' format: the bf16 one stands in */
+		snprintf(warn.code[warn.n], sizeof warn.code[0], "peak_dtype_assumed");
+		snprintf(warn.message[warn.n], sizeof warn.message[0], "%s", hw.flops_warning);
+		fprintf(stderr, "kvplan %s: warning: %s\n", cmd, warn.message[warn.n]);
+		warn.n++;
+	}
 	if (kvp_perf_run(m, &g, &c.opts, &hw, &po, run, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;

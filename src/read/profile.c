@@ -574,6 +574,11 @@ static const struct field gpu_fields[] = {
 	G("bandwidth", F_RATE, bandwidth_bps, true, true),
 	G("bf16_tflops", F_DOUBLE, bf16_flops, true, true),
 	G("fp8_tflops", F_DOUBLE, fp8_flops, false, false),
+	G("fp16_acc16_tflops", F_DOUBLE, fp16_acc16_flops, false, true),
+	G("fp8_acc16_tflops", F_DOUBLE, fp8_acc16_flops, false, true),
+	G("int8_tops", F_DOUBLE, int8_ops, false, true),
+	G("fp6_tflops", F_DOUBLE, fp6_flops, false, true),
+	G("fp4_tflops", F_DOUBLE, fp4_flops, false, true),
 	G("host_link", F_STR, host_link, true, false),
 	G("nvlink", F_RATE, nvlink_bps, false, false),
 	G("nvlink_domain", F_U32, nvlink_domain, false, false),
@@ -703,13 +708,20 @@ kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_
 		goto out;
 	/* TFLOPS in the file, FLOP/s in memory: 1e300 TFLOPS is a finite
 	 * number in the file but an infinite one here, so it is refused */
-	g->bf16_flops *= 1e12;
-	g->fp8_flops *= 1e12;
-	if (!isfinite(g->bf16_flops) || !isfinite(g->fp8_flops)) {
-		const char *key = isfinite(g->bf16_flops) ? "fp8_tflops" : "bf16_tflops";
-		st = kvp_node_fail(doc, kvp_map_get(doc->root, key), err, KVP_STATUS_OVERFLOW, key,
-				   "%s TFLOPS is out of range", kvp_map_get(doc->root, key)->value);
-		goto out;
+	static const char *const peak_keys[] = {"bf16_tflops", "fp8_tflops", "fp16_acc16_tflops",
+						"fp8_acc16_tflops", "int8_tops", "fp6_tflops",
+						"fp4_tflops"};
+	double *peaks[] = {&g->bf16_flops, &g->fp8_flops, &g->fp16_acc16_flops,
+			   &g->fp8_acc16_flops, &g->int8_ops, &g->fp6_flops, &g->fp4_flops};
+	for (size_t i = 0; i < NELEM(peaks); i++) {
+		*peaks[i] *= 1e12;
+		if (!isfinite(*peaks[i])) {
+			st = kvp_node_fail(doc, kvp_map_get(doc->root, peak_keys[i]), err,
+					   KVP_STATUS_OVERFLOW, peak_keys[i], "%s %s is out of range",
+					   kvp_map_get(doc->root, peak_keys[i])->value,
+					   i == 4 ? "TOPS" : "TFLOPS");
+			goto out;
+		}
 	}
 	if (g->decode_bw_efficiency > 1 || g->prefill_flops_efficiency > 1) {
 		st = kvp_node_fail(doc, cal, err, KVP_STATUS_INVALID, "calibration",

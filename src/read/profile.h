@@ -23,6 +23,14 @@ struct kvp_gpu {
 	double bandwidth_bps;      /* bytes/s, datasheet */
 	double bf16_flops;         /* dense, FLOP/s */
 	double fp8_flops;          /* dense, FLOP/s; 0 when none */
+	/* more dense tensor peaks, FLOP/s (OP/s for int8); 0 where the profile
+	 * gives none.  GeForce cards run fp16 and fp8 at twice the rate with
+	 * fp16 accumulate (bf16_flops, fp8_flops: fp32 accumulate) */
+	double fp16_acc16_flops;
+	double fp8_acc16_flops;
+	double int8_ops;
+	double fp6_flops;
+	double fp4_flops;          /* NVFP4 / MXFP4 */
 	char host_link[32];        /* pcie4x16, ... */
 	double nvlink_bps;         /* bytes/s per GPU, both directions, 0 when none */
 	/* topology: GPUs one NVLink (or Infinity Fabric) domain joins at the full

@@ -162,9 +162,42 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 		return kvp_error_set(err, KVP_STATUS_INVALID, where, 0, 0, "host_link",
 				     "unknown link '%s'", g->host_link);
 	out->bandwidth_bps = g->bandwidth_bps;
+	/* The GEMM peak follows the weights' format: fp8 and int8 (w8a8)
+	 * checkpoints multiply in that format, nvfp4/mxfp4 on fp4 tensor cores.
+	 * Weight-only int4 (GPTQ, AWQ, bitsandbytes) dequantizes to bf16/fp16
+	 * activations, so its GEMMs run at the 16-bit peak; fp16 too runs at the
+	 * bf16 rate (engines accumulate in fp32, the GeForce rate that
+	 * bf16_tflops holds).  A GPU without the format's peak gets the bf16 peak
+	 * and a warning that says so, never a silent fallback. */
 	out->flops = g->bf16_flops;
-	if (m && m->weights_dtype == KVP_DTYPE_FP8 && g->fp8_flops > 0)
-		out->flops = g->fp8_flops; /* fp8 GEMMs where weights (and activations) are fp8 */
+	snprintf(out->flops_dtype, sizeof out->flops_dtype, "bf16");
+	const char *want = NULL;
+	double peak = 0;
+	switch (m ? m->weights_dtype : KVP_DTYPE_AUTO) {
+	case KVP_DTYPE_FP8:
+	case KVP_DTYPE_FP8_E5M2:
+	case KVP_DTYPE_FP8_PTH:
+		want = "fp8", peak = g->fp8_flops;
+		break;
+	case KVP_DTYPE_INT8:
+		want = "int8", peak = g->int8_ops;
+		break;
+	case KVP_DTYPE_NVFP4:
+	case KVP_DTYPE_MXFP4:
+		want = "fp4", peak = g->fp4_flops;
+		break;
+	default:
+		break;
+	}
+	if (want && peak > 0) {
+		out->flops = peak;
+		snprintf(out->flops_dtype, sizeof out->flops_dtype, "%s", want);
+	} else if (want) {
+		snprintf(out->flops_warning, sizeof out->flops_warning,
+			 "%.64s: no %s peak in the profile; the bf16 peak is used for the %s "
+			 "weights' GEMMs", g->name[0] ? g->name : where, want,
+			 kvp_dtype_name(m->weights_dtype));
+	}
 	out->decode_bw_efficiency = g->decode_bw_efficiency > 0 ? g->decode_bw_efficiency
 								: KVP_PERF_DECODE_BW_EFFICIENCY;
 	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0

@@ -79,6 +79,10 @@ kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
 struct kvp_perf_hw {
 	double bandwidth_bps;              /* memory, datasheet */
 	double flops;                      /* dense peak in the compute dtype */
+	char flops_dtype[8];               /* whose peak flops is: bf16, fp8, int8, fp4 */
+	/* set when the GPU profile has no peak for the weights' dtype and the
+	 * bf16 peak stands in: what was assumed, for the caller to show */
+	char flops_warning[160];
 	double decode_bw_efficiency;       /* (0, 1] */
 	double prefill_flops_efficiency;   /* (0, 1] */
 	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
@@ -95,8 +99,10 @@ struct kvp_perf_hw {
  * of one crosses nothing: the NVLink (or host) link is returned all the same. */
 void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out);
 
-/* Fill hw from a GPU profile: bf16 peak (fp8 peak when the weights are fp8 and
- * the GPU has one), the profile's calibration or the defaults, and its links:
+/* Fill hw from a GPU profile: the GEMM peak of the weights' format (fp8 ->
+ * fp8, int8 -> int8, nvfp4/mxfp4 -> fp4; 16-bit and weight-only int4 ->
+ * bf16), the bf16 peak with flops_warning set where the profile has none for
+ * that format, the profile's calibration or the defaults, and its links:
  * NVLink (half the profile's bidirectional figure) and its domain, the host
  * link, the server size and the scale-out network.
  * INVALID when the profile's host_link is not a preset or a rate is missing. */
