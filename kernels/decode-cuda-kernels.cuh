@@ -127,6 +127,35 @@ int heads_per_cta(int g, enum kvb_dtype dt)
 	return gt;
 }
 
+/* int8's V scales normalised by a power of two, on the host, once per
+ * cache: the tensor-core kernel rounds weight x V scale to fp16 (the A
+ * operand of P V), whose normal range is 2^-14 .. 65504, so scales of
+ * 1e-4 lost most of their bits and 1e-6 came out as zeros.  With the
+ * largest scale s = f 2^e (f in [0.5, 1)), k = -e makes every weight x
+ * scale at most 1; the kernel takes its weights as 2^k exp2(x - m), the
+ * sum l with them, so 2^k cancels in O / l exactly (and in the split
+ * merge, every partial carrying the same 2^k) and costs one subtraction
+ * per row and tile, none per score.  NaN scales (the slots past each
+ * length) are skipped; 0 for other dtypes. */
+inline float int8_v_shift(const struct kvb_paged_kv *kv)
+{
+	const struct kvb_shape *s = &kv->shape;
+	if (s->dtype != KVB_DTYPE_INT8 || !kv->v_scales)
+		return 0.0f;
+	const int64_t n = (int64_t)kv->num_blocks * s->h_kv * s->block_size;
+	float mx = 0.0f;
+	for (int64_t i = 0; i < n; i++) {
+		const float v = fabsf(kv->v_scales[i]);
+		mx = v > mx ? v : mx; /* false for NaN */
+	}
+	if (!(mx > 0.0f) || mx == INFINITY)
+		return 0.0f;
+	int e = 0;
+	(void)frexpf(mx, &e);
+	e = e < -100 ? -100 : e > 100 ? 100 : e; /* 2^k stays a normal float */
+	return (float)-e;
+}
+
 /* The scalar fields of a launch's arguments for this cache, with head
  * tiles of gt (the pointers are the caller's: device memory, or host
  * memory under the emulation). */
@@ -146,6 +175,7 @@ inline void args_shape(const struct kvb_paged_kv *kv, int gt, dev_args *a)
 		if ((1 << k) == s->block_size)
 			a->p_shift = k;
 	a->tiles = (g + gt - 1) / gt;
+	a->v_shift = int8_v_shift(kv);
 }
 
 /* The split of a launch: when the (sequence, KV head, head tile) units are

@@ -352,14 +352,19 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 				acc[n][3] *= f[1];
 			}
 		}
-		/* P: one exponential per score; the A operand of P V. */
+		/* P: one exponential per score; the A operand of P V.  int8
+		 * takes the weights as 2^v_shift exp2(x - m) (int8_v_shift:
+		 * weight x V scale near 1 in fp16; l carries the same 2^k, so
+		 * it cancels in O / l): a subtraction per row here, none per
+		 * score. */
+		const float mb[2] = {DT == KVB_DTYPE_INT8 ? m[0] - a.v_shift : m[0],
+				     DT == KVB_DTYPE_INT8 ? m[1] - a.v_shift : m[1]};
 		float p[2][4];
 #pragma unroll
 		for (int nt = 0; nt < 2; nt++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
-				const float mk = m[e >> 1];
-				const float w = mk == -INFINITY ? 0.0f : ex2(sc[nt][e] - mk);
+				const float w = m[e >> 1] == -INFINITY ? 0.0f : ex2(sc[nt][e] - mb[e >> 1]);
 				l[e >> 1] += w;
 				p[nt][e] = DT == KVB_DTYPE_INT8
 					? w * vscale[wr + nt * 8 + 2 * tig + (e & 1)] : w;

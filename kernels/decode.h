@@ -291,6 +291,13 @@ struct kvb_cpu;
  * threads when cpu is not NULL.  Deterministic for a seed whatever the
  * thread count.  Returns 0, or -1 when memory is short. */
 int kvb_paged_kv_fill(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cpu);
+/* The same fill with K's amplitudes multiplied by k_mul and V's by v_mul
+ * (> 0; 1 and 1 is kvb_paged_kv_fill): int8's per-row scales and fp8's
+ * per-tensor scales (set here to 2 mul / 448) follow, the stored codes
+ * keep their range, so a backend that mishandles small or large scales
+ * shows it.  The same random draws for every factor. */
+int kvb_paged_kv_fill_scaled(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cpu,
+			     float k_mul, float v_mul);
 /* n query values uniform in (-2, 2). */
 void kvb_queries_fill(float *q, size_t n, uint64_t seed);
 

@@ -282,7 +282,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	if (point_fits(cx, shape, batch, lens, &need_blocks, &pool_bytes, &need_bytes) != 0)
 		goto out;
 	if (kvb_paged_kv_alloc(&kv, shape, batch, lens, seed) != 0 ||
-	    kvb_paged_kv_fill(&kv, seed, cx->cpu) != 0) {
+	    kvb_paged_kv_fill_scaled(&kv, seed, cx->cpu, (float)o->k_mul, (float)o->v_mul) != 0) {
 		fprintf(stderr, "kvbench: cannot allocate the cache of B %d, context %d, %s: %lld "
 			"blocks, %llu bytes of pool (%s)\n", batch, context,
 			kvb_dtype_name(shape->dtype), (long long)need_blocks,
@@ -290,6 +290,8 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			errno == EINVAL ? "more than 2^31 blocks or a bad shape" : strerror(errno));
 		goto out;
 	}
+	if (o->k_mul > 1.0) /* --kv-scale: the logits keep their spread */
+		kv.sm_scale = (float)(kv.sm_scale / o->k_mul);
 	kvb_queries_fill(q, nq, seed);
 	for (int32_t b = 0; b < batch; b++)
 		tokens += (uint64_t)lens[b];
@@ -389,6 +391,10 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	kvp_record_u64(row, "pool_bytes", (uint64_t)(kvb_pool_bytes(shape, kv.num_blocks)));
 	kvp_record_u64(row, "moved_bytes", (uint64_t)(moved));
 	kvp_record_u64(row, "table_bytes", (uint64_t)(table));
+	if (o->k_mul != 1.0 || o->v_mul != 1.0) { /* --kv-scale, only when given */
+		kvp_record_f64(row, "kv_scale_k", o->k_mul);
+		kvp_record_f64(row, "kv_scale_v", o->v_mul);
+	}
 	rec_str(row, "validated", "%s", passed ? "pass" : "FAIL");
 	kvp_record_f64(row, "max_err", chk.max_err);
 	kvp_record_f64(row, "tolerance", kvb_dtype_tolerance(shape->dtype));
@@ -458,11 +464,12 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	}
 	if (!passed)
 		fprintf(stderr,
-			"kvbench: validation FAILED: %s B=%d ctx=%d P=%d %d:%d d=%d: max error %.3g "
-			"(bound %.3g) at sequence %d head %d element %d, %lld non-finite outputs\n",
+			"kvbench: validation FAILED: %s B=%d ctx=%d P=%d %d:%d d=%d K x%g V x%g: max "
+			"error %.3g (bound %.3g) at sequence %d head %d element %d, %lld non-finite "
+			"outputs\n",
 			kvb_dtype_name(shape->dtype), batch, context, shape->block_size, shape->h_q,
-			shape->h_kv, shape->d, chk.max_err, kvb_dtype_tolerance(shape->dtype),
-			chk.worst_seq, chk.worst_head, chk.worst_i, (long long)chk.nonfinite);
+			shape->h_kv, shape->d, o->k_mul, o->v_mul, chk.max_err,
+			kvb_dtype_tolerance(shape->dtype), chk.worst_seq, chk.worst_head, chk.worst_i, (long long)chk.nonfinite);
 	rc = passed ? 0 : 1;
 out:
 #ifdef HAVE_CUDA

@@ -254,6 +254,7 @@ struct decode_case {
 	std::vector<int32_t> lens;
 	bool split; /* plan splits as for a GPU far larger than the work */
 	char force; /* 'c': the CUDA-core kernel whatever the dtype */
+	float k_mul = 1.0f, v_mul = 1.0f; /* amplitude factors of K and V */
 };
 
 static int heads_tile(int g, enum kvb_dtype dt)
@@ -272,12 +273,20 @@ static void run_case(const decode_case &c, uint64_t seed)
 	struct kvb_paged_kv kv;
 	const int32_t B = (int32_t)c.lens.size();
 	if (kvb_paged_kv_alloc(&kv, &s, B, c.lens.data(), seed) != 0 ||
-	    kvb_paged_kv_fill(&kv, seed, nullptr) != 0) {
+	    kvb_paged_kv_fill_scaled(&kv, seed, nullptr, c.k_mul, c.v_mul) != 0) {
 		CHECK(0, "cannot build the cache");
 		return;
 	}
 	const size_t nq = (size_t)B * c.h_q * c.d;
 	std::vector<float> q(nq), o(nq);
+	/* K above 1: the softmax scale divided by the same factor, so the
+	 * logits keep their spread while every stored scale and product
+	 * carries the factor.  Left alone, K x 1e3 makes the softmax one-hot,
+	 * where an error relative to sum p |v| (one token's |v|, near 0 for
+	 * some elements) is ill-conditioned: the CUDA-core fp32 kernel then
+	 * shows 3e-4 against its 1e-4, and the exact int8 one up to 1. */
+	if (c.k_mul > 1.0f)
+		kv.sm_scale /= c.k_mul;
 	kvb_queries_fill(q.data(), nq, seed);
 	kvb_poison(o.data(), nq);
 
@@ -332,10 +341,10 @@ static void run_case(const decode_case &c, uint64_t seed)
 		for (int32_t b = 0; b < B && at + 12 < sizeof lens; b++)
 			at += (size_t)snprintf(lens + at, sizeof lens - at, "%s%d", b ? "," : "", c.lens[b]);
 		CHECK(kvb_check_passed(&kv, &chk),
-		      "%s%s d %d heads %d:%d (tile %d) P %d lens %s splits %d: max error %.3g "
-		      "(bound %.3g) at sequence %d head %d element %d, %lld non-finite",
+		      "%s%s d %d heads %d:%d (tile %d) P %d lens %s splits %d K x%g V x%g: max "
+		      "error %.3g (bound %.3g) at sequence %d head %d element %d, %lld non-finite",
 		      tc ? "tensor-core " : "cuda-core ", kvb_dtype_name(c.dt), c.d, c.h_q, c.h_kv, gt, c.P, lens,
-		      a.splits, chk.max_err,
+		      a.splits, (double)c.k_mul, (double)c.v_mul, chk.max_err,
 		      kvb_dtype_tolerance(c.dt), chk.worst_seq, chk.worst_head, chk.worst_i,
 		      (long long)chk.nonfinite);
 		if (c.split)
@@ -411,6 +420,35 @@ int main(int argc, char **argv)
 				if (dt != KVB_DTYPE_FP32)
 					one(dt, d, g, P, {0, 100, 700}, true, 'c');
 			}
+	/* The scales: K's and V's amplitudes (int8's per-token scales, fp8's
+	 * per-tensor ones, the 16-bit values themselves) times 1e-6 .. 1e3,
+	 * each alone and both together, on every dtype, both kernels, split
+	 * and not (issue 39: the tensor-core int8 path rounded weight x V
+	 * scale to fp16 and gave error 1 at V x 1e-6, 0.26 at 1e-4).  The
+	 * error is measured against sum p |v|, so it must not move with V's
+	 * magnitude; K below 1 flattens the softmax, K above 1 comes with
+	 * the softmax scale divided by it (run_case). */
+	static const float muls[] = {1e-6f, 1e-4f, 1e-2f, 1e2f, 1e3f};
+	for (enum kvb_dtype dt : dts)
+		for (float mul : muls)
+			for (int which = 0; which < 3; which++)
+				for (char force : {(char)0, 'c'}) {
+					if (dt == KVB_DTYPE_FP32 && force == 'c')
+						continue; /* fp32 is the CUDA-core kernel's anyway */
+					decode_case c;
+					c.dt = dt;
+					c.d = 128;
+					c.h_kv = 1;
+					c.h_q = dt == KVB_DTYPE_INT8 ? 4 : 8;
+					c.P = 16;
+					c.lens = {0, 1, 17, 300};
+					c.split = which == 2; /* both scaled: through the merge */
+					c.force = force;
+					c.k_mul = which != 1 ? mul : 1.0f;
+					c.v_mul = which != 0 ? mul : 1.0f;
+					run_case(c, seed++);
+					cases++;
+				}
 	printf("check-cuda-emu: %d decode cases, %d checks passed, %d failed\n", cases, g_passed,
 	       g_failed);
 	return g_failed ? 1 : 0;

@@ -120,6 +120,27 @@ if [ -z "$(json gbps)" ]; then ok; else bad "--validate-only timed a point"; fi
 run "$KVBENCH" $small --validate-only
 expect_out "validation (cpu)"
 
+# --kv-scale: K's and V's values times 1e-6 and 1e3 (int8's per-token and
+# fp8's per-tensor scales follow) still validate on every dtype, and the
+# factors are in the point; without it the point has no such fields.
+for ks in 1e-6,1e-6 1,1e-6 1e3,1e3; do
+	run "$KVBENCH" $small --kv-dtype fp32,fp16,bf16,fp8,int8 --heads 8:2 --kv-scale $ks \
+		--validate-only --format csv
+	expect_rc 0
+	n=$(printf '%s\n' "$out" | grep -c ',pass,')
+	if [ "$n" = 5 ]; then ok; else bad "--kv-scale $ks: $n of 5 dtypes passed"; fi
+done
+run "$KVBENCH" $small --kv-dtype int8 --kv-scale 1e3,1e-6 --validate-only --format json
+expect_json kv_scale_k 1000
+expect_json kv_scale_v 1e-06
+run "$KVBENCH" $small --validate-only --format json
+if [ -z "$(json kv_scale_v)" ]; then ok; else bad "kv_scale_v without --kv-scale"; fi
+for bad_scale in 0,1 1 1,1e5 x,1 1,; do
+	run "$KVBENCH" --kv-scale "$bad_scale"
+	expect_rc 2
+	expect_err "--kv-scale: '$bad_scale'"
+done
+
 # CSV to stdout: a header and one line per point (2 dtypes x 2 block sizes).
 run "$KVBENCH" $small --kv-dtype fp32,int8 --block-size 1,16 --validate-only --format csv
 expect_rc 0
