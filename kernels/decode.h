@@ -300,6 +300,16 @@ int kvb_paged_kv_fill_scaled(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_
 			     float k_mul, float v_mul);
 /* n query values uniform in (-2, 2). */
 void kvb_queries_fill(float *q, size_t n, uint64_t seed);
+/* A cache whose every block-table entry is the same one full block, filled
+ * (no NaN slot): the decode's loops run as on a cache of these lengths and
+ * this shape, but each (sequence, KV head) reads one block's P rows of K and
+ * V over and over (P d b x 2 bytes: 8 KiB at P 16, d 128, bf16), so the data
+ * sits in L1 and the run measures the loops' own ceiling, not memory's.
+ * Output is not checked against the reference (the reference reads the
+ * same aliased blocks, so it could be).  Returns 0, or -1 when memory is
+ * short or a size overflows (kv is then empty and safe to free). */
+int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape, int32_t batch,
+			  const int32_t *seq_lens, uint64_t seed, struct kvb_cpu *cpu);
 
 /* Bytes a decode step must move, the way the harness credits them: K and V
  * of the valid tokens in the stored dtype, their scales (int8: 2 floats per

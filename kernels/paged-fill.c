@@ -5,7 +5,9 @@
  * (no zeros, NaN past each length), is said in decode.h and paged.c. */
 #include "decode.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct fill_job {
 	struct kvb_paged_kv *kv;
@@ -113,3 +115,40 @@ int kvb_paged_kv_fill_scaled(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_
 	return 0;
 }
 
+
+int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape, int32_t batch,
+			  const int32_t *seq_lens, uint64_t seed, struct kvb_cpu *cpu)
+{
+	const int32_t one = shape->block_size; /* one full block: no NaN slot in it */
+	int32_t *lens = NULL, *tables = NULL;
+	int64_t max_blocks = 1;
+	if (batch <= 0 || kvb_paged_kv_alloc(kv, shape, 1, &one, seed) != 0)
+		return -1;
+	if (kvb_paged_kv_fill(kv, seed, cpu) != 0)
+		goto fail;
+	for (int32_t b = 0; b < batch; b++) {
+		int64_t nb = ((int64_t)seq_lens[b] + shape->block_size - 1) / shape->block_size;
+		if (seq_lens[b] < 0)
+			goto fail;
+		max_blocks = nb > max_blocks ? nb : max_blocks;
+	}
+	if ((int64_t)batch * max_blocks > INT32_MAX)
+		goto fail;
+	lens = malloc((size_t)batch * sizeof *lens);
+	tables = calloc((size_t)batch * (size_t)max_blocks, sizeof *tables); /* all block 0 */
+	if (!lens || !tables)
+		goto fail;
+	memcpy(lens, seq_lens, (size_t)batch * sizeof *lens);
+	free(kv->seq_lens);
+	free(kv->block_tables);
+	kv->seq_lens = lens;
+	kv->block_tables = tables;
+	kv->batch = batch;
+	kv->max_blocks = (int32_t)max_blocks;
+	return 0;
+fail:
+	free(lens);
+	free(tables);
+	kvb_paged_kv_free(kv);
+	return -1;
+}

@@ -49,6 +49,17 @@ want=$(awk -v w="$wr" -v m="$r" -v h="$wrd" -v c="$c" \
 	'BEGIN { print (h < 1.25 * c ? "unclear" : w > m ? "compute" : "memory") }')
 expect_json bound "$want"
 expect_json prefetch on
+# the loop's compute ceiling (the same decode over one block aliased by
+# every table entry: L1) and the judgement against min(read, compute):
+# ceiling_min names the lower, ceiling_min_gbps is it, ratio_min = gbps / it
+hot=$(json compute_gbps); cm=$(json ceiling_min_gbps); rm=$(json ratio_min)
+if awk -v h="$hot" 'BEGIN { exit !(h > 0) }'; then ok; else bad "compute_gbps $hot"; fi
+want=$(awk -v h="$hot" -v c="$c" 'BEGIN { print (h < c ? "compute" : "read") }')
+expect_json ceiling_min "$want"
+if awk -v h="$hot" -v c="$c" -v m="$cm" 'BEGIN { exit !(m == (h + 0 < c + 0 ? h : c)) }'
+then ok; else bad "ceiling_min_gbps $cm, want min($hot, $c)"; fi
+if within "$g" "$cm" "$rm"
+then ok; else bad "ratio_min $rm, gbps $g, ceiling_min_gbps $cm"; fi
 # KVB_PREFETCH=0 turns the software prefetch off, and the results say so
 run env KVB_PREFETCH=0 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:2 --format json --quiet
 expect_rc 0
