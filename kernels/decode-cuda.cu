@@ -243,8 +243,8 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 	a.o = dc->o;
 	args_shape(kv, gt, &a);
 
-	/* Split when the units do not fill the GPU once: cut the tokens so
-	 * that about one wave of CTAs covers them, by tokens, not by requests. */
+	/* Split when it shortens the step by whole waves (plan_splits): a
+	 * wave is what the GPU holds at once, SMs x CTAs per SM. */
 	plan_splits(kv->seq_lens, kv->batch, s->h_kv, a.tiles, (int64_t)sm * std::max(per_sm, 1),
 		    &a.splits, &a.chunk);
 	if (a.splits > 1) {

@@ -246,6 +246,58 @@ static void check_shuffle_barrier()
 	CHECK(bad == 0, "shuffle/barrier: %d threads saw a wrong sum", bad);
 }
 
+/* The wave-aware split planner against hand arithmetic (an H200: 132
+ * SMs; CTAs per SM from the kernels' shared memory and registers).  Each
+ * row: lengths (B x len), H_kv, head tiles, the wave, and the split and
+ * chunk expected. */
+static void check_plan_splits()
+{
+	struct {
+		int B, len, h_kv, tiles;
+		int64_t wave;
+		int splits, chunk;
+		const char *why;
+	} rows[] = {
+		/* fp8 GQA-8 (64:8), B 64 x 16k, 4 CTAs per SM: 512 units on 528
+		 * slots fit one wave: no split (the old planner cut it in 2, the
+		 * second chunk 512 tokens) */
+		{64, 16384, 8, 1, 528, 1, 0, "fp8 GQA-8 B 64, one wave"},
+		/* int8 GQA-4 (32:8), 3 CTAs per SM = 396 slots: 512 units are
+		 * 2 waves x (16384 + 128) = 33024 token-times unsplit; n = 3: c =
+		 * ceil(16384 / 3) = 5462 -> 5632 (22 x 256), 3 chunks each, 1536
+		 * CTAs = 4 waves x (5632 + 128) = 23040 x 1.02 = 23501, the least
+		 * (n = 2: 3 waves x 8320; n = 6: c 2816, 3072 CTAs = 8 waves x
+		 * 2944 = 23552; n = 13: c 1280, 6656 CTAs = 17 waves x 1408 =
+		 * 23936) */
+		{64, 16384, 8, 1, 396, 3, 5632, "int8 GQA-4 B 64, 1.29 waves"},
+		/* MHA bf16 B 64: 2048 units on 264 slots: 8 waves x 16512 =
+		 * 132096; n = 2: 4096 CTAs = 16 waves x 8320 = 133120 x 1.02 */
+		{64, 16384, 32, 1, 264, 1, 0, "MHA bf16 B 64, 8 waves"},
+		/* MHA bf16 B 1 x 16k: 32 units on 264 slots; n = 8: c = 2048, 256
+		 * CTAs in one wave: 2176 x 1.02 = 2220; n = 9 rounds to the same
+		 * chunk and is skipped; n = 16: c 1024, 512 CTAs = 2 waves x 1152
+		 * = 2304 */
+		{1, 16384, 32, 1, 264, 8, 2048, "MHA bf16 B 1, long"},
+		/* short sequences: nothing to cut below MIN_CHUNK (256) */
+		{8, 256, 8, 1, 264, 1, 0, "short"},
+	};
+	for (const auto &r : rows) {
+		std::vector<int32_t> lens((size_t)r.B, r.len);
+		int splits = -1, chunk = -1;
+		plan_splits(lens.data(), r.B, r.h_kv, r.tiles, r.wave, &splits, &chunk);
+		CHECK(splits == r.splits && chunk == r.chunk, "plan_splits %s: %d x %d, want %d x %d",
+		      r.why, splits, chunk, r.splits, r.chunk);
+	}
+	/* uneven lengths: the chunk follows the longest; empty sequences cost
+	 * nothing.  2 x 1000 tokens, 1 KV head, wave 8: n = 4 gives c = 256,
+	 * 8 chunks of work in one wave: 384 x 1.02 = 392; n = 2: c 512, 640
+	 * x 1.02; n = 1: 1128. */
+	const int32_t two[] = {1000, 0, 1000};
+	int splits = -1, chunk = -1;
+	plan_splits(two, 3, 1, 1, 8, &splits, &chunk);
+	CHECK(splits == 4 && chunk == 256, "plan_splits uneven: %d x %d, want 4 x 256", splits, chunk);
+}
+
 /* ----------------------------------------------------------------- decode */
 
 struct decode_case {
@@ -366,6 +418,7 @@ int main(int argc, char **argv)
 	check_cp_async();
 	check_shuffle_barrier();
 	check_cvt8();
+	check_plan_splits();
 
 	static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_FP16, KVB_DTYPE_BF16,
 					     KVB_DTYPE_FP8, KVB_DTYPE_INT8};
