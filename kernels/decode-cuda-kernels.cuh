@@ -14,6 +14,12 @@ namespace {
 
 /* ------------------------------------------------------------- dispatch */
 
+/* Opt-in dynamic shared memory per block (CUDA C Programming Guide,
+ * "Features and Technical Specifications" per compute capability). */
+constexpr int SMEM_SM90 = 232448; /* 227 KiB: sm_90, sm_100 */
+constexpr int SMEM_SM80 = 166912; /* 163 KiB: sm_80, sm_87 */
+constexpr int SMEM_SM89 = 101376; /* 99 KiB: sm_86, sm_89 */
+
 typedef void (*kernel_fn)(dev_args);
 
 template <int DT, int D> kernel_fn pick_gt(int gt)
@@ -75,44 +81,65 @@ inline bool use_tc(int g, enum kvb_dtype dt, char force = 0)
 	return true;
 }
 
-template <int DT, int D> kernel_fn pick_tc_p(bool pow2)
+/* The tensor-core kernel with ST stages, and its dynamic shared memory.
+ * Two-stage variants are built only where three stages pass the smallest
+ * per-block limit of the GPUs kvbench targets (sm_86/89: 99 KiB): 16-bit
+ * KV at d 128 and 256, 8-bit at d 256; elsewhere ST 2 gives nullptr. */
+template <int DT, int D, int ST> kernel_fn pick_tc_s(bool pow2, int *smem)
 {
-	if constexpr (DT == KVB_DTYPE_FP32)
+	if constexpr (DT == KVB_DTYPE_FP32) {
+		*smem = 0;
 		return nullptr;
-	else
-		return pow2 ? decode_tc_kernel<DT, D, true> : decode_tc_kernel<DT, D, false>;
-}
-
-template <int DT> kernel_fn pick_tc_d(int d, bool pow2)
-{
-	switch (d) {
-	case 64: return pick_tc_p<DT, 64>(pow2);
-	case 128: return pick_tc_p<DT, 128>(pow2);
-	case 256: return pick_tc_p<DT, 256>(pow2);
-	default: return nullptr;
+	} else if constexpr (ST == 2 && tc_layout<DT, D, 3>::SMEM <= SMEM_SM89) {
+		*smem = 0;
+		return nullptr;
+	} else {
+		*smem = tc_layout<DT, D, ST>::SMEM;
+		return pow2 ? decode_tc_kernel<DT, D, true, ST> : decode_tc_kernel<DT, D, false, ST>;
 	}
 }
 
-template <int DT> int tc_smem(int d)
+template <int DT, int ST> kernel_fn pick_tc_d(int d, bool pow2, int *smem)
 {
-	if constexpr (DT == KVB_DTYPE_FP32)
-		return 0;
-	else
-		return d == 64 ? tc_layout<DT, 64>::SMEM : d == 128 ? tc_layout<DT, 128>::SMEM
-					     : tc_layout<DT, 256>::SMEM;
+	switch (d) {
+	case 64: return pick_tc_s<DT, 64, ST>(pow2, smem);
+	case 128: return pick_tc_s<DT, 128, ST>(pow2, smem);
+	case 256: return pick_tc_s<DT, 256, ST>(pow2, smem);
+	default: *smem = 0; return nullptr;
+	}
+}
+
+template <int ST> kernel_fn pick_tc_st(int dt, int d, bool pow2, int *smem)
+{
+	switch (dt) {
+	case KVB_DTYPE_FP16: return pick_tc_d<KVB_DTYPE_FP16, ST>(d, pow2, smem);
+	case KVB_DTYPE_BF16: return pick_tc_d<KVB_DTYPE_BF16, ST>(d, pow2, smem);
+	case KVB_DTYPE_FP8: return pick_tc_d<KVB_DTYPE_FP8, ST>(d, pow2, smem);
+	case KVB_DTYPE_INT8: return pick_tc_d<KVB_DTYPE_INT8, ST>(d, pow2, smem);
+	default: *smem = 0; return nullptr;
+	}
 }
 
 /* The tensor-core kernel for a dtype and head dim, with P a power of two
- * (shifts) or not (divisions); its dynamic shared memory in *smem. */
-inline kernel_fn pick_tc(int dt, int d, bool pow2, int *smem)
+ * (shifts) or not (divisions), whose dynamic shared memory (*smem) fits
+ * smem_limit, the device's opt-in bytes per block: 3 stages where they
+ * fit (sm_90: 227 KiB, every shape), else 2 (sm_80's 163 KiB at 16-bit d
+ * 256; sm_86/89's 99 KiB at 16-bit d 128 and 8-bit d 256), else nullptr:
+ * the caller then takes the CUDA-core kernel (sm_86/89 at 16-bit d 256,
+ * whose 2 stages need 132 KiB).  *stages gets the count. */
+inline kernel_fn pick_tc(int dt, int d, bool pow2, int smem_limit, int *smem, int *stages)
 {
-	switch (dt) {
-	case KVB_DTYPE_FP16: *smem = tc_smem<KVB_DTYPE_FP16>(d); return pick_tc_d<KVB_DTYPE_FP16>(d, pow2);
-	case KVB_DTYPE_BF16: *smem = tc_smem<KVB_DTYPE_BF16>(d); return pick_tc_d<KVB_DTYPE_BF16>(d, pow2);
-	case KVB_DTYPE_FP8: *smem = tc_smem<KVB_DTYPE_FP8>(d); return pick_tc_d<KVB_DTYPE_FP8>(d, pow2);
-	case KVB_DTYPE_INT8: *smem = tc_smem<KVB_DTYPE_INT8>(d); return pick_tc_d<KVB_DTYPE_INT8>(d, pow2);
-	default: *smem = 0; return nullptr;
-	}
+	kernel_fn k = pick_tc_st<3>(dt, d, pow2, smem);
+	*stages = 3;
+	if (k && *smem <= smem_limit)
+		return k;
+	k = pick_tc_st<2>(dt, d, pow2, smem);
+	*stages = 2;
+	if (k && *smem <= smem_limit)
+		return k;
+	*smem = 0;
+	*stages = 0;
+	return nullptr;
 }
 
 /* Heads per CTA for a group of g: the smallest instantiated tile that holds

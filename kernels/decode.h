@@ -453,9 +453,11 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 			   struct kvb_cuda_decode **out);
 /* Chunks each sequence is cut into (1 when not split) and tokens per chunk. */
 void kvb_cuda_decode_split(const struct kvb_cuda_decode *dc, int *splits, int *chunk_tokens);
-/* "tensor-core" or "cuda-core": the kernel this decode launches (the
- * tensor-core one for 16- and 8-bit KV unless KVBENCH_CUDA_KERNEL is
- * cuda-core). */
+/* "tensor-core", "tensor-core-2stage" or "cuda-core": the kernel this
+ * decode launches (the tensor-core one for 16- and 8-bit KV unless
+ * KVBENCH_CUDA_KERNEL is cuda-core; with a 2-stage pipeline where the
+ * GPU's shared memory per block cannot hold 3, and the CUDA-core one where
+ * it cannot hold 2: 16-bit d 256 on sm_86/89). */
 const char *kvb_cuda_decode_kernel(const struct kvb_cuda_decode *dc);
 /* Poison the device output with NaN, run one step, copy o back. */
 int kvb_cuda_decode_run(struct kvb_cuda_decode *dc, float *o);

@@ -307,6 +307,8 @@ struct decode_case {
 	bool split; /* plan splits as for a GPU far larger than the work */
 	char force; /* 'c': the CUDA-core kernel whatever the dtype */
 	float k_mul = 1.0f, v_mul = 1.0f; /* amplitude factors of K and V */
+	int smem_limit = SMEM_SM90;       /* the GPU's shared memory per block */
+	int want_stages = -1;             /* the pipeline depth expected, -1: any */
 };
 
 static int heads_tile(int g, enum kvb_dtype dt)
@@ -343,7 +345,14 @@ static void run_case(const decode_case &c, uint64_t seed)
 	kvb_poison(o.data(), nq);
 
 	const int g = c.h_q / c.h_kv;
-	const bool tc = use_tc(g, c.dt, c.force);
+	bool tc = use_tc(g, c.dt, c.force);
+	int smem = 0, stages = 0;
+	kernel_fn ktc = tc ? pick_tc(c.dt, c.d, (c.P & (c.P - 1)) == 0, c.smem_limit, &smem, &stages)
+			   : nullptr;
+	tc = ktc != nullptr; /* too little shared memory: the CUDA-core kernel */
+	if (c.want_stages >= 0)
+		CHECK(stages == c.want_stages, "%s d %d within %d bytes: %d stages (%d bytes), want %d",
+		      kvb_dtype_name(c.dt), c.d, c.smem_limit, stages, smem, c.want_stages);
 	const int gt = tc ? TC_ROWS : heads_tile(g, c.dt);
 	dev_args a = {};
 	a.k_pool = kv.k_pool;
@@ -365,9 +374,7 @@ static void run_case(const decode_case &c, uint64_t seed)
 		a.part_o = part_o.data();
 		a.part_ml = part_ml.data();
 	}
-	int smem = 0;
-	kernel_fn k = tc ? pick_tc(c.dt, c.d, (c.P & (c.P - 1)) == 0, &smem)
-			 : pick_kernel(c.dt, c.d, gt);
+	kernel_fn k = tc ? ktc : pick_kernel(c.dt, c.d, gt);
 	CHECK(smem <= kvb_emu::DYN_SHARED_BYTES, "%d bytes of shared memory", smem);
 	kernel_fn merge = pick_merge(c.d);
 	CHECK(k && merge, "no kernel for %s d %d gt %d", kvb_dtype_name(c.dt), c.d, gt);
@@ -502,6 +509,42 @@ int main(int argc, char **argv)
 					run_case(c, seed++);
 					cases++;
 				}
+	/* Shared memory per architecture: 3 stages where they fit, else 2,
+	 * else the CUDA-core kernel, each run against the reference.  Stage
+	 * bytes: 64 rows x (d b + 16) x 2 (K, V) (+ 512 of int8 scales):
+	 * 16-bit d 128: 34816 (3: 104448, over sm_86/89's 101376; 2: 69632);
+	 * 16-bit d 256: 67584 (3: 202752, over sm_80's 166912; 2: 135168,
+	 * over 101376: CUDA-core); int8 d 256: 35328 (3: 105984; 2: 70656);
+	 * fp8 d 256: 34816 (3: 104448; 2: 69632); 8-bit d 128: under 57 KiB
+	 * for 3. */
+	struct {
+		int limit;
+		enum kvb_dtype dt;
+		int d, stages;
+	} archs[] = {
+		{SMEM_SM80, KVB_DTYPE_BF16, 128, 3}, {SMEM_SM80, KVB_DTYPE_BF16, 256, 2},
+		{SMEM_SM80, KVB_DTYPE_FP16, 256, 2}, {SMEM_SM80, KVB_DTYPE_INT8, 256, 3},
+		{SMEM_SM89, KVB_DTYPE_BF16, 128, 2}, {SMEM_SM89, KVB_DTYPE_FP16, 128, 2},
+		{SMEM_SM89, KVB_DTYPE_BF16, 256, 0}, {SMEM_SM89, KVB_DTYPE_INT8, 128, 3},
+		{SMEM_SM89, KVB_DTYPE_INT8, 256, 2}, {SMEM_SM89, KVB_DTYPE_FP8, 256, 2},
+		{SMEM_SM90, KVB_DTYPE_BF16, 256, 3}, {SMEM_SM90, KVB_DTYPE_INT8, 256, 3},
+	};
+	for (const auto &ar : archs)
+		for (bool split : {false, true}) {
+			decode_case c;
+			c.dt = ar.dt;
+			c.d = ar.d;
+			c.h_kv = 1;
+			c.h_q = 8;
+			c.P = 16;
+			c.lens = {0, 1, 17, 300};
+			c.split = split;
+			c.force = 0;
+			c.smem_limit = ar.limit;
+			c.want_stages = ar.stages;
+			run_case(c, seed++);
+			cases++;
+		}
 	printf("check-cuda-emu: %d decode cases, %d checks passed, %d failed\n", cases, g_passed,
 	       g_failed);
 	return g_failed ? 1 : 0;
