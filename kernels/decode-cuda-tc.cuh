@@ -228,8 +228,14 @@ __device__ __forceinline__ void tc_k_frag(const unsigned char *ks, int r, int kc
 	}
 }
 
+/* int8 at d 128: 4 CTAs per SM (at most 128 registers a thread), so that
+ * GQA-4's 512 CTAs at B 64 run in one wave on 132 SMs (issue 39). */
+template <int DT, int D> struct tc_min_ctas {
+	static constexpr int value = DT == KVB_DTYPE_INT8 && D == 128 ? 4 : 1;
+};
+
 template <int DT, int D, bool POW2, int ST>
-__global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
+__global__ void __launch_bounds__(TC_THREADS, (tc_min_ctas<DT, D>::value)) decode_tc_kernel(const dev_args a)
 {
 	using L = tc_layout<DT, D, ST>;
 	KVB_DYNAMIC_SHARED(smem);

@@ -262,7 +262,10 @@ static void check_plan_splits()
 		 * slots fit one wave: no split (the old planner cut it in 2, the
 		 * second chunk 512 tokens) */
 		{64, 16384, 8, 1, 528, 1, 0, "fp8 GQA-8 B 64, one wave"},
-		/* int8 GQA-4 (32:8), 3 CTAs per SM = 396 slots: 512 units are
+		/* int8 GQA-4 (32:8) at 4 CTAs per SM (128 registers): 528 slots,
+		 * one wave, no split */
+		{64, 16384, 8, 1, 528, 1, 0, "int8 GQA-4 B 64, one wave"},
+		/* the same at 3 CTAs per SM = 396 slots: 512 units are
 		 * 2 waves x (16384 + 128) = 33024 token-times unsplit; n = 3: c =
 		 * ceil(16384 / 3) = 5462 -> 5632 (22 x 256), 3 chunks each, 1536
 		 * CTAs = 4 waves x (5632 + 128) = 23040 x 1.02 = 23501, the least
