@@ -4,9 +4,11 @@
 #   loops:  ns per token and KV head of the inner loops alone in L2, one
 #           instruction set (avx2, avx512) against the other, on one thread
 #           (pinned to CPU 0 where taskset exists); default 5 rounds;
-#   memory: per point the median read and decode GB/s and the quartiles of
-#           decode / the read of the same round, prefetch on and off, on all
-#           CPUs; about 2.5 GB of memory and 35 s at the default 11 rounds.
+#   memory: per point the median read, decode and hot (the loop's compute
+#           ceiling: the same decode with its data in L1) GB/s and the
+#           quartiles of decode / the read of the same round, prefetch on
+#           and off, and of decode / min(read, hot) of the round, on all
+#           CPUs; about 2.5 GB of memory and 45 s at the default 11 rounds.
 # Needs the build (libkvbench.a) and a C compiler.
 #
 # Usage: bench/decode-cpu.sh loops|memory [ROUNDS]

@@ -155,6 +155,9 @@ struct dev_args {
 	const float *k_scales, *v_scales; /* int8 */
 	float v_scale;                    /* fp8 */
 	float q_scale;                    /* sm_scale * log2(e) (* fp8 K scale) */
+	float v_shift; /* int8, tensor-core kernel: an integer k, the weights
+			* taken as 2^k exp2(s - m) so that weight x V scale,
+			* rounded to fp16, sits near 1 (args_shape) */
 	const int32_t *tables;
 	const int32_t *lens;
 	const float *q;

@@ -129,7 +129,8 @@ template <int DT> __device__ __forceinline__ uint32_t cvt8x2(uint32_t w)
  * operand (rows past the group are zero and never written), so each K/V
  * row is read once for the whole group.  Tokens come in tiles of TC_TT
  * through a TC_STAGES-deep cp.async pipeline in shared memory: tile i + 2's
- * loads are issued before tile i's math.  Each warp takes 16 tokens of a
+ * loads are issued before tile i's math (ST = 2 stages, tile i + 1's,
+ * where a GPU's shared memory per block cannot hold 3: pick_tc).  Each warp takes 16 tokens of a
  * tile: S = Q K^T as two n8 tiles (K's rows are B's columns, read from
  * shared memory as they lie), the online softmax on S's fragments (one
  * exponential per score, one rescale per row and tile, none when the max
@@ -148,7 +149,7 @@ constexpr int TC_TT = 16 * TC_WARPS; /* tokens per tile: 16 per warp */
 constexpr int TC_STAGES = 3;
 constexpr int TC_ROWS = 16;          /* query heads per CTA: mma's M */
 
-template <int DT, int D> struct tc_layout {
+template <int DT, int D, int ST = TC_STAGES> struct tc_layout {
 	static constexpr int EB = kv_elem<DT>::bytes;
 	static constexpr int ROWB = D * EB;                 /* bytes of a K or V row */
 	static constexpr int STRIDE = ROWB + 16;            /* padded */
@@ -159,12 +160,11 @@ template <int DT, int D> struct tc_layout {
 	static constexpr int SCALE_BYTES = DT == KVB_DTYPE_INT8 ? 2 * TC_TT * 4 : 0;
 	static constexpr int STAGE_BYTES = 2 * KV_BYTES + SCALE_BYTES;
 	static constexpr int MERGE_BYTES = TC_WARPS * TC_ROWS * (D + 2) * 4;
-	static constexpr int SMEM = TC_STAGES * STAGE_BYTES > MERGE_BYTES ? TC_STAGES * STAGE_BYTES
-									  : MERGE_BYTES;
+	static constexpr int SMEM = ST * STAGE_BYTES > MERGE_BYTES ? ST * STAGE_BYTES : MERGE_BYTES;
 	static constexpr bool BF16 = DT == KVB_DTYPE_BF16; /* else fp16 mma */
 	static_assert(DT != KVB_DTYPE_FP32, "fp32 KV stays on the CUDA-core kernel");
 	static_assert(TC_THREADS % CPR == 0 && TC_TT % RPP == 0, "copy passes");
-	static_assert(SMEM <= 227 * 1024, "shared memory per block");
+	static_assert(ST >= 2, "a stage ahead of the one in use");
 };
 
 /* Issue tile [t0, t0 + TC_TT) of this CTA's K/V rows (and int8 scales)
@@ -228,10 +228,16 @@ __device__ __forceinline__ void tc_k_frag(const unsigned char *ks, int r, int kc
 	}
 }
 
-template <int DT, int D, bool POW2>
-__global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
+/* int8 at d 128: 4 CTAs per SM (at most 128 registers a thread), so that
+ * GQA-4's 512 CTAs at B 64 run in one wave on 132 SMs (issue 39). */
+template <int DT, int D> struct tc_min_ctas {
+	static constexpr int value = DT == KVB_DTYPE_INT8 && D == 128 ? 4 : 1;
+};
+
+template <int DT, int D, bool POW2, int ST>
+__global__ void __launch_bounds__(TC_THREADS, (tc_min_ctas<DT, D>::value)) decode_tc_kernel(const dev_args a)
 {
-	using L = tc_layout<DT, D>;
+	using L = tc_layout<DT, D, ST>;
 	KVB_DYNAMIC_SHARED(smem);
 
 	const cta_unit u = cta_unit_of(a);
@@ -248,7 +254,7 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 
 	/* Start the pipeline first: its bytes travel while Q is prepared. */
 #pragma unroll
-	for (int s = 0; s < TC_STAGES - 1; s++) {
+	for (int s = 0; s < ST - 1; s++) {
 		if (s < ntiles)
 			tc_issue<DT, D, POW2>(a, smem + s * L::STAGE_BYTES, table, h, c0 + s * TC_TT, c1);
 		cp_async_commit();
@@ -291,16 +297,16 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 	float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 
 	for (int i = 0; i < ntiles; i++) {
-		/* the tile TC_STAGES - 1 ahead goes out before this one's math */
-		const int ahead = i + TC_STAGES - 1;
+		/* the tile ST - 1 ahead goes out before this one's math */
+		const int ahead = i + ST - 1;
 		if (ahead < ntiles)
-			tc_issue<DT, D, POW2>(a, smem + (ahead % TC_STAGES) * L::STAGE_BYTES, table, h,
+			tc_issue<DT, D, POW2>(a, smem + (ahead % ST) * L::STAGE_BYTES, table, h,
 					      c0 + ahead * TC_TT, c1);
 		cp_async_commit();
-		cp_async_wait<TC_STAGES - 1>(); /* tile i's copies (this thread's) landed */
+		cp_async_wait<ST - 1>(); /* tile i's copies (this thread's) landed */
 		__syncthreads();                /* ... and every thread's */
 
-		const unsigned char *ks = smem + (i % TC_STAGES) * L::STAGE_BYTES;
+		const unsigned char *ks = smem + (i % ST) * L::STAGE_BYTES;
 		const unsigned char *vs = ks + L::KV_BYTES;
 		const float *kscale = reinterpret_cast<const float *>(ks + 2 * L::KV_BYTES);
 		const float *vscale = kscale + TC_TT;
@@ -352,14 +358,19 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 				acc[n][3] *= f[1];
 			}
 		}
-		/* P: one exponential per score; the A operand of P V. */
+		/* P: one exponential per score; the A operand of P V.  int8
+		 * takes the weights as 2^v_shift exp2(x - m) (int8_v_shift:
+		 * weight x V scale near 1 in fp16; l carries the same 2^k, so
+		 * it cancels in O / l): a subtraction per row here, none per
+		 * score. */
+		const float mb[2] = {DT == KVB_DTYPE_INT8 ? m[0] - a.v_shift : m[0],
+				     DT == KVB_DTYPE_INT8 ? m[1] - a.v_shift : m[1]};
 		float p[2][4];
 #pragma unroll
 		for (int nt = 0; nt < 2; nt++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
-				const float mk = m[e >> 1];
-				const float w = mk == -INFINITY ? 0.0f : ex2(sc[nt][e] - mk);
+				const float w = m[e >> 1] == -INFINITY ? 0.0f : ex2(sc[nt][e] - mb[e >> 1]);
 				l[e >> 1] += w;
 				p[nt][e] = DT == KVB_DTYPE_INT8
 					? w * vscale[wr + nt * 8 + 2 * tig + (e & 1)] : w;
@@ -403,7 +414,7 @@ __global__ void __launch_bounds__(TC_THREADS) decode_tc_kernel(const dev_args a)
 				}
 			}
 		}
-		__syncthreads(); /* stage i % STAGES is free for tile i + STAGES */
+		__syncthreads(); /* stage i % ST is free for tile i + ST */
 	}
 	cp_async_wait<0>();
 	__syncthreads();

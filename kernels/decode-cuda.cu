@@ -72,6 +72,7 @@ struct kvb_cuda_decode {
 	kernel_fn kernel, merge;
 	int smem_bytes; /* dynamic shared memory of the kernel (tensor-core: its stages) */
 	bool tc;        /* the tensor-core kernel, else the CUDA-core one */
+	int stages;     /* tensor-core: its cp.async pipeline's depth (3, or 2) */
 	int grid_ctas;
 	int d;
 	int64_t batch;
@@ -185,8 +186,29 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 	}
 	const int g = s->h_q / s->h_kv;
 	const char *force = getenv("KVBENCH_CUDA_KERNEL"); /* cuda-core | tensor-core */
-	const bool tc = use_tc(g, s->dtype, force && *force == 'c' ? 'c' : 0);
+	int smem_limit = 0, stages = 0;
+	{
+		/* before the declarations CUDA_CHECK's goto would cross */
+		cudaError_t e = cudaSetDevice(0);
+		if (e == cudaSuccess)
+			e = cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+		if (e != cudaSuccess) {
+			set_error("cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin): %s",
+				  cudaGetErrorString(e));
+			free(dc);
+			return KVB_CUDA_FAILED;
+		}
+	}
+	bool tc = use_tc(g, s->dtype, force && *force == 'c' ? 'c' : 0);
+	if (tc) {
+		/* 3 stages, else 2, else (too little shared memory on this
+		 * GPU) the CUDA-core kernel */
+		dc->kernel = pick_tc(s->dtype, s->d, (s->block_size & (s->block_size - 1)) == 0,
+				     smem_limit, &dc->smem_bytes, &stages);
+		tc = dc->kernel != nullptr;
+	}
 	dc->tc = tc;
+	dc->stages = stages;
 	const int gt = tc ? TC_ROWS : heads_per_cta(g, s->dtype);
 	const size_t pool = (size_t)kv->num_blocks * s->h_kv * s->block_size * s->d *
 			    kvb_dtype_bytes(s->dtype);
@@ -195,14 +217,10 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 	dc->d = s->d;
 	dc->batch = kv->batch;
 	dc->o_bytes = nq * sizeof(float);
-	if (tc)
-		dc->kernel = pick_tc(s->dtype, s->d, (s->block_size & (s->block_size - 1)) == 0,
-				     &dc->smem_bytes);
-	else
+	if (!tc)
 		dc->kernel = pick_kernel(s->dtype, s->d, gt);
 	dc->merge = pick_merge(s->d);
 
-	CUDA_CHECK(cudaSetDevice(0));
 	CUDA_CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
 	CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
 	if (dc->smem_bytes > 48 * 1024)
@@ -243,8 +261,8 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 	a.o = dc->o;
 	args_shape(kv, gt, &a);
 
-	/* Split when the units do not fill the GPU once: cut the tokens so
-	 * that about one wave of CTAs covers them, by tokens, not by requests. */
+	/* Split when it shortens the step by whole waves (plan_splits): a
+	 * wave is what the GPU holds at once, SMs x CTAs per SM. */
 	plan_splits(kv->seq_lens, kv->batch, s->h_kv, a.tiles, (int64_t)sm * std::max(per_sm, 1),
 		    &a.splits, &a.chunk);
 	if (a.splits > 1) {
@@ -280,7 +298,7 @@ out:
 
 const char *kvb_cuda_decode_kernel(const struct kvb_cuda_decode *dc)
 {
-	return dc->tc ? "tensor-core" : "cuda-core";
+	return !dc->tc ? "cuda-core" : dc->stages == 2 ? "tensor-core-2stage" : "tensor-core";
 }
 
 void kvb_cuda_decode_split(const struct kvb_cuda_decode *dc, int *splits, int *chunk_tokens)

@@ -291,8 +291,25 @@ struct kvb_cpu;
  * threads when cpu is not NULL.  Deterministic for a seed whatever the
  * thread count.  Returns 0, or -1 when memory is short. */
 int kvb_paged_kv_fill(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cpu);
+/* The same fill with K's amplitudes multiplied by k_mul and V's by v_mul
+ * (> 0; 1 and 1 is kvb_paged_kv_fill): int8's per-row scales and fp8's
+ * per-tensor scales (set here to 2 mul / 448) follow, the stored codes
+ * keep their range, so a backend that mishandles small or large scales
+ * shows it.  The same random draws for every factor. */
+int kvb_paged_kv_fill_scaled(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cpu,
+			     float k_mul, float v_mul);
 /* n query values uniform in (-2, 2). */
 void kvb_queries_fill(float *q, size_t n, uint64_t seed);
+/* A cache whose every block-table entry is the same one full block, filled
+ * (no NaN slot): the decode's loops run as on a cache of these lengths and
+ * this shape, but each (sequence, KV head) reads one block's P rows of K and
+ * V over and over (P d b x 2 bytes: 8 KiB at P 16, d 128, bf16), so the data
+ * sits in L1 and the run measures the loops' own ceiling, not memory's.
+ * Output is not checked against the reference (the reference reads the
+ * same aliased blocks, so it could be).  Returns 0, or -1 when memory is
+ * short or a size overflows (kv is then empty and safe to free). */
+int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape, int32_t batch,
+			  const int32_t *seq_lens, uint64_t seed, struct kvb_cpu *cpu);
 
 /* Bytes a decode step must move, the way the harness credits them: K and V
  * of the valid tokens in the stored dtype, their scales (int8: 2 floats per
@@ -436,9 +453,11 @@ int kvb_cuda_decode_create(const struct kvb_paged_kv *kv, const float *q,
 			   struct kvb_cuda_decode **out);
 /* Chunks each sequence is cut into (1 when not split) and tokens per chunk. */
 void kvb_cuda_decode_split(const struct kvb_cuda_decode *dc, int *splits, int *chunk_tokens);
-/* "tensor-core" or "cuda-core": the kernel this decode launches (the
- * tensor-core one for 16- and 8-bit KV unless KVBENCH_CUDA_KERNEL is
- * cuda-core). */
+/* "tensor-core", "tensor-core-2stage" or "cuda-core": the kernel this
+ * decode launches (the tensor-core one for 16- and 8-bit KV unless
+ * KVBENCH_CUDA_KERNEL is cuda-core; with a 2-stage pipeline where the
+ * GPU's shared memory per block cannot hold 3, and the CUDA-core one where
+ * it cannot hold 2: 16-bit d 256 on sm_86/89). */
 const char *kvb_cuda_decode_kernel(const struct kvb_cuda_decode *dc);
 /* Poison the device output with NaN, run one step, copy o back. */
 int kvb_cuda_decode_run(struct kvb_cuda_decode *dc, float *o);

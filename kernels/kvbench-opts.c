@@ -49,6 +49,10 @@ void usage(FILE *f)
 		"  --repeats N             timed runs; the median is reported (default 10)\n"
 		"  --seed N                random seed for data and lengths (default 1)\n"
 		"  --validate-only         validate every point, time nothing\n"
+		"  --kv-scale K,V          multiply K's and V's values by K and V (default\n"
+		"                          1,1; 1e-8..1e4): int8's per-token and fp8's\n"
+		"                          per-tensor scales follow; K above 1 also divides\n"
+		"                          the softmax scale, so the logits keep their spread\n"
 		"  --stream-bytes SIZE     array size of the streaming ceiling\n"
 		"                          (default: 512MiB or 4x the last-level cache)\n"
 		"  --quick                 a small sweep for tests: B 3, context 200,\n"
@@ -198,7 +202,7 @@ enum {
 	OPT_BACKEND = 256, OPT_BATCH, OPT_CONTEXT, OPT_BLOCK, OPT_DTYPE, OPT_HEADS, OPT_DIM,
 	OPT_LENGTHS, OPT_THREADS, OPT_REPEATS, OPT_WARMUP, OPT_SEED, OPT_VALIDATE, OPT_CAPACITY,
 	OPT_WEIGHTS, OPT_GPUMEM, OPT_UTIL, OPT_LAYERS, OPT_OUT, OPT_FORMAT, OPT_QUICK,
-	OPT_PROGRESS, OPT_QUIET, OPT_STREAM, OPT_GPU, OPT_HELP, OPT_VERSION
+	OPT_PROGRESS, OPT_QUIET, OPT_STREAM, OPT_GPU, OPT_KVSCALE, OPT_HELP, OPT_VERSION
 };
 
 static const struct option long_opts[] = {
@@ -227,6 +231,7 @@ static const struct option long_opts[] = {
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"stream-bytes", required_argument, NULL, OPT_STREAM},
 	{"gpu", required_argument, NULL, OPT_GPU},
+	{"kv-scale", required_argument, NULL, OPT_KVSCALE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
@@ -251,6 +256,7 @@ int parse_opts(int argc, char **argv, struct opts *o)
 	o->progress = -1;
 	o->utilization = 0.9;
 	o->layers = 1;
+	o->k_mul = o->v_mul = 1.0;
 	size_t len = 0;
 	for (int i = 0; i < argc && len + 2 < sizeof o->command; i++)
 		len += (size_t)snprintf(o->command + len, sizeof o->command - len, "%s%s",
@@ -326,6 +332,17 @@ int parse_opts(int argc, char **argv, struct opts *o)
 						 "(0.9 or 90%%)", optarg);
 			break;
 		case OPT_LAYERS: rc = parse_count("--layers", optarg, 1, 100000, &o->layers); break;
+		case OPT_KVSCALE: {
+			char *end = NULL, *end2 = NULL;
+			const double k = strtod(optarg, &end);
+			const double v = end && *end == ',' ? strtod(end + 1, &end2) : NAN;
+			if (!end2 || *end2 || !(k >= 1e-8 && k <= 1e4) || !(v >= 1e-8 && v <= 1e4))
+				return die_usage("--kv-scale: '%s' is not K,V with each in 1e-8..1e4",
+						 optarg);
+			o->k_mul = k;
+			o->v_mul = v;
+			break;
+		}
 		case OPT_OUT: o->out = optarg; break;
 		case OPT_GPU:
 #ifdef KVBENCH_STANDALONE

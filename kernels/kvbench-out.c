@@ -525,6 +525,7 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		{"compute_ratio", "of peak", PERCENT}, {"warm_gbps", "warm", COPY},
 		{"warm_ratio", "of warm", PERCENT}, {"bound", "bound", COPY},
 		{"ceiling_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
+		{"compute_gbps", "hot", COPY}, {"ratio_min", "of min", PERCENT},
 		{"ratio_best", "best", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
 		{"max_err", "max err", COPY}, {"validated", "check", COPY},
 	};
@@ -548,6 +549,8 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		   "last-level cache (no flush, best of 5: the loops' own limit), of warm = GB/s / warm;\n"
 		   "bound = compute when of warm exceeds of ceil, else memory; unclear when a plain read\n"
 		   "of the warm cache's size ran under 1.25x the read ceiling (the cache did not hold it);\n"
+		   "hot = GB/s of the same decode with every block the same one (L1: the loop's compute\n"
+		   "ceiling, CPU); of min = GB/s / min(ceil, hot), the CPU's judgement;\n"
 		   "ceil = that %s ceiling (the YAML's ceiling_gbps, ratio_ceiling: %s); best = the "
 		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy", cx->peak_gflops,

@@ -55,6 +55,7 @@ struct opts {
 	int gpu_memory_set, stream_bytes_set;
 	double utilization;
 	int layers;
+	double k_mul, v_mul; /* --kv-scale: K's and V's amplitude factors */
 	const char *gpu; /* profile for the predictions */
 	const char *out;
 	enum kvp_format format;

@@ -5,22 +5,27 @@
  * (no zeros, NaN past each length), is said in decode.h and paged.c. */
 #include "decode.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct fill_job {
 	struct kvb_paged_kv *kv;
 	const int32_t *valid; /* [N] valid slots of each block */
 	uint64_t seed;
+	float k_mul, v_mul;   /* amplitude factors of K and V */
 };
 
+/* One row of d values, amplitude drawn in [0.25, 2] times mul; fp8 stores
+ * value / tensor_scale (the pool's k_scale or v_scale). */
 static void fill_row(const struct kvb_paged_kv *kv, void *pool, float *scales, int64_t row,
-		     int64_t srow, int valid, uint64_t *st)
+		     int64_t srow, int valid, uint64_t *st, float mul, float tensor_scale)
 {
 	const int d = kv->shape.d;
-	float amp = 0.25f + 1.75f * kvb_rng_float(st);
+	float amp = (0.25f + 1.75f * kvb_rng_float(st)) * mul;
 	float inv = 1.0f; /* stored = value * inv */
 	if (kv->shape.dtype == KVB_DTYPE_FP8)
-		inv = 1.0f / kv->k_scale; /* k_scale == v_scale */
+		inv = 1.0f / tensor_scale;
 	if (kv->shape.dtype == KVB_DTYPE_INT8) {
 		scales[srow] = valid ? amp / 127.0f : NAN;
 		inv = 127.0f / amp;
@@ -68,19 +73,32 @@ static void fill_worker(void *arg, int tid, int nthreads)
 				int valid = slot < job->valid[blk];
 				int64_t row = kvb_row_index(s, blk, h, slot);
 				int64_t srow = kvb_scale_index(s, blk, h, slot);
-				fill_row(kv, kv->k_pool, kv->k_scales, row, srow, valid, &st);
-				fill_row(kv, kv->v_pool, kv->v_scales, row, srow, valid, &st);
+				fill_row(kv, kv->k_pool, kv->k_scales, row, srow, valid, &st,
+					 job->k_mul, kv->k_scale);
+				fill_row(kv, kv->v_pool, kv->v_scales, row, srow, valid, &st,
+					 job->v_mul, kv->v_scale);
 			}
 		}
 }
 
 int kvb_paged_kv_fill(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cpu)
 {
+	return kvb_paged_kv_fill_scaled(kv, seed, cpu, 1.0f, 1.0f);
+}
+
+int kvb_paged_kv_fill_scaled(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cpu,
+			     float k_mul, float v_mul)
+{
 	const int P = kv->shape.block_size;
 	int32_t *valid = calloc((size_t)kv->num_blocks, sizeof *valid);
-	struct fill_job job = {kv, valid, seed};
+	struct fill_job job = {kv, valid, seed, k_mul, v_mul};
 	if (!valid)
 		return -1;
+	if (kv->shape.dtype == KVB_DTYPE_FP8) {
+		/* values lie in (-2 mul, 2 mul): 448, e4m3's largest, stands for 2 mul */
+		kv->k_scale = 2.0f * k_mul / 448.0f;
+		kv->v_scale = 2.0f * v_mul / 448.0f;
+	}
 	for (int32_t b = 0; b < kv->batch; b++) {
 		int64_t nb = ((int64_t)kv->seq_lens[b] + P - 1) / P;
 		for (int64_t j = 0; j < nb; j++) {
@@ -97,3 +115,40 @@ int kvb_paged_kv_fill(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_cpu *cp
 	return 0;
 }
 
+
+int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape, int32_t batch,
+			  const int32_t *seq_lens, uint64_t seed, struct kvb_cpu *cpu)
+{
+	const int32_t one = shape->block_size; /* one full block: no NaN slot in it */
+	int32_t *lens = NULL, *tables = NULL;
+	int64_t max_blocks = 1;
+	if (batch <= 0 || kvb_paged_kv_alloc(kv, shape, 1, &one, seed) != 0)
+		return -1;
+	if (kvb_paged_kv_fill(kv, seed, cpu) != 0)
+		goto fail;
+	for (int32_t b = 0; b < batch; b++) {
+		int64_t nb = ((int64_t)seq_lens[b] + shape->block_size - 1) / shape->block_size;
+		if (seq_lens[b] < 0)
+			goto fail;
+		max_blocks = nb > max_blocks ? nb : max_blocks;
+	}
+	if ((int64_t)batch * max_blocks > INT32_MAX)
+		goto fail;
+	lens = malloc((size_t)batch * sizeof *lens);
+	tables = calloc((size_t)batch * (size_t)max_blocks, sizeof *tables); /* all block 0 */
+	if (!lens || !tables)
+		goto fail;
+	memcpy(lens, seq_lens, (size_t)batch * sizeof *lens);
+	free(kv->seq_lens);
+	free(kv->block_tables);
+	kv->seq_lens = lens;
+	kv->block_tables = tables;
+	kv->batch = batch;
+	kv->max_blocks = (int32_t)max_blocks;
+	return 0;
+fail:
+	free(lens);
+	free(tables);
+	kvb_paged_kv_free(kv);
+	return -1;
+}

@@ -246,6 +246,61 @@ static void check_shuffle_barrier()
 	CHECK(bad == 0, "shuffle/barrier: %d threads saw a wrong sum", bad);
 }
 
+/* The wave-aware split planner against hand arithmetic (an H200: 132
+ * SMs; CTAs per SM from the kernels' shared memory and registers).  Each
+ * row: lengths (B x len), H_kv, head tiles, the wave, and the split and
+ * chunk expected. */
+static void check_plan_splits()
+{
+	struct {
+		int B, len, h_kv, tiles;
+		int64_t wave;
+		int splits, chunk;
+		const char *why;
+	} rows[] = {
+		/* fp8 GQA-8 (64:8), B 64 x 16k, 4 CTAs per SM: 512 units on 528
+		 * slots fit one wave: no split (the old planner cut it in 2, the
+		 * second chunk 512 tokens) */
+		{64, 16384, 8, 1, 528, 1, 0, "fp8 GQA-8 B 64, one wave"},
+		/* int8 GQA-4 (32:8) at 4 CTAs per SM (128 registers): 528 slots,
+		 * one wave, no split */
+		{64, 16384, 8, 1, 528, 1, 0, "int8 GQA-4 B 64, one wave"},
+		/* the same at 3 CTAs per SM = 396 slots: 512 units are
+		 * 2 waves x (16384 + 128) = 33024 token-times unsplit; n = 3: c =
+		 * ceil(16384 / 3) = 5462 -> 5632 (22 x 256), 3 chunks each, 1536
+		 * CTAs = 4 waves x (5632 + 128) = 23040 x 1.02 = 23501, the least
+		 * (n = 2: 3 waves x 8320; n = 6: c 2816, 3072 CTAs = 8 waves x
+		 * 2944 = 23552; n = 13: c 1280, 6656 CTAs = 17 waves x 1408 =
+		 * 23936) */
+		{64, 16384, 8, 1, 396, 3, 5632, "int8 GQA-4 B 64, 1.29 waves"},
+		/* MHA bf16 B 64: 2048 units on 264 slots: 8 waves x 16512 =
+		 * 132096; n = 2: 4096 CTAs = 16 waves x 8320 = 133120 x 1.02 */
+		{64, 16384, 32, 1, 264, 1, 0, "MHA bf16 B 64, 8 waves"},
+		/* MHA bf16 B 1 x 16k: 32 units on 264 slots; n = 8: c = 2048, 256
+		 * CTAs in one wave: 2176 x 1.02 = 2220; n = 9 rounds to the same
+		 * chunk and is skipped; n = 16: c 1024, 512 CTAs = 2 waves x 1152
+		 * = 2304 */
+		{1, 16384, 32, 1, 264, 8, 2048, "MHA bf16 B 1, long"},
+		/* short sequences: nothing to cut below MIN_CHUNK (256) */
+		{8, 256, 8, 1, 264, 1, 0, "short"},
+	};
+	for (const auto &r : rows) {
+		std::vector<int32_t> lens((size_t)r.B, r.len);
+		int splits = -1, chunk = -1;
+		plan_splits(lens.data(), r.B, r.h_kv, r.tiles, r.wave, &splits, &chunk);
+		CHECK(splits == r.splits && chunk == r.chunk, "plan_splits %s: %d x %d, want %d x %d",
+		      r.why, splits, chunk, r.splits, r.chunk);
+	}
+	/* uneven lengths: the chunk follows the longest; empty sequences cost
+	 * nothing.  2 x 1000 tokens, 1 KV head, wave 8: n = 4 gives c = 256,
+	 * 8 chunks of work in one wave: 384 x 1.02 = 392; n = 2: c 512, 640
+	 * x 1.02; n = 1: 1128. */
+	const int32_t two[] = {1000, 0, 1000};
+	int splits = -1, chunk = -1;
+	plan_splits(two, 3, 1, 1, 8, &splits, &chunk);
+	CHECK(splits == 4 && chunk == 256, "plan_splits uneven: %d x %d, want 4 x 256", splits, chunk);
+}
+
 /* ----------------------------------------------------------------- decode */
 
 struct decode_case {
@@ -254,6 +309,9 @@ struct decode_case {
 	std::vector<int32_t> lens;
 	bool split; /* plan splits as for a GPU far larger than the work */
 	char force; /* 'c': the CUDA-core kernel whatever the dtype */
+	float k_mul = 1.0f, v_mul = 1.0f; /* amplitude factors of K and V */
+	int smem_limit = SMEM_SM90;       /* the GPU's shared memory per block */
+	int want_stages = -1;             /* the pipeline depth expected, -1: any */
 };
 
 static int heads_tile(int g, enum kvb_dtype dt)
@@ -272,17 +330,32 @@ static void run_case(const decode_case &c, uint64_t seed)
 	struct kvb_paged_kv kv;
 	const int32_t B = (int32_t)c.lens.size();
 	if (kvb_paged_kv_alloc(&kv, &s, B, c.lens.data(), seed) != 0 ||
-	    kvb_paged_kv_fill(&kv, seed, nullptr) != 0) {
+	    kvb_paged_kv_fill_scaled(&kv, seed, nullptr, c.k_mul, c.v_mul) != 0) {
 		CHECK(0, "cannot build the cache");
 		return;
 	}
 	const size_t nq = (size_t)B * c.h_q * c.d;
 	std::vector<float> q(nq), o(nq);
+	/* K above 1: the softmax scale divided by the same factor, so the
+	 * logits keep their spread while every stored scale and product
+	 * carries the factor.  Left alone, K x 1e3 makes the softmax one-hot,
+	 * where an error relative to sum p |v| (one token's |v|, near 0 for
+	 * some elements) is ill-conditioned: the CUDA-core fp32 kernel then
+	 * shows 3e-4 against its 1e-4, and the exact int8 one up to 1. */
+	if (c.k_mul > 1.0f)
+		kv.sm_scale /= c.k_mul;
 	kvb_queries_fill(q.data(), nq, seed);
 	kvb_poison(o.data(), nq);
 
 	const int g = c.h_q / c.h_kv;
-	const bool tc = use_tc(g, c.dt, c.force);
+	bool tc = use_tc(g, c.dt, c.force);
+	int smem = 0, stages = 0;
+	kernel_fn ktc = tc ? pick_tc(c.dt, c.d, (c.P & (c.P - 1)) == 0, c.smem_limit, &smem, &stages)
+			   : nullptr;
+	tc = ktc != nullptr; /* too little shared memory: the CUDA-core kernel */
+	if (c.want_stages >= 0)
+		CHECK(stages == c.want_stages, "%s d %d within %d bytes: %d stages (%d bytes), want %d",
+		      kvb_dtype_name(c.dt), c.d, c.smem_limit, stages, smem, c.want_stages);
 	const int gt = tc ? TC_ROWS : heads_tile(g, c.dt);
 	dev_args a = {};
 	a.k_pool = kv.k_pool;
@@ -304,9 +377,7 @@ static void run_case(const decode_case &c, uint64_t seed)
 		a.part_o = part_o.data();
 		a.part_ml = part_ml.data();
 	}
-	int smem = 0;
-	kernel_fn k = tc ? pick_tc(c.dt, c.d, (c.P & (c.P - 1)) == 0, &smem)
-			 : pick_kernel(c.dt, c.d, gt);
+	kernel_fn k = tc ? ktc : pick_kernel(c.dt, c.d, gt);
 	CHECK(smem <= kvb_emu::DYN_SHARED_BYTES, "%d bytes of shared memory", smem);
 	kernel_fn merge = pick_merge(c.d);
 	CHECK(k && merge, "no kernel for %s d %d gt %d", kvb_dtype_name(c.dt), c.d, gt);
@@ -332,10 +403,10 @@ static void run_case(const decode_case &c, uint64_t seed)
 		for (int32_t b = 0; b < B && at + 12 < sizeof lens; b++)
 			at += (size_t)snprintf(lens + at, sizeof lens - at, "%s%d", b ? "," : "", c.lens[b]);
 		CHECK(kvb_check_passed(&kv, &chk),
-		      "%s%s d %d heads %d:%d (tile %d) P %d lens %s splits %d: max error %.3g "
-		      "(bound %.3g) at sequence %d head %d element %d, %lld non-finite",
+		      "%s%s d %d heads %d:%d (tile %d) P %d lens %s splits %d K x%g V x%g: max "
+		      "error %.3g (bound %.3g) at sequence %d head %d element %d, %lld non-finite",
 		      tc ? "tensor-core " : "cuda-core ", kvb_dtype_name(c.dt), c.d, c.h_q, c.h_kv, gt, c.P, lens,
-		      a.splits, chk.max_err,
+		      a.splits, (double)c.k_mul, (double)c.v_mul, chk.max_err,
 		      kvb_dtype_tolerance(c.dt), chk.worst_seq, chk.worst_head, chk.worst_i,
 		      (long long)chk.nonfinite);
 		if (c.split)
@@ -357,6 +428,7 @@ int main(int argc, char **argv)
 	check_cp_async();
 	check_shuffle_barrier();
 	check_cvt8();
+	check_plan_splits();
 
 	static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_FP16, KVB_DTYPE_BF16,
 					     KVB_DTYPE_FP8, KVB_DTYPE_INT8};
@@ -411,6 +483,71 @@ int main(int argc, char **argv)
 				if (dt != KVB_DTYPE_FP32)
 					one(dt, d, g, P, {0, 100, 700}, true, 'c');
 			}
+	/* The scales: K's and V's amplitudes (int8's per-token scales, fp8's
+	 * per-tensor ones, the 16-bit values themselves) times 1e-6 .. 1e3,
+	 * each alone and both together, on every dtype, both kernels, split
+	 * and not (issue 39: the tensor-core int8 path rounded weight x V
+	 * scale to fp16 and gave error 1 at V x 1e-6, 0.26 at 1e-4).  The
+	 * error is measured against sum p |v|, so it must not move with V's
+	 * magnitude; K below 1 flattens the softmax, K above 1 comes with
+	 * the softmax scale divided by it (run_case). */
+	static const float muls[] = {1e-6f, 1e-4f, 1e-2f, 1e2f, 1e3f};
+	for (enum kvb_dtype dt : dts)
+		for (float mul : muls)
+			for (int which = 0; which < 3; which++)
+				for (char force : {(char)0, 'c'}) {
+					if (dt == KVB_DTYPE_FP32 && force == 'c')
+						continue; /* fp32 is the CUDA-core kernel's anyway */
+					decode_case c;
+					c.dt = dt;
+					c.d = 128;
+					c.h_kv = 1;
+					c.h_q = dt == KVB_DTYPE_INT8 ? 4 : 8;
+					c.P = 16;
+					c.lens = {0, 1, 17, 300};
+					c.split = which == 2; /* both scaled: through the merge */
+					c.force = force;
+					c.k_mul = which != 1 ? mul : 1.0f;
+					c.v_mul = which != 0 ? mul : 1.0f;
+					run_case(c, seed++);
+					cases++;
+				}
+	/* Shared memory per architecture: 3 stages where they fit, else 2,
+	 * else the CUDA-core kernel, each run against the reference.  Stage
+	 * bytes: 64 rows x (d b + 16) x 2 (K, V) (+ 512 of int8 scales):
+	 * 16-bit d 128: 34816 (3: 104448, over sm_86/89's 101376; 2: 69632);
+	 * 16-bit d 256: 67584 (3: 202752, over sm_80's 166912; 2: 135168,
+	 * over 101376: CUDA-core); int8 d 256: 35328 (3: 105984; 2: 70656);
+	 * fp8 d 256: 34816 (3: 104448; 2: 69632); 8-bit d 128: under 57 KiB
+	 * for 3. */
+	struct {
+		int limit;
+		enum kvb_dtype dt;
+		int d, stages;
+	} archs[] = {
+		{SMEM_SM80, KVB_DTYPE_BF16, 128, 3}, {SMEM_SM80, KVB_DTYPE_BF16, 256, 2},
+		{SMEM_SM80, KVB_DTYPE_FP16, 256, 2}, {SMEM_SM80, KVB_DTYPE_INT8, 256, 3},
+		{SMEM_SM89, KVB_DTYPE_BF16, 128, 2}, {SMEM_SM89, KVB_DTYPE_FP16, 128, 2},
+		{SMEM_SM89, KVB_DTYPE_BF16, 256, 0}, {SMEM_SM89, KVB_DTYPE_INT8, 128, 3},
+		{SMEM_SM89, KVB_DTYPE_INT8, 256, 2}, {SMEM_SM89, KVB_DTYPE_FP8, 256, 2},
+		{SMEM_SM90, KVB_DTYPE_BF16, 256, 3}, {SMEM_SM90, KVB_DTYPE_INT8, 256, 3},
+	};
+	for (const auto &ar : archs)
+		for (bool split : {false, true}) {
+			decode_case c;
+			c.dt = ar.dt;
+			c.d = ar.d;
+			c.h_kv = 1;
+			c.h_q = 8;
+			c.P = 16;
+			c.lens = {0, 1, 17, 300};
+			c.split = split;
+			c.force = 0;
+			c.smem_limit = ar.limit;
+			c.want_stages = ar.stages;
+			run_case(c, seed++);
+			cases++;
+		}
 	printf("check-cuda-emu: %d decode cases, %d checks passed, %d failed\n", cases, g_passed,
 	       g_failed);
 	return g_failed ? 1 : 0;

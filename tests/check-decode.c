@@ -454,6 +454,91 @@ START_TEST(test_blocks_distinct)
 }
 END_TEST
 
+/* The scaled fill: the same draws times the factor.  int8's per-row
+ * scales follow the factor (amp x mul / 127 against amp / 127: the ratio
+ * is mul up to a float rounding or two), fp8's per-tensor scales are 2 mul /
+ * 448 (1e-6: 4.4642857e-9; 1e3: 4.4642857), and the CPU decode still
+ * validates at 1e-6 and 1e3 on every dtype. */
+START_TEST(test_fill_scaled)
+{
+	const int32_t lens[] = {5, 40};
+	const float muls[] = {1e-6f, 1e3f};
+	struct kvb_shape s = {4, 2, 16, 16, KVB_DTYPE_INT8};
+	struct kvb_paged_kv a, b;
+	ck_assert_int_eq(kvb_paged_kv_alloc(&a, &s, 2, lens, 3), 0);
+	ck_assert_int_eq(kvb_paged_kv_alloc(&b, &s, 2, lens, 3), 0);
+	ck_assert_int_eq(kvb_paged_kv_fill(&a, 3, NULL), 0);
+	ck_assert_int_eq(kvb_paged_kv_fill_scaled(&b, 3, NULL, 1.0f, 1e-6f), 0);
+	for (int64_t i = 0; i < (int64_t)a.num_blocks * 2 * 16; i++) {
+		if (isnan(a.v_scales[i]))
+			continue; /* past a length */
+		ck_assert_float_eq(a.k_scales[i], b.k_scales[i]);
+		ck_assert(fabs(b.v_scales[i] / a.v_scales[i] / 1e-6 - 1) < 1e-6);
+	}
+	kvb_paged_kv_free(&a);
+	kvb_paged_kv_free(&b);
+	for (int dt = 0; dt < KVB_DTYPE_COUNT; dt++)
+		for (int m = 0; m < 2; m++) {
+			struct kvb_cpu *cpu;
+			struct kvb_check chk;
+			float q[2 * 4 * 16], o[2 * 4 * 16];
+			s.dtype = (enum kvb_dtype)dt;
+			ck_assert_int_eq(kvb_paged_kv_alloc(&a, &s, 2, lens, 7), 0);
+			ck_assert_int_eq(kvb_paged_kv_fill_scaled(&a, 7, NULL, muls[m], muls[m]), 0);
+			if (dt == KVB_DTYPE_FP8) {
+				ck_assert_float_eq_tol(a.k_scale, 2.0f * muls[m] / 448.0f, 1e-6f * a.k_scale);
+				ck_assert_float_eq(a.k_scale, a.v_scale);
+			}
+			if (muls[m] > 1.0f)
+				a.sm_scale /= muls[m]; /* the logits keep their spread */
+			kvb_queries_fill(q, 2 * 4 * 16, 7);
+			kvb_poison(o, 2 * 4 * 16);
+			ck_assert_int_eq(kvb_cpu_create(1, &cpu), 0);
+			ck_assert_int_eq(kvb_cpu_decode(cpu, &a, q, o), 0);
+			ck_assert_int_eq(kvb_check_output(&a, q, o, NULL, 0, NULL, &chk), 0);
+			ck_assert_msg(kvb_check_passed(&a, &chk), "%s x %g: error %g",
+				      kvb_dtype_name(s.dtype), (double)muls[m], chk.max_err);
+			kvb_cpu_free(cpu);
+			kvb_paged_kv_free(&a);
+		}
+}
+END_TEST
+
+/* The hot cache (the loop's compute ceiling): every table entry of every
+ * sequence is the one full block, no NaN anywhere, and the CPU decode over
+ * it still agrees with the reference (which reads the same aliased
+ * block).  Lengths 0, 17 and 100 at P 16: 1 + 2 ... max ceil(100/16) = 7
+ * entries per row. */
+START_TEST(test_hot_cache)
+{
+	const struct kvb_shape s = {8, 2, 64, 16, KVB_DTYPE_BF16};
+	const int32_t lens[] = {0, 17, 100};
+	struct kvb_paged_kv kv;
+	struct kvb_cpu *cpu;
+	struct kvb_check chk;
+	float q[3 * 8 * 64], o[3 * 8 * 64];
+	ck_assert_int_eq(kvb_cpu_create(2, &cpu), 0);
+	ck_assert_int_eq(kvb_paged_kv_make_hot(&kv, &s, 3, lens, 9, cpu), 0);
+	ck_assert_int_eq(kv.batch, 3);
+	ck_assert_int_eq(kv.num_blocks, 1);
+	ck_assert_int_eq(kv.max_blocks, 7);
+	for (int i = 0; i < 3 * 7; i++)
+		ck_assert_int_eq(kv.block_tables[i], 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(kv.seq_lens[i], lens[i]);
+	const uint16_t *k = kv.k_pool;
+	for (int i = 0; i < 2 * 16 * 64; i++)
+		ck_assert(!isnan(kvb_bf16_to_float(k[i])));
+	kvb_queries_fill(q, 3 * 8 * 64, 9);
+	kvb_poison(o, 3 * 8 * 64);
+	ck_assert_int_eq(kvb_cpu_decode(cpu, &kv, q, o), 0);
+	ck_assert_int_eq(kvb_check_output(&kv, q, o, NULL, 0, cpu, &chk), 0);
+	ck_assert(kvb_check_passed(&kv, &chk));
+	kvb_paged_kv_free(&kv);
+	kvb_cpu_free(cpu);
+}
+END_TEST
+
 START_TEST(test_stream_ceiling)
 {
 	struct kvb_cpu *cpu;
@@ -622,6 +707,8 @@ static Suite *decode_suite(void)
 	tcase_add_test(core, test_exp2);
 	tcase_add_test(core, test_bytes);
 	tcase_add_test(core, test_blocks_distinct);
+	tcase_add_test(core, test_fill_scaled);
+	tcase_add_test(core, test_hot_cache);
 	tcase_add_test(core, test_stream_ceiling);
 	tcase_add_test(core, test_lengths);
 	tcase_add_test(errors, test_error_unwritten_element);

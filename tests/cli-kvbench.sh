@@ -49,6 +49,17 @@ want=$(awk -v w="$wr" -v m="$r" -v h="$wrd" -v c="$c" \
 	'BEGIN { print (h < 1.25 * c ? "unclear" : w > m ? "compute" : "memory") }')
 expect_json bound "$want"
 expect_json prefetch on
+# the loop's compute ceiling (the same decode over one block aliased by
+# every table entry: L1) and the judgement against min(read, compute):
+# ceiling_min names the lower, ceiling_min_gbps is it, ratio_min = gbps / it
+hot=$(json compute_gbps); cm=$(json ceiling_min_gbps); rm=$(json ratio_min)
+if awk -v h="$hot" 'BEGIN { exit !(h > 0) }'; then ok; else bad "compute_gbps $hot"; fi
+want=$(awk -v h="$hot" -v c="$c" 'BEGIN { print (h < c ? "compute" : "read") }')
+expect_json ceiling_min "$want"
+if awk -v h="$hot" -v c="$c" -v m="$cm" 'BEGIN { exit !(m == (h + 0 < c + 0 ? h : c)) }'
+then ok; else bad "ceiling_min_gbps $cm, want min($hot, $c)"; fi
+if within "$g" "$cm" "$rm"
+then ok; else bad "ratio_min $rm, gbps $g, ceiling_min_gbps $cm"; fi
 # KVB_PREFETCH=0 turns the software prefetch off, and the results say so
 run env KVB_PREFETCH=0 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:2 --format json --quiet
 expect_rc 0
@@ -119,6 +130,27 @@ expect_json validated pass
 if [ -z "$(json gbps)" ]; then ok; else bad "--validate-only timed a point"; fi
 run "$KVBENCH" $small --validate-only
 expect_out "validation (cpu)"
+
+# --kv-scale: K's and V's values times 1e-6 and 1e3 (int8's per-token and
+# fp8's per-tensor scales follow) still validate on every dtype, and the
+# factors are in the point; without it the point has no such fields.
+for ks in 1e-6,1e-6 1,1e-6 1e3,1e3; do
+	run "$KVBENCH" $small --kv-dtype fp32,fp16,bf16,fp8,int8 --heads 8:2 --kv-scale $ks \
+		--validate-only --format csv
+	expect_rc 0
+	n=$(printf '%s\n' "$out" | grep -c ',pass,')
+	if [ "$n" = 5 ]; then ok; else bad "--kv-scale $ks: $n of 5 dtypes passed"; fi
+done
+run "$KVBENCH" $small --kv-dtype int8 --kv-scale 1e3,1e-6 --validate-only --format json
+expect_json kv_scale_k 1000
+expect_json kv_scale_v 1e-06
+run "$KVBENCH" $small --validate-only --format json
+if [ -z "$(json kv_scale_v)" ]; then ok; else bad "kv_scale_v without --kv-scale"; fi
+for bad_scale in 0,1 1 1,1e5 x,1 1,; do
+	run "$KVBENCH" --kv-scale "$bad_scale"
+	expect_rc 2
+	expect_err "--kv-scale: '$bad_scale'"
+done
 
 # CSV to stdout: a header and one line per point (2 dtypes x 2 block sizes).
 run "$KVBENCH" $small --kv-dtype fp32,int8 --block-size 1,16 --validate-only --format csv
