@@ -205,12 +205,14 @@ kvp_status kvp_report_section_budget(struct report *r)
 	kvp_report_doc_heading(d, 2, "Memory budget of one GPU");
 	kvp_report_doc_para(d, "Per GPU (the worst one under tensor parallelism). The KV pool is what "
 		    "the engine leaves for the KV cache after weights, the activation peak and "
-		    "runtime overhead; blocks and max tokens follow the engine's paging. "
+		    "runtime overhead; blocks and max tokens follow the engine's paging: "
+		    "max tokens of short sequences count every layer's bytes per token, "
+		    "one sequence's take the windowed layers' capped bytes off first. "
 		    "Cost is the GPU's price times the GPUs of one replica.");
 	static const char *const head[] = {"model", "GPU", "engine", "tp", "KV", "GPUs", "$/hour",
 					   "weights", "activations", "overhead", "KV pool",
-					   "blocks", "max tokens"};
-	kvp_report_doc_table(d, head, 13, 5);
+					   "blocks", "max tokens, short", "max tokens, one sequence"};
+	kvp_report_doc_table(d, head, 14, 5);
 	size_t invalid = 0;
 	struct kvp_error skipped[KVP_SCENARIO_MAX_OPTIONS];
 	size_t skipped_at[KVP_SCENARIO_MAX_OPTIONS];
@@ -228,8 +230,8 @@ kvp_status kvp_report_section_budget(struct report *r)
 			return kvp_report_fail(r, st, &e);
 		}
 		char kv[1][32], tp[1][16], gpus[16], cost[32], w[32], a[32], o[32], pool[32],
-			blocks[32], tokens[32];
-		const char *cells[13];
+			blocks[32], tokens[32], one[32];
+		const char *cells[14];
 		option_cells(op, &r->b->spec, kv, tp, cells);
 		snprintf(gpus, sizeof gpus, "%u", op->tp);
 		if (op->g->price_per_hour > 0)
@@ -245,6 +247,9 @@ kvp_status kvp_report_section_budget(struct report *r)
 					      : "does not fit";
 		cells[11] = u64_str(r->b->num_blocks, blocks, sizeof blocks);
 		cells[12] = u64_str(r->b->max_tokens, tokens, sizeof tokens);
+		cells[13] = r->b->max_tokens_one_sequence == KVP_BUDGET_UNBOUNDED
+				    ? "no bound"
+				    : u64_str(r->b->max_tokens_one_sequence, one, sizeof one);
 		kvp_report_doc_row(d, cells);
 	}
 	kvp_report_doc_table_end(d);
