@@ -222,11 +222,16 @@ static const struct {
 	{"80Gx", NULL},
 	{"G", NULL},
 	{"80G/", NULL},
+	/* the longest: 63 characters of number (what split_number takes), both
+	 * readings past 64 bits: 2 x (63 + 3 + 2 + 12 + 1) + 4 = 166 characters */
+	{"999999999999999999999999999999999999999999999999999999999999999G",
+	 "999999999999999999999999999999999999999999999999999999999999999GB (over 64 bits) or "
+	 "999999999999999999999999999999999999999999999999999999999999999GiB (over 64 bits)"},
 };
 
 START_TEST(test_readings)
 {
-	char buf[160] = "untouched";
+	char buf[KVP_BYTES_READINGS_SIZE] = "untouched";
 	bool got = kvp_bytes_readings(reading_cases[_i].in, buf, sizeof buf);
 	if (reading_cases[_i].want) {
 		ck_assert_msg(got, "%s: no readings", reading_cases[_i].in);

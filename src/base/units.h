@@ -38,7 +38,10 @@ int kvp_parse_rate(const char *s, double *bytes_per_s);
 /* For a size or rate kvp_parse_bytes or kvp_parse_rate refused as
  * ambiguous (-4), the two readings into buf: "80GB (80,000,000,000 B) or
  * 80GiB (85,899,345,920 B)", "900GB/s or 900GiB/s"; a reading past 64 bits
- * says "over 64 bits".  false (buf untouched) for any other string. */
+ * says "over 64 bits".  false (buf untouched) for any other string.  A
+ * buffer of KVP_BYTES_READINGS_SIZE always holds them: the number part is
+ * under 64 characters, each reading's bytes 26 ("18,446,744,073,709,551,615"). */
+#define KVP_BYTES_READINGS_SIZE 256
 bool kvp_bytes_readings(const char *s, char *buf, size_t size);
 /* A finite non-negative decimal number. */
 int kvp_parse_double(const char *s, double *out);

@@ -462,7 +462,7 @@ static kvp_status parsed(const struct kvp_doc *doc, const struct kvp_node *node,
 	if (rc == -2)
 		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field, "%s %s",
 				     node->value, range);
-	char readings[160];
+	char readings[KVP_BYTES_READINGS_SIZE];
 	if (rc == -4 && kvp_bytes_readings(node->value, readings, sizeof readings))
 		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
 				     "'%s' is ambiguous: %s?", node->value, readings);
