@@ -5,9 +5,11 @@
  * integer byte sizes are exact multiples of their suffix, and every parsed
  * double is finite and non-negative.  Build: fuzz/run.sh. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fuzz-common.h"
 #include "base/units.h"
@@ -47,16 +49,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t n = strspn(s, "0123456789_");
 		if (n && s[n] && s[n] != '.') {
 			const char *suf = s + n + strspn(s + n, " ");
-			uint64_t mult = 1;
-			if (!strcmp(suf, "KiB") || !strcmp(suf, "K")) mult = 1ULL << 10;
-			else if (!strcmp(suf, "MiB") || !strcmp(suf, "M")) mult = 1ULL << 20;
-			else if (!strcmp(suf, "GiB") || !strcmp(suf, "G")) mult = 1ULL << 30;
-			else if (!strcmp(suf, "TiB") || !strcmp(suf, "T")) mult = 1ULL << 40;
-			else if (!strcmp(suf, "GB")) mult = 1000000000ULL;
+			uint64_t mult = 1; /* units in any case; a bare letter is refused */
+			if (!strcasecmp(suf, "KiB")) mult = 1ULL << 10;
+			else if (!strcasecmp(suf, "MiB")) mult = 1ULL << 20;
+			else if (!strcasecmp(suf, "GiB")) mult = 1ULL << 30;
+			else if (!strcasecmp(suf, "TiB")) mult = 1ULL << 40;
+			else if (!strcasecmp(suf, "GB")) mult = 1000000000ULL;
 			FUZZ_ASSERT(u % mult == 0, "integer size not a multiple of its unit");
 		}
 	}
-	FUZZ_ASSERT(rc >= -2 && rc <= 0, "status");
+	/* -4: a bare K/M/G/T, and then (only then) its two readings */
+	FUZZ_ASSERT(rc >= -4 && rc <= 0 && rc != -3, "status");
+	char readings[KVP_BYTES_READINGS_SIZE];
+	bool ambiguous = kvp_bytes_readings(s, readings, sizeof readings);
+	FUZZ_ASSERT((rc == -4) == (ambiguous && !strchr(s, '/')), "ambiguous size without readings");
+	if (ambiguous)
+		FUZZ_ASSERT(strlen(readings) < sizeof readings - 1, "readings cut");
 	if ((rc = kvp_parse_tokens(s, &u)) == 0)
 		roundtrip(u);
 	FUZZ_ASSERT(rc >= -3 && rc <= 0, "status"); /* -3: a count that is not whole */
@@ -64,7 +72,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(isfinite(d) && d >= 0, "double not finite and non-negative");
 	if (kvp_parse_fraction(s, &d) == 0)
 		FUZZ_ASSERT(d > 0 && d <= 1, "fraction outside (0, 1]");
-	if (kvp_parse_rate(s, &d) == 0) {
+	rc = kvp_parse_rate(s, &d);
+	FUZZ_ASSERT(rc >= -4 && rc <= 0 && rc != -3, "rate status");
+	FUZZ_ASSERT((rc == -4) == (ambiguous && strchr(s, '/')), "ambiguous rate without readings");
+	if (rc == 0) {
 		FUZZ_ASSERT(isfinite(d) && d >= 0, "rate not finite and non-negative");
 		char buf[64];
 		kvp_format_rate(d, buf, sizeof buf);

@@ -49,7 +49,9 @@ lib=$(awk '/^(libkvplan_a_SOURCES|FRAG_SOURCES|SERVE_SOURCES)/ { on = 1 }
 flags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 $(pkg-config --cflags yaml-0.1) ${FUZZ_CFLAGS:-}"
-# compile: $cc with the flags, the source tree's headers and profiles
+# compile: $cc with the flags, the source tree's headers and profiles (its
+# profiles/ as the data directory: no -DHAVE_CONFIG_H, so profile.c reads
+# KVP_PKGDATADIR from here, not from config.h)
 # config.h: the configured tree's, else the one macro the library reads
 mkdir -p "$out/include"
 if [ -f "$top/config.h" ]; then
@@ -57,7 +59,7 @@ if [ -f "$top/config.h" ]; then
 else
 	printf '#define PACKAGE_VERSION "fuzz"\n' >"$out/include/config.h"
 fi
-cc_() { "$cc" $flags -I"$out/include" -I"$top/src" -I"$top/kernels" "-DKVP_SRCDIR=\"$top\"" "-DKVP_DATADIR=\"$top\"" "$@"; }
+cc_() { "$cc" $flags -I"$out/include" -I"$top/src" -I"$top/kernels" "-DKVP_SRCDIR=\"$top\"" "-DKVP_PKGDATADIR=\"$top\"" "$@"; }
 libs="$(pkg-config --libs yaml-0.1) -lm"
 objs=""
 for s in $lib; do

@@ -37,8 +37,9 @@
  * immutable after loading, so one handle may be used by several threads at
  * once; each call allocates what it needs.
  *
- * Profile names resolve as in kvplan(1): $KVPLAN_PROFILES, then the source
- * tree the library was built from, then the installed data directory.
+ * Profile names resolve as in kvplan(1): $KVPLAN_PROFILES, then
+ * $KVPLAN_DATA, or the source tree for a program run from the build tree,
+ * or the installed data directory.
  *
  * Memory: handles are freed with their *_free; strings the library returns
  * are freed with kvplan_free.  Byte counts are uint64_t bytes; token counts

@@ -30,6 +30,29 @@ static const struct {
 	{"1.2.3GB", -1, 0},
 	{"nanGB", -1, 0},
 	{"1_000_000", 0, 1000000},
+	/* issue 35: units in any case; a bare letter is ambiguous (-4) */
+	{"80gb", 0, 80000000000ULL},         /* 80 * 10^9 */
+	{"80Gb", 0, 80000000000ULL},
+	{"80gib", 0, 80ULL << 30},           /* 80 * 2^30 = 85,899,345,920 */
+	{"80GIB", 0, 85899345920ULL},
+	{"1.5gib", 0, 1610612736ULL},        /* 1.5 * 2^30 = 1,610,612,736 */
+	{"512mb", 0, 512000000ULL},          /* 512 * 10^6 */
+	{"512MiB", 0, 536870912ULL},         /* 512 * 2^20 */
+	{"4kb", 0, 4000},
+	{"4kB", 0, 4000},
+	{"4KiB", 0, 4096},
+	{"2tb", 0, 2000000000000ULL},        /* 2 * 10^12 */
+	{"2TiB", 0, 2199023255552ULL},       /* 2 * 2^40 */
+	{"512b", 0, 512},
+	{"80G", -4, 0},                      /* was 80 GiB without a word */
+	{"80g", -4, 0},
+	{"1.5G", -4, 0},
+	{"512M", -4, 0},
+	{"4K", -4, 0},
+	{"2T", -4, 0},
+	{"80 G", -4, 0},
+	{"80Gi", -1, 0},
+	{"80GG", -1, 0},
 };
 
 START_TEST(test_parse_bytes)
@@ -94,6 +117,10 @@ static const struct {
 	{"4.8TB", -1, 0},           /* missing /s */
 	{"fastTB/s", -1, 0},
 	{"-1GB/s", -1, 0},
+	{"25gb/s", 0, 25e9},        /* any case */
+	{"900gib/s", 0, 900.0 * 1073741824.0},
+	{"900G/s", -4, 0},          /* GB/s or GiB/s? */
+	{"/s", -1, 0},
 };
 
 START_TEST(test_parse_rate)
@@ -175,6 +202,47 @@ START_TEST(test_format)
 END_TEST
 
 /* Fixed decimals below 10^15, scientific from there on (by hand). */
+/* The two readings of a bare letter, by hand (issue 35). */
+static const struct {
+	const char *in, *want;
+} reading_cases[] = {
+	/* 80 * 10^9; 80 * 2^30 = 80 * 1,073,741,824 */
+	{"80G", "80GB (80,000,000,000 B) or 80GiB (85,899,345,920 B)"},
+	{"80g", "80GB (80,000,000,000 B) or 80GiB (85,899,345,920 B)"},
+	/* 1.5 * 10^9; 1.5 * 2^30 */
+	{"1.5G", "1.5GB (1,500,000,000 B) or 1.5GiB (1,610,612,736 B)"},
+	/* 512 * 10^6; 512 * 2^20 */
+	{"512m", "512MB (512,000,000 B) or 512MiB (536,870,912 B)"},
+	{"4K", "4KB (4,000 B) or 4KiB (4,096 B)"},
+	/* 2^24 TB = 1.6777216e19 < 2^64 = 1.8446744e19; 2^24 TiB = 2^64 */
+	{"16777216T", "16777216TB (16,777,216,000,000,000,000 B) or 16777216TiB (over 64 bits)"},
+	{"900G/s", "900GB/s or 900GiB/s"},
+	{"80GB", NULL},
+	{"80", NULL},
+	{"80Gx", NULL},
+	{"G", NULL},
+	{"80G/", NULL},
+	/* the longest: 63 characters of number (what split_number takes), both
+	 * readings past 64 bits: 2 x (63 + 3 + 2 + 12 + 1) + 4 = 166 characters */
+	{"999999999999999999999999999999999999999999999999999999999999999G",
+	 "999999999999999999999999999999999999999999999999999999999999999GB (over 64 bits) or "
+	 "999999999999999999999999999999999999999999999999999999999999999GiB (over 64 bits)"},
+};
+
+START_TEST(test_readings)
+{
+	char buf[KVP_BYTES_READINGS_SIZE] = "untouched";
+	bool got = kvp_bytes_readings(reading_cases[_i].in, buf, sizeof buf);
+	if (reading_cases[_i].want) {
+		ck_assert_msg(got, "%s: no readings", reading_cases[_i].in);
+		ck_assert_str_eq(buf, reading_cases[_i].want);
+	} else {
+		ck_assert_msg(!got, "%s: readings '%s'", reading_cases[_i].in, buf);
+		ck_assert_str_eq(buf, "untouched");
+	}
+}
+END_TEST
+
 static const struct {
 	double v;
 	int decimals;
@@ -205,6 +273,7 @@ static Suite *units_suite(void)
 	tcase_add_loop_test(core, test_parse_tokens, 0, sizeof token_cases / sizeof token_cases[0]);
 	tcase_add_loop_test(core, test_parse_rate, 0, sizeof rate_cases / sizeof rate_cases[0]);
 	tcase_add_test(core, test_format);
+	tcase_add_loop_test(core, test_readings, 0, sizeof reading_cases / sizeof reading_cases[0]);
 	tcase_add_loop_test(core, test_format_fixed, 0, sizeof fixed_cases / sizeof fixed_cases[0]);
 	suite_add_tcase(s, core);
 	TCase *limits = tcase_create("limits");

@@ -54,6 +54,25 @@ expect_err "--gpu-memory: 80 without a unit means 80 bytes; did you mean 80GiB?"
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --weights-bytes 1000
 expect_rc 2
 expect_err "did you mean 1000GiB?"
+# issue 35: units in any case; a bare G, M, K or T on a size is ambiguous:
+# both readings, by hand (80 * 10^9; 80 * 2^30 = 85,899,345,920)
+run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 80G
+expect_rc 2
+expect_err "--gpu-memory: '80G' is ambiguous: 80GB (80,000,000,000 B) or 80GiB (85,899,345,920 B)?"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --weights-bytes 1.5g
+expect_rc 2
+expect_err "--weights-bytes: '1.5g' is ambiguous: 1.5GB (1,500,000,000 B) or 1.5GiB (1,610,612,736 B)?"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 80gb --context 8k --format json
+expect_rc 0
+expect_json gpu_memory_bytes 80000000000
+run "$KVPLAN" budget --model llama-3.1-8b --gpu-memory 80gib --context 8k --format json
+expect_rc 0
+expect_json gpu_memory_bytes 85899345920
+# a profile file follows the same rule, at its line and column
+sed 's/^memory: 1GiB$/memory: 1G/' "$top_srcdir/tests/data/good/tinygpu.yaml" >"$tmp/g1.yaml"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu "$tmp/g1.yaml"
+expect_rc 3
+expect_err "g1.yaml:3:9: error: memory: '1G' is ambiguous: 1GB (1,000,000,000 B) or 1GiB (1,073,741,824 B)?"
 # 1 MiB = 1,048,576 B and more pass bare
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --overhead-bytes 1048576 --context 8k --format json
 expect_rc 0

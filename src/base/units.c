@@ -128,21 +128,31 @@ static int scale_whole(const char *num, uint64_t mult, uint64_t *out)
 
 struct suffix {
 	const char *name;
-	uint64_t mult;
+	uint64_t mult; /* 0: a bare K, M, G or T, which could be either */
 };
 
+/* Matched in any case ("80gb" = "80GB"): KB MB GB TB are powers of 10,
+ * KiB MiB GiB TiB powers of 2.  A bare letter is refused (-4): "80G" is
+ * 80GB to a disk vendor and 80GiB to nvidia-smi, 7% apart. */
 static const struct suffix byte_suffixes[] = {
 	{"", 1}, {"B", 1},
 	{"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"TiB", 1ULL << 40},
-	{"KB", 1000ULL}, {"kB", 1000ULL}, {"MB", 1000000ULL}, {"GB", 1000000000ULL},
-	{"TB", 1000000000000ULL},
-	{"K", 1ULL << 10}, {"M", 1ULL << 20}, {"G", 1ULL << 30}, {"T", 1ULL << 40},
+	{"KB", 1000ULL}, {"MB", 1000000ULL}, {"GB", 1000000000ULL}, {"TB", 1000000000000ULL},
+	{"K", 0}, {"M", 0}, {"G", 0}, {"T", 0},
 	{NULL, 0}
 };
 
 static const struct suffix token_suffixes[] = {
-	{"", 1}, {"k", 1024}, {"K", 1024}, {"m", 1048576}, {"M", 1048576}, {NULL, 0}
+	{"", 1}, {"K", 1024}, {"M", 1048576}, {NULL, 0}
 };
+
+static const struct suffix *find_suffix(const struct suffix *table, const char *name)
+{
+	for (const struct suffix *t = table; t->name; t++)
+		if (strcasecmp(name, t->name) == 0)
+			return t;
+	return NULL;
+}
 
 static int parse_with(const char *s, const struct suffix *table, bool whole, uint64_t *out)
 {
@@ -150,13 +160,49 @@ static int parse_with(const char *s, const struct suffix *table, bool whole, uin
 	const char *suffix;
 	if (!s || split_number(s, num, sizeof num, &suffix))
 		return -1;
-	for (const struct suffix *t = table; t->name; t++)
-		if (strcmp(suffix, t->name) == 0)
-			return whole ? scale_whole(num, t->mult, out) : scale(num, t->mult, out);
-	return -1;
+	const struct suffix *t = find_suffix(table, suffix);
+	if (!t)
+		return -1;
+	if (!t->mult)
+		return -4;
+	return whole ? scale_whole(num, t->mult, out) : scale(num, t->mult, out);
 }
 
 int kvp_parse_bytes(const char *s, uint64_t *out) { return parse_with(s, byte_suffixes, false, out); }
+
+bool kvp_bytes_readings(const char *s, char *buf, size_t size)
+{
+	char num[64];
+	const char *suffix;
+	if (!s || split_number(s, num, sizeof num, &suffix))
+		return false;
+	const char *rate = strcmp(suffix + (suffix[0] ? 1 : 0), "/s") == 0 ? "/s" : "";
+	char letter[2] = {suffix[0], '\0'};
+	const struct suffix *t = find_suffix(byte_suffixes, letter);
+	if (!letter[0] || !t || t->mult || strlen(suffix) != 1 + strlen(rate))
+		return false;
+	char up = (char)toupper((unsigned char)letter[0]);
+	if (rate[0]) { /* a rate is a double: the names say enough */
+		snprintf(buf, size, "%s%cB/s or %s%ciB/s", num, up, num, up);
+		return true;
+	}
+	char dec[8], bin[8], text[2][48];
+	snprintf(dec, sizeof dec, "%cB", up);
+	snprintf(bin, sizeof bin, "%ciB", up);
+	const char *names[2] = {dec, bin};
+	for (int i = 0; i < 2; i++) {
+		uint64_t v;
+		if (scale(num, find_suffix(byte_suffixes, names[i])->mult, &v) == 0) {
+			char digits[32];
+			kvp_format_u64(v, digits, sizeof digits);
+			snprintf(text[i], sizeof text[i], "%s B", digits);
+		} else {
+			snprintf(text[i], sizeof text[i], "over 64 bits");
+		}
+	}
+	snprintf(buf, size, "%s%s (%s) or %s%s (%s)", num, dec, text[0], num, bin, text[1]);
+	return true;
+}
 
 int kvp_parse_tokens(const char *s, uint64_t *out) { return parse_with(s, token_suffixes, true, out); }
 
@@ -241,17 +287,17 @@ int kvp_parse_rate(const char *s, double *bytes_per_s)
 		return -1;
 	memcpy(unit, suffix, n - 2);
 	unit[n - 2] = '\0';
-	for (const struct suffix *t = byte_suffixes; t->name; t++) {
-		if (t->name[0] == '\0' || strcmp(unit, t->name) != 0)
-			continue;
-		double d;
-		int rc = kvp_parse_double(num, &d);
-		if (rc)
-			return rc;
-		*bytes_per_s = d * (double)t->mult;
-		return isfinite(*bytes_per_s) ? 0 : -2;
-	}
-	return -1;
+	const struct suffix *t = find_suffix(byte_suffixes, unit);
+	if (!t || !unit[0])
+		return -1;
+	if (!t->mult)
+		return -4;
+	double d;
+	int rc = kvp_parse_double(num, &d);
+	if (rc)
+		return rc;
+	*bytes_per_s = d * (double)t->mult;
+	return isfinite(*bytes_per_s) ? 0 : -2;
 }
 
 void kvp_format_bytes(uint64_t bytes, char *buf, size_t size)

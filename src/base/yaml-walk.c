@@ -451,9 +451,10 @@ static kvp_status unsigned_scalar(const struct kvp_doc *doc, const struct kvp_no
 	return KVP_STATUS_OK;
 }
 
-/* Turn a units.h parser's result (0, -1 malformed, -2 out of range) into a
- * located error: `range` ends "does not fit in 64 bits" or "is out of range",
- * `expected` says what a good value looks like. */
+/* Turn a units.h parser's result (0, -1 malformed, -2 out of range, -4 a
+ * bare K/M/G/T, whose two readings it names) into a located error: `range`
+ * ends "does not fit in 64 bits" or "is out of range", `expected` says what
+ * a good value looks like. */
 static kvp_status parsed(const struct kvp_doc *doc, const struct kvp_node *node,
 			 const char *field, struct kvp_error *err, int rc, const char *range,
 			 const char *expected)
@@ -461,6 +462,10 @@ static kvp_status parsed(const struct kvp_doc *doc, const struct kvp_node *node,
 	if (rc == -2)
 		return kvp_node_fail(doc, node, err, KVP_STATUS_OVERFLOW, field, "%s %s",
 				     node->value, range);
+	char readings[KVP_BYTES_READINGS_SIZE];
+	if (rc == -4 && kvp_bytes_readings(node->value, readings, sizeof readings))
+		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
+				     "'%s' is ambiguous: %s?", node->value, readings);
 	if (rc)
 		return kvp_node_fail(doc, node, err, KVP_STATUS_INVALID, field,
 				     "expected %s, got '%s'", expected, node->value);

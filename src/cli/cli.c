@@ -174,6 +174,11 @@ bool kvp_cli_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *
 		kvp_cli_usage_error(cmd, "%s: %s does not fit in 64 bits", opt, arg);
 		return false;
 	}
+	char readings[KVP_BYTES_READINGS_SIZE];
+	if (rc == -4 && kvp_bytes_readings(arg, readings, sizeof readings)) {
+		kvp_cli_usage_error(cmd, "%s: '%s' is ambiguous: %s?", opt, arg, readings);
+		return false;
+	}
 	if (rc) {
 		kvp_cli_usage_error(cmd, "%s: expected a size such as 14.99GiB or 80GB, got '%s'",
 				    opt, arg);

@@ -13,7 +13,8 @@ int kvp_cmd_list(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: kvplan list models|gpus|workloads\n\n"
 		       "Print the names of the profiles found in the search path\n"
-		       "($KVPLAN_PROFILES, source tree, installed data directory),\n"
+		       "($KVPLAN_PROFILES, then $KVPLAN_DATA, the source tree from a build\n"
+		       "tree, or the installed data directory),\n"
 		       "one a line; a control character in a name shown as \\n, \\t or \\xNN.\n");
 		return KVP_EXIT_OK;
 	}

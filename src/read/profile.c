@@ -23,11 +23,15 @@
 #include "base/units.h"
 #include "base/yaml-walk.h"
 
-#ifndef KVP_SRCDIR
-#define KVP_SRCDIR "."
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* KVP_PKGDATADIR, KVP_BUILD_TREE (configure.ac) */
 #endif
-#ifndef KVP_DATADIR
-#define KVP_DATADIR "/usr/local/share/kvplan"
+#include <limits.h>
+
+/* Built without configure (python/setup.py): no build tree, and the data
+ * directory of a default install, behind $KVPLAN_PROFILES. */
+#ifndef KVP_PKGDATADIR
+#define KVP_PKGDATADIR "/usr/local/share/kvplan"
 #endif
 
 static bool is_file(const char *p)
@@ -44,14 +48,36 @@ static bool try_dir(const char *dir, const char *kind, const char *name, char *p
 	return (size_t)snprintf(path, size, "%s/%s.yaml", dir, name) < size && is_file(path);
 }
 
+/* Whether this process is a program of kvplan's build tree (./kvplan, a
+ * test, or a symlink to one): its executable, links resolved, lies under
+ * KVP_BUILD_TREE and not in the configured bindir (a --prefix inside the
+ * build tree installs there).  An installed copy, or one copied anywhere
+ * else, is not, so it never follows the checkout; nor is any process where
+ * /proc/self/exe cannot be resolved. */
+#ifdef KVP_BUILD_TREE
+static bool in_build_tree(void)
+{
+	char exe[PATH_MAX], tree[PATH_MAX], bin[PATH_MAX];
+	if (!realpath("/proc/self/exe", exe) || !realpath(KVP_BUILD_TREE, tree))
+		return false;
+	size_t n = strlen(tree);
+	if (strncmp(exe, tree, n) != 0 || exe[n] != '/')
+		return false;
+	*strrchr(exe, '/') = '\0'; /* its folder */
+	return !(realpath(KVP_BINDIR, bin) && strcmp(exe, bin) == 0);
+}
+#endif
+
 /* The profile roots, in search order; returns how many were written:
  * each directory of $KVPLAN_PROFILES (then of $KVPLAN_PROFILE_PATH, its
- * older spelling), so a user's file wins over a built-in one; the source
- * tree's profiles/ (kvplan run from its build tree needs nothing
- * installed); the installed data directory.  A folder that does not fit a
- * root (511 bytes), or one past the max - 2 a variable may give, is left
- * out whole, never cut into another folder's name: *cut (when not NULL)
- * then names where it came from, for kvp_profile_resolve to refuse. */
+ * older spelling), so a user's file wins over a built-in one; then one data
+ * directory's profiles/: $KVPLAN_DATA when set, else the source tree's for
+ * a program of the build tree (nothing installed needed), else the
+ * installed data directory (KVP_PKGDATADIR, fixed at configure time).  A
+ * folder that does not fit a root (511 bytes), or one past the max - 2 a
+ * variable may give, is left out whole, never cut into another folder's
+ * name: *cut (when not NULL) then names where it came from, for
+ * kvp_profile_resolve to refuse. */
 static int profile_roots(char roots[][512], int max, const char **cut)
 {
 	int n = 0;
@@ -72,13 +98,19 @@ static int profile_roots(char roots[][512], int max, const char **cut)
 		}
 		free(buf);
 	}
-	const char *dirs[] = {KVP_SRCDIR, KVP_DATADIR};
-	for (size_t i = 0; i < 2; i++) {
-		if ((size_t)snprintf(roots[n], 512, "%s/profiles", dirs[i]) < 512)
-			n++;
-		else if (cut && !*cut)
-			*cut = i ? "the installed data directory" : "the source tree";
+	const char *data = getenv("KVPLAN_DATA"), *from = "KVPLAN_DATA";
+	if (!data || !data[0]) {
+		data = KVP_PKGDATADIR;
+		from = "the installed data directory";
+#ifdef KVP_BUILD_TREE
+		if (in_build_tree())
+			data = KVP_SOURCE_TREE, from = "the source tree";
+#endif
 	}
+	if ((size_t)snprintf(roots[n], 512, "%s/profiles", data) < 512)
+		n++;
+	else if (cut && !*cut)
+		*cut = from;
 	return n;
 }
 

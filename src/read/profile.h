@@ -3,9 +3,10 @@
  *
  * Names resolve in this order: an existing path; each directory of
  * $KVPLAN_PROFILES (colon-separated, holding models/ and gpus/ or the files
- * directly; $KVPLAN_PROFILE_PATH is read after it, an older spelling); the
- * source tree's profiles/<kind>/<name>.yaml (so nothing needs installing);
- * the installed data directory.  Unknown keys in
+ * directly; $KVPLAN_PROFILE_PATH is read after it, an older spelling); then
+ * one data directory's profiles/<kind>/<name>.yaml: $KVPLAN_DATA, else the
+ * source tree for a program run from the build tree (nothing needs
+ * installing), else the installed data directory.  Unknown keys in
  * kvplan's files are errors; the schema is man/kvplan-profiles.5. */
 #ifndef KVP_PROFILE_H
 #define KVP_PROFILE_H
