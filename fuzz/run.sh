@@ -59,7 +59,7 @@ if [ -f "$top/config.h" ]; then
 else
 	printf '#define PACKAGE_VERSION "fuzz"\n' >"$out/include/config.h"
 fi
-cc_() { "$cc" $flags -I"$out/include" -I"$top/src" -I"$top/kernels" "-DKVP_SRCDIR=\"$top\"" "-DKVP_PKGDATADIR=\"$top\"" "$@"; }
+cc_() { "$cc" $flags -I"$out/include" -I"$top/src" -I"$top/include" -I"$top/kernels" "-DKVP_SRCDIR=\"$top\"" "-DKVP_PKGDATADIR=\"$top\"" "$@"; }
 libs="$(pkg-config --libs yaml-0.1) -lm"
 objs=""
 for s in $lib; do
