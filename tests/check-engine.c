@@ -266,6 +266,62 @@ START_TEST(test_vllm_tp_topology)
 }
 END_TEST
 
+/* --engine-version as vLLM prints it, picked by the entries' ranges in
+ * profiles/engines/vllm.yaml: 0.19.0 alone; >=0.11.1,<=0.11.2 (PR #26443,
+ * FlashInfer a dependency from 0.11.1); >=0.10.2,<0.11.1.  Outside every
+ * entry the nearest by release stands in: 0.27.1 -> 0.19.0; 0.8.5 ->
+ * 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
+ * outside both ranges, 1,000.5 steps from 0.11.2 (11,002,000 - 11,000,999.5)
+ * and 998,999.5 from 0.10.2: 0.11.2. */
+START_TEST(test_vllm_version_ranges)
+{
+	static const struct {
+		const char *asked, *used;
+		bool nearest;
+	} cases[] = {
+		{"0.19.0", "0.19.0", false},
+		{"v0.19.0", "0.19.0", false},
+		{"0.19.0+cu128", "0.19.0", false},
+		{"0.19", "0.19.0", false},
+		{"0.10.2", "0.10.2", false},
+		{"0.11.0", "0.10.2", false},
+		{"0.11.0+582e4e37.nv25.11", "0.10.2", false},
+		{"0.11.1", "0.11.2", false},
+		{"v0.11.2", "0.11.2", false},
+		{"0.27.1", "0.19.0", true},
+		{"0.19.1", "0.19.0", true},
+		{"0.8.5", "0.10.2", true},
+		{"0.11.1rc2.dev123+g1a2b3c", "0.11.2", true},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kvp_engine_model e;
+		struct kvp_error err = {0};
+		ck_assert_int_eq(kvp_engine_model_load("vllm", cases[i].asked, &e, &err),
+				 KVP_STATUS_OK);
+		ck_assert_msg(strcmp(e.version, cases[i].used) == 0, "%s: %s, want %s",
+			      cases[i].asked, e.version, cases[i].used);
+		ck_assert_msg(e.version_nearest == cases[i].nearest, "%s: nearest %d",
+			      cases[i].asked, e.version_nearest);
+		ck_assert_str_eq(e.version_asked, cases[i].asked);
+	}
+	/* the band widens by unmodelled_version_spread (1 GiB) each way:
+	 * Llama-3.1-8B holds 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B =
+	 * 131,072 B a token, so 2^30 B is 8,192 tokens (512 blocks of 16) */
+	static struct kvp_budget asked, modelled;
+	asked = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.27.1", "h100-sxm",
+			       85094039552ULL, 131072);
+	modelled = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.19.0", "h100-sxm",
+				  85094039552ULL, 131072);
+	ck_assert_uint_eq(asked.version_spread_bytes, KVP_GIB);
+	ck_assert_uint_eq(modelled.version_spread_bytes, 0);
+	ck_assert_uint_eq(asked.kv_pool_bytes, modelled.kv_pool_bytes);
+	ck_assert_uint_eq(modelled.kv_pool_low_bytes - asked.kv_pool_low_bytes, KVP_GIB);
+	ck_assert_uint_eq(asked.kv_pool_high_bytes - modelled.kv_pool_high_bytes, KVP_GIB);
+	ck_assert_uint_eq(modelled.max_tokens_low - asked.max_tokens_low, 8192);
+	ck_assert_uint_eq(asked.max_tokens_high - modelled.max_tokens_high, 8192);
+}
+END_TEST
+
 START_TEST(test_sglang_trtllm)
 {
 	struct kvp_engine_model e;
@@ -350,6 +406,8 @@ static const struct {
 	{"bad/engine-sglang-missing.yaml", KVP_STATUS_INVALID, 3, 5, "reserve_base"},
 	{"bad/engine-no-engine.yaml", KVP_STATUS_INVALID, 1, 1, "engine"},
 	{"bad/engine-kind.yaml", KVP_STATUS_INVALID, 1, 9, "engine"},
+	/* a range that is no version specifier ("=>" for ">=") */
+	{"bad/engine-range.yaml", KVP_STATUS_INVALID, 4, 12, "range"},
 };
 
 START_TEST(test_bad)
@@ -401,8 +459,12 @@ START_TEST(test_unknown)
 {
 	struct kvp_engine_model e;
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_engine_model_load("vllm", "9.9.9", &e, &err), KVP_STATUS_NOT_FOUND);
+	/* no version and no entry's name: an error listing the entries */
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "nine", &e, &err), KVP_STATUS_NOT_FOUND);
 	ck_assert_str_eq(err.field, "engine-version");
+	ck_assert_ptr_nonnull(strstr(err.msg, "0.10.2 (>=0.10.2,<0.11.1)"));
+	/* TensorRT-LLM's entry is a commit, no version: nothing stands in */
+	ck_assert_int_eq(kvp_engine_model_load("trtllm", "0.20.0", &e, &err), KVP_STATUS_NOT_FOUND);
 	ck_assert_int_eq(kvp_engine_model_load("tgi", NULL, &e, &err), KVP_STATUS_NOT_FOUND);
 }
 END_TEST
@@ -507,6 +569,7 @@ int main(void)
 	tcase_add_test(core, test_rotary_cache);
 	tcase_add_test(core, test_vllm_0_10_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
+	tcase_add_test(core, test_vllm_version_ranges);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);

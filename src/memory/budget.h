@@ -118,6 +118,9 @@ struct kvp_budget {
 	/* the activation peak's spread upward (the engine takes more: the low
 	 * end); activation_spread_bytes is its spread downward (the high end) */
 	uint64_t activation_spread_above_bytes;
+	/* each way, when --engine-version is outside every modelled range
+	 * (engine.h version_nearest; unmodelled_version_spread) */
+	uint64_t version_spread_bytes;
 	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
 	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
 	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */

@@ -23,7 +23,18 @@
 struct kvp_engine_model {
 	char engine[16];                   /* as asked for: vllm, sglang, trtllm (or a path) */
 	char kind[16];                     /* the file's engine: key: vllm, sglang, trtllm */
-	char version[KVP_ENGINE_VERSION_MAX];
+	char version[KVP_ENGINE_VERSION_MAX];  /* the modelled version followed */
+	/* the versions the entry stands for (base/version.h: ">=0.19,<0.20");
+	 * "": its own version only (any spelling of it: v0.19.0, 0.19.0+cu128) */
+	char range[48];
+	/* --engine-version as given ("": the file's default), and whether it
+	 * was outside every entry, so the nearest modelled version stands in */
+	char version_asked[KVP_ENGINE_VERSION_MAX];
+	bool version_nearest;
+	/* added to both sides of the band when version_nearest: how far a
+	 * version's accounting strayed from its nearest modelled one on the
+	 * recorded logs (0: nothing added) */
+	uint64_t unmodelled_version_spread_bytes;
 	char source[160];
 	char path[512];
 	double utilization;                /* vLLM gpu_memory_utilization; 0: none */
@@ -93,8 +104,13 @@ struct kvp_engine_model {
 
 /* Load `engine`'s model for `version` (NULL or "": the file's
  * default_version) from profiles/engines/<engine>.yaml, found like the other
- * profiles.  NOT_FOUND names the versions the file has; INVALID and PARSE
- * carry file:line:col and the field. */
+ * profiles.  `version` is read as the engine prints it (base/version.h):
+ * the first entry whose range holds it, else whose own version equals it;
+ * outside every entry, the entry whose version is nearest (ties: the newer)
+ * with version_nearest set, for the caller to warn.  NOT_FOUND (field
+ * engine-version) when it is no version and no entry is named so, or no
+ * entry's version is one; INVALID and PARSE carry file:line:col and the
+ * field. */
 kvp_status kvp_engine_model_load(const char *engine, const char *version,
 				 struct kvp_engine_model *out, struct kvp_error *err);
 
