@@ -39,21 +39,31 @@ START_TEST(test_vllm)
 	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 14);    /* 2 + 4 + 4 + 4 */
 	ck_assert_uint_eq(e.large_gpu_memory_bytes, 70 * KVP_GIB);
 	ck_assert(!e.cuda_graphs_subtracted);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1, 1, -1), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1, 1, -1, KVP_P2P_PCIE), KVP_GIB / 4);
 	/* custom_all_reduce.py: world sizes 2, 4, 6, 8; above 2 only with
 	 * NVLink between every pair.  X2's log (4 x L40S, PCIe only, TP 4):
 	 * 0.21 GiB non-torch, modelled 0.25 GiB (no custom all-reduce); with it
 	 * 0.25 + 1.75 = 2 GiB (V16's 2 x H200: 1.38 GiB logged, 2 errs low) */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0));      /* 4 x L40S */
-	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0));       /* a PCIe pair */
-	ck_assert(kvp_engine_custom_all_reduce(&e, 4, 8));       /* NVSwitch board */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 2));      /* bridged pairs */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 3, 8));      /* not a listed size */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 16, 72));    /* nor 16 */
-	ck_assert(kvp_engine_custom_all_reduce(&e, 8, -1));      /* unknown: NVLink */
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 8, 4, 0), KVP_GIB / 4);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 8), 2 * KVP_GIB);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 3, 3, 8), KVP_GIB / 4);
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0, KVP_P2P_PCIE));      /* 4 x L40S */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0, KVP_P2P_PCIE));       /* a PCIe pair */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 4, 8, KVP_P2P_PCIE));       /* NVSwitch board */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 2, KVP_P2P_PCIE));      /* bridged pairs */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 3, 8, KVP_P2P_PCIE));      /* not a listed size */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 16, 72, KVP_P2P_PCIE));    /* nor 16 */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 8, -1, KVP_P2P_PCIE));      /* unknown: NVLink */
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 8, 4, 0, KVP_P2P_PCIE), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 8, KVP_P2P_PCIE), 2 * KVP_GIB);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 3, 3, 8, KVP_P2P_PCIE), KVP_GIB / 4);
+	/* and only where every pair passes the P2P test (_can_p2p): a PCIe
+	 * pair of GeForce RTX 4090s (no PCIe P2P) runs without it, a bridged
+	 * RTX 3090 pair reaches its peer over NVLink; --p2p overrides */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 2, 0, KVP_P2P_NVLINK_ONLY));
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 2, KVP_P2P_NVLINK_ONLY));
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0, KVP_P2P_ALL));
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 8, 8, KVP_P2P_NONE));
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0, KVP_P2P_ALL));  /* PCIe-only above 2 */
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 0, KVP_P2P_NVLINK_ONLY), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 0, KVP_P2P_ALL), 2 * KVP_GIB);
 	uint32_t seqs;
 	uint64_t mbt;
 	/* an H100 (79.19 GiB), an A100-80GB (excluded by name), an L40S (44.4 GiB) */
@@ -322,6 +332,43 @@ START_TEST(test_vllm_version_ranges)
 }
 END_TEST
 
+/* RTX 4090 TP 2 under vLLM: the profile's pcie_p2p: false (NVIDIA's
+ * driver refuses PCIe P2P on GeForce RTX 4090) leaves the custom all-reduce
+ * off, so non-torch is non_torch_tp_multi alone, 0.25 GiB = 268,435,456 B;
+ * with --p2p yes it runs and adds non_torch_custom_all_reduce, 1.75 GiB =
+ * 1,879,048,192 B, for 2 GiB.  Llama-3.1-8B at TP 2 holds 32 layers x 4 KV
+ * heads x 128 x 2 x 2 B = 65,536 B a token on each GPU: 1.75 GiB is
+ * 28,672 tokens (1,792 blocks of 16) more. */
+START_TEST(test_vllm_p2p)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	ck_assert_int_eq(kvp_gpu_load("rtx-4090", &g, &err), KVP_STATUS_OK);
+	ck_assert(!g.pcie_p2p);
+	struct kvp_budget_opts o = {0};
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = 2;
+	o.par.pp = 1;
+	static struct kvp_budget off, on, no;
+	off = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	o.p2p = KVP_P2P_ALL;
+	on = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	ck_assert_uint_eq(off.overhead_bytes, 268435456ULL);
+	ck_assert_uint_eq(on.overhead_bytes, 2147483648ULL);
+	ck_assert_uint_eq(on.overhead_bytes - off.overhead_bytes, 1879048192ULL);
+	ck_assert_uint_eq(off.kv_pool_bytes - on.kv_pool_bytes, 1879048192ULL);
+	ck_assert_uint_eq(off.max_tokens - on.max_tokens, 28672);
+	/* an H100 SXM board (NVLink, P2P) runs it unless --p2p no */
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert(g.pcie_p2p);
+	o.p2p = KVP_P2P_PCIE;
+	on = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	o.p2p = KVP_P2P_NONE;
+	no = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	ck_assert_uint_eq(on.overhead_bytes - no.overhead_bytes, 1879048192ULL);
+}
+END_TEST
+
 START_TEST(test_sglang_trtllm)
 {
 	struct kvp_engine_model e;
@@ -570,6 +617,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_0_10_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_vllm_version_ranges);
+	tcase_add_test(core, test_vllm_p2p);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);

@@ -175,6 +175,21 @@ lo_modelled=$(json max_tokens_low)
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version latest
 expect_rc 3
 expect_err "no vllm version 'latest' (the file has 0.19.0, 0.11.2 (>=0.11.1,<=0.11.2)"
+# --p2p: vLLM's custom all-reduce needs peer-to-peer (custom_all_reduce.py
+# _can_p2p); an RTX 4090's profile says pcie_p2p: false, so at TP 2 its
+# buffers (non_torch_custom_all_reduce, 1.75 GiB = 1,879,048,192 B) are left
+# out: 0.25 GiB = 268,435,456 B non-torch, and 2 GiB = 2,147,483,648 B with
+# --p2p yes
+run "$KVPLAN" budget --model llama-3.1-8b --gpu rtx-4090 --engine vllm --tp 2 --context 8192 --format json
+expect_rc 0
+expect_json overhead_bytes 268435456
+run "$KVPLAN" budget --model llama-3.1-8b --gpu rtx-4090 --engine vllm --tp 2 --context 8192 --p2p yes --format json
+expect_json overhead_bytes 2147483648
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --tp 2 --p2p no --format json
+expect_json overhead_bytes 268435456
+run "$KVPLAN" budget --model llama-3.1-8b --gpu rtx-4090 --engine vllm --tp 2 --p2p maybe
+expect_rc 2
+expect_err "--p2p: expected yes or no, got 'maybe'"
 # SGLang's fraction applies to the memory free before load: H100's
 # 85,028,896,768 B - 512 MiB (536,870,912) = 84,492,025,856 B
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine sglang

@@ -20,6 +20,10 @@ const char kvp_cli_common_help[] =
 	"                            0.19.0+cu128, 0.27.1): the entry of profiles/engines\n"
 	"                            whose range holds it, else the nearest modelled one\n"
 	"                            (a warning, a wider band); default the newest\n"
+	"  --p2p yes|no              whether the TP group's GPUs reach each other's\n"
+	"                            memory peer-to-peer (vLLM runs its custom\n"
+	"                            all-reduce only then); default: the GPU profile's\n"
+	"                            pcie_p2p, and NVLink within its nvlink_domain\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
 	"  --dp N                    data-parallel attention ranks, each with its own\n"
 	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
@@ -307,6 +311,14 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 			return kvp_cli_usage_error(cmd, "--engine-version: expected a version such "
 						   "as 0.19.0 or v0.27.1, got '%s'", arg);
 		o->engine_version = arg;
+		return 0;
+	case KVP_OPT_P2P:
+		if (strcmp(arg, "yes") == 0)
+			o->p2p = KVP_P2P_ALL;
+		else if (strcmp(arg, "no") == 0)
+			o->p2p = KVP_P2P_NONE;
+		else
+			return kvp_cli_usage_error(cmd, "--p2p: expected yes or no, got '%s'", arg);
 		return 0;
 	case KVP_OPT_WEIGHTS_DTYPE: {
 		enum kvp_dtype dt;

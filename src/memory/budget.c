@@ -538,7 +538,11 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		b->overhead_bytes = kvp_engine_non_torch_bytes(
 					    em, kvp_shape_gpus(&o->par), o->par.tp,
 					    /* no GPU profile ("custom"): topology unknown */
-					    g && g->host_link[0] ? (int)g->nvlink_domain : -1) +
+					    g && g->host_link[0] ? (int)g->nvlink_domain : -1,
+					    /* --p2p, else the profile's PCIe P2P */
+					    o->p2p ? o->p2p
+					    : g && g->path[0] && !g->pcie_p2p ? KVP_P2P_NVLINK_ONLY
+					    : KVP_P2P_PCIE) +
 				    (em->cuda_graphs_subtracted ? em->cuda_graphs_bytes : 0);
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);

@@ -62,6 +62,10 @@ struct kvp_budget_opts {
 	const struct kvp_engine_model *engine_model;
 	const char *engine_version;
 	const struct kvp_speculative *speculative;  /* a draft to add (memory/draft.h), or NULL */
+	/* peer-to-peer between the TP group's GPUs (vLLM's custom all-reduce
+	 * runs only with it): 0 from the GPU profile (pcie_p2p, NVLink within
+	 * nvlink_domain), else KVP_P2P_ALL (--p2p yes) or KVP_P2P_NONE (no) */
+	enum kvp_p2p p2p;
 	bool has_weights, has_activation, has_overhead, has_gpu_memory;
 	uint64_t weights_bytes, activation_bytes, overhead_bytes, gpu_memory_bytes;
 };

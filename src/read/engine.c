@@ -331,21 +331,25 @@ static bool listed(uint32_t n, const char *list)
 }
 
 bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
-				  int nvlink_domain)
+				  int nvlink_domain, enum kvp_p2p p2p)
 {
 	if (tp < 2 || !listed(tp, e->custom_all_reduce_sizes))
 		return false;
-	return tp <= e->custom_all_reduce_pcie_max || nvlink_domain < 0 ||
-	       (uint32_t)nvlink_domain >= tp;
+	bool nvlink = nvlink_domain < 0 || (uint32_t)nvlink_domain >= tp;
+	if (tp > e->custom_all_reduce_pcie_max && !nvlink)
+		return false;
+	/* _can_p2p: every pair must reach the other */
+	return p2p == KVP_P2P_ALL || p2p == KVP_P2P_PCIE || (p2p == KVP_P2P_NVLINK_ONLY && nvlink);
 }
 
 uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
-				    uint32_t tp, int nvlink_domain)
+				    uint32_t tp, int nvlink_domain, enum kvp_p2p p2p)
 {
 	if (gpus <= 1)
 		return e->non_torch_tp1_bytes;
 	uint64_t t = e->non_torch_tp_multi_bytes;
-	if (!e->custom_all_reduce_sizes[0] || kvp_engine_custom_all_reduce(e, tp, nvlink_domain))
+	if (!e->custom_all_reduce_sizes[0] ||
+	    kvp_engine_custom_all_reduce(e, tp, nvlink_domain, p2p))
 		t += e->non_torch_custom_all_reduce_bytes;
 	return t;
 }

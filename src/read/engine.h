@@ -144,21 +144,32 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 				       uint32_t hidden, uint32_t inter_per_partition,
 				       uint64_t routed_bytes);
 
+/* Which GPUs of a TP group reach each other's memory peer-to-peer
+ * (custom_all_reduce.py _can_p2p: gpu_p2p_access_check on every pair). */
+enum kvp_p2p {
+	KVP_P2P_PCIE = 0,      /* over PCIe and NVLink alike (the default) */
+	KVP_P2P_NVLINK_ONLY,   /* only peers NVLink joins (a profile's pcie_p2p: false) */
+	KVP_P2P_NONE,          /* none (--p2p no) */
+	KVP_P2P_ALL,           /* every pair (--p2p yes) */
+};
+
 /* Does vLLM's custom all-reduce run in a TP group of `tp` GPUs whose
  * NVLink domain joins `nvlink_domain` GPUs (0 or 1: no NVLink; negative:
- * topology unknown)?  custom_all_reduce.py: only at the listed world sizes,
- * and above custom_all_reduce_pcie_max only when NVLink joins every pair
- * ("not supported on more than two PCIe-only GPUs").  Unknown topology
- * counts as NVLink: it charges more memory, so it errs toward fewer tokens.
- * Its P2P test is not modelled (a PCIe pair without P2P counts as running). */
+ * topology unknown), peers reaching each other as `p2p` says?
+ * custom_all_reduce.py: only at the listed world sizes; above
+ * custom_all_reduce_pcie_max only when NVLink joins every pair ("not
+ * supported on more than two PCIe-only GPUs"); and only when every pair
+ * passes the P2P test ("Custom allreduce is disabled because your platform
+ * lacks GPU P2P capability or P2P test failed").  Unknown topology counts
+ * as NVLink: it charges more memory, so it errs toward fewer tokens. */
 bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
-				  int nvlink_domain);
+				  int nvlink_domain, enum kvp_p2p p2p);
 
 /* Non-torch memory the engine charges on one of `gpus` GPUs in a TP group
- * of `tp` (nvlink_domain as above): non_torch_tp1 on one GPU, else
+ * of `tp` (nvlink_domain and p2p as above): non_torch_tp1 on one GPU, else
  * non_torch_tp_multi plus non_torch_custom_all_reduce where the custom
  * all-reduce runs. */
 uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
-				    uint32_t tp, int nvlink_domain);
+				    uint32_t tp, int nvlink_domain, enum kvp_p2p p2p);
 
 #endif
