@@ -369,6 +369,38 @@ START_TEST(test_vllm_p2p)
 }
 END_TEST
 
+/* PP: vLLM's dummy sampler runs on the last stage only (gpu_model_runner.py
+ * profile_run, is_last_rank).  Llama-3.1-8B on H100s (large defaults: T =
+ * 8,192 tokens, N = 1,024 requests), --pp 2:
+ *   forward  per token (32 + 2 x 8) x 128 + 3 x 14,336 + 2 x 4,096 = 57,344
+ *            elements x 2 B x 8,192 = 939,524,096 B
+ *   sampler  14 x 1,024 x 128,256 = 1,838,678,016 + top-k 132 x 128,256 x 4
+ *            = 67,719,168 + hidden 8,192 x 4,096 x 2 = 67,108,864 + 2 x
+ *            1,024 x 4,096 x 2 = 16,777,216: 1,990,283,264 B
+ * The first stage peaks at the forward (its hidden states alone, 67 MB, are
+ * less), the last at the sampler: the first has 1,050,759,168 B more pool
+ * than the last beyond what their weights differ by. */
+START_TEST(test_vllm_pp_sampler_last_stage)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_model m;
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &m, &err), KVP_STATUS_OK);
+	struct kvp_budget_opts o = {0};
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = 1;
+	o.par.pp = 2;
+	static struct kvp_budget b;
+	ck_assert_int_eq(kvp_budget_compute(&m, &g, &o, &b, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(b.stages_shown, 2);
+	ck_assert_uint_eq(b.activation_bytes, 1990283264ULL);   /* the last stage governs */
+	int64_t pool = (int64_t)b.stage[0].kv_pool_bytes - (int64_t)b.stage[1].kv_pool_bytes;
+	int64_t weights = (int64_t)b.stage[1].weights_bytes - (int64_t)b.stage[0].weights_bytes;
+	ck_assert_int_eq(pool - weights, 1990283264LL - 939524096LL);
+}
+END_TEST
+
 START_TEST(test_sglang_trtllm)
 {
 	struct kvp_engine_model e;
@@ -618,6 +650,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_vllm_version_ranges);
 	tcase_add_test(core, test_vllm_p2p);
+	tcase_add_test(core, test_vllm_pp_sampler_last_stage);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);

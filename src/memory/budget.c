@@ -519,9 +519,23 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 	if (o->has_activation) {
 		b->activation_bytes = o->activation_bytes;
 	} else if (vllm) {
-		/* the forward pass (no sampler) or the sampler pass, whichever peaks */
+		/* the forward pass (no sampler) or the sampler pass, whichever
+		 * peaks.  The dummy sampler runs on the last pipeline stage only
+		 * (gpu_model_runner.py profile_run: "if get_pp_group().is_last_rank"
+		 * before _dummy_sampler_run): the stages before it keep the
+		 * forward's hidden states and MoE workspaces, not the sampler's
+		 * logits, its top-k buffer or its requests' hidden states */
+		struct kvp_engine_model fwd_only;
+		const struct kvp_engine_model *se = em;
+		if (stage != UINT32_MAX && stage + 1 < o->par.pp) {
+			fwd_only = *em;
+			fwd_only.sampler_bytes_per_seq_vocab = 0;
+			fwd_only.topk_buffer_bytes_per_row_vocab = 0;
+			fwd_only.retained_hidden_per_seq = 0;
+			se = &fwd_only;
+		}
 		uint64_t fwd = kvp_budget_activation_estimate(s, b->max_batched_tokens, 0);
-		uint64_t smp = kvp_budget_vllm_sampler_peak(s, em, b->max_batched_tokens, max_seqs);
+		uint64_t smp = kvp_budget_vllm_sampler_peak(s, se, b->max_batched_tokens, max_seqs);
 		b->activation_bytes = fwd == UINT64_MAX || smp == UINT64_MAX ? UINT64_MAX
 				      : fwd > smp ? fwd : smp;
 	} else {
