@@ -39,21 +39,31 @@ START_TEST(test_vllm)
 	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 14);    /* 2 + 4 + 4 + 4 */
 	ck_assert_uint_eq(e.large_gpu_memory_bytes, 70 * KVP_GIB);
 	ck_assert(!e.cuda_graphs_subtracted);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1, 1, -1), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 1, 1, -1, KVP_P2P_PCIE), KVP_GIB / 4);
 	/* custom_all_reduce.py: world sizes 2, 4, 6, 8; above 2 only with
 	 * NVLink between every pair.  X2's log (4 x L40S, PCIe only, TP 4):
 	 * 0.21 GiB non-torch, modelled 0.25 GiB (no custom all-reduce); with it
 	 * 0.25 + 1.75 = 2 GiB (V16's 2 x H200: 1.38 GiB logged, 2 errs low) */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0));      /* 4 x L40S */
-	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0));       /* a PCIe pair */
-	ck_assert(kvp_engine_custom_all_reduce(&e, 4, 8));       /* NVSwitch board */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 2));      /* bridged pairs */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 3, 8));      /* not a listed size */
-	ck_assert(!kvp_engine_custom_all_reduce(&e, 16, 72));    /* nor 16 */
-	ck_assert(kvp_engine_custom_all_reduce(&e, 8, -1));      /* unknown: NVLink */
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 8, 4, 0), KVP_GIB / 4);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 8), 2 * KVP_GIB);
-	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 3, 3, 8), KVP_GIB / 4);
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0, KVP_P2P_PCIE));      /* 4 x L40S */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0, KVP_P2P_PCIE));       /* a PCIe pair */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 4, 8, KVP_P2P_PCIE));       /* NVSwitch board */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 2, KVP_P2P_PCIE));      /* bridged pairs */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 3, 8, KVP_P2P_PCIE));      /* not a listed size */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 16, 72, KVP_P2P_PCIE));    /* nor 16 */
+	ck_assert(kvp_engine_custom_all_reduce(&e, 8, -1, KVP_P2P_PCIE));      /* unknown: NVLink */
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 8, 4, 0, KVP_P2P_PCIE), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 8, KVP_P2P_PCIE), 2 * KVP_GIB);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 3, 3, 8, KVP_P2P_PCIE), KVP_GIB / 4);
+	/* and only where every pair passes the P2P test (_can_p2p): a PCIe
+	 * pair of GeForce RTX 4090s (no PCIe P2P) runs without it, a bridged
+	 * RTX 3090 pair reaches its peer over NVLink; --p2p overrides */
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 2, 0, KVP_P2P_NVLINK_ONLY));
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 2, KVP_P2P_NVLINK_ONLY));
+	ck_assert(kvp_engine_custom_all_reduce(&e, 2, 0, KVP_P2P_ALL));
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 8, 8, KVP_P2P_NONE));
+	ck_assert(!kvp_engine_custom_all_reduce(&e, 4, 0, KVP_P2P_ALL));  /* PCIe-only above 2 */
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 0, KVP_P2P_NVLINK_ONLY), KVP_GIB / 4);
+	ck_assert_uint_eq(kvp_engine_non_torch_bytes(&e, 2, 2, 0, KVP_P2P_ALL), 2 * KVP_GIB);
 	uint32_t seqs;
 	uint64_t mbt;
 	/* an H100 (79.19 GiB), an A100-80GB (excluded by name), an L40S (44.4 GiB) */
@@ -266,6 +276,131 @@ START_TEST(test_vllm_tp_topology)
 }
 END_TEST
 
+/* --engine-version as vLLM prints it, picked by the entries' ranges in
+ * profiles/engines/vllm.yaml: 0.19.0 alone; >=0.11.1,<=0.11.2 (PR #26443,
+ * FlashInfer a dependency from 0.11.1); >=0.10.2,<0.11.1.  Outside every
+ * entry the nearest by release stands in: 0.27.1 -> 0.19.0; 0.8.5 ->
+ * 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
+ * outside both ranges, 1,000.5 steps from 0.11.2 (11,002,000 - 11,000,999.5)
+ * and 998,999.5 from 0.10.2: 0.11.2. */
+START_TEST(test_vllm_version_ranges)
+{
+	static const struct {
+		const char *asked, *used;
+		bool nearest;
+	} cases[] = {
+		{"0.19.0", "0.19.0", false},
+		{"v0.19.0", "0.19.0", false},
+		{"0.19.0+cu128", "0.19.0", false},
+		{"0.19", "0.19.0", false},
+		{"0.10.2", "0.10.2", false},
+		{"0.11.0", "0.10.2", false},
+		{"0.11.0+582e4e37.nv25.11", "0.10.2", false},
+		{"0.11.1", "0.11.2", false},
+		{"v0.11.2", "0.11.2", false},
+		{"0.27.1", "0.19.0", true},
+		{"0.19.1", "0.19.0", true},
+		{"0.8.5", "0.10.2", true},
+		{"0.11.1rc2.dev123+g1a2b3c", "0.11.2", true},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kvp_engine_model e;
+		struct kvp_error err = {0};
+		ck_assert_int_eq(kvp_engine_model_load("vllm", cases[i].asked, &e, &err),
+				 KVP_STATUS_OK);
+		ck_assert_msg(strcmp(e.version, cases[i].used) == 0, "%s: %s, want %s",
+			      cases[i].asked, e.version, cases[i].used);
+		ck_assert_msg(e.version_nearest == cases[i].nearest, "%s: nearest %d",
+			      cases[i].asked, e.version_nearest);
+		ck_assert_str_eq(e.version_asked, cases[i].asked);
+	}
+	/* the band widens by unmodelled_version_spread (1 GiB) each way:
+	 * Llama-3.1-8B holds 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B =
+	 * 131,072 B a token, so 2^30 B is 8,192 tokens (512 blocks of 16) */
+	static struct kvp_budget asked, modelled;
+	asked = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.27.1", "h100-sxm",
+			       85094039552ULL, 131072);
+	modelled = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.19.0", "h100-sxm",
+				  85094039552ULL, 131072);
+	ck_assert_uint_eq(asked.version_spread_bytes, KVP_GIB);
+	ck_assert_uint_eq(modelled.version_spread_bytes, 0);
+	ck_assert_uint_eq(asked.kv_pool_bytes, modelled.kv_pool_bytes);
+	ck_assert_uint_eq(modelled.kv_pool_low_bytes - asked.kv_pool_low_bytes, KVP_GIB);
+	ck_assert_uint_eq(asked.kv_pool_high_bytes - modelled.kv_pool_high_bytes, KVP_GIB);
+	ck_assert_uint_eq(modelled.max_tokens_low - asked.max_tokens_low, 8192);
+	ck_assert_uint_eq(asked.max_tokens_high - modelled.max_tokens_high, 8192);
+}
+END_TEST
+
+/* RTX 4090 TP 2 under vLLM: the profile's pcie_p2p: false (NVIDIA's
+ * driver refuses PCIe P2P on GeForce RTX 4090) leaves the custom all-reduce
+ * off, so non-torch is non_torch_tp_multi alone, 0.25 GiB = 268,435,456 B;
+ * with --p2p yes it runs and adds non_torch_custom_all_reduce, 1.75 GiB =
+ * 1,879,048,192 B, for 2 GiB.  Llama-3.1-8B at TP 2 holds 32 layers x 4 KV
+ * heads x 128 x 2 x 2 B = 65,536 B a token on each GPU: 1.75 GiB is
+ * 28,672 tokens (1,792 blocks of 16) more. */
+START_TEST(test_vllm_p2p)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	ck_assert_int_eq(kvp_gpu_load("rtx-4090", &g, &err), KVP_STATUS_OK);
+	ck_assert(!g.pcie_p2p);
+	struct kvp_budget_opts o = {0};
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = 2;
+	o.par.pp = 1;
+	static struct kvp_budget off, on, no;
+	off = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	o.p2p = KVP_P2P_ALL;
+	on = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	ck_assert_uint_eq(off.overhead_bytes, 268435456ULL);
+	ck_assert_uint_eq(on.overhead_bytes, 2147483648ULL);
+	ck_assert_uint_eq(on.overhead_bytes - off.overhead_bytes, 1879048192ULL);
+	ck_assert_uint_eq(off.kv_pool_bytes - on.kv_pool_bytes, 1879048192ULL);
+	ck_assert_uint_eq(off.max_tokens - on.max_tokens, 28672);
+	/* an H100 SXM board (NVLink, P2P) runs it unless --p2p no */
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert(g.pcie_p2p);
+	o.p2p = KVP_P2P_PCIE;
+	on = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	o.p2p = KVP_P2P_NONE;
+	no = *compute("llama-3.1-8b", &g, &o, g.memory_bytes, 8192);
+	ck_assert_uint_eq(on.overhead_bytes - no.overhead_bytes, 1879048192ULL);
+}
+END_TEST
+
+/* PP: vLLM's dummy sampler runs on the last stage only (gpu_model_runner.py
+ * profile_run, is_last_rank).  Llama-3.1-8B on H100s (large defaults: T =
+ * 8,192 tokens, N = 1,024 requests), --pp 2:
+ *   forward  per token (32 + 2 x 8) x 128 + 3 x 14,336 + 2 x 4,096 = 57,344
+ *            elements x 2 B x 8,192 = 939,524,096 B
+ *   sampler  14 x 1,024 x 128,256 = 1,838,678,016 + top-k 132 x 128,256 x 4
+ *            = 67,719,168 + hidden 8,192 x 4,096 x 2 = 67,108,864 + 2 x
+ *            1,024 x 4,096 x 2 = 16,777,216: 1,990,283,264 B
+ * The first stage peaks at the forward (its hidden states alone, 67 MB, are
+ * less), the last at the sampler: the first has 1,050,759,168 B more pool
+ * than the last beyond what their weights differ by. */
+START_TEST(test_vllm_pp_sampler_last_stage)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_model m;
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &m, &err), KVP_STATUS_OK);
+	struct kvp_budget_opts o = {0};
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = 1;
+	o.par.pp = 2;
+	static struct kvp_budget b;
+	ck_assert_int_eq(kvp_budget_compute(&m, &g, &o, &b, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(b.stages_shown, 2);
+	ck_assert_uint_eq(b.activation_bytes, 1990283264ULL);   /* the last stage governs */
+	int64_t pool = (int64_t)b.stage[0].kv_pool_bytes - (int64_t)b.stage[1].kv_pool_bytes;
+	int64_t weights = (int64_t)b.stage[1].weights_bytes - (int64_t)b.stage[0].weights_bytes;
+	ck_assert_int_eq(pool - weights, 1990283264LL - 939524096LL);
+}
+END_TEST
+
 START_TEST(test_sglang_trtllm)
 {
 	struct kvp_engine_model e;
@@ -350,6 +485,8 @@ static const struct {
 	{"bad/engine-sglang-missing.yaml", KVP_STATUS_INVALID, 3, 5, "reserve_base"},
 	{"bad/engine-no-engine.yaml", KVP_STATUS_INVALID, 1, 1, "engine"},
 	{"bad/engine-kind.yaml", KVP_STATUS_INVALID, 1, 9, "engine"},
+	/* a range that is no version specifier ("=>" for ">=") */
+	{"bad/engine-range.yaml", KVP_STATUS_INVALID, 4, 12, "range"},
 };
 
 START_TEST(test_bad)
@@ -401,8 +538,12 @@ START_TEST(test_unknown)
 {
 	struct kvp_engine_model e;
 	struct kvp_error err = {0};
-	ck_assert_int_eq(kvp_engine_model_load("vllm", "9.9.9", &e, &err), KVP_STATUS_NOT_FOUND);
+	/* no version and no entry's name: an error listing the entries */
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "nine", &e, &err), KVP_STATUS_NOT_FOUND);
 	ck_assert_str_eq(err.field, "engine-version");
+	ck_assert_ptr_nonnull(strstr(err.msg, "0.10.2 (>=0.10.2,<0.11.1)"));
+	/* TensorRT-LLM's entry is a commit, no version: nothing stands in */
+	ck_assert_int_eq(kvp_engine_model_load("trtllm", "0.20.0", &e, &err), KVP_STATUS_NOT_FOUND);
 	ck_assert_int_eq(kvp_engine_model_load("tgi", NULL, &e, &err), KVP_STATUS_NOT_FOUND);
 }
 END_TEST
@@ -507,6 +648,9 @@ int main(void)
 	tcase_add_test(core, test_rotary_cache);
 	tcase_add_test(core, test_vllm_0_10_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
+	tcase_add_test(core, test_vllm_version_ranges);
+	tcase_add_test(core, test_vllm_p2p);
+	tcase_add_test(core, test_vllm_pp_sampler_last_stage);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);

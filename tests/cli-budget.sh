@@ -142,6 +142,54 @@ run "$KVPLAN" budget --model gpt-oss-120b --gpu h100-sxm --engine vllm --kv-dtyp
 expect_out "18 layers x 2 x 8 KV heads x 64 d_h x (0.5 B + 1 B scale / 16) = 10,368 B/token"
 expect_out "(1 B fp8 scale per 16 elements of K and of V)"
 expect_out "-> 1 group, "
+# --engine-version as vLLM prints it (v0.19.0, 0.19.0+cu128): the 0.19.0
+# entry, no warning; 0.11.0 lies in the 0.10.2 entry's range
+# (>=0.10.2,<0.11.1, profiles/engines/vllm.yaml)
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version v0.19.0 --format json
+expect_rc 0
+expect_json engine_version 0.19.0
+expect_json engine_version_asked v0.19.0
+expect_json engine_version_range ==0.19.0
+expect_json engine_version_nearest false
+[ -z "$err" ] && ok || bad "a modelled version warns: $err"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.19.0+cu128 --format json
+expect_json engine_version 0.19.0
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.11.0 --format json
+expect_json engine_version 0.10.2
+expect_out '"engine_version_range": ">=0.10.2,<0.11.1"'
+# 0.27.1 is in no entry: the nearest, 0.19.0, with a warning on stderr and
+# in JSON, and a band 1 GiB wider each way (8,192 tokens of Llama-3.1-8B's
+# 131,072 B each)
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version v0.27.1 --format json
+expect_rc 0
+expect_json engine_version 0.19.0
+expect_json engine_version_asked v0.27.1
+expect_json engine_version_nearest true
+expect_err "warning: --engine-version v0.27.1: no modelled vllm version covers it; the nearest, 0.19.0, is used"
+expect_out '"code": "engine_version_unmodelled"'
+lo_asked=$(json max_tokens_low)
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.19.0 --format json
+lo_modelled=$(json max_tokens_low)
+[ $((lo_modelled - lo_asked)) = 8192 ] && ok || bad "band low $lo_asked vs $lo_modelled: want 8,192 tokens apart"
+# no version and no entry's name: an error naming the entries
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version latest
+expect_rc 3
+expect_err "no vllm version 'latest' (the file has 0.19.0, 0.11.2 (>=0.11.1,<=0.11.2)"
+# --p2p: vLLM's custom all-reduce needs peer-to-peer (custom_all_reduce.py
+# _can_p2p); an RTX 4090's profile says pcie_p2p: false, so at TP 2 its
+# buffers (non_torch_custom_all_reduce, 1.75 GiB = 1,879,048,192 B) are left
+# out: 0.25 GiB = 268,435,456 B non-torch, and 2 GiB = 2,147,483,648 B with
+# --p2p yes
+run "$KVPLAN" budget --model llama-3.1-8b --gpu rtx-4090 --engine vllm --tp 2 --context 8192 --format json
+expect_rc 0
+expect_json overhead_bytes 268435456
+run "$KVPLAN" budget --model llama-3.1-8b --gpu rtx-4090 --engine vllm --tp 2 --context 8192 --p2p yes --format json
+expect_json overhead_bytes 2147483648
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --tp 2 --p2p no --format json
+expect_json overhead_bytes 268435456
+run "$KVPLAN" budget --model llama-3.1-8b --gpu rtx-4090 --engine vllm --tp 2 --p2p maybe
+expect_rc 2
+expect_err "--p2p: expected yes or no, got 'maybe'"
 # SGLang's fraction applies to the memory free before load: H100's
 # 85,028,896,768 B - 512 MiB (536,870,912) = 84,492,025,856 B
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine sglang

@@ -168,6 +168,15 @@ kvplan_status kvplan_engine_load(const char *name, const char *version, kvplan_e
 		free(x);
 		return kvp_api_fail(err, &e);
 	}
+	/* the API has no warnings: a version outside every modelled range is
+	 * refused, naming the nearest (the CLI warns and uses it) */
+	if (x->model.version_nearest) {
+		kvp_error_set(&e, KVP_STATUS_NOT_FOUND, x->model.path, 0, 0, "engine_version",
+			      "no modelled %s version covers '%s'; the nearest is %s",
+			      x->model.kind, version, x->model.version);
+		free(x);
+		return kvp_api_fail(err, &e);
+	}
 	kvp_api_clear(err);
 	*out = x;
 	return KVPLAN_OK;

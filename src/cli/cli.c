@@ -16,8 +16,14 @@ const char kvp_cli_common_help[] =
 	"                            .gguf file (its header only)\n"
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
 	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
-	"  --engine-version V        which modelled version of the engine's memory\n"
-	"                            accounting (profiles/engines; default the newest)\n"
+	"  --engine-version V        the engine's version as it prints it (v0.19.0,\n"
+	"                            0.19.0+cu128, 0.27.1): the entry of profiles/engines\n"
+	"                            whose range holds it, else the nearest modelled one\n"
+	"                            (a warning, a wider band); default the newest\n"
+	"  --p2p yes|no              whether the TP group's GPUs reach each other's\n"
+	"                            memory peer-to-peer (vLLM runs its custom\n"
+	"                            all-reduce only then); default: the GPU profile's\n"
+	"                            pcie_p2p, and NVLink within its nvlink_domain\n"
 	"  --tp N, --pp N            tensor / pipeline parallel size (default 1)\n"
 	"  --dp N                    data-parallel attention ranks, each with its own\n"
 	"                            requests' KV; GPUs = tp x pp x dp (default 1)\n"
@@ -316,8 +322,16 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	case KVP_OPT_ENGINE_VERSION:
 		if (!arg[0] || strlen(arg) >= KVP_ENGINE_VERSION_MAX)
 			return kvp_cli_usage_error(cmd, "--engine-version: expected a version such "
-						   "as 0.19.0, got '%s'", arg);
+						   "as 0.19.0 or v0.27.1, got '%s'", arg);
 		o->engine_version = arg;
+		return 0;
+	case KVP_OPT_P2P:
+		if (strcmp(arg, "yes") == 0)
+			o->p2p = KVP_P2P_ALL;
+		else if (strcmp(arg, "no") == 0)
+			o->p2p = KVP_P2P_NONE;
+		else
+			return kvp_cli_usage_error(cmd, "--p2p: expected yes or no, got '%s'", arg);
 		return 0;
 	case KVP_OPT_WEIGHTS_DTYPE: {
 		enum kvp_dtype dt;
@@ -396,6 +410,39 @@ int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 	return 0;
 }
 
+/* The start of the warning an --engine-version outside every modelled
+ * range raises: kvp_cli_model_warnings gives it its own code. */
+static const char engine_version_prefix[] = "--engine-version ";
+
+/* --engine-version outside every entry of the engine's file: say which
+ * modelled version stands in, on stderr now and (through the model's
+ * warnings, which every command lists in JSON) under "warnings".  A version
+ * no entry can stand in for is an error here, as the budget would say. */
+static int engine_version_warning(const struct kvp_cli_common *c, const char *cmd,
+				  struct kvp_model *m)
+{
+	const struct kvp_budget_opts *o = &c->opts;
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	if (o->engine == KVP_ENGINE_GENERIC || o->engine_model || !o->engine_version)
+		return 0;
+	if (kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version, &e, &err))
+		return kvp_cli_error(cmd, &err);
+	if (!e.version_nearest)
+		return 0;
+	char spread[32] = "nothing";
+	if (e.unmodelled_version_spread_bytes)
+		kvp_format_bytes(e.unmodelled_version_spread_bytes, spread, sizeof spread);
+	char msg[KVP_WARNING_MAX], shown[KVP_TERM_SIZE(KVP_WARNING_MAX)];
+	snprintf(msg, sizeof msg, "%s%s: no modelled %s version covers it; the nearest, %s, is "
+		 "used (%s), and the band widens by %s each way", engine_version_prefix,
+		 o->engine_version, e.kind, e.version, e.path, spread);
+	fprintf(stderr, "kvplan %s: warning: %s\n", cmd, kvp_term_text(shown, sizeof shown, msg));
+	if (m->num_warnings < KVP_MODEL_WARNINGS)
+		snprintf(m->warnings[m->num_warnings++], KVP_WARNING_MAX, "%s", msg);
+	return 0;
+}
+
 int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_model *m,
 		 struct kvp_gpu *g, bool need_gpu)
 {
@@ -418,6 +465,8 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 			kvp_term_text(shown, sizeof shown, m->warnings[i]));
 	}
 	if ((rc = kvp_cli_apply_model_options(c, cmd, m)))
+		return rc;
+	if ((rc = engine_version_warning(c, cmd, m)))
 		return rc;
 	if (g) {
 		memset(g, 0, sizeof *g);
@@ -505,7 +554,10 @@ void kvp_cli_model_warnings(struct kvp_cli_warnings *w, const struct kvp_model *
 	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {
 		if (w->n == KVP_CLI_MAX_WARNINGS)
 			return;
-		snprintf(w->code[w->n], sizeof w->code[0], "model_file");
+		snprintf(w->code[w->n], sizeof w->code[0], "%s",
+			 strncmp(m->warnings[i], engine_version_prefix,
+				 sizeof engine_version_prefix - 1) == 0
+			 ? "engine_version_unmodelled" : "model_file");
 		snprintf(w->message[w->n], sizeof w->message[0], "%s", m->warnings[i]);
 		w->n++;
 	}

@@ -38,6 +38,7 @@ enum {
 	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE, KVP_OPT_ENGINE_VERSION,
 	KVP_OPT_DP, KVP_OPT_EP, KVP_OPT_NUM_GPUS, KVP_OPT_SPEC_DRAFT, KVP_OPT_SPEC_ACCEPT,
 	KVP_OPT_SPEC_ACCEPT_RATE, KVP_OPT_SPEC_ACCEPTANCE,
+	KVP_OPT_P2P,
 	KVP_OPT_LAST
 };
 
@@ -46,6 +47,7 @@ enum {
 	{"gpu", required_argument, NULL, KVP_OPT_GPU},                                 \
 	{"engine", required_argument, NULL, KVP_OPT_ENGINE},                           \
 	{"engine-version", required_argument, NULL, KVP_OPT_ENGINE_VERSION},           \
+	{"p2p", required_argument, NULL, KVP_OPT_P2P},                                 \
 	{"tp", required_argument, NULL, KVP_OPT_TP},                                   \
 	{"pp", required_argument, NULL, KVP_OPT_PP},                                   \
 	{"dp", required_argument, NULL, KVP_OPT_DP},                                   \

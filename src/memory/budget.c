@@ -384,6 +384,11 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 		/* SGLang's overhead is the CUDA context before load */
 		if (!o->has_overhead)
 			b->overhead_spread_bytes = em->non_torch_spread_bytes;
+		/* a version outside every entry of the engine's file: its
+		 * nearest entry stands in, and the band widens by the file's
+		 * unmodelled_version_spread each way (engine.h) */
+		if (em->version_nearest)
+			b->version_spread_bytes = em->unmodelled_version_spread_bytes;
 		if ((o->engine == KVP_ENGINE_SGLANG || o->engine == KVP_ENGINE_TRTLLM) &&
 		    !(o->utilization > 0))
 			b->fraction_spread_bytes = spread_of(
@@ -398,9 +403,9 @@ static void budget_band(struct kvp_budget *b, const struct kvp_budget_opts *o,
 	double fo = o->engine == KVP_ENGINE_SGLANG ? b->utilization : f;
 	double rest = (double)b->weights_spread_bytes * f + (double)b->overhead_spread_bytes * fo;
 	double lo = rest + (double)b->activation_spread_above_bytes * f +
-		    (double)b->fraction_spread_bytes;
+		    (double)b->fraction_spread_bytes + (double)b->version_spread_bytes * f;
 	double hi = rest + (double)b->activation_spread_bytes * f +
-		    (double)b->fraction_spread_bytes;
+		    (double)b->fraction_spread_bytes + (double)b->version_spread_bytes * f;
 	fixed = lo >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(lo);
 	b->kv_pool_low_bytes = b->kv_pool_bytes > fixed ? b->kv_pool_bytes - fixed : 0;
 	fixed = hi >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ceil(hi);
@@ -514,9 +519,23 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 	if (o->has_activation) {
 		b->activation_bytes = o->activation_bytes;
 	} else if (vllm) {
-		/* the forward pass (no sampler) or the sampler pass, whichever peaks */
+		/* the forward pass (no sampler) or the sampler pass, whichever
+		 * peaks.  The dummy sampler runs on the last pipeline stage only
+		 * (gpu_model_runner.py profile_run: "if get_pp_group().is_last_rank"
+		 * before _dummy_sampler_run): the stages before it keep the
+		 * forward's hidden states and MoE workspaces, not the sampler's
+		 * logits, its top-k buffer or its requests' hidden states */
+		struct kvp_engine_model fwd_only;
+		const struct kvp_engine_model *se = em;
+		if (stage != UINT32_MAX && stage + 1 < o->par.pp) {
+			fwd_only = *em;
+			fwd_only.sampler_bytes_per_seq_vocab = 0;
+			fwd_only.topk_buffer_bytes_per_row_vocab = 0;
+			fwd_only.retained_hidden_per_seq = 0;
+			se = &fwd_only;
+		}
 		uint64_t fwd = kvp_budget_activation_estimate(s, b->max_batched_tokens, 0);
-		uint64_t smp = kvp_budget_vllm_sampler_peak(s, em, b->max_batched_tokens, max_seqs);
+		uint64_t smp = kvp_budget_vllm_sampler_peak(s, se, b->max_batched_tokens, max_seqs);
 		b->activation_bytes = fwd == UINT64_MAX || smp == UINT64_MAX ? UINT64_MAX
 				      : fwd > smp ? fwd : smp;
 	} else {
@@ -533,7 +552,11 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		b->overhead_bytes = kvp_engine_non_torch_bytes(
 					    em, kvp_shape_gpus(&o->par), o->par.tp,
 					    /* no GPU profile ("custom"): topology unknown */
-					    g && g->host_link[0] ? (int)g->nvlink_domain : -1) +
+					    g && g->host_link[0] ? (int)g->nvlink_domain : -1,
+					    /* --p2p, else the profile's PCIe P2P */
+					    o->p2p ? o->p2p
+					    : g && g->path[0] && !g->pcie_p2p ? KVP_P2P_NVLINK_ONLY
+					    : KVP_P2P_PCIE) +
 				    (em->cuda_graphs_subtracted ? em->cuda_graphs_bytes : 0);
 	else
 		b->overhead_bytes = ctx + (o->engine == KVP_ENGINE_SGLANG ? 0 : KVP_OVERHEAD_GRAPHS_BYTES);
@@ -758,6 +781,10 @@ kvp_status kvp_budget_compute(const struct kvp_model *m, const struct kvp_gpu *g
 bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, struct kvp_record *r)
 {
 	const struct kvp_spec *s = &b->spec;
+	/* the versions the entry followed stands for: its range, else itself */
+	char range[sizeof b->engine_model.range + KVP_ENGINE_VERSION_MAX];
+	snprintf(range, sizeof range, "%s%s", b->engine_model.range[0] || !b->engine_model.version[0]
+		 ? "" : "==", b->engine_model.range[0] ? b->engine_model.range : b->engine_model.version);
 	bool ok = kvp_record_str(r, "model", s->model->name) &&
 		  kvp_record_str(r, "gpu", gpu_name) &&
 		  kvp_record_str(r, "engine", kvp_engine_name(b->engine)) &&
@@ -791,6 +818,9 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_u64(r, "max_sequences", b->max_sequences) &&
 		  kvp_record_bool(r, "fits", b->fits) &&
 		  kvp_record_str(r, "engine_version", b->engine_model.version) &&
+		  kvp_record_str(r, "engine_version_asked", b->engine_model.version_asked) &&
+		  kvp_record_str(r, "engine_version_range", range) &&
+		  kvp_record_bool(r, "engine_version_nearest", b->engine_model.version_nearest) &&
 		  kvp_record_u64(r, "max_num_seqs", b->max_num_seqs) &&
 		  kvp_record_u64(r, "max_batched_tokens", b->max_batched_tokens) &&
 		  kvp_record_u64(r, "max_tokens_low", b->max_tokens_low) &&

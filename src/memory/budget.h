@@ -62,6 +62,10 @@ struct kvp_budget_opts {
 	const struct kvp_engine_model *engine_model;
 	const char *engine_version;
 	const struct kvp_speculative *speculative;  /* a draft to add (memory/draft.h), or NULL */
+	/* peer-to-peer between the TP group's GPUs (vLLM's custom all-reduce
+	 * runs only with it): 0 from the GPU profile (pcie_p2p, NVLink within
+	 * nvlink_domain), else KVP_P2P_ALL (--p2p yes) or KVP_P2P_NONE (no) */
+	enum kvp_p2p p2p;
 	bool has_weights, has_activation, has_overhead, has_gpu_memory;
 	uint64_t weights_bytes, activation_bytes, overhead_bytes, gpu_memory_bytes;
 };
@@ -118,6 +122,9 @@ struct kvp_budget {
 	/* the activation peak's spread upward (the engine takes more: the low
 	 * end); activation_spread_bytes is its spread downward (the high end) */
 	uint64_t activation_spread_above_bytes;
+	/* each way, when --engine-version is outside every modelled range
+	 * (engine.h version_nearest; unmodelled_version_spread) */
+	uint64_t version_spread_bytes;
 	uint64_t kv_pool_low_bytes, kv_pool_high_bytes;
 	uint64_t max_tokens_low, max_tokens_high, max_sequences_low, max_sequences_high;
 	char estimated_terms[96];      /* "weights,activation,overhead"; "" none */

@@ -10,6 +10,7 @@
 #include "model/shape.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +18,10 @@
 
 #include "read/profile.h"
 #include "base/units.h"
+#include "base/version.h"
 #include "base/yaml-walk.h"
 
-enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE };
+enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE, K_RANGE };
 
 /* Which engines' models must give a key (a number left out would read as 0:
  * no activation, no overhead, a budget that fits when it does not).  Keys
@@ -35,6 +37,8 @@ static const struct key {
 } keys[] = {
 #define K(n, t, f, r) {n, t, offsetof(struct kvp_engine_model, f), sizeof(((struct kvp_engine_model *)0)->f), r}
 	K("version", K_STR, version, ALL),
+	K("range", K_RANGE, range, 0),
+	K("unmodelled_version_spread", K_BYTES, unmodelled_version_spread_bytes, 0),
 	K("source", K_STR, source, ALL),
 	K("utilization", K_FRACTION, utilization, VLLM),
 	K("block_size", K_U32, block_size, ALL),
@@ -113,6 +117,14 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 					     "\"serving\" or a dtype, got %s", v->value);
 		return KVP_STATUS_OK;
 	}
+	case K_RANGE:
+		if ((st = kvp_node_str(doc, v, k->name, p, k->size, err)))
+			return st;
+		if (!kvp_version_range_valid(p))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "expected version specifiers such as \">=0.19,<0.20\", "
+					     "got %s", v->value);
+		return KVP_STATUS_OK;
 	case K_BOOL:
 		return kvp_node_bool(doc, v, k->name, (bool *)p, err);
 	case K_BYTES:
@@ -227,6 +239,11 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 		snprintf(want, sizeof want, "%s", version);
 	else if (dv && (st = kvp_node_str(doc, dv, "default_version", want, sizeof want, err)))
 		goto out;
+	/* asked for: read as a version (base/version.h) where it is one */
+	struct kvp_version asked, ev, near_v;
+	bool by_version = version && version[0] && kvp_version_parse(version, &asked);
+	struct kvp_engine_model nearest = {0};
+	double best = -1;
 	for (size_t i = 0; i < vs->n; i++) {
 		struct kvp_engine_model e = {0};
 		snprintf(e.engine, sizeof e.engine, "%s", engine);
@@ -234,12 +251,32 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 		snprintf(e.kind, sizeof e.kind, "%s", kind);
 		if ((st = read_version(doc, vs->items[i], mask, &e, err)))
 			goto out;
+		if (version && version[0])
+			snprintf(e.version_asked, sizeof e.version_asked, "%s", version);
 		size_t len = strlen(seen);
-		snprintf(seen + len, sizeof seen - len, "%s%s", len ? ", " : "", e.version);
-		if (!want[0] || strcmp(e.version, want) == 0) {
+		snprintf(seen + len, sizeof seen - len, "%s%s%s%s%s", len ? ", " : "", e.version,
+			 e.range[0] ? " (" : "", e.range, e.range[0] ? ")" : "");
+		bool own = kvp_version_parse(e.version, &ev);
+		if (!want[0] || strcmp(e.version, want) == 0 ||
+		    (by_version && (e.range[0] ? kvp_version_in_range(&asked, e.range)
+				    : own && kvp_version_cmp(&asked, &ev) == 0))) {
 			*out = e;
 			goto out;
 		}
+		if (by_version && own) {
+			double d = fabs(kvp_version_position(&asked) - kvp_version_position(&ev));
+			if (best < 0 || d < best || (d == best && kvp_version_cmp(&ev, &near_v) > 0)) {
+				near_v = ev;
+				best = d;
+				nearest = e;
+			}
+		}
+	}
+	if (best >= 0) {
+		nearest.version_nearest = true;
+		*out = nearest;
+		st = KVP_STATUS_OK;
+		goto out;
 	}
 	st = kvp_error_set(err, version && version[0] ? KVP_STATUS_NOT_FOUND : KVP_STATUS_INVALID,
 			   path, dv && !(version && version[0]) ? dv->line : 0,
@@ -294,21 +331,25 @@ static bool listed(uint32_t n, const char *list)
 }
 
 bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
-				  int nvlink_domain)
+				  int nvlink_domain, enum kvp_p2p p2p)
 {
 	if (tp < 2 || !listed(tp, e->custom_all_reduce_sizes))
 		return false;
-	return tp <= e->custom_all_reduce_pcie_max || nvlink_domain < 0 ||
-	       (uint32_t)nvlink_domain >= tp;
+	bool nvlink = nvlink_domain < 0 || (uint32_t)nvlink_domain >= tp;
+	if (tp > e->custom_all_reduce_pcie_max && !nvlink)
+		return false;
+	/* _can_p2p: every pair must reach the other */
+	return p2p == KVP_P2P_ALL || p2p == KVP_P2P_PCIE || (p2p == KVP_P2P_NVLINK_ONLY && nvlink);
 }
 
 uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
-				    uint32_t tp, int nvlink_domain)
+				    uint32_t tp, int nvlink_domain, enum kvp_p2p p2p)
 {
 	if (gpus <= 1)
 		return e->non_torch_tp1_bytes;
 	uint64_t t = e->non_torch_tp_multi_bytes;
-	if (!e->custom_all_reduce_sizes[0] || kvp_engine_custom_all_reduce(e, tp, nvlink_domain))
+	if (!e->custom_all_reduce_sizes[0] ||
+	    kvp_engine_custom_all_reduce(e, tp, nvlink_domain, p2p))
 		t += e->non_torch_custom_all_reduce_bytes;
 	return t;
 }

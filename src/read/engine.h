@@ -23,7 +23,18 @@
 struct kvp_engine_model {
 	char engine[16];                   /* as asked for: vllm, sglang, trtllm (or a path) */
 	char kind[16];                     /* the file's engine: key: vllm, sglang, trtllm */
-	char version[KVP_ENGINE_VERSION_MAX];
+	char version[KVP_ENGINE_VERSION_MAX];  /* the modelled version followed */
+	/* the versions the entry stands for (base/version.h: ">=0.19,<0.20");
+	 * "": its own version only (any spelling of it: v0.19.0, 0.19.0+cu128) */
+	char range[48];
+	/* --engine-version as given ("": the file's default), and whether it
+	 * was outside every entry, so the nearest modelled version stands in */
+	char version_asked[KVP_ENGINE_VERSION_MAX];
+	bool version_nearest;
+	/* added to both sides of the band when version_nearest: how far a
+	 * version's accounting strayed from its nearest modelled one on the
+	 * recorded logs (0: nothing added) */
+	uint64_t unmodelled_version_spread_bytes;
 	char source[160];
 	char path[512];
 	double utilization;                /* vLLM gpu_memory_utilization; 0: none */
@@ -93,8 +104,13 @@ struct kvp_engine_model {
 
 /* Load `engine`'s model for `version` (NULL or "": the file's
  * default_version) from profiles/engines/<engine>.yaml, found like the other
- * profiles.  NOT_FOUND names the versions the file has; INVALID and PARSE
- * carry file:line:col and the field. */
+ * profiles.  `version` is read as the engine prints it (base/version.h):
+ * the first entry whose range holds it, else whose own version equals it;
+ * outside every entry, the entry whose version is nearest (ties: the newer)
+ * with version_nearest set, for the caller to warn.  NOT_FOUND (field
+ * engine-version) when it is no version and no entry is named so, or no
+ * entry's version is one; INVALID and PARSE carry file:line:col and the
+ * field. */
 kvp_status kvp_engine_model_load(const char *engine, const char *version,
 				 struct kvp_engine_model *out, struct kvp_error *err);
 
@@ -128,21 +144,32 @@ uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const c
 				       uint32_t hidden, uint32_t inter_per_partition,
 				       uint64_t routed_bytes);
 
+/* Which GPUs of a TP group reach each other's memory peer-to-peer
+ * (custom_all_reduce.py _can_p2p: gpu_p2p_access_check on every pair). */
+enum kvp_p2p {
+	KVP_P2P_PCIE = 0,      /* over PCIe and NVLink alike (the default) */
+	KVP_P2P_NVLINK_ONLY,   /* only peers NVLink joins (a profile's pcie_p2p: false) */
+	KVP_P2P_NONE,          /* none (--p2p no) */
+	KVP_P2P_ALL,           /* every pair (--p2p yes) */
+};
+
 /* Does vLLM's custom all-reduce run in a TP group of `tp` GPUs whose
  * NVLink domain joins `nvlink_domain` GPUs (0 or 1: no NVLink; negative:
- * topology unknown)?  custom_all_reduce.py: only at the listed world sizes,
- * and above custom_all_reduce_pcie_max only when NVLink joins every pair
- * ("not supported on more than two PCIe-only GPUs").  Unknown topology
- * counts as NVLink: it charges more memory, so it errs toward fewer tokens.
- * Its P2P test is not modelled (a PCIe pair without P2P counts as running). */
+ * topology unknown), peers reaching each other as `p2p` says?
+ * custom_all_reduce.py: only at the listed world sizes; above
+ * custom_all_reduce_pcie_max only when NVLink joins every pair ("not
+ * supported on more than two PCIe-only GPUs"); and only when every pair
+ * passes the P2P test ("Custom allreduce is disabled because your platform
+ * lacks GPU P2P capability or P2P test failed").  Unknown topology counts
+ * as NVLink: it charges more memory, so it errs toward fewer tokens. */
 bool kvp_engine_custom_all_reduce(const struct kvp_engine_model *e, uint32_t tp,
-				  int nvlink_domain);
+				  int nvlink_domain, enum kvp_p2p p2p);
 
 /* Non-torch memory the engine charges on one of `gpus` GPUs in a TP group
- * of `tp` (nvlink_domain as above): non_torch_tp1 on one GPU, else
+ * of `tp` (nvlink_domain and p2p as above): non_torch_tp1 on one GPU, else
  * non_torch_tp_multi plus non_torch_custom_all_reduce where the custom
  * all-reduce runs. */
 uint64_t kvp_engine_non_torch_bytes(const struct kvp_engine_model *e, uint32_t gpus,
-				    uint32_t tp, int nvlink_domain);
+				    uint32_t tp, int nvlink_domain, enum kvp_p2p p2p);
 
 #endif

@@ -614,6 +614,7 @@ static const struct field gpu_fields[] = {
 	G("host_link", F_STR, host_link, true, false),
 	G("nvlink", F_RATE, nvlink_bps, false, false),
 	G("nvlink_domain", F_U32, nvlink_domain, false, false),
+	G("pcie_p2p", F_BOOL, pcie_p2p, false, false),
 	G("node_gpus", F_U32, node_gpus, false, true),
 	G("scale_out", F_RATE, scale_out_bps, false, true),
 	G("price_per_hour", F_DOUBLE, price_per_hour, false, true),
@@ -727,6 +728,7 @@ kvp_status kvp_gpu_load(const char *name_or_path, struct kvp_gpu *g, struct kvp_
 	if ((st = kvp_doc_load_file(path, &doc, err)))
 		return st;
 	memset(g, 0, sizeof *g);
+	g->pcie_p2p = true; /* unless the profile says otherwise */
 	snprintf(g->path, sizeof g->path, "%s", path);
 	if (!doc->root) {
 		st = kvp_node_fail(doc, NULL, err, KVP_STATUS_INVALID, NULL, "empty profile");

@@ -11,6 +11,7 @@
 #ifndef KVP_PROFILE_H
 #define KVP_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -40,6 +41,12 @@ struct kvp_gpu {
 	 * group beyond the domain stays on PCIe); the scale-out network per GPU,
 	 * per direction (0 when node_gpus is unknown) */
 	uint32_t nvlink_domain;
+	/* peer-to-peer (one GPU reading another's memory) over PCIe between two
+	 * of these in one server; true unless the profile says pcie_p2p: false
+	 * (the driver refuses it, as on GeForce RTX 4090/5090).  NVLink peers
+	 * reach each other either way.  Read only from a loaded profile (path
+	 * set): a GPU struct made by hand leaves it unknown. */
+	bool pcie_p2p;
 	uint32_t node_gpus;
 	double scale_out_bps;
 	double price_per_hour;     /* USD per GPU-hour, 0 when unknown */
