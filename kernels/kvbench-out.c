@@ -327,10 +327,15 @@ int out_prepare(struct ctx *cx)
 	if (lstat(cx->partial, &sb) == 0 && S_ISLNK(sb.st_mode)) {
 		fprintf(stderr, "kvbench: --out %s: %s is a symbolic link; not writing through "
 				"it\n", path, cx->partial);
+		free(cx->partial);
+		cx->partial = NULL;
 		return EXIT_USAGE;
 	}
-	if ((rc = out_refuse("--out", cx->partial)) >= 0)
+	if ((rc = out_refuse("--out", cx->partial)) >= 0) {
+		free(cx->partial);
+		cx->partial = NULL;
 		return rc;
+	}
 	/* never through a link, never blocking on a FIFO put there meanwhile */
 	int fd = open(cx->partial, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
 	if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || ftruncate(fd, 0) != 0)) {

@@ -540,7 +540,7 @@ START_TEST(test_sparse_string_array)
 	for (int i = 0; i < 100; i++) {
 		unsigned char len[8];
 		for (int b = 0; b < 8; b++)
-			len[b] = (unsigned char)((1u << 20) >> (8 * b));
+			len[b] = (unsigned char)(((uint64_t)1 << 20) >> (8 * b));
 		ck_assert_int_eq(pwrite(fd, len, 8, (off_t)at), 8);
 		at += 8 + (1u << 20);
 	}
