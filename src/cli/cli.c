@@ -9,6 +9,8 @@
 
 #include "base/suggest.h"
 #include "base/units.h"
+#include "base/dist.h"
+#include "read/workload.h"
 
 const char kvp_cli_common_help[] =
 	"Model and hardware:\n"
@@ -578,4 +580,28 @@ bool kvp_cli_warnings_to_record(const struct kvp_cli_warnings *w, struct kvp_rec
 			return false;
 	}
 	return true;
+}
+
+int kvp_cli_set_lengths(const char *cmd, const char *prompt, const char *output, bool named,
+			struct kvp_workload *w)
+{
+	if (!prompt || !output)
+		return kvp_cli_usage_error(cmd, "--prompt and --output go together");
+	struct kvp_error err = {0};
+	struct kvp_dist p = {0}, q = {0};
+	if (kvp_dist_parse(prompt, "--prompt", &p, &err) ||
+	    kvp_dist_parse(output, "--output", &q, &err)) {
+		kvp_dist_free(&p);
+		char buf[800];
+		kvp_error_format(&err, buf, sizeof buf);
+		return kvp_cli_usage_error(cmd, "%s", buf + strlen("error: "));
+	}
+	kvp_dist_free(&w->prompt);
+	kvp_dist_free(&w->output);
+	w->prompt = p;
+	w->output = q;
+	w->paired = false;
+	if (!named)
+		snprintf(w->name, sizeof w->name, "custom");
+	return -1;
 }

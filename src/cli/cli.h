@@ -118,6 +118,14 @@ int kvp_cli_error(const char *cmd, const struct kvp_error *err);
 /* Print a usage mistake ("kvplan CMD: ...; see kvplan CMD --help") and return 2. */
 int kvp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* --prompt and --output (given together, each a length distribution) as w's
+ * lengths, replacing the workload profile's; w is named "custom" when no
+ * profile was given (`named` false).  Returns -1 when done, else the exit
+ * code after a usage error for `cmd`. */
+struct kvp_workload;
+int kvp_cli_set_lengths(const char *cmd, const char *prompt, const char *output, bool named,
+			struct kvp_workload *w);
+
 /* An option getopt_long refused (arg: argv[optind - 1]): "option '--x'
  * needs a value" when it names one of longopts, else "unknown option" with
  * the closest names of longopts.  Prints and returns KVP_EXIT_USAGE. */

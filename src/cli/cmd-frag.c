@@ -268,22 +268,9 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 		if (kvp_workload_load_lengths(o->lengths, w, &err))
 			return kvp_cli_error(cmd, &err);
 	} else if (o->prompt || o->output) {
-		if (!o->prompt || !o->output)
-			return kvp_cli_usage_error(cmd, "--prompt and --output go together");
-		struct kvp_dist p, q;
-		if (kvp_dist_parse(o->prompt, "--prompt", &p, &err) ||
-		    kvp_dist_parse(o->output, "--output", &q, &err)) {
-			char buf[800];
-			kvp_error_format(&err, buf, sizeof buf);
-			return kvp_cli_usage_error(cmd, "%s", buf + strlen("error: "));
-		}
-		kvp_dist_free(&w->prompt);
-		kvp_dist_free(&w->output);
-		w->prompt = p;
-		w->output = q;
-		w->paired = false;
-		if (!o->workload)
-			snprintf(w->name, sizeof w->name, "custom");
+		int rc = kvp_cli_set_lengths(cmd, o->prompt, o->output, o->workload != NULL, w);
+		if (rc >= 0)
+			return rc;
 	} else if (!o->workload) {
 		return kvp_cli_usage_error(cmd, "give --workload, --lengths, or --prompt and --output");
 	}

@@ -179,23 +179,9 @@ static int load_workload(const struct serve_args *a, struct kvp_workload *w)
 	if (a->workload && kvp_workload_load(a->workload, w, &err))
 		return kvp_cli_error(cmd, &err);
 	if (a->prompt || a->output) {
-		if (!a->prompt || !a->output)
-			return kvp_cli_usage_error(cmd, "--prompt and --output go together");
-		struct kvp_dist p = {0}, q = {0};
-		if (kvp_dist_parse(a->prompt, "--prompt", &p, &err) ||
-		    kvp_dist_parse(a->output, "--output", &q, &err)) {
-			kvp_dist_free(&p);
-			char buf[800];
-			kvp_error_format(&err, buf, sizeof buf);
-			return kvp_cli_usage_error(cmd, "%s", buf + strlen("error: "));
-		}
-		kvp_dist_free(&w->prompt);
-		kvp_dist_free(&w->output);
-		w->prompt = p;
-		w->output = q;
-		w->paired = false;
-		if (!a->workload)
-			snprintf(w->name, sizeof w->name, "custom");
+		int rc = kvp_cli_set_lengths(cmd, a->prompt, a->output, a->workload != NULL, w);
+		if (rc >= 0)
+			return rc;
 	} else if (!a->workload && !a->trace) {
 		return kvp_cli_usage_error(cmd, "give --workload, or --prompt and --output");
 	}
