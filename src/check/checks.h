@@ -105,10 +105,11 @@ struct kvp_check_assert {
 };
 
 /* An input as written in the file (after defaults), for reports, baselines
- * and the commands' own keys. */
+ * and the commands' own keys.  key and value point into the scenario's one
+ * block of inputs (exactly the bytes written), never NULL once loaded. */
 struct kvp_check_input {
-	char key[32];
-	char value[512];
+	const char *key;
+	const char *value;
 	int line, col;
 };
 
@@ -126,7 +127,8 @@ struct kvp_check_perf {
 
 /* The inputs of `command: frag` beyond the common ones (kvplan frag's options). */
 struct kvp_check_frag {
-	char workload[512];               /* a name, or a path resolved against the file */
+	const char *workload;             /* a name, or a path resolved against the file;
+					   * "" for other commands (in the inputs block) */
 	struct kvp_frag_opts opts;
 };
 
@@ -142,12 +144,16 @@ struct kvp_check_scenario {
 	char command[16];                /* budget, frag, perf */
 	kvp_check_run_fn run;
 	int line, col;                   /* the scenario's mapping */
-	char model[512];                 /* a name, or a path resolved against the file */
-	char gpu[512];                   /* "" when gpu_memory stands in */
+	const char *model;               /* a name, or a path resolved against the file */
+	const char *gpu;                 /* "" when gpu_memory stands in */
 	struct kvp_budget_opts opts;
 	struct kvp_check_perf perf;
 	struct kvp_check_frag frag;
-	struct kvp_check_input inputs[KVP_CHECK_INPUTS_MAX];
+	/* owned: one allocation holding the inputs, then their text and the
+	 * model, gpu and workload strings above (a scenario's memory is its
+	 * fixed fields, its assertions and the bytes it wrote, never 40 x 544
+	 * bytes of slots; kvplan(1), CHECK, states the bound) */
+	struct kvp_check_input *inputs;
 	size_t ninputs;
 	struct kvp_check_assert *asserts;
 	size_t nasserts;
