@@ -96,41 +96,51 @@ static void yaml_value(FILE *f, const struct kvp_value *v)
 	}
 }
 
-void kvp_check_baseline_write(FILE *f, const struct kvp_check_report *r)
+void kvp_check_baseline_head(FILE *f, const struct kvp_check_report *r)
 {
 	fprintf(f, "# kvplan check baseline of %s, written by kvplan check --update-baseline.\n"
 		   "# Every scalar output field of every scenario that ran, with its inputs;\n"
 		   "# kvplan check FILE --baseline THIS --tolerance P%% fails on drift beyond P%%.\n"
 		   "baseline:\n", r->file->path);
-	for (size_t i = 0; i < r->file->n; i++) {
-		const struct kvp_check_scenario *s = &r->file->scenarios[i];
-		if (!r->s[i].record)
-			continue;
-		struct kvp_record *flat = kvp_record_new();
-		if (!flat || !flatten(r->s[i].record, "", flat)) {
-			kvp_record_free(flat);
-			continue;
-		}
-		fputs("  - scenario: ", f);
-		kvp_yaml_str(f, s->name);
-		fprintf(f, "\n    command: %s\n    inputs:\n", s->command);
-		for (size_t k = 0; k < s->ninputs; k++) {
-			if (strcmp(s->inputs[k].key, "command") == 0)
-				continue;
-			fprintf(f, "      %s: ", s->inputs[k].key);
-			kvp_yaml_str(f, s->inputs[k].value);
-			fputc('\n', f);
-		}
-		fputs("    fields:\n", f);
-		for (size_t k = 0; k < flat->n; k++) {
-			fputs("      ", f);
-			yaml_key(f, flat->fields[k].name);
-			fputs(": ", f);
-			yaml_value(f, &flat->fields[k].v);
-			fputc('\n', f);
-		}
+}
+
+void kvp_check_baseline_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
+				 const struct kvp_check_scenario_result *res)
+{
+	const struct kvp_check_scenario *s = &r->file->scenarios[i];
+	if (!res->record)
+		return;
+	struct kvp_record *flat = kvp_record_new();
+	if (!flat || !flatten(res->record, "", flat)) {
 		kvp_record_free(flat);
+		return;
 	}
+	fputs("  - scenario: ", f);
+	kvp_yaml_str(f, s->name);
+	fprintf(f, "\n    command: %s\n    inputs:\n", s->command);
+	for (size_t k = 0; k < s->ninputs; k++) {
+		if (strcmp(s->inputs[k].key, "command") == 0)
+			continue;
+		fprintf(f, "      %s: ", s->inputs[k].key);
+		kvp_yaml_str(f, s->inputs[k].value);
+		fputc('\n', f);
+	}
+	fputs("    fields:\n", f);
+	for (size_t k = 0; k < flat->n; k++) {
+		fputs("      ", f);
+		yaml_key(f, flat->fields[k].name);
+		fputs(": ", f);
+		yaml_value(f, &flat->fields[k].v);
+		fputc('\n', f);
+	}
+	kvp_record_free(flat);
+}
+
+void kvp_check_baseline_write(FILE *f, const struct kvp_check_report *r)
+{
+	kvp_check_baseline_head(f, r);
+	for (size_t i = 0; i < r->file->n; i++)
+		kvp_check_baseline_scenario(f, r, i, &r->s[i]);
 }
 
 static kvp_status baseline_value(const struct kvp_doc *doc, const struct kvp_node *key,
@@ -396,62 +406,94 @@ static void inputs_diff(const struct kvp_check_scenario *s, const struct kvp_rec
 #undef ADD
 }
 
-kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_baseline *b,
-			     const struct kvp_check_pct *tolerance)
+struct kvp_check_compare {
+	struct kvp_check_report *r;
+	const struct kvp_check_baseline *b;
+	struct kvp_name_index names;   /* baseline entries by scenario: linear time */
+};
+
+struct kvp_check_compare *kvp_check_compare_begin(struct kvp_check_report *r,
+						  const struct kvp_check_baseline *b,
+						  const struct kvp_check_pct *tolerance)
 {
+	struct kvp_check_compare *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
 	r->with_baseline = true;
 	r->tolerance = *tolerance;
 	snprintf(r->baseline_path, sizeof r->baseline_path, "%s", b->path);
-	struct kvp_name_index names; /* baseline entries by scenario: linear time */
-	kvp_name_index_init(&names);
+	c->r = r;
+	c->b = b;
+	kvp_name_index_init(&c->names);
 	for (size_t k = 0; k < b->n; k++)
-		if (!kvp_name_index_add(&names, b->e[k].scenario, k)) {
-			kvp_name_index_free(&names);
-			return KVP_STATUS_NOMEM;
+		if (!kvp_name_index_add(&c->names, b->e[k].scenario, k)) {
+			kvp_check_compare_end(c);
+			return NULL;
 		}
-	for (size_t i = 0; i < r->file->n; i++) {
-		const struct kvp_check_scenario *s = &r->file->scenarios[i];
-		struct kvp_check_scenario_result *res = &r->s[i];
-		if (!res->record)
-			continue;
-		size_t at = kvp_name_index_find(&names, s->name);
-		const struct kvp_check_baseline_entry *e = at == SIZE_MAX ? NULL : &b->e[at];
-		if (!e) {
-			res->baseline = KVP_CHECK_BASELINE_MISSING;
-			r->failed++;
-			continue;
-		}
-		struct kvp_record *flat = kvp_record_new();
-		if (!flat || !flatten(res->record, "", flat)) {
-			kvp_record_free(flat);
-			kvp_name_index_free(&names);
-			return KVP_STATUS_NOMEM;
-		}
-		bool drift = e->command[0] && strcmp(e->command, s->command) != 0, ok = true;
-		for (size_t k = 0; k < e->fields->n && ok; k++) {
-			const struct kvp_field_value *o = &e->fields->fields[k];
-			const struct kvp_value *nv = flat_get(flat, o->name);
-			if (!nv || !field_same(&o->v, nv, tolerance)) {
-				drift = true;
-				ok = drift_push(res, o->name, &o->v, nv, true);
-			}
-		}
-		for (size_t k = 0; k < flat->n && ok; k++)
-			if (!flat_get(e->fields, flat->fields[k].name))
-				ok = drift_push(res, flat->fields[k].name, NULL, &flat->fields[k].v,
-						false);
-		kvp_record_free(flat);
-		if (!ok) {
-			kvp_name_index_free(&names);
-			return KVP_STATUS_NOMEM;
-		}
-		inputs_diff(s, e->inputs, res->inputs_changed, sizeof res->inputs_changed);
-		res->baseline = drift ? KVP_CHECK_BASELINE_DRIFT : KVP_CHECK_BASELINE_SAME;
-		if (drift)
-			r->failed++;
-		else
-			r->passed++;
+	return c;
+}
+
+void kvp_check_compare_end(struct kvp_check_compare *c)
+{
+	if (!c)
+		return;
+	kvp_name_index_free(&c->names);
+	free(c);
+}
+
+kvp_status kvp_check_compare_one(struct kvp_check_compare *c, size_t i,
+				 struct kvp_check_scenario_result *res)
+{
+	struct kvp_check_report *r = c->r;
+	const struct kvp_check_pct *tolerance = &r->tolerance;
+	const struct kvp_check_scenario *s = &r->file->scenarios[i];
+	if (!res->record)
+		return KVP_STATUS_OK;
+	size_t at = kvp_name_index_find(&c->names, s->name);
+	const struct kvp_check_baseline_entry *e = at == SIZE_MAX ? NULL : &c->b->e[at];
+	if (!e) {
+		res->baseline = KVP_CHECK_BASELINE_MISSING;
+		r->failed++;
+		return KVP_STATUS_OK;
 	}
-	kvp_name_index_free(&names);
+	struct kvp_record *flat = kvp_record_new();
+	if (!flat || !flatten(res->record, "", flat)) {
+		kvp_record_free(flat);
+		return KVP_STATUS_NOMEM;
+	}
+	bool drift = e->command[0] && strcmp(e->command, s->command) != 0, ok = true;
+	for (size_t k = 0; k < e->fields->n && ok; k++) {
+		const struct kvp_field_value *o = &e->fields->fields[k];
+		const struct kvp_value *nv = flat_get(flat, o->name);
+		if (!nv || !field_same(&o->v, nv, tolerance)) {
+			drift = true;
+			ok = drift_push(res, o->name, &o->v, nv, true);
+		}
+	}
+	for (size_t k = 0; k < flat->n && ok; k++)
+		if (!flat_get(e->fields, flat->fields[k].name))
+			ok = drift_push(res, flat->fields[k].name, NULL, &flat->fields[k].v, false);
+	kvp_record_free(flat);
+	if (!ok)
+		return KVP_STATUS_NOMEM;
+	inputs_diff(s, e->inputs, res->inputs_changed, sizeof res->inputs_changed);
+	res->baseline = drift ? KVP_CHECK_BASELINE_DRIFT : KVP_CHECK_BASELINE_SAME;
+	if (drift)
+		r->failed++;
+	else
+		r->passed++;
 	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_baseline *b,
+			     const struct kvp_check_pct *tolerance)
+{
+	struct kvp_check_compare *c = kvp_check_compare_begin(r, b, tolerance);
+	if (!c)
+		return KVP_STATUS_NOMEM;
+	kvp_status st = KVP_STATUS_OK;
+	for (size_t i = 0; i < r->file->n && !st; i++)
+		st = kvp_check_compare_one(c, i, &r->s[i]);
+	kvp_check_compare_end(c);
+	return st;
 }

@@ -42,8 +42,22 @@ void kvp_check_row_key(const struct kvp_value *list, size_t i, char *buf, size_t
 
 /* check-run.c */
 /* The name of a test point and, when it did not pass, its message and detail. */
-void kvp_check_point_text(const struct kvp_check_report *r, const struct kvp_check_point *p,
-			  char *name, size_t nsize, char *msg, size_t msize);
+void kvp_check_point_text(const struct kvp_check_report *r,
+			  const struct kvp_check_scenario_result *res,
+			  const struct kvp_check_point *p, char *name, size_t nsize, char *msg,
+			  size_t msize);
+
+/* check-baseline.c: comparing with a baseline one scenario at a time
+ * (kvp_check_compare is begin, one per scenario, end).  begin sets the
+ * report's baseline fields; NULL when memory runs out.  one fails only when
+ * memory runs out. */
+struct kvp_check_compare;
+struct kvp_check_compare *kvp_check_compare_begin(struct kvp_check_report *r,
+						  const struct kvp_check_baseline *b,
+						  const struct kvp_check_pct *tolerance);
+kvp_status kvp_check_compare_one(struct kvp_check_compare *c, size_t i,
+				 struct kvp_check_scenario_result *res);
+void kvp_check_compare_end(struct kvp_check_compare *c);
 /* A drifted field's change: "+4.2%", or "changed" / "new" when not a number. */
 void kvp_check_drift_change(const struct kvp_check_drift *d, char *buf, size_t size);
 

@@ -40,53 +40,113 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Run scenario i into res (zeroed by the caller) and count its points.
+ * Fails only when memory runs out. */
+static kvp_status run_one(struct kvp_check_report *r, size_t i,
+			  struct kvp_check_scenario_result *res, struct kvp_error *err)
+{
+	const struct kvp_check_file *f = r->file;
+	const struct kvp_check_scenario *s = &f->scenarios[i];
+	double ts = now_s();
+	struct kvp_record *rec = kvp_record_new();
+	res->results = calloc(s->nasserts ? s->nasserts : 1, sizeof *res->results);
+	if (!rec || !res->results) {
+		kvp_record_free(rec);
+		return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
+	}
+	if (s->run(s, rec, &res->err)) {
+		kvp_record_free(rec);
+		if (res->err.status == KVP_STATUS_NOMEM) {
+			*err = res->err;
+			return KVP_STATUS_NOMEM;
+		}
+		relocate(f, s, &res->err);
+		r->errors++;
+	} else {
+		res->record = rec;
+		for (size_t k = 0; k < s->nasserts; k++) {
+			kvp_check_eval(f->path, &s->asserts[k], rec, &res->results[k]);
+			switch (res->results[k].outcome) {
+			case KVP_CHECK_PASS: r->passed++; break;
+			case KVP_CHECK_FAIL: r->failed++; break;
+			case KVP_CHECK_ERROR: r->errors++; break;
+			}
+		}
+	}
+	res->time_s = now_s() - ts;
+	return KVP_STATUS_OK;
+}
+
+static void result_free(struct kvp_check_scenario_result *res)
+{
+	kvp_record_free(res->record);
+	free(res->results);
+	free(res->drift);
+	memset(res, 0, sizeof *res);
+}
+
+static struct kvp_check_report *report_new(const struct kvp_check_file *f, struct kvp_error *err)
+{
+	struct kvp_check_report *r = calloc(1, sizeof *r);
+	if (!r)
+		kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
+	else
+		r->file = f;
+	return r;
+}
+
 kvp_status kvp_check_run(const struct kvp_check_file *f, struct kvp_check_report **out,
 			 struct kvp_error *err)
 {
-	struct kvp_check_report *r = calloc(1, sizeof *r);
+	struct kvp_check_report *r = report_new(f, err);
 	*out = NULL;
-	if (!r || !(r->s = calloc(f->n, sizeof *r->s))) {
+	if (!r)
+		return KVP_STATUS_NOMEM;
+	if (!(r->s = calloc(f->n ? f->n : 1, sizeof *r->s))) {
 		free(r);
 		return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
 	}
-	r->file = f;
 	double t0 = now_s();
-	for (size_t i = 0; i < f->n; i++) {
-		const struct kvp_check_scenario *s = &f->scenarios[i];
-		struct kvp_check_scenario_result *res = &r->s[i];
-		double ts = now_s();
-		struct kvp_record *rec = kvp_record_new();
-		res->results = calloc(s->nasserts ? s->nasserts : 1, sizeof *res->results);
-		if (!rec || !res->results) {
-			kvp_record_free(rec);
+	for (size_t i = 0; i < f->n; i++)
+		if (run_one(r, i, &r->s[i], err)) {
 			kvp_check_report_free(r);
-			return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL,
-					     "out of memory");
+			return KVP_STATUS_NOMEM;
 		}
-		if (s->run(s, rec, &res->err)) {
-			if (res->err.status == KVP_STATUS_NOMEM) {
-				*err = res->err;
-				kvp_record_free(rec);
-				kvp_check_report_free(r);
-				return KVP_STATUS_NOMEM;
-			}
-			relocate(f, s, &res->err);
-			kvp_record_free(rec);
-			r->errors++;
-		} else {
-			res->record = rec;
-			for (size_t k = 0; k < s->nasserts; k++) {
-				kvp_check_eval(f->path, &s->asserts[k], rec, &res->results[k]);
-				switch (res->results[k].outcome) {
-				case KVP_CHECK_PASS: r->passed++; break;
-				case KVP_CHECK_FAIL: r->failed++; break;
-				case KVP_CHECK_ERROR: r->errors++; break;
-				}
-			}
-		}
-		res->time_s = now_s() - ts;
+	r->time_s = now_s() - t0;
+	*out = r;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_check_run_each(const struct kvp_check_file *f, const struct kvp_check_baseline *b,
+			      const struct kvp_check_pct *tolerance, kvp_check_each_fn each,
+			      void *ctx, struct kvp_check_report **out, struct kvp_error *err)
+{
+	struct kvp_check_report *r = report_new(f, err);
+	struct kvp_check_compare *cmp = NULL;
+	*out = NULL;
+	if (!r)
+		return KVP_STATUS_NOMEM;
+	if (b && !(cmp = kvp_check_compare_begin(r, b, tolerance))) {
+		free(r);
+		return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
+	}
+	struct kvp_check_scenario_result res = {0};
+	kvp_status st = KVP_STATUS_OK;
+	double t0 = now_s();
+	for (size_t i = 0; i < f->n && !st; i++) {
+		if (!(st = run_one(r, i, &res, err)) && cmp && kvp_check_compare_one(cmp, i, &res))
+			st = kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL,
+					   "out of memory");
+		if (!st)
+			st = each(ctx, r, i, &res);
+		result_free(&res);
 	}
 	r->time_s = now_s() - t0;
+	kvp_check_compare_end(cmp);
+	if (st) {
+		kvp_check_report_free(r);
+		return st;
+	}
 	*out = r;
 	return KVP_STATUS_OK;
 }
@@ -95,48 +155,54 @@ void kvp_check_report_free(struct kvp_check_report *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; r->s && i < r->file->n; i++) {
-		kvp_record_free(r->s[i].record);
-		free(r->s[i].results);
-		free(r->s[i].drift);
-	}
+	for (size_t i = 0; r->s && i < r->file->n; i++)
+		result_free(&r->s[i]);
 	free(r->s);
 	free(r);
+}
+
+size_t kvp_check_scenario_points(const struct kvp_check_report *r, size_t i,
+				 const struct kvp_check_scenario_result *res,
+				 struct kvp_check_point *pts, size_t max)
+{
+	size_t n = 0;
+#define POINT(k, ix, oc)                                                                      \
+	do {                                                                                   \
+		if (n < max)                                                                   \
+			pts[n] = (struct kvp_check_point){(k), i, (ix), (oc)};                 \
+		n++;                                                                           \
+	} while (0)
+	if (!res->record) {
+		POINT(KVP_CHECK_POINT_RUN, 0, KVP_CHECK_ERROR);
+		return n;
+	}
+	for (size_t k = 0; k < r->file->scenarios[i].nasserts; k++)
+		POINT(KVP_CHECK_POINT_ASSERT, k, res->results[k].outcome);
+	if (res->baseline != KVP_CHECK_BASELINE_NONE)
+		POINT(KVP_CHECK_POINT_BASELINE, 0,
+		      res->baseline == KVP_CHECK_BASELINE_SAME ? KVP_CHECK_PASS : KVP_CHECK_FAIL);
+#undef POINT
+	return n;
 }
 
 size_t kvp_check_points(const struct kvp_check_report *r, struct kvp_check_point *pts, size_t max)
 {
 	size_t n = 0;
-#define POINT(k, sc, ix, oc)                                                                  \
-	do {                                                                                   \
-		if (n < max)                                                                   \
-			pts[n] = (struct kvp_check_point){(k), (sc), (ix), (oc)};              \
-		n++;                                                                           \
-	} while (0)
-	for (size_t i = 0; i < r->file->n; i++) {
-		const struct kvp_check_scenario_result *res = &r->s[i];
-		if (!res->record) {
-			POINT(KVP_CHECK_POINT_RUN, i, 0, KVP_CHECK_ERROR);
-			continue;
-		}
-		for (size_t k = 0; k < r->file->scenarios[i].nasserts; k++)
-			POINT(KVP_CHECK_POINT_ASSERT, i, k, res->results[k].outcome);
-		if (res->baseline != KVP_CHECK_BASELINE_NONE)
-			POINT(KVP_CHECK_POINT_BASELINE, i, 0,
-			      res->baseline == KVP_CHECK_BASELINE_SAME ? KVP_CHECK_PASS : KVP_CHECK_FAIL);
-	}
-#undef POINT
+	for (size_t i = 0; i < r->file->n; i++)
+		n += kvp_check_scenario_points(r, i, &r->s[i], n < max ? pts + n : NULL,
+					       n < max ? max - n : 0);
 	return n;
 }
 
 /* ------------------------------------------------------------ points as text */
 
 /* The name of a test point and, when it did not pass, its message and detail. */
-void kvp_check_point_text(const struct kvp_check_report *r, const struct kvp_check_point *p,
-		       char *name, size_t nsize, char *msg, size_t msize)
+void kvp_check_point_text(const struct kvp_check_report *r,
+			  const struct kvp_check_scenario_result *res,
+			  const struct kvp_check_point *p, char *name, size_t nsize, char *msg,
+			  size_t msize)
 {
 	const struct kvp_check_scenario *s = &r->file->scenarios[p->scenario];
-	const struct kvp_check_scenario_result *res = &r->s[p->scenario];
 	msg[0] = '\0';
 	switch (p->kind) {
 	case KVP_CHECK_POINT_RUN:

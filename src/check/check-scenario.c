@@ -17,10 +17,24 @@
 
 /* ------------------------------------------------------------ scenarios */
 
+/* What a scenario's keys write while it is walked, in slots of fixed size;
+ * pack() then keeps exactly the bytes written in one block per scenario. */
+struct scratch_input {
+	char key[32];
+	char value[512];
+	int line, col;
+};
+struct scratch {
+	struct scratch_input in[KVP_CHECK_INPUTS_MAX];
+	size_t n;
+	char model[512], gpu[512], workload[512];
+};
+
 struct walk {
 	const struct kvp_doc *doc;
 	char dir[512];          /* the file's directory, "" for the current one */
 	bool defaults;          /* walking `defaults:` */
+	struct scratch *cur;    /* the scenario (or defaults) being walked */
 };
 
 typedef kvp_status (*key_fn)(const struct walk *w, const struct kvp_node *v,
@@ -49,16 +63,18 @@ static kvp_status input_record(const struct walk *w, const struct kvp_node *v,
 	}
 	if (st)
 		return st;
+	(void)s;
+	struct scratch *c = w->cur;
 	size_t i;
-	for (i = 0; i < s->ninputs; i++)
-		if (strcmp(s->inputs[i].key, key) == 0)
+	for (i = 0; i < c->n; i++)
+		if (strcmp(c->in[i].key, key) == 0)
 			break;
 	if (i == KVP_CHECK_INPUTS_MAX)
 		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key, "too many inputs");
-	if (i == s->ninputs)
-		s->ninputs++;
-	struct kvp_check_input *in = &s->inputs[i];
-	snprintf(in->key, sizeof in->key, "%s", key);
+	if (i == c->n)
+		c->n++;
+	snprintf(c->in[i].key, sizeof c->in[i].key, "%s", key);
+	struct scratch_input *in = &c->in[i];
 	snprintf(in->value, sizeof in->value, "%s", buf);
 	in->line = v->line;
 	in->col = v->col;
@@ -73,10 +89,10 @@ static kvp_status key_profile(const struct walk *w, const struct kvp_node *v,
 	kvp_status st = kvp_node_expect(w->doc, v, key, KVP_NODE_SCALAR, err);
 	if (st || (st = input_record(w, v, s, key, err)))
 		return st;
-	char *dst = strcmp(key, "model") == 0 ? s->model
-		    : strcmp(key, "workload") == 0 ? s->frag.workload : s->gpu;
+	char *dst = strcmp(key, "model") == 0 ? w->cur->model
+		    : strcmp(key, "workload") == 0 ? w->cur->workload : w->cur->gpu;
 	const char *val = v->value;
-	size_t size = sizeof s->model;
+	size_t size = sizeof w->cur->model;
 	/* never cut: a cut name or path would load another profile */
 	if (strlen(val) >= size)
 		return kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
@@ -567,18 +583,55 @@ static kvp_status scenario_walk(const struct walk *w, const struct kvp_node *map
 	return KVP_STATUS_OK;
 }
 
-/* After a scenario's keys: drop the inputs from defaults its command does not
- * read, and check what needs several keys together. */
+/* After a scenario's keys: keep the inputs its command reads (not those
+ * from defaults for another command) and the model, gpu and workload in one
+ * block of exactly their bytes.  false when memory runs out. */
+static bool pack(const struct scratch *c, struct kvp_check_scenario *s)
+{
+	bool keep[KVP_CHECK_INPUTS_MAX];
+	size_t n = 0, bytes = strlen(c->model) + strlen(c->gpu) + strlen(c->workload) + 3;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct key *key = key_find(c->in[i].key);
+		keep[i] = !key || !key->command || strcmp(key->command, s->command) == 0;
+		if (keep[i]) {
+			n++;
+			bytes += strlen(c->in[i].key) + strlen(c->in[i].value) + 2;
+		}
+	}
+	struct kvp_check_input *in = malloc(n * sizeof *in + bytes);
+	if (!in)
+		return false;
+	char *p = (char *)(in + n);
+#define PUT(dst, src)                                  \
+	do {                                           \
+		size_t len_ = strlen(src) + 1;         \
+		memcpy(p, (src), len_);                \
+		(dst) = p;                             \
+		p += len_;                             \
+	} while (0)
+	size_t k = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!keep[i])
+			continue;
+		PUT(in[k].key, c->in[i].key);
+		PUT(in[k].value, c->in[i].value);
+		in[k].line = c->in[i].line;
+		in[k].col = c->in[i].col;
+		k++;
+	}
+	PUT(s->model, c->model);
+	PUT(s->gpu, c->gpu);
+	PUT(s->frag.workload, c->workload);
+#undef PUT
+	s->inputs = in;
+	s->ninputs = n;
+	return true;
+}
+
+/* After a scenario's keys (and pack): check what needs several keys together. */
 static kvp_status scenario_finish(const struct kvp_doc *doc, const struct kvp_node *m,
 				  struct kvp_check_scenario *s, struct kvp_error *err)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < s->ninputs; i++) {
-		const struct key *key = key_find(s->inputs[i].key);
-		if (!key || !key->command || strcmp(key->command, s->command) == 0)
-			s->inputs[n++] = s->inputs[i];
-	}
-	s->ninputs = n;
 	const struct kvp_check_input *in;
 	if (strcmp(s->command, "perf") != 0 && s->perf.nbatch > 1) {
 		in = kvp_check_input_get(s, "batch");
@@ -628,8 +681,13 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	if (slash)
 		snprintf(w.dir, sizeof w.dir, "%.*s", (int)(slash - doc->path), doc->path);
 	struct kvp_check_scenario *tmpl = calloc(1, sizeof *tmpl);
-	if (!tmpl)
+	struct scratch *defaults = calloc(1, sizeof *defaults), *cur = malloc(sizeof *cur);
+	if (!tmpl || !defaults || !cur) {
+		free(tmpl);
+		free(defaults);
+		free(cur);
 		return kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
+	}
 	snprintf(tmpl->command, sizeof tmpl->command, "budget");
 	tmpl->run = kvp_check_command_find("budget")->run;
 	tmpl->opts.par.tp = tmpl->opts.par.pp = 1;
@@ -638,6 +696,7 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 	const struct kvp_node *defs = kvp_map_get(doc->root, "defaults");
 	if (defs) {
 		w.defaults = true;
+		w.cur = defaults;
 		st = scenario_walk(&w, defs, tmpl, err);
 		w.defaults = false;
 		if (st)
@@ -667,8 +726,19 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 		s->line = m->line;
 		s->col = m->col;
 		f->n++;
+		/* the defaults' inputs (only those set) and profiles, then the scenario's */
+		memcpy(cur->in, defaults->in, defaults->n * sizeof cur->in[0]);
+		cur->n = defaults->n;
+		memcpy(cur->model, defaults->model, sizeof cur->model);
+		memcpy(cur->gpu, defaults->gpu, sizeof cur->gpu);
+		memcpy(cur->workload, defaults->workload, sizeof cur->workload);
+		w.cur = cur;
 		if ((st = scenario_walk(&w, m, s, err)))
 			goto out;
+		if (!pack(cur, s)) {
+			st = kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
+			goto out;
+		}
 		if (!s->name[0]) {
 			st = kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "name",
 					   "missing: every scenario needs a name");
@@ -701,6 +771,8 @@ static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
 out:
 	kvp_name_index_free(&names);
 	free(tmpl);
+	free(defaults);
+	free(cur);
 	return st;
 }
 
@@ -761,8 +833,10 @@ void kvp_check_file_free(struct kvp_check_file *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->n; i++)
+	for (size_t i = 0; i < f->n; i++) {
 		free(f->scenarios[i].asserts);
+		free(f->scenarios[i].inputs);
+	}
 	free(f->scenarios);
 	free(f);
 }

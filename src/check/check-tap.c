@@ -7,20 +7,29 @@
 #include "out/tap-writer.h"
 #include "out/yaml-writer.h"
 
-void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
+void kvp_check_tap_head(FILE *f, size_t npoints)
 {
-	size_t n = kvp_check_points(r, NULL, 0);
+	fprintf(f, "TAP version 13\n1..%zu\n", npoints);
+}
+
+void kvp_check_tap_tail(FILE *f, const struct kvp_check_report *r)
+{
+	fprintf(f, "# %zu passed, %zu failed, %zu errors\n", r->passed, r->failed, r->errors);
+}
+
+void kvp_check_tap_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
+			    const struct kvp_check_scenario_result *res, size_t *number)
+{
+	const struct kvp_check_scenario *s = &r->file->scenarios[i];
+	size_t n = kvp_check_scenario_points(r, i, res, NULL, 0);
 	struct kvp_check_point *pts = calloc(n ? n : 1, sizeof *pts);
 	if (!pts)
 		return;
-	kvp_check_points(r, pts, n);
-	fprintf(f, "TAP version 13\n1..%zu\n", n);
+	kvp_check_scenario_points(r, i, res, pts, n);
 	for (size_t j = 0; j < n; j++) {
-		const struct kvp_check_scenario *s = &r->file->scenarios[pts[j].scenario];
-		const struct kvp_check_scenario_result *res = &r->s[pts[j].scenario];
 		char name[KVP_CHECK_TEXT_MAX], msg[1400];
-		kvp_check_point_text(r, &pts[j], name, sizeof name, msg, sizeof msg);
-		fprintf(f, "%sok %zu - ", pts[j].outcome == KVP_CHECK_PASS ? "" : "not ", j + 1);
+		kvp_check_point_text(r, res, &pts[j], name, sizeof name, msg, sizeof msg);
+		fprintf(f, "%sok %zu - ", pts[j].outcome == KVP_CHECK_PASS ? "" : "not ", ++*number);
 		kvp_tap_text(f, s->name);
 		fputs(": ", f);
 		kvp_tap_text(f, name);
@@ -66,6 +75,14 @@ void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
 		}
 		fputs("  ...\n", f);
 	}
-	fprintf(f, "# %zu passed, %zu failed, %zu errors\n", r->passed, r->failed, r->errors);
 	free(pts);
+}
+
+void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r)
+{
+	kvp_check_tap_head(f, kvp_check_points(r, NULL, 0));
+	size_t number = 0;
+	for (size_t i = 0; i < r->file->n; i++)
+		kvp_check_tap_scenario(f, r, i, &r->s[i], &number);
+	kvp_check_tap_tail(f, r);
 }

@@ -105,10 +105,11 @@ struct kvp_check_assert {
 };
 
 /* An input as written in the file (after defaults), for reports, baselines
- * and the commands' own keys. */
+ * and the commands' own keys.  key and value point into the scenario's one
+ * block of inputs (exactly the bytes written), never NULL once loaded. */
 struct kvp_check_input {
-	char key[32];
-	char value[512];
+	const char *key;
+	const char *value;
 	int line, col;
 };
 
@@ -126,7 +127,8 @@ struct kvp_check_perf {
 
 /* The inputs of `command: frag` beyond the common ones (kvplan frag's options). */
 struct kvp_check_frag {
-	char workload[512];               /* a name, or a path resolved against the file */
+	const char *workload;             /* a name, or a path resolved against the file;
+					   * "" for other commands (in the inputs block) */
 	struct kvp_frag_opts opts;
 };
 
@@ -142,12 +144,16 @@ struct kvp_check_scenario {
 	char command[16];                /* budget, frag, perf */
 	kvp_check_run_fn run;
 	int line, col;                   /* the scenario's mapping */
-	char model[512];                 /* a name, or a path resolved against the file */
-	char gpu[512];                   /* "" when gpu_memory stands in */
+	const char *model;               /* a name, or a path resolved against the file */
+	const char *gpu;                 /* "" when gpu_memory stands in */
 	struct kvp_budget_opts opts;
 	struct kvp_check_perf perf;
 	struct kvp_check_frag frag;
-	struct kvp_check_input inputs[KVP_CHECK_INPUTS_MAX];
+	/* owned: one allocation holding the inputs, then their text and the
+	 * model, gpu and workload strings above (a scenario's memory is its
+	 * fixed fields, its assertions and the bytes it wrote, never 40 x 544
+	 * bytes of slots; kvplan(1), CHECK, states the bound) */
+	struct kvp_check_input *inputs;
 	size_t ninputs;
 	struct kvp_check_assert *asserts;
 	size_t nasserts;
@@ -212,9 +218,11 @@ struct kvp_check_scenario_result {
 	double time_s;
 };
 
+struct kvp_check_baseline;
+
 struct kvp_check_report {
 	const struct kvp_check_file *file;
-	struct kvp_check_scenario_result *s;   /* file->n of them */
+	struct kvp_check_scenario_result *s;   /* file->n of them; NULL from kvp_check_run_each */
 	size_t passed, failed, errors;         /* test points: assertions, baselines, runs */
 	bool with_baseline;
 	struct kvp_check_pct tolerance;
@@ -228,6 +236,21 @@ kvp_status kvp_check_run(const struct kvp_check_file *f, struct kvp_check_report
 			 struct kvp_error *err);
 void kvp_check_report_free(struct kvp_check_report *r);
 
+/* Called after each scenario has run (and been compared with the baseline,
+ * when one is given): i is its index in the file, res its outcome, freed
+ * when the call returns.  A non-OK status stops the run and is returned. */
+typedef kvp_status (*kvp_check_each_fn)(void *ctx, const struct kvp_check_report *r, size_t i,
+					const struct kvp_check_scenario_result *res);
+
+/* Run the scenarios one at a time, compare each with the baseline b (NULL:
+ * none) within tolerance, and hand each outcome to `each` (the writers'
+ * per-scenario functions below), so memory does not grow with the number
+ * of scenarios: the report's counts and time are kept, its s stays NULL.
+ * Fails when memory runs out or `each` fails. */
+kvp_status kvp_check_run_each(const struct kvp_check_file *f, const struct kvp_check_baseline *b,
+			      const struct kvp_check_pct *tolerance, kvp_check_each_fn each,
+			      void *ctx, struct kvp_check_report **out, struct kvp_error *err);
+
 /* The test points of a report, in order, as JUnit and TAP see them.  Each is
  * an assertion, a baseline comparison or a scenario that could not run. */
 enum kvp_check_point_kind { KVP_CHECK_POINT_RUN, KVP_CHECK_POINT_ASSERT, KVP_CHECK_POINT_BASELINE };
@@ -238,6 +261,10 @@ struct kvp_check_point {
 };
 /* Fill pts (up to max) and return how many there are. */
 size_t kvp_check_points(const struct kvp_check_report *r, struct kvp_check_point *pts, size_t max);
+/* The same for scenario i whose outcome is res. */
+size_t kvp_check_scenario_points(const struct kvp_check_report *r, size_t i,
+				 const struct kvp_check_scenario_result *res,
+				 struct kvp_check_point *pts, size_t max);
 
 /* A baseline: every scalar field of every scenario, with its inputs. */
 struct kvp_check_baseline_entry {
@@ -274,6 +301,22 @@ kvp_status kvp_check_compare(struct kvp_check_report *r, const struct kvp_check_
  * diagnostics. */
 void kvp_check_write_junit(FILE *f, const struct kvp_check_report *r);
 void kvp_check_write_tap(FILE *f, const struct kvp_check_report *r);
+
+/* The same, one scenario at a time (kvp_check_run_each): the head needs the
+ * report's final counts (JUnit's totals, TAP's plan of npoints = passed +
+ * failed + errors), so a streaming caller writes the scenarios first and
+ * puts the head before them; *number counts TAP's points across calls. */
+void kvp_check_junit_head(FILE *f, const struct kvp_check_report *r);
+void kvp_check_junit_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
+			      const struct kvp_check_scenario_result *res);
+void kvp_check_junit_tail(FILE *f);
+void kvp_check_tap_head(FILE *f, size_t npoints);
+void kvp_check_tap_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
+			    const struct kvp_check_scenario_result *res, size_t *number);
+void kvp_check_tap_tail(FILE *f, const struct kvp_check_report *r);
+void kvp_check_baseline_head(FILE *f, const struct kvp_check_report *r);
+void kvp_check_baseline_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
+				 const struct kvp_check_scenario_result *res);
 
 /* One line describing a scenario's inputs: "budget: model llama-2-7b, tp 1". */
 void kvp_check_inputs_format(const struct kvp_check_scenario *s, char *buf, size_t size);
