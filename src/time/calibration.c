@@ -238,4 +238,12 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
 	if (cal->prefill_flops_efficiency > 0)
 		hw->prefill_flops_efficiency = cal->prefill_flops_efficiency;
+	if (cal->step_fixed_s > 0)
+		hw->step_fixed_s = cal->step_fixed_s;
+	if (cal->prefill_fixed_s > 0)
+		hw->prefill_fixed_s = cal->prefill_fixed_s;
+	if (cal->seq_step_s > 0)
+		hw->seq_step_s = cal->seq_step_s;
+	if (cal->allreduce_latency_s > 0)
+		hw->allreduce_latency_s = cal->allreduce_latency_s;
 }

@@ -17,6 +17,12 @@ struct kvp_calibration {
 	char gpu[KVP_NAME_MAX];          /* the entry used, or the device kvbench ran on */
 	double decode_bw_efficiency;
 	double prefill_flops_efficiency;
+	/* the engine's fixed costs and collective latency (kvp_perf_hw's, in
+	 * seconds); 0: not given */
+	double step_fixed_s;
+	double prefill_fixed_s;
+	double seq_step_s;
+	double allreduce_latency_s;
 	size_t points;                   /* kvbench points the decode figure is the median of */
 	/* a kvbench run only: the largest |measured / predicted - 1| over those
 	 * large points, each predicted at the fitted efficiency: how far a

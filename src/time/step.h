@@ -90,6 +90,13 @@ struct kvp_perf_hw {
 	uint32_t node_gpus;                /* GPUs in one server; 0: unknown (no scale-out) */
 	double scale_out_bps;              /* network between servers, per GPU, per direction */
 	double allreduce_latency_s;
+	/* fixed costs the roofline does not hold (engine time data,
+	 * profiles/engines/; a calibration replaces them): every forward pass
+	 * (launch, scheduling, sampling, metadata), each prefill pass beyond
+	 * that, and each running sequence in a step.  0: none charged. */
+	double step_fixed_s;
+	double prefill_fixed_s;
+	double seq_step_s;
 	struct kvp_link host_link;
 };
 
