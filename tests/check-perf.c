@@ -70,16 +70,15 @@ START_TEST(test_seed_offload)
 	kvp_perf_offload_step(&ctx, &s, s.kv_bytes, &pcie4, &o);
 	ck_assert_double_eq_tol(o.transfer_s, 0.68719476736, 1e-11);
 	ck_assert(o.pipelined_s > 0.6); /* "one token costs over 0.6 s" */
-	/* the GPU step: (13,214,695,424 weights streamed (test_decode_by_hand)
-	 * + 17,179,869,184 KV) / 1e12 = 30.39 ms; per layer 0.950 ms of compute
-	 * against 21.5 ms of transfer: the transfer is not hidden.  Pipelined =
-	 * x + 31 max(x, g) + g with x = 0.687195 / 32 = 21.4748 ms, g = 30.3946
-	 * / 32 = 0.949830 ms: 21.4748 * 32 + 0.950 = 688.14 ms, below serial
-	 * 687.19 + 30.39 = 717.59 */
+	/* the GPU step: (13,476,831,232 weights + 17,179,869,184 KV) / 1e12 =
+	 * 30.66 ms; per layer 0.958 ms of compute against 21.5 ms of transfer:
+	 * the transfer is not hidden.  Pipelined = x + 31 max(x, g) + g with
+	 * x = 0.687195 / 32 = 21.4748 ms, g = 30.6567 / 32 = 0.958022 ms:
+	 * 21.4748 * 32 + 0.958 = 688.15 ms, below serial 687.19 + 30.66 = 717.85 */
 	ck_assert(o.transfer_bound);
-	ck_assert_double_eq_tol(s.time_s, 0.030394564608, 1e-12);
-	ck_assert_double_eq_tol(o.serial_s, 0.68719476736 + 0.030394564608, 1e-11);
-	ck_assert_double_eq_tol(o.pipelined_s, 0.68719476736 + 0.030394564608 / 32, 1e-11);
+	ck_assert_double_eq_tol(s.time_s, 0.030656700416, 1e-12);
+	ck_assert_double_eq_tol(o.serial_s, 0.68719476736 + 0.030656700416, 1e-11);
+	ck_assert_double_eq_tol(o.pipelined_s, 0.68719476736 + 0.030656700416 / 32, 1e-11);
 }
 END_TEST
 
@@ -127,14 +126,10 @@ START_TEST(test_links)
 }
 END_TEST
 
-/* Llama-2-7B on the round hardware, one sequence of 2,048 tokens.  Its
- * 6,738,415,616 params hold two untied 32,000 x 4,096 = 131,072,000-param
- * tables: the input embedding is gathered (one row of 4,096 x 2 B = 8,192
- * B), not streamed, so the step reads 13,476,831,232 - 262,144,000 + 8,192 =
- * 13,214,695,424 B of weights + 1 GiB KV = 14,288,437,248 B -> 14.29 ms;
- * FLOPs = 2 x (6,738,415,616 - 131,072,000: the body and the LM head; the
- * gather has none) + 32 layers x 2 x 32 heads x (128 + 128) x 2,048 keys =
- * 13,214,687,232 + 1,073,741,824 = 14,288,429,056 -> 14.3 us.
+/* Llama-2-7B on the round hardware, one sequence of 2,048 tokens:
+ * bytes = 13,476,831,232 weights (6,738,415,616 params x 2 B) + 1 GiB KV =
+ * 14,550,573,056 -> 14.55 ms; FLOPs = 2 x 6,738,415,616 + 32 layers x 2 x 32
+ * heads x (128 + 128) x 2,048 keys = 13,476,831,232 + 1,073,741,824 -> 14.6 us.
  * Bandwidth-bound. */
 START_TEST(test_decode_by_hand)
 {
@@ -142,15 +137,14 @@ START_TEST(test_decode_by_hand)
 	struct kvp_error err = {0};
 	struct kvp_perf_step s;
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
-	ck_assert_uint_eq(s.weights_bytes, 13214695424ULL);
-	ck_assert_uint_eq(s.bytes, 14288437248ULL);
-	ck_assert_double_eq_tol(s.memory_s, 0.014288437248, 1e-15);
-	ck_assert_double_eq_tol(s.flops, 14288429056.0, 1);
-	ck_assert_double_eq_tol(s.compute_s, 14.288429056e-6, 1e-15);
+	ck_assert_uint_eq(s.weights_bytes, 13476831232ULL);
+	ck_assert_uint_eq(s.bytes, 14550573056ULL);
+	ck_assert_double_eq_tol(s.memory_s, 0.014550573056, 1e-15);
+	ck_assert_double_eq_tol(s.flops, 14550573056.0, 1);
+	ck_assert_double_eq_tol(s.compute_s, 14.550573056e-6, 1e-15);
 	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_BANDWIDTH);
 	ck_assert_double_eq(s.comm_s, 0);
-	ck_assert_double_eq(s.fixed_s, 0);   /* the round hardware has no engine costs */
-	ck_assert_double_eq_tol(s.time_s, 0.014288437248, 1e-15);
+	ck_assert_double_eq_tol(s.time_s, 0.014550573056, 1e-15);
 	/* the lens form agrees with the uniform one */
 	uint64_t lens[3] = {2048, 2048, 2048};
 	struct kvp_perf_step u;
@@ -163,14 +157,13 @@ END_TEST
 
 /* Chunked prefill, Llama-2-7B on the round hardware, a prompt of 2,000
  * tokens.  Alone (B = 1) with T = 512: chunks of 512, k = ceil(2,000 / 512) = 4
- * steps; per step compute = the whole prefill's 26,954,448,896,000 FLOPs
- * (test_prefill_by_hand) / 4 / 1e15 = 6.738612224 ms; memory = (13,476,831,232
- * weights (a prefill chunk streams the whole table: its lookups) + 2,000 x 524,288
+ * steps; per step compute = the whole prefill's 28,002,762,752,000 FLOPs / 4
+ * / 1e15 = 7.000690688 ms; memory = (13,476,831,232 weights + 2,000 x 524,288
  * / 4 = 262,144,000 KV written) / 1e12 = 13.738975232 ms; TTFT = 4 x 13.739 ms
  * = 54.955900928 ms (the weights are read four times: slower than the
  * one-pass 28.00 ms).  Joining 2 decoding sequences at 1,000 tokens (B = 3,
- * T = 514): still chunks of 512, 4 steps; compute + 2 x (13,214,687,232 +
- * 524,288,000) / 1e15 = 6.766090174464 ms; memory + 2 x 1,000 x 524,288 =
+ * T = 514): still chunks of 512, 4 steps; compute + 2 x (13,476,831,232 +
+ * 524,288,000) / 1e15 = 7.028692926464 ms; memory + 2 x 1,000 x 524,288 =
  * 1,048,576,000 B: 14,787,551,232 B -> 14.787551232 ms; TTFT 59.150204928 ms.
  * With T = 2 no prompt token fits beside 2 decodes: infinite.  B = 1 with a
  * prompt inside T is the one-pass prefill itself. */
@@ -184,8 +177,8 @@ START_TEST(test_chunked_ttft_by_hand)
 		uint64_t batch, tokens_per_step;
 		double compute_s, memory_s, ttft_s;   /* the hand figures above */
 	} cases[] = {
-		{1, 512, 0.006738612224, 0.013738975232, 0.054955900928},
-		{3, 514, 0.006766090174464, 0.014787551232, 0.059150204928},
+		{1, 512, 0.007000690688, 0.013738975232, 0.054955900928},
+		{3, 514, 0.007028692926464, 0.014787551232, 0.059150204928},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, cases[i].batch, 2000, 1000,
@@ -257,49 +250,47 @@ START_TEST(test_chunked_ttft_offload)
 END_TEST
 
 /* Where decode turns compute-bound, one token of context: compute = B x
- * (13,214,687,232 + 2 x 32 x 256 x 32 = 524,288) / 1e15; memory =
- * (13,214,687,232 + B x (524,288 KV + 8,192 embedding row)) / 1e12.  Equal
- * at B = 13,214,687,232,000 / (13,215,211,520 - 532,480,000) = 1,041.94:
- * 1,041 is bandwidth-bound, 1,042 compute-bound. */
+ * (13,476,831,232 + 2 x 32 x 256 x 32 = 524,288) / 1e15; memory =
+ * (13,476,831,232 + B x 524,288) / 1e12.  Equal at B = 13,476,831,232,000 /
+ * (13,477,355,520 - 524,288,000) = 1,040.44: 1,040 is bandwidth-bound,
+ * 1,041 compute-bound. */
 START_TEST(test_decode_turns_compute_bound)
 {
 	setup("llama-2-7b", 1);
 	struct kvp_error err = {0};
 	struct kvp_perf_step s;
-	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1041, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1040, 1, &s, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_BANDWIDTH);
-	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1042, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1041, 1, &s, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
 }
 END_TEST
 
-/* Prefill of 1,000 tokens: the body (6,738,415,616 less two 131,072,000-param
- * tables = 6,476,271,616) at every position, 2 x 6,476,271,616 x 1,000 =
- * 12,952,543,232,000, the LM head at the last only, 2 x 131,072,000 =
- * 262,144,000, and attention 32 layers x 2 x 32 x 256 x (1,000 x 1,001 / 2) =
- * 262,406,144,000 -> 13,215,211,520,000 = 13.22 ms at 1 PFLOP/s; bytes =
+/* Prefill of 1,000 tokens: FLOPs = 2 x 6,738,415,616 x 1,000 =
+ * 13,476,831,232,000 + attention 32 layers x 2 x 32 x 256 x (1,000 x 1,001 / 2)
+ * = 262,406,144,000 -> 13,739,237,376,000 = 13.74 ms at 1 PFLOP/s; bytes =
  * weights 13,476,831,232 + KV written 1,000 x 524,288 = 14,001,119,232 ->
- * 14.00 ms: still bandwidth-bound.  At 2,000 tokens: 25,905,086,464,000 +
- * 262,144,000 + 32 x 16,384 x 2,001,000 = 1,049,100,288,000 ->
- * 26,954,448,896,000 = 26.95 ms against 14.53 ms: compute-bound. */
+ * 14.00 ms: still bandwidth-bound.  At 2,000 tokens: 26,953,662,464,000 +
+ * 32 x 16,384 x 2,001,000 = 1,049,100,288,000 -> 28.00 ms against 14.53 ms:
+ * compute-bound. */
 START_TEST(test_prefill_by_hand)
 {
 	setup("llama-2-7b", 1);
 	struct kvp_error err = {0};
 	struct kvp_perf_step s;
 	ck_assert_double_eq_tol(kvp_perf_attention_flops(&model, 1000), 262406144000.0, 1);
-	ck_assert_double_eq_tol(kvp_perf_prefill_flops(&model, 1000), 13215211520000.0, 1);
+	ck_assert_double_eq_tol(kvp_perf_prefill_flops(&model, 1000), 13739237376000.0, 1);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 1000, &s, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(s.bytes, 14001119232ULL);
-	ck_assert_double_eq_tol(s.compute_s, 0.01321521152, 1e-15);
+	ck_assert_double_eq_tol(s.compute_s, 0.013739237376, 1e-15);
 	ck_assert_double_eq_tol(s.memory_s, 0.014001119232, 1e-15);
 	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_BANDWIDTH);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
-	ck_assert_double_eq_tol(s.compute_s, 26954448896000.0 / 1e15, 1e-15);
+	ck_assert_double_eq_tol(s.compute_s, (26953662464000.0 + 1049100288000.0) / 1e15, 1e-15);
 	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
 	/* a batch of 4 prompts: 4 x the FLOPs and the KV, the weights once */
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 4, 1000, &s, &err), KVP_STATUS_OK);
-	ck_assert_double_eq_tol(s.flops, 4 * 13215211520000.0, 4);
+	ck_assert_double_eq_tol(s.flops, 4 * 13739237376000.0, 4);
 	ck_assert_uint_eq(s.bytes, 13476831232ULL + 4 * 524288000ULL);
 }
 END_TEST
@@ -352,11 +343,9 @@ END_TEST
 /* MoE: one token touches 8 of 128 experts per layer.  Qwen3-30B-A3B in bf16:
  * experts 28,991,029,248 x 2 B = 57,982,058,496 B of 61,064,245,248; one
  * token reads the rest (3,082,186,752) and 1/16 of the experts
- * (3,623,878,656) = 6,706,065,408 B = 2 x 3,353,032,704 active params, less
- * the untied input embedding, gathered not streamed: 151,936 x 2,048 x 2 B =
- * 622,329,856 B, plus the token's row of 4,096 B: 6,083,739,648 B.  256
- * tokens touch 1 - (15/16)^256 of the experts: all but 6.67e-8 x
- * 57,982,058,496 = about 3.9 KB, and 256 rows = 1,048,576 B of the table. */
+ * (3,623,878,656) = 6,706,065,408 B = 2 x 3,353,032,704 active params.
+ * 256 tokens touch 1 - (15/16)^256 of them: all but 6.67e-8 x 57,982,058,496 =
+ * about 3.9 KB. */
 START_TEST(test_moe_weights)
 {
 	setup("qwen3-30b-a3b", 1);
@@ -365,10 +354,9 @@ START_TEST(test_moe_weights)
 	ck_assert_uint_eq(spec.weights_bytes, 61064245248ULL);
 	ck_assert_uint_eq(ctx.expert_bytes, 57982058496ULL);
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1, &s, &err), KVP_STATUS_OK);
-	ck_assert_uint_eq(s.weights_bytes, 6083739648ULL);
+	ck_assert_uint_eq(s.weights_bytes, 2 * model.active_params);
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 256, 1, &s, &err), KVP_STATUS_OK);
-	uint64_t all = 61064245248ULL - 622329856ULL + 1048576ULL;
-	ck_assert(s.weights_bytes > all - 4000 && s.weights_bytes < all - 3800);
+	ck_assert(s.weights_bytes > 61064245248ULL - 4000 && s.weights_bytes < 61064245248ULL - 3800);
 }
 END_TEST
 
@@ -424,13 +412,9 @@ START_TEST(test_dp_ep_one_sequence)
 	ck_assert(X > 0);
 	struct kvp_perf_step one, eight, old;
 	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 1, 1, 1000, &one, &err), KVP_STATUS_OK);
-	/* less the input embedding, gathered: 129,280 x 7,168 x 2 B = 1,853,358,080
-	 * B, plus one row of 14,336 B */
-	double table = 1853358080.0 - 14336;
-	ck_assert_double_eq_tol((double)one.weights_bytes, dense + X / 32 - table, 1);
+	ck_assert_double_eq_tol((double)one.weights_bytes, dense + X / 32, 1);
 	ck_assert_int_eq(kvp_perf_decode_step_dp(&ctx, 1, 8, 1000, &eight, &err), KVP_STATUS_OK);
-	ck_assert_double_eq_tol((double)eight.weights_bytes, dense + X * 0.22430012025779433 - table,
-				1);
+	ck_assert_double_eq_tol((double)eight.weights_bytes, dense + X * 0.22430012025779433, 1);
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1000, &old, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(old.weights_bytes, eight.weights_bytes);   /* rank x dp = 8 */
 	struct kvp_perf_step alone, all;
@@ -447,10 +431,9 @@ START_TEST(test_dp_ep_one_sequence)
 END_TEST
 
 /* Prefix reuse, Llama-2-7B at 1 PFLOP/s against 25 GB/s: reload = 524,288 p /
- * 25e9 = 20,971,520,000 p fs; recompute = (2 x 6,476,271,616 p (the body) +
- * 262,144,000 (the LM head once) + 262,144 p(p + 1)) / 1e15 = (12,952,805,376
- * p + 262,144 p^2 + 262,144,000) fs.  Reload wins once 262,144 p^2 -
- * 8,018,714,624 p + 262,144,000 > 0, p > 30,588.97: from 30,589. */
+ * 25e9 = 20,971,520 p fs; recompute = (2 x 6,738,415,616 p + 262,144 p(p + 1))
+ * / 1e15 = (13,477,093,376 p + 262,144 p^2) fs.  Reload wins once 262,144 p >
+ * 20,971,520,000 - 13,477,093,376 = 7,494,426,624, p > 28,588.97: from 28,589. */
 START_TEST(test_prefix_breakeven)
 {
 	setup("llama-2-7b", 1);
@@ -458,9 +441,9 @@ START_TEST(test_prefix_breakeven)
 	ck_assert(kvp_link_preset("pcie4x16", &pcie4));
 	ck_assert_double_eq_tol(kvp_perf_prefix_reload_s(&ctx, 1000, &pcie4), 0.02097152, 1e-12);
 	ck_assert_double_eq_tol(kvp_perf_prefix_recompute_s(&ctx, 1000),
-				(12952805376.0 * 1000 + 262144.0 * 1e6 + 262144000.0) / 1e15, 1e-12);
-	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &pcie4, 1 << 20), 30589);
-	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &pcie4, 30588), 0); /* never, up to there */
+				(13477093376.0 * 1000 + 262144.0 * 1e6) / 1e15, 1e-12);
+	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &pcie4, 1 << 20), 28589);
+	ck_assert_uint_eq(kvp_perf_prefix_breakeven(&ctx, &pcie4, 28588), 0); /* never, up to there */
 	/* over NVLink-C2C (375 GB/s) reloading wins from the first token */
 	struct kvp_link c2c;
 	ck_assert(kvp_link_preset("nvlink-c2c", &c2c));
@@ -495,11 +478,11 @@ END_TEST
 
 /* The GEMM peak follows the weights' format.  Llama-2-7B in fp8 on an H100
  * SXM: the datasheet's FP8 3,958 TFLOPS with sparsity = 1,978.9 dense (the
- * profile's fp8_tflops).  A prompt of 2,000 tokens: 26,954,448,896,000 FLOPs
- * (test_prefill_by_hand) / (1,978.9e12 x the default 0.60) = 26.954448896e12
- * / 1,187.34e12 = 22.70 ms, against the 6.7 GB of fp8 weights over 3.35 TB/s
- * x 0.80 = 2.5 ms: compute-bound, at half the bf16 time (989.4 x 0.60 =
- * 593.64e12 -> 45.41 ms). */
+ * profile's fp8_tflops).  A prompt of 2,000 tokens: 26,953,662,464,000 +
+ * 1,049,100,288,000 = 28,002,762,752,000 FLOPs (test_prefill_by_hand) /
+ * (1,978.9e12 x the default 0.60) = 28.002762752e12 / 1,187.34e12 =
+ * 23.58 ms, against the 6.7 GB of fp8 weights over 3.35 TB/s x 0.80 = 2.5 ms:
+ * compute-bound, at half the bf16 time (989.4 x 0.60 = 593.64e12 -> 47.17 ms). */
 START_TEST(test_peak_by_weights_dtype)
 {
 	struct kvp_error err = {0};
@@ -519,8 +502,8 @@ START_TEST(test_peak_by_weights_dtype)
 	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
 		      "%s", err.msg);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
-	ck_assert_double_eq_tol(s.compute_s, 26954448896000.0 / (1978.9e12 * 0.60), 1e-12);
-	ck_assert_double_eq_tol(s.compute_s, 0.022702, 1e-5);
+	ck_assert_double_eq_tol(s.compute_s, 28002762752000.0 / (1978.9e12 * 0.60), 1e-12);
+	ck_assert_double_eq_tol(s.compute_s, 0.023584, 1e-5);
 	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
 
 	/* int8 (w8a8) on an A100 80GB: the datasheet's INT8 624 TOPS dense (1,248

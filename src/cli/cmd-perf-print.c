@@ -125,10 +125,11 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	const struct kvp_perf_row *r0 = &rows[0];
 	kvp_format_u64(prompt, t1, sizeof t1);
 	printf("Prefill of %s tokens (one sequence, whole model)\n", t1);
+	fmt_flops(2.0 * (double)m->active_params * (double)prompt, t2, sizeof t2);
 	fmt_flops(att1, t3, sizeof t3);
 	fmt_flops(kvp_perf_prefill_flops(m, prompt), t4, sizeof t4);
-	printf("  2 x %.3g active params (the body x %s tokens, the LM head at the last); causal "
-	       "attention %s; total %s\n", (double)m->active_params, t1, t3, t4);
+	printf("  2 x %.3g active params x %s tokens = %s; causal attention %s; total %s\n",
+	       (double)m->active_params, t1, t2, t3, t4);
 	kvp_perf_fmt_s(r0->prefill.compute_s, t1, sizeof t1);
 	kvp_perf_fmt_s(r0->prefill.memory_s, t2, sizeof t2);
 	kvp_perf_fmt_s(r0->prefill.comm_s, t3, sizeof t3);

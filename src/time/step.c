@@ -370,35 +370,14 @@ double kvp_perf_attention_flops(const struct kvp_model *m, uint64_t n)
 	return f;
 }
 
-/* The LM head's parameters (vocab x hidden), and the body's: the active
- * parameters less the embedding tables (two untied, one tied), never below
- * 0 (a profile whose params leave the embeddings out keeps its own). */
-static double lm_head_params(const struct kvp_model *m)
-{
-	return (double)m->vocab_size * (double)m->hidden_size;
-}
-
-static double body_params(const struct kvp_model *m)
-{
-	double tables = lm_head_params(m) * (m->tie_word_embeddings ? 1 : 2);
-	double body = (double)m->active_params - tables;
-	return body > 0 ? body : (double)m->active_params;
-}
-
-static double head_params(const struct kvp_model *m)
-{
-	return body_params(m) < (double)m->active_params ? lm_head_params(m) : 0;
-}
-
 double kvp_perf_prefill_flops(const struct kvp_model *m, uint64_t n)
 {
-	return 2.0 * body_params(m) * (double)n + 2.0 * head_params(m) +
-	       kvp_perf_attention_flops(m, n);
+	return 2.0 * (double)m->active_params * (double)n + kvp_perf_attention_flops(m, n);
 }
 
 double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 {
-	double f = 2.0 * (body_params(m) + head_params(m));
+	double f = 2.0 * (double)m->active_params;
 	for (uint32_t i = 0; i < m->num_layers; i++) {
 		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
 		f += pair_flops(m, k) * decode_keys(m, k, context);
@@ -575,25 +554,6 @@ static uint64_t decode_weights(const struct kvp_perf_ctx *c, uint64_t total)
 	return dense + (uint64_t)llround(frac * (double)c->expert_bytes);
 }
 
-/* The input embedding is gathered, not streamed: a decode step reads the B
- * rows its tokens look up, not the table.  Untied and on one stage only
- * (with pp > 1 the worst stage may not hold it; a tied table is the LM head,
- * read whole): one GPU's share of it is half the embeddings' bytes. */
-static uint64_t decode_stream_weights(const struct kvp_perf_ctx *c, uint64_t batch,
-				      uint64_t total)
-{
-	uint64_t w = decode_weights(c, total);
-	const struct kvp_model *m = c->model;
-	const struct kvp_spec *s = c->spec;
-	if (m->tie_word_embeddings || s->par.pp > 1 || !s->weights_split.embed_bytes)
-		return w;
-	uint64_t table = s->weights_split.embed_bytes / 2;
-	double elem = kvp_dtype_info(s->serving_dtype)->bits / 8.0;
-	uint64_t rows = (uint64_t)ceil((double)batch * m->hidden_size * elem / s->par.tp);
-	uint64_t skip = table > rows ? table - rows : 0;
-	return w > skip ? w - skip : w;
-}
-
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
 				     struct kvp_perf_step *out, struct kvp_error *err)
 {
@@ -613,7 +573,7 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 	if (!kvp_mul((uint64_t)n, kvp_shape_dp(&c->spec->par), &total))
 		total = UINT64_MAX;
 	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
-					       decode_stream_weights(c, n, total), kv,
+					       decode_weights(c, total), kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
 	add_fixed(c, out, (double)n, false);
 	return st;
@@ -646,7 +606,7 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
 	double eff = dp_flops(c, flops, (double)batch, (double)total);
 	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency,
-				    decode_stream_weights(c, batch, total), kv,
+				    decode_weights(c, total), kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	add_fixed(c, out, (double)batch, false);

@@ -39,13 +39,13 @@
 #define KVP_PERF_DECODE_BW_EFFICIENCY 0.80
 #define KVP_PERF_PREFILL_FLOPS_EFFICIENCY 0.60
 #define KVP_PERF_ALLREDUCE_LATENCY_S 10e-6
-/* The engine time defaults, for an engine without time data (generic): the
- * fit over every engine's fit cases of tests/data/perf-measured
- * (reports/perf-measured.md, "The fit"). */
-#define KVP_PERF_DEFAULT_STEP_FIXED_S 1.0e-3
-#define KVP_PERF_DEFAULT_PREFILL_FIXED_S 3.0e-3
-#define KVP_PERF_DEFAULT_SEQ_STEP_S 10e-6
-#define KVP_PERF_DEFAULT_ALLREDUCE_LATENCY_S 25e-6
+/* The engine time defaults, for an engine without time data: the generic
+ * engine is the roofline alone (a what-if: no fixed costs, the all-reduce
+ * latency above), with the band of the engines' fit. */
+#define KVP_PERF_DEFAULT_STEP_FIXED_S 0
+#define KVP_PERF_DEFAULT_PREFILL_FIXED_S 0
+#define KVP_PERF_DEFAULT_SEQ_STEP_S 0
+#define KVP_PERF_DEFAULT_ALLREDUCE_LATENCY_S KVP_PERF_ALLREDUCE_LATENCY_S
 #define KVP_PERF_DEFAULT_TIME_RATIO_LOW 0.72
 #define KVP_PERF_DEFAULT_TIME_RATIO_HIGH 1.61
 
@@ -290,15 +290,13 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 
 /* Whole-model FLOPs of one sequence: the causal attention of a prefill of n
  * tokens (QK^T and PV over the pairs each layer kind keeps: all, a window, a
- * chunk; none for Mamba), and all of a prefill of n tokens: 2 x the body's
- * parameters x n (the input embedding is a gather, no FLOPs) + 2 x the LM
- * head's once (engines compute logits at the last position only) + the
- * attention.  The body is active_params less the embedding tables
- * (vocab x hidden each, one table when tied). */
+ * chunk; none for Mamba), and all of a prefill of n tokens.  Counted on all
+ * active parameters at every position (the LM head too, which engines run at
+ * the last position only, and the input embedding, a gather): more FLOPs
+ * than run, so never a faster prefill. */
 double kvp_perf_attention_flops(const struct kvp_model *m, uint64_t n);
 double kvp_perf_prefill_flops(const struct kvp_model *m, uint64_t n);
-/* Whole-model FLOPs of one decode token over `context` tokens of KV: 2 x
- * (the body + the LM head) + the attention over the keys each layer keeps. */
+/* Whole-model FLOPs of one decode token over `context` tokens of KV. */
 double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context);
 
 /* A decode step with `transfer_bytes` of KV (on one GPU) brought over `link`. */
