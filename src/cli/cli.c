@@ -409,6 +409,8 @@ int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 					   "another quantization, give that quantization's GGUF or "
 					   "the model's config.json", m->path);
 	kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	snprintf(m->weights_source, sizeof m->weights_source, "--weights-dtype %s",
+		 kvp_dtype_name(c->weights_dtype));
 	return 0;
 }
 
