@@ -307,7 +307,7 @@ START_TEST(test_block_size)
 		      KVP_STATUS_OK, "%s", err.msg);
 	uint32_t blocks[] = {1, 16, 128};
 	struct kvp_plot *p = kvp_plot_new("bs");
-	ck_assert_int_eq(kvp_plot_block_size(p, &m, &g, &o, &w, blocks, 3, 20000, &err),
+	ck_assert_int_eq(kvp_plot_block_size(p, &m, &g, &o, &w, blocks, 3, 20000, NULL, NULL, &err),
 			 KVP_STATUS_OK);
 	const struct kvp_plot_panel *a = &p->panel[0], *b = &p->panel[1];
 	ck_assert_uint_eq(a->nrows, 3);

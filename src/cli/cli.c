@@ -397,6 +397,22 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	}
 }
 
+void kvp_cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct kvp_cli_progress *ps = ctx;
+	if (done < ps->last)
+		ps->tenth = 0; /* the next row */
+	ps->last = done;
+	unsigned now = total ? (unsigned)((double)done / (double)total * 10) : 10;
+	if (now <= ps->tenth)
+		return;
+	ps->tenth = now;
+	char t1[64], t2[64];
+	kvp_format_u64(done, t1, sizeof t1);
+	kvp_format_u64(total, t2, sizeof t2);
+	fprintf(stderr, "%s: %s of %s requests drawn\n", ps->cmd, t1, t2);
+}
+
 int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 				struct kvp_model *m)
 {

@@ -131,6 +131,24 @@ int kvp_cli_set_lengths(const char *cmd, const char *prompt, const char *output,
  * the closest names of longopts.  Prints and returns KVP_EXIT_USAGE. */
 int kvp_cli_bad_option(const char *cmd, const char *arg, const struct option *longopts);
 
+/* Progress of a long simulation on stderr, "CMD: N of M requests drawn" at
+ * each further tenth; a row that starts again from 0 (arrivals run their
+ * rows one after the other) starts the tenths again.  ctx is a struct
+ * kvp_cli_progress with cmd set (e.g. "kvplan frag"). */
+/* Simulation speed for the up-front estimate of kvplan frag and plot
+ * block-size, measured by bench/frag-bench.sh on a slow core and rounded up:
+ * the saturated mode about 0.3 us per request and row; a run estimated
+ * above KVP_CLI_PROGRESS_FROM_S seconds says so and shows progress. */
+#define KVP_CLI_FRAG_US_PER_REQUEST_ROW 0.3
+#define KVP_CLI_PROGRESS_FROM_S 10.0
+
+struct kvp_cli_progress {
+	const char *cmd;
+	unsigned tenth;
+	uint64_t last;
+};
+void kvp_cli_progress(void *ctx, uint64_t done, uint64_t total);
+
 /* Parsing of option values with range checks; print and return false on error. */
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out);

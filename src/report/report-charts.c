@@ -243,7 +243,8 @@ static kvp_status section_plots(struct report *r, struct stems *up)
 			if (!(p = new_chart(up, &err, "block-size-%s", m->name)))
 				return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 			struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
-			st = kvp_plot_block_size(p, m, &s->gpus[gi], &o, lw->lengths, NULL, 0, 0, &err);
+			st = kvp_plot_block_size(p, m, &s->gpus[gi], &o, lw->lengths, NULL, 0, 0, NULL, NULL,
+						 &err);
 			snprintf(caption, sizeof caption, "Block size: %s on %u x %s, workload %s",
 				 m->name, tp, s->gpus[gi].name, lw->name);
 			if ((st = finish_chart(r, p, st, &err, caption)))
