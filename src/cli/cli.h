@@ -149,6 +149,15 @@ struct kvp_cli_progress {
 };
 void kvp_cli_progress(void *ctx, uint64_t done, uint64_t total);
 
+/* The seconds a frag simulation of fo over w is estimated to take, and
+ * its rows in *rows: the contiguous allocators, and the paged block sizes
+ * (nblock, 0: the 7 defaults) once, twice with a shared prefix; arrivals
+ * over time (over_time) at about 1 us per request and row. */
+struct kvp_frag_opts;
+struct kvp_workload;
+double kvp_cli_frag_estimate_s(const struct kvp_frag_opts *fo, size_t nblock, bool over_time,
+			       const struct kvp_workload *w, size_t *rows);
+
 /* Parsing of option values with range checks; print and return false on error. */
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out);

@@ -281,10 +281,6 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 	return 0;
 }
 
-/* arrivals over time simulate about 1 us per request and row (the saturated
- * mode's figure is cli.h's, shared with plot block-size) */
-#define FRAG_US_PER_ARRIVAL_ROW 1.0
-
 /* The simulation's options from the command line's; when the run would take
  * more than KVP_CLI_PROGRESS_FROM_S, say so up front and report progress through
  * tenth. */
@@ -294,19 +290,9 @@ static void sim_options(const struct frag_opts *o, const struct kvp_workload *w,
 	*fo = o->sim;
 	/* more requests than a minute's simulation: say so up front and show
 	 * progress (the rows run side by side over one stream) */
-	bool over_time = o->has_rate || o->has_step;
-	size_t nb = o->nblock ? o->nblock : 7, nfit = (size_t)fo->fit[0] + fo->fit[1], est_rows = 0;
-	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
-		if (fo->has_policies && !fo->policy[p])
-			continue;
-		if (p < KVP_FRAG_POLICY_PAGED)
-			est_rows += nfit;
-		else if (p == KVP_FRAG_POLICY_PAGED || w->prefix_tokens)
-			est_rows += nb; /* paged-shared: with a prefix */
-	}
-	double est_s = (double)(w->arrival_s && !o->has_rate ? w->narrival : fo->requests) *
-		       (double)est_rows * 1e-6 *
-		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : KVP_CLI_FRAG_US_PER_REQUEST_ROW);
+	size_t est_rows = 0;
+	double est_s = kvp_cli_frag_estimate_s(fo, o->nblock, o->has_rate || o->has_step, w,
+					       &est_rows);
 	if (est_s > KVP_CLI_PROGRESS_FROM_S) {
 		char t1[64];
 		kvp_format_u64(fo->requests, t1, sizeof t1);
