@@ -403,6 +403,10 @@ gp=$(cat "$d/pareto.gp")
 case "$gp" in *"set xlabel 'TPOT, time per output token (s)'"*) ok ;; *) bad "pareto: xlabel" ;; esac
 case "$gp" in *"using 1:(\$4 > 0 ? \$4/1 : NaN) with linespoints"*) ok ;; *) bad "pareto: the front a line" ;; esac
 case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN) with points"*) ok ;; *) bad "pareto: the others points" ;; esac
+# every point named by its configuration (issue 35: the chart had no point
+# labels): column 2 of the .dat, drawn with labels for both series
+case "$gp" in *"using 1:(\$4 > 0 ? \$4/1 : NaN):2 with labels"*) ok ;; *) bad "pareto: front labels" ;; esac
+case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN):2 with labels"*) ok ;; *) bad "pareto: other labels" ;; esac
 # a GPU without a price, none given: nothing to plot, and the message says what to give
 run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto --model llama-3.1-8b --gpu-memory 80GiB -o "$d" \
 	--gpu "$top_srcdir/tests/data/hostile/evil-gpu.yaml"

@@ -71,6 +71,7 @@ struct kvp_plot_panel {
 	enum kvp_plot_style style;
 	bool logx, logy, logy2;
 	bool xtic_labels;        /* LINES: tics at the rows' x, named by their labels */
+	bool point_labels;       /* LINES: each row's label drawn above its points */
 	double yscale, y2scale;  /* displayed = value / scale (1 when 0) */
 	double band;             /* SCATTER: relative error band drawn around y = x */
 	double mark_x;           /* LINES: a dashed vertical line here when > 0 ... */
