@@ -97,6 +97,14 @@ expect_json failed tpot
 expect_json never tpot
 expect_json replicas 4
 expect_near floor_tpot_s 0.0100786432 1e-9
+# the same under vLLM: size times a step as perf does, with the engine's time
+# data (profiles/engines/vllm.yaml): the weights 10 GB at 1 TB/s = 10 ms, one
+# sequence's KV 150 x 524,288 B at the KV efficiency 0.5 = 0.1572864 ms, and
+# the fixed costs 1,000 us a step + 100 us a sequence: 11.2572864 ms
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --engine vllm \
+	--format json
+expect_rc 1
+expect_near floor_tpot_s 0.0112572864 1e-9
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
 expect_rc 1
 expect_out "round tp 1: tpot: each decode step takes at least 10.1 ms > 10.0 ms"
@@ -184,7 +192,9 @@ expect_rc 0
 [ "$(printf '%s\n' "$out" | sed 1d | wc -l)" -eq 3 ] && ok || bad "front of $(printf '%s\n' "$out" | sed 1d | wc -l), want 3"
 expect_out "1,round,6,1,6,true,,12,"
 # alone, the cap of 2 is the cheapest that meets, and --emit launches it
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 --emit vllm
+# (timed as the generic engine, the roofline alone, as the steps above are:
+# vLLM's fixed costs, profiles/engines/vllm.yaml, would add 1 ms a step)
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 --engine generic --emit vllm
 expect_rc 0
 expect_out "--max-num-seqs 2 "
 expect_out "3 replicas of 1 x round"
@@ -233,7 +243,8 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
 expect_out "1:1          1     2"
 expect_out "colo         2     2"
 # at 10.5 ms both take 2 GPUs; the lower TPOT (10.409 against 10.471 ms) ranks first
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit vllm
+# (the emitted lines of each engine, timed as the generic engine, as above)
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --engine generic --emit vllm
 expect_rc 0
 expect_out "# disaggregated: 1 prefill and 1 decode instance, each launched as below;"
 # each role its own command with the engine's KV-transfer settings (1:1 on
@@ -251,7 +262,7 @@ name="vllm 1:1: two vllm serve commands, each with --tensor-parallel-size 1"
 # SGLang, from https://docs.sglang.io/docs/advanced_features/pd_disaggregation:
 # --disaggregation-mode prefill|decode, --disaggregation-transfer-backend
 # (mooncake or nixl)
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit sglang
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --engine generic --emit sglang
 expect_rc 0
 expect_out "    --disaggregation-mode 'prefill' --disaggregation-transfer-backend 'nixl'"
 expect_out "    --disaggregation-mode 'decode' --disaggregation-transfer-backend 'nixl'"
