@@ -18,7 +18,10 @@
 #define SIM_BISECT 7          /* a factor-2 bracket to within 2^-7 (0.8 %) */
 #define SIM_DOUBLINGS 40
 #define SIM_FLOOR_REQUESTS 64 /* one user alone: every request sees an idle replica */
-#define SIM_STABLE_RATIO 1.5
+#define SIM_STABLE_RATIO 1.3
+#define SIM_STABLE_RUNS 10    /* a Poisson run spans at least this many idle
+			       * requests' end-to-end times... */
+#define SIM_MAX_REQUESTS 20000 /* ...up to this many requests */
 #define SIM_PER_USER 8        /* a closed loop: requests per user, so the start's
 			       * burst and the end's drain weigh little */
 
@@ -35,9 +38,9 @@ struct replica {
 	struct kvp_perf_ctx pc;
 	struct kvp_serve_opts so;
 	struct kvp_serve_result *res;
-	double *ttft;              /* by request id: the stability test's */
-	uint64_t nttft;
-	double floor_ttft;         /* one user's TTFT at the percentile */
+	double *arrival, *finish;  /* by request id: the stability test's */
+	uint64_t cap, nreq;
+	double floor_e2e;          /* one user's mean end-to-end time */
 };
 
 /* Requests in a run of `users` users (0: Poisson). */
@@ -49,8 +52,10 @@ static uint64_t run_requests(uint64_t requests, uint64_t users)
 static void on_done(void *ctx, const struct kvp_serve_done *x)
 {
 	struct replica *r = ctx;
-	if (x->id < r->nttft)
-		r->ttft[x->id] = x->ttft_s;
+	if (x->id < r->nreq) {
+		r->arrival[x->id] = x->arrival_s;
+		r->finish[x->id] = x->arrival_s + x->e2e_s;
+	}
 }
 
 /* The simulator's percentile at or above p (it keeps p50, p90, p99). */
@@ -61,13 +66,13 @@ static double at_percentile(const struct kvp_serve_stat *s, double p)
 	return p <= 50 ? s->p50 : p <= 90 ? s->p90 : s->p99;
 }
 
-/* The mean of x[a .. b-1]. */
-static double mean_of(const double *x, uint64_t a, uint64_t b)
+/* Requests in the system at t: arrived, not finished. */
+static double in_system(const struct replica *r, double t)
 {
-	double s = 0;
-	for (uint64_t i = a; i < b; i++)
-		s += x[i];
-	return b > a ? s / (double)(b - a) : 0;
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < r->nreq; i++)
+		n += r->arrival[i] <= t && t < r->finish[i];
+	return (double)n;
 }
 
 /* Simulate at a Poisson rate (users == 0) or a closed loop of users; *ok:
@@ -80,10 +85,12 @@ static kvp_status run_at(struct replica *r, double rate, uint64_t users, uint64_
 	r->so.load = users ? KVP_SERVE_CLOSED : KVP_SERVE_POISSON;
 	r->so.rate = rate;
 	r->so.users = users;
+	if (!users && isfinite(r->floor_e2e) && rate * SIM_STABLE_RUNS * r->floor_e2e > (double)requests)
+		requests = (uint64_t)fmin(SIM_MAX_REQUESTS, ceil(rate * SIM_STABLE_RUNS * r->floor_e2e));
+	if (requests > r->cap)
+		requests = r->cap;
 	r->so.requests = requests;
-	r->nttft = requests;
-	for (uint64_t i = 0; i < requests; i++)
-		r->ttft[i] = 0;
+	r->nreq = requests;
 	kvp_status st = kvp_serve_run(r->b, &r->pc, &r->so, r->res, err);
 	if (st)
 		return st;
@@ -91,11 +98,15 @@ static kvp_status run_at(struct replica *r, double rate, uint64_t users, uint64_
 	*ok = !(d->slo_ttft_s > 0 && at_percentile(&x->ttft, d->percentile) > d->slo_ttft_s) &&
 	      !(d->slo_tpot_s > 0 && at_percentile(&x->tpot, d->percentile) > d->slo_tpot_s);
 	if (!users) {
-		/* a queue that grows without bound grows through the run */
-		uint64_t third = requests / 3;
-		double mid = mean_of(r->ttft, third, 2 * third);
-		double last = mean_of(r->ttft, 2 * third, requests);
-		if (last > SIM_STABLE_RATIO * mid + r->floor_ttft)
+		/* a queue that grows without bound grows through the run: the
+		 * requests in the system at the last arrival against those at
+		 * half its time (a stable queue holds about as many, Little's
+		 * law, within a few standard deviations of a Poisson count) */
+		double end = 0;
+		for (uint64_t i = 0; i < requests; i++)
+			end = fmax(end, r->arrival[i]);
+		double half = in_system(r, end / 2), last = in_system(r, end);
+		if (last > SIM_STABLE_RATIO * half + 3 * sqrt(half) + 2)
 			*ok = false;
 	} else if (!(d->slo_ttft_s > 0) && users > x->max_num_seqs) {
 		*ok = false;
@@ -113,8 +124,11 @@ static kvp_status replica_init(struct replica *r, const struct kvp_model *m, con
 	r->d = d;
 	r->b = malloc(sizeof *r->b);
 	r->res = malloc(sizeof *r->res);
-	r->ttft = malloc((cap ? cap : 1) * sizeof *r->ttft);
-	if (!r->b || !r->res || !r->ttft)
+	r->cap = cap > SIM_MAX_REQUESTS ? cap : SIM_MAX_REQUESTS;
+	r->arrival = malloc(r->cap * sizeof *r->arrival);
+	r->finish = malloc(r->cap * sizeof *r->finish);
+	r->floor_e2e = INFINITY;
+	if (!r->b || !r->res || !r->arrival || !r->finish)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	struct kvp_budget_opts bo = o->budget;
 	if (!bo.block_size)
@@ -138,7 +152,11 @@ static kvp_status replica_init(struct replica *r, const struct kvp_model *m, con
 	if ((st = kvp_perf_init(&r->pc, &r->b->spec, r->b->weights_bytes, &hw, err)))
 		return st;
 	const struct kvp_workload *w = so->w;
-	r->so.max_num_seqs = c->max_num_seqs;   /* the engine as planned (--emit's) */
+	/* the engine as launched: the cap searched (--max-num-seqs), else
+	 * the budget's; not the closed form's TPOT-bounded setting, which
+	 * the simulated TPOT replaces (and which is 1 where no batch meets
+	 * the level) */
+	r->so.max_num_seqs = c->seqs_cap;
 	r->so.max_model_len = d->max_model_len;
 	r->so.prefix_tokens = w->prefix_tokens;
 	r->so.prefix_fraction = w->prefix_tokens ? w->prefix_fraction : 0;
@@ -153,7 +171,8 @@ static void replica_free(struct replica *r)
 {
 	free(r->b);
 	free(r->res);
-	free(r->ttft);
+	free(r->arrival);
+	free(r->finish);
 }
 
 /* The largest rate (users == false) or number of users one replica serves:
@@ -271,6 +290,7 @@ static void take_run(struct kvp_size_config *c, const struct kvp_size_demand *d,
 	c->count = c->tp * c->pp * replicas;
 	c->cost_per_hour = c->price_per_hour > 0 ? c->price_per_hour * c->count : NAN;
 	c->rate = d->rate > 0 ? d->rate / replicas : x->request_throughput;
+	c->max_num_seqs = x->max_num_seqs;      /* what --emit launches is what ran */
 	c->concurrency = x->mean_in_system;
 	c->sequences = c->concurrency < 1 ? 1 : (uint64_t)ceil(c->concurrency - 1e-9);
 	c->ttft_s = at_percentile(&x->ttft, d->percentile);
@@ -303,7 +323,8 @@ kvp_status kvp_size_simulate(const struct kvp_model *m, const struct kvp_gpu *g,
 	/* the floor: one user alone, every request on an idle replica */
 	if ((st = run_at(&r, 0, 1, SIM_FLOOR_REQUESTS, &ok, err)))
 		goto out;
-	c->floor_ttft_s = r.floor_ttft = at_percentile(&r.res->ttft, d->percentile);
+	c->floor_ttft_s = at_percentile(&r.res->ttft, d->percentile);
+	r.floor_e2e = r.res->e2el.mean;
 	c->floor_tpot_s = at_percentile(&r.res->tpot, d->percentile);
 	c->simulated = true;
 	/* a level one user alone misses, no replica count cures: the replicas
