@@ -341,6 +341,12 @@ kvp_status kvp_size_simulate(const struct kvp_model *m, const struct kvp_gpu *g,
 									   isfinite(c->concurrency)
 								   ? c->concurrency : 1)))
 			   : (c->rate > 0 && isfinite(c->rate) ? c->rate : d->rate);
+	/* a closed loop starts within a few engine batches: beyond them users
+	 * only queue, and a run of millions of users costs seconds */
+	double batch = c->seqs_cap ? (double)c->seqs_cap
+				   : r.b->max_num_seqs ? (double)r.b->max_num_seqs : 256;
+	if (closed && x0 > 4 * batch)
+		x0 = 4 * batch;
 	if ((st = capacity(&r, closed, x0, closed ? (double)most_users : INFINITY, requests, &cap, err)))
 		goto out;
 	c->sim_capacity = cap;
