@@ -317,7 +317,7 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 				       .held = held, .admit = contig ? admit : NULL,
 				       .release = contig ? release : NULL, .on_step = on_step};
 	struct kvp_serve_opts so = {.load = KVP_SERVE_SOURCE, .source = next_request, .source_ctx = a,
-				    .memory = &mem, .step_s = dt, .admit_after_preempt = true,
+				    .memory = &mem, .step_s = dt, .admit_after_preempt = true, .no_itl = true,
 				    .max_num_seqs = cfg->max_seqs ? cfg->max_seqs : UINT64_MAX,
 				    .max_batched_tokens = M, .on_done = on_done, .ctx = a};
 	if ((st = kvp_serve_run(NULL, NULL, &so, sr, err)))

@@ -565,7 +565,7 @@ static void apply(struct sim *s, double t)
 				r->gen++;
 				if (r->gen == 1)
 					r->first_t = t;
-				else
+				else if (!s->o->no_itl)
 					serve_hist_add(s->h_itl, t - r->last_t);
 				r->last_t = t;
 				if (r->gen == r->output) {

@@ -164,6 +164,8 @@ struct kvp_serve_opts {
 				      * arrival); 0: the roofline */
 	bool admit_after_preempt;    /* admit waiting requests in a step that
 				      * preempted too (frag's loop); vLLM does not */
+	bool no_itl;                 /* leave the inter-token latencies out (a
+				      * histogram entry a token: frag has no use) */
 	/* each finished request, in finishing order; NULL: none */
 	void (*on_done)(void *ctx, const struct kvp_serve_done *d);
 	void *ctx;
