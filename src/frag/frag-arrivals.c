@@ -27,7 +27,14 @@
  * in step j ran j + 1 - a steps, so with no preemption the time-average of
  * running sequences equals the completion rate times the mean (latency -
  * queue) exactly (Little's law), and R times it within the sampling error
- * of the Poisson arrivals. */
+ * of the Poisson arrivals.
+ *
+ * When every layer keeps every token (full attention, MLA) a decoding
+ * sequence grows by a block each P tokens (a reservation: by nothing) and
+ * fills a token's bytes a step: the memory says so (step_period) and the
+ * loop keeps the decoding sequences lazily (time/serve-sim-memory.c), a
+ * step O(1) plus the sequences that change phase in it, the numbers the
+ * plain loop's; windowed or state layers run the plain loop. */
 #include "frag/frag.h"
 
 #include <math.h>
@@ -156,21 +163,48 @@ static kvp_status next_request(void *ctx, struct kvp_serve_arrival *out, struct 
 	return KVP_STATUS_OK;
 }
 
-/* The memory model: what a request holds at its tokens. */
+/* Test builds: a shortcut's bytes against the shape's own count (the
+ * count is not even computed in other builds). */
+#ifdef KVP_CHECK_INVARIANTS
+#define CHECK_BYTES(a, what, fast, shape) check_bytes((a), (what), (fast), (shape))
+static void check_bytes(const struct arrivals *a, const char *what, uint64_t fast, uint64_t shape)
+{
+	if (fast != shape) {
+		fprintf(stderr, "kvplan frag: invariant failed: arrivals, %s block %u, seed %llu: "
+			"%s %llu B, from the shape %llu B\n", kvp_frag_policy_name(a->res->policy),
+			a->ow.P, (unsigned long long)a->cfg->seed, what, (unsigned long long)fast,
+			(unsigned long long)shape);
+		abort();
+	}
+}
+#else
+#define CHECK_BYTES(a, what, fast, shape) ((void)0)
+#endif
+
+/* The memory model: what a request holds at its tokens (the loop keeps
+ * the sum; test builds recount every running request each step). */
 static uint64_t held(void *ctx, const struct kvp_serve_view *v)
 {
 	const struct arrivals *a = ctx;
 	if (a->contig)
 		return reservation(a, v->prompt, v->output);
-	if (a->linear && !(v->carrier && a->ow.sb))
-		return a->sh->seq_bytes + kvp_cdiv(v->tokens, a->ow.P) * a->block_bytes;
+	if (a->linear && !(v->carrier && a->ow.sb)) {
+		uint64_t b = a->sh->seq_bytes + kvp_cdiv(v->tokens, a->ow.P) * a->block_bytes;
+		CHECK_BYTES(a, "held", b, own_held(&a->ow, v->tokens, v->carrier));
+		return b;
+	}
 	return own_held(&a->ow, v->tokens, v->carrier);
 }
 
-static uint64_t used_of(const struct arrivals *a, const struct kvp_serve_view *v)
+/* The measure summed over the running requests each step: the bytes filled. */
+static uint64_t used_of(void *ctx, const struct kvp_serve_view *v)
 {
-	if (a->linear && !(v->carrier && a->ow.sb))
-		return a->sh->seq_bytes + v->tokens * a->used_tok;
+	const struct arrivals *a = ctx;
+	if (a->linear && !(v->carrier && a->ow.sb)) {
+		uint64_t b = a->sh->seq_bytes + v->tokens * a->used_tok;
+		CHECK_BYTES(a, "used", b, own_used(&a->ow, v->tokens, v->carrier));
+		return b;
+	}
 	return own_used(&a->ow, v->tokens, v->carrier);
 }
 
@@ -200,33 +234,10 @@ static void release(void *ctx, const struct kvp_serve_view *v, uint64_t units, u
 }
 
 /* A step's measures, after its schedule: the live sequences, the bytes
- * they fill and hold, the free bytes while a reservation found no hole. */
-static void on_step(void *ctx, const struct kvp_serve_view *run, size_t n, uint64_t held_bytes,
-		    bool refused)
+ * they hold and fill, the free bytes while a reservation found no hole. */
+static void on_step(void *ctx, size_t n, uint64_t held_bytes, uint64_t used, bool refused)
 {
 	struct arrivals *a = ctx;
-	uint64_t used = 0, carriers = 0;
-	for (size_t i = 0; i < n; i++) {
-		used += used_of(a, &run[i]);
-		carriers += run[i].carrier && a->ow.sb;
-	}
-	if (carriers)
-		used += a->prefix_used;
-#ifdef KVP_CHECK_INVARIANTS
-	/* test builds: the bytes the loop holds against a recount of every
-	 * running sequence from the shape */
-	uint64_t recount = carriers ? a->prefix_held : 0;
-	for (size_t i = 0; i < n; i++)
-		recount += a->contig ? reservation(a, run[i].prompt, run[i].output)
-				     : own_held(&a->ow, run[i].tokens, run[i].carrier);
-	if (recount != held_bytes) {
-		fprintf(stderr, "kvplan frag: invariant failed: arrivals, %s block %u, seed %llu: "
-			"held %llu B, recounted %llu B\n", kvp_frag_policy_name(a->res->policy),
-			a->ow.P, (unsigned long long)a->cfg->seed, (unsigned long long)held_bytes,
-			(unsigned long long)recount);
-		abort();
-	}
-#endif
 	a->sum_live += (double)n;
 	a->sum_used += (double)used;
 	a->sum_held += (double)held_bytes;
@@ -312,10 +323,17 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 	kvp_rng_seed(&a->rng, cfg->seed);
 	kvp_rng_seed(&a->arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
 	a->next_s = replay ? w->arrival_s[0] : -log(1 - kvp_rng_uniform(&a->arr)) / R;
+	/* every layer keeping every token, a decoding sequence past the shared
+	 * prefix grows by a block each P tokens (a reservation: by nothing) and
+	 * fills used_tok a token: the loop may keep the decoding ones lazily */
 	struct kvp_serve_memory mem = {.pool = pool, .shared_tokens = sbt,
 				       .shared_units = sbt ? a->prefix_held : 0, .ctx = a,
 				       .held = held, .admit = contig ? admit : NULL,
-				       .release = contig ? release : NULL, .on_step = on_step};
+				       .release = contig ? release : NULL, .measure = used_of,
+				       .shared_measure = sbt ? a->prefix_used : 0, .on_step = on_step,
+				       .step_period = a->linear ? P : 0,
+				       .step_units = contig ? 0 : a->block_bytes,
+				       .step_measure = a->used_tok};
 	struct kvp_serve_opts so = {.load = KVP_SERVE_SOURCE, .source = next_request, .source_ctx = a,
 				    .memory = &mem, .step_s = dt, .admit_after_preempt = true, .no_itl = true,
 				    .max_num_seqs = cfg->max_seqs ? cfg->max_seqs : UINT64_MAX,

@@ -5,7 +5,9 @@
  * requests re-enter at the front.  The step's cost is time/step.h's
  * roofline; per-length FLOPs, KV bytes and blocks are looked up in tables
  * filled on first use (one layer walk per length), so a step costs
- * O(running) and a run O(steps x running).
+ * O(running) and a run O(steps x running); under a caller's memory of
+ * linear growth the decoding requests at the head of the running order are
+ * lazy (serve-sim-memory.c), O(1) a step for them.
  *
  * Stance: the bookkeeping is checked (every request completes once, blocks
  * in use within [0, pool], tokens conserved, Little's law); a failure is
@@ -22,65 +24,6 @@
 #include "time/serve-sim-private.h"
 
 /* ------------------------------------------------------------ requests */
-
-struct sreq {
-	uint64_t id, prompt, output;
-	uint64_t gen;                /* tokens sampled so far */
-	uint64_t comp;               /* tokens whose KV is computed (c) */
-	uint64_t hit;                /* of which from the prefix cache */
-	uint64_t held;               /* blocks of its own */
-	uint64_t sched;              /* tokens this step (n) */
-	uint64_t preempted;
-	uint64_t tag;                /* the memory model's (kvp_serve_memory.admit) */
-	double arrival, first_t, last_t, sched_t;
-	bool prefix;
-};
-
-struct sim {
-	const struct kvp_budget *b;
-	const struct kvp_perf_ctx *pc;
-	const struct kvp_serve_opts *o;
-	struct kvp_serve_result *res;
-	struct kvp_error *err;
-	/* engine */
-	uint64_t num_blocks, max_seqs, mbt, pinned, used;
-	uint32_t P;
-	/* tables by length */
-	struct serve_tables tab;
-	double *dec_w;               /* decode weights (bytes) by batch, 0: not yet */
-	/* requests */
-	struct sreq *req;
-	uint32_t *free_slots, nfree;
-	size_t cap;
-	uint32_t *run;
-	size_t nrun;
-	uint32_t *wait;              /* ring */
-	size_t whead, nwait, wcap;
-	/* arrivals */
-	struct kvp_rng rng;
-	uint64_t sent, limit;
-	double next_poisson;
-	size_t trace_i;
-	double *users_t;             /* closed loop: pending sends, a FIFO ring */
-	size_t uhead, nusers, ucap;
-	struct kvp_serve_arrival pending;   /* SOURCE: the next request */
-	/* a caller's memory (kvp_serve_memory) */
-	const struct kvp_serve_memory *mem;
-	uint64_t refs;               /* running carriers of the shared prefix */
-	struct kvp_serve_view *views;
-	size_t nviews;
-	bool refused;                /* an admission refused this step */
-	/* accounting */
-	double t_area, area;         /* Little: integral of requests in the system */
-	uint64_t insys;
-	uint64_t scheduled_tokens, finished_tokens;
-	double sum_e2e;
-	double util_t;               /* utilization integrated up to here */
-	double util_area;
-	struct serve_hist *h_ttft, *h_tpot, *h_itl, *h_e2el;
-	struct serve_series series;
-	bool broken;
-};
 
 static void broken(struct sim *s, const char *what)
 {
@@ -376,6 +319,7 @@ static kvp_status schedule(struct sim *s, double t, uint64_t *tokens, bool *pree
 	uint64_t budget = s->mbt, need, own;
 	kvp_status st;
 	*preempted = false;
+	serve_lazy_schedule(s, &budget);   /* the lazy decodes, or they are written out */
 	size_t i = 0;
 	while (i < s->nrun && budget > 0) {
 		struct sreq *r = &s->req[s->run[i]];
@@ -407,8 +351,8 @@ static kvp_status schedule(struct sim *s, double t, uint64_t *tokens, bool *pree
 	for (size_t j = i; j < s->nrun; j++)
 		s->req[s->run[j]].sched = 0;
 	s->refused = false;
-	while ((!*preempted || s->o->admit_after_preempt) && s->nwait && s->nrun < s->max_seqs &&
-	       budget > 0) {
+	while ((!*preempted || s->o->admit_after_preempt) && s->nwait &&
+	       serve_running(s) < s->max_seqs && budget > 0) {
 		uint32_t w = wait_front(s);
 		struct sreq *r = &s->req[w];
 		uint64_t known = r->prompt + r->gen, hit = 0, shared = 0;
@@ -547,6 +491,13 @@ static void apply(struct sim *s, double t)
 	size_t k = 0;
 	uint64_t done = 0;
 	area_to(s, t);
+	if (s->lz.n) {
+		/* the lazy decodes, a token each: those done leave in running order */
+		s->scheduled_tokens += s->lz.n;
+		for (uint32_t i; (i = serve_lazy_pop_done(s)) != SERVE_NIL; done++)
+			finish(s, i, t);
+		serve_lazy_advance(s);
+	}
 	for (size_t i = 0; i < s->nrun; i++) {
 		uint32_t id = s->run[i];
 		struct sreq *r = &s->req[id];
@@ -647,7 +598,7 @@ static void sim_free(struct sim *s)
 	free(s->h_tpot);
 	free(s->h_itl);
 	free(s->h_e2el);
-	free(s->views);
+	serve_lazy_free(s);
 }
 
 static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
@@ -668,7 +619,9 @@ static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const stru
 		s->max_seqs = KVP_DEFAULT_MAX_NUM_SEQS;
 	if (!s->mbt)
 		s->mbt = KVP_DEFAULT_MAX_BATCHED_TOKENS;
-	kvp_status st = s->mem ? KVP_STATUS_OK : serve_tables_init(&s->tab, b, pc);
+	kvp_status st = serve_lazy_init(s);
+	if (!st && !s->mem)
+		st = serve_tables_init(&s->tab, b, pc);
 	if (st)
 		return kvp_error_set(err, st, NULL, 0, 0, "budget",
 				     st == KVP_STATUS_NOMEM ? "out of memory"
@@ -727,7 +680,8 @@ static void check_end(struct sim *s)
 	CHECK(s, res->completed == s->sent &&
 		 (s->sent == s->limit || (s->o->load == KVP_SERVE_SOURCE && isinf(s->pending.arrival_s))),
 	      "a request did not complete exactly once");
-	CHECK(s, s->nrun == 0 && s->nwait == 0 && s->insys == 0, "requests left in the system");
+	CHECK(s, serve_running(s) == 0 && s->nwait == 0 && s->insys == 0,
+	      "requests left in the system");
 	CHECK(s, s->used == s->pinned, "blocks in use at the end beyond the cached prefix");
 	CHECK(s, s->scheduled_tokens == s->finished_tokens + res->recomputed_tokens,
 	      "tokens computed differ from the prompts, outputs and recomputations");
@@ -735,29 +689,6 @@ static void check_end(struct sim *s)
 	 * their times in it */
 	CHECK(s, fabs(s->area - s->sum_e2e) <= 1e-9 * fmax(1, s->sum_e2e),
 	      "Little's law: L != lambda W");
-}
-
-/* The memory model's view of the step: the running requests at their
- * tokens after this step's schedule. */
-static kvp_status on_step(struct sim *s)
-{
-	if (s->nrun > s->nviews) {
-		size_t n = s->nviews ? s->nviews : 64;
-		while (n < s->nrun)
-			n *= 2;
-		struct kvp_serve_view *v = realloc(s->views, n * sizeof *v);
-		if (!v)
-			return kvp_error_set(s->err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		s->views = v;
-		s->nviews = n;
-	}
-	for (size_t i = 0; i < s->nrun; i++) {
-		const struct sreq *r = &s->req[s->run[i]];
-		s->views[i] = (struct kvp_serve_view){r->id, r->prompt, r->output, r->comp + r->sched,
-						      r->prefix};
-	}
-	s->mem->on_step(s->mem->ctx, s->views, s->nrun, s->used, s->refused);
-	return KVP_STATUS_OK;
 }
 
 kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
@@ -782,7 +713,7 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 	while (!s.broken) {
 		if ((st = pull_arrivals(&s, t)))
 			goto done;
-		if (s.nrun == 0 && s.nwait == 0) {
+		if (serve_running(&s) == 0 && s.nwait == 0) {
 			double next = next_arrival(&s);
 			if (isinf(next))
 				break;
@@ -807,8 +738,13 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 		bool preempted;
 		if ((st = schedule(&s, t, &tokens, &preempted)))
 			goto done;
-		if (s.mem && s.mem->on_step && (st = on_step(&s)))
-			goto done;
+#ifdef KVP_CHECK_INVARIANTS
+		if (s.mem)
+			CHECK(&s, serve_memory_recount(&s),
+			      "a request's units or measure differ from the memory model's");
+#endif
+		if (s.mem && s.mem->on_step)
+			serve_memory_on_step(&s);
 		if (tokens == 0) {
 			/* everything was preempted: admit at the same instant */
 			CHECK(&s, !stalled && preempted, "a step with nothing to run");
@@ -820,8 +756,8 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 		if ((st = step_time(&s, &dt)))
 			goto done;
 		CHECK(&s, dt > 0 && isfinite(dt), "a step of no time");
-		if (s.nrun > out->max_running)
-			out->max_running = s.nrun;
+		if (serve_running(&s) > out->max_running)
+			out->max_running = serve_running(&s);
 		if (s.used > out->kv_max_blocks)
 			out->kv_max_blocks = s.used;
 		util_to(&s, t + dt);
@@ -834,6 +770,10 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 		t = end;
 		step_i++;
 		apply(&s, t);
+		if ((st = serve_lazy_promote(&s))) {
+			st = kvp_error_set(s.err, st, NULL, 0, 0, NULL, "out of memory");
+			goto done;
+		}
 	}
 	if (s.broken) {
 		st = KVP_STATUS_INTERNAL;

@@ -85,8 +85,21 @@ struct kvp_serve_view {
  * pays them).  admit (NULL: always) may refuse an admission that fits in
  * total (no hole for a reservation): the admissions stop for the step and
  * on_step hears refused.  release undoes admit at a finish or preemption.
- * on_step (NULL: none) sees each step's running requests after scheduling,
- * with the units in use. */
+ * on_step (NULL: none) hears each step after scheduling: the running
+ * requests, the units in use and the sum of measure (NULL: 0) over the
+ * running requests at their tokens, plus shared_measure while a carrier
+ * runs (frag: the bytes filled).
+ *
+ * Linear growth (step_period > 0): a decoding request (past its prompt and
+ * first token) of c tokens holds held(c + 1) = held(c) + step_units when
+ * c is a multiple of step_period, else held(c), and measure(c + 1) =
+ * measure(c) + step_measure.  With it (and no_itl) the decoding requests at
+ * the head of the running order are kept lazily: a step costs O(1) for
+ * them plus O(log) for each that finishes, not O(running); the numbers are
+ * the plain loop's, step for step (each step that would preempt, or whose
+ * decodes outnumber its tokens, writes them out first).  Test builds
+ * (KVP_CHECK_INVARIANTS) recount held and measure of every running request
+ * each step. */
 struct kvp_serve_memory {
 	uint64_t pool;
 	uint64_t shared_tokens, shared_units;
@@ -94,8 +107,11 @@ struct kvp_serve_memory {
 	uint64_t (*held)(void *ctx, const struct kvp_serve_view *r);
 	bool (*admit)(void *ctx, const struct kvp_serve_view *r, uint64_t units, uint64_t *tag);
 	void (*release)(void *ctx, const struct kvp_serve_view *r, uint64_t units, uint64_t tag);
-	void (*on_step)(void *ctx, const struct kvp_serve_view *running, size_t n, uint64_t used,
-			bool refused);
+	uint64_t (*measure)(void *ctx, const struct kvp_serve_view *r);
+	uint64_t shared_measure;
+	void (*on_step)(void *ctx, size_t running, uint64_t used, uint64_t measure, bool refused);
+	uint32_t step_period;        /* 0: growth not linear, nothing lazy */
+	uint64_t step_units, step_measure;
 };
 
 /* One request of a trace. */
