@@ -200,9 +200,10 @@ END_TEST
 START_TEST(test_reference_random)
 {
 	enum { CASES = 240, MAXN = 60 };
-	struct kvp_rng g;
+	struct kvp_rng g, fixed;
 	kvp_rng_seed(&g, 33);
-	size_t preempting = 0, prefixed = 0, unchunked = 0;
+	kvp_rng_seed(&fixed, 34);
+	size_t preempting = 0, prefixed = 0, unchunked = 0, with_fixed = 0;
 	for (int k = 0; k < CASES; k++) {
 		if (k % 4 == 3)
 			real_setup_tp("qwen3-30b-a3b", "h100-sxm", 2);   /* MoE, all-reduces */
@@ -212,6 +213,14 @@ START_TEST(test_reference_random)
 			real_setup("llama-3.1-8b", "h100-sxm");
 		else
 			round_setup();
+		/* the engine's fixed costs (step.h) in half the cases, from a
+		 * generator of their own so the workloads stay those of seed 33 */
+		if (kvp_rng_next(&fixed) % 2) {
+			pc.hw.step_fixed_s = 2e-3 * kvp_rng_uniform(&fixed);
+			pc.hw.seq_step_s = 1e-4 * kvp_rng_uniform(&fixed);
+			pc.hw.prefill_fixed_s = 5e-3 * kvp_rng_uniform(&fixed);
+			with_fixed++;
+		}
 		size_t n = 1 + kvp_rng_next(&g) % MAXN;
 		double rate = 0.5 + 200 * kvp_rng_uniform(&g);
 		struct kvp_serve_trace_row rows[MAXN];
@@ -292,6 +301,7 @@ START_TEST(test_reference_random)
 	ck_assert_uint_gt(preempting, CASES / 10);
 	ck_assert_uint_gt(prefixed, 100);
 	ck_assert_uint_gt(unchunked, CASES / 10);
+	ck_assert_uint_gt(with_fixed, CASES / 3);
 }
 END_TEST
 

@@ -167,7 +167,13 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 			ok = false;
 			break;
 		}
-		t += step.time_s;
+		/* the engine's fixed costs: every pass, each sequence it carries,
+		 * and a pass with a prefill chunk (step.h's, written out here) */
+		double nseq = 0;
+		for (size_t k = 0; k < nrun; k++)
+			nseq += s[run[k]].n ? 1 : 0;
+		t += step.time_s + pc->hw.step_fixed_s + nseq * pc->hw.seq_step_s +
+		     (chunk ? pc->hw.prefill_fixed_s : 0);
 		out->steps++;
 		/* arrivals during the step are seen at the next one */
 		while (next < n && reqs[next].arrival_s <= t) {

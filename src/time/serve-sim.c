@@ -410,7 +410,7 @@ static kvp_status step_time(struct sim *s, double *dt)
 		return KVP_STATUS_OK;
 	}
 	const struct kvp_perf_ctx *pc = s->pc;
-	double flops = 0, tokens = 0;
+	double flops = 0, tokens = 0, seqs = 0;
 	uint64_t kv = 0, ndec = 0, one;
 	bool chunk = false;
 	kvp_status st;
@@ -419,6 +419,7 @@ static kvp_status step_time(struct sim *s, double *dt)
 		if (!r->sched)
 			continue;
 		tokens += (double)r->sched;
+		seqs++;
 		if ((st = serve_kv_bytes(&s->tab, r->comp + r->sched, &one)))
 			return st;
 		kv += one;
@@ -448,7 +449,9 @@ static kvp_status step_time(struct sim *s, double *dt)
 	if ((st = kvp_perf_step_roofline(pc, flops, pc->hw.prefill_flops_efficiency, weights, kv,
 					 pc->hw.decode_bw_efficiency, tokens, &step, s->err)))
 		return st;
-	*dt = step.time_s;
+	/* the engine's fixed costs of a pass carrying `seqs` sequences, a
+	 * prefill chunk among them or not (step.h), as perf charges them */
+	*dt = step.time_s + kvp_perf_fixed_s(&pc->hw, seqs, chunk);
 	return KVP_STATUS_OK;
 }
 
