@@ -1,0 +1,115 @@
+/* calibrate-fit.h: fit the step model's constants to measured benchmark
+ * runs (read/bench.h): `kvplan calibrate`.
+ *
+ * Stance: the fit never models a step itself.  Each run's prediction is
+ * what the step model says (kvp_perf_prefill_dp, kvp_perf_decode_step_dp,
+ * kvp_perf_chunked_ttft_dp on a kvp_perf_hw whose constants the fit sets),
+ * so the fit follows whatever the step model charges, and a constant the
+ * step model does not charge for these runs (its predictions do not move
+ * with it) is reported as not supported rather than fitted to noise.
+ *
+ *   observation  one measured time of a run: a serving run's median TTFT
+ *                (one prompt joining B - 1 decodes, chunked) and median
+ *                TPOT (a decode step of B at the mean context p + (o-1)/2);
+ *                an offline run's prefill of B x p and decode step, or its
+ *                whole batch, prefill + (o - 1) decode steps
+ *   objective    sum over observations of log(measured / predicted)^2,
+ *                minimised by a coordinate search on the log of each
+ *                constant within its bounds, from the uncalibrated values
+ *   supported    the constants whose log-sensitivity columns are not
+ *                (within 5 %) spanned by those before them, in the order
+ *                decode_bw_efficiency, prefill_flops_efficiency,
+ *                step_fixed_s, seq_step_s, prefill_fixed_s,
+ *                allreduce_latency_s, and at most observations - 1 of them
+ *   spread       each constant's range over the refits that leave one run
+ *                out (jackknife), so a constant one run alone decides shows
+ *
+ * Legend: B = sequences in flight, p = prompt tokens, o = output tokens. */
+#ifndef KVP_CALIBRATE_FIT_H
+#define KVP_CALIBRATE_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "memory/budget.h"
+#include "read/bench.h"
+#include "read/profile.h"
+#include "time/step.h"
+
+enum kvp_fit_param {
+	KVP_FIT_DECODE_BW_EFFICIENCY,
+	KVP_FIT_PREFILL_FLOPS_EFFICIENCY,
+	KVP_FIT_STEP_FIXED_S,
+	KVP_FIT_SEQ_STEP_S,
+	KVP_FIT_PREFILL_FIXED_S,
+	KVP_FIT_ALLREDUCE_LATENCY_S,
+	KVP_FIT_NPARAMS
+};
+
+/* The constant's name as kvp_perf_hw and calibration files spell it. */
+const char *kvp_fit_param_name(enum kvp_fit_param p);
+/* The parameter named `name`, or -1. */
+int kvp_fit_param_from_name(const char *name);
+
+enum kvp_fit_obs_kind { KVP_FIT_TTFT, KVP_FIT_TPOT, KVP_FIT_PREFILL, KVP_FIT_DECODE_STEP,
+			KVP_FIT_LATENCY };
+/* "ttft", "tpot", "prefill", "decode_step", "latency" */
+const char *kvp_fit_obs_name(enum kvp_fit_obs_kind k);
+
+struct kvp_fit_obs {
+	size_t run;                   /* index into the runs */
+	enum kvp_fit_obs_kind kind;
+	double measured_s;
+	double uncalibrated_s;        /* predicted with the constants before the fit */
+	double predicted_s;           /* with the fitted constants */
+	bool train;                   /* in the fit; false: held out */
+};
+
+struct kvp_fit_opts {
+	/* the constants to fit; all false: every supported one */
+	bool want[KVP_FIT_NPARAMS];
+	/* runs (by index) left out of the fit and only predicted; NULL: none */
+	const bool *held_out;
+};
+
+#define KVP_FIT_MAX_RUNS 512
+#define KVP_FIT_MAX_OBS (2 * KVP_FIT_MAX_RUNS)
+#define KVP_FIT_MAX_WARNINGS 8
+
+struct kvp_fit_result {
+	double start[KVP_FIT_NPARAMS];    /* the uncalibrated constants */
+	double value[KVP_FIT_NPARAMS];    /* fitted where fitted[], else start */
+	double lo[KVP_FIT_NPARAMS], hi[KVP_FIT_NPARAMS];   /* the jackknife range */
+	bool fitted[KVP_FIT_NPARAMS];
+	bool supported[KVP_FIT_NPARAMS];  /* the runs can tell it apart */
+	struct kvp_fit_obs obs[KVP_FIT_MAX_OBS];
+	size_t nobs, ntrain;
+	/* median |measured / predicted - 1| over the training observations,
+	 * before and after; over the held-out ones after (0 when none) */
+	double median_uncalibrated, median_calibrated, median_held_out;
+	bool worse;                       /* the fit is worse than the model uncalibrated */
+	size_t nwarn;
+	char warning[KVP_FIT_MAX_WARNINGS][256];
+};
+
+/* Fit the constants of hw (the GPU's, before any calibration) to runs[0..n)
+ * of model m on GPU g, each run's split and engine terms from `o` (batch,
+ * context replaced per run).  INVALID naming the run's file:line when a run
+ * has an offline and a serving measure mixed, when two runs of the same
+ * shape contradict each other (their times differ by more than 1.5x), when
+ * fewer than 2 observations train, or when the constants asked for exceed
+ * what the runs support (observations - 1, or not told apart); the budget's
+ * errors otherwise.  *out is large: allocate it.  Warnings (runs on another
+ * GPU or engine version than the first, named) are noted in out. */
+kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
+		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+		       const struct kvp_bench_run *runs, size_t n, const struct kvp_fit_opts *fo,
+		       struct kvp_fit_result *out, struct kvp_error *err);
+
+/* The constants of r set on hw (what kvp_calibration_apply does with a
+ * calibration file written from r). */
+void kvp_fit_apply(const struct kvp_fit_result *r, struct kvp_perf_hw *hw);
+
+#endif
