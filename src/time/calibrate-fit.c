@@ -12,60 +12,60 @@
 #include "base/units.h"
 #include "model/shape.h"
 
-static const char *const param_names[KVP_FIT_NPARAMS] = {
+static const char *const param_names[KVP_CALIB_NPARAMS] = {
 	"decode_bw_efficiency", "prefill_flops_efficiency", "step_fixed_s", "seq_step_s",
 	"prefill_fixed_s", "allreduce_latency_s"};
 
 /* Bounds of each constant and, for a fixed cost the GPU's hw leaves at 0,
  * where the search starts (a log search cannot start at 0). */
-static const double lo_bound[KVP_FIT_NPARAMS] = {0.02, 0.02, 1e-7, 1e-9, 1e-7, 1e-7};
-static const double hi_bound[KVP_FIT_NPARAMS] = {1, 1, 0.5, 0.05, 0.5, 1e-2};
-static const double probe[KVP_FIT_NPARAMS] = {0, 0, 1e-3, 1e-5, 1e-3, 1e-5};
+static const double lo_bound[KVP_CALIB_NPARAMS] = {0.02, 0.02, 1e-7, 1e-9, 1e-7, 1e-7};
+static const double hi_bound[KVP_CALIB_NPARAMS] = {1, 1, 0.5, 0.05, 0.5, 1e-2};
+static const double probe[KVP_CALIB_NPARAMS] = {0, 0, 1e-3, 1e-5, 1e-3, 1e-5};
 
-const char *kvp_fit_param_name(enum kvp_fit_param p)
+const char *kvp_calib_param_name(enum kvp_calib_param p)
 {
-	return p < KVP_FIT_NPARAMS ? param_names[p] : "unknown";
+	return p < KVP_CALIB_NPARAMS ? param_names[p] : "unknown";
 }
 
-int kvp_fit_param_from_name(const char *name)
+int kvp_calib_param_from_name(const char *name)
 {
-	for (int i = 0; i < KVP_FIT_NPARAMS; i++)
+	for (int i = 0; i < KVP_CALIB_NPARAMS; i++)
 		if (strcmp(name, param_names[i]) == 0)
 			return i;
 	return -1;
 }
 
-const char *kvp_fit_obs_name(enum kvp_fit_obs_kind k)
+const char *kvp_calib_obs_name(enum kvp_calib_obs_kind k)
 {
 	static const char *const n[] = {"ttft", "tpot", "prefill", "decode_step", "latency"};
-	return k <= KVP_FIT_LATENCY ? n[k] : "unknown";
+	return k <= KVP_CALIB_LATENCY ? n[k] : "unknown";
 }
 
 static void get_params(const struct kvp_perf_hw *hw, double *t)
 {
-	t[KVP_FIT_DECODE_BW_EFFICIENCY] = hw->decode_bw_efficiency;
-	t[KVP_FIT_PREFILL_FLOPS_EFFICIENCY] = hw->prefill_flops_efficiency;
-	t[KVP_FIT_STEP_FIXED_S] = hw->step_fixed_s;
-	t[KVP_FIT_SEQ_STEP_S] = hw->seq_step_s;
-	t[KVP_FIT_PREFILL_FIXED_S] = hw->prefill_fixed_s;
-	t[KVP_FIT_ALLREDUCE_LATENCY_S] = hw->allreduce_latency_s;
+	t[KVP_CALIB_DECODE_BW_EFFICIENCY] = hw->decode_bw_efficiency;
+	t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] = hw->prefill_flops_efficiency;
+	t[KVP_CALIB_STEP_FIXED_S] = hw->step_fixed_s;
+	t[KVP_CALIB_SEQ_STEP_S] = hw->seq_step_s;
+	t[KVP_CALIB_PREFILL_FIXED_S] = hw->prefill_fixed_s;
+	t[KVP_CALIB_ALLREDUCE_LATENCY_S] = hw->allreduce_latency_s;
 }
 
 static void set_params(struct kvp_perf_hw *hw, const double *t)
 {
-	hw->decode_bw_efficiency = t[KVP_FIT_DECODE_BW_EFFICIENCY];
-	hw->prefill_flops_efficiency = t[KVP_FIT_PREFILL_FLOPS_EFFICIENCY];
-	hw->step_fixed_s = t[KVP_FIT_STEP_FIXED_S];
-	hw->seq_step_s = t[KVP_FIT_SEQ_STEP_S];
-	hw->prefill_fixed_s = t[KVP_FIT_PREFILL_FIXED_S];
-	hw->allreduce_latency_s = t[KVP_FIT_ALLREDUCE_LATENCY_S];
+	hw->decode_bw_efficiency = t[KVP_CALIB_DECODE_BW_EFFICIENCY];
+	hw->prefill_flops_efficiency = t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY];
+	hw->step_fixed_s = t[KVP_CALIB_STEP_FIXED_S];
+	hw->seq_step_s = t[KVP_CALIB_SEQ_STEP_S];
+	hw->prefill_fixed_s = t[KVP_CALIB_PREFILL_FIXED_S];
+	hw->allreduce_latency_s = t[KVP_CALIB_ALLREDUCE_LATENCY_S];
 }
 
-void kvp_fit_apply(const struct kvp_fit_result *r, struct kvp_perf_hw *hw)
+void kvp_calib_apply(const struct kvp_calib_result *r, struct kvp_perf_hw *hw)
 {
-	double t[KVP_FIT_NPARAMS];
+	double t[KVP_CALIB_NPARAMS];
 	get_params(hw, t);
-	for (int i = 0; i < KVP_FIT_NPARAMS; i++)
+	for (int i = 0; i < KVP_CALIB_NPARAMS; i++)
 		if (r->fitted[i])
 			t[i] = r->value[i];
 	set_params(hw, t);
@@ -82,7 +82,7 @@ struct run_shape {
 struct fit_state {
 	const struct kvp_perf_hw *hw;
 	struct run_shape *rs;
-	struct kvp_fit_obs *obs;
+	struct kvp_calib_obs *obs;
 	size_t nobs;
 	const bool *use;          /* the observations the objective sums; NULL: the train ones */
 	struct kvp_error *err;
@@ -97,7 +97,7 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 	struct kvp_perf_ctx c;
 	size_t last = (size_t)-1;
 	for (size_t i = 0; i < fs->nobs; i++) {
-		const struct kvp_fit_obs *ob = &fs->obs[i];
+		const struct kvp_calib_obs *ob = &fs->obs[i];
 		const struct run_shape *r = &fs->rs[ob->run];
 		kvp_status st;
 		if (ob->run != last && (st = kvp_perf_init(&c, &r->b.spec, r->b.weights_bytes, &hw,
@@ -107,17 +107,17 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 		struct kvp_perf_step pre, dec;
 		struct kvp_perf_chunked ch;
 		switch (ob->kind) {
-		case KVP_FIT_TTFT:
+		case KVP_CALIB_TTFT:
 			st = kvp_perf_chunked_ttft_dp(&c, r->rank, r->total, r->p, r->dctx,
 						      r->b.max_batched_tokens, &ch, fs->err);
 			pred[i] = ch.ttft_s;
 			break;
-		case KVP_FIT_TPOT:
-		case KVP_FIT_DECODE_STEP:
+		case KVP_CALIB_TPOT:
+		case KVP_CALIB_DECODE_STEP:
 			st = kvp_perf_decode_step_dp(&c, r->rank, r->total, r->dctx, &dec, fs->err);
 			pred[i] = dec.time_s;
 			break;
-		case KVP_FIT_PREFILL:
+		case KVP_CALIB_PREFILL:
 			st = kvp_perf_prefill_dp(&c, r->rank, r->total, r->p, &pre, fs->err);
 			pred[i] = pre.time_s;
 			break;
@@ -138,7 +138,7 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
  * observations in use; INFINITY where a prediction fails or is not finite. */
 static double objective(struct fit_state *fs, const double *t)
 {
-	double pred[KVP_FIT_MAX_OBS];
+	double pred[KVP_CALIB_MAX_OBS];
 	kvp_status st = predict(fs, t, pred);
 	if (st) {
 		if (!fs->st)
@@ -167,7 +167,7 @@ static double search(struct fit_state *fs, const bool *on, double *t)
 	double best = objective(fs, t), f = 2;
 	for (int evals = 0; f > 1 + 1e-6 && evals < 20000;) {
 		bool moved = false;
-		for (int k = 0; k < KVP_FIT_NPARAMS; k++) {
+		for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
 			if (!on[k])
 				continue;
 			for (int dir = 0; dir < 2; dir++) {
@@ -212,10 +212,10 @@ static double median_abs(const double *v, size_t n)
 }
 
 /* The median |measured / pred - 1| of the observations with train == want. */
-static double median_residual(const struct kvp_fit_obs *obs, size_t n, const double *pred,
+static double median_residual(const struct kvp_calib_obs *obs, size_t n, const double *pred,
 			      bool want)
 {
-	double r[KVP_FIT_MAX_OBS];
+	double r[KVP_CALIB_MAX_OBS];
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (obs[i].train == want)
@@ -223,16 +223,16 @@ static double median_residual(const struct kvp_fit_obs *obs, size_t n, const dou
 	return median_abs(r, k);
 }
 
-static void warn(struct kvp_fit_result *out, const char *fmt, const char *a, const char *b,
+static void warn(struct kvp_calib_result *out, const char *fmt, const char *a, const char *b,
 		 const char *c, int line)
 {
-	if (out->nwarn < KVP_FIT_MAX_WARNINGS)
+	if (out->nwarn < KVP_CALIB_MAX_WARNINGS)
 		snprintf(out->warning[out->nwarn++], sizeof out->warning[0], fmt, a, line, b, c);
 }
 
 /* Runs on another GPU or engine version than the first that records one. */
 static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts *o,
-			  const struct kvp_bench_run *runs, size_t n, struct kvp_fit_result *out)
+			  const struct kvp_bench_run *runs, size_t n, struct kvp_calib_result *out)
 {
 	const char *ver = o->engine_version;
 	for (size_t i = 0; i < n; i++) {
@@ -250,7 +250,7 @@ static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts 
 
 /* Runs of the same shape whose same measure differs by more than 1.5x. */
 static kvp_status check_contradictions(const struct kvp_bench_run *runs,
-				       const struct kvp_fit_obs *obs, size_t nobs,
+				       const struct kvp_calib_obs *obs, size_t nobs,
 				       struct kvp_error *err)
 {
 	for (size_t i = 0; i < nobs; i++)
@@ -263,7 +263,7 @@ static kvp_status check_contradictions(const struct kvp_bench_run *runs,
 			double x = obs[i].measured_s, y = obs[j].measured_s;
 			if (fmax(x, y) > 1.5 * fmin(x, y))
 				return kvp_error_set(err, KVP_STATUS_INVALID, b->path, b->line, 1,
-						     kvp_fit_obs_name(obs[i].kind),
+						     kvp_calib_obs_name(obs[i].kind),
 						     "%.6g s contradicts %.6g s of %s:%d at the same "
 						     "shape (batch %.4g, %llu + %llu tokens): the "
 						     "same runs should agree within 1.5x", x, y,
@@ -274,16 +274,16 @@ static kvp_status check_contradictions(const struct kvp_bench_run *runs,
 	return KVP_STATUS_OK;
 }
 
-static kvp_status add_obs(struct kvp_fit_result *out, size_t run, enum kvp_fit_obs_kind k,
+static kvp_status add_obs(struct kvp_calib_result *out, size_t run, enum kvp_calib_obs_kind k,
 			  double v, const struct kvp_bench_run *r, bool train,
 			  struct kvp_error *err)
 {
 	if (!(v > 0))
 		return KVP_STATUS_OK;
-	if (out->nobs >= KVP_FIT_MAX_OBS)
+	if (out->nobs >= KVP_CALIB_MAX_OBS)
 		return kvp_error_set(err, KVP_STATUS_INVALID, r->path, r->line, 1, NULL,
-				     "more than %d runs", KVP_FIT_MAX_RUNS);
-	out->obs[out->nobs++] = (struct kvp_fit_obs){.run = run, .kind = k, .measured_s = v,
+				     "more than %d runs", KVP_CALIB_MAX_RUNS);
+	out->obs[out->nobs++] = (struct kvp_calib_obs){.run = run, .kind = k, .measured_s = v,
 						     .train = train};
 	out->ntrain += train;
 	return KVP_STATUS_OK;
@@ -293,16 +293,16 @@ static kvp_status add_obs(struct kvp_fit_result *out, size_t run, enum kvp_fit_o
  * the columns d log(pred) / d log(t_k), in priority order. */
 static kvp_status supported(struct fit_state *fs, const double *t0, bool *sup)
 {
-	double base[KVP_FIT_MAX_OBS], moved[KVP_FIT_MAX_OBS];
-	double (*col)[KVP_FIT_MAX_OBS] = malloc(KVP_FIT_NPARAMS * sizeof *col);
+	double base[KVP_CALIB_MAX_OBS], moved[KVP_CALIB_MAX_OBS];
+	double (*col)[KVP_CALIB_MAX_OBS] = malloc(KVP_CALIB_NPARAMS * sizeof *col);
 	if (!col)
 		return kvp_error_set(fs->err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	kvp_status st = predict(fs, t0, base);
 	if (st)
 		goto out;
 	int kept = 0;
-	for (int k = 0; k < KVP_FIT_NPARAMS; k++) {
-		double t[KVP_FIT_NPARAMS];
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
+		double t[KVP_CALIB_NPARAMS];
 		memcpy(t, t0, sizeof t);
 		double h = t0[k] > 0 ? 0.1 : 1; /* a fixed cost at 0: probe it */
 		t[k] = t0[k] > 0 ? t0[k] * (1 + h) : probe[k];
@@ -336,15 +336,15 @@ out:
 	return st;
 }
 
-kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
+kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
-		       const struct kvp_bench_run *runs, size_t n, const struct kvp_fit_opts *fo,
-		       struct kvp_fit_result *out, struct kvp_error *err)
+		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
+		       struct kvp_calib_result *out, struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
-	if (n > KVP_FIT_MAX_RUNS)
+	if (n > KVP_CALIB_MAX_RUNS)
 		return kvp_error_set(err, KVP_STATUS_INVALID, runs[n - 1].path, runs[n - 1].line, 1,
-				     NULL, "more than %d runs", KVP_FIT_MAX_RUNS);
+				     NULL, "more than %d runs", KVP_CALIB_MAX_RUNS);
 	struct run_shape *rs = calloc(n ? n : 1, sizeof *rs);
 	if (!rs)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -369,16 +369,16 @@ kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		if (!st && (st = kvp_budget_compute(m, g, &bo, &s->b, err)))
 			break;
 		const struct kvp_bench_measured *me = &r->m;
-		if (!st && (st = add_obs(out, i, KVP_FIT_TTFT, me->ttft_s, r, train, err)))
+		if (!st && (st = add_obs(out, i, KVP_CALIB_TTFT, me->ttft_s, r, train, err)))
 			break;
-		if (!st && (st = add_obs(out, i, KVP_FIT_TPOT, me->tpot_s, r, train, err)))
+		if (!st && (st = add_obs(out, i, KVP_CALIB_TPOT, me->tpot_s, r, train, err)))
 			break;
-		if (!st && (st = add_obs(out, i, KVP_FIT_PREFILL, me->prefill_s, r, train, err)))
+		if (!st && (st = add_obs(out, i, KVP_CALIB_PREFILL, me->prefill_s, r, train, err)))
 			break;
-		if (!st && (st = add_obs(out, i, KVP_FIT_DECODE_STEP, me->decode_step_s, r, train,
+		if (!st && (st = add_obs(out, i, KVP_CALIB_DECODE_STEP, me->decode_step_s, r, train,
 					 err)))
 			break;
-		if (!st && (st = add_obs(out, i, KVP_FIT_LATENCY, me->latency_s, r, train, err)))
+		if (!st && (st = add_obs(out, i, KVP_CALIB_LATENCY, me->latency_s, r, train, err)))
 			break;
 	}
 	if (!st)
@@ -393,24 +393,24 @@ kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	check_sources(g, o, runs, n, out);
 
 	struct fit_state fs = {.hw = hw, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
-	double t[KVP_FIT_NPARAMS], pred[KVP_FIT_MAX_OBS];
+	double t[KVP_CALIB_NPARAMS], pred[KVP_CALIB_MAX_OBS];
 	get_params(hw, out->start);
 	if ((st = supported(&fs, out->start, out->supported)))
 		goto done;
 	bool any = false;
-	for (int k = 0; fo && k < KVP_FIT_NPARAMS; k++)
+	for (int k = 0; fo && k < KVP_CALIB_NPARAMS; k++)
 		any |= fo->want[k];
 	size_t nfit = 0;
-	for (int k = 0; k < KVP_FIT_NPARAMS; k++) {
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
 		bool want = any ? fo->want[k] : out->supported[k] && nfit + 1 < out->ntrain;
 		if (want && !out->supported[k]) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, runs[0].path, 0, 0,
-					   kvp_fit_param_name(k), "these runs cannot tell it apart: "
+					   kvp_calib_param_name(k), "these runs cannot tell it apart: "
 					   "the step model's predictions of them do not move with it, "
 					   "or move as the constants before it do; add runs that vary "
-					   "%s", k == KVP_FIT_DECODE_BW_EFFICIENCY ? "the batch and context"
-					   : k == KVP_FIT_PREFILL_FLOPS_EFFICIENCY ? "the prompt length"
-					   : k == KVP_FIT_ALLREDUCE_LATENCY_S ? "the tensor-parallel size"
+					   "%s", k == KVP_CALIB_DECODE_BW_EFFICIENCY ? "the batch and context"
+					   : k == KVP_CALIB_PREFILL_FLOPS_EFFICIENCY ? "the prompt length"
+					   : k == KVP_CALIB_ALLREDUCE_LATENCY_S ? "the tensor-parallel size"
 					   : "the batch");
 			goto done;
 		}
@@ -424,7 +424,7 @@ kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
 				   out->ntrain, nfit, nfit == 1 ? "" : "s");
 		goto done;
 	}
-	for (int k = 0; k < KVP_FIT_NPARAMS; k++)
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		t[k] = out->fitted[k] && !(out->start[k] > 0) ? probe[k] : out->start[k];
 	search(&fs, out->fitted, t);
 	if (fs.st) {
@@ -434,9 +434,9 @@ kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	memcpy(out->value, t, sizeof t);
 
 	/* the jackknife: leave each training run out in turn */
-	for (int k = 0; k < KVP_FIT_NPARAMS; k++)
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		out->lo[k] = out->hi[k] = t[k];
-	bool use[KVP_FIT_MAX_OBS];
+	bool use[KVP_CALIB_MAX_OBS];
 	for (size_t leave = 0; leave < n; leave++) {
 		size_t left = 0;
 		bool present = false;
@@ -447,11 +447,11 @@ kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 		if (!present || left < nfit)
 			continue;
-		double tj[KVP_FIT_NPARAMS];
+		double tj[KVP_CALIB_NPARAMS];
 		memcpy(tj, t, sizeof tj);
 		fs.use = use;
 		search(&fs, out->fitted, tj);
-		for (int k = 0; k < KVP_FIT_NPARAMS; k++) {
+		for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
 			out->lo[k] = fmin(out->lo[k], tj[k]);
 			out->hi[k] = fmax(out->hi[k], tj[k]);
 		}

@@ -38,60 +38,60 @@
 #include "read/profile.h"
 #include "time/step.h"
 
-enum kvp_fit_param {
-	KVP_FIT_DECODE_BW_EFFICIENCY,
-	KVP_FIT_PREFILL_FLOPS_EFFICIENCY,
-	KVP_FIT_STEP_FIXED_S,
-	KVP_FIT_SEQ_STEP_S,
-	KVP_FIT_PREFILL_FIXED_S,
-	KVP_FIT_ALLREDUCE_LATENCY_S,
-	KVP_FIT_NPARAMS
+enum kvp_calib_param {
+	KVP_CALIB_DECODE_BW_EFFICIENCY,
+	KVP_CALIB_PREFILL_FLOPS_EFFICIENCY,
+	KVP_CALIB_STEP_FIXED_S,
+	KVP_CALIB_SEQ_STEP_S,
+	KVP_CALIB_PREFILL_FIXED_S,
+	KVP_CALIB_ALLREDUCE_LATENCY_S,
+	KVP_CALIB_NPARAMS
 };
 
 /* The constant's name as kvp_perf_hw and calibration files spell it. */
-const char *kvp_fit_param_name(enum kvp_fit_param p);
+const char *kvp_calib_param_name(enum kvp_calib_param p);
 /* The parameter named `name`, or -1. */
-int kvp_fit_param_from_name(const char *name);
+int kvp_calib_param_from_name(const char *name);
 
-enum kvp_fit_obs_kind { KVP_FIT_TTFT, KVP_FIT_TPOT, KVP_FIT_PREFILL, KVP_FIT_DECODE_STEP,
-			KVP_FIT_LATENCY };
+enum kvp_calib_obs_kind { KVP_CALIB_TTFT, KVP_CALIB_TPOT, KVP_CALIB_PREFILL, KVP_CALIB_DECODE_STEP,
+			KVP_CALIB_LATENCY };
 /* "ttft", "tpot", "prefill", "decode_step", "latency" */
-const char *kvp_fit_obs_name(enum kvp_fit_obs_kind k);
+const char *kvp_calib_obs_name(enum kvp_calib_obs_kind k);
 
-struct kvp_fit_obs {
+struct kvp_calib_obs {
 	size_t run;                   /* index into the runs */
-	enum kvp_fit_obs_kind kind;
+	enum kvp_calib_obs_kind kind;
 	double measured_s;
 	double uncalibrated_s;        /* predicted with the constants before the fit */
 	double predicted_s;           /* with the fitted constants */
 	bool train;                   /* in the fit; false: held out */
 };
 
-struct kvp_fit_opts {
+struct kvp_calib_opts {
 	/* the constants to fit; all false: every supported one */
-	bool want[KVP_FIT_NPARAMS];
+	bool want[KVP_CALIB_NPARAMS];
 	/* runs (by index) left out of the fit and only predicted; NULL: none */
 	const bool *held_out;
 };
 
-#define KVP_FIT_MAX_RUNS 512
-#define KVP_FIT_MAX_OBS (2 * KVP_FIT_MAX_RUNS)
-#define KVP_FIT_MAX_WARNINGS 8
+#define KVP_CALIB_MAX_RUNS 512
+#define KVP_CALIB_MAX_OBS (2 * KVP_CALIB_MAX_RUNS)
+#define KVP_CALIB_MAX_WARNINGS 8
 
-struct kvp_fit_result {
-	double start[KVP_FIT_NPARAMS];    /* the uncalibrated constants */
-	double value[KVP_FIT_NPARAMS];    /* fitted where fitted[], else start */
-	double lo[KVP_FIT_NPARAMS], hi[KVP_FIT_NPARAMS];   /* the jackknife range */
-	bool fitted[KVP_FIT_NPARAMS];
-	bool supported[KVP_FIT_NPARAMS];  /* the runs can tell it apart */
-	struct kvp_fit_obs obs[KVP_FIT_MAX_OBS];
+struct kvp_calib_result {
+	double start[KVP_CALIB_NPARAMS];    /* the uncalibrated constants */
+	double value[KVP_CALIB_NPARAMS];    /* fitted where fitted[], else start */
+	double lo[KVP_CALIB_NPARAMS], hi[KVP_CALIB_NPARAMS];   /* the jackknife range */
+	bool fitted[KVP_CALIB_NPARAMS];
+	bool supported[KVP_CALIB_NPARAMS];  /* the runs can tell it apart */
+	struct kvp_calib_obs obs[KVP_CALIB_MAX_OBS];
 	size_t nobs, ntrain;
 	/* median |measured / predicted - 1| over the training observations,
 	 * before and after; over the held-out ones after (0 when none) */
 	double median_uncalibrated, median_calibrated, median_held_out;
 	bool worse;                       /* the fit is worse than the model uncalibrated */
 	size_t nwarn;
-	char warning[KVP_FIT_MAX_WARNINGS][256];
+	char warning[KVP_CALIB_MAX_WARNINGS][256];
 };
 
 /* Fit the constants of hw (the GPU's, before any calibration) to runs[0..n)
@@ -103,13 +103,13 @@ struct kvp_fit_result {
  * what the runs support (observations - 1, or not told apart); the budget's
  * errors otherwise.  *out is large: allocate it.  Warnings (runs on another
  * GPU or engine version than the first, named) are noted in out. */
-kvp_status kvp_fit_run(const struct kvp_model *m, const struct kvp_gpu *g,
+kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
-		       const struct kvp_bench_run *runs, size_t n, const struct kvp_fit_opts *fo,
-		       struct kvp_fit_result *out, struct kvp_error *err);
+		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
+		       struct kvp_calib_result *out, struct kvp_error *err);
 
 /* The constants of r set on hw (what kvp_calibration_apply does with a
  * calibration file written from r). */
-void kvp_fit_apply(const struct kvp_fit_result *r, struct kvp_perf_hw *hw);
+void kvp_calib_apply(const struct kvp_calib_result *r, struct kvp_perf_hw *hw);
 
 #endif
