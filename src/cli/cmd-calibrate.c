@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stddef.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/cli-options.h"
@@ -44,10 +46,11 @@ static void help(void)
 	       "                            allreduce_latency_s)\n"
 	       "  --hold-out N              leave every N-th run out of the fit and only predict\n"
 	       "                            it (N >= 2): the residual on runs the fit never saw\n"
-	       "  --prompt N, --output N    the shape of a run whose file records none\n"
-	       "  --batch N                 (vllm bench latency: its --input-len, --output-len,\n"
+	       "  --prompt N, --output N    the shape of runs whose file records none (vllm\n"
+	       "  --batch N                 bench latency: its --input-len, --output-len,\n"
 	       "                            --batch-size); a recorded value they contradict\n"
-	       "                            is an error\n\n"
+	       "                            is an error.  FILE#batch=B,prompt=P,output=O gives\n"
+	       "                            one file's shape\n\n"
 	       "Model, tp and engine come from the files where they record them (--model,\n"
 	       "--tp and --engine name them otherwise); the GPU always from --gpu.\n"
 	       "Example: kvplan calibrate --gpu h100-sxm --model llama-3.1-8b --out h100.yaml \\\n"
@@ -87,6 +90,43 @@ static int fit_list(const char *arg, bool *want)
 						 "prefill_fixed_s, allreduce_latency_s)", items[i]);
 		else
 			want[k] = true;
+	}
+	free(copy);
+	return rc;
+}
+
+/* An operand FILE or FILE#batch=B,prompt=P,output=O (the shape of that
+ * file's runs, for a file that records none: vllm bench latency): the
+ * path in path[], the shape over the command line's in *g.  A path that
+ * exists as written is taken whole, '#' and all. */
+static int operand_shape(const char *arg, char *path, size_t size, struct kvp_bench_given *g)
+{
+	const char *hash = strrchr(arg, '#');
+	struct stat sb;
+	snprintf(path, size, "%s", arg);
+	if (!hash || stat(arg, &sb) == 0)
+		return 0;
+	path[hash - arg < (ptrdiff_t)size ? hash - arg : (ptrdiff_t)size - 1] = 0;
+	char *items[3];
+	size_t n = 0;
+	char *copy = kvp_cli_split(cmd, "FILE#SHAPE", hash + 1, items, 3, &n);
+	if (!copy)
+		return KVP_EXIT_USAGE;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *eq = strchr(items[i], '=');
+		uint64_t *dst = NULL;
+		if (eq) {
+			*eq = 0;
+			dst = strcmp(items[i], "batch") == 0 ? &g->batch
+			      : strcmp(items[i], "prompt") == 0 ? &g->prompt_tokens
+			      : strcmp(items[i], "output") == 0 ? &g->output_tokens : NULL;
+		}
+		if (!dst)
+			rc = kvp_cli_usage_error(cmd, "%s: expected FILE#batch=B,prompt=P,output=O",
+						 arg);
+		else if (!kvp_cli_tokens(cmd, items[i], eq + 1, dst))
+			rc = KVP_EXIT_USAGE;
 	}
 	free(copy);
 	return rc;
@@ -183,11 +223,16 @@ int kvp_cmd_calibrate(int argc, char **argv)
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	for (int i = optind; i < argc; i++)
-		if (kvp_bench_load(argv[i], &given, &runs, &err)) {
+	for (int i = optind; i < argc; i++) {
+		char path[4096];
+		struct kvp_bench_given one = given;
+		if ((rc = operand_shape(argv[i], path, sizeof path, &one)))
+			goto out;
+		if (kvp_bench_load(path, &one, &runs, &err)) {
 			rc = kvp_cli_error(cmd, &err);
 			goto out;
 		}
+	}
 	const char *engine, *version;
 	if ((rc = runs_engine(&c, engine_given, &runs, &engine, &version)))
 		goto out;

@@ -383,11 +383,15 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	if (!st)
 		st = check_contradictions(runs, out->obs, out->nobs, err);
-	if (!st && out->ntrain < 2)
+	size_t train_runs = 0;
+	for (size_t i = 0; i < n; i++)
+		train_runs += !(fo && fo->held_out && fo->held_out[i]);
+	if (!st && (out->ntrain < 2 || train_runs < 2))
 		st = kvp_error_set(err, KVP_STATUS_INVALID, n ? runs[0].path : NULL, 0, 0, "runs",
-				   "too few runs: %zu measured time%s to fit from; a calibration "
-				   "needs at least 2 (one constant and its residual)", out->ntrain,
-				   out->ntrain == 1 ? "" : "s");
+				   "too few runs: %zu run%s (%zu measured time%s) to fit from; a "
+				   "calibration needs at least 2 runs, so that each constant's spread "
+				   "over the runs shows", train_runs, train_runs == 1 ? "" : "s",
+				   out->ntrain, out->ntrain == 1 ? "" : "s");
 	if (st)
 		goto done;
 	check_sources(g, o, runs, n, out);

@@ -80,3 +80,46 @@ with open("sglang-serving.jsonl", "w") as f:
             "mean_itl_ms": round(t2 * 1e3, 4), "median_itl_ms": round(t2 * 1e3, 4), "std_itl_ms": 0.2, "p95_itl_ms": round(t2 * 1.2e3, 4), "p99_itl_ms": round(t2 * 1.5e3, 4),
             "concurrency": round(B * 0.985, 3), "accept_length": None}) + "\n")
         print("sglang-serving", B, t1, t2)
+# trtllm-bench throughput --streaming --report_json: 16 in flight
+def pct(v, unit=1e3):
+    return {"minimum": round(v * unit * 0.9, 4), "maximum": round(v * unit * 1.4, 4), "average": round(v * unit * 1.02, 4),
+            "p50": round(v * unit, 4), "p90": round(v * unit * 1.1, 4), "p95": round(v * unit * 1.15, 4), "p99": round(v * unit * 1.3, 4)}
+B, p, o, n = 16, 1024, 128, 512
+t1 = ttft(B, p, o); t2 = tpot(B, p, o); e2e = t1 + (o - 1) * t2
+d = {"engine": {"model": "meta-llama/Llama-3.1-8B-Instruct", "model_path": None, "engine_dir": None, "version": "1.0.0",
+                "backend": "Pytorch", "dtype": "bfloat16", "kv_cache_dtype": None, "quantization": None},
+     "world_info": {"tp_size": 1, "pp_size": 1, "ep_size": 1, "world_size": 1, "max_batch_size": 16, "max_num_tokens": 8192,
+                    "scheduling_policy": "GUARANTEED_NO_EVICT", "kv_cache_percentage": 0.9, "issue_rate": 1e9},
+     "request_info": {"num_requests": n, "avg_num_concurrent_requests": float(B), "avg_input_length": float(p), "avg_output_length": float(o)},
+     "performance": {"total_latency_ms": round(n * e2e / B * 1e3, 3), "avg_request_latency_ms": round(e2e * 1e3, 3),
+                     "request_throughput_req_s": round(B / e2e, 4), "system_output_throughput_tok_s": round(B * o / e2e, 3),
+                     "system_total_throughput_tok_s": round(B * (p + o) / e2e, 3), "output_throughput_per_user_tok_s": round(o / e2e, 3),
+                     "output_throughput_per_gpu_tok_s": round(B * o / e2e, 3), "request_latency_percentiles_ms": pct(e2e)},
+     "streaming_metrics": {"token_output_speed_tok_s": round(1 / t2, 3), "avg_ttft_ms": round(t1 * 1.02e3, 4), "avg_tpot_ms": round(t2 * 1.02e3, 4),
+                           "tpot_percentiles": pct(t2), "ttft_percentiles": pct(t1), "gen_tps_percentiles": pct(1 / t2, 1)},
+     "dataset": {"num_requests": n, "avg_isl": p, "avg_osl": o, "max_isl": p, "max_osl": o}}
+json.dump(d, open("trtllm-report.json", "w"), indent=4); open("trtllm-report.json", "a").write("\n")
+print("trtllm", t1, t2)
+# genai-perf <prefix>_genai_perf.json and aiperf profile_export_aiperf.json: 32 in flight
+B, p, o = 32, 1024, 128
+t1 = ttft(B, p, o); t2 = tpot(B, p, o); e2e = t1 + (o - 1) * t2
+def stat(v, unit, scale=1e3):
+    s = {"unit": unit, "avg": round(v * scale, 4), "p1": round(v * scale * 0.9, 4), "p5": round(v * scale * 0.92, 4),
+         "p10": round(v * scale * 0.94, 4), "p25": round(v * scale * 0.97, 4), "p50": round(v * scale, 4),
+         "p75": round(v * scale * 1.03, 4), "p90": round(v * scale * 1.08, 4), "p95": round(v * scale * 1.12, 4),
+         "p99": round(v * scale * 1.3, 4), "min": round(v * scale * 0.88, 4), "max": round(v * scale * 1.5, 4), "std": round(v * scale * 0.05, 4)}
+    return s
+g = {"request_throughput": {"unit": "requests/sec", "avg": round(B / e2e, 5)},
+     "request_latency": stat(e2e, "ms"), "time_to_first_token": stat(t1, "ms"), "time_to_second_token": stat(t2, "ms"),
+     "inter_token_latency": stat(t2, "ms"), "output_token_throughput": {"unit": "tokens/sec", "avg": round(B * o / e2e, 3)},
+     "output_token_throughput_per_user": stat(1 / t2, "tokens/sec/user", 1),
+     "output_sequence_length": stat(o, "tokens", 1), "input_sequence_length": stat(p, "tokens", 1),
+     "request_count": {"unit": "count", "avg": 640},
+     "input_config": {"model": ["meta-llama/Llama-3.1-8B-Instruct"], "endpoint_type": "chat", "service_kind": "openai",
+                      "concurrency": B, "synthetic_input_tokens_mean": p, "output_tokens_mean": o}}
+json.dump(g, open("genai-perf.json", "w"), indent=4); open("genai-perf.json", "a").write("\n")
+a = dict(g); a = {"schema_version": "1.0", "aiperf_version": "0.13.0", "benchmark_id": "3f2c"} | {k: v for k, v in g.items() if k != "input_config"}
+a["request_latency"] = stat(e2e, "ns", 1e9)      # AIPerf per-request lines store ns; a summary in ns reads the same
+a["input_config"] = {"endpoint": {"model_names": ["meta-llama/Llama-3.1-8B-Instruct"]}, "loadgen": {"concurrency": B}}
+json.dump(a, open("aiperf.json", "w"), indent=2); open("aiperf.json", "a").write("\n")
+print("genai", t1, t2)
