@@ -43,6 +43,22 @@ run "$KVPLAN" perf $base --calibration "$tmp/cal.yaml"
 expect_rc 0
 expect_out "memory bandwidth 3.35 TB/s x efficiency 0.71"
 expect_out "calibrated from $tmp/cal.yaml"
+# serve applies it too: at 0.71 of the bandwidth instead of 0.80 a decode
+# step is slower, so the median TPOT rises
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json
+expect_rc 0
+before=$(json median_tpot_ms)
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json \
+	--calibration "$tmp/cal.yaml"
+expect_rc 0
+after=$(json median_tpot_ms)
+name="serve --calibration: median TPOT $before -> $after ms"
+if awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a * 1.05) }'; then ok; else bad "not slower"; fi
+# size: its band is the fit's largest residual
+run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 \
+	--calibration "$tmp/cal.yaml" --format json
+expect_rc 0
+expect_json latency_spread_from calibration
 
 # JSON and CSV
 run "$KVPLAN" calibrate $base --format json $serve
