@@ -25,7 +25,14 @@
  *                            prefill_flops_efficiency: 0.55}, ...]
  *   kvplan's table (CSV):   gpu,decode_bw_efficiency,prefill_flops_efficiency
  *   kvbench --out (YAML, or CSV with a `validated` column): read as
- *                           `kvplan validate` reads it (validate.h). */
+ *                           `kvplan validate` reads it (validate.h).
+ *   kvplan calibrate --out: kvplan's YAML table with the engine's fixed
+ *                           costs (step_fixed_s, prefill_fixed_s,
+ *                           seq_step_s), allreduce_latency_s,
+ *                           latency_spread and points beside the
+ *                           efficiencies; model, engine, tp, spread, the
+ *                           residuals and source are where the figures came
+ *                           from (calibration-write.c) and are not applied. */
 
 /* A kvbench run: the efficiency that makes the planner's decode time right
  * on this GPU's bandwidth (validate.h: its KV bytes at efficiency 1 over the
