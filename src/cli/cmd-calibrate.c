@@ -53,8 +53,8 @@ static void help(void)
 	       "                            one file's shape\n\n"
 	       "Model, tp and engine come from the files where they record them (--model,\n"
 	       "--tp and --engine name them otherwise); the GPU always from --gpu.\n"
-	       "Example: kvplan calibrate --gpu h100-sxm --model llama-3.1-8b --out h100.yaml \\\n"
-	       "             vllm-c1.json vllm-c8.json vllm-c32.json vllm-c64.json\n",
+	       "Example: kvplan calibrate --gpu h100-sxm --model llama-3.1-8b --out h100-vllm.yaml \\\n"
+	       "             examples/calibrate/vllm-serve-c*.json\n",
 	       kvp_cli_common_help);
 }
 

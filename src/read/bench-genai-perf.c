@@ -50,12 +50,7 @@ kvp_status kvp_bench_genai_perf(const struct kvp_bench_src *s, struct kvp_bench_
 {
 	double thr = 0, lat = 0, in = 0, out = 0;
 	kvp_status st;
-	if (run->format == KVP_BENCH_FORMAT_AIPERF &&
-	    (st = kvp_bench_str(s, s->obj, "aiperf_version", false, run->engine_version,
-				sizeof run->engine_version, err)))
-		return st;
-	/* the version is the client's, not the engine's */
-	run->engine_version[0] = 0;
+	/* aiperf_version is the client's, not the engine's: not an engine version */
 	if ((st = metric(s, "time_to_first_token", "p50", true, &run->m.ttft_s, err)) ||
 	    (st = metric(s, "inter_token_latency", "p50", true, &run->m.tpot_s, err)) ||
 	    (st = metric(s, "request_throughput", "avg", false, &thr, err)) ||
@@ -71,6 +66,13 @@ kvp_status kvp_bench_genai_perf(const struct kvp_bench_src *s, struct kvp_bench_
 				      "throughput and latency (the requests in flight come from them)");
 	if (run->batch < 1)
 		run->batch = 1;
-	run->requests = 1; /* a serving run: the concurrency is measured, not given */
+	/* a serving run (its concurrency measured, so --batch does not name
+	 * it): request_count where the file has it, else one */
+	double count = 1;
+	const struct kvp_node *rc = kvp_map_get(s->obj, "request_count");
+	if (rc && rc->type == KVP_NODE_MAP &&
+	    (st = metric(s, "request_count", "avg", false, &count, err)))
+		return st;
+	run->requests = count >= 1 && count < 1e15 ? (uint64_t)count : 1;
 	return KVP_STATUS_OK;
 }

@@ -230,7 +230,9 @@ static void warn(struct kvp_calib_result *out, const char *fmt, const char *a, c
 		snprintf(out->warning[out->nwarn++], sizeof out->warning[0], fmt, a, line, b, c);
 }
 
-/* Runs on another GPU or engine version than the first that records one. */
+/* Runs on another GPU than the one calibrated, of another model than the
+ * first, or on another engine version than the first that records one
+ * (or --engine-version). */
 static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts *o,
 			  const struct kvp_bench_run *runs, size_t n, struct kvp_calib_result *out)
 {
@@ -240,6 +242,9 @@ static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts 
 		if (r->gpu[0] && strcmp(r->gpu, g->name) != 0)
 			warn(out, "%s:%d: the run is on GPU '%s', calibrating for '%s'", r->path,
 			     r->gpu, g->name, r->line);
+		if (r->model_id[0] && runs[0].model_id[0] && strcmp(r->model_id, runs[0].model_id) != 0)
+			warn(out, "%s:%d: the run is of model '%s', the first of '%s'", r->path,
+			     r->model_id, runs[0].model_id, r->line);
 		if (r->engine_version[0] && !ver)
 			ver = r->engine_version;
 		else if (r->engine_version[0] && strcmp(r->engine_version, ver) != 0)

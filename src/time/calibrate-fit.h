@@ -96,13 +96,14 @@ struct kvp_calib_result {
 
 /* Fit the constants of hw (the GPU's, before any calibration) to runs[0..n)
  * of model m on GPU g, each run's split and engine terms from `o` (batch,
- * context replaced per run).  INVALID naming the run's file:line when a run
- * has an offline and a serving measure mixed, when two runs of the same
- * shape contradict each other (their times differ by more than 1.5x), when
- * fewer than 2 observations train, or when the constants asked for exceed
- * what the runs support (observations - 1, or not told apart); the budget's
- * errors otherwise.  *out is large: allocate it.  Warnings (runs on another
- * GPU or engine version than the first, named) are noted in out. */
+ * context replaced per run).  INVALID naming the run's file:line when two
+ * runs of the same shape contradict each other (the same measure differs by
+ * more than 1.5x), when fewer than 2 runs or 2 observations train, or when
+ * the constants asked for exceed what the runs support (observations - 1,
+ * or not told apart, naming the constant); the budget's errors otherwise.
+ * *out is large: allocate it.  Warnings (runs on another GPU than g, of
+ * another model or engine version than the first, each named) are noted in
+ * out. */
 kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
 		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
