@@ -353,6 +353,30 @@ START_TEST(test_fit_refusals)
 }
 END_TEST
 
+/* worse-c*.json (README): the defaults predict them but for one TPOT at
+ * twice its prediction; the fit's median residual is worse than none. */
+START_TEST(test_fit_worse)
+{
+	fit_setup();
+	struct kvp_bench_runs r = {0};
+	struct kvp_error err = {0};
+	ck_assert_int_eq(load("worse-c1.json", NULL, &r, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(load("worse-c2.json", NULL, &r, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(load("worse-c64.json", NULL, &r, &err), KVP_STATUS_OK);
+	struct kvp_calib_result *f = malloc(sizeof *f);
+	struct kvp_calib_opts fo = {0};
+	ck_assert_msg(kvp_calib_run(&model, &gpu, &bopts, &hw, r.v, r.n, &fo, f, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	/* uncalibrated: five times within 1 %, the outlier at +100 % */
+	ck_assert_double_lt(f->median_uncalibrated, 0.01);
+	ck_assert(f->worse);
+	/* left out, c64 moves the decode efficiency from ~0.8 to well below */
+	ck_assert_double_gt(f->hi[0] - f->lo[0], 0.1);
+	free(f);
+	kvp_bench_runs_free(&r);
+}
+END_TEST
+
 /* The file written reads back as the calibration perf applies; written
  * over an input, it is refused and the input stays as it was. */
 START_TEST(test_write_read_back)
@@ -431,6 +455,7 @@ int main(void)
 	tcase_add_test(errors, test_json_deep);
 	tcase_add_loop_test(errors, test_bad_files, 0, sizeof bad_files / sizeof bad_files[0]);
 	tcase_add_test(errors, test_fit_refusals);
+	tcase_add_test(errors, test_fit_worse);
 	tcase_add_test(errors, test_read_bad_fixed_cost);
 	suite_add_tcase(s, errors);
 	SRunner *sr = srunner_create(s);

@@ -108,6 +108,16 @@ run "$KVPLAN" calibrate $base --fit allreduce_latency_s $serve
 expect_rc 3
 expect_err "allreduce_latency_s: these runs cannot tell it apart"
 
+# A fit worse than the model uncalibrated: the defaults predict worse-c*
+# but c64's TPOT (twice it); the fit drags every TPOT towards the outlier,
+# the median residual grows: refused, exit 1, nothing written
+run "$KVPLAN" calibrate $base --out "$tmp/worse.yaml" "$d/worse-c1.json" "$d/worse-c2.json" \
+	"$d/worse-c64.json"
+expect_rc 1
+expect_err "refused: the fit's median residual"
+expect_err "nothing written"
+if [ ! -e "$tmp/worse.yaml" ]; then ok; else bad "a refused calibration was written"; fi
+
 # Bad input: located, exit 3, nothing written
 for f in bad-truncated.json bad-other-tool.json bad-missing-tpot.json bad-nan.json \
 	bad-contradicts-c8.json; do
