@@ -60,6 +60,33 @@ run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4
 expect_rc 0
 expect_json latency_spread_from calibration
 
+# The target across two sessions: calibrated on half the runs,
+# written; the other half predicted with that file, nothing fitted
+run "$KVPLAN" calibrate $base --out "$tmp/half.yaml" "$d/vllm-serve-c1.json" "$d/vllm-serve-c4.json" \
+	"$d/vllm-serve-c16.json" "$d/vllm-serve-c48.json"
+expect_rc 0
+run "$KVPLAN" calibrate $base --evaluate --calibration "$tmp/half.yaml" --format json \
+	"$d/vllm-serve-c2.json" "$d/vllm-serve-c8.json" "$d/vllm-serve-c32.json" "$d/vllm-serve-c64.json"
+expect_rc 0
+m=$(json median_residual)
+name="the held-out half's median residual $m"
+if awk -v m="$m" 'BEGIN { exit !(m < 0.07) }'; then ok; else bad "not within 7 %"; fi
+run "$KVPLAN" calibrate $base --evaluate --out "$tmp/x.yaml" "$d/vllm-serve-c2.json"
+expect_rc 2
+expect_err "--evaluate fits nothing"
+# uncalibrated, one run will do: the defaults are 0.80 / 0.60 against the
+# story's 0.70 / 0.50, so every time is predicted short
+run "$KVPLAN" calibrate $base --evaluate "$d/vllm-serve-c2.json"
+expect_rc 0
+expect_out "GPU's uncalibrated constants; nothing fitted"
+
+# vLLM's --append-result: runs one after another in one file (c1 is 39 lines)
+cat "$d/vllm-serve-c1.json" "$d/vllm-serve-c64.json" >"$tmp/appended.json"
+run "$KVPLAN" calibrate $base --format csv "$tmp/appended.json"
+expect_rc 0
+expect_out "appended.json:1,vllm-serve,ttft,1,"
+expect_out "appended.json:40,vllm-serve,tpot,64,"
+
 # JSON and CSV
 run "$KVPLAN" calibrate $base --format json $serve
 expect_rc 0

@@ -58,10 +58,21 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 	char gpu[KVP_TERM_SIZE(64)], model[KVP_TERM_SIZE(128)];
 	kvp_term_text(gpu, sizeof gpu, p->gpu);
 	kvp_term_text(model, sizeof model, p->model);
+	char cal[KVP_TERM_SIZE(512)];
+	kvp_term_text(cal, sizeof cal, p->calibration ? p->calibration : "");
+	if (p->evaluate) {
+		printf("Prediction of %s on %s against %zu run%s (%zu measured times), with the\n"
+		       "  %s%s; nothing fitted\n\n", model, gpu, p->nruns,
+		       p->nruns == 1 ? "" : "s", f->nobs, p->calibration ? "constants of " :
+		       "GPU's uncalibrated constants", cal);
+		printf("  median |measured / predicted - 1|: %.1f%%\n\n", 100 * f->median_calibrated);
+		goto obs;
+	}
 	printf("Calibration of %s on %s from %zu run%s (%zu measured times, %zu fitted):\n"
 	       "  each time is predicted by the step model (as `kvplan perf` does) and the\n"
-	       "  constants below minimise the sum of log(measured / predicted)^2\n\n",
-	       model, gpu, p->nruns, p->nruns == 1 ? "" : "s", f->nobs, f->ntrain);
+	       "  constants below minimise the sum of log(measured / predicted)^2%s%s\n\n",
+	       model, gpu, p->nruns, p->nruns == 1 ? "" : "s", f->nobs, f->ntrain,
+	       p->calibration ? ", from those of " : "", cal);
 	printf("  %-26s %14s %14s   %s\n", "constant", "uncalibrated", "fitted",
 	       "spread (leave one run out)");
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
@@ -79,6 +90,7 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 		printf(", %.1f%% on the %zu held-out times", 100 * f->median_held_out,
 		       f->nobs - f->ntrain);
 	printf("\n\n");
+obs:;
 	struct kvp_record *rows[KVP_CALIB_MAX_OBS];
 	size_t n = 0;
 	for (size_t i = 0; i < f->nobs; i++)

@@ -17,6 +17,8 @@ struct kvp_calibrate_print {
 	const char *gpu, *model;
 	const char *out_path;          /* the file written, or NULL */
 	const struct kvp_cli_warnings *warn;
+	bool evaluate;                 /* no fit: predictions and residuals only */
+	const char *calibration;       /* --calibration, or NULL */
 };
 
 /* The table: the constants (uncalibrated -> fitted [spread]), then one line

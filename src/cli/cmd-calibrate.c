@@ -18,6 +18,7 @@
 #include "config.h"
 #include "read/bench.h"
 #include "time/calibrate-fit.h"
+#include "time/calibration.h"
 #include "time/calibration-write.h"
 
 static const char *const cmd = "calibrate";
@@ -46,6 +47,10 @@ static void help(void)
 	       "                            allreduce_latency_s)\n"
 	       "  --hold-out N              leave every N-th run out of the fit and only predict\n"
 	       "                            it (N >= 2): the residual on runs the fit never saw\n"
+	       "  --calibration FILE        start from a calibration's constants (kvplan\n"
+	       "                            calibrate --out, kvbench --out, a table)\n"
+	       "  --evaluate                fit nothing: each run's residual under the GPU's\n"
+	       "                            constants, or --calibration's (predicted vs measured)\n"
 	       "  --prompt N, --output N    the shape of runs whose file records none (vllm\n"
 	       "  --batch N                 bench latency: its --input-len, --output-len,\n"
 	       "                            --batch-size); a recorded value they contradict\n"
@@ -177,7 +182,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	kvp_cli_common_init(&c);
 	c.opts.par.tp = 0; /* 0: not given, the runs' or 1 */
 	uint64_t prompt = 0, output = 0, batch = 0, holdout = 0;
-	const char *out_path = NULL, *fit_arg = NULL;
+	const char *out_path = NULL, *fit_arg = NULL, *calib_path = NULL;
+	bool evaluate = false;
 	int rc;
 	const struct kvp_cli_opt opts[] = {
 		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
@@ -190,6 +196,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 		{.name = "fit", .kind = KVP_CLI_OPT_STRING, .dest = &fit_arg},
 		{.name = "hold-out", .kind = KVP_CLI_OPT_PARSE, .dest = &holdout,
 		 .parse = holdout_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "evaluate", .kind = KVP_CLI_OPT_FLAG, .dest = &evaluate},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	if ((rc = kvp_cli_options_parse(cmd, argc, argv, opts, help)) != KVP_CLI_OPTIONS_DONE)
@@ -203,6 +211,9 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	if (!c.gpu)
 		return kvp_cli_usage_error(cmd, "--gpu is required: no benchmark file records the "
 					   "GPU profile to calibrate");
+	if (evaluate && (out_path || fit_arg || holdout))
+		return kvp_cli_usage_error(cmd, "--evaluate fits nothing: it takes no --out, --fit "
+					   "or --hold-out");
 	struct kvp_calib_opts fo = {0};
 	if (fit_arg && (rc = fit_list(fit_arg, fo.want)))
 		return rc;
@@ -258,6 +269,14 @@ int kvp_cmd_calibrate(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	if (calib_path) {
+		struct kvp_calibration cal;
+		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			goto out;
+		}
+		kvp_calibration_apply(&cal, &hw);
+	}
 	if (holdout) {
 		if (!(held = calloc(runs.n, sizeof *held))) {
 			rc = KVP_EXIT_FAIL;
@@ -267,7 +286,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 			held[i] = i % holdout == holdout - 1;
 		fo.held_out = held;
 	}
-	if (kvp_calib_run(m, &g, &c.opts, &hw, runs.v, runs.n, &fo, fit, &err)) {
+	if (evaluate ? kvp_calib_evaluate(m, &g, &c.opts, &hw, runs.v, runs.n, fit, &err)
+		     : kvp_calib_run(m, &g, &c.opts, &hw, runs.v, runs.n, &fo, fit, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
@@ -298,7 +318,7 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	}
 	struct kvp_calibrate_print pr = {.fit = fit, .runs = runs.v, .nruns = runs.n,
 					 .gpu = g.name, .model = c.model, .out_path = out_path,
-					 .warn = &warn};
+					 .warn = &warn, .evaluate = evaluate, .calibration = calib_path};
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_calibrate_print_table(&pr);
 	} else if (!kvp_calibrate_print_records(&pr, c.format)) {

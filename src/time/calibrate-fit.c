@@ -341,18 +341,13 @@ out:
 	return st;
 }
 
-kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
-		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
-		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
-		       struct kvp_calib_result *out, struct kvp_error *err)
+/* Each run's budget and shape in rs[], its measured times in out->obs
+ * (held-out ones as fo says), and the contradiction check. */
+static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
+			  const struct kvp_budget_opts *o, const struct kvp_bench_run *runs, size_t n,
+			  const struct kvp_calib_opts *fo, struct run_shape *rs,
+			  struct kvp_calib_result *out, struct kvp_error *err)
 {
-	memset(out, 0, sizeof *out);
-	if (n > KVP_CALIB_MAX_RUNS)
-		return kvp_error_set(err, KVP_STATUS_INVALID, runs[n - 1].path, runs[n - 1].line, 1,
-				     NULL, "more than %d runs", KVP_CALIB_MAX_RUNS);
-	struct run_shape *rs = calloc(n ? n : 1, sizeof *rs);
-	if (!rs)
-		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	kvp_status st = KVP_STATUS_OK;
 	uint32_t dp = kvp_shape_dp(&o->par);
 	for (size_t i = 0; !st && i < n; i++) {
@@ -368,26 +363,63 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		s->rank = kvp_cdiv(s->total, dp);
 		struct kvp_budget_opts bo = *o;
 		if (!kvp_add(s->p, s->o, &bo.context) || s->p > (1ULL << 40) || s->o > (1ULL << 40))
-			st = kvp_error_set(err, KVP_STATUS_OVERFLOW, r->path, r->line, 1,
-					   "prompt_tokens", "too many tokens");
+			return kvp_error_set(err, KVP_STATUS_OVERFLOW, r->path, r->line, 1,
+					     "prompt_tokens", "too many tokens");
 		bo.batch = s->rank;
-		if (!st && (st = kvp_budget_compute(m, g, &bo, &s->b, err)))
-			break;
 		const struct kvp_bench_measured *me = &r->m;
-		if (!st && (st = add_obs(out, i, KVP_CALIB_TTFT, me->ttft_s, r, train, err)))
-			break;
-		if (!st && (st = add_obs(out, i, KVP_CALIB_TPOT, me->tpot_s, r, train, err)))
-			break;
-		if (!st && (st = add_obs(out, i, KVP_CALIB_PREFILL, me->prefill_s, r, train, err)))
-			break;
-		if (!st && (st = add_obs(out, i, KVP_CALIB_DECODE_STEP, me->decode_step_s, r, train,
-					 err)))
-			break;
-		if (!st && (st = add_obs(out, i, KVP_CALIB_LATENCY, me->latency_s, r, train, err)))
-			break;
+		if ((st = kvp_budget_compute(m, g, &bo, &s->b, err)) ||
+		    (st = add_obs(out, i, KVP_CALIB_TTFT, me->ttft_s, r, train, err)) ||
+		    (st = add_obs(out, i, KVP_CALIB_TPOT, me->tpot_s, r, train, err)) ||
+		    (st = add_obs(out, i, KVP_CALIB_PREFILL, me->prefill_s, r, train, err)) ||
+		    (st = add_obs(out, i, KVP_CALIB_DECODE_STEP, me->decode_step_s, r, train, err)) ||
+		    (st = add_obs(out, i, KVP_CALIB_LATENCY, me->latency_s, r, train, err)))
+			return st;
 	}
+	check_sources(g, o, runs, n, out);
+	return check_contradictions(runs, out->obs, out->nobs, err);
+}
+
+kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
+			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+			      const struct kvp_bench_run *runs, size_t n,
+			      struct kvp_calib_result *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (n > KVP_CALIB_MAX_RUNS)
+		return kvp_error_set(err, KVP_STATUS_INVALID, runs[n - 1].path, runs[n - 1].line, 1,
+				     NULL, "more than %d runs", KVP_CALIB_MAX_RUNS);
+	struct run_shape *rs = calloc(n ? n : 1, sizeof *rs);
+	if (!rs)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	double pred[KVP_CALIB_MAX_OBS];
+	kvp_status st = prepare(m, g, o, runs, n, NULL, rs, out, err);
+	struct fit_state fs = {.hw = hw, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
+	get_params(hw, out->start);
+	memcpy(out->value, out->start, sizeof out->value);
 	if (!st)
-		st = check_contradictions(runs, out->obs, out->nobs, err);
+		st = predict(&fs, out->start, pred);
+	for (size_t i = 0; !st && i < out->nobs; i++)
+		out->obs[i].uncalibrated_s = out->obs[i].predicted_s = pred[i];
+	if (!st)
+		out->median_uncalibrated = out->median_calibrated =
+			median_residual(out->obs, out->nobs, pred, true);
+	free(rs);
+	return st;
+}
+
+kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
+		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
+		       struct kvp_calib_result *out, struct kvp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (n > KVP_CALIB_MAX_RUNS)
+		return kvp_error_set(err, KVP_STATUS_INVALID, runs[n - 1].path, runs[n - 1].line, 1,
+				     NULL, "more than %d runs", KVP_CALIB_MAX_RUNS);
+	struct run_shape *rs = calloc(n ? n : 1, sizeof *rs);
+	if (!rs)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_status st = prepare(m, g, o, runs, n, fo, rs, out, err);
 	size_t train_runs = 0;
 	for (size_t i = 0; i < n; i++)
 		train_runs += !(fo && fo->held_out && fo->held_out[i]);
@@ -399,7 +431,6 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 				   out->ntrain, out->ntrain == 1 ? "" : "s");
 	if (st)
 		goto done;
-	check_sources(g, o, runs, n, out);
 
 	struct fit_state fs = {.hw = hw, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
 	double t[KVP_CALIB_NPARAMS], pred[KVP_CALIB_MAX_OBS];

@@ -109,6 +109,15 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
 		       struct kvp_calib_result *out, struct kvp_error *err);
 
+/* No fit: each run's times predicted with hw's constants as they are (a
+ * calibration applied, or none), their residuals and median in out
+ * (predicted_s = uncalibrated_s; nothing fitted).  One run will do; the
+ * errors and warnings are kvp_calib_run's but the counts. */
+kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
+			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+			      const struct kvp_bench_run *runs, size_t n,
+			      struct kvp_calib_result *out, struct kvp_error *err);
+
 /* The constants of r set on hw (what kvp_calibration_apply does with a
  * calibration file written from r). */
 void kvp_calib_apply(const struct kvp_calib_result *r, struct kvp_perf_hw *hw);
