@@ -68,7 +68,7 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 		printf("  median |measured / predicted - 1|: %.1f%%\n\n", 100 * f->median_calibrated);
 		goto obs;
 	}
-	printf("Calibration of %s on %s from %zu run%s (%zu measured times, %zu fitted):\n"
+	printf("Calibration of %s on %s from %zu run%s (%zu measured times, %zu in the fit):\n"
 	       "  each time is predicted by the step model (as `kvplan perf` does) and the\n"
 	       "  constants below minimise the sum of log(measured / predicted)^2%s%s\n\n",
 	       model, gpu, p->nruns, p->nruns == 1 ? "" : "s", f->nobs, f->ntrain,

@@ -96,7 +96,7 @@ static kvp_status shape_u64(const struct kvp_bench_src *s, const char *field, ui
 	if (given && *have && given != *have) {
 		char msg[300];
 		snprintf(msg, sizeof msg, "the file records %llu, %s gives %llu; leave %s out "
-			 "or name the file's run", (unsigned long long)*have, opt,
+			 "or give the file's value", (unsigned long long)*have, opt,
 			 (unsigned long long)given, opt);
 		return fail_err(s, s->obj, field, err, msg);
 	}
