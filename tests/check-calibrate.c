@@ -122,6 +122,35 @@ START_TEST(test_json_errors)
 }
 END_TEST
 
+/* An object of 40 keys (past the 32 scanned one by one: sorted at its end)
+ * with k7 given again as the 41st: refused at the second k7, column 2 of
+ * its line. */
+START_TEST(test_json_duplicate_large)
+{
+	char buf[2048];
+	size_t n = 0;
+	n += (size_t)snprintf(buf + n, sizeof buf - n, "{");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "\"k%d\": %d,\n", i, i);
+	n += (size_t)snprintf(buf + n, sizeof buf - n, "\"k7\": 0}");
+	struct kvp_doc *d;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_json_load_buffer("t", buf, n, NULL, &d, &err), KVP_STATUS_PARSE);
+	ck_assert_int_eq(err.line, 41);
+	ck_assert_int_eq(err.col, 1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'k7' is given twice"));
+	/* without the repeat: 40 keys kept */
+	n = 0;
+	n += (size_t)snprintf(buf + n, sizeof buf - n, "{");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"k%d\": %d", i ? ", " : "", i, i);
+	n += (size_t)snprintf(buf + n, sizeof buf - n, "}");
+	ck_assert_int_eq(kvp_json_load_buffer("t", buf, n, NULL, &d, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(d->root->n, 40);
+	kvp_doc_free(d);
+}
+END_TEST
+
 START_TEST(test_json_deep)
 {
 	char buf[200];
@@ -453,6 +482,7 @@ int main(void)
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_json_errors, 0, sizeof bad_json / sizeof bad_json[0]);
 	tcase_add_test(errors, test_json_deep);
+	tcase_add_test(errors, test_json_duplicate_large);
 	tcase_add_loop_test(errors, test_bad_files, 0, sizeof bad_files / sizeof bad_files[0]);
 	tcase_add_test(errors, test_fit_refusals);
 	tcase_add_test(errors, test_fit_worse);
