@@ -6,11 +6,12 @@
 #
 # Each case gives the engine's shape (model and GPU profile, tp, pp, ep,
 # weights_dtype, kv_dtype, prompt, output, batch) and one published metric:
-#   tpot_ms             time per output token (TPOT or ITL)  <- tpot_s
+#   tpot_ms             time per output token (TPOT or ITL)  <- tpot_loaded_s (at a
+#                       concurrency: the others' prefills ride in the steps; tpot_s at 1)
 #   ttft_ms             time to first token                  <- ttft_s (B prompts in one pass)
-#   latency_s           a static batch end to end            <- ttft_s + (output - 1) x tpot_s
-#   output_tps          output tokens/s of the whole replica <- tokens_per_s
-#   output_tps_per_gpu  the same per GPU                     <- tokens_per_s_per_gpu
+#   latency_s           a static batch end to end            <- e2e_s = ttft_s + (output - 1) x tpot_s
+#   output_tps          output tokens/s of the whole replica <- output_tokens_per_s (prefill included)
+#   output_tps_per_gpu  the same per GPU                     <- output_tokens_per_s_per_gpu
 #   decode_tps          batch-1 generation tokens/s          <- 1 / tpot_s
 #   prefill_tps         prompt tokens/s of one prefill       <- prompt / ttft_s
 # (the right-hand side is kvplan's printed JSON field, as a user reads it).
@@ -98,18 +99,21 @@ for f in "${PERF_MEASURED_DIR:-$top/tests/data/perf-measured}"/*.yaml; do
 	# shellcheck disable=SC2086
 	"$kvplan" perf $args --batch "$batch" > "$tmp" 2>/dev/null || true
 	tpot=$(json tpot_s < "$tmp"); ttft=$(json ttft_s < "$tmp")
-	tps=$(json tokens_per_s < "$tmp"); tpsg=$(json tokens_per_s_per_gpu < "$tmp")
+	tpotl=$(json tpot_loaded_s < "$tmp"); e2e=$(json e2e_s < "$tmp")
+	tps=$(json output_tokens_per_s < "$tmp"); tpsg=$(json output_tokens_per_s_per_gpu < "$tmp")
+	tlo=$(json time_ratio_low < "$tmp"); thi=$(json time_ratio_high < "$tmp")
 	fits=$(jbool fits < "$tmp")
 	if [ -z "$tpot" ] || [ -z "$ttft" ]; then
 		echo "$id|$gpu|$model|kvplan perf failed: $args --batch $batch" >> "$skips"; continue
 	fi
 	awk -v c="$id" -v g="$gpu" -v e="$engine" -v r="$regime" -v p="$part" -v m="$metric" \
 		-v b="$batch" -v meas="$measured" -v tpot="$tpot" -v ttft="$ttft" -v tps="$tps" \
-		-v tpsg="$tpsg" -v out="$output" -v pr="$prompt" -v fits="$fits" 'BEGIN {
+		-v tpsg="$tpsg" -v out="$output" -v pr="$prompt" -v fits="$fits" -v tpotl="$tpotl" \
+		-v e2e="$e2e" -v tlo="$tlo" -v thi="$thi" 'BEGIN {
 		time = 1
-		if (m == "tpot_ms") pred = 1000 * tpot
+		if (m == "tpot_ms") pred = 1000 * tpotl
 		else if (m == "ttft_ms") pred = 1000 * ttft
-		else if (m == "latency_s") pred = ttft + (out - 1) * tpot
+		else if (m == "latency_s") pred = e2e
 		else { time = 0
 			if (m == "output_tps") pred = tps
 			else if (m == "output_tps_per_gpu") pred = tpsg
@@ -117,9 +121,12 @@ for f in "${PERF_MEASURED_DIR:-$top/tests/data/perf-measured}"/*.yaml; do
 			else if (m == "prefill_tps") pred = pr / ttft
 			else { print "perf-measured: " c ": unknown metric " m > "/dev/stderr"; exit 1 } }
 		err = 100 * ((time ? meas / pred : pred / meas) - 1)
+		# inside the printed band: measured time / predicted time in [low, high]
+		ratio = time ? meas / pred : pred / meas
+		inband = (ratio >= tlo - 1e-9 && ratio <= thi + 1e-9) ? 1 : 0
 		printf "%-46s %-12s %-7s %-13s %-7s %-18s %5d %11.5g %11.5g %+7.1f%% %s\n", c, g, e, r, p, m, b,
 			meas, pred, err, fits == "false" ? "kvplan: does not fit" : ""
-		print r, g, e, p, err > "/dev/stderr" }' 2>>"$stats"
+		print r, g, e, p, err, inband > "/dev/stderr" }' 2>>"$stats"
 done
 
 # summary DIM PART: one row per value of column DIM (1 regime, 2 gpu,
@@ -128,7 +135,8 @@ summary() {
 	awk -v dim="$1" -v part="$2" '
 		part != "all" && $4 != part { next }
 		{ k = dim ? $dim : "all"; n[k]++; a[k, n[k]] = $5 < 0 ? -$5 : $5; s[k] += $5
-		  if ($5 >= -15 && $5 <= 15) w[k]++ }
+		  if ($5 >= -15 && $5 <= 15) w[k]++
+		  b[k] += $6 }
 		END {
 			for (k in n) {
 				m = n[k]
@@ -136,7 +144,7 @@ summary() {
 				for (i = 2; i <= m; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
 				med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
 				p = int(0.9 * m + 0.999999); if (p < 1) p = 1
-				printf "  %-16s %5d %10.1f%% %8.1f%% %+11.1f%% %9.0f%%\n", k, m, med, v[p], s[k] / m, 100 * w[k] / m
+				printf "  %-16s %5d %10.1f%% %8.1f%% %+11.1f%% %9.0f%% %7.0f%%\n", k, m, med, v[p], s[k] / m, 100 * w[k] / m, 100 * b[k] / m
 			}
 		}' "$stats" | sort
 }
@@ -144,7 +152,7 @@ for part in all fit holdout; do
 	echo
 	echo "== $part cases (speed bias: + = kvplan faster than measured) =="
 	for d in 0:overall 1:regime 2:gpu 3:engine; do
-		printf '  %-16s %5s %11s %9s %12s %10s\n' "${d#*:}" n "median|e|" "p90|e|" "signed mean" "within15"
+		printf '  %-16s %5s %11s %9s %12s %10s %8s\n' "${d#*:}" n "median|e|" "p90|e|" "signed mean" "within15" "in band"
 		summary "${d%%:*}" "$part"
 	done
 done

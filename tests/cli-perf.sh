@@ -262,7 +262,7 @@ awk -v v="$v" 'BEGIN { exit !(v > 0 && v < 0.001) }' && ok || bad "draft step $v
 run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
 expect_rc 0
 expect_out "batch,prefill_flops,prefill_s,prefill_bound,ttft_s,ttft_chunked_s,prefill_chunk_tokens,prefill_chunk_steps,decode_bytes_per_step"
-expect_out ",tpot_s,tokens_per_s,bound,"
+expect_out ",tpot_s,tpot_s_low,tpot_s_high,ttft_s_low,ttft_s_high,tpot_loaded_s,e2e_s,decode_tokens_per_s,output_tokens_per_s,"
 [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
 
 # mistakes

@@ -51,7 +51,7 @@ static void print_shape(const struct kvp_perf_result *run, const struct kvp_perf
 		       "\n  (dp %u - 1) x H %u x %u B per token each way, %u MoE layers\n", l->name,
 		       s->par.tp * dp, t1, dp, m->hidden_size,
 		       kvp_dtype_info(s->serving_dtype)->bits / 8, kvp_shape_moe_layers(m));
-	if (strcmp(l->name, "nvlink") != 0 && hw->nvlink_domain > 1)
+	if (strcmp(l->name, "nvlink") != 0 && strcmp(l->name, "mesh") != 0 && hw->nvlink_domain > 1)
 		printf("  (%u GPUs are more than the NVLink domain of %u)\n", s->par.tp * dp,
 		       hw->nvlink_domain);
 }
@@ -106,11 +106,17 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_format_rate(tl->effective_bps, t1, sizeof t1);
 		printf("  tp all-reduce over %s, %s per direction, %.0f us latency each",
 		       tl->name, t1, hw->allreduce_latency_s * 1e6);
-		if (strcmp(tl->name, "nvlink") != 0 && hw->nvlink_domain > 1)
+		if (strcmp(tl->name, "nvlink") != 0 && strcmp(tl->name, "mesh") != 0 &&
+		    hw->nvlink_domain > 1)
 			printf(" (tp %u is larger than the NVLink domain of %u GPUs)",
 			       s->par.tp, hw->nvlink_domain);
 		printf("\n");
 	}
+	printf("  engine fixed costs (%s): %.0f us a step + %.1f us a sequence; a prefill pass "
+	       "+%.0f us\n", hw->time_source, hw->step_fixed_s * 1e6, hw->seq_step_s * 1e6,
+	       hw->prefill_fixed_s * 1e6);
+	printf("  band on times: x%.2f to x%.2f of each time printed\n", hw->time_ratio_low,
+	       hw->time_ratio_high);
 	print_shape(run, hw);
 	kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
 	kvp_format_u64(s->token_bytes, t2, sizeof t2);
@@ -128,12 +134,14 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->prefill.memory_s, t2, sizeof t2);
 	kvp_perf_fmt_s(r0->prefill.comm_s, t3, sizeof t3);
 	kvp_perf_fmt_s(r0->prefill.time_s, t4, sizeof t4);
+	char tf[64];
+	kvp_perf_fmt_s(r0->prefill.fixed_s, tf, sizeof tf);
 	/* with offload these are the GPU's figures; the offloaded TTFTs follow
 	 * (a line never gives as TTFT what the table does not) */
-	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s = "
-	       "%s%s\n", (unsigned long long)r0->batch, t1, t2,
-	       kvp_perf_bound_name(r0->prefill.bound), t3, r0->offload ? "on the GPU " : "TTFT ",
-	       t4);
+	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
+	       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
+	       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
+	       r0->offload ? "on the GPU " : "TTFT ", t4);
 	const struct kvp_perf_row *rl = &rows[nbatch - 1];
 	if (isfinite(rl->chunked.ttft_s)) {
 		char t5[64];
@@ -143,12 +151,13 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.comm_s, t4, sizeof t4);
 		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s : rl->chunked.ttft_s, t5,
 			       sizeof t5);
+		kvp_perf_fmt_s(rl->chunked.fixed_s, tf, sizeof tf);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
-		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s)"
-		       " = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
+		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
+		       "fixed %s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
 		       (unsigned long long)b->max_batched_tokens,
 		       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
-		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4,
+		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, tf,
 		       rl->chunked.offload ? "on the GPU " : "TTFT ", t5);
 		if (rl->chunked.offload) {
 			char t6[64];
@@ -180,6 +189,16 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->decode.memory_s, t2, sizeof t2);
 	kvp_perf_fmt_s(r0->decode.compute_s, t3, sizeof t3);
 	printf(": memory %s, compute %s\n", t2, t3);
+	kvp_perf_fmt_s(fmax(r0->decode.memory_s, r0->decode.compute_s), t1, sizeof t1);
+	kvp_perf_fmt_s(r0->decode.comm_s, t2, sizeof t2);
+	kvp_perf_fmt_s(r0->decode.fixed_s, t3, sizeof t3);
+	kvp_perf_fmt_s(r0->decode.time_s, t4, sizeof t4);
+	printf("  step = max(memory, compute) %s + communication %s + fixed %s = %s",
+	       t1, t2, t3, t4);
+	if (r0->micro_batches > 1)
+		printf(" (a micro-batch of %llu of %u in flight, through %u stages)",
+		       (unsigned long long)r0->micro_batch, r0->micro_batches, s->par.pp);
+	printf("\n");
 	kvp_format_u64(total, t1, sizeof t1);
 	kvp_format_u64(max_batch, t2, sizeof t2);
 	printf("  memory holds %s sequences of %s tokens (kvplan budget)\n", t2, t1);
@@ -222,10 +241,14 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		}
 		kvp_perf_fmt_s(r->tpot_s, t1, sizeof t1);
 		kvp_record_str(x, "tpot", t1);
-		kvp_format_fixed(r->tokens_per_s, 1, "", t1, sizeof t1);
-		kvp_record_str(x, "tokens/s", t1);
-		kvp_format_fixed(r->tokens_per_s / gpus, 1, "", t1, sizeof t1);
+		kvp_perf_fmt_s(r->e2e_s, t1, sizeof t1);
+		kvp_record_str(x, "e2e", t1);
+		kvp_format_fixed(r->output_tokens_per_s, 1, "", t1, sizeof t1);
+		kvp_record_str(x, "output_tok/s", t1);
+		kvp_format_fixed(r->output_tokens_per_s / gpus, 1, "", t1, sizeof t1);
 		kvp_record_str(x, "per_gpu", t1);
+		kvp_format_fixed(r->tokens_per_s, 1, "", t1, sizeof t1);
+		kvp_record_str(x, "decode_tok/s", t1);
 		kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound));
 		kvp_record_str(x, "memory", r->offload ? (r->off.transfer_bytes ? "offload" : "fits")
 						       : r->fits ? "fits" : "DOES NOT FIT");

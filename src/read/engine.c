@@ -21,7 +21,7 @@
 #include "base/version.h"
 #include "base/yaml-walk.h"
 
-enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE, K_RANGE };
+enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE, K_RANGE, K_US, K_RATIO };
 
 /* Which engines' models must give a key (a number left out would read as 0:
  * no activation, no overhead, a budget that fits when it does not).  Keys
@@ -91,6 +91,12 @@ static const struct key {
 	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4, SGL),
 	K("fraction_spread", K_FRACTION, fraction_spread, SGL | TRT),
 	K("free_fraction", K_FRACTION, free_fraction, TRT),
+	K("step_fixed_us", K_US, step_fixed_s, 0),
+	K("prefill_fixed_us", K_US, prefill_fixed_s, 0),
+	K("seq_step_us", K_US, seq_step_s, 0),
+	K("allreduce_latency_us", K_US, allreduce_latency_s, 0),
+	K("time_ratio_low", K_RATIO, time_ratio_low, 0),
+	K("time_ratio_high", K_RATIO, time_ratio_high, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -137,6 +143,26 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 					     "%s is larger than %u", v->value, UINT32_MAX);
 		*(uint32_t *)p = (uint32_t)u;
 		return KVP_STATUS_OK;
+	case K_US:
+		/* microseconds in the file, seconds in the struct; at most one
+		 * second (a step's fixed cost is milliseconds at most) */
+		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
+			return st;
+		if (!(d >= 0 && d <= 1e6))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "microseconds in [0, 1000000], got %s", v->value);
+		*(double *)p = d * 1e-6;
+		e->time_given = true;
+		return KVP_STATUS_OK;
+	case K_RATIO:
+		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
+			return st;
+		if (!(d > 0 && d <= 100))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "a ratio in (0, 100], got %s", v->value);
+		*(double *)p = d;
+		e->time_given = true;
+		return KVP_STATUS_OK;
 	case K_FRACTION:
 		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
 			return st;
@@ -175,6 +201,12 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 	if (!seen[0] || !e->version[0])
 		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "version",
 				     "required field is missing");
+	if (e->time_ratio_low > 0 && e->time_ratio_high > 0 &&
+	    !(e->time_ratio_low <= 1 && 1 <= e->time_ratio_high))
+		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "time_ratio_low",
+				     "the band must hold the prediction: time_ratio_low <= 1 <= "
+				     "time_ratio_high, got %g and %g", e->time_ratio_low,
+				     e->time_ratio_high);
 	for (size_t j = 0; j < NKEYS; j++)
 		if ((keys[j].required & engine) && !seen[j])
 			return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, keys[j].name,

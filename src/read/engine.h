@@ -100,6 +100,15 @@ struct kvp_engine_model {
 	double fraction_spread;            /* SGLang and TRT-LLM fractions */
 	/* TensorRT-LLM */
 	double free_fraction;
+	/* time data (kvplan-profiles(5), ENGINE TIME DATA), seconds; each 0
+	 * when not given: the engine's fixed cost of every forward pass, of a
+	 * prefill pass beyond it, of each running sequence in a step, and of
+	 * one all-reduce (its latency, beside the bytes over the link) */
+	double step_fixed_s, prefill_fixed_s, seq_step_s, allreduce_latency_s;
+	/* the band on time: the measured / predicted time ratios of the fit's
+	 * 10th and 90th percentiles (0: not given) */
+	double time_ratio_low, time_ratio_high;
+	bool time_given;                   /* any of the time keys above was read */
 };
 
 /* Load `engine`'s model for `version` (NULL or "": the file's

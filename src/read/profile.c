@@ -614,6 +614,7 @@ static const struct field gpu_fields[] = {
 	G("host_link", F_STR, host_link, true, false),
 	G("nvlink", F_RATE, nvlink_bps, false, false),
 	G("nvlink_domain", F_U32, nvlink_domain, false, false),
+	G("nvlink_mesh", F_BOOL, nvlink_mesh, false, false),
 	G("pcie_p2p", F_BOOL, pcie_p2p, false, false),
 	G("node_gpus", F_U32, node_gpus, false, true),
 	G("scale_out", F_RATE, scale_out_bps, false, true),

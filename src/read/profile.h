@@ -41,6 +41,11 @@ struct kvp_gpu {
 	 * group beyond the domain stays on PCIe); the scale-out network per GPU,
 	 * per direction (0 when node_gpus is unknown) */
 	uint32_t nvlink_domain;
+	/* how the domain is joined: false a switch (NVSwitch: any group gets the
+	 * whole nvlink rate), true a full mesh of nvlink_domain - 1 direct links
+	 * per GPU (AMD Infinity Fabric on MI300X: a group of g GPUs uses g - 1 of
+	 * them, each 1 / (nvlink_domain - 1) of the rate) */
+	bool nvlink_mesh;
 	/* peer-to-peer (one GPU reading another's memory) over PCIe between two
 	 * of these in one server; true unless the profile says pcie_p2p: false
 	 * (the driver refuses it, as on GeForce RTX 4090/5090).  NVLink peers

@@ -295,11 +295,12 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 	if (cal->prefill_flops_efficiency > 0)
 		hw->prefill_flops_efficiency = cal->prefill_flops_efficiency;
 	if (cal->step_fixed_s > 0)
-		hw->step_fixed_s = cal->step_fixed_s;
+		hw->step_fixed_s = cal->step_fixed_s, hw->given |= KVP_PERF_GIVEN_STEP_FIXED;
 	if (cal->prefill_fixed_s > 0)
-		hw->prefill_fixed_s = cal->prefill_fixed_s;
+		hw->prefill_fixed_s = cal->prefill_fixed_s, hw->given |= KVP_PERF_GIVEN_PREFILL_FIXED;
 	if (cal->seq_step_s > 0)
-		hw->seq_step_s = cal->seq_step_s;
+		hw->seq_step_s = cal->seq_step_s, hw->given |= KVP_PERF_GIVEN_SEQ_STEP;
 	if (cal->allreduce_latency_s > 0)
-		hw->allreduce_latency_s = cal->allreduce_latency_s;
+		hw->allreduce_latency_s = cal->allreduce_latency_s,
+		hw->given |= KVP_PERF_GIVEN_ALLREDUCE;
 }

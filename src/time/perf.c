@@ -111,11 +111,27 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		uint32_t dp = kvp_shape_dp(&o->par);
 		bo.context = total;
 		bo.batch = kvp_cdiv(po->batches[i], dp);
-		if ((st = kvp_budget_compute(m, g, &bo, b, err)) ||
-		    (st = kvp_perf_init(pc, &b->spec, b->weights_bytes, hw, err)) ||
+		if ((st = kvp_budget_compute(m, g, &bo, b, err)))
+			return st;
+		/* the engine's fixed costs and band beside the GPU's figures */
+		out->hw = *hw;
+		kvp_perf_hw_engine(&out->hw, b->engine_model.version[0] ? &b->engine_model : NULL);
+		/* with pipeline parallelism the engine keeps pp micro-batches in
+		 * flight (vLLM: max_concurrent_batches = pp_size, v1/executor/
+		 * multiproc_executor.py): each stage works on one while the others
+		 * move on, so a sequence's token crosses the pp stages in turn at the
+		 * pace of a micro-batch of ceil(B / pp) sequences, and the B
+		 * sequences each make a token in that time */
+		uint32_t pp = b->spec.par.pp ? b->spec.par.pp : 1;
+		uint64_t micro = kvp_cdiv(bo.batch, pp), micro_total = kvp_cdiv(po->batches[i], pp);
+		if (micro_total < micro)
+			micro_total = micro;
+		if (micro_total > micro * dp)
+			micro_total = micro * dp;
+		if ((st = kvp_perf_init(pc, &b->spec, b->weights_bytes, &out->hw, err)) ||
 		    (st = kvp_perf_prefill_dp(pc, bo.batch, po->batches[i], prompt, &r->prefill,
 					      err)) ||
-		    (st = kvp_perf_decode_step_dp(pc, bo.batch, po->batches[i], out->decode_context,
+		    (st = kvp_perf_decode_step_dp(pc, micro, micro_total, out->decode_context,
 						  &r->decode, err)) ||
 		    (st = kvp_perf_chunked_ttft_dp(pc, bo.batch, po->batches[i], prompt,
 						   out->decode_context, b->max_batched_tokens,
@@ -125,6 +141,8 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 									      : UINT64_MAX;
 		r->batch = po->batches[i];
 		r->rank_batch = bo.batch;
+		r->micro_batches = bo.batch < pp ? bo.batch : pp;
+		r->micro_batch = micro;
 		r->dp_balance = (double)r->batch / ((double)dp * (double)bo.batch);
 		r->kv_bytes = b->kv_bytes;
 		r->fits = b->fits;
@@ -185,6 +203,21 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 					     r->chunked.ttft_s, k_steps, r->chunked.step_s, r->tpot_s,
 					     r->decode.time_s);
 		r->tokens_per_s = (double)r->batch / r->tpot_s;
+		/* a static batch end to end, as benchmark_latency and trtllm-bench
+		 * time it: the B prompts in one pass, then output - 1 steps */
+		r->e2e_s = r->ttft_s + (double)(po->output - 1) * r->tpot_s;
+		r->output_tokens_per_s = (double)r->batch * (double)po->output / r->e2e_s;
+		r->total_tokens_per_s = (double)r->batch * (double)(po->output + prompt) / r->e2e_s;
+		/* at a steady concurrency of B under continuous batching the other
+		 * B - 1 requests each arrive once over a request's output - 1
+		 * steps, and their prompts' compute rides in those steps (the
+		 * weights are read anyway): each step carries (B - 1) / (output -
+		 * 1) of a prompt's prefill compute (one prompt's share of the
+		 * batch's); equal to tpot_s at B = 1 */
+		double pre1 = r->prefill.compute_s / (double)bo.batch;
+		r->tpot_loaded_s = r->tpot_s + (po->output > 1 ? (double)(bo.batch - 1) * pre1 /
+								     (double)(po->output - 1)
+							   : 0);
 		out->all_fit = out->all_fit && r->fits;
 		out->nrows++;
 	}
@@ -234,8 +267,23 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		  kvp_record_f64(x, "moe_comm_s_per_step", r->decode.moe_comm_s) &&
 		  kvp_record_u64(x, "rank_batch", r->rank_batch) &&
 		  kvp_record_f64(x, "dp_balance", r->dp_balance) &&
+		  kvp_record_f64(x, "decode_fixed_s", r->decode.fixed_s) &&
+		  kvp_record_f64(x, "prefill_fixed_s", r->prefill.fixed_s) &&
+		  kvp_record_u64(x, "pp_micro_batches", r->micro_batches) &&
 		  kvp_record_f64(x, "tpot_s", r->tpot_s) &&
-		  kvp_record_f64(x, "tokens_per_s", r->tokens_per_s) &&
+		  kvp_record_f64(x, "tpot_s_low", r->tpot_s * run->hw.time_ratio_low) &&
+		  kvp_record_f64(x, "tpot_s_high", r->tpot_s * run->hw.time_ratio_high) &&
+		  kvp_record_f64(x, "ttft_s_low", r->ttft_s * run->hw.time_ratio_low) &&
+		  kvp_record_f64(x, "ttft_s_high", r->ttft_s * run->hw.time_ratio_high) &&
+		  kvp_record_f64(x, "tpot_loaded_s", r->tpot_loaded_s) &&
+		  kvp_record_f64(x, "e2e_s", r->e2e_s) &&
+		  kvp_record_f64(x, "decode_tokens_per_s", r->tokens_per_s) &&
+		  kvp_record_f64(x, "output_tokens_per_s", r->output_tokens_per_s) &&
+		  kvp_record_f64(x, "output_tokens_per_s_low",
+				 r->output_tokens_per_s / run->hw.time_ratio_high) &&
+		  kvp_record_f64(x, "output_tokens_per_s_high",
+				 r->output_tokens_per_s / run->hw.time_ratio_low) &&
+		  kvp_record_f64(x, "total_tokens_per_s", r->total_tokens_per_s) &&
 		  kvp_record_str(x, "bound", kvp_perf_bound_name(r->decode.bound)) &&
 		  kvp_record_u64(x, "kv_bytes", r->kv_bytes) &&
 		  kvp_record_bool(x, "fits", r->fits);
@@ -257,7 +305,8 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		ok = kvp_record_null(x, "transfer_bytes_per_step") &&
 		     kvp_record_null(x, "transfer_s_per_step") && kvp_record_null(x, "tpot_serial_s") &&
 		     kvp_record_null(x, "offload_bound");
-	ok = ok && kvp_record_f64(x, "tokens_per_s_per_gpu", r->tokens_per_s / run->gpus);
+	ok = ok && kvp_record_f64(x, "output_tokens_per_s_per_gpu",
+				  r->output_tokens_per_s / run->gpus);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -281,6 +330,13 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "decode_bw_efficiency", hw->decode_bw_efficiency) &&
 		  kvp_record_f64(r, "peak_flops", hw->flops) &&
 		  kvp_record_f64(r, "prefill_flops_efficiency", hw->prefill_flops_efficiency) &&
+		  kvp_record_f64(r, "step_fixed_s", hw->step_fixed_s) &&
+		  kvp_record_f64(r, "prefill_pass_fixed_s", hw->prefill_fixed_s) &&
+		  kvp_record_f64(r, "seq_step_s", hw->seq_step_s) &&
+		  kvp_record_f64(r, "allreduce_latency_s", hw->allreduce_latency_s) &&
+		  kvp_record_str(r, "time_source", hw->time_source) &&
+		  kvp_record_f64(r, "time_ratio_low", hw->time_ratio_low) &&
+		  kvp_record_f64(r, "time_ratio_high", hw->time_ratio_high) &&
 		  kvp_record_u64(r, "dp", kvp_shape_dp(&b->spec.par)) &&
 		  kvp_record_u64(r, "ep", kvp_shape_ep(&b->spec.par)) &&
 		  kvp_record_u64(r, "gpus", run->gpus) &&

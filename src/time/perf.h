@@ -47,7 +47,14 @@ struct kvp_perf_row {
 					   * prefill_off.pipelined_s (chunked: chunked.ttft_s) */
 	bool speculative;                 /* a draft proposes tokens (time/speculative.h) */
 	double tokens_per_step, verify_s, draft_s;  /* then tpot_s = (verify + K draft) / tokens */
-	double tpot_s, tokens_per_s;
+	uint32_t micro_batches;           /* pipeline micro-batches in flight: min(pp, rank_batch) */
+	uint64_t micro_batch;             /* sequences of each: ceil(rank_batch / pp) */
+	double tpot_s;
+	double tokens_per_s;              /* decode only: batch / tpot_s */
+	double tpot_loaded_s;             /* TPOT at a steady concurrency of batch, others' prefills riding */
+	double e2e_s;                     /* the static batch: ttft_s + (output - 1) tpot_s */
+	double output_tokens_per_s;       /* batch x output / e2e_s: prefill included */
+	double total_tokens_per_s;        /* batch x (prompt + output) / e2e_s */
 	uint64_t kv_bytes;                /* at prompt + output (the budget's) */
 	bool fits;                        /* in memory, or offloaded */
 };

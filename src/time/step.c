@@ -206,10 +206,39 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
 	out->nvlink_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : 0;
 	out->nvlink_domain = out->nvlink_bps > 0 ? g->nvlink_domain : 0;
+	out->nvlink_mesh = g->nvlink_mesh;
 	out->node_gpus = g->node_gpus;
 	out->scale_out_bps = g->scale_out_bps;
 	out->allreduce_latency_s = KVP_PERF_ALLREDUCE_LATENCY_S;
 	return KVP_STATUS_OK;
+}
+
+void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e)
+{
+	bool data = e && e->time_given;
+	double fixed = data ? e->step_fixed_s : KVP_PERF_DEFAULT_STEP_FIXED_S;
+	double prefill = data ? e->prefill_fixed_s : KVP_PERF_DEFAULT_PREFILL_FIXED_S;
+	double seq = data ? e->seq_step_s : KVP_PERF_DEFAULT_SEQ_STEP_S;
+	double ar = data && e->allreduce_latency_s > 0 ? e->allreduce_latency_s
+						      : KVP_PERF_DEFAULT_ALLREDUCE_LATENCY_S;
+	if (!(hw->given & KVP_PERF_GIVEN_STEP_FIXED))
+		hw->step_fixed_s = fixed;
+	if (!(hw->given & KVP_PERF_GIVEN_PREFILL_FIXED))
+		hw->prefill_fixed_s = prefill;
+	if (!(hw->given & KVP_PERF_GIVEN_SEQ_STEP))
+		hw->seq_step_s = seq;
+	if (!(hw->given & KVP_PERF_GIVEN_ALLREDUCE))
+		hw->allreduce_latency_s = ar;
+	hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
+							   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
+	hw->time_ratio_high = data && e->time_ratio_high > 0 ? e->time_ratio_high
+							     : KVP_PERF_DEFAULT_TIME_RATIO_HIGH;
+	if (hw->given)
+		snprintf(hw->time_source, sizeof hw->time_source, "calibration");
+	else if (data)
+		snprintf(hw->time_source, sizeof hw->time_source, "%s %s", e->kind, e->version);
+	else
+		snprintf(hw->time_source, sizeof hw->time_source, "defaults");
 }
 
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
@@ -225,8 +254,16 @@ void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, stru
 {
 	memset(out, 0, sizeof *out);
 	if (hw->nvlink_bps > 0 && hw->nvlink_domain > 1 && group <= hw->nvlink_domain) {
-		snprintf(out->name, sizeof out->name, "nvlink");
+		snprintf(out->name, sizeof out->name, "%s", hw->nvlink_mesh ? "mesh" : "nvlink");
 		out->theoretical_bps = out->effective_bps = hw->nvlink_bps;
+		/* a full mesh: a group of g uses its g - 1 direct links to the
+		 * others (a ring or a one-shot all-reduce spreads over them), each
+		 * 1 / (domain - 1) of the GPU's rate; a group of one: one link */
+		if (hw->nvlink_mesh) {
+			double links = group > 1 ? group - 1 : 1;
+			out->theoretical_bps = out->effective_bps =
+				hw->nvlink_bps * links / (hw->nvlink_domain - 1);
+		}
 	} else if (hw->node_gpus == 0 || group <= hw->node_gpus || !(hw->scale_out_bps > 0)) {
 		*out = hw->host_link;
 	} else {
@@ -349,6 +386,18 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 }
 
 /* ------------------------------------------------------------------- steps */
+
+double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
+{
+	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
+}
+
+static void add_fixed(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, double seqs,
+		      bool prefill)
+{
+	st->fixed_s = kvp_perf_fixed_s(&c->hw, seqs, prefill);
+	st->time_s += st->fixed_s;
+}
 
 /* Two ring all-reduces of `tokens` hidden states per layer of m, every layer
  * of every stage in turn (Megatron-LM's tensor parallelism: one after
@@ -484,6 +533,7 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	st2 = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
 				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	add_fixed(c, out, (double)batch, true);
 	return st2;
 }
 
@@ -522,9 +572,11 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 	uint64_t total;
 	if (!kvp_mul((uint64_t)n, kvp_shape_dp(&c->spec->par), &total))
 		total = UINT64_MAX;
-	return kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
-				      decode_weights(c, total), kv, c->hw.decode_bw_efficiency,
-				      (double)n, out, err);
+	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
+					       decode_weights(c, total), kv,
+					       c->hw.decode_bw_efficiency, (double)n, out, err);
+	add_fixed(c, out, (double)n, false);
+	return st;
 }
 
 kvp_status kvp_perf_decode_step(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t context,
@@ -553,9 +605,11 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
 	double eff = dp_flops(c, flops, (double)batch, (double)total);
-	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, decode_weights(c, total),
-				    kv, c->hw.decode_bw_efficiency, (double)batch, out, err);
+	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency,
+				    decode_weights(c, total), kv,
+				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	add_fixed(c, out, (double)batch, false);
 	return st;
 }
 
@@ -605,7 +659,9 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	out->memory_s = ((double)pre.weights_bytes + (double)dec.kv_bytes + (double)pre.kv_bytes / k) /
 			(c->hw.bandwidth_bps * c->hw.decode_bw_efficiency);
 	out->comm_s = comm.comm_s;
-	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	/* every step is a pass with a prefill chunk and B - 1 decodes */
+	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);
+	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s + out->fixed_s;
 	out->ttft_s = k * out->step_s;
 	return KVP_STATUS_OK;
 }

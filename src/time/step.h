@@ -39,6 +39,15 @@
 #define KVP_PERF_DECODE_BW_EFFICIENCY 0.80
 #define KVP_PERF_PREFILL_FLOPS_EFFICIENCY 0.60
 #define KVP_PERF_ALLREDUCE_LATENCY_S 10e-6
+/* The engine time defaults, for an engine without time data: the generic
+ * engine is the roofline alone (a what-if: no fixed costs, the all-reduce
+ * latency above), with the band of the engines' fit. */
+#define KVP_PERF_DEFAULT_STEP_FIXED_S 0
+#define KVP_PERF_DEFAULT_PREFILL_FIXED_S 0
+#define KVP_PERF_DEFAULT_SEQ_STEP_S 0
+#define KVP_PERF_DEFAULT_ALLREDUCE_LATENCY_S KVP_PERF_ALLREDUCE_LATENCY_S
+#define KVP_PERF_DEFAULT_TIME_RATIO_LOW 0.72
+#define KVP_PERF_DEFAULT_TIME_RATIO_HIGH 1.61
 
 enum kvp_perf_bound { KVP_PERF_BOUND_BANDWIDTH, KVP_PERF_BOUND_COMPUTE };
 /* "bandwidth" or "compute" */
@@ -87,6 +96,7 @@ struct kvp_perf_hw {
 	double prefill_flops_efficiency;   /* (0, 1] */
 	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
 	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
+	bool nvlink_mesh;                  /* direct links, not a switch (kvp_gpu) */
 	uint32_t node_gpus;                /* GPUs in one server; 0: unknown (no scale-out) */
 	double scale_out_bps;              /* network between servers, per GPU, per direction */
 	double allreduce_latency_s;
@@ -97,8 +107,30 @@ struct kvp_perf_hw {
 	double step_fixed_s;
 	double prefill_fixed_s;
 	double seq_step_s;
+	/* the band on time: measured / predicted time at the fit's 10th and
+	 * 90th percentiles (kvp_perf_hw_engine); 0: no band */
+	double time_ratio_low, time_ratio_high;
+	/* KVP_PERF_GIVEN_* bits: constants a calibration set, which the
+	 * engine's time data does not replace */
+	unsigned given;
+	/* where the fixed costs came from: the engine entry, "defaults", a
+	 * calibration's label */
+	char time_source[96];
 	struct kvp_link host_link;
 };
+
+#define KVP_PERF_GIVEN_STEP_FIXED 1u
+#define KVP_PERF_GIVEN_PREFILL_FIXED 2u
+#define KVP_PERF_GIVEN_SEQ_STEP 4u
+#define KVP_PERF_GIVEN_ALLREDUCE 8u
+
+/* The engine's time data (its entry of profiles/engines) into hw: the fixed
+ * costs, the all-reduce latency and the band, each where no calibration
+ * gave it (hw->given).  e NULL, or an entry without time data (the generic
+ * engine, an engine file without time keys): the defaults
+ * KVP_PERF_DEFAULT_*, with the band they were fitted with, and
+ * time_source "defaults". */
+void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e);
 
 /* The link a collective among `group` GPUs is bounded by: "nvlink" when the
  * group fits the NVLink domain, the host link (GPU to GPU over PCIe) when it
@@ -145,9 +177,17 @@ struct kvp_perf_step {
 	double compute_s, memory_s;   /* the two roofline terms */
 	double comm_s;                /* tensor-parallel all-reduces + moe_comm_s */
 	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
-	double time_s;                /* max(compute_s, memory_s) + comm_s */
+	double fixed_s;               /* the engine's fixed costs (kvp_perf_fixed_s) */
+	double time_s;                /* max(compute_s, memory_s) + comm_s + fixed_s */
 	enum kvp_perf_bound bound;
 };
+
+/* The engine's fixed cost of one forward pass that carries `seqs`
+ * sequences, a prefill among them or not: step_fixed_s + seqs x seq_step_s
+ * (+ prefill_fixed_s).  These are what no roofline term holds (kernel
+ * launches and CUDA-graph replay, the scheduler, sampling, input
+ * metadata); their values are the engine's time data (profiles/engines). */
+double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
 
 /* Prefill B prompts of n tokens together (on each DP rank). */
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
@@ -174,14 +214,16 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
  *   memory  = weights (all of them, read every step) + the B - 1 sequences' KV
  *             + the prompt's KV / k (written), over bandwidth x efficiency
  *   comm    = the all-reduces of ceil(n / k) + B - 1 tokens
- * TTFT = k x (max(compute, memory) + comm).  Against kvp_perf_prefill of B
+ *   fixed   = the engine's cost of a pass with a prefill and B sequences
+ *             (kvp_perf_fixed_s)
+ * TTFT = k x (max(compute, memory) + comm + fixed).  Against kvp_perf_prefill of B
  * prompts at once (B x n tokens in one pass, the "ttft" of a batch) this is
  * what one user waits for in a running server; no queueing is counted.
  * c = 0 (B - 1 >= T): no prompt token fits a step, ttft_s = INFINITY. */
 struct kvp_perf_chunked {
 	uint64_t chunk_tokens;        /* c */
 	uint64_t steps;               /* k */
-	double compute_s, memory_s, comm_s, step_s;   /* one step */
+	double compute_s, memory_s, comm_s, fixed_s, step_s;   /* one step */
 	double ttft_s;
 	/* with KV offloaded (kvp_perf_chunked_offload): */
 	bool offload;
@@ -248,7 +290,10 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 
 /* Whole-model FLOPs of one sequence: the causal attention of a prefill of n
  * tokens (QK^T and PV over the pairs each layer kind keeps: all, a window, a
- * chunk; none for Mamba), and all of a prefill of n tokens. */
+ * chunk; none for Mamba), and all of a prefill of n tokens.  Counted on all
+ * active parameters at every position (the LM head too, which engines run at
+ * the last position only, and the input embedding, a gather): more FLOPs
+ * than run, so never a faster prefill. */
 double kvp_perf_attention_flops(const struct kvp_model *m, uint64_t n);
 double kvp_perf_prefill_flops(const struct kvp_model *m, uint64_t n);
 /* Whole-model FLOPs of one decode token over `context` tokens of KV. */
