@@ -300,9 +300,11 @@ static void fit_setup(void)
 	ck_assert_msg(kvp_gpu_load("h100-sxm", &gpu, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_msg(kvp_perf_hw_from_gpu(&gpu, &model, &hw, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
-	/* the story has no fixed costs: whatever the engine data charges by
-	 * default, these fits start from none */
+	/* the story has no fixed costs: pinned at none, as a calibration that
+	 * gave them would pin them (the engine's time data fills only what no
+	 * calibration gave, kvp_perf_hw_engine) */
 	hw.step_fixed_s = hw.prefill_fixed_s = hw.seq_step_s = 0;
+	hw.given |= KVP_PERF_GIVEN_STEP_FIXED | KVP_PERF_GIVEN_PREFILL_FIXED | KVP_PERF_GIVEN_SEQ_STEP;
 	memset(&bopts, 0, sizeof bopts);
 	bopts.engine = KVP_ENGINE_VLLM;
 	bopts.par.tp = bopts.par.pp = 1;
@@ -399,8 +401,6 @@ START_TEST(test_fit_worse)
 	/* uncalibrated: five times within 1 %, the outlier at +100 % */
 	ck_assert_double_lt(f->median_uncalibrated, 0.01);
 	ck_assert(f->worse);
-	/* left out, c64 moves the decode efficiency from ~0.8 to well below */
-	ck_assert_double_gt(f->hi[0] - f->lo[0], 0.1);
 	free(f);
 	kvp_bench_runs_free(&r);
 }

@@ -24,27 +24,36 @@ run "$KVPLAN" calibrate $base --fit decode_bw $serve
 expect_rc 2
 expect_err "--fit: unknown constant 'decode_bw'"
 
-# Fitted on every second run (c1, c4, c16, c48), the others predicted: the
-# story's 0.70 and 0.50 come back within its 3 % of noise (0.71.., 0.49..)
+# Fitted on every second run (c1, c4, c16, c48), the others predicted
+# within 7 % (the issue's target).  The runs are vLLM's, so the
+# uncalibrated start holds vLLM's engine time data (profiles/engines); the
+# fit moves the efficiencies and the fixed costs the runs tell apart (the
+# story has none: tests/check-calibrate.c pins them and finds 0.70 and 0.50)
+run "$KVPLAN" calibrate $base --hold-out 2 --format json $serve
+expect_rc 0
+m=$(json median_residual_held_out)
+name="held-out median residual $m"
+if awk -v m="$m" 'BEGIN { exit !(m < 0.07) }'; then ok; else bad "not within 7 %"; fi
 run "$KVPLAN" calibrate $base --hold-out 2 --out "$tmp/cal.yaml" $serve
 expect_rc 0
-expect_out "decode_bw_efficiency                  0.8       0.71"
-expect_out "prefill_flops_efficiency              0.6       0.49"
+expect_out "decode_bw_efficiency                  0.8"
+expect_out "prefill_flops_efficiency              0.6"
+expect_out "step_fixed_s                        0.001"
 expect_out "on the 8 held-out times"
 expect_out "vllm-serve-c64.json:1"
 expect_out "Written: $tmp/cal.yaml"
 for key in 'calibration:' '  - gpu: "h100-sxm"' '    engine: "vllm"' '    tp: 1' \
-	'    decode_bw_efficiency: 0.71' '    latency_spread: ' '    points: 8' \
+	'    decode_bw_efficiency: 0.' '    latency_spread: ' '    points: 8' \
 	'      kvplan_version: ' '      created: ' 'vllm-serve-c2.json:1", format: vllm-serve, held_out: true'; do
 	if grep -qF -- "$key" "$tmp/cal.yaml"; then ok; else bad "cal.yaml lacks '$key'"; fi
 done
-# perf applies it: 3.35 TB/s x 0.71..
+# perf applies it
 run "$KVPLAN" perf $base --calibration "$tmp/cal.yaml"
 expect_rc 0
-expect_out "memory bandwidth 3.35 TB/s x efficiency 0.71"
+expect_out "memory bandwidth 3.35 TB/s x efficiency 0."
 expect_out "calibrated from $tmp/cal.yaml"
-# serve applies it too: at 0.71 of the bandwidth instead of 0.80 a decode
-# step is slower, so the median TPOT rises
+# serve applies it too: the fit's constants, not the GPU's and vLLM's, so
+# the median TPOT moves
 run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json
 expect_rc 0
 before=$(json median_tpot_ms)
@@ -53,7 +62,7 @@ run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat 
 expect_rc 0
 after=$(json median_tpot_ms)
 name="serve --calibration: median TPOT $before -> $after ms"
-if awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a * 1.05) }'; then ok; else bad "not slower"; fi
+if awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a * 1.02 || b < a / 1.02) }'; then ok; else bad "unmoved"; fi
 # size: its band is the fit's largest residual
 run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 \
 	--calibration "$tmp/cal.yaml" --format json
@@ -82,7 +91,7 @@ expect_out "GPU's uncalibrated constants; nothing fitted"
 
 # vLLM's --append-result: runs one after another in one file (c1 is 39 lines)
 cat "$d/vllm-serve-c1.json" "$d/vllm-serve-c64.json" >"$tmp/appended.json"
-run "$KVPLAN" calibrate $base --format csv "$tmp/appended.json"
+run "$KVPLAN" calibrate $base --evaluate --format csv "$tmp/appended.json"
 expect_rc 0
 expect_out "appended.json:1,vllm-serve,ttft,1,"
 expect_out "appended.json:40,vllm-serve,tpot,63.9999"

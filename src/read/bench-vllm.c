@@ -25,8 +25,17 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 {
 	const struct kvp_node *o = s->obj;
 	double completed = 0, in = 0, out = 0, thr = 0, e2el = 0, maxc = 0;
+	char backend[32];
 	kvp_status st;
-	snprintf(run->engine, sizeof run->engine, "vllm");
+	if ((st = kvp_bench_str(s, o, "backend", false, backend, sizeof backend, err)))
+		return st;
+	/* `vllm bench serve` drives other servers too: backend names the
+	 * request protocol, and the engine only where it is one
+	 * (benchmarks/backend_request_func.py ASYNC_REQUEST_FUNCS); "openai",
+	 * "openai-chat" and the rest leave it to --engine */
+	snprintf(run->engine, sizeof run->engine, "%s",
+		 strcmp(backend, "vllm") == 0 ? "vllm" : strcmp(backend, "sglang") == 0 ? "sglang"
+		 : strcmp(backend, "tensorrt-llm") == 0 ? "trtllm" : "");
 	if ((st = kvp_bench_str(s, o, "model_id", false, run->model_id, sizeof run->model_id, err)) ||
 	    (st = kvp_bench_str(s, o, "date", false, run->date, sizeof run->date, err)) ||
 	    (st = kvp_bench_num(s, o, "completed", 1, true, &completed, err)) ||

@@ -162,7 +162,7 @@ static double objective(struct fit_state *fs, const double *t)
  * tries t x f and t / f for each in turn and keeps what lowers the
  * objective; a sweep that keeps nothing takes f to its square root, down to
  * 1 + 1e-6.  Monotone: the answer is never worse than the start. */
-static double search(struct fit_state *fs, const bool *on, double *t)
+static double coord_search(struct fit_state *fs, const bool *on, double *t)
 {
 	double best = objective(fs, t), f = 2;
 	for (int evals = 0; f > 1 + 1e-6 && evals < 20000;) {
@@ -188,6 +188,132 @@ static double search(struct fit_state *fs, const bool *on, double *t)
 		}
 		if (!moved)
 			f = sqrt(f);
+	}
+	return best;
+}
+
+/* t with u[j] = log t[k] for the j-th constant in `on`, within bounds. */
+static void from_log(const bool *on, const double *u, double *t)
+{
+	for (int k = 0, j = 0; k < KVP_CALIB_NPARAMS; k++)
+		if (on[k]) {
+			t[k] = fmin(fmax(exp(u[j]), lo_bound[k]), hi_bound[k]);
+			j++;
+		}
+}
+
+/* Nelder-Mead on the logs of the constants in `on` (reflection 1,
+ * expansion 2, contraction 1/2, shrink 1/2), from t; its answer in t when
+ * better.  The roofline's max() puts kinks and narrow valleys in the
+ * objective, where a search along the axes alone stalls; the simplex turns
+ * along them. */
+static double simplex_search(struct fit_state *fs, const bool *on, double *t)
+{
+	enum { D = KVP_CALIB_NPARAMS };
+	double x[D + 1][D], f[D + 1], tt[KVP_CALIB_NPARAMS];
+	int d = 0;
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+		if (on[k])
+			x[0][d++] = log(t[k]);
+	double best0 = objective(fs, t);
+	if (!d)
+		return best0;
+	for (int i = 1; i <= d; i++) {
+		memcpy(x[i], x[0], sizeof x[0]);
+		x[i][i - 1] += log(1.3);
+	}
+	for (int i = 0; i <= d; i++) {
+		memcpy(tt, t, sizeof tt);
+		from_log(on, x[i], tt);
+		f[i] = objective(fs, tt);
+	}
+	for (int it = 0; it < 4000; it++) {
+		int hi = 0, lo = 0;
+		for (int i = 1; i <= d; i++) {
+			if (f[i] > f[hi])
+				hi = i;
+			if (f[i] < f[lo])
+				lo = i;
+		}
+		int nh = lo;
+		for (int i = 0; i <= d; i++)
+			if (i != hi && f[i] >= f[nh])
+				nh = i;
+		double size = 0;
+		for (int i = 0; i <= d; i++)
+			for (int j = 0; j < d; j++)
+				size = fmax(size, fabs(x[i][j] - x[lo][j]));
+		if (size < 1e-9 || !(f[hi] - f[lo] > 1e-15 * (1 + f[lo])))
+			break;
+		double c[D] = {0}, xr[D], xe[D], fr, fe;
+		for (int i = 0; i <= d; i++)
+			for (int j = 0; j < d && i != hi; j++)
+				c[j] += x[i][j] / d;
+#define TRY(dst, coef, fv)                                             \
+	do {                                                           \
+		for (int j = 0; j < d; j++)                            \
+			dst[j] = c[j] + (coef) * (x[hi][j] - c[j]);    \
+		memcpy(tt, t, sizeof tt);                              \
+		from_log(on, dst, tt);                                 \
+		fv = objective(fs, tt);                                \
+	} while (0)
+		TRY(xr, -1.0, fr);
+		if (fr < f[lo]) {
+			TRY(xe, -2.0, fe);
+			if (fe < fr) {
+				memcpy(x[hi], xe, sizeof xe);
+				f[hi] = fe;
+			} else {
+				memcpy(x[hi], xr, sizeof xr);
+				f[hi] = fr;
+			}
+		} else if (fr < f[nh]) {
+			memcpy(x[hi], xr, sizeof xr);
+			f[hi] = fr;
+		} else {
+			double xc[D], fc;
+			if (fr < f[hi])
+				TRY(xc, -0.5, fc);
+			else
+				TRY(xc, 0.5, fc);
+			if (fc < fmin(fr, f[hi])) {
+				memcpy(x[hi], xc, sizeof xc);
+				f[hi] = fc;
+			} else {
+				for (int i = 0; i <= d; i++) {
+					if (i == lo)
+						continue;
+					for (int j = 0; j < d; j++)
+						x[i][j] = x[lo][j] + 0.5 * (x[i][j] - x[lo][j]);
+					memcpy(tt, t, sizeof tt);
+					from_log(on, x[i], tt);
+					f[i] = objective(fs, tt);
+				}
+			}
+		}
+#undef TRY
+	}
+	int lo = 0;
+	for (int i = 1; i <= d; i++)
+		if (f[i] < f[lo])
+			lo = i;
+	if (!(f[lo] < best0))
+		return best0;
+	from_log(on, x[lo], t);
+	return objective(fs, t);
+}
+
+/* The fit: the simplex, then the axes to polish, then the simplex again
+ * from there while either still gains; never worse than the start. */
+static double search(struct fit_state *fs, const bool *on, double *t)
+{
+	double best = objective(fs, t);
+	for (int round = 0; round < 4; round++) {
+		double before = best;
+		best = simplex_search(fs, on, t);
+		best = coord_search(fs, on, t);
+		if (!(best < before * (1 - 1e-9)))
+			break;
 	}
 	return best;
 }
@@ -379,6 +505,17 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 	return check_contradictions(runs, out->obs, out->nobs, err);
 }
 
+/* hw with the engine's time data (its fixed costs, all-reduce latency and
+ * band) where no calibration gave them, as kvp_perf_run takes them: the
+ * runs share one engine, and the first run's budget holds its entry. */
+static void engine_hw(const struct kvp_perf_hw *hw, const struct run_shape *rs,
+		      struct kvp_perf_hw *out)
+{
+	*out = *hw;
+	const struct kvp_engine_model *e = &rs[0].b.engine_model;
+	kvp_perf_hw_engine(out, e->version[0] ? e : NULL);
+}
+
 kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
 			      const struct kvp_bench_run *runs, size_t n,
@@ -392,9 +529,12 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 	if (!rs)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	double pred[KVP_CALIB_MAX_OBS];
+	struct kvp_perf_hw eh;
 	kvp_status st = prepare(m, g, o, runs, n, NULL, rs, out, err);
-	struct fit_state fs = {.hw = hw, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
-	get_params(hw, out->start);
+	if (!st)
+		engine_hw(hw, rs, &eh);
+	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
+	get_params(st ? hw : &eh, out->start);
 	memcpy(out->value, out->start, sizeof out->value);
 	if (!st)
 		st = predict(&fs, out->start, pred);
@@ -432,9 +572,11 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	if (st)
 		goto done;
 
-	struct fit_state fs = {.hw = hw, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
+	struct kvp_perf_hw eh;
+	engine_hw(hw, rs, &eh);
+	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
 	double t[KVP_CALIB_NPARAMS], pred[KVP_CALIB_MAX_OBS];
-	get_params(hw, out->start);
+	get_params(&eh, out->start);
 	if ((st = supported(&fs, out->start, out->supported)))
 		goto done;
 	bool any = false;

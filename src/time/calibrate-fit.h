@@ -14,8 +14,11 @@
  *                an offline run's prefill of B x p and decode step, or its
  *                whole batch, prefill + (o - 1) decode steps
  *   objective    sum over observations of log(measured / predicted)^2,
- *                minimised by a coordinate search on the log of each
- *                constant within its bounds, from the uncalibrated values
+ *                minimised on the log of each constant within its bounds
+ *                (Nelder-Mead, then a coordinate search to polish, in
+ *                turn while either gains), from the uncalibrated values:
+ *                hw's, with the engine's time data (kvp_perf_hw_engine)
+ *                where no calibration gave them, as kvp_perf_run has them
  *   supported    the constants whose log-sensitivity columns are not
  *                (within 5 %) spanned by those before them, in the order
  *                decode_bw_efficiency, prefill_flops_efficiency,
