@@ -7,9 +7,10 @@
 # output_lens, ttfts, itls (127 gaps each: 1.27 million numbers), start_times,
 # errors and generated_texts (about 600 bytes each): about 30 MB.  Prints the
 # CPU, the file's size, then the CPU time (user + system, GNU time: the
-# machine may be shared) and peak memory of calibrate over it and one small
-# run (a fit needs two), beside the same over the two small runs alone: the
-# difference is the reading.
+# machine may be shared) and peak memory of `calibrate --evaluate` (the
+# reading and one prediction per time, no fit) over it and one small run,
+# beside the same over the two small runs alone: the difference is the
+# reading.
 #
 # Usage: bench/calibrate-read.sh [PATH-TO-KVPLAN]     (default: ./kvplan)
 #        N=100000 bench/calibrate-read.sh             (another request count)
@@ -51,7 +52,7 @@ awk -v n="$n" 'BEGIN {
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 echo "CPU: ${cpu:-unknown}"
 echo "file: $n requests, $(wc -c <"$big") bytes"
-args="--gpu h100-sxm --model llama-3.1-8b --format csv"
+args="--gpu h100-sxm --model llama-3.1-8b --evaluate --format csv"
 /usr/bin/time -f "%U %S %M" -o "$tmp/t0" "$kvplan" calibrate $args "$d/vllm-serve-c1.json" \
 	"$d/vllm-serve-c64.json" >/dev/null
 /usr/bin/time -f "%U %S %M" -o "$tmp/t1" "$kvplan" calibrate $args "$d/vllm-serve-c1.json" \
