@@ -265,7 +265,7 @@ START_TEST(test_perf_panels)
 	ck_assert_double_eq_tol(a->y[0][3], 1 / 3.048e-3, 1e-6);  /* 328.08 tokens/s */
 	ck_assert_double_eq_tol(a->y[1][3], 4 / 9.192e-3, 1e-6);  /* 435.16 tokens/s */
 	ck_assert(a->series[3].y2);
-	ck_assert_str_eq(b->series[0].title, "KV in GPU memory");
+	ck_assert_str_eq(b->series[0].title, "KV in GPU memory (where it fits)");
 	ck_assert_double_eq_tol(b->y[0][0], 3.048e-3, 1e-12);
 	size_t pcie4 = 0;
 	for (size_t s = 1; s < b->nseries; s++)
@@ -275,6 +275,24 @@ START_TEST(test_perf_panels)
 	ck_assert_double_eq_tol(b->y[0][pcie4], 3.06848e-3, 1e-12);
 	ck_assert_ptr_nonnull(strstr(p->title, "tiny on custom"));
 	kvp_plot_free(p);
+
+	/* (b) draws the KV in GPU memory only where the batch fits (issue 35).
+	 * The pool: 80 GiB x 0.9 - 1,000,000 B weights - 1 GiB - 1 GiB =
+	 * 75,160,927,680 B = 2,293,729 blocks of 16 x 2,048 B; 1,000 tokens take
+	 * 63 blocks, so 36,000 sequences (2,268,000 blocks) fit, 40,000
+	 * (2,520,000) do not; the links' rows stay at every batch. */
+	const uint64_t batch[] = {36000, 40000};
+	for (size_t i = 0; i < 2; i++) {
+		o.batch = batch[i];
+		p = kvp_plot_new("perf");
+		ck_assert_int_eq(kvp_plot_perf(p, &m, &g, &hw, &o, batches, 2, ctx, 1, &err),
+				 KVP_STATUS_OK);
+		b = &p->panel[1];
+		ck_assert_msg(i ? isnan(b->y[0][0]) : !isnan(b->y[0][0]), "batch %llu: %g",
+			      (unsigned long long)batch[i], b->y[0][0]);
+		ck_assert(!isnan(b->y[0][pcie4]));
+		kvp_plot_free(p);
+	}
 }
 END_TEST
 
@@ -307,7 +325,7 @@ START_TEST(test_block_size)
 		      KVP_STATUS_OK, "%s", err.msg);
 	uint32_t blocks[] = {1, 16, 128};
 	struct kvp_plot *p = kvp_plot_new("bs");
-	ck_assert_int_eq(kvp_plot_block_size(p, &m, &g, &o, &w, blocks, 3, 20000, &err),
+	ck_assert_int_eq(kvp_plot_block_size(p, &m, &g, &o, &w, blocks, 3, 20000, NULL, NULL, &err),
 			 KVP_STATUS_OK);
 	const struct kvp_plot_panel *a = &p->panel[0], *b = &p->panel[1];
 	ck_assert_uint_eq(a->nrows, 3);

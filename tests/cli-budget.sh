@@ -266,4 +266,31 @@ for prof in "$top_srcdir"/profiles/models/*.yaml; do
 		done
 	done
 done
+
+# The weights' format the budget detected, and where it read it (issue 35:
+# "the output never says which quantization it detected").  Each expected
+# source is a fact of the input itself: the GPTQ fixture's config.json says
+# "quant_method": "gptq" (4 bits, group 128: int4-gptq); gpt-oss-20b's says
+# "quant_method": "mxfp4" for its experts only (OpenAI's model card: MoE
+# weights in MXFP4, the rest bf16); "-FP8" is a quantization word of the
+# name; --weights-dtype is the user's what-if; Llama-3.1-8B's profile names
+# no format, so the weights are in the serving dtype bf16.
+hf=$top_srcdir/tests/data/hf
+run "$KVPLAN" budget --model "$hf/gemma-2-27b-it-gptq-int4/config.json" --gpu h100-sxm --context 4096
+expect_out "  format int4-gptq: quantization_config.quant_method \"gptq\" in $hf/gemma-2-27b-it-gptq-int4/config.json"
+run "$KVPLAN" budget --model "$hf/gemma-2-27b-it-gptq-int4/config.json" --gpu h100-sxm --context 4096 --format json
+expect_json weights_dtype int4-gptq
+expect_json weights_expert_dtype ""
+expect_out "\"weights_source\": \"quantization_config.quant_method \\\"gptq\\\" in $hf/gemma-2-27b-it-gptq-int4/config.json\""
+run "$KVPLAN" budget --model "$hf/gpt-oss-20b/config.json" --gpu h200 --context 4096
+expect_out "  format bf16, routed experts mxfp4: quantization_config.quant_method \"mxfp4\" in"
+run "$KVPLAN" budget --model meta-llama/Llama-3.1-70B-Instruct-FP8 --gpu h200 --context 4096
+expect_out "  format fp8: the name's word fp8 (the profile "
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --weights-dtype int4-awq --context 4096 --format csv
+# (CSV quotes a cell that starts with - behind a ' : no formula)
+expect_out ",int4-awq,,\"'--weights-dtype int4-awq (a what-if over "
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --context 4096
+expect_out "  format bf16: no quantization found in "
+expect_out "llama-3.1-8b.yaml (the serving dtype)"
+
 finish

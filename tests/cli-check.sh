@@ -251,4 +251,34 @@ expect_rc 3
 run "$KVPLAN" check "$data/pass.yaml" --junit "$tmp/no/such/dir/j.xml"
 expect_rc 3
 expect_err "cannot write"
+
+# A frag scenario that simulates long says so before it runs and shows its
+# progress, as kvplan frag does (issue 37 D20).  1 row (paged, block 16) x
+# 4 x 10^7 requests x 0.3 us (cli.h's estimate) = 12 s, past the 10 s
+# threshold; every request of prompts-1000.yaml lives one step, so the run
+# itself takes a few seconds.  The short scenarios of rows.yaml print neither.
+cat >"$tmp/long.yaml" <<EOF
+scenarios:
+  - name: frag-long
+    command: frag
+    model: llama-2-7b
+    gpu_memory: 80GiB
+    utilization: 0.9
+    weights_bytes: 13GiB
+    activation_bytes: 1GiB
+    overhead_bytes: 1GiB
+    workload: $data/prompts-1000.yaml
+    block_sizes: [16]
+    policies: [paged]
+    requests: 40000000
+    expect:
+      - rows[policy=paged,block_size=16].max_sequences >= 1
+EOF
+run "$KVPLAN" check "$tmp/long.yaml"
+expect_rc 0
+expect_err "kvplan check: 1 frag scenario simulates about 12 s; progress follows"
+expect_err "kvplan check: scenario 'frag-long': 40,000,000 of 40,000,000 requests drawn"
+run "$KVPLAN" check "$data/rows.yaml"
+case "$err" in *"progress follows"*) bad "progress for short scenarios: $err" ;; *) ok ;; esac
+
 finish

@@ -84,6 +84,8 @@ gu32() { gstr "$1"; le 4 4; le "$2" 4; }
 } >"$tmp/tiny.gguf"
 run "$KVPLAN" budget --model "$tmp/tiny.gguf" --gpu h100-sxm --context 1024
 expect_rc 0
+# the budget says where its weights' format came from (issue 35)
+expect_out "  format gguf: the tensor types of the GGUF file $tmp/tiny.gguf"
 run "$KVPLAN" budget --model "$tmp/tiny.gguf" --gpu h100-sxm --context 1024 --weights-dtype int4
 expect_rc 2
 expect_err "--weights-dtype: $tmp/tiny.gguf is a GGUF file, whose tensor types fix its weight bytes"

@@ -121,6 +121,23 @@ case "$dat" in *'128 "128" "" 4096'*) ok ;; *) bad "block-size sequences" ;; esa
 case "$(cat "$d/block-size.gp")" in *"set ylabel 'share of the KV pool (%, log scale)'"*) ok ;;
 	*) bad "block-size ylabel" ;; esac
 if grep -q "^set y2label" "$d/block-size.gp"; then bad "block-size: a second axis"; else ok; fi
+# a long simulation says so up front and shows its progress, as kvplan frag
+# does (issue 37 D20: 10^8 requests ran for minutes in silence).  1 block
+# size x 4 x 10^7 requests x 0.3 us (cli.h's estimate) = 12 s, past the 10 s
+# threshold; each request 1,000 prompt tokens and no output takes one step,
+# so the run itself is a few seconds
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model llama-2-7b --gpu h100-sxm \
+	--workload "$top_srcdir/tests/data/workloads/fixed-1000.yaml" --block-sizes 16 \
+	--requests 40000000 -o "$d" --name block-size-long
+expect_rc 0
+expect_err "kvplan plot: block-size: 40,000,000 requests over about 1 row: about 12 s; progress follows"
+expect_err "kvplan plot: 40,000,000 of 40,000,000 requests drawn"
+# the default 100,000 requests stay quiet
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model llama-2-7b --gpu h100-sxm \
+	--workload "$top_srcdir/tests/data/workloads/fixed-1000.yaml" --block-sizes 16 -o "$d" \
+	--name block-size-short
+expect_rc 0
+case "$err" in *"progress follows"*) bad "progress for a short run: $err" ;; *) ok ;; esac
 
 # --- validate: hand-written kvbench results (tests/data/report/kvbench-results.yaml):
 # errors 1/11, 0, 1/5 -> median 9.1 %
@@ -386,6 +403,10 @@ gp=$(cat "$d/pareto.gp")
 case "$gp" in *"set xlabel 'TPOT, time per output token (s)'"*) ok ;; *) bad "pareto: xlabel" ;; esac
 case "$gp" in *"using 1:(\$4 > 0 ? \$4/1 : NaN) with linespoints"*) ok ;; *) bad "pareto: the front a line" ;; esac
 case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN) with points"*) ok ;; *) bad "pareto: the others points" ;; esac
+# every point named by its configuration (issue 35: the chart had no point
+# labels): column 2 of the .dat, drawn with labels for both series
+case "$gp" in *"using 1:(\$4 > 0 ? \$4/1 : NaN):2 with labels"*) ok ;; *) bad "pareto: front labels" ;; esac
+case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN):2 with labels"*) ok ;; *) bad "pareto: other labels" ;; esac
 # a GPU without a price, none given: nothing to plot, and the message says what to give
 run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto --model llama-3.1-8b --gpu-memory 80GiB -o "$d" \
 	--gpu "$top_srcdir/tests/data/hostile/evil-gpu.yaml"

@@ -234,7 +234,7 @@ class Budget:
 class Perf:
     """`kvplan perf` for one replica: `record` is the JSON record the CLI
     prints (every field, man/kvplan.1 PERF), `rows` its rows, one per batch
-    (ttft_s, tpot_s, tokens_per_s, fits, ...)."""
+    (ttft_s, tpot_s, output_tokens_per_s, decode_tokens_per_s, fits, ...)."""
 
     record: Dict[str, Any] = field(repr=False)
     rows: List[Dict[str, Any]]

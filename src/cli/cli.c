@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "base/dist.h"
 #include "read/workload.h"
+#include "frag/frag.h"
 
 const char kvp_cli_common_help[] =
 	"Model and hardware:\n"
@@ -397,6 +398,44 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	}
 }
 
+void kvp_cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct kvp_cli_progress *ps = ctx;
+	if (done < ps->last)
+		ps->tenth = 0; /* the next row */
+	ps->last = done;
+	unsigned now = total ? (unsigned)((double)done / (double)total * 10) : 10;
+	if (now <= ps->tenth)
+		return;
+	ps->tenth = now;
+	char t1[64], t2[64];
+	kvp_format_u64(done, t1, sizeof t1);
+	kvp_format_u64(total, t2, sizeof t2);
+	fprintf(stderr, "%s: %s of %s requests drawn\n", ps->cmd, t1, t2);
+}
+
+/* arrivals over time simulate about 1 us per request and row
+ * (bench/frag-bench.sh, as KVP_CLI_FRAG_US_PER_REQUEST_ROW) */
+#define FRAG_US_PER_ARRIVAL_ROW 1.0
+
+double kvp_cli_frag_estimate_s(const struct kvp_frag_opts *fo, size_t nblock, bool over_time,
+			       const struct kvp_workload *w, size_t *rows)
+{
+	size_t nb = nblock ? nblock : 7, nfit = (size_t)fo->fit[0] + fo->fit[1], est_rows = 0;
+	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
+		if (fo->has_policies && !fo->policy[p])
+			continue;
+		if (p < KVP_FRAG_POLICY_PAGED)
+			est_rows += nfit;
+		else if (p == KVP_FRAG_POLICY_PAGED || w->prefix_tokens)
+			est_rows += nb; /* paged-shared: with a prefix */
+	}
+	*rows = est_rows;
+	return (double)(w->arrival_s && !(fo->arrival_rate > 0) ? w->narrival : fo->requests) *
+	       (double)est_rows * 1e-6 *
+	       (over_time ? FRAG_US_PER_ARRIVAL_ROW : KVP_CLI_FRAG_US_PER_REQUEST_ROW);
+}
+
 int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 				struct kvp_model *m)
 {
@@ -409,6 +448,8 @@ int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 					   "another quantization, give that quantization's GGUF or "
 					   "the model's config.json", m->path);
 	kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	snprintf(m->weights_source, sizeof m->weights_source, "--weights-dtype %s",
+		 kvp_dtype_name(c->weights_dtype));
 	return 0;
 }
 

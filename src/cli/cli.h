@@ -131,6 +131,33 @@ int kvp_cli_set_lengths(const char *cmd, const char *prompt, const char *output,
  * the closest names of longopts.  Prints and returns KVP_EXIT_USAGE. */
 int kvp_cli_bad_option(const char *cmd, const char *arg, const struct option *longopts);
 
+/* Progress of a long simulation on stderr, "CMD: N of M requests drawn" at
+ * each further tenth; a row that starts again from 0 (arrivals run their
+ * rows one after the other) starts the tenths again.  ctx is a struct
+ * kvp_cli_progress with cmd set (e.g. "kvplan frag"). */
+/* Simulation speed for the up-front estimate of kvplan frag and plot
+ * block-size, measured by bench/frag-bench.sh on a slow core and rounded up:
+ * the saturated mode about 0.3 us per request and row; a run estimated
+ * above KVP_CLI_PROGRESS_FROM_S seconds says so and shows progress. */
+#define KVP_CLI_FRAG_US_PER_REQUEST_ROW 0.3
+#define KVP_CLI_PROGRESS_FROM_S 10.0
+
+struct kvp_cli_progress {
+	const char *cmd;
+	unsigned tenth;
+	uint64_t last;
+};
+void kvp_cli_progress(void *ctx, uint64_t done, uint64_t total);
+
+/* The seconds a frag simulation of fo over w is estimated to take, and
+ * its rows in *rows: the contiguous allocators, and the paged block sizes
+ * (nblock, 0: the 7 defaults) once, twice with a shared prefix; arrivals
+ * over time (over_time) at about 1 us per request and row. */
+struct kvp_frag_opts;
+struct kvp_workload;
+double kvp_cli_frag_estimate_s(const struct kvp_frag_opts *fo, size_t nblock, bool over_time,
+			       const struct kvp_workload *w, size_t *rows);
+
 /* Parsing of option values with range checks; print and return false on error. */
 bool kvp_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 bool kvp_cli_tokens(const char *cmd, const char *opt, const char *arg, uint64_t *out);

@@ -81,6 +81,13 @@ static void print_shape(const struct kvp_budget *b)
 		       s->model->moe_num_experts / ep);
 	printf("\nWeights on one GPU%s\n", b->weights_bytes == s->weights_bytes ? ""
 			: " (as modelled; --weights-bytes replaces the total below)");
+	/* the quantization detected and where it was read (issue 35) */
+	char origin[sizeof s->model->path + 192], shown[KVP_TERM_SIZE(sizeof origin)];
+	kvp_model_weights_origin(s->model, origin, sizeof origin);
+	printf("  format %s%s%s: %s\n", kvp_model_weights_dtype_name(s->model, s->serving_dtype),
+	       s->model->expert_dtype == KVP_DTYPE_AUTO ? "" : ", routed experts ",
+	       s->model->expert_dtype == KVP_DTYPE_AUTO ? "" : kvp_dtype_name(s->model->expert_dtype),
+	       kvp_term_text(shown, sizeof shown, origin));
 	uint32_t full = dp > 1 ? s->par.dp_full_tp : 0;
 	line_bytes(full & KVP_SHAPE_DP_LM_HEAD ? "embeddings (/ tp), LM head (/ tp x dp)"
 					       : "embeddings and LM head (/ tp)", w->embed_bytes);

@@ -17,6 +17,8 @@
 #include "check/checks.h"
 #include "cli/cli.h"
 #include "cli/cli-options.h"
+#include "frag/frag.h"
+#include "read/workload.h"
 
 static const char *const cmd = "check";
 
@@ -230,6 +232,64 @@ static int refuse_collisions(const char *file, const char *junit, const char *up
 	return 0;
 }
 
+/* One frag scenario that simulates long: its progress and label. */
+struct long_run {
+	struct kvp_cli_progress ps;
+	char label[KVP_TERM_SIZE(KVP_CHECK_NAME_MAX) + 32];
+};
+
+/* The frag scenarios whose simulation kvplan frag would estimate past
+ * KVP_CLI_PROGRESS_FROM_S (cli.h): the estimate on stderr before anything
+ * runs and each one's progress as it runs (issue 37 D20: a scenario of 10^8
+ * requests ran for minutes in silence).  *out (malloc'd, one per such
+ * scenario, NULL when none) must outlive kvp_check_run. */
+static void long_runs(struct kvp_check_file *f, struct long_run **out)
+{
+	*out = NULL;
+	size_t n = 0, rows;
+	double total = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < f->n; i++) {
+			struct kvp_check_scenario *s = &f->scenarios[i];
+			if (strcmp(s->command, "frag") != 0)
+				continue;
+			struct kvp_workload w;
+			struct kvp_error ignore = {0}; /* the run reports it */
+			memset(&w, 0, sizeof w);
+			if (kvp_workload_load(s->frag.workload, &w, &ignore)) {
+				kvp_workload_free(&w);
+				continue;
+			}
+			struct kvp_frag_opts *fo = &s->frag.opts;
+			double est = kvp_cli_frag_estimate_s(fo, fo->nblock,
+							     fo->arrival_rate > 0 || fo->step_time_s > 0,
+							     &w, &rows);
+			kvp_workload_free(&w);
+			if (est <= KVP_CLI_PROGRESS_FROM_S)
+				continue;
+			if (pass == 0) {
+				n++;
+				total += est;
+				continue;
+			}
+			struct long_run *lr = &(*out)[n++];
+			char sn[KVP_TERM_SIZE(KVP_CHECK_NAME_MAX)];
+			snprintf(lr->label, sizeof lr->label, "kvplan check: scenario '%s'",
+				 kvp_term_text(sn, sizeof sn, s->name));
+			lr->ps = (struct kvp_cli_progress){.cmd = lr->label};
+			fo->progress = kvp_cli_progress;
+			fo->progress_ctx = &lr->ps;
+		}
+		if (pass == 0) {
+			if (!n || !(*out = calloc(n, sizeof **out)))
+				return;
+			fprintf(stderr, "kvplan check: %zu frag scenario%s simulate%s about %.0f s; "
+				"progress follows\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "", total);
+			n = 0;
+		}
+	}
+}
+
 int kvp_cmd_check(int argc, char **argv)
 {
 	const char *junit = NULL, *baseline = NULL, *update = NULL, *tolerance = NULL;
@@ -273,7 +333,11 @@ int kvp_cmd_check(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	if (kvp_check_run(f, &r, &err) || (b && kvp_check_compare(r, b, &tol))) {
+	struct long_run *runs;
+	long_runs(f, &runs);
+	kvp_status run_st = kvp_check_run(f, &r, &err);
+	free(runs);
+	if (run_st || (b && kvp_check_compare(r, b, &tol))) {
 		fprintf(stderr, "kvplan check: out of memory\n");
 		rc = KVP_EXIT_INPUT;
 		goto out;

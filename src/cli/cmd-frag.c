@@ -281,64 +281,24 @@ static int load_workload(const struct frag_opts *o, struct kvp_workload *w)
 	return 0;
 }
 
-/* Simulation speed for the up-front estimate, measured by bench/frag-bench.sh
- * on a slow core and rounded up: the saturated mode about 0.3 us per request
- * and row, arrivals over time about 1 us. */
-#define FRAG_US_PER_REQUEST_ROW 0.3
-#define FRAG_US_PER_ARRIVAL_ROW 1.0
-#define FRAG_PROGRESS_FROM_S 10.0
-
-/* Progress on stderr, at each further tenth of the requests; arrivals run
- * their rows one after the other, each from 0 again. */
-struct progress_state {
-	unsigned tenth;
-	uint64_t last;
-};
-
-static void progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct progress_state *ps = ctx;
-	if (done < ps->last)
-		ps->tenth = 0; /* the next row */
-	ps->last = done;
-	unsigned now = (unsigned)((double)done / (double)total * 10);
-	if (now <= ps->tenth)
-		return;
-	ps->tenth = now;
-	char t1[64], t2[64];
-	kvp_format_u64(done, t1, sizeof t1);
-	kvp_format_u64(total, t2, sizeof t2);
-	fprintf(stderr, "kvplan frag: %s of %s requests drawn\n", t1, t2);
-}
-
 /* The simulation's options from the command line's; when the run would take
- * more than FRAG_PROGRESS_FROM_S, say so up front and report progress through
+ * more than KVP_CLI_PROGRESS_FROM_S, say so up front and report progress through
  * tenth. */
 static void sim_options(const struct frag_opts *o, const struct kvp_workload *w,
-			struct kvp_frag_opts *fo, struct progress_state *tenth)
+			struct kvp_frag_opts *fo, struct kvp_cli_progress *tenth)
 {
 	*fo = o->sim;
 	/* more requests than a minute's simulation: say so up front and show
 	 * progress (the rows run side by side over one stream) */
-	bool over_time = o->has_rate || o->has_step;
-	size_t nb = o->nblock ? o->nblock : 7, nfit = (size_t)fo->fit[0] + fo->fit[1], est_rows = 0;
-	for (int p = 0; p < KVP_FRAG_POLICY_COUNT; p++) {
-		if (fo->has_policies && !fo->policy[p])
-			continue;
-		if (p < KVP_FRAG_POLICY_PAGED)
-			est_rows += nfit;
-		else if (p == KVP_FRAG_POLICY_PAGED || w->prefix_tokens)
-			est_rows += nb; /* paged-shared: with a prefix */
-	}
-	double est_s = (double)(w->arrival_s && !o->has_rate ? w->narrival : fo->requests) *
-		       (double)est_rows * 1e-6 *
-		       (over_time ? FRAG_US_PER_ARRIVAL_ROW : FRAG_US_PER_REQUEST_ROW);
-	if (est_s > FRAG_PROGRESS_FROM_S) {
+	size_t est_rows = 0;
+	double est_s = kvp_cli_frag_estimate_s(fo, o->nblock, o->has_rate || o->has_step, w,
+					       &est_rows);
+	if (est_s > KVP_CLI_PROGRESS_FROM_S) {
 		char t1[64];
 		kvp_format_u64(fo->requests, t1, sizeof t1);
 		fprintf(stderr, "kvplan frag: %s requests over about %zu row%s: about %.0f s; "
 			"progress follows\n", t1, est_rows, est_rows == 1 ? "" : "s", est_s);
-		fo->progress = progress;
+		fo->progress = kvp_cli_progress;
 		fo->progress_ctx = tenth;
 	}
 	fo->nblock = o->nblock;
@@ -466,7 +426,7 @@ int kvp_cmd_frag(int argc, char **argv)
 	}
 
 	struct kvp_frag_opts fo;
-	struct progress_state tenth = {0};
+	struct kvp_cli_progress tenth = {.cmd = "kvplan frag"};
 	sim_options(&o, &w, &fo, &tenth);
 	uint64_t max_len = kvp_frag_max_len(&fo, &w, &c.opts, m);
 	struct kvp_cli_warnings warn = {0};

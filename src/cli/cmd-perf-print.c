@@ -95,7 +95,12 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_format_rate(hw->bandwidth_bps, t1, sizeof t1);
 	kvp_format_rate(hw->bandwidth_bps * hw->decode_bw_efficiency, t2, sizeof t2);
 	printf("Hardware (one GPU)\n");
-	printf("  memory bandwidth %s x efficiency %.2f = %s\n", t1, hw->decode_bw_efficiency, t2);
+	printf("  memory bandwidth %s x efficiency %.2f = %s", t1, hw->decode_bw_efficiency, t2);
+	if (hw->kv_bw_efficiency > 0 && hw->kv_bw_efficiency != hw->decode_bw_efficiency) {
+		kvp_format_rate(hw->bandwidth_bps * hw->kv_bw_efficiency, t2, sizeof t2);
+		printf(" (the KV cache at %.2f = %s)", hw->kv_bw_efficiency, t2);
+	}
+	printf("\n");
 	printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s\n", hw->flops / 1e12,
 	       hw->prefill_flops_efficiency, hw->flops * hw->prefill_flops_efficiency / 1e12);
 	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0)

@@ -85,15 +85,39 @@ static kvp_status build_perf(struct plot_args *a, struct kvp_plot *p, struct kvp
 			     a->ncontexts, err);
 }
 
+/* The block-size chart's simulation: estimated up front as kvplan frag
+ * estimates its own (requests x rows x cli.h's speed; rows: the block sizes,
+ * twice with a shared prefix), said on stderr with progress when it passes
+ * KVP_CLI_PROGRESS_FROM_S (issue 37 D20: 10^8 requests ran minutes in
+ * silence). */
 static kvp_status build_block_size(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
 {
 	struct kvp_workload w;
 	memset(&w, 0, sizeof w);
+	struct kvp_frag_config *dflt = malloc(sizeof *dflt);
+	if (!dflt)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	kvp_frag_config_init(dflt);
+	struct kvp_cli_progress tenth = {.cmd = "kvplan plot"};
+	bool loud = false;
 	kvp_status st = kvp_workload_load(a->workload ? a->workload : "chat", &w, err);
-	if (!st)
+	if (!st) {
+		uint64_t requests = a->requests ? a->requests : dflt->requests;
+		size_t rows = (a->nblocks ? a->nblocks : dflt->nblock) * (w.prefix_tokens ? 2 : 1);
+		double est_s = (double)requests * (double)rows * 1e-6 * KVP_CLI_FRAG_US_PER_REQUEST_ROW;
+		if (est_s > KVP_CLI_PROGRESS_FROM_S) {
+			char t1[64];
+			kvp_format_u64(requests, t1, sizeof t1);
+			fprintf(stderr, "kvplan plot: block-size: %s requests over about %zu row%s: "
+				"about %.0f s; progress follows\n", t1, rows, rows == 1 ? "" : "s", est_s);
+			loud = true;
+		}
 		st = kvp_plot_block_size(p, &a->m[0], &a->g[0], &a->c.opts, &w, a->blocks, a->nblocks,
-					 a->requests, err);
+					 a->requests, loud ? kvp_cli_progress : NULL,
+					 loud ? &tenth : NULL, err);
+	}
 	kvp_workload_free(&w);
+	free(dflt);
 	return st;
 }
 

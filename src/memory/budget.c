@@ -830,6 +830,15 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 		  kvp_record_str(r, "estimated_terms", b->estimated_terms) &&
 		  kvp_record_u64(r, "tower_bytes", s->tower_bytes) &&
 		  kvp_shape_to_record(s, b->max_sequences, r);
+	/* the weights' format as detected and where it was read (issue 35) */
+	char origin[sizeof s->model->path + 192];
+	kvp_model_weights_origin(s->model, origin, sizeof origin);
+	ok = ok && kvp_record_str(r, "weights_dtype",
+				  kvp_model_weights_dtype_name(s->model, s->serving_dtype)) &&
+	     kvp_record_str(r, "weights_expert_dtype",
+			    s->model->expert_dtype == KVP_DTYPE_AUTO
+				    ? "" : kvp_dtype_name(s->model->expert_dtype)) &&
+	     kvp_record_str(r, "weights_source", origin);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

@@ -226,7 +226,38 @@ kvp_status kvp_model_set_weights_dtype(struct kvp_model *m, enum kvp_dtype dt)
 	memset(&m->weights_format, 0, sizeof m->weights_format);
 	memset(&m->expert_format, 0, sizeof m->expert_format);
 	m->unquantized_params = 0;
+	m->weights_source[0] = '\0'; /* the caller says why */
 	return KVP_STATUS_OK;
+}
+
+static bool model_file_weights(const struct kvp_model *m)
+{
+	return m->file_embed_bytes || m->file_dense_bytes || m->file_shared_bytes ||
+	       m->file_routed_bytes;
+}
+
+void kvp_model_weights_origin(const struct kvp_model *m, char *buf, size_t size)
+{
+	const char *path = m->path[0] ? m->path : m->name;
+	if (model_file_weights(m))
+		snprintf(buf, size, "the tensor types of the GGUF file %s", path);
+	else if (m->weights_source[0] && strncmp(m->weights_source, "--", 2) == 0)
+		snprintf(buf, size, "%s (a what-if over %s)", m->weights_source, path);
+	else if (m->weights_source[0] && strncmp(m->weights_source, "the name", 8) == 0)
+		snprintf(buf, size, "%s (the profile %s)", m->weights_source, path);
+	else if (m->weights_source[0])
+		snprintf(buf, size, "%s in %s", m->weights_source, path);
+	else if (m->weights_dtype != KVP_DTYPE_AUTO || m->expert_dtype != KVP_DTYPE_AUTO)
+		snprintf(buf, size, "weights_dtype in %s", path);
+	else
+		snprintf(buf, size, "no quantization found in %s (the serving dtype)", path);
+}
+
+const char *kvp_model_weights_dtype_name(const struct kvp_model *m, enum kvp_dtype serving)
+{
+	if (model_file_weights(m))
+		return "gguf";
+	return kvp_dtype_name(m->weights_dtype == KVP_DTYPE_AUTO ? serving : m->weights_dtype);
 }
 
 /* KV bytes per token for one attention layer with `heads` heads of (dk + dv) elements. */

@@ -142,6 +142,11 @@ struct kvp_model {
 	enum kvp_dtype expert_dtype;   /* AUTO: weights_dtype */
 	/* exact layouts when quantization_config gives them; override the dtypes' sizes */
 	struct kvp_weights_format weights_format, expert_format;
+	/* where weights_dtype / expert_dtype were set, when not by the model
+	 * file's own weights_dtype key: "quantization_config.quant_method
+	 * \"gptq\"", "the name's word fp8", "--weights-dtype"; empty otherwise
+	 * (kvp_model_weights_origin says the rest) */
+	char weights_source[96];
 	/* of the non-embedding, non-expert parameters, those the checkpoint's
 	 * quantization leaves in the serving dtype (ignored attention, shared
 	 * experts, dense MLPs); 0 when everything follows weights_dtype */
@@ -249,5 +254,17 @@ kvp_status kvp_weights_format_bytes(uint64_t params, const struct kvp_weights_fo
 /* What-if quantization (--weights-dtype): every non-embedding weight of m in
  * dt, replacing what the checkpoint said.  INVALID when dt is no weights format. */
 kvp_status kvp_model_set_weights_dtype(struct kvp_model *m, enum kvp_dtype dt);
+
+/* Where the format of m's weights was read, for the budget's table and
+ * record (issue 35: the quantization detected, and where): into buf,
+ * "quantization_config.quant_method \"gptq\" in PATH", "the tensor types of
+ * the GGUF file PATH", "the name's word fp8 (the profile PATH)",
+ * "--weights-dtype (a what-if over PATH)", "weights_dtype in PATH", or with
+ * no format given "no quantization found in PATH (the serving dtype)".  Cut to size. */
+void kvp_model_weights_origin(const struct kvp_model *m, char *buf, size_t size);
+
+/* The weights' dtype as sized, by name: "gguf" for a GGUF file's mix of
+ * tensor types, the serving dtype when m gives none. */
+const char *kvp_model_weights_dtype_name(const struct kvp_model *m, enum kvp_dtype serving);
 
 #endif

@@ -14,7 +14,9 @@
 kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 			       const struct kvp_gpu *g, const struct kvp_budget_opts *o,
 			       const struct kvp_workload *w, const uint32_t *blocks, size_t nblocks,
-			       uint64_t requests, struct kvp_error *err)
+			       uint64_t requests,
+			       void (*progress)(void *ctx, uint64_t done, uint64_t total),
+			       void *progress_ctx, struct kvp_error *err)
 {
 	struct kvp_budget *b = malloc(sizeof *b);
 	struct kvp_frag_config *cfg = malloc(sizeof *cfg);
@@ -39,6 +41,8 @@ kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 		cfg->requests = requests;
 		cfg->warmup = requests / 10;
 	}
+	cfg->progress = progress;
+	cfg->progress_ctx = progress_ctx;
 	if (nblocks) {
 		cfg->nblock = nblocks < KVP_FRAG_MAX_BLOCK_SIZES ? nblocks : KVP_FRAG_MAX_BLOCK_SIZES;
 		memcpy(cfg->block_sizes, blocks, cfg->nblock * sizeof *blocks);

@@ -72,6 +72,7 @@ kvp_status kvp_plot_pareto(struct kvp_plot *p, const struct kvp_model *m,
 	kvp_plot_axes(pn, "TPOT, time per output token (s)", "s",
 		      "cost per million output tokens (USD)", "USD");
 	pn->logy = true;
+	pn->point_labels = true; /* each point says which configuration it is (issue 35) */
 	char lbl[KVP_PLOT_TITLE_MAX];
 	snprintf(lbl, sizeof lbl, "Pareto front of $/Mtok, TPOT and TTFT (%zu)", front);
 	struct kvp_plot_series *fs = kvp_plot_add_series(pn, lbl);

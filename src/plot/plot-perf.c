@@ -3,6 +3,7 @@
  * against context with the KV brought over each host link. */
 #include "plot/plot-private.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,13 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 	     "time per decode step (ms)", "seconds");
 	pb->yscale = 1e-3;
 	pb->logx = pb->logy = pb->xtic_labels = true;
-	kvp_plot_add_series(pb, "KV in GPU memory")->color = 8;
+	/* KV in GPU memory only where the batch fits the pool at that context
+	 * (issue 35: the series once ran past what the pool holds) */
+	uint64_t longest = 0;
+	for (size_t c = 0; c < ncontexts; c++)
+		longest = contexts[c] > longest ? contexts[c] : longest;
+	uint64_t fit_ctx = kvp_budget_max_context(b, batch, longest);
+	kvp_plot_add_series(pb, "KV in GPU memory (where it fits)")->color = 8;
 	struct kvp_link links[16];
 	size_t nlinks = 0;
 	for (const struct kvp_link *l; nlinks < 16 && (l = kvp_link_preset_at(nlinks));)
@@ -118,7 +125,7 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
 			break;
 		if ((st = kvp_perf_decode_step(&pc, batch, contexts[c], &step, err)))
 			goto out;
-		pb->y[r][0] = step.time_s;
+		pb->y[r][0] = contexts[c] <= fit_ctx ? step.time_s : NAN;
 		for (size_t i = 0; i + 1 < pb->nseries; i++) {
 			struct kvp_perf_offload off;
 			kvp_perf_offload_step(&pc, &step, step.kv_bytes, &links[i], &off);

@@ -254,6 +254,17 @@ static void write_lines(FILE *f, const struct kvp_plot *p, size_t k)
 		kvp_gp_code(f, " title ");
 		kvp_gp_string(f, pn->series[s].title);
 	}
+	/* each point named by its row's label (the .dat's column 2) */
+	for (size_t s = 0; pn->point_labels && s < pn->nseries; s++) {
+		put_sep(f, true);
+		put_data(f, p, k);
+		kvp_gp_code(f, " using 1:");
+		put_y(f, pn, s);
+		kvp_gp_code(f, ":2 with labels offset 0,0.9 font \",8\"");
+		if (pn->series[s].y2)
+			kvp_gp_code(f, " axes x1y2");
+		kvp_gp_code(f, " notitle");
+	}
 	for (size_t s = 0; grey && s < pn->nseries; s++) {
 		put_sep(f, true);
 		put_data(f, p, k);

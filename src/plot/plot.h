@@ -71,6 +71,7 @@ struct kvp_plot_panel {
 	enum kvp_plot_style style;
 	bool logx, logy, logy2;
 	bool xtic_labels;        /* LINES: tics at the rows' x, named by their labels */
+	bool point_labels;       /* LINES: each row's label drawn above its points */
 	double yscale, y2scale;  /* displayed = value / scale (1 when 0) */
 	double band;             /* SCATTER: relative error band drawn around y = x */
 	double mark_x;           /* LINES: a dashed vertical line here when > 0 ... */
@@ -190,12 +191,15 @@ kvp_status kvp_plot_perf(struct kvp_plot *p, const struct kvp_model *m, const st
  * and allocator's metadata (right) against the block size; (b) the live
  * sequences the pool sustains on average, with the block size
  * kvp_frag_recommend picks marked.  Paged rows, and paged-shared ones when
- * the workload carries a shared prefix. */
+ * the workload carries a shared prefix.  progress (NULL: none) is called
+ * with progress_ctx as the simulator draws requests (kvp_frag_config). */
 struct kvp_workload;
 kvp_status kvp_plot_block_size(struct kvp_plot *p, const struct kvp_model *m,
 			       const struct kvp_gpu *g, const struct kvp_budget_opts *o,
 			       const struct kvp_workload *w, const uint32_t *blocks, size_t nblocks,
-			       uint64_t requests, struct kvp_error *err);
+			       uint64_t requests,
+			       void (*progress)(void *ctx, uint64_t done, uint64_t total),
+			       void *progress_ctx, struct kvp_error *err);
 
 /* 6. The planner against the harness: kvbench --out results (YAML or CSV)
  * read as `kvplan validate` reads them (validate.h), the planner's value on x

@@ -95,6 +95,7 @@ static const struct key {
 	K("prefill_fixed_us", K_US, prefill_fixed_s, 0),
 	K("seq_step_us", K_US, seq_step_s, 0),
 	K("allreduce_latency_us", K_US, allreduce_latency_s, 0),
+	K("kv_bw_efficiency", K_FRACTION, kv_bw_efficiency, 0),
 	K("time_ratio_low", K_RATIO, time_ratio_low, 0),
 	K("time_ratio_high", K_RATIO, time_ratio_high, 0),
 #undef K

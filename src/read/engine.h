@@ -105,6 +105,9 @@ struct kvp_engine_model {
 	 * prefill pass beyond it, of each running sequence in a step, and of
 	 * one all-reduce (its latency, beside the bytes over the link) */
 	double step_fixed_s, prefill_fixed_s, seq_step_s, allreduce_latency_s;
+	/* the share of the bandwidth its attention kernels reach on the KV
+	 * cache; 0: not given (the weights' decode efficiency) */
+	double kv_bw_efficiency;
 	/* the band on time: the measured / predicted time ratios of the fit's
 	 * 10th and 90th percentiles (0: not given) */
 	double time_ratio_low, time_ratio_high;

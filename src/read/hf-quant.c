@@ -350,6 +350,8 @@ kvp_status hf_read_quantization(struct hf *h, struct kvp_model *m)
 	}
 	if (!f.bits)
 		return KVP_STATUS_OK;
+	snprintf(m->weights_source, sizeof m->weights_source,
+		 "quantization_config.quant_method \"%.48s\"", method);
 	if (experts_only) {
 		m->expert_dtype = dt;
 		m->expert_format = f;

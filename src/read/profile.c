@@ -541,6 +541,9 @@ static kvp_status load_by_name(const char *typed, struct kvp_model *out, struct 
 		st = kvp_error_set(err, st, NULL, 0, 0, "model",
 				   "'%s': %s weights cannot be applied to the profile '%s'", typed,
 				   kvp_dtype_name(mn.weights_dtype), mn.profile);
+	else if (mn.weights_dtype != KVP_DTYPE_AUTO)
+		snprintf(out->weights_source, sizeof out->weights_source, "the name's word %s",
+			 kvp_dtype_name(mn.weights_dtype));
 	if (!st && strchr(typed, '/'))
 		snprintf(out->hf_id, sizeof out->hf_id, "%s", typed);
 	if (!st)

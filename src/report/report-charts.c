@@ -40,27 +40,35 @@ static kvp_status show_plot(struct report *r, struct kvp_plot *p, const char *ca
 	return KVP_STATUS_OK;
 }
 
-/* The smallest split in the scenario at which the model's weights fit every
- * GPU, else the largest: the one the sequences-against-context chart uses. */
+/* The split the sequences, roofline and block-size charts use: the smallest
+ * in the scenario at which the first workload (its batch at its context)
+ * fits every GPU, so each chart shows the model with room; else the
+ * smallest at which the weights fit every GPU; else the largest (issue 35:
+ * the report drew 70B at tp 2, where an H100 holds one sequence). */
 static uint32_t chart_tp(struct report *r, const struct kvp_model *m)
 {
 	const struct kvp_scenario *s = r->s;
-	uint32_t best = 0, largest = 0;
+	uint32_t room = 0, best = 0, largest = 0;
 	for (size_t t = 0; t < s->ntp; t++) {
-		bool all = true, valid = true;
+		bool all = true, roomy = s->nworkloads > 0, valid = true;
 		for (size_t g = 0; g < s->ngpus && all; g++) {
-			struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], s->tp[t], s->kv[0], NULL);
+			struct kvp_budget_opts o = kvp_report_budget_opts(
+				s, s->engines[0], s->tp[t], s->kv[0],
+				s->nworkloads ? &s->workloads[0] : NULL);
 			struct kvp_error e = {0};
 			kvp_status st = kvp_budget_compute(m, &s->gpus[g], &o, r->b, &e);
 			valid = st == KVP_STATUS_OK;
 			all = valid && r->b->weights_fit;
+			roomy = roomy && all && r->b->fits;
 		}
 		if (valid && s->tp[t] > largest)
 			largest = s->tp[t];
 		if (all && (!best || s->tp[t] < best))
 			best = s->tp[t];
+		if (roomy && (!room || s->tp[t] < room))
+			room = s->tp[t];
 	}
-	return best ? best : largest;
+	return room ? room : best ? best : largest;
 }
 
 /* The first GPU of the scenario on which the model's weights leave a pool at
@@ -201,7 +209,7 @@ static kvp_status section_plots(struct report *r, struct stems *up)
 			return st;
 	}
 	/* sequences, roofline and block size at the smallest split that holds
-	 * each model on every GPU */
+	 * the first workload on every GPU (chart_tp) */
 	const struct kvp_scenario_workload *lw = NULL;  /* the first with lengths */
 	for (size_t k = 0; k < s->nworkloads && !lw; k++)
 		if (s->workloads[k].lengths)
@@ -243,7 +251,8 @@ static kvp_status section_plots(struct report *r, struct stems *up)
 			if (!(p = new_chart(up, &err, "block-size-%s", m->name)))
 				return kvp_report_fail(r, KVP_STATUS_NOMEM, NULL);
 			struct kvp_budget_opts o = kvp_report_budget_opts(s, s->engines[0], tp, s->kv[0], NULL);
-			st = kvp_plot_block_size(p, m, &s->gpus[gi], &o, lw->lengths, NULL, 0, 0, &err);
+			st = kvp_plot_block_size(p, m, &s->gpus[gi], &o, lw->lengths, NULL, 0, 0, NULL, NULL,
+						 &err);
 			snprintf(caption, sizeof caption, "Block size: %s on %u x %s, workload %s",
 				 m->name, tp, s->gpus[gi].name, lw->name);
 			if ((st = finish_chart(r, p, st, &err, caption)))

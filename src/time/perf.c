@@ -334,6 +334,9 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "prefill_pass_fixed_s", hw->prefill_fixed_s) &&
 		  kvp_record_f64(r, "seq_step_s", hw->seq_step_s) &&
 		  kvp_record_f64(r, "allreduce_latency_s", hw->allreduce_latency_s) &&
+		  kvp_record_f64(r, "kv_bw_efficiency", hw->kv_bw_efficiency > 0
+								 ? hw->kv_bw_efficiency
+								 : hw->decode_bw_efficiency) &&
 		  kvp_record_str(r, "time_source", hw->time_source) &&
 		  kvp_record_f64(r, "time_ratio_low", hw->time_ratio_low) &&
 		  kvp_record_f64(r, "time_ratio_high", hw->time_ratio_high) &&

@@ -229,6 +229,8 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		hw->seq_step_s = seq;
 	if (!(hw->given & KVP_PERF_GIVEN_ALLREDUCE))
 		hw->allreduce_latency_s = ar;
+	if (!(hw->given & KVP_PERF_GIVEN_KV_BW))
+		hw->kv_bw_efficiency = data ? e->kv_bw_efficiency : 0;
 	hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 							   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
 	hw->time_ratio_high = data && e->time_ratio_high > 0 ? e->time_ratio_high
@@ -387,6 +389,13 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 
 /* ------------------------------------------------------------------- steps */
 
+double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw)
+{
+	double eff_kv = hw->kv_bw_efficiency > 0 ? hw->kv_bw_efficiency : eff_bw;
+	return (double)weights / (hw->bandwidth_bps * eff_bw) +
+	       (double)kv / (hw->bandwidth_bps * eff_kv);
+}
+
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
 {
 	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
@@ -450,7 +459,7 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 	out->kv_bytes = k;
 	out->bytes = b;
 	out->compute_s = out->gpu_flops / (c->hw.flops * eff_flops);
-	out->memory_s = (double)b / (c->hw.bandwidth_bps * eff_bw);
+	out->memory_s = kvp_perf_memory_s(&c->hw, w, k, eff_bw);
 	out->bound = out->compute_s > out->memory_s ? KVP_PERF_BOUND_COMPUTE
 						    : KVP_PERF_BOUND_BANDWIDTH;
 	out->moe_comm_s = moe_exchange_s(c, m, tokens);
@@ -656,8 +665,11 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	/* pre.weights_bytes: all of them (a chunk of many tokens touches every
 	 * expert); pre.kv_bytes the prompt's KV, written over the k steps */
 	out->compute_s = pre.compute_s / k + dec.compute_s;
-	out->memory_s = ((double)pre.weights_bytes + (double)dec.kv_bytes + (double)pre.kv_bytes / k) /
-			(c->hw.bandwidth_bps * c->hw.decode_bw_efficiency);
+	out->memory_s = kvp_perf_memory_s(&c->hw, pre.weights_bytes, 0, c->hw.decode_bw_efficiency) +
+			((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
+				(c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0
+								? c->hw.kv_bw_efficiency
+								: c->hw.decode_bw_efficiency));
 	out->comm_s = comm.comm_s;
 	/* every step is a pass with a prefill chunk and B - 1 decodes */
 	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);

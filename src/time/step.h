@@ -46,8 +46,8 @@
 #define KVP_PERF_DEFAULT_PREFILL_FIXED_S 0
 #define KVP_PERF_DEFAULT_SEQ_STEP_S 0
 #define KVP_PERF_DEFAULT_ALLREDUCE_LATENCY_S KVP_PERF_ALLREDUCE_LATENCY_S
-#define KVP_PERF_DEFAULT_TIME_RATIO_LOW 0.72
-#define KVP_PERF_DEFAULT_TIME_RATIO_HIGH 1.61
+#define KVP_PERF_DEFAULT_TIME_RATIO_LOW 0.77
+#define KVP_PERF_DEFAULT_TIME_RATIO_HIGH 1.32
 
 enum kvp_perf_bound { KVP_PERF_BOUND_BANDWIDTH, KVP_PERF_BOUND_COMPUTE };
 /* "bandwidth" or "compute" */
@@ -107,6 +107,10 @@ struct kvp_perf_hw {
 	double step_fixed_s;
 	double prefill_fixed_s;
 	double seq_step_s;
+	/* the share of the bandwidth the engine's attention kernels reach
+	 * reading the KV cache (paged decode kernels run below the weights'
+	 * streaming GEMMs); 0: decode_bw_efficiency, as for the weights */
+	double kv_bw_efficiency;
 	/* the band on time: measured / predicted time at the fit's 10th and
 	 * 90th percentiles (kvp_perf_hw_engine); 0: no band */
 	double time_ratio_low, time_ratio_high;
@@ -123,6 +127,7 @@ struct kvp_perf_hw {
 #define KVP_PERF_GIVEN_PREFILL_FIXED 2u
 #define KVP_PERF_GIVEN_SEQ_STEP 4u
 #define KVP_PERF_GIVEN_ALLREDUCE 8u
+#define KVP_PERF_GIVEN_KV_BW 16u
 
 /* The engine's time data (its entry of profiles/engines) into hw: the fixed
  * costs, the all-reduce latency and the band, each where no calibration
@@ -188,6 +193,10 @@ struct kvp_perf_step {
  * launches and CUDA-graph replay, the scheduler, sampling, input
  * metadata); their values are the engine's time data (profiles/engines). */
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
+
+/* Seconds to read `weights` bytes at bandwidth x eff_bw and `kv` bytes at
+ * bandwidth x kv_bw_efficiency (eff_bw where that is 0): the memory term. */
+double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw);
 
 /* Prefill B prompts of n tokens together (on each DP rank). */
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,

@@ -1,4 +1,4 @@
-# max-seqs-llama-3.1-70b.gp: Max concurrent sequences against context: llama-3.1-70b, engine vllm, tp 2, pp 1, block 16; line colour: GPU; dash: KV dtype; a line stops where no sequence fits, or at max_context 131072
+# max-seqs-llama-3.1-70b.gp: Max concurrent sequences against context: llama-3.1-70b, engine vllm, tp 8, pp 1, block 16; line colour: GPU; dash: KV dtype; a line stops where no sequence fits, or at max_context 131072
 # Written by kvplan; edit it and re-render with 'gnuplot max-seqs-llama-3.1-70b.gp' in this
 # directory.  Data: max-seqs-llama-3.1-70b.dat, one block per panel (index N), base units.
 set terminal pngcairo noenhanced size 1000,620 font "sans,11"
@@ -28,7 +28,7 @@ set size noratio
 set offsets 0, 0, 0, 0
 set xlabel offset 0,0
 set key below Left reverse height 1
-set title 'Max concurrent sequences against context: llama-3.1-70b, engine vllm, tp 2, pp 1, block 16'."\n".'line colour: GPU; dash: KV dtype; a line stops where no sequence fits, or at max_context 131072'
+set title 'Max concurrent sequences against context: llama-3.1-70b, engine vllm, tp 8, pp 1, block 16'."\n".'line colour: GPU; dash: KV dtype; a line stops where no sequence fits, or at max_context 131072'
 set xlabel 'context (tokens per sequence, k = 1024)'
 set ylabel 'max concurrent sequences'
 set logscale x 2

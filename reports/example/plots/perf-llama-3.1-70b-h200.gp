@@ -1,4 +1,4 @@
-# perf-llama-3.1-70b-h200.gp: Decode roofline and KV offload: llama-3.1-70b on h200, tp 2, pp 1, KV bf16; 4.80 TB/s x 0.80 efficiency, 989 TFLOP/s x 0.60
+# perf-llama-3.1-70b-h200.gp: Decode roofline and KV offload: llama-3.1-70b on h200, tp 8, pp 1, KV bf16; 4.80 TB/s x 0.80 efficiency, 989 TFLOP/s x 0.60
 # Written by kvplan; edit it and re-render with 'gnuplot perf-llama-3.1-70b-h200.gp' in this
 # directory.  Data: perf-llama-3.1-70b-h200.dat, one block per panel (index N), base units.
 set terminal pngcairo noenhanced size 1700,620 font "sans,11"
@@ -13,7 +13,7 @@ set linetype 5 lc rgb "#8c564b"
 set linetype 6 lc rgb "#e7298a"
 set linetype 7 lc rgb "#c41a0e"
 set linetype 8 lc rgb "#000000"
-set multiplot layout 1,2 title 'Decode roofline and KV offload: llama-3.1-70b on h200, tp 2, pp 1, KV bf16; 4.80 TB/s x 0.80 efficiency, 989 TFLOP/s x 0.60' font ",12"
+set multiplot layout 1,2 title 'Decode roofline and KV offload: llama-3.1-70b on h200, tp 8, pp 1, KV bf16; 4.80 TB/s x 0.80 efficiency, 989 TFLOP/s x 0.60' font ",12"
 
 # panel 0
 unset logscale
@@ -29,7 +29,7 @@ set size noratio
 set offsets 0, 0, 0, 0
 set xlabel offset 0,0
 set key below Left reverse height 1
-set title '(a) one decode step, 8k tokens of context each'."\n".'44 sequences fit the KV pool'
+set title '(a) one decode step, 8k tokens of context each'."\n".'337 sequences fit the KV pool'
 set xlabel 'batch (sequences decoding together)'
 set ylabel 'time per decode step = per output token (ms)'
 set y2label 'throughput (output tokens/s, all sequences)'
@@ -38,18 +38,18 @@ set y2tics
 set logscale x 2
 set xtics ('1' 1, '2' 2, '4' 4, '8' 8, '16' 16, '32' 32, '64' 64, '128' 128, '256' 256, '512' 512)
 set xrange [0.8695652174:588.8]
-set arrow from 44, graph 0 to 44, graph 1 nohead dt 3 lw 1.5 lc rgb "gray30"
+set arrow from 337, graph 0 to 337, graph 1 nohead dt 3 lw 1.5 lc rgb "gray30"
 set yrange [0:*]
 set y2range [0:*]
-plot 'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 44 ? ($4/0.001) : NaN) with linespoints lw 2 pt 5 ps 0.8 lc 1 dt 1 title 'step time', \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 44 ? ($5/0.001) : NaN) with linespoints lw 2 pt 7 ps 0.8 lc 3 dt 2 title 'memory term (weights + KV read)', \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 44 ? ($6/0.001) : NaN) with linespoints lw 2 pt 9 ps 0.8 lc 4 dt 3 title 'compute term', \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 44 ? ($7/1) : NaN) with linespoints lw 2 pt 11 ps 0.8 lc 2 dt 1 axes x1y2 title 'throughput (right axis)', \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 32 ? ($4/0.001) : NaN) with linespoints lw 1 pt 4 ps 0.8 lc rgb "gray70" dt 1 notitle, \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 32 ? ($5/0.001) : NaN) with linespoints lw 1 pt 6 ps 0.8 lc rgb "gray70" dt 1 notitle, \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 32 ? ($6/0.001) : NaN) with linespoints lw 1 pt 8 ps 0.8 lc rgb "gray70" dt 1 notitle, \
-     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 32 ? ($7/1) : NaN) with linespoints lw 1 pt 10 ps 0.8 lc rgb "gray70" dt 1 axes x1y2 notitle, \
-     NaN with lines dt 3 lw 1.5 lc rgb "gray30" title '44 sequences fit the pool', \
+plot 'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 337 ? ($4/0.001) : NaN) with linespoints lw 2 pt 5 ps 0.8 lc 1 dt 1 title 'step time', \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 337 ? ($5/0.001) : NaN) with linespoints lw 2 pt 7 ps 0.8 lc 3 dt 2 title 'memory term (weights + KV read)', \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 337 ? ($6/0.001) : NaN) with linespoints lw 2 pt 9 ps 0.8 lc 4 dt 3 title 'compute term', \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 <= 337 ? ($7/1) : NaN) with linespoints lw 2 pt 11 ps 0.8 lc 2 dt 1 axes x1y2 title 'throughput (right axis)', \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 256 ? ($4/0.001) : NaN) with linespoints lw 1 pt 4 ps 0.8 lc rgb "gray70" dt 1 notitle, \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 256 ? ($5/0.001) : NaN) with linespoints lw 1 pt 6 ps 0.8 lc rgb "gray70" dt 1 notitle, \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 256 ? ($6/0.001) : NaN) with linespoints lw 1 pt 8 ps 0.8 lc rgb "gray70" dt 1 notitle, \
+     'perf-llama-3.1-70b-h200.dat' index 0 using 1:($1 >= 256 ? ($7/1) : NaN) with linespoints lw 1 pt 10 ps 0.8 lc rgb "gray70" dt 1 axes x1y2 notitle, \
+     NaN with lines dt 3 lw 1.5 lc rgb "gray30" title '337 sequences fit the pool', \
      NaN with linespoints lw 1 pt 6 ps 0.8 lc rgb "gray70" title 'grey: beyond the pool, cannot run'
 
 # panel 1
@@ -77,7 +77,7 @@ set xrange [222.6086957:150732.8]
 set autoscale yfix
 set offsets 0, 0, graph 0.06, graph 0.06
 set y2range [0:*]
-plot 'perf-llama-3.1-70b-h200.dat' index 1 using 1:($4 > 0 ? $4/0.001 : NaN) with linespoints lw 2 pt 5 ps 0.8 lc 8 dt 1 title 'KV in GPU memory', \
+plot 'perf-llama-3.1-70b-h200.dat' index 1 using 1:($4 > 0 ? $4/0.001 : NaN) with linespoints lw 2 pt 5 ps 0.8 lc 8 dt 1 title 'KV in GPU memory (where it fits)', \
      'perf-llama-3.1-70b-h200.dat' index 1 using 1:($5 > 0 ? $5/0.001 : NaN) with linespoints lw 2 pt 7 ps 0.8 lc 1 dt 1 title 'over pcie3x16 (12.00 GB/s)', \
      'perf-llama-3.1-70b-h200.dat' index 1 using 1:($6 > 0 ? $6/0.001 : NaN) with linespoints lw 2 pt 9 ps 0.8 lc 2 dt 1 title 'over pcie4x16 (25.00 GB/s)', \
      'perf-llama-3.1-70b-h200.dat' index 1 using 1:($7 > 0 ? $7/0.001 : NaN) with linespoints lw 2 pt 11 ps 0.8 lc 3 dt 1 title 'over pcie5x16 (50.00 GB/s)', \
