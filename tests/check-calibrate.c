@@ -305,6 +305,9 @@ static void fit_setup(void)
 	 * calibration gave, kvp_perf_hw_engine) */
 	hw.step_fixed_s = hw.prefill_fixed_s = hw.seq_step_s = 0;
 	hw.given |= KVP_PERF_GIVEN_STEP_FIXED | KVP_PERF_GIVEN_PREFILL_FIXED | KVP_PERF_GIVEN_SEQ_STEP;
+	/* and one bandwidth efficiency for the weights and the KV alike */
+	hw.kv_bw_efficiency = 0;
+	hw.given |= KVP_PERF_GIVEN_KV_BW;
 	memset(&bopts, 0, sizeof bopts);
 	bopts.engine = KVP_ENGINE_VLLM;
 	bopts.par.tp = bopts.par.pp = 1;
@@ -389,6 +392,7 @@ END_TEST
 START_TEST(test_fit_worse)
 {
 	fit_setup();
+	bopts.engine = KVP_ENGINE_GENERIC;   /* their backend is openai-chat: no engine */
 	struct kvp_bench_runs r = {0};
 	struct kvp_error err = {0};
 	ck_assert_int_eq(load("worse-c1.json", NULL, &r, &err), KVP_STATUS_OK);

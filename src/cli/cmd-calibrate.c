@@ -43,8 +43,8 @@ static void help(void)
 	       "  --fit LIST                the constants to fit, e.g. decode_bw_efficiency,\n"
 	       "                            step_fixed_s (default: every one the runs support:\n"
 	       "                            decode_bw_efficiency prefill_flops_efficiency\n"
-	       "                            step_fixed_s seq_step_s prefill_fixed_s\n"
-	       "                            allreduce_latency_s)\n"
+	       "                            kv_bw_efficiency step_fixed_s seq_step_s\n"
+	       "                            prefill_fixed_s allreduce_latency_s)\n"
 	       "  --hold-out N              leave every N-th run out of the fit and only predict\n"
 	       "                            it (N >= 2): the residual on runs the fit never saw\n"
 	       "  --calibration FILE        start from a calibration's constants (kvplan\n"
@@ -91,7 +91,8 @@ static int fit_list(const char *arg, bool *want)
 		int k = kvp_calib_param_from_name(items[i]);
 		if (k < 0)
 			rc = kvp_cli_usage_error(cmd, "--fit: unknown constant '%s' (decode_bw_efficiency, "
-						 "prefill_flops_efficiency, step_fixed_s, seq_step_s, "
+						 "prefill_flops_efficiency, kv_bw_efficiency, "
+						 "step_fixed_s, seq_step_s, "
 						 "prefill_fixed_s, allreduce_latency_s)", items[i]);
 		else
 			want[k] = true;

@@ -13,14 +13,14 @@
 #include "model/shape.h"
 
 static const char *const param_names[KVP_CALIB_NPARAMS] = {
-	"decode_bw_efficiency", "prefill_flops_efficiency", "step_fixed_s", "seq_step_s",
-	"prefill_fixed_s", "allreduce_latency_s"};
+	"decode_bw_efficiency", "prefill_flops_efficiency", "kv_bw_efficiency", "step_fixed_s",
+	"seq_step_s", "prefill_fixed_s", "allreduce_latency_s"};
 
 /* Bounds of each constant and, for a fixed cost the GPU's hw leaves at 0,
  * where the search starts (a log search cannot start at 0). */
-static const double lo_bound[KVP_CALIB_NPARAMS] = {0.02, 0.02, 1e-7, 1e-9, 1e-7, 1e-7};
-static const double hi_bound[KVP_CALIB_NPARAMS] = {1, 1, 0.5, 0.05, 0.5, 1e-2};
-static const double probe[KVP_CALIB_NPARAMS] = {0, 0, 1e-3, 1e-5, 1e-3, 1e-5};
+static const double lo_bound[KVP_CALIB_NPARAMS] = {0.02, 0.02, 0.02, 1e-7, 1e-9, 1e-7, 1e-7};
+static const double hi_bound[KVP_CALIB_NPARAMS] = {1, 1, 1, 0.5, 0.05, 0.5, 1e-2};
+static const double probe[KVP_CALIB_NPARAMS] = {0, 0, 0, 1e-3, 1e-5, 1e-3, 1e-5};
 
 const char *kvp_calib_param_name(enum kvp_calib_param p)
 {
@@ -45,6 +45,10 @@ static void get_params(const struct kvp_perf_hw *hw, double *t)
 {
 	t[KVP_CALIB_DECODE_BW_EFFICIENCY] = hw->decode_bw_efficiency;
 	t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] = hw->prefill_flops_efficiency;
+	/* 0 reads the KV at the weights' efficiency: the same figure, fitted
+	 * apart from there */
+	t[KVP_CALIB_KV_BW_EFFICIENCY] = hw->kv_bw_efficiency > 0 ? hw->kv_bw_efficiency
+								  : hw->decode_bw_efficiency;
 	t[KVP_CALIB_STEP_FIXED_S] = hw->step_fixed_s;
 	t[KVP_CALIB_SEQ_STEP_S] = hw->seq_step_s;
 	t[KVP_CALIB_PREFILL_FIXED_S] = hw->prefill_fixed_s;
@@ -55,6 +59,7 @@ static void set_params(struct kvp_perf_hw *hw, const double *t)
 {
 	hw->decode_bw_efficiency = t[KVP_CALIB_DECODE_BW_EFFICIENCY];
 	hw->prefill_flops_efficiency = t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY];
+	hw->kv_bw_efficiency = t[KVP_CALIB_KV_BW_EFFICIENCY];
 	hw->step_fixed_s = t[KVP_CALIB_STEP_FIXED_S];
 	hw->seq_step_s = t[KVP_CALIB_SEQ_STEP_S];
 	hw->prefill_fixed_s = t[KVP_CALIB_PREFILL_FIXED_S];
@@ -87,6 +92,10 @@ struct fit_state {
 	const bool *use;          /* the observations the objective sums; NULL: the train ones */
 	struct kvp_error *err;
 	kvp_status st;            /* the first error a prediction met */
+	/* hw reads the KV at the weights' efficiency (kv_bw_efficiency 0):
+	 * while the KV constant stays at its start it follows decode's */
+	bool kv_follows;
+	double kv_start;
 };
 
 /* Every observation's prediction at constants t, into pred[]. */
@@ -94,6 +103,8 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 {
 	struct kvp_perf_hw hw = *fs->hw;
 	set_params(&hw, t);
+	if (fs->kv_follows && t[KVP_CALIB_KV_BW_EFFICIENCY] == fs->kv_start)
+		hw.kv_bw_efficiency = 0;
 	struct kvp_perf_ctx c;
 	size_t last = (size_t)-1;
 	for (size_t i = 0; i < fs->nobs; i++) {
@@ -535,6 +546,8 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 		engine_hw(hw, rs, &eh);
 	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
 	get_params(st ? hw : &eh, out->start);
+	fs.kv_follows = !st && !(eh.kv_bw_efficiency > 0);
+	fs.kv_start = out->start[KVP_CALIB_KV_BW_EFFICIENCY];
 	memcpy(out->value, out->start, sizeof out->value);
 	if (!st)
 		st = predict(&fs, out->start, pred);
@@ -577,6 +590,8 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
 	double t[KVP_CALIB_NPARAMS], pred[KVP_CALIB_MAX_OBS];
 	get_params(&eh, out->start);
+	fs.kv_follows = !(eh.kv_bw_efficiency > 0);
+	fs.kv_start = out->start[KVP_CALIB_KV_BW_EFFICIENCY];
 	if ((st = supported(&fs, out->start, out->supported)))
 		goto done;
 	bool any = false;
@@ -593,6 +608,7 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 					   "%s", k == KVP_CALIB_DECODE_BW_EFFICIENCY ? "the batch and context"
 					   : k == KVP_CALIB_PREFILL_FLOPS_EFFICIENCY ? "the prompt length"
 					   : k == KVP_CALIB_ALLREDUCE_LATENCY_S ? "the tensor-parallel size"
+					   : k == KVP_CALIB_KV_BW_EFFICIENCY ? "the batch and context apart"
 					   : "the batch");
 			goto done;
 		}

@@ -22,7 +22,7 @@
  *   supported    the constants whose log-sensitivity columns are not
  *                (within 5 %) spanned by those before them, in the order
  *                decode_bw_efficiency, prefill_flops_efficiency,
- *                step_fixed_s, seq_step_s, prefill_fixed_s,
+ *                kv_bw_efficiency, step_fixed_s, seq_step_s, prefill_fixed_s,
  *                allreduce_latency_s, and at most observations - 1 of them
  *   spread       each constant's range over the refits that leave one run
  *                out (jackknife), so a constant one run alone decides shows
@@ -44,6 +44,7 @@
 enum kvp_calib_param {
 	KVP_CALIB_DECODE_BW_EFFICIENCY,
 	KVP_CALIB_PREFILL_FLOPS_EFFICIENCY,
+	KVP_CALIB_KV_BW_EFFICIENCY,
 	KVP_CALIB_STEP_FIXED_S,
 	KVP_CALIB_SEQ_STEP_S,
 	KVP_CALIB_PREFILL_FIXED_S,

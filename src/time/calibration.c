@@ -29,6 +29,7 @@
  *   kvplan calibrate --out: kvplan's YAML table with the engine's fixed
  *                           costs (step_fixed_s, prefill_fixed_s,
  *                           seq_step_s), allreduce_latency_s,
+ *                           kv_bw_efficiency,
  *                           latency_spread and points beside the
  *                           efficiencies; model, engine, tp, spread, the
  *                           residuals and source are where the figures came
@@ -138,7 +139,8 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 					   /* written by kvplan calibrate (calibration-write.c) */
 					   "model", "engine", "engine_version", "tp",
 					   "step_fixed_s", "prefill_fixed_s", "seq_step_s",
-					   "allreduce_latency_s", "latency_spread", "points",
+					   "allreduce_latency_s", "kv_bw_efficiency",
+					   "latency_spread", "points",
 					   "residual_median", "residual_median_uncalibrated",
 					   "spread", NULL};
 	kvp_status st;
@@ -166,13 +168,16 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 		}
 		const struct kvp_node *d = kvp_map_get(e, "decode_bw_efficiency");
 		const struct kvp_node *p = kvp_map_get(e, "prefill_flops_efficiency");
-		if ((d && (st = check_eff(doc, d, "decode_bw_efficiency",
+		const struct kvp_node *kv = kvp_map_get(e, "kv_bw_efficiency");
+		if ((kv && (st = check_eff(doc, kv, "kv_bw_efficiency", &out->kv_bw_efficiency,
+					   err))) ||
+		    (d && (st = check_eff(doc, d, "decode_bw_efficiency",
 					  &out->decode_bw_efficiency, err))) ||
 		    (p && (st = check_eff(doc, p, "prefill_flops_efficiency",
 					  &out->prefill_flops_efficiency, err))) ||
 		    (st = fixed_costs(doc, e, out, err)))
 			return st;
-		if (!d && !p && !out->step_fixed_s && !out->prefill_fixed_s && !out->seq_step_s &&
+		if (!d && !p && !kv && !out->step_fixed_s && !out->prefill_fixed_s && !out->seq_step_s &&
 		    !out->allreduce_latency_s)
 			return kvp_node_fail(doc, e, err, KVP_STATUS_INVALID, "calibration",
 					     "an entry needs decode_bw_efficiency, "
@@ -300,6 +305,8 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 		hw->prefill_fixed_s = cal->prefill_fixed_s, hw->given |= KVP_PERF_GIVEN_PREFILL_FIXED;
 	if (cal->seq_step_s > 0)
 		hw->seq_step_s = cal->seq_step_s, hw->given |= KVP_PERF_GIVEN_SEQ_STEP;
+	if (cal->kv_bw_efficiency > 0)
+		hw->kv_bw_efficiency = cal->kv_bw_efficiency, hw->given |= KVP_PERF_GIVEN_KV_BW;
 	if (cal->allreduce_latency_s > 0)
 		hw->allreduce_latency_s = cal->allreduce_latency_s,
 		hw->given |= KVP_PERF_GIVEN_ALLREDUCE;
