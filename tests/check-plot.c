@@ -645,6 +645,23 @@ END_TEST
  * 2x the first's y), and h200 at $3/h (4.8 against 3.35 TB/s: a lower TPOT,
  * but 3x the price for less than 1.5x the speed: on the front too).  The
  * front's rows come first, in TPOT order. */
+/* The serve chart's knee (kvp_plot_serve_knee), by hand: TTFT p90 of 10,
+ * 12, 19, 25, 400 ms: within 2 x 10 ms up to 19 ms, so index 2; with SLO
+ * verdicts yes, yes, no, yes, the last before the first "no", index 1 (a
+ * later "yes" is past the knee); a first rate already missing: n. */
+START_TEST(test_serve_knee)
+{
+	const double p90[] = {0.010, 0.012, 0.019, 0.025, 0.400};
+	const bool meets[] = {true, true, false, true, true};
+	const bool none[] = {false, true, true, true, true};
+	ck_assert_uint_eq(kvp_plot_serve_knee(p90, meets, 5, false), 2);
+	ck_assert_uint_eq(kvp_plot_serve_knee(p90, meets, 5, true), 1);
+	ck_assert_uint_eq(kvp_plot_serve_knee(p90, none, 5, true), 5);
+	ck_assert_uint_eq(kvp_plot_serve_knee(p90, meets, 1, false), 0);
+	ck_assert_uint_eq(kvp_plot_serve_knee(p90, meets, 0, false), 0);
+}
+END_TEST
+
 START_TEST(test_pareto)
 {
 	static struct kvp_model m;
@@ -794,6 +811,7 @@ static Suite *plot_suite(void)
 	tcase_add_test(core, test_mark_overlaps);
 	tcase_add_test(core, test_write_escapes);
 	tcase_add_test(core, test_pareto);
+	tcase_add_test(core, test_serve_knee);
 	tcase_add_loop_test(core, test_gp_quote, 0, sizeof gp_quote / sizeof gp_quote[0]);
 	tcase_add_loop_test(core, test_gp_stem, 0, sizeof gp_stems / sizeof gp_stems[0]);
 	tcase_add_loop_test(core, test_term_parse, 0, sizeof terms / sizeof terms[0]);

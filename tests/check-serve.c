@@ -3,7 +3,8 @@
  * blocks within the pool, tokens conserved, Little's law; a failure aborts).
  * Hand cases on round hardware (1 TB/s, compute that never binds,
  * efficiencies 1: a step is (weights + KV bytes) / 1e12 s), the reference
- * loop of tests/serve-ref.c on 240 random workloads, the load models against
+ * loop of tests/serve-ref.c on 240 random workloads, lazy decoding under a
+ * caller's memory against the plain loop on 120, the load models against
  * queueing identities, and the errors. */
 #include <check.h>
 #include <math.h>
@@ -294,6 +295,177 @@ START_TEST(test_reference_random)
 }
 END_TEST
 
+/* ------------------------------------------------------------ a caller's memory */
+
+/* A memory of blocks: a request of c tokens holds S + ceil(c / P) x U units
+ * (a carrier less the shared prefix's sb = k / P blocks, held once while
+ * one runs) and measures A + c x B; every fifth admission that fits is
+ * refused (as a hole that is not there).  Lengths and gaps from their own
+ * generator. */
+struct lazy_mem {
+	uint64_t S, U, A, B, sb;
+	uint32_t P;
+	struct kvp_rng g;
+	size_t sent, n;
+	double t, gap;
+	uint64_t admits, running;
+	/* what the loop reported */
+	uint64_t steps, live, used, measure, refused;
+	struct kvp_serve_done done[400];
+	size_t ndone;
+};
+
+static uint64_t lm_held(void *ctx, const struct kvp_serve_view *r)
+{
+	const struct lazy_mem *m = ctx;
+	uint64_t b = kvp_cdiv(r->tokens, m->P);
+	if (r->carrier)
+		b -= b < m->sb ? b : m->sb;
+	return m->S + b * m->U;
+}
+
+static uint64_t lm_measure(void *ctx, const struct kvp_serve_view *r)
+{
+	const struct lazy_mem *m = ctx;
+	return m->A + r->tokens * m->B;
+}
+
+static bool lm_admit(void *ctx, const struct kvp_serve_view *r, uint64_t units, uint64_t *tag)
+{
+	struct lazy_mem *m = ctx;
+	(void)r, (void)units;
+	*tag = 0;
+	if (m->running && ++m->admits % 5 == 0)
+		return false;   /* refused only beside a running one, as a hole */
+	m->running++;
+	return true;
+}
+
+static void lm_release(void *ctx, const struct kvp_serve_view *r, uint64_t units, uint64_t tag)
+{
+	struct lazy_mem *m = ctx;
+	(void)r, (void)units, (void)tag;
+	ck_assert_uint_gt(m->running, 0);
+	m->running--;
+}
+
+static void lm_on_step(void *ctx, size_t n, uint64_t used, uint64_t measure, bool refused)
+{
+	struct lazy_mem *m = ctx;
+	m->steps++;
+	m->live += n;
+	m->used += used;
+	m->measure += measure;
+	m->refused += refused;
+}
+
+static void lm_done(void *ctx, const struct kvp_serve_done *d)
+{
+	struct lazy_mem *m = ctx;
+	ck_assert_uint_lt(m->ndone, sizeof m->done / sizeof m->done[0]);
+	m->done[m->ndone++] = *d;
+}
+
+static kvp_status lm_source(void *ctx, struct kvp_serve_arrival *a, struct kvp_error *err)
+{
+	struct lazy_mem *m = ctx;
+	(void)err;
+	if (m->sent++ == m->n) {
+		a->arrival_s = INFINITY;
+		return KVP_STATUS_OK;
+	}
+	m->t += 2 * m->gap * kvp_rng_uniform(&m->g);
+	bool carrier = m->sb && kvp_rng_next(&m->g) % 3 == 0;
+	*a = (struct kvp_serve_arrival){m->t, 1 + kvp_rng_next(&m->g) % 400 + (carrier ? m->sb * m->P : 0),
+					kvp_rng_next(&m->g) % 150, carrier};
+	return KVP_STATUS_OK;
+}
+
+/* Lazy decoding (step_period) against the plain loop (step_period 0) under
+ * the same memory, on 120 random workloads: every step's running count,
+ * units and measure, every finished request in its order, and the
+ * result's counts the same, bit for bit.  (Built with the invariants, every
+ * step recounts each running request from the memory model.) */
+START_TEST(test_lazy_memory_against_plain)
+{
+	enum { CASES = 120 };
+	struct kvp_rng g;
+	kvp_rng_seed(&g, 14);
+	size_t preempting = 0, refusing = 0;
+	struct lazy_mem *m = malloc(2 * sizeof *m);
+	struct kvp_serve_result *r2 = malloc(sizeof *r2);
+	ck_assert(m && r2);
+	for (int k = 0; k < CASES; k++) {
+		uint32_t P = 1 + kvp_rng_next(&g) % 32;
+		uint64_t sb = kvp_rng_next(&g) % 2 ? kvp_rng_next(&g) % (300 / P + 1) : 0;
+		uint64_t U = 1 + kvp_rng_next(&g) % 5, S = kvp_rng_next(&g) % 4;
+		/* the longest request alone: 400 + sb P + 149 tokens */
+		uint64_t most = S + kvp_cdiv(549 + sb * P, P) * U;
+		struct kvp_serve_memory mem = {.pool = most + kvp_rng_next(&g) % (6 * most),
+					       .shared_tokens = sb * P, .shared_units = sb * U,
+					       .held = lm_held, .measure = lm_measure,
+					       .shared_measure = kvp_rng_next(&g) % 100,
+					       .on_step = lm_on_step, .step_units = U};
+		if (kvp_rng_next(&g) % 2) {
+			mem.admit = lm_admit;
+			mem.release = lm_release;
+		}
+		struct kvp_serve_opts o = {.load = KVP_SERVE_SOURCE, .source = lm_source,
+					   .memory = &mem, .step_s = 0.01, .no_itl = true,
+					   .admit_after_preempt = kvp_rng_next(&g) % 2,
+					   .max_num_seqs = 1 + kvp_rng_next(&g) % 64,
+					   .max_batched_tokens = 1 + kvp_rng_next(&g) % 2048,
+					   .on_done = lm_done};
+		if (kvp_rng_next(&g) % 2)
+			o.max_batched_tokens = 1 + kvp_rng_next(&g) % 24;   /* decodes beyond a step's tokens */
+		m[0] = (struct lazy_mem){.S = S, .U = U, .A = kvp_rng_next(&g) % 50,
+					 .B = kvp_rng_next(&g) % 7, .sb = sb, .P = P,
+					 .n = 1 + kvp_rng_next(&g) % 400,
+					 .gap = 0.001 + 0.05 * kvp_rng_uniform(&g)};
+		kvp_rng_seed(&m[0].g, kvp_rng_next(&g));
+		mem.step_measure = m[0].B;
+		m[1] = m[0];
+		struct kvp_error err = {0};
+		for (int lazy = 0; lazy < 2; lazy++) {
+			mem.ctx = o.source_ctx = o.ctx = &m[lazy];
+			mem.step_period = lazy ? P : 0;
+			ck_assert_msg(kvp_serve_run(NULL, NULL, &o, lazy ? r2 : &res, &err) ==
+					      KVP_STATUS_OK, "case %d: %s", k, err.msg);
+		}
+		const struct lazy_mem *a = &m[0], *b = &m[1];
+		ck_assert_msg(a->steps == b->steps && a->live == b->live && a->used == b->used &&
+				      a->measure == b->measure && a->refused == b->refused,
+			      "case %d: steps %llu/%llu, live %llu/%llu, used %llu/%llu, measure "
+			      "%llu/%llu", k, (unsigned long long)a->steps, (unsigned long long)b->steps,
+			      (unsigned long long)a->live, (unsigned long long)b->live,
+			      (unsigned long long)a->used, (unsigned long long)b->used,
+			      (unsigned long long)a->measure, (unsigned long long)b->measure);
+		ck_assert_uint_eq(a->ndone, a->n);
+		ck_assert_uint_eq(b->ndone, a->n);
+		for (size_t i = 0; i < a->ndone; i++) {
+			const struct kvp_serve_done *x = &a->done[i], *y = &b->done[i];
+			ck_assert_msg(x->id == y->id && x->ttft_s == y->ttft_s && x->e2e_s == y->e2e_s &&
+					      x->queue_s == y->queue_s && x->preempted == y->preempted,
+				      "case %d: finished request %zu differs", k, i);
+		}
+		ck_assert_uint_eq(res.steps, r2->steps);
+		ck_assert_uint_eq(res.preemptions, r2->preemptions);
+		ck_assert_uint_eq(res.recomputed_tokens, r2->recomputed_tokens);
+		ck_assert_uint_eq(res.prefix_hits, r2->prefix_hits);
+		ck_assert_uint_eq(res.max_running, r2->max_running);
+		ck_assert_uint_eq(res.kv_max_blocks, r2->kv_max_blocks);
+		ck_assert(res.end_s == r2->end_s && res.kv_mean_util == r2->kv_mean_util);
+		preempting += res.preemptions > 0;
+		refusing += a->refused > 0;
+	}
+	/* the random cases reach preemption (the write-out) and refusals */
+	ck_assert_uint_gt(preempting, CASES / 10);
+	ck_assert_uint_gt(refusing, CASES / 10);
+	free(m);
+	free(r2);
+}
+END_TEST
+
 /* Poisson arrivals well under capacity: the throughput is the rate
  * (2,000 requests at 5/s; the count in a Poisson window has a relative
  * spread of 1 / sqrt(2,000) = 2.2 %: within 10 %).  A closed loop of N
@@ -520,6 +692,7 @@ static Suite *suite(void)
 	tcase_add_test(core, test_preemption_by_hand);
 	tcase_add_test(core, test_prefix_by_hand);
 	tcase_add_test(core, test_reference_random);
+	tcase_add_test(core, test_lazy_memory_against_plain);
 	tcase_add_test(core, test_loads);
 	tcase_add_test(core, test_percentiles);
 	tcase_add_test(core, test_trace_formats);

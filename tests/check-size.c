@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "size/size-sim.h"
 #include "size/size.h"
+#include "base/dist.h"
 #include "base/units.h"
 #include "base/yaml-walk.h"
 #include "out/yaml-writer.h"
@@ -950,6 +952,120 @@ START_TEST(test_demand_errors)
 }
 END_TEST
 
+/* Sizing on the simulator, a closed loop by hand (the replicas case's
+ * model and GPU, 100 + 100 tokens, no think time): N users arrive together,
+ * one step prefills all N (100 N <= 8,192 batched tokens) reading 10 GB of
+ * weights and N x 100 x 524,288 B of KV at 1 TB/s, 99 decode steps follow,
+ * all finish together and send again, so every request's
+ *   TTFT(N) = (10e9 + N x 52,428,800) / 1e12 s.
+ * The level T at p90 admits the largest N with TTFT(N) <= T; each T sits
+ * about 0.2 % from both neighbours (the percentiles are bin middles, 0.1 %):
+ *   T 10.288 ms: TTFT(5) 10.2621, TTFT(6) 10.3146 -> 5
+ *   T 11.020 ms: TTFT(19) 10.9961, TTFT(20) 11.0486 -> 19
+ *   T 11.600 ms: TTFT(30) 11.5729, TTFT(31) 11.6253 -> 30
+ * and R = ceil(users / N), or 1 when the users are fewer than N. */
+static const struct sim_closed_case {
+	double ttft_s;
+	uint64_t users, capacity;
+	uint32_t replicas;
+} sim_closed_cases[] = {
+	{0.010288, 40, 5, 8},     /* ceil(40 / 5) */
+	{0.011020, 40, 19, 3},    /* ceil(40 / 19) */
+	{0.011600, 100, 30, 4},   /* ceil(100 / 30) */
+	{0.011600, 10, 10, 1},    /* 10 users: all on one, the most asked for */
+};
+
+START_TEST(test_simulate_closed)
+{
+	const struct sim_closed_case *k = &sim_closed_cases[_i];
+	struct kvp_error err = {0};
+	struct kvp_size_config c;
+	replicas_case();
+	demand.rate = 0;
+	demand.users = k->users;
+	demand.percentile = 90;
+	demand.slo_ttft_s = k->ttft_s;
+	demand.slo_tpot_s = 1;
+	ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+	struct kvp_size_sim_opts so = {.w = &wl};
+	ck_assert_msg(kvp_size_simulate(&model, &gpu, &demand, &opts, &so, &c, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert(c.simulated);
+	ck_assert_double_eq(c.sim_capacity, (double)k->capacity);
+	ck_assert_uint_eq(c.replicas, k->replicas);
+	ck_assert_uint_eq(c.count, k->replicas);              /* tp 1, pp 1 */
+	ck_assert_double_eq_tol(c.cost_per_hour, 2.0 * k->replicas, 1e-9);
+	ck_assert(c.meets);
+	/* one user alone: one prefill step and the mean of 99 decode steps at
+	 * contexts 101 .. 199, (10e9 + 150 x 524,288) / 1e12 */
+	ck_assert_double_eq_tol(c.floor_ttft_s, 0.0100524288, 2e-5);
+	ck_assert_double_eq_tol(c.floor_tpot_s, 0.0100786432, 2e-5);
+	kvp_workload_free(&wl);
+}
+END_TEST
+
+/* Sizing on the simulator over random Poisson demands: whatever the
+ * simulator finds, the row follows from it.  R is ceil(rate / capacity) (up
+ * to 3 more when the run at the share misses by seeded noise), a row that
+ * meets has TTFT and TPOT within their levels, and a TPOT level below one
+ * user's 10.0786432 ms (above) is never met, by the difference. */
+START_TEST(test_simulate_random)
+{
+	struct kvp_rng rng;
+	kvp_rng_seed(&rng, 33);
+	for (int t = 0; t < 12; t++) {
+		struct kvp_error err = {0};
+		struct kvp_size_config c;
+		replicas_case();
+		demand.rate = 1 + 59 * kvp_rng_uniform(&rng);
+		demand.percentile = t % 3 == 0 ? 50 : t % 3 == 1 ? 90 : 99;
+		demand.slo_ttft_s = 0.012 + 0.5 * kvp_rng_uniform(&rng);
+		demand.slo_tpot_s = 0.0095 + 0.04 * kvp_rng_uniform(&rng);
+		ck_assert_int_eq(kvp_size_search(&model, &gpu, &demand, &opts, 1, &c, &err), KVP_STATUS_OK);
+		struct kvp_size_sim_opts so = {.w = &wl};
+		ck_assert_msg(kvp_size_simulate(&model, &gpu, &demand, &opts, &so, &c, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+		ck_assert(c.simulated);
+		ck_assert_double_eq_tol(c.floor_tpot_s, 0.0100786432, 2e-5);
+		bool never = demand.slo_tpot_s < c.floor_tpot_s;
+		ck_assert_int_eq((c.never & KVP_SIZE_FAIL_TPOT) != 0, never);
+		if (never)
+			ck_assert_double_eq_tol(c.miss_tpot_s, c.floor_tpot_s - demand.slo_tpot_s, 1e-12);
+		ck_assert(c.sim_capacity > 0);
+		uint32_t need = (uint32_t)ceil(demand.rate / c.sim_capacity - 1e-9);
+		ck_assert_msg(c.replicas >= need && c.replicas <= need + 3, "case %d: %u replicas for "
+			      "%g / %g", t, c.replicas, demand.rate, c.sim_capacity);
+		ck_assert_uint_eq(c.count, c.replicas);
+		ck_assert_double_eq_tol(c.rate, demand.rate / c.replicas, 1e-9);
+		if (c.meets) {
+			ck_assert(c.ttft_s <= demand.slo_ttft_s);
+			ck_assert(c.tpot_s <= demand.slo_tpot_s);
+		}
+		kvp_workload_free(&wl);
+	}
+}
+END_TEST
+
+/* Only colocated configurations of one data-parallel rank are simulated. */
+START_TEST(test_simulate_applies)
+{
+	struct kvp_size_config c = {.tp = 1, .pp = 1, .dp = 1};
+	struct kvp_size_demand d = {.rate = 1};
+	ck_assert(kvp_size_sim_applies(&c, &d));
+	c.dp = 2;
+	ck_assert(!kvp_size_sim_applies(&c, &d));
+	c.dp = 1;
+	c.disagg_p = c.disagg_d = 1;
+	ck_assert(!kvp_size_sim_applies(&c, &d));
+	c.disagg_p = c.disagg_d = 0;
+	c.failed = KVP_SIZE_FAIL_WEIGHTS;
+	ck_assert(!kvp_size_sim_applies(&c, &d));
+	c.failed = 0;
+	d.rate = 0;                 /* no rate and no users: nothing to size for */
+	ck_assert(!kvp_size_sim_applies(&c, &d));
+}
+END_TEST
+
 static Suite *size_suite(void)
 {
 	Suite *s = suite_create("size");
@@ -971,6 +1087,10 @@ static Suite *size_suite(void)
 	tcase_add_test(core, test_search_brute_force);
 	tcase_add_test(core, test_pareto_brute_force);
 	tcase_add_test(core, test_seqs_axis);
+	tcase_add_loop_test(core, test_simulate_closed, 0,
+			    sizeof sim_closed_cases / sizeof sim_closed_cases[0]);
+	tcase_add_test(core, test_simulate_random);
+	tcase_add_test(core, test_simulate_applies);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_set_timeout(errors, 60);

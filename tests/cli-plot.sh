@@ -418,4 +418,35 @@ expect_err "--price: 'h200' is not among the GPUs considered"
 run "$KVPLAN" plot pareto --model llama-3.1-8b --cost cloud:cheap -o "$d"
 expect_rc 2
 expect_err "--cost: expected cloud"
+# --- serve: Llama-2-7B on the round GPU (1 TB/s, compute that never binds),
+# 100 + 100 tokens.  At 0.01 requests/s a request is nearly always alone
+# (its 1.01 s end to end overlaps the next arrival with probability
+# 1 - exp(-0.0101) = 1 %): TTFT p50 and p90 are one prefill step,
+# (10e9 + 100 x 524,288 B) / 1e12 = 10.0524288 ms, TPOT p50 the mean of 99
+# decode steps at contexts 101 .. 199, (10e9 + 150 x 524,288) / 1e12 =
+# 10.0786432 ms.  At 120 requests/s one replica cannot keep up: a step of B
+# sequences at >= 100 tokens reads >= 10e9 + B x 52,428,800 B, so B / (100
+# steps) completes at most 256 / (100 x 23.4 ms) = 109 a second (B = 256,
+# the default max_num_seqs); the 1,000 requests arrive in 8.3 s and leave a
+# backlog of >= 91, so the last tenth waits >= 82 / 109 = 0.75 s: TTFT p90
+# above --ttft 0.3.  The knee is 0.02, the last rate within it.
+d="$tmp/serve"
+grep -v "^#" "$top_srcdir/tests/data/good/round.yaml" >"$tmp/round.yaml"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot serve --model llama-2-7b --gpu "$tmp/round.yaml" \
+	--weights-bytes 10GB --utilization 1 --activation-bytes 0 --overhead-bytes 0 \
+	--workload "$top_srcdir/tests/data/workloads/size-replicas.yaml" --rates 0.01,0.02,120 \
+	--ttft 0.3 -o "$d"
+expect_rc 0
+dat=$(cat "$d/serve.dat")
+case "$dat" in *'0.01 "0.01" "" 0.0100524288 0.0100524288 '*) ok ;; *) bad "serve 0.01 row: $dat" ;; esac
+row=$(grep '^0.01 ' "$d/serve.dat")
+if echo "$row" | awk '{ exit !($7 > 0.0100786432 * 0.998 && $7 < 0.0100786432 * 1.002) }'; then ok
+else bad "serve TPOT p50 at 0.01: $row"; fi
+row=$(grep '^120 ' "$d/serve.dat")
+if echo "$row" | awk '{ exit !($5 > 0.3) }'; then ok; else bad "serve TTFT p90 at 120: $row"; fi
+case "$(cat "$d/serve.gp")" in *"knee: 0.02 requests/s"*) ok ;; *) bad "serve: no knee at 0.02" ;; esac
+case "$(cat "$d/serve.gp")" in *"KV blocks in use (% of the pool)"*) ok ;; *) bad "serve: KV panel" ;; esac
+run "$KVPLAN" plot serve --model llama-2-7b --gpu h100-sxm --rates 2,1 -o "$d"
+expect_rc 2
+expect_err "--rates: expected increasing"
 finish

@@ -58,6 +58,17 @@ expect_json completed 2
 near duration 0.530158859264
 near p99_e2el_ms 30.158859264
 
+# the public file's own first ten rows (tests/data/traces/README.md): all ten
+# served; the last arrives 18:15:55.1455750 - 18:15:46.6805900 = 8.464985 s
+# after the first, so the run lasts longer than that
+run "$KVPLAN" serve $R --trace "$top_srcdir/tests/data/traces/azure-conv-head.csv" --format json
+expect_rc 0
+expect_json completed 10
+expect_json total_input_tokens 4364     # 374 + 396 + 879 + 91 + 91 + 381 + 1313 + 388 + 242 + 209
+expect_json total_output_tokens 716     # 44 + 109 + 55 + 16 + 16 + 84 + 142 + 84 + 14 + 152
+d=$(json duration)
+if awk -v d="$d" 'BEGIN { exit !(d > 8.464985) }'; then ok; else bad "duration $d, want > 8.464985"; fi
+
 # JSON lines of kvplan's own keys: the same request
 printf '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 3}\n' >"$tmp/one.jsonl"
 run "$KVPLAN" serve $R --trace "$tmp/one.jsonl" --format json
@@ -99,6 +110,21 @@ printf 'arrival_s,prompt_tokens,output_tokens\n1,10,2\n0.5,10,2\n' >"$tmp/unsort
 run "$KVPLAN" serve $R --trace "$tmp/unsorted.csv"
 expect_rc 3
 expect_err "unsorted.csv:3:1: error: arrival_s: times must not decrease"
+# the Azure layout's wall-clock times: a row 0.685421 s before the first
+# (18:15:46.68059 - 18:15:45.995169) is out of order, not negative; an hour
+# of 25 is no time; 9,000 + 109 tokens is above a max_model_len of 4,096
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:45.9951690,396,109\n' >"$tmp/az-unsorted.csv"
+run "$KVPLAN" serve $R --trace "$tmp/az-unsorted.csv"
+expect_rc 3
+expect_err "az-unsorted.csv:3:1: error: TIMESTAMP: times must not decrease: 0.685421 s before the first row's"
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 25:15:45.9951690,396,109\n' >"$tmp/az-hour.csv"
+run "$KVPLAN" serve $R --trace "$tmp/az-hour.csv"
+expect_rc 3
+expect_err "az-hour.csv:3:1: error: TIMESTAMP: expected seconds or a time"
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.5000000,374,44\n2023-11-17 00:00:00.2500000,9000,109\n' >"$tmp/az-long.csv"
+run "$KVPLAN" serve $R --trace "$tmp/az-long.csv" --max-model-len 4096
+expect_rc 3
+expect_err "az-long.csv:3:29: error: ContextTokens: 9000 + 109 tokens is above max_model_len 4096"
 printf 'arrival_s,prompt_tokens,output_tokens\n-2,10,2\n' >"$tmp/negative.csv"
 run "$KVPLAN" serve $R --trace "$tmp/negative.csv"
 expect_rc 3

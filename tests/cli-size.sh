@@ -97,6 +97,14 @@ expect_json failed tpot
 expect_json never tpot
 expect_json replicas 4
 expect_near floor_tpot_s 0.0100786432 1e-9
+# the same under vLLM: size times a step as perf does, with the engine's time
+# data (profiles/engines/vllm.yaml): the weights 10 GB at 1 TB/s = 10 ms, one
+# sequence's KV 150 x 524,288 B at the KV efficiency 0.5 = 0.1572864 ms, and
+# the fixed costs 1,000 us a step + 100 us a sequence: 11.2572864 ms
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --engine vllm \
+	--format json
+expect_rc 1
+expect_near floor_tpot_s 0.0112572864 1e-9
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
 expect_rc 1
 expect_out "round tp 1: tpot: each decode step takes at least 10.1 ms > 10.0 ms"
@@ -184,7 +192,9 @@ expect_rc 0
 [ "$(printf '%s\n' "$out" | sed 1d | wc -l)" -eq 3 ] && ok || bad "front of $(printf '%s\n' "$out" | sed 1d | wc -l), want 3"
 expect_out "1,round,6,1,6,true,,12,"
 # alone, the cap of 2 is the cheapest that meets, and --emit launches it
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 --emit vllm
+# (timed as the generic engine, the roofline alone, as the steps above are:
+# vLLM's fixed costs, profiles/engines/vllm.yaml, would add 1 ms a step)
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 --engine generic --emit vllm
 expect_rc 0
 expect_out "--max-num-seqs 2 "
 expect_out "3 replicas of 1 x round"
@@ -233,7 +243,8 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
 expect_out "1:1          1     2"
 expect_out "colo         2     2"
 # at 10.5 ms both take 2 GPUs; the lower TPOT (10.409 against 10.471 ms) ranks first
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit vllm
+# (the emitted lines of each engine, timed as the generic engine, as above)
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --engine generic --emit vllm
 expect_rc 0
 expect_out "# disaggregated: 1 prefill and 1 decode instance, each launched as below;"
 # each role its own command with the engine's KV-transfer settings (1:1 on
@@ -251,7 +262,7 @@ name="vllm 1:1: two vllm serve commands, each with --tensor-parallel-size 1"
 # SGLang, from https://docs.sglang.io/docs/advanced_features/pd_disaggregation:
 # --disaggregation-mode prefill|decode, --disaggregation-transfer-backend
 # (mooncake or nixl)
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit sglang
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --engine generic --emit sglang
 expect_rc 0
 expect_out "    --disaggregation-mode 'prefill' --disaggregation-transfer-backend 'nixl'"
 expect_out "    --disaggregation-mode 'decode' --disaggregation-transfer-backend 'nixl'"
@@ -504,4 +515,56 @@ awk -F': ' '/"cost_per_hour"/ {h = $2 + 0} /"cost_per_mtok"/ {m = $2 + 0}
 		if (m < want * 0.9999 || m > want * 1.0001) { print "mtok " m " want " want; bad = 1 } }
 	END { exit bad || n < 2 }' "$tmp/out"
 if [ $? = 0 ]; then ok; else bad "cost_per_mtok does not follow from cost_per_hour and tokens_per_s"; fi
+# --simulate: sizing on the serving-loop simulator (src/size/size-sim.c).
+# A closed loop on the round GPU, prompts and outputs of exactly 100 tokens,
+# no think time: N users arrive together, the first step prefills all N
+# (100 N <= 8,192 batched tokens) and reads 10 GB of weights + N x 100 x
+# 524,288 B of KV (Llama-2-7B: 2 x 32 layers x 32 heads x 128 x 2 B a token)
+# at 1 TB/s; then 99 decode steps of N sequences at contexts 101 .. 199 (mean
+# 150); all finish together and send again, so every request sees
+#   TTFT(N) = (10e9 + N x 52,428,800) / 1e12 s
+#   TPOT(N) = (10e9 + N x 150 x 524,288) / 1e12 s
+# One user: 10.0524288 ms and 10.0786432 ms.  TTFT level 11.02 ms at p90:
+# TTFT(19) = 10.99614 ms meets, TTFT(20) = 11.04858 ms does not, so 19 users
+# a replica; 40 users -> ceil(40 / 19) = 3 replicas of ceil(40 / 3) = 14:
+# TTFT(14) = 10.7340032 ms, TPOT(14) = 11.1010048 ms; 3 GPUs x $2 = $6/hour.
+# (The simulator's percentiles are the middles of bins 2^-9 wide: 0.1 %.)
+printf 'name: closed\nprompt: fixed:100\noutput: fixed:100\n' >"$tmp/closed.yaml"
+run "$KVPLAN" size $fixed --workload "$tmp/closed.yaml" --percentile 90 --users 40 --ttft 0.01102 \
+	--tpot 1 --simulate 1 --format json
+expect_rc 0
+expect_json simulated true
+expect_json sim_capacity 19
+expect_json replicas 3
+expect_json count 3
+expect_json cost_per_hour 6
+expect_near ttft_s 0.0107340032 1e-3
+expect_near tpot_s 0.0111010048 1e-3
+expect_near floor_ttft_s 0.0100524288 1e-3
+expect_near floor_tpot_s 0.0100786432 1e-3
+expect_json meets true
+
+# A TPOT level of 10 ms below one user's 10.0786432 ms (above): no replica
+# count meets it; the row says so and by 0.0786432 ms, and sizes the
+# replicas for the rest (TTFT 1 s at p90: 5 requests/s of 1 s each keep
+# about 5 in the system, far below the 256 sequences a step takes, so one
+# replica).
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --tpot 0.010 --simulate 1 --format json
+expect_rc 1
+expect_json simulated true
+expect_json failed tpot
+expect_json never tpot
+expect_json verdict fails
+expect_json replicas 1
+expect_near miss_tpot_s 0.0000786432 1e-2
+
+# the table says which rows were simulated; without --simulate none is
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --simulate 1
+expect_rc 0
+expect_out " sim "
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --format json
+expect_json simulated false
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --simulate many
+expect_rc 2
+expect_err "--simulate"
 finish

@@ -39,6 +39,8 @@ struct plot_args {
 	uint32_t blocks[KVP_PLOT_MAX_ROWS];
 	size_t nblocks;
 	uint64_t requests;
+	double rates[KVP_PLOT_MAX_ROWS];   /* serve: --rates */
+	size_t nrates;
 	const char *workload;
 	char *results[MAX_LIST];
 	size_t nresults;
@@ -125,6 +127,21 @@ static kvp_status build_validate(struct plot_args *a, struct kvp_plot *p, struct
 {
 	return kvp_plot_validate(p, (const char *const *)a->results, a->nresults,
 				 a->ngpus ? &a->g[0] : NULL, 0, a->band > 0 ? a->band : 0.2, err);
+}
+
+static kvp_status build_serve(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
+{
+	struct kvp_workload w;
+	memset(&w, 0, sizeof w);
+	kvp_status st = kvp_workload_load(a->workload ? a->workload : "chat", &w, err);
+	struct kvp_plot_serve_opts po = {.rates = a->nrates ? a->rates : NULL, .nrates = a->nrates,
+					 .kv_rate = a->rate > 0 ? a->rate : 0,
+					 .requests = a->requests, .slo_ttft_s = a->ttft > 0 ? a->ttft : 0,
+					 .slo_tpot_s = a->tpot > 0 ? a->tpot : 0};
+	if (!st)
+		st = kvp_plot_serve(p, &a->m[0], &a->g[0], &a->c.opts, &w, &po, err);
+	kvp_workload_free(&w);
+	return st;
 }
 
 /* The GPUs pareto searches: those named, else every GPU profile (as kvplan
@@ -233,6 +250,9 @@ static const struct plot_kind {
 	{"pareto", "cost per million output tokens against TPOT over kvplan size's search\n"
 		   "               (--gpu, --tp, --kv-dtype lists; --workload), the front a line",
 	 MANY_GPUS | MANY_TP | MANY_KV | SEARCH, NULL, build_pareto},
+	{"serve", "TTFT and TPOT percentiles against the arrival rate (--rates), the knee\n"
+		  "               marked, and KV use over time (kvplan serve's simulator)",
+	 NEEDS_GPU, NULL, build_serve},
 };
 
 static void help(void)
@@ -261,6 +281,13 @@ static void help(void)
 	       "  --rate R, --users N, --ttft S, --tpot S, --price GPU=USD, --cost cloud[:KIND]|own\n"
 	       "                            pareto: as kvplan size takes them (--workload default\n"
 	       "                            chat; --gpu default every GPU profile; --tp 1,2,4,8)\n"
+	       "  --rates LIST              serve: arrival rates, requests/s, increasing (default\n"
+	       "                            0.1 .. 1.2 x what the engine completes kept full);\n"
+	       "                            --rate: the KV panel's rate (default the knee's);\n"
+	       "                            --ttft, --tpot: the knee is the highest rate within\n"
+	       "                            them at p90 (default: TTFT p90 within 2 x the lowest\n"
+	       "                            rate's); --requests per rate (default 1,000);\n"
+	       "                            --workload (default chat)\n"
 	       "  --model, --gpu, --tp, --kv-dtype take comma-separated lists where the kind\n"
 	       "  compares several (see Kinds); kv-context defaults to\n"
 	       "  %s;\n"
@@ -417,6 +444,30 @@ static bool block_sizes_parse(const char *name, const char *arg, void *dest)
 		a->blocks[i] = (uint32_t)v[i];
 	}
 	return true;
+}
+
+/* --rates: positive, finite, increasing requests/s. */
+static bool rates_parse(const char *name, const char *arg, void *dest)
+{
+	struct plot_args *a = dest;
+	char *v[KVP_PLOT_MAX_ROWS];
+	size_t n;
+	if (!kvp_cli_split(name, "--rates", arg, v, KVP_PLOT_MAX_ROWS, &n))
+		return false;
+	bool ok = true;
+	for (size_t i = 0; i < n && ok; i++) {
+		double r;
+		ok = !kvp_parse_double(v[i], &r) && r > 0 && isfinite(r) && (i == 0 || r > a->rates[i - 1]);
+		if (!ok) {
+			char t[KVP_TERM_SIZE(64)];
+			kvp_cli_usage_error(name, "--rates: expected increasing positive requests/s "
+					    "such as 1,2,4, got '%s'", kvp_term_text(t, sizeof t, v[i]));
+		}
+		a->rates[i] = r;
+	}
+	free(v[0]);
+	a->nrates = ok ? n : 0;
+	return ok;
 }
 
 static bool positive_parse(const char *name, const char *arg, void *dest)
@@ -581,6 +632,7 @@ int kvp_cmd_plot(int argc, char **argv)
 		{.name = "block-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = block_sizes_parse},
 		{.name = "requests", .kind = KVP_CLI_OPT_PARSE, .dest = &a.requests, .parse = requests_parse},
 		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = positive_parse},
+		{.name = "rates", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = rates_parse},
 		{.name = "ttft", .kind = KVP_CLI_OPT_PARSE, .dest = &a.ttft, .parse = positive_parse},
 		{.name = "tpot", .kind = KVP_CLI_OPT_PARSE, .dest = &a.tpot, .parse = positive_parse},
 		{.name = "users", .kind = KVP_CLI_OPT_PARSE, .dest = &a.users, .parse = users_parse},
@@ -598,7 +650,7 @@ int kvp_cmd_plot(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return kvp_cli_usage_error(cmd, "which plot? (budget, kv-context, max-seqs, perf, "
-						"block-size, validate, pareto)");
+						"block-size, validate, pareto, serve)");
 	const struct plot_kind *k = find_kind(argv[optind]);
 	if (!k)
 		return kvp_cli_usage_error(cmd, "unknown plot '%s'", argv[optind]);

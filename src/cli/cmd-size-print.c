@@ -60,7 +60,9 @@ static struct kvp_record *config_record(const struct kvp_size_config *c, const s
 		  kvp_record_f64(x, "miss_tpot_s", c->miss_tpot_s) &&
 		  kvp_record_u64(x, "miss_sequences", c->miss_sequences) &&
 		  kvp_record_f64(x, "latency_spread", a->latency_spread) &&
-		  kvp_record_str(x, "latency_spread_from", a->latency_spread_from);
+		  kvp_record_str(x, "latency_spread_from", a->latency_spread_from) &&
+		  kvp_record_bool(x, "simulated", c->simulated) &&
+		  kvp_record_f64(x, "sim_capacity", c->sim_capacity);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -352,6 +354,8 @@ void kvp_size_print_table(const struct kvp_size_answer *a)
 		kvp_size_fail_format(x->failed ? x->failed : x->risk, x->never, t3, sizeof t3);
 		kvp_record_str(r, "meets", x->meets ? "yes" : x->at_risk ? "at risk" : "no");
 		kvp_record_str(r, "front", x->pareto ? "*" : "");
+		if (a->simulate)
+			kvp_record_str(r, "sim", x->simulated ? "yes" : "no");
 		kvp_record_str(r, "failed", t3);
 	}
 	if (tab) {

@@ -21,6 +21,7 @@ struct kvp_size_answer {
 	size_t considered, front;            /* configurations searched; on the Pareto front */
 	bool pareto_only, disagg;            /* --pareto; --disagg given (a P:D column) */
 	bool seqs_axis;                      /* --max-num-seqs given (a max_num_seqs column) */
+	bool simulate;                       /* --simulate given (a sim column) */
 	const struct kvp_size_config *best;   /* the cheapest that meets, or NULL */
 	const struct kvp_size_config *fewest; /* the fewest GPUs that meet, or NULL */
 	bool has_emit, prefix;               /* --emit emit; the workload shares a prefix */

@@ -14,6 +14,7 @@
 #include "cli/cli-options.h"
 #include "cli/cmd-size-print.h"
 #include "time/disagg.h"
+#include "size/size-sim.h"
 #include "size/size.h"
 #include "base/units.h"
 
@@ -77,6 +78,12 @@ static void help(void)
 	       "                            (a run holds a handful, too few for a percentile; the\n"
 	       "                            conservative end covers every step it saw); given\n"
 	       "                            efficiencies and --latency-spread win\n"
+	       "  --simulate N              size the N cheapest configurations again on the\n"
+	       "                            serving-loop simulator (kvplan serve): per replica the\n"
+	       "                            largest rate (or users, a closed loop) that keeps the\n"
+	       "                            TTFT and TPOT percentiles within their levels, by\n"
+	       "                            bisection; the column sim says which rows were\n"
+	       "                            (default 0: closed forms only)\n"
 	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
 	       "                            (also plans with that engine unless --engine is given);\n"
 	       "                            a disaggregated plan: one command per role (prefill,\n"
@@ -99,7 +106,7 @@ struct price {
 struct size_args {
 	struct kvp_cli_common *c;
 	const char *workload, *gpus_arg, *calibration;
-	uint64_t tps[MAX_TPS], users, max_replicas;
+	uint64_t tps[MAX_TPS], users, max_replicas, simulate;
 	size_t ntp, nprice;
 	/* the other axes of the search: one value each unless listed */
 	uint64_t pps[MAX_TPS], dps[MAX_TPS], eps[MAX_TPS], seqs[MAX_TPS];
@@ -300,6 +307,19 @@ static bool users_parse(const char *name, const char *arg, void *dest)
 	return kvp_cli_u64(name, "--users", arg, 1, dest);
 }
 
+static bool simulate_parse(const char *name, const char *arg, void *dest)
+{
+	uint64_t *n = dest;
+	if (!kvp_cli_u64(name, "--simulate", arg, 0, n))
+		return false;
+	if (*n > 4096) {
+		kvp_cli_usage_error(name, "--simulate: %s configurations is more than kvplan simulates "
+				    "(at most 4096)", arg);
+		return false;
+	}
+	return true;
+}
+
 static bool max_replicas_parse(const char *name, const char *arg, void *dest)
 {
 	uint64_t *max = dest;
@@ -484,12 +504,47 @@ static int search_gpus(const struct size_args *a, char *const *names, size_t ngp
 			}
 		if (kvp_size_search_space(m, &g, d, so, space, &cfg[n], &err))
 			return kvp_cli_error(cmd, &err);
+		for (size_t k = n; k < n + per_gpu; k++)
+			cfg[k].origin = (uint32_t)i;
 		n += per_gpu;
 	}
 	for (size_t k = 0; k < a->nprice; k++)
 		if (!priced[k])
 			return kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
 						   a->prices[k].gpu);
+	return 0;
+}
+
+/* --simulate: the `count` first configurations in rank order that the
+ * simulator can size (kvp_size_sim_applies) sized again on it, then
+ * ranked again; while the cheapest that meets is one not simulated, it is
+ * simulated too (at most `count` more), so the choice is never a closed
+ * form's alone.  0, or the exit code after a message. */
+static int simulate(const struct size_args *a, char *const *names, const struct kvp_model *m,
+		    const struct kvp_size_demand *d, const struct kvp_size_opts *so,
+		    const struct kvp_workload *w, struct kvp_size_config *cfg, size_t n)
+{
+	struct kvp_size_sim_opts sim = {.w = w};
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	uint64_t done = 0;
+	for (size_t i = 0; i < n && done < a->simulate; i++) {
+		struct kvp_size_config *x = &cfg[i];
+		if (!kvp_size_sim_applies(x, d))
+			continue;
+		if (kvp_gpu_load(names[x->origin], &g, &err) ||
+		    kvp_size_simulate(m, &g, d, so, &sim, x, &err))
+			return kvp_cli_error(cmd, &err);
+		done++;
+	}
+	kvp_size_rank(cfg, n);
+	for (uint64_t extra = 0; extra < a->simulate && n && cfg[0].meets && !cfg[0].simulated &&
+				 kvp_size_sim_applies(&cfg[0], d); extra++) {
+		if (kvp_gpu_load(names[cfg[0].origin], &g, &err) ||
+		    kvp_size_simulate(m, &g, d, so, &sim, &cfg[0], &err))
+			return kvp_cli_error(cmd, &err);
+		kvp_size_rank(cfg, n);
+	}
 	return 0;
 }
 
@@ -579,6 +634,7 @@ int kvp_cmd_size(int argc, char **argv)
 		{.name = "tpot", .kind = KVP_CLI_OPT_PARSE, .dest = &a.tpot, .parse = tpot_parse},
 		{.name = "percentile", .kind = KVP_CLI_OPT_PARSE, .dest = &a.percentile, .parse = percentile_parse},
 		{.name = "price", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = price_parse},
+		{.name = "simulate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.simulate, .parse = simulate_parse},
 		{.name = "max-replicas", .kind = KVP_CLI_OPT_PARSE, .dest = &a.max_replicas,
 		 .parse = max_replicas_parse},
 		{.name = "emit", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = emit_parse},
@@ -701,6 +757,8 @@ int kvp_cmd_size(int argc, char **argv)
 				cfg[i].meets = cfg[i].at_risk = false;
 			}
 	kvp_size_rank(cfg, n);
+	if (a.simulate && (rc = simulate(&a, names, m, &d, &so, &w, cfg, n)))
+		goto out;
 	size_t front = kvp_size_pareto(cfg, n);
 	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
 	/* the fewest GPUs of any configuration that meets every constraint */
@@ -738,7 +796,7 @@ int kvp_cmd_size(int argc, char **argv)
 	struct kvp_size_answer ans = {
 		.m = m, .w = &w, .engine = c.opts.engine, .d = &d, .cost = &so.cost, .cfg = cfg, .n = n,
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
-		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
+		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .simulate = a.simulate > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
 		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
 		.latency_spread_from = spread_from, .warn = &warn};
 	if ((rc = refuse_overflow(cfg, n)))

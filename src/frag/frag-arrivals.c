@@ -1,5 +1,10 @@
 /* frag-arrivals.c: `kvplan frag --arrival-rate`: requests arriving over time
- * instead of always waiting (see kvp_frag_arrivals_run in frag.h).
+ * instead of always waiting (see kvp_frag_arrivals_run in frag.h), run on
+ * the serving-loop simulator (time/serve-sim.h) like `kvplan serve`: one
+ * engine loop for both.  This file is frag's side of it: the request stream
+ * (drawn as the saturated mode draws it, replayed from a length file's
+ * times), the memory model of each row (what a sequence holds in bytes
+ * under a layout and block size) and the measures over the steps.
  *
  * Legend: R = arrival rate (requests/s), dt = step time (s), M = tokens per
  * step (max_batched_tokens), P = block size, p = prompt tokens, o = output
@@ -14,25 +19,22 @@
  * any carrier runs; a carrier admitted then starts past them (a prefix-cache
  * hit: not held again, not prefilled), the first takes them at admission.
  *
- * Stance: the running sequences in admission order (the newest give way
- * first), steps with nothing running skipped to the next arrival.  A step
- * costs O(1) plus the sequences that change phase in it: the sequences that
- * decode, a prefix of the running order, are kept lazily (struct lazy): all
- * of them gain a token each step, so a clock C gives each one's tokens
- * (kv = C - base), a count per residue of base mod P says how many cross a
- * block boundary this step, and a heap by the clock at which each finishes
- * says which leave.  The rest (prefills, at most a few) and every step that
- * would preempt, or whose decodes outnumber the step's tokens, or a model
- * with windowed layers (whose bytes do not grow a block per P tokens) run the
- * plain loop over explicit sequences, the lazy ones written out first; so
- * the numbers are those of the plain loop, step for step.
+ * The loop's settings for frag: steps of a fixed dt on a grid from 0 (step i
+ * covers [i dt, (i + 1) dt): the requests that arrived by i dt may be
+ * admitted at its start; an idle engine waits for the step after the next
+ * arrival), admission in a step that preempted too, no cap on the running
+ * sequences but cfg->max_seqs.  A sequence admitted at step a and finishing
+ * in step j ran j + 1 - a steps, so with no preemption the time-average of
+ * running sequences equals the completion rate times the mean (latency -
+ * queue) exactly (Little's law), and R times it within the sampling error
+ * of the Poisson arrivals.
  *
- * Step i covers [i dt, (i + 1) dt): the requests that
- * arrived by i dt may be admitted at its start; a sequence admitted at step a
- * and finishing in step j ran j + 1 - a steps, so with no preemption the
- * time-average of running sequences equals the completion rate times the
- * mean (latency - queue) exactly (Little's law), and R times it within the
- * sampling error of the Poisson arrivals. */
+ * When every layer keeps every token (full attention, MLA) a decoding
+ * sequence grows by a block each P tokens (a reservation: by nothing) and
+ * fills a token's bytes a step: the memory says so (step_period) and the
+ * loop keeps the decoding sequences lazily (time/serve-sim-memory.c), a
+ * step O(1) plus the sequences that change phase in it, the numbers the
+ * plain loop's; windowed or state layers run the plain loop. */
 #include "frag/frag.h"
 
 #include <math.h>
@@ -41,67 +43,9 @@
 #include <string.h>
 
 #include "base/dist.h"
-#include "frag/frag-requests.h"
 #include "base/units.h"
-
-struct aseq {
-	double arrival_s, queue_s;
-	uint64_t p, o;          /* tokens to prefill, tokens still to generate */
-	uint64_t kv, gen;       /* in the cache; generated since (re)admission */
-	uint64_t addr, len;     /* contiguous: the reservation (bytes) */
-	bool carrier;           /* carries the shared prefix */
-	bool admitted_once;
-	bool ran;               /* scheduled in this step */
-};
-
-/* A growable ring of waiting requests (front: next to admit). */
-struct ring {
-	struct aseq *a;
-	size_t head, n, cap;
-};
-
-static bool ring_grow(struct ring *r)
-{
-	if (r->n < r->cap)
-		return true;
-	size_t cap = r->cap ? 2 * r->cap : 256;
-	struct aseq *a = malloc(cap * sizeof *a);
-	if (!a)
-		return false;
-	for (size_t i = 0; i < r->n; i++)
-		a[i] = r->a[(r->head + i) % r->cap];
-	free(r->a);
-	r->a = a;
-	r->head = 0;
-	r->cap = cap;
-	return true;
-}
-
-static bool ring_push_back(struct ring *r, struct aseq x)
-{
-	if (!ring_grow(r))
-		return false;
-	r->a[(r->head + r->n++) % r->cap] = x;
-	return true;
-}
-
-static bool ring_push_front(struct ring *r, struct aseq x)
-{
-	if (!ring_grow(r))
-		return false;
-	r->head = (r->head + r->cap - 1) % r->cap;
-	r->a[r->head] = x;
-	r->n++;
-	return true;
-}
-
-static struct aseq *ring_front(struct ring *r) { return &r->a[r->head]; }
-
-static void ring_pop_front(struct ring *r)
-{
-	r->head = (r->head + 1) % r->cap;
-	r->n--;
-}
+#include "frag/frag-requests.h"
+#include "time/serve-sim.h"
 
 /* What a sequence of kv tokens holds on its own: in paged-shared, a
  * carrier's first sb blocks of class 0 (the full layers) are the shared
@@ -144,158 +88,173 @@ static size_t qbin(double q)
 	return k >= QBINS - 1 ? QBINS - 1 : (size_t)k;
 }
 
-/* The decoding sequences, lazily (see the stance above): slots in a list in
- * running order, a count per residue of base mod P, a min-heap of
- * (finishing clock, order).  A sequence of base b has kv = C - b tokens and
- * gen = kv - p + 1 generated at the start of the step of clock C (its
- * prefill finished sampling the first), and finishes in the step of clock
- * b + p + o - 2, where kv + 1 reaches p + o - 1. */
-#define NIL UINT32_MAX
-struct lslot {
-	struct aseq q;          /* kv and gen unused: they follow from C */
-	uint64_t base, order;
-	uint32_t prev, next;    /* running order; next also links free slots */
-};
-struct lheap {
-	uint64_t key, order;
-	uint32_t slot;
-};
-struct lazy {
-	struct lslot *s;
-	uint32_t cap, free, head, tail, n;
-	struct lheap *h;
-	size_t nh;
-	uint32_t *cnt;          /* [P]: sequences with base = r (mod P) */
-	uint64_t C, order;
-	uint32_t P;
+
+/* One row's run: the stream, the memory model and the measures. */
+struct arrivals {
+	const struct kvp_frag_config *cfg;
+	const struct kvp_workload *w;
+	struct kvp_frag_result *res;
+	const struct kvp_frag_shape *sh;
+	struct own ow;
+	bool contig, replay;
+	/* every layer keeps every token (full attention, MLA): a sequence of kv
+	 * tokens holds its state and ceil(kv / P) blocks of block_bytes and
+	 * fills kv x used_tok, with no call into the shape */
+	bool linear;
+	uint64_t block_bytes, used_tok;
+	uint64_t total, drawn, pool;
+	double R, next_s;
+	struct kvp_rng rng, arr;
+	uint64_t prefix_used, prefix_held;
+	struct kvp_frag_arena *arena;
+	uint64_t peak_holes;
+	bool head_counted;       /* the waiting front counted as refused with free memory */
+	double sum_live, sum_used, sum_held, sum_ext, sum_lat, sum_queue;
+	uint64_t done, *qhist;
 };
 
-static bool heap_less(const struct lheap *a, const struct lheap *b)
+/* A contiguous row's reservation for a request: max_len, or p plus the
+ * requested tokens (contiguous-request), in bytes. */
+static uint64_t reservation(const struct arrivals *a, uint64_t p, uint64_t o)
 {
-	return a->key < b->key || (a->key == b->key && a->order < b->order);
+	const struct kvp_frag_config *cfg = a->cfg;
+	uint64_t t = cfg->max_len;
+	if (a->res->policy == KVP_FRAG_POLICY_CONTIGUOUS_REQUEST) {
+		/* p <= max_len: compared without forming the sum, which
+		 * --max-tokens could overflow */
+		uint64_t mt = cfg->max_tokens ? cfg->max_tokens : o;
+		t = p > t || mt >= t - p ? t : p + mt;
+	}
+	return kvp_frag_seq_bytes(a->sh, t, 1);
 }
 
-static void heap_push(struct lazy *z, struct lheap e)
+/* The loop's source: the next request that can run at all (one that
+ * cannot even alone is dropped). */
+static kvp_status next_request(void *ctx, struct kvp_serve_arrival *out, struct kvp_error *err)
 {
-	size_t i = z->nh++;
-	while (i && heap_less(&e, &z->h[(i - 1) / 2])) {
-		z->h[i] = z->h[(i - 1) / 2];
-		i = (i - 1) / 2;
+	struct arrivals *a = ctx;
+	const struct kvp_frag_config *cfg = a->cfg;
+	(void)err;
+	while (a->drawn < a->total) {
+		struct kvp_frag_req q;
+		double t = a->next_s;
+		if (a->replay)
+			kvp_frag_req_make(cfg, &a->rng, a->w->prompt.values[a->drawn],
+					  a->w->output.values[a->drawn], &q);
+		else
+			kvp_frag_draw(cfg, a->w, &a->rng, &q, 1);
+		a->drawn++;
+		if (cfg->progress && a->drawn % 65536 == 0)
+			cfg->progress(cfg->progress_ctx, a->drawn, a->total);
+		if (a->replay)
+			a->next_s = a->drawn < a->total ? a->w->arrival_s[a->drawn] : INFINITY;
+		else
+			a->next_s += -log(1 - kvp_rng_uniform(&a->arr)) / a->R;
+		uint64_t need = a->contig ? reservation(a, q.p, q.o)
+					  : kvp_frag_seq_bytes(a->sh, q.p + q.o, a->ow.P);
+		if (need > a->pool) {
+			a->res->dropped++; /* could never run, even alone */
+			continue;
+		}
+		*out = (struct kvp_serve_arrival){t, q.p, q.o, q.prefix != 0};
+		return KVP_STATUS_OK;
 	}
-	z->h[i] = e;
+	out->arrival_s = INFINITY;
+	return KVP_STATUS_OK;
 }
 
-static void heap_pop(struct lazy *z)
+/* Test builds: a shortcut's bytes against the shape's own count (the
+ * count is not even computed in other builds). */
+#ifdef KVP_CHECK_INVARIANTS
+#define CHECK_BYTES(a, what, fast, shape) check_bytes((a), (what), (fast), (shape))
+static void check_bytes(const struct arrivals *a, const char *what, uint64_t fast, uint64_t shape)
 {
-	struct lheap e = z->h[--z->nh];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= z->nh)
-			break;
-		if (c + 1 < z->nh && heap_less(&z->h[c + 1], &z->h[c]))
-			c++;
-		if (!heap_less(&z->h[c], &e))
-			break;
-		z->h[i] = z->h[c];
-		i = c;
+	if (fast != shape) {
+		fprintf(stderr, "kvplan frag: invariant failed: arrivals, %s block %u, seed %llu: "
+			"%s %llu B, from the shape %llu B\n", kvp_frag_policy_name(a->res->policy),
+			a->ow.P, (unsigned long long)a->cfg->seed, what, (unsigned long long)fast,
+			(unsigned long long)shape);
+		abort();
 	}
-	if (z->nh)
-		z->h[i] = e;
+}
+#else
+#define CHECK_BYTES(a, what, fast, shape) ((void)0)
+#endif
+
+/* The memory model: what a request holds at its tokens (the loop keeps
+ * the sum; test builds recount every running request each step). */
+static uint64_t held(void *ctx, const struct kvp_serve_view *v)
+{
+	const struct arrivals *a = ctx;
+	if (a->contig)
+		return reservation(a, v->prompt, v->output);
+	if (a->linear && !(v->carrier && a->ow.sb)) {
+		uint64_t b = a->sh->seq_bytes + kvp_cdiv(v->tokens, a->ow.P) * a->block_bytes;
+		CHECK_BYTES(a, "held", b, own_held(&a->ow, v->tokens, v->carrier));
+		return b;
+	}
+	return own_held(&a->ow, v->tokens, v->carrier);
 }
 
-/* Take x, a decoding sequence that follows every lazy one in running order,
- * with x->kv tokens at the start of the step of clock C_next. */
-static bool lazy_add(struct lazy *z, const struct aseq *x, uint64_t C_next)
+/* The measure summed over the running requests each step: the bytes filled. */
+static uint64_t used_of(void *ctx, const struct kvp_serve_view *v)
 {
-	if (z->free == NIL) {
-		uint32_t cap = z->cap ? 2 * z->cap : 256;
-		struct lslot *s = realloc(z->s, cap * sizeof *s);
-		struct lheap *h = s ? realloc(z->h, cap * sizeof *h) : NULL;
-		if (s)
-			z->s = s;
-		if (!h)
-			return false;
-		z->h = h;
-		for (uint32_t k = z->cap; k < cap; k++)
-			z->s[k].next = k + 1 < cap ? k + 1 : NIL;
-		z->free = z->cap;
-		z->cap = cap;
+	const struct arrivals *a = ctx;
+	if (a->linear && !(v->carrier && a->ow.sb)) {
+		uint64_t b = a->sh->seq_bytes + v->tokens * a->used_tok;
+		CHECK_BYTES(a, "used", b, own_used(&a->ow, v->tokens, v->carrier));
+		return b;
 	}
-	uint32_t k = z->free;
-	struct lslot *l = &z->s[k];
-	z->free = l->next;
-	l->q = *x;
-	l->base = C_next - x->kv;
-	l->order = z->order++;
-	l->prev = z->tail;
-	l->next = NIL;
-	if (z->tail != NIL)
-		z->s[z->tail].next = k;
-	else
-		z->head = k;
-	z->tail = k;
-	z->n++;
-	z->cnt[l->base % z->P]++;
-	heap_push(z, (struct lheap){l->base + x->p + x->o - 2, l->order, k});
+	return own_used(&a->ow, v->tokens, v->carrier);
+}
+
+/* Contiguous: the reservation in one hole of the arena. */
+static bool admit(void *ctx, const struct kvp_serve_view *v, uint64_t units, uint64_t *tag)
+{
+	struct arrivals *a = ctx;
+	(void)v;
+	if (units && !kvp_frag_arena_alloc(a->arena, units, a->res->fit, tag)) {
+		if (!a->head_counted)
+			a->res->refused_with_free_memory++;
+		a->head_counted = true;
+		return false;
+	}
+	a->head_counted = false;
+	if (kvp_frag_arena_holes(a->arena) > a->peak_holes)
+		a->peak_holes = kvp_frag_arena_holes(a->arena);
 	return true;
 }
 
-static void lazy_remove(struct lazy *z, uint32_t k)
+static void release(void *ctx, const struct kvp_serve_view *v, uint64_t units, uint64_t tag)
 {
-	struct lslot *l = &z->s[k];
-	if (l->prev != NIL)
-		z->s[l->prev].next = l->next;
-	else
-		z->head = l->next;
-	if (l->next != NIL)
-		z->s[l->next].prev = l->prev;
-	else
-		z->tail = l->prev;
-	z->cnt[l->base % z->P]--;
-	l->next = z->free;
-	z->free = k;
-	z->n--;
+	struct arrivals *a = ctx;
+	(void)v;
+	if (units)
+		kvp_frag_arena_release(a->arena, tag, units);
 }
 
-/* Write the lazy sequences out, in running order, at the start of the step
- * of clock C, into out[0..z->n); the lazy set is empty after. */
-static void lazy_write_out(struct lazy *z, struct aseq *out)
+/* A step's measures, after its schedule: the live sequences, the bytes
+ * they hold and fill, the free bytes while a reservation found no hole. */
+static void on_step(void *ctx, size_t n, uint64_t held_bytes, uint64_t used, bool refused)
 {
-	size_t n = 0;
-	for (uint32_t k = z->head; k != NIL;) {
-		struct lslot *l = &z->s[k];
-		uint32_t next = l->next;
-		struct aseq x = l->q;
-		x.kv = z->C - l->base;
-		x.gen = x.kv - x.p + 1;
-		x.ran = false;
-		out[n++] = x;
-		lazy_remove(z, k);
-		k = next;
-	}
-	z->nh = 0;
+	struct arrivals *a = ctx;
+	a->sum_live += (double)n;
+	a->sum_used += (double)used;
+	a->sum_held += (double)held_bytes;
+	if (refused)
+		a->sum_ext += (double)(a->pool - held_bytes);
+	a->res->measured_steps++;
+	if (n > a->res->peak_sequences)
+		a->res->peak_sequences = n;
 }
 
-/* Room for n sequences in the running list *run and its scratch *spare (the
- * same capacity *cap, doubled from 256 until it holds n; *spare's contents
- * are not kept).  False when out of memory: *run is then still valid (it
- * may have grown) and *spare may be NULL, both for the caller to free. */
-static bool run_reserve(struct aseq **run, struct aseq **spare, size_t *cap, size_t n)
+static void on_done(void *ctx, const struct kvp_serve_done *d)
 {
-	if (n <= *cap)
-		return true;
-	size_t c = *cap ? 2 * *cap : 256;
-	while (c < n)
-		c *= 2;
-	struct aseq *r = realloc(*run, c * sizeof *r);
-	if (!r)
-		return false;
-	*run = r;
-	*cap = c;
-	free(*spare);
-	*spare = malloc(c * sizeof **spare);
-	return *spare != NULL;
+	struct arrivals *a = ctx;
+	a->sum_lat += d->e2e_s;
+	a->sum_queue += d->queue_s;
+	a->qhist[qbin(d->queue_s)]++;
+	a->done++;
 }
 
 kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct kvp_workload *w,
@@ -334,335 +293,67 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 							: "arrival rate (--arrival-rate) or the step time (--step-time)");
 	const struct kvp_frag_shape *sh = &cfg->shape;
 	const uint64_t pool = cfg->pool_bytes;
-	/* layers that keep every token grow by their bytes per token, and take a
-	 * block only when the old length is a multiple of P: the common case
-	 * needs no call into the shape, and decoding sequences can be lazy */
-	bool linear = true;
-	for (uint32_t c = 0; c < sh->nclass; c++)
-		linear = linear && (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
-	const uint64_t tok_bytes = kvp_frag_token_bytes(sh), block_bytes = tok_bytes * P;
-	uint64_t used_tok = sh->seq_bytes; /* the bytes a token fills, padding left out */
-	used_tok = kvp_frag_used_bytes(sh, 1) - used_tok;
+	const uint64_t tok_bytes = kvp_frag_token_bytes(sh);
+	struct arrivals *a = calloc(1, sizeof *a);
+	struct kvp_serve_result *sr = malloc(sizeof *sr);
+	uint64_t *qhist = calloc(QBINS, sizeof *qhist);
+	kvp_status st = KVP_STATUS_OK;
+	if (!a || !sr || !qhist)
+		goto nomem;
+	*a = (struct arrivals){.cfg = cfg, .w = w, .res = res, .sh = sh, .ow = {.sh = sh, .P = P},
+			       .contig = contig, .replay = replay, .total = total, .pool = pool,
+			       .R = R, .qhist = qhist};
 	/* paged-shared: floor(k / P) full blocks of the full layers (class 0,
 	 * when it keeps every token) shared by the running carriers */
-	struct own ow = {.sh = sh, .P = P};
 	if (res->policy == KVP_FRAG_POLICY_PAGED_SHARED && sh->nclass &&
 	    (sh->layer[0].kind == KVP_LAYER_FULL || sh->layer[0].kind == KVP_LAYER_MLA))
-		ow.sb = cfg->prefix_tokens / P;
-	const uint64_t sbt = ow.sb * P; /* the prefix tokens in those blocks */
-	const uint64_t prefix_held = sbt * (sh->nclass ? sh->token_bytes[0] : 0);
-	const uint64_t prefix_used = sbt * (!sh->nclass ? 0 : sh->used_token_bytes[0]
-					    ? sh->used_token_bytes[0] : sh->token_bytes[0]);
-	uint64_t refs = 0; /* running carriers */
-	struct kvp_frag_arena *arena = NULL;
-	struct ring waiting = {0};
-	/* run[0..nrun): the explicit running sequences, after the lazy ones */
-	struct aseq *run = NULL, *spare = NULL;
-	size_t nrun = 0, caprun = 0;
-	struct lazy z = {.free = NIL, .head = NIL, .tail = NIL, .C = (uint64_t)1 << 62, .P = P};
-	uint64_t *qhist = calloc(QBINS, sizeof *qhist);
-	z.cnt = calloc(P, sizeof *z.cnt);
-	kvp_status st = KVP_STATUS_OK;
-	if (!qhist || !z.cnt)
+		a->ow.sb = cfg->prefix_tokens / P;
+	const uint64_t sbt = a->ow.sb * P; /* the prefix tokens in those blocks */
+	a->linear = true;
+	for (uint32_t c = 0; c < sh->nclass; c++)
+		a->linear = a->linear &&
+			    (sh->layer[c].kind == KVP_LAYER_FULL || sh->layer[c].kind == KVP_LAYER_MLA);
+	a->block_bytes = tok_bytes * P;
+	a->used_tok = kvp_frag_used_bytes(sh, 1) - sh->seq_bytes; /* padding left out */
+	a->prefix_held = sbt * (sh->nclass ? sh->token_bytes[0] : 0);
+	a->prefix_used = sbt * (!sh->nclass ? 0 : sh->used_token_bytes[0]
+				? sh->used_token_bytes[0] : sh->token_bytes[0]);
+	if (contig && !(a->arena = kvp_frag_arena_new(pool, res->fit == KVP_FRAG_FIT_BEST)))
 		goto nomem;
-	if (contig && !(arena = kvp_frag_arena_new(pool, res->fit == KVP_FRAG_FIT_BEST)))
-		goto nomem;
-	uint64_t peak_holes = 0;
-	bool head_counted = false; /* the waiting front counted as refused with free memory */
-	struct kvp_rng rng, arr;
-	kvp_rng_seed(&rng, cfg->seed);
-	kvp_rng_seed(&arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
-	double next_s = replay ? w->arrival_s[0] : -log(1 - kvp_rng_uniform(&arr)) / R;
-	uint64_t drawn = 0, i = 0, held = 0, used = 0, done = 0;
-	double sum_live = 0, sum_used = 0, sum_held = 0, sum_ext = 0, sum_lat = 0, sum_queue = 0;
-	double last_s = 0;
-	for (;;) {
-		double now = (double)i * dt;
-		while (drawn < total && next_s <= now) {
-			struct kvp_frag_req q;
-			if (replay)
-				kvp_frag_req_make(cfg, &rng, w->prompt.values[drawn], w->output.values[drawn],
-						  &q);
-			else
-				kvp_frag_draw(cfg, w, &rng, &q, 1);
-			drawn++;
-			if (cfg->progress && drawn % 65536 == 0)
-				cfg->progress(cfg->progress_ctx, drawn, total);
-			/* contiguous: the reservation, of max_len or p + requested */
-			uint64_t len = 0;
-			if (contig) {
-				uint64_t t = cfg->max_len;
-				if (res->policy == KVP_FRAG_POLICY_CONTIGUOUS_REQUEST) {
-					/* p <= max_len: compared without forming the
-					 * sum, which --max-tokens could overflow */
-					uint64_t mt = cfg->max_tokens ? cfg->max_tokens : q.o;
-					t = q.p > t || mt >= t - q.p ? t : q.p + mt;
-				}
-				len = kvp_frag_seq_bytes(sh, t, 1);
-			}
-			if (contig ? len > pool : kvp_frag_seq_bytes(sh, q.p + q.o, P) > pool) {
-				res->dropped++; /* could never run, even alone */
-			} else if (!ring_push_back(&waiting, (struct aseq){.arrival_s = next_s, .p = q.p,
-									 .o = q.o, .len = len,
-									 .carrier = q.prefix != 0})) {
-				goto nomem;
-			}
-			if (replay)
-				next_s = drawn < total ? w->arrival_s[drawn] : INFINITY;
-			else
-				next_s += -log(1 - kvp_rng_uniform(&arr)) / R;
-		}
-		if (!z.n && !nrun && !waiting.n) {
-			if (drawn == total)
-				break;
-			/* idle until the next arrival: the steps count, nothing runs
-			 * (one Poisson gap may be ~40 means: checked before the cast) */
-			double kd = ceil(next_s / dt);
-			if (!(kd <= KVP_FRAG_MAX_STEPS)) {
-				st = kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0,
-						   replay ? "step_time" : "arrival_rate",
-						   "request %llu arrives at %g s, step %.3g: more "
-						   "than the 2^53 steps the simulation counts; raise "
-						   "the %s", (unsigned long long)drawn + 1, next_s, kd,
-						   replay ? "step time (--step-time)"
-							  : "arrival rate (--arrival-rate) or the "
-							    "step time (--step-time)");
-				goto out;
-			}
-			uint64_t k = (uint64_t)kd;
-			i = k > i ? k : i + 1;
-			continue;
-		}
-		uint64_t budget = M;
-		/* the lazy decodes: a token each and the blocks of those at a
-		 * boundary, unless that would preempt or overrun the step's tokens:
-		 * then they are written out before the explicit ones */
-		const uint64_t grow = z.n && !contig ? (uint64_t)z.cnt[z.C % P] * block_bytes : 0;
-		if (z.n && (z.n > M || grow > pool - held)) {
-			size_t n = z.n + nrun;
-			if (!run_reserve(&run, &spare, &caprun, n))
-				goto nomem;
-			memcpy(spare + z.n, run, nrun * sizeof *run);
-			lazy_write_out(&z, spare);
-			struct aseq *t = run;
-			run = spare;
-			spare = t;
-			nrun = n;
-		}
-		const uint64_t nlazy = z.n;
-		if (nlazy) {
-			held += grow;
-			used += nlazy * used_tok;
-			budget -= nlazy;
-		}
-		/* explicit running sequences in admission order: a decode token
-		 * each, or the next prefill chunk; the newest give way when blocks
-		 * run out (never a lazy one: they come first and are served) */
-		for (size_t k = 0; k < nrun && budget; k++) {
-			struct aseq *q = &run[k];
-			uint64_t want = q->kv < q->p ? q->p - q->kv : 1;
-			uint64_t chunk = want < budget ? want : budget;
-			uint64_t extra, grown;
-			if (linear && chunk == 1 && !(q->carrier && q->kv < sbt)) {
-				extra = !contig && q->kv % P == 0 ? block_bytes : 0;
-				grown = used_tok;
-			} else {
-				extra = contig ? 0 : own_held(&ow, q->kv + chunk, q->carrier) -
-						     own_held(&ow, q->kv, q->carrier);
-				grown = own_used(&ow, q->kv + chunk, q->carrier) -
-					own_used(&ow, q->kv, q->carrier);
-			}
-			while (extra > pool - held && nrun > k) {
-				struct aseq v = run[--nrun];
-				held -= own_held(&ow, v.kv, v.carrier);
-				used -= own_used(&ow, v.kv, v.carrier);
-				if (v.carrier && ow.sb && --refs == 0) {
-					held -= prefix_held;
-					used -= prefix_used;
-				}
-				/* recompute: its tokens so far are prefilled again */
-				v.p += v.gen;
-				v.o -= v.gen;
-				v.kv = v.gen = 0;
-				if (!ring_push_front(&waiting, v))
-					goto nomem;
-				res->preemptions++;
-			}
-			if (nrun == k)
-				break; /* q itself gave way */
-			held += extra;
-			used += grown;
-			q->kv += chunk;
-			q->ran = true;
-			budget -= chunk;
-		}
-		/* admit waiting requests in order while their first chunk fits
-		 * (contiguous: their reservation, in one hole) */
-		bool frag_blocked = false;
-		while (waiting.n && budget && (!cfg->max_seqs || nlazy + nrun < cfg->max_seqs)) {
-			struct aseq *q = ring_front(&waiting);
-			/* a carrier that finds the prefix held starts past it (a
-			 * prefix-cache hit: those tokens are neither held again nor
-			 * prefilled); the first takes the prefix blocks too */
-			const bool shares = q->carrier && ow.sb, hit = shares && refs;
-			uint64_t kv0 = hit ? sbt : 0, left = q->p - kv0;
-			uint64_t chunk = left < budget ? left : budget;
-			uint64_t need = contig ? q->len : own_held(&ow, kv0 + chunk, q->carrier) +
-								  (shares && !hit ? prefix_held : 0);
-			if (need > pool - held)
-				break;
-			if (contig && need && !kvp_frag_arena_alloc(arena, need, res->fit, &q->addr)) {
-				frag_blocked = true;
-				if (!head_counted)
-					res->refused_with_free_memory++;
-				head_counted = true;
-				break;
-			}
-			head_counted = false;
-			if (contig && kvp_frag_arena_holes(arena) > peak_holes)
-				peak_holes = kvp_frag_arena_holes(arena);
-			if (!run_reserve(&run, &spare, &caprun, nrun + 1))
-				goto nomem;
-			struct aseq x = *q;
-			ring_pop_front(&waiting);
-			if (!x.admitted_once) {
-				x.admitted_once = true;
-				x.queue_s = now - x.arrival_s;
-				res->admitted++;
-			}
-			x.kv = kv0 + chunk;
-			x.ran = true;
-			held += need;
-			used += own_used(&ow, x.kv, x.carrier) + (shares && !hit ? prefix_used : 0);
-			refs += shares;
-			budget -= chunk;
-			run[nrun++] = x;
-			if (nlazy + nrun > res->peak_sequences)
-				res->peak_sequences = nlazy + nrun;
-		}
-		if (held > pool) {
-			st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
-					   "a consistency check failed (a bug): arrivals, block %u, "
-					   "step %llu: %llu B held in a pool of %llu B", P,
-					   (unsigned long long)i, (unsigned long long)held,
-					   (unsigned long long)pool);
-			goto out;
-		}
-		/* the step's averages, then its tokens: a finished prefill samples the
-		 * first output token, each decode one more */
-		sum_live += (double)(nlazy + nrun);
-		sum_used += (double)used;
-		sum_held += (double)held;
-		if (frag_blocked)
-			sum_ext += (double)(pool - held);
-		res->measured_steps++;
-		double end = (double)(i + 1) * dt;
-		/* the lazy ones that finish in this step, in running order */
-		while (z.nh && z.h[0].key == z.C) {
-			uint32_t k = z.h[0].slot;
-			struct lslot *l = &z.s[k];
-			uint64_t kv = z.C - l->base + 1;
-			if (contig && l->q.len)
-				kvp_frag_arena_release(arena, l->q.addr, l->q.len);
-			held -= contig ? l->q.len : own_held(&ow, kv, l->q.carrier);
-			used -= own_used(&ow, kv, l->q.carrier);
-			if (l->q.carrier && ow.sb && --refs == 0) {
-				held -= prefix_held;
-				used -= prefix_used;
-			}
-			sum_lat += end - l->q.arrival_s;
-			sum_queue += l->q.queue_s;
-			qhist[qbin(l->q.queue_s)]++;
-			done++;
-			last_s = end;
-			heap_pop(&z);
-			lazy_remove(&z, k);
-		}
-		size_t keep = 0;
-		for (size_t k = 0; k < nrun; k++) {
-			struct aseq *q = &run[k];
-			bool ran = q->ran;
-			q->ran = false;
-			if (ran && q->kv >= q->p && q->o)
-				q->gen++;
-			if (ran && q->kv >= q->p && q->gen >= q->o) {
-				if (contig && q->len)
-					kvp_frag_arena_release(arena, q->addr, q->len);
-				held -= contig ? q->len : own_held(&ow, q->kv, q->carrier);
-				used -= own_used(&ow, q->kv, q->carrier);
-				if (q->carrier && ow.sb && --refs == 0) {
-					held -= prefix_held;
-					used -= prefix_used;
-				}
-				sum_lat += end - q->arrival_s;
-				sum_queue += q->queue_s;
-				qhist[qbin(q->queue_s)]++;
-				done++;
-				last_s = end;
-			} else {
-				if (keep != k)
-					run[keep] = *q;
-				keep++;
-			}
-		}
-		nrun = keep;
-		z.C++;
-		/* the explicit sequences that decode at the head of the running
-		 * order become lazy, from the next step's clock */
-		size_t lead = 0;
-		if (linear) {
-			while (lead < nrun && run[lead].kv >= run[lead].p) {
-				if (!lazy_add(&z, &run[lead], z.C))
-					goto nomem;
-				lead++;
-			}
-			if (lead) {
-				memmove(run, run + lead, (nrun - lead) * sizeof *run);
-				nrun -= lead;
-			}
-		}
-#ifdef KVP_CHECK_INVARIANTS
-		/* test builds: the kept bytes and carriers against a recount of
-		 * every running sequence, the lazy ones from the clock */
-		uint64_t rh = 0, ru = 0, rc = 0;
-		for (uint32_t k = z.head; k != NIL; k = z.s[k].next) {
-			const struct aseq *q = &z.s[k].q;
-			uint64_t kv = z.C - z.s[k].base;
-			rh += contig ? q->len : own_held(&ow, kv, q->carrier);
-			ru += own_used(&ow, kv, q->carrier);
-			rc += q->carrier && ow.sb;
-		}
-		for (size_t k = 0; k < nrun; k++) {
-			rh += contig ? run[k].len : own_held(&ow, run[k].kv, run[k].carrier);
-			ru += own_used(&ow, run[k].kv, run[k].carrier);
-			rc += run[k].carrier && ow.sb;
-		}
-		if (rc) {
-			rh += prefix_held;
-			ru += prefix_used;
-		}
-		if (rh != held || ru != used || rc != refs) {
-			fprintf(stderr, "kvplan frag: invariant failed: arrivals, %s block %u, seed "
-				"%llu, step %llu: held %llu B, used %llu B, %llu carriers; recounted "
-				"%llu, %llu, %llu\n", kvp_frag_policy_name(res->policy), P,
-				(unsigned long long)cfg->seed, (unsigned long long)i,
-				(unsigned long long)held, (unsigned long long)used,
-				(unsigned long long)refs, (unsigned long long)rh,
-				(unsigned long long)ru, (unsigned long long)rc);
-			abort();
-		}
-#endif
-		i++;
-	}
-	if (held != 0 || used != 0 || done + res->dropped != total) {
+	kvp_rng_seed(&a->rng, cfg->seed);
+	kvp_rng_seed(&a->arr, cfg->seed ^ 0x5851f42d4c957f2dULL); /* arrivals: their own stream */
+	a->next_s = replay ? w->arrival_s[0] : -log(1 - kvp_rng_uniform(&a->arr)) / R;
+	/* every layer keeping every token, a decoding sequence past the shared
+	 * prefix grows by a block each P tokens (a reservation: by nothing) and
+	 * fills used_tok a token: the loop may keep the decoding ones lazily */
+	struct kvp_serve_memory mem = {.pool = pool, .shared_tokens = sbt,
+				       .shared_units = sbt ? a->prefix_held : 0, .ctx = a,
+				       .held = held, .admit = contig ? admit : NULL,
+				       .release = contig ? release : NULL, .measure = used_of,
+				       .shared_measure = sbt ? a->prefix_used : 0, .on_step = on_step,
+				       .step_period = a->linear ? P : 0,
+				       .step_units = contig ? 0 : a->block_bytes,
+				       .step_measure = a->used_tok};
+	struct kvp_serve_opts so = {.load = KVP_SERVE_SOURCE, .source = next_request, .source_ctx = a,
+				    .memory = &mem, .step_s = dt, .admit_after_preempt = true, .no_itl = true,
+				    .max_num_seqs = cfg->max_seqs ? cfg->max_seqs : UINT64_MAX,
+				    .max_batched_tokens = M, .on_done = on_done, .ctx = a};
+	if ((st = kvp_serve_run(NULL, NULL, &so, sr, err)))
+		goto out;
+	res->preemptions = sr->preemptions;
+	res->admitted = a->done;
+	const uint64_t done = a->done;
+	if (done + res->dropped != total) {
 		st = kvp_error_set(err, KVP_STATUS_INTERNAL, NULL, 0, 0, "frag",
-				   "a consistency check failed (a bug): arrivals, block %u: %llu B "
-				   "still held, %llu of %llu requests accounted for", P,
-				   (unsigned long long)held,
-				   (unsigned long long)(done + res->dropped),
-				   (unsigned long long)total);
+				   "a consistency check failed (a bug): arrivals, block %u: %llu of "
+				   "%llu requests accounted for", P,
+				   (unsigned long long)(done + res->dropped), (unsigned long long)total);
 		goto out;
 	}
+	const double last_s = done ? sr->end_s : 0;
+	const double sum_live = a->sum_live, sum_used = a->sum_used, sum_held = a->sum_held,
+		     sum_ext = a->sum_ext, sum_lat = a->sum_lat, sum_queue = a->sum_queue;
+	const uint64_t peak_holes = a->peak_holes;
 	/* the averages run over every step to the last completion, idle ones too */
 	double steps = last_s / dt;
 	/* replay: the file's own rate, rows over the span of their times */
@@ -723,13 +414,10 @@ kvp_status kvp_frag_arrivals_run(const struct kvp_frag_config *cfg, const struct
 nomem:
 	st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 out:
-	free(waiting.a);
-	free(run);
-	free(spare);
-	free(z.s);
-	free(z.h);
-	free(z.cnt);
+	if (a)
+		kvp_frag_arena_free(a->arena);
+	free(a);
+	free(sr);
 	free(qhist);
-	kvp_frag_arena_free(arena);
 	return st;
 }

@@ -43,8 +43,12 @@ static kvp_status frag_step_from_perf(const struct kvp_model *m, const struct kv
 	struct kvp_perf_hw hw;
 	struct kvp_perf_ctx ctx;
 	kvp_status st;
-	if ((st = kvp_perf_hw_from_gpu(g, m, &hw, err)) ||
-	    (st = kvp_perf_init(&ctx, &out->budget.spec, out->budget.weights_bytes, &hw, err))) {
+	st = kvp_perf_hw_from_gpu(g, m, &hw, err);
+	/* the engine's fixed costs, as perf charges them (one step cost) */
+	if (!st)
+		kvp_perf_hw_engine(&hw, out->budget.engine_model.version[0] ? &out->budget.engine_model
+									  : NULL);
+	if (st || (st = kvp_perf_init(&ctx, &out->budget.spec, out->budget.weights_bytes, &hw, err))) {
 		/* say what the step needed it for, and the way around */
 		if (!err)
 			return st;

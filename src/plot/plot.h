@@ -231,6 +231,33 @@ kvp_status kvp_plot_pareto(struct kvp_plot *p, const struct kvp_model *m,
 			   const struct kvp_size_opts *o, const struct kvp_size_space *sp,
 			   struct kvp_error *err);
 
+/* 8. One replica under Poisson load on the serving-loop simulator
+ * (kvp_serve_run, as `kvplan serve` runs it: the budget at the workload's
+ * max_len, the step model of the GPU profile), two panels: (a) TTFT p50,
+ * p90, p99 (left, log) and TPOT p50, p90, p99 (right) against the rate,
+ * with the knee marked (kvp_plot_serve_knee); (b) the KV blocks in use over
+ * time (% of the pool, the simulator's series averaged to at most
+ * KVP_PLOT_MAX_ROWS points) at kv_rate, else at the knee.  Without rates:
+ * 0.1, 0.2 .. 1.2 x the requests a second a closed loop of max_num_seqs
+ * users completes (the engine kept full). */
+struct kvp_workload;
+struct kvp_plot_serve_opts {
+	const double *rates;         /* requests/s, increasing; NULL: the default sweep */
+	size_t nrates;
+	double kv_rate;              /* panel (b)'s rate; 0: the knee's */
+	uint64_t requests, seed;     /* per run; 0: 1,000 and 1 */
+	double slo_ttft_s, slo_tpot_s;   /* the knee's levels at p90; 0: none */
+};
+kvp_status kvp_plot_serve(struct kvp_plot *p, const struct kvp_model *m, const struct kvp_gpu *g,
+			  const struct kvp_budget_opts *o, const struct kvp_workload *w,
+			  const struct kvp_plot_serve_opts *po, struct kvp_error *err);
+
+/* The knee among n rates in increasing order: with SLOs (slo), the last
+ * whose run meets them (meets[i]) before the first that does not; without,
+ * the last whose TTFT p90 is within 2 x the first rate's before the first
+ * that is not (queueing taking over).  n when even the first fails. */
+size_t kvp_plot_serve_knee(const double *ttft_p90, const bool *meets, size_t n, bool slo);
+
 /* Default batch sweep: powers of two from 1 to 512. */
 size_t kvp_plot_default_batches(uint64_t *out, size_t max);
 

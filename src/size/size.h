@@ -215,6 +215,13 @@ struct kvp_size_config {
 					 * that keep TPOT within its level) */
 	uint64_t seqs_cap;              /* kvp_size_opts.max_num_seqs; 0 none */
 	uint64_t max_batched_tokens;
+	/* on the serving-loop simulator (size-sim.h): whether this row's
+	 * replicas, latencies and verdict are simulated, and the most one
+	 * replica serves there (requests/s, or users with a closed loop); 0
+	 * when not simulated */
+	bool simulated;
+	double sim_capacity;
+	uint32_t origin;                /* the caller's tag (kvplan size: the GPU's index) */
 };
 
 /* The p-th percentile (0 < p < 1) of the wait before a prefill, from its

@@ -267,6 +267,13 @@ kvp_status kvp_serve_trace_load(const char *path, uint64_t max_len, struct kvp_s
 			}
 		if (out->n == 0)
 			t0 = strcmp(out->format, "azure") == 0 ? t : 0;
+		/* a wall-clock time before the first row's is out of order, not negative */
+		if (t - t0 < 0 && out->n && strcmp(out->format, "azure") == 0) {
+			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, col[ci[0]], names[0],
+					   "times must not decrease: %.6g s before the first row's",
+					   t0 - t);
+			goto fail;
+		}
 		if (t - t0 < 0) {
 			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, col[ci[0]], names[0],
 					   "a negative time (%g s)", t - t0);

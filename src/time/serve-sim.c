@@ -5,7 +5,9 @@
  * requests re-enter at the front.  The step's cost is time/step.h's
  * roofline; per-length FLOPs, KV bytes and blocks are looked up in tables
  * filled on first use (one layer walk per length), so a step costs
- * O(running) and a run O(steps x running).
+ * O(running) and a run O(steps x running); under a caller's memory of
+ * linear growth the decoding requests at the head of the running order are
+ * lazy (serve-sim-memory.c), O(1) a step for them.
  *
  * Stance: the bookkeeping is checked (every request completes once, blocks
  * in use within [0, pool], tokens conserved, Little's law); a failure is
@@ -22,57 +24,6 @@
 #include "time/serve-sim-private.h"
 
 /* ------------------------------------------------------------ requests */
-
-struct sreq {
-	uint64_t id, prompt, output;
-	uint64_t gen;                /* tokens sampled so far */
-	uint64_t comp;               /* tokens whose KV is computed (c) */
-	uint64_t hit;                /* of which from the prefix cache */
-	uint64_t held;               /* blocks of its own */
-	uint64_t sched;              /* tokens this step (n) */
-	uint64_t preempted;
-	double arrival, first_t, last_t;
-	bool prefix;
-};
-
-struct sim {
-	const struct kvp_budget *b;
-	const struct kvp_perf_ctx *pc;
-	const struct kvp_serve_opts *o;
-	struct kvp_serve_result *res;
-	struct kvp_error *err;
-	/* engine */
-	uint64_t num_blocks, max_seqs, mbt, pinned, used;
-	uint32_t P;
-	/* tables by length */
-	struct serve_tables tab;
-	double *dec_w;               /* decode weights (bytes) by batch, 0: not yet */
-	/* requests */
-	struct sreq *req;
-	uint32_t *free_slots, nfree;
-	size_t cap;
-	uint32_t *run;
-	size_t nrun;
-	uint32_t *wait;              /* ring */
-	size_t whead, nwait, wcap;
-	/* arrivals */
-	struct kvp_rng rng;
-	uint64_t sent, limit;
-	double next_poisson;
-	size_t trace_i;
-	double *users_t;             /* closed loop: pending sends, a FIFO ring */
-	size_t uhead, nusers, ucap;
-	/* accounting */
-	double t_area, area;         /* Little: integral of requests in the system */
-	uint64_t insys;
-	uint64_t scheduled_tokens, finished_tokens;
-	double sum_e2e;
-	double util_t;               /* utilization integrated up to here */
-	double util_area;
-	struct serve_hist *h_ttft, *h_tpot, *h_itl, *h_e2el;
-	struct serve_series series;
-	bool broken;
-};
 
 static void broken(struct sim *s, const char *what)
 {
@@ -193,6 +144,8 @@ static double next_arrival(const struct sim *s)
 		return s->next_poisson;
 	case KVP_SERVE_TRACE:
 		return s->o->trace->rows[s->trace_i].arrival_s;
+	case KVP_SERVE_SOURCE:
+		return s->pending.arrival_s;
 	default:
 		return s->nusers ? s->users_t[s->uhead] : INFINITY;
 	}
@@ -210,7 +163,19 @@ static kvp_status take_arrival(struct sim *s)
 	const struct kvp_serve_opts *o = s->o;
 	double t = next_arrival(s);
 	uint64_t prompt, output;
-	if (o->load == KVP_SERVE_TRACE) {
+	bool carrier = false;
+	if (o->load == KVP_SERVE_SOURCE) {
+		prompt = s->pending.prompt;
+		output = s->pending.output;
+		carrier = s->pending.carrier;
+		kvp_status st = o->source(o->source_ctx, &s->pending, s->err);
+		if (st)
+			return st;
+		if (!(s->pending.arrival_s >= t))
+			return kvp_error_set(s->err, KVP_STATUS_INVALID, NULL, 0, 0, "source",
+					     "request %llu arrives before the one before it",
+					     (unsigned long long)s->sent + 1);
+	} else if (o->load == KVP_SERVE_TRACE) {
 		const struct kvp_serve_trace_row *row = &o->trace->rows[s->trace_i++];
 		prompt = row->prompt;
 		output = row->output;
@@ -234,7 +199,8 @@ static kvp_status take_arrival(struct sim *s)
 			s->nusers--;
 		}
 	}
-	bool prefix = o->prefix_tokens && kvp_rng_uniform(&s->rng) < o->prefix_fraction;
+	bool prefix = o->load == KVP_SERVE_SOURCE ? carrier
+		      : o->prefix_tokens && kvp_rng_uniform(&s->rng) < o->prefix_fraction;
 	uint64_t id = s->sent++;
 	if (o->max_model_len && prompt + output > o->max_model_len)
 		return kvp_error_set(s->err, KVP_STATUS_INVALID, NULL, 0, 0, "max_model_len",
@@ -242,9 +208,13 @@ static kvp_status take_arrival(struct sim *s)
 				     (unsigned long long)id, (unsigned long long)prompt,
 				     (unsigned long long)output, (unsigned long long)o->max_model_len);
 	uint64_t need;
-	kvp_status st = serve_blocks(&s->tab, prompt + output, &need);
-	if (st)
+	kvp_status st = KVP_STATUS_OK;
+	if (s->mem) {
+		struct kvp_serve_view v = {id, prompt, output, prompt + output, prefix};
+		need = s->mem->held(s->mem->ctx, &v) + (prefix ? s->mem->shared_units : 0);
+	} else if ((st = serve_blocks(&s->tab, prompt + output, &need))) {
 		return kvp_error_set(s->err, st, NULL, 0, 0, "blocks", "out of memory");
+	}
 	if (need + s->pinned > s->num_blocks)
 		return kvp_error_set(s->err, KVP_STATUS_INVALID, NULL, 0, 0, "num_blocks",
 				     "request %llu of %llu tokens needs %llu blocks; the pool has %llu%s",
@@ -292,11 +262,31 @@ static void util_to(struct sim *s, double t)
 	}
 }
 
+/* r's units given back (a finish or a preemption), the shared prefix's with
+ * the last carrier. */
+static void give_back(struct sim *s, struct sreq *r)
+{
+	CHECK(s, r->held <= s->used, "freeing more blocks than in use");
+	s->used -= r->held;
+	if (!s->mem)
+		return;
+	if (s->mem->release) {
+		struct kvp_serve_view v = {r->id, r->prompt, r->output, r->comp, r->prefix};
+		s->mem->release(s->mem->ctx, &v, r->held, r->tag);
+	}
+	if (r->prefix && s->mem->shared_tokens) {
+		CHECK(s, s->refs > 0, "a carrier leaves with none running");
+		if (--s->refs == 0) {
+			CHECK(s, s->mem->shared_units <= s->used, "freeing the prefix twice");
+			s->used -= s->mem->shared_units;
+		}
+	}
+}
+
 static kvp_status preempt(struct sim *s, uint32_t i)
 {
 	struct sreq *r = &s->req[i];
-	CHECK(s, r->held <= s->used, "freeing more blocks than in use");
-	s->used -= r->held;
+	give_back(s, r);
 	s->res->recomputed_tokens += r->comp - r->hit;
 	r->held = r->comp = r->hit = r->sched = 0;
 	r->preempted++;
@@ -307,8 +297,14 @@ static kvp_status preempt(struct sim *s, uint32_t i)
 }
 
 /* Own blocks a request that took `hit` tokens from the cache holds at c tokens. */
-static kvp_status own_blocks(struct sim *s, uint64_t hit, uint64_t c, uint64_t *out)
+static kvp_status own_blocks(struct sim *s, const struct sreq *r, uint64_t hit, uint64_t c,
+			     uint64_t *out)
 {
+	if (s->mem) {
+		struct kvp_serve_view v = {r->id, r->prompt, r->output, c, r->prefix};
+		*out = s->mem->held(s->mem->ctx, &v);
+		return KVP_STATUS_OK;
+	}
 	uint64_t a, h = 0;
 	kvp_status st = serve_blocks(&s->tab, c, &a);
 	if (!st && hit)
@@ -318,18 +314,19 @@ static kvp_status own_blocks(struct sim *s, uint64_t hit, uint64_t c, uint64_t *
 }
 
 /* One schedule() at the step's start: fills each request's sched. */
-static kvp_status schedule(struct sim *s, uint64_t *tokens, bool *preempted)
+static kvp_status schedule(struct sim *s, double t, uint64_t *tokens, bool *preempted)
 {
 	uint64_t budget = s->mbt, need, own;
 	kvp_status st;
 	*preempted = false;
+	serve_lazy_schedule(s, &budget);   /* the lazy decodes, or they are written out */
 	size_t i = 0;
 	while (i < s->nrun && budget > 0) {
 		struct sreq *r = &s->req[s->run[i]];
 		uint64_t n = r->prompt + r->gen - r->comp;
 		if (n > budget)
 			n = budget;
-		if ((st = own_blocks(s, r->hit, r->comp + n, &own)))
+		if ((st = own_blocks(s, r, r->hit, r->comp + n, &own)))
 			return st;
 		need = own - r->held;
 		bool self = false;
@@ -353,11 +350,21 @@ static kvp_status schedule(struct sim *s, uint64_t *tokens, bool *preempted)
 	}
 	for (size_t j = i; j < s->nrun; j++)
 		s->req[s->run[j]].sched = 0;
-	while (!*preempted && s->nwait && s->nrun < s->max_seqs && budget > 0) {
+	s->refused = false;
+	while ((!*preempted || s->o->admit_after_preempt) && s->nwait &&
+	       serve_running(s) < s->max_seqs && budget > 0) {
 		uint32_t w = wait_front(s);
 		struct sreq *r = &s->req[w];
-		uint64_t known = r->prompt + r->gen, hit = 0;
-		if (r->prefix) {
+		uint64_t known = r->prompt + r->gen, hit = 0, shared = 0;
+		bool shares = s->mem && r->prefix && s->mem->shared_tokens;
+		if (shares) {
+			/* the prefix held while a carrier runs: a hit, else this
+			 * one takes it */
+			if (s->refs)
+				hit = s->mem->shared_tokens;
+			else
+				shared = s->mem->shared_units;
+		} else if (r->prefix && !s->mem) {
 			hit = s->o->prefix_tokens < known - 1 ? s->o->prefix_tokens : known - 1;
 			hit = hit / s->P * s->P;
 		}
@@ -366,16 +373,26 @@ static kvp_status schedule(struct sim *s, uint64_t *tokens, bool *preempted)
 			break;
 		if (n > budget)
 			n = budget;
-		if ((st = own_blocks(s, hit, hit + n, &need)))
+		if ((st = own_blocks(s, r, hit, hit + n, &need)))
 			return st;
-		if (need > s->num_blocks - s->used)
+		if (need + shared > s->num_blocks - s->used)
 			break;
+		if (s->mem && s->mem->admit) {
+			struct kvp_serve_view v = {r->id, r->prompt, r->output, hit + n, r->prefix};
+			if (!s->mem->admit(s->mem->ctx, &v, need + shared, &r->tag)) {
+				s->refused = true;
+				break;
+			}
+		}
 		wait_pop(s);
+		if (!r->preempted)
+			r->sched_t = t;
 		r->hit = r->comp = hit;
 		if (hit)
 			s->res->prefix_hits++;
 		r->held = need;
-		s->used += need;
+		s->used += need + shared;
+		s->refs += shares;
 		r->sched = n;
 		budget -= n;
 		s->run[s->nrun++] = w;
@@ -388,6 +405,10 @@ static kvp_status schedule(struct sim *s, uint64_t *tokens, bool *preempted)
 /* The step's time on the roofline (serve-sim.h). */
 static kvp_status step_time(struct sim *s, double *dt)
 {
+	if (s->o->step_s > 0) {
+		*dt = s->o->step_s;
+		return KVP_STATUS_OK;
+	}
 	const struct kvp_perf_ctx *pc = s->pc;
 	double flops = 0, tokens = 0;
 	uint64_t kv = 0, ndec = 0, one;
@@ -446,17 +467,16 @@ static void finish(struct sim *s, uint32_t i, double t)
 	res->completed++;
 	res->total_input_tokens += r->prompt;
 	res->total_output_tokens += r->output;
-	s->finished_tokens += r->prompt + r->output - 1 - r->hit;
+	s->finished_tokens += r->prompt + (r->output ? r->output - 1 : 0) - r->hit;
 	bool good = !(o->slo_ttft_s > 0 && ttft > o->slo_ttft_s) &&
 		    !(o->slo_tpot_s > 0 && r->output > 1 && tpot > o->slo_tpot_s) &&
 		    !(o->slo_e2e_s > 0 && e2e > o->slo_e2e_s);
 	res->good += good;
-	CHECK(s, r->held <= s->used, "freeing more blocks than in use");
-	s->used -= r->held;
+	give_back(s, r);
 	r->held = 0;
 	if (o->on_done) {
-		struct kvp_serve_done d = {r->id, r->arrival, ttft, e2e, r->prompt, r->output,
-					   r->preempted};
+		struct kvp_serve_done d = {r->id, r->arrival, ttft, e2e, r->sched_t - r->arrival,
+					   r->prompt, r->output, r->preempted};
 		o->on_done(o->ctx, &d);
 	}
 	if (o->load == KVP_SERVE_CLOSED && s->sent + s->nusers < s->limit) {
@@ -471,6 +491,13 @@ static void apply(struct sim *s, double t)
 	size_t k = 0;
 	uint64_t done = 0;
 	area_to(s, t);
+	if (s->lz.n) {
+		/* the lazy decodes, a token each: those done leave in running order */
+		s->scheduled_tokens += s->lz.n;
+		for (uint32_t i; (i = serve_lazy_pop_done(s)) != SERVE_NIL; done++)
+			finish(s, i, t);
+		serve_lazy_advance(s);
+	}
 	for (size_t i = 0; i < s->nrun; i++) {
 		uint32_t id = s->run[i];
 		struct sreq *r = &s->req[id];
@@ -478,11 +505,18 @@ static void apply(struct sim *s, double t)
 			s->scheduled_tokens += r->sched;
 			r->comp += r->sched;
 			r->sched = 0;
+			if (r->comp == r->prompt + r->gen && r->output == 0) {
+				/* nothing to generate (a source's): done when prefilled */
+				r->first_t = r->last_t = t;
+				finish(s, id, t);
+				done++;
+				continue;
+			}
 			if (r->comp == r->prompt + r->gen) {
 				r->gen++;
 				if (r->gen == 1)
 					r->first_t = t;
-				else
+				else if (!s->o->no_itl)
 					serve_hist_add(s->h_itl, t - r->last_t);
 				r->last_t = t;
 				if (r->gen == r->output) {
@@ -500,10 +534,19 @@ static void apply(struct sim *s, double t)
 
 /* ------------------------------------------------------------ the run */
 
-static kvp_status validate(const struct kvp_budget *b, const struct kvp_serve_opts *o,
-			   struct kvp_error *err)
+static kvp_status validate(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
+			   const struct kvp_serve_opts *o, struct kvp_error *err)
 {
-	if (kvp_shape_dp(&b->spec.par) > 1)
+	if (o->memory ? !o->memory->held || !(o->step_s > 0) || !o->max_num_seqs ||
+			!o->max_batched_tokens
+		      : !b || !pc)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "serve",
+				     "a memory model needs a fixed step time, max_num_seqs and "
+				     "max_batched_tokens; without one a budget and a step model");
+	if (!(o->step_s >= 0) || !isfinite(o->step_s))
+		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "step_time",
+				     "must be a finite number of seconds >= 0");
+	if (b && kvp_shape_dp(&b->spec.par) > 1)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "--dp",
 				     "serve simulates one engine's loop; data-parallel ranks are not "
 				     "modelled yet");
@@ -526,8 +569,14 @@ static kvp_status validate(const struct kvp_budget *b, const struct kvp_serve_op
 			return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--trace",
 					     "has no requests");
 		break;
+	case KVP_SERVE_SOURCE:
+		if (!o->source)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "source",
+					     "a source load needs its callback");
+		break;
 	}
-	if (o->load != KVP_SERVE_TRACE && (!o->workload || o->requests == 0))
+	if (o->load != KVP_SERVE_TRACE && o->load != KVP_SERVE_SOURCE &&
+	    (!o->workload || o->requests == 0))
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "--requests",
 				     "must be at least 1 (with a workload for the lengths)");
 	if (!(o->prefix_fraction >= 0 && o->prefix_fraction <= 1))
@@ -549,6 +598,7 @@ static void sim_free(struct sim *s)
 	free(s->h_tpot);
 	free(s->h_itl);
 	free(s->h_e2el);
+	serve_lazy_free(s);
 }
 
 static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
@@ -560,15 +610,18 @@ static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const stru
 	s->o = o;
 	s->res = out;
 	s->err = err;
-	s->num_blocks = o->num_blocks ? o->num_blocks : b->num_blocks;
+	s->mem = o->memory;
+	s->num_blocks = s->mem ? s->mem->pool : o->num_blocks ? o->num_blocks : b->num_blocks;
 	s->max_seqs = o->max_num_seqs ? o->max_num_seqs : b->max_num_seqs;
 	s->mbt = o->max_batched_tokens ? o->max_batched_tokens : b->max_batched_tokens;
-	s->P = b->block_size ? b->block_size : 1;
+	s->P = b && b->block_size ? b->block_size : 1;
 	if (!s->max_seqs)
 		s->max_seqs = KVP_DEFAULT_MAX_NUM_SEQS;
 	if (!s->mbt)
 		s->mbt = KVP_DEFAULT_MAX_BATCHED_TOKENS;
-	kvp_status st = serve_tables_init(&s->tab, b, pc);
+	kvp_status st = serve_lazy_init(s);
+	if (!st && !s->mem)
+		st = serve_tables_init(&s->tab, b, pc);
 	if (st)
 		return kvp_error_set(err, st, NULL, 0, 0, "budget",
 				     st == KVP_STATUS_NOMEM ? "out of memory"
@@ -576,7 +629,7 @@ static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const stru
 	if (s->num_blocks == 0)
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "num_blocks",
 				     "the KV pool holds no block: the weights leave no room");
-	if (o->prefix_tokens) {
+	if (o->prefix_tokens && !s->mem) {
 		if ((st = serve_blocks(&s->tab, o->prefix_tokens / s->P * s->P, &s->pinned)))
 			return kvp_error_set(err, st, NULL, 0, 0, "prefix", "out of memory");
 		if (s->pinned >= s->num_blocks)
@@ -586,7 +639,8 @@ static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const stru
 					     (unsigned long long)s->num_blocks);
 	}
 	s->used = s->pinned;
-	s->dec_w = calloc(s->max_seqs + 1, sizeof *s->dec_w);
+	/* decode weights by batch, for the roofline only */
+	s->dec_w = calloc(o->step_s > 0 ? 1 : s->max_seqs + 1, sizeof *s->dec_w);
 	s->h_ttft = calloc(1, sizeof *s->h_ttft);
 	s->h_tpot = calloc(1, sizeof *s->h_tpot);
 	s->h_itl = calloc(1, sizeof *s->h_itl);
@@ -597,6 +651,11 @@ static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const stru
 	s->limit = o->requests;
 	if (o->load == KVP_SERVE_TRACE && (s->limit == 0 || s->limit > o->trace->n))
 		s->limit = o->trace->n;
+	if (o->load == KVP_SERVE_SOURCE) {
+		s->limit = UINT64_MAX;   /* until the source says no more */
+		if ((st = o->source(o->source_ctx, &s->pending, err)))
+			return st;
+	}
 	if (o->load == KVP_SERVE_POISSON)
 		s->next_poisson = exp_sample(&s->rng, o->rate);
 	if (o->load == KVP_SERVE_CLOSED) {
@@ -618,9 +677,11 @@ static kvp_status sim_init(struct sim *s, const struct kvp_budget *b, const stru
 static void check_end(struct sim *s)
 {
 	struct kvp_serve_result *res = s->res;
-	CHECK(s, res->completed == s->sent && s->sent == s->limit,
+	CHECK(s, res->completed == s->sent &&
+		 (s->sent == s->limit || (s->o->load == KVP_SERVE_SOURCE && isinf(s->pending.arrival_s))),
 	      "a request did not complete exactly once");
-	CHECK(s, s->nrun == 0 && s->nwait == 0 && s->insys == 0, "requests left in the system");
+	CHECK(s, serve_running(s) == 0 && s->nwait == 0 && s->insys == 0,
+	      "requests left in the system");
 	CHECK(s, s->used == s->pinned, "blocks in use at the end beyond the cached prefix");
 	CHECK(s, s->scheduled_tokens == s->finished_tokens + res->recomputed_tokens,
 	      "tokens computed differ from the prompts, outputs and recomputations");
@@ -635,13 +696,16 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 			 struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
-	kvp_status st = validate(b, o, err);
+	kvp_status st = validate(b, pc, o, err);
 	if (st)
 		return st;
 	struct sim s = {0};
 	if ((st = sim_init(&s, b, pc, o, out, err)))
 		goto done;
-	double t = next_arrival(&s), tokens_sum = 0;
+	/* fixed steps run on a grid from 0: step i starts at i x step_s */
+	const double grid = o->step_s;
+	uint64_t step_i = 0;
+	double t = grid > 0 ? 0 : next_arrival(&s), tokens_sum = 0;
 	out->start_s = t;
 	s.t_area = s.util_t = t;
 	serve_series_init(&s.series, t);
@@ -649,18 +713,38 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 	while (!s.broken) {
 		if ((st = pull_arrivals(&s, t)))
 			goto done;
-		if (s.nrun == 0 && s.nwait == 0) {
+		if (serve_running(&s) == 0 && s.nwait == 0) {
 			double next = next_arrival(&s);
 			if (isinf(next))
 				break;
+			if (grid > 0) {
+				/* the first step that starts at or after it */
+				double k = ceil(next / grid);
+				if (!(k <= 9007199254740992.0)) {
+					st = kvp_error_set(s.err, KVP_STATUS_USAGE, NULL, 0, 0, "step_time",
+							   "request %llu arrives at %g s, step %.3g: more "
+							   "than the 2^53 steps the simulation counts",
+							   (unsigned long long)s.sent + 1, next, k);
+					goto done;
+				}
+				step_i = (uint64_t)k > step_i ? (uint64_t)k : step_i + 1;
+				next = (double)step_i * grid;
+			}
 			util_to(&s, next);
 			t = next;
 			continue;
 		}
 		uint64_t tokens;
 		bool preempted;
-		if ((st = schedule(&s, &tokens, &preempted)))
+		if ((st = schedule(&s, t, &tokens, &preempted)))
 			goto done;
+#ifdef KVP_CHECK_INVARIANTS
+		if (s.mem)
+			CHECK(&s, serve_memory_recount(&s),
+			      "a request's units or measure differ from the memory model's");
+#endif
+		if (s.mem && s.mem->on_step)
+			serve_memory_on_step(&s);
 		if (tokens == 0) {
 			/* everything was preempted: admit at the same instant */
 			CHECK(&s, !stalled && preempted, "a step with nothing to run");
@@ -672,18 +756,24 @@ kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *
 		if ((st = step_time(&s, &dt)))
 			goto done;
 		CHECK(&s, dt > 0 && isfinite(dt), "a step of no time");
-		if (s.nrun > out->max_running)
-			out->max_running = s.nrun;
+		if (serve_running(&s) > out->max_running)
+			out->max_running = serve_running(&s);
 		if (s.used > out->kv_max_blocks)
 			out->kv_max_blocks = s.used;
 		util_to(&s, t + dt);
 		out->steps++;
 		out->busy_s += dt;
 		tokens_sum += (double)tokens;
-		if ((st = pull_arrivals(&s, t + dt)))
+		double end = grid > 0 ? (double)(step_i + 1) * grid : t + dt;
+		if ((st = pull_arrivals(&s, end)))
 			goto done;
-		t += dt;
+		t = end;
+		step_i++;
 		apply(&s, t);
+		if ((st = serve_lazy_promote(&s))) {
+			st = kvp_error_set(s.err, st, NULL, 0, 0, NULL, "out of memory");
+			goto done;
+		}
 	}
 	if (s.broken) {
 		st = KVP_STATUS_INTERNAL;

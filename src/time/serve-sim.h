@@ -60,7 +60,59 @@
 #include "read/workload.h"
 #include "time/step.h"
 
-enum kvp_serve_load { KVP_SERVE_POISSON, KVP_SERVE_CLOSED, KVP_SERVE_TRACE };
+enum kvp_serve_load { KVP_SERVE_POISSON, KVP_SERVE_CLOSED, KVP_SERVE_TRACE,
+		      KVP_SERVE_SOURCE /* the caller's requests (kvp_serve_opts.source) */ };
+
+/* One request of a caller's source, in arrival order. */
+struct kvp_serve_arrival {
+	double arrival_s;            /* non-decreasing; INFINITY: no more */
+	uint64_t prompt, output;     /* prompt >= 1; output 0: done when prefilled */
+	bool carrier;                /* carries the shared prefix (kvp_serve_memory) */
+};
+
+/* A request as the memory model sees it: tokens its KV holds. */
+struct kvp_serve_view {
+	uint64_t id, prompt, output, tokens;
+	bool carrier;
+};
+
+/* The KV memory in a caller's units (frag's layouts: bytes, contiguous
+ * reservations) in place of the budget's blocks.  The simulator keeps the
+ * sum of what each running request holds (held at its tokens, fixed at
+ * admission or growing) within pool, preempts the newest when a growth does
+ * not fit, and holds shared_units once while any carrier runs (a carrier
+ * admitted then takes shared_tokens from it, a prefix-cache hit; the first
+ * pays them).  admit (NULL: always) may refuse an admission that fits in
+ * total (no hole for a reservation): the admissions stop for the step and
+ * on_step hears refused.  release undoes admit at a finish or preemption.
+ * on_step (NULL: none) hears each step after scheduling: the running
+ * requests, the units in use and the sum of measure (NULL: 0) over the
+ * running requests at their tokens, plus shared_measure while a carrier
+ * runs (frag: the bytes filled).
+ *
+ * Linear growth (step_period > 0): a decoding request (past its prompt and
+ * first token) of c tokens holds held(c + 1) = held(c) + step_units when
+ * c is a multiple of step_period, else held(c), and measure(c + 1) =
+ * measure(c) + step_measure.  With it (and no_itl) the decoding requests at
+ * the head of the running order are kept lazily: a step costs O(1) for
+ * them plus O(log) for each that finishes, not O(running); the numbers are
+ * the plain loop's, step for step (each step that would preempt, or whose
+ * decodes outnumber its tokens, writes them out first).  Test builds
+ * (KVP_CHECK_INVARIANTS) recount held and measure of every running request
+ * each step. */
+struct kvp_serve_memory {
+	uint64_t pool;
+	uint64_t shared_tokens, shared_units;
+	void *ctx;
+	uint64_t (*held)(void *ctx, const struct kvp_serve_view *r);
+	bool (*admit)(void *ctx, const struct kvp_serve_view *r, uint64_t units, uint64_t *tag);
+	void (*release)(void *ctx, const struct kvp_serve_view *r, uint64_t units, uint64_t tag);
+	uint64_t (*measure)(void *ctx, const struct kvp_serve_view *r);
+	uint64_t shared_measure;
+	void (*on_step)(void *ctx, size_t running, uint64_t used, uint64_t measure, bool refused);
+	uint32_t step_period;        /* 0: growth not linear, nothing lazy */
+	uint64_t step_units, step_measure;
+};
 
 /* One request of a trace. */
 struct kvp_serve_trace_row {
@@ -93,6 +145,7 @@ void kvp_serve_trace_free(struct kvp_serve_trace *t);
 struct kvp_serve_done {
 	uint64_t id;                 /* arrival order, from 0 */
 	double arrival_s, ttft_s, e2e_s;
+	double queue_s;              /* arrival to its first admission */
 	uint64_t prompt, output, preempted;
 };
 
@@ -117,6 +170,18 @@ struct kvp_serve_opts {
 	const struct kvp_serve_trace *trace;   /* TRACE */
 	/* service levels for goodput; 0: not asked */
 	double slo_ttft_s, slo_tpot_s, slo_e2e_s;
+	/* SOURCE: the requests, one a call (arrival_s INFINITY after the last) */
+	kvp_status (*source)(void *ctx, struct kvp_serve_arrival *a, struct kvp_error *err);
+	void *source_ctx;
+	const struct kvp_serve_memory *memory;  /* NULL: the budget's blocks */
+	double step_s;               /* > 0: every step takes this long, on a grid
+				      * from 0 (step i covers [i s, (i + 1) s); an
+				      * idle engine waits for the step after the next
+				      * arrival); 0: the roofline */
+	bool admit_after_preempt;    /* admit waiting requests in a step that
+				      * preempted too (frag's loop); vLLM does not */
+	bool no_itl;                 /* leave the inter-token latencies out (a
+				      * histogram entry a token: frag has no use) */
 	/* each finished request, in finishing order; NULL: none */
 	void (*on_done)(void *ctx, const struct kvp_serve_done *d);
 	void *ctx;
@@ -157,6 +222,8 @@ struct kvp_serve_result {
  * USAGE for a data-parallel shape (one engine's loop only); INTERNAL when the
  * bookkeeping breaks (an invariant; built with KVP_CHECK_INVARIANTS it
  * aborts).  *out is large: allocate it. */
+/* b and pc may be NULL with a memory model and a fixed step_s (then
+ * max_num_seqs and max_batched_tokens must be given). */
 kvp_status kvp_serve_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 			 const struct kvp_serve_opts *o, struct kvp_serve_result *out,
 			 struct kvp_error *err);
