@@ -89,6 +89,7 @@ seed workload "$top"/profiles/workloads/*.yaml "$d"/workloads/*.yaml "$d"/bad/wo
 	"$d"/report/fixed-*.yaml
 seed expect "$d"/check/*.yaml "$d"/bad/check-*.yaml "$top"/examples/*.yaml
 seed baseline "$d"/check/baseline*.yaml
+seed bench "$d"/bench/*.json "$d"/bench/*.jsonl
 seed scenario "$d"/report/tiny.yaml "$d"/bad/scenario-*.yaml "$top"/reports/*/scenario*.yaml
 # the writers (issue 17): the hostile names' files, whole, as names
 for t in gnuplot json csv xml tap shell; do

@@ -210,5 +210,6 @@ int kvp_cmd_check(int argc, char **argv);
 int kvp_cmd_plot(int argc, char **argv);
 int kvp_cmd_report(int argc, char **argv);
 int kvp_cmd_validate(int argc, char **argv);
+int kvp_cmd_calibrate(int argc, char **argv);
 
 #endif

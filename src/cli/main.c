@@ -21,6 +21,7 @@ static const struct kvp_cmd commands[] = {
 	{"plot", "charts: budget bars, KV against context, sequences against context", kvp_cmd_plot},
 	{"report", "a design-review report (Markdown + HTML) from a scenario file", kvp_cmd_report},
 	{"validate", "kvbench's measurements against the planner's predictions, with errors", kvp_cmd_validate},
+	{"calibrate", "fit the time model to an engine's benchmark results (vLLM, SGLang, TRT-LLM)", kvp_cmd_calibrate},
 };
 
 static void usage(FILE *f)

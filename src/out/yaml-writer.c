@@ -79,3 +79,8 @@ void kvp_yaml_map(FILE *f, int indent, const char *key)
 {
 	fprintf(f, "%*s%s:\n", indent, "", key);
 }
+
+void kvp_yaml_kv_num(FILE *f, int indent, const char *key, double value)
+{
+	fprintf(f, "%*s%s: %.9g\n", indent, "", key, value);
+}

@@ -24,6 +24,9 @@ void kvp_yaml_str(FILE *f, const char *s);
 void kvp_yaml_kv_str(FILE *f, int indent, const char *key, const char *value);
 void kvp_yaml_kv_u64(FILE *f, int indent, const char *key, uint64_t value);
 void kvp_yaml_kv_f64(FILE *f, int indent, const char *key, double value);
+/* A number in 9 significant digits (kvp_yaml_kv_f64 keeps 4 decimals: a
+ * fixed cost of 0.00012 s would lose its figures); finite values only. */
+void kvp_yaml_kv_num(FILE *f, int indent, const char *key, double value);
 void kvp_yaml_kv_bool(FILE *f, int indent, const char *key, int value);
 /* "<indent>key:\n", opening a nested mapping. */
 void kvp_yaml_map(FILE *f, int indent, const char *key);

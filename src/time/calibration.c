@@ -10,6 +10,7 @@
 #include "time/calibration.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,15 @@
  *                            prefill_flops_efficiency: 0.55}, ...]
  *   kvplan's table (CSV):   gpu,decode_bw_efficiency,prefill_flops_efficiency
  *   kvbench --out (YAML, or CSV with a `validated` column): read as
- *                           `kvplan validate` reads it (validate.h). */
+ *                           `kvplan validate` reads it (validate.h).
+ *   kvplan calibrate --out: kvplan's YAML table with the engine's fixed
+ *                           costs (step_fixed_s, prefill_fixed_s,
+ *                           seq_step_s), allreduce_latency_s,
+ *                           kv_bw_efficiency,
+ *                           latency_spread and points beside the
+ *                           efficiencies; model, engine, tp, spread, the
+ *                           residuals and source are where the figures came
+ *                           from (calibration-write.c) and are not applied. */
 
 /* A kvbench run: the efficiency that makes the planner's decode time right
  * on this GPU's bandwidth (validate.h: its KV bytes at efficiency 1 over the
@@ -83,12 +92,57 @@ static kvp_status check_eff(const struct kvp_doc *doc, const struct kvp_node *no
 	return KVP_STATUS_OK;
 }
 
+/* The engine's fixed costs and collective latency (kvplan calibrate's
+ * keys), each in seconds within its bound; latency_spread (a share, at
+ * most 10, as `kvplan size --latency-spread` takes it) with its points. */
+static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *e,
+			      struct kvp_calibration *out, struct kvp_error *err)
+{
+	static const struct {
+		const char *key;
+		double max;
+		size_t off;
+	} f[] = {
+		{"step_fixed_s", 1, offsetof(struct kvp_calibration, step_fixed_s)},
+		{"prefill_fixed_s", 1, offsetof(struct kvp_calibration, prefill_fixed_s)},
+		{"seq_step_s", 0.1, offsetof(struct kvp_calibration, seq_step_s)},
+		{"allreduce_latency_s", 0.01, offsetof(struct kvp_calibration, allreduce_latency_s)},
+		{"latency_spread", 10, offsetof(struct kvp_calibration, latency_spread)},
+	};
+	kvp_status st;
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		const struct kvp_node *n = kvp_map_get(e, f[i].key);
+		double *v = (double *)((char *)out + f[i].off);
+		if (!n)
+			continue;
+		if ((st = kvp_node_double(doc, n, f[i].key, v, err)))
+			return st;
+		if (*v > f[i].max)
+			return kvp_node_fail(doc, n, err, KVP_STATUS_INVALID, f[i].key,
+					     "expected at most %g%s, got %s", f[i].max,
+					     i < 4 ? " s" : "", n->value);
+	}
+	const struct kvp_node *pn = kvp_map_get(e, "points");
+	uint64_t points = 0;
+	if (pn && (st = kvp_node_u64(doc, pn, "points", &points, err)))
+		return st;
+	out->points = (size_t)points;
+	return KVP_STATUS_OK;
+}
+
 static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *list,
 			     const struct kvp_gpu *g, struct kvp_calibration *out,
 			     struct kvp_error *err)
 {
 	static const char *const keys[] = {"gpu", "decode_bw_efficiency",
-					   "prefill_flops_efficiency", "source", NULL};
+					   "prefill_flops_efficiency", "source",
+					   /* written by kvplan calibrate (calibration-write.c) */
+					   "model", "engine", "engine_version", "tp",
+					   "step_fixed_s", "prefill_fixed_s", "seq_step_s",
+					   "allreduce_latency_s", "kv_bw_efficiency",
+					   "latency_spread", "points",
+					   "residual_median", "residual_median_uncalibrated",
+					   "spread", NULL};
 	kvp_status st;
 	char names[512] = "";
 	if (list->type == KVP_NODE_MAP) { /* a single entry */
@@ -114,15 +168,22 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 		}
 		const struct kvp_node *d = kvp_map_get(e, "decode_bw_efficiency");
 		const struct kvp_node *p = kvp_map_get(e, "prefill_flops_efficiency");
-		if (!d && !p)
-			return kvp_node_fail(doc, e, err, KVP_STATUS_INVALID, "calibration",
-					     "an entry needs decode_bw_efficiency or "
-					     "prefill_flops_efficiency");
-		if ((d && (st = check_eff(doc, d, "decode_bw_efficiency",
+		const struct kvp_node *kv = kvp_map_get(e, "kv_bw_efficiency");
+		if ((kv && (st = check_eff(doc, kv, "kv_bw_efficiency", &out->kv_bw_efficiency,
+					   err))) ||
+		    (d && (st = check_eff(doc, d, "decode_bw_efficiency",
 					  &out->decode_bw_efficiency, err))) ||
 		    (p && (st = check_eff(doc, p, "prefill_flops_efficiency",
-					  &out->prefill_flops_efficiency, err))))
+					  &out->prefill_flops_efficiency, err))) ||
+		    (st = fixed_costs(doc, e, out, err)))
 			return st;
+		if (!d && !p && !kv && !out->step_fixed_s && !out->prefill_fixed_s && !out->seq_step_s &&
+		    !out->allreduce_latency_s)
+			return kvp_node_fail(doc, e, err, KVP_STATUS_INVALID, "calibration",
+					     "an entry needs decode_bw_efficiency, "
+					     "prefill_flops_efficiency or a fixed cost "
+					     "(step_fixed_s, prefill_fixed_s, seq_step_s, "
+					     "allreduce_latency_s)");
 		snprintf(out->gpu, sizeof out->gpu, "%s", name[0] ? name : g->name);
 		return KVP_STATUS_OK;
 	}
@@ -244,6 +305,8 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 		hw->prefill_fixed_s = cal->prefill_fixed_s, hw->given |= KVP_PERF_GIVEN_PREFILL_FIXED;
 	if (cal->seq_step_s > 0)
 		hw->seq_step_s = cal->seq_step_s, hw->given |= KVP_PERF_GIVEN_SEQ_STEP;
+	if (cal->kv_bw_efficiency > 0)
+		hw->kv_bw_efficiency = cal->kv_bw_efficiency, hw->given |= KVP_PERF_GIVEN_KV_BW;
 	if (cal->allreduce_latency_s > 0)
 		hw->allreduce_latency_s = cal->allreduce_latency_s,
 		hw->given |= KVP_PERF_GIVEN_ALLREDUCE;

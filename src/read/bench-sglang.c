@@ -1,0 +1,90 @@
+/* bench-sglang.c: SGLang's two benchmark result files, both JSON Lines
+ * appended to one line per run.
+ *
+ * `python -m sglang.bench_serving --output-file` (sglang/bench_serving.py
+ * 0.5.10 l.1549-1636; sglang/benchmark/serving.py 0.5.23): the config
+ * (backend, dataset_name, request_rate, max_concurrency, server_info: the
+ * server's /get_server_info with its version, tp_size and model_path), the
+ * counts (duration, completed, total_input_tokens, total_output_tokens,
+ * request_throughput), {mean,median,std,p99}_{ttft,tpot,itl}_ms,
+ * {mean,median,..}_e2e_latency_ms and `concurrency`, the mean requests in
+ * flight (the summed end-to-end latencies over the duration).
+ *
+ * `python -m sglang.bench_one_batch --result-filename` (sglang/bench_one_batch.py
+ * 0.5.10 l.651-757, l.866; benchmark/one_batch.py 0.5.23): one line per
+ * (batch, input, output) of run_name, batch_size, input_len, output_len,
+ * prefill_latency (s, one prefill of the batch), median_decode_latency (s,
+ * one decode step of the batch), total_latency, throughputs: a step
+ * measured with no server or scheduler in the path. */
+#include <stdio.h>
+#include <string.h>
+
+#include "read/bench-private.h"
+
+kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_bench_run *run,
+				    struct kvp_error *err)
+{
+	const struct kvp_node *o = s->obj, *info;
+	double completed = 0, in = 0, out = 0, conc = 0, maxc = 0, tp = 0;
+	kvp_status st;
+	snprintf(run->engine, sizeof run->engine, "sglang");
+	if ((st = kvp_bench_num(s, o, "completed", 1, true, &completed, err)) ||
+	    (st = kvp_bench_num(s, o, "total_input_tokens", 1, true, &in, err)) ||
+	    (st = kvp_bench_num(s, o, "total_output_tokens", 1, true, &out, err)) ||
+	    (st = kvp_bench_num(s, o, "median_ttft_ms", 1e-3, true, &run->m.ttft_s, err)) ||
+	    (st = kvp_bench_num(s, o, "median_tpot_ms", 1e-3, true, &run->m.tpot_s, err)) ||
+	    (st = kvp_bench_num(s, o, "concurrency", 1, false, &conc, err)) ||
+	    (st = kvp_bench_num(s, o, "max_concurrency", 1, false, &maxc, err)) ||
+	    (st = kvp_bench_map(s, o, "server_info", false, &info, err)))
+		return st;
+	if (info) {
+		struct kvp_bench_src si = {s->doc, info, s->tool};
+		if ((st = kvp_bench_str(&si, info, "version", false, run->engine_version,
+					sizeof run->engine_version, err)) ||
+		    (st = kvp_bench_str(&si, info, "model_path", false, run->model_id,
+					sizeof run->model_id, err)) ||
+		    (st = kvp_bench_num(&si, info, "tp_size", 1, false, &tp, err)))
+			return st;
+		run->tp = tp >= 1 && tp <= 65536 ? (uint32_t)tp : 0;
+	}
+	if (!(completed >= 1))
+		return kvp_bench_fail(s, o, "completed", err, "no request completed: nothing "
+				      "was measured");
+	run->requests = (uint64_t)completed;
+	run->prompt_tokens = kvp_bench_per_request(in, completed);
+	run->output_tokens = kvp_bench_per_request(out, completed);
+	run->batch = conc > 0 ? conc : maxc;
+	if (!(run->batch > 0))
+		return kvp_bench_fail(s, o, "concurrency", err, "the requests in flight are "
+				      "unknown: the file has neither concurrency nor max_concurrency");
+	if (run->batch < 1)
+		run->batch = 1;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_bench_sglang_one_batch(const struct kvp_bench_src *s, struct kvp_bench_run *run,
+				      struct kvp_error *err)
+{
+	const struct kvp_node *o = s->obj;
+	double bs = 0, in = 0, out = 0;
+	kvp_status st;
+	snprintf(run->engine, sizeof run->engine, "sglang");
+	if ((st = kvp_bench_num(s, o, "batch_size", 1, true, &bs, err)) ||
+	    (st = kvp_bench_num(s, o, "input_len", 1, true, &in, err)) ||
+	    (st = kvp_bench_num(s, o, "output_len", 1, true, &out, err)) ||
+	    (st = kvp_bench_num(s, o, "prefill_latency", 1, true, &run->m.prefill_s, err)) ||
+	    (st = kvp_bench_num(s, o, "median_decode_latency", 1, true, &run->m.decode_step_s, err)))
+		return st;
+	if (!(bs >= 1) || bs > 1e6)
+		return kvp_bench_fail(s, o, "batch_size", err, "expected a batch of 1 to 10^6");
+	if (!(in >= 1) || !(out >= 1) || in > 1e9 || out > 1e9)
+		return kvp_bench_fail(s, o, in >= 1 && in <= 1e9 ? "output_len" : "input_len", err,
+				      "expected 1 to 10^9 tokens");
+	run->batch = (double)(uint64_t)bs;
+	run->prompt_tokens = (uint64_t)in;
+	run->output_tokens = (uint64_t)out;
+	if (!(run->m.prefill_s > 0) || !(run->m.decode_step_s > 0))
+		return kvp_bench_fail(s, o, run->m.prefill_s > 0 ? "median_decode_latency"
+				      : "prefill_latency", err, "expected a positive time");
+	return KVP_STATUS_OK;
+}

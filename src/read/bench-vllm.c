@@ -1,0 +1,90 @@
+/* bench-vllm.c: vLLM's two benchmark result files.
+ *
+ * `vllm bench serve --save-result` (vllm/benchmarks/serve.py, 0.19.0
+ * l.983, l.1824-1960; the legacy benchmarks/benchmark_serving.py @ 0049e29
+ * writes the same keys): one JSON object (one per line with
+ * --append-result) of the setup (date "%Y%m%d-%H%M%S", backend, model_id,
+ * num_prompts, request_rate, max_concurrency), the counts (duration s,
+ * completed, total_input_tokens, total_output_tokens, request_throughput
+ * req/s) and the statistics mean_/median_/std_/p<P>_<m>_ms for m in ttft,
+ * tpot, itl, e2el; TPOT per request is (latency - ttft) / (output - 1).
+ *
+ * `vllm bench latency --output-json` (vllm/benchmarks/latency.py, the
+ * legacy benchmarks/benchmark_latency.py): avg_latency (s), latencies (one
+ * per iteration, each one generate() of --batch-size prompts of --input-len
+ * tokens to --output-len tokens), percentiles {"10".."99"} (s), and from
+ * 0.34.0 model_id.  It records no shape: --batch, --prompt and --output
+ * give it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "read/bench-private.h"
+
+kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_run *run,
+				struct kvp_error *err)
+{
+	const struct kvp_node *o = s->obj;
+	double completed = 0, in = 0, out = 0, thr = 0, e2el = 0, maxc = 0;
+	char backend[32];
+	kvp_status st;
+	if ((st = kvp_bench_str(s, o, "backend", false, backend, sizeof backend, err)))
+		return st;
+	/* `vllm bench serve` drives other servers too: backend names the
+	 * request protocol, and the engine only where it is one
+	 * (benchmarks/backend_request_func.py ASYNC_REQUEST_FUNCS); "openai",
+	 * "openai-chat" and the rest leave it to --engine */
+	snprintf(run->engine, sizeof run->engine, "%s",
+		 strcmp(backend, "vllm") == 0 ? "vllm" : strcmp(backend, "sglang") == 0 ? "sglang"
+		 : strcmp(backend, "tensorrt-llm") == 0 ? "trtllm" : "");
+	if ((st = kvp_bench_str(s, o, "model_id", false, run->model_id, sizeof run->model_id, err)) ||
+	    (st = kvp_bench_str(s, o, "date", false, run->date, sizeof run->date, err)) ||
+	    (st = kvp_bench_num(s, o, "completed", 1, true, &completed, err)) ||
+	    (st = kvp_bench_num(s, o, "total_input_tokens", 1, true, &in, err)) ||
+	    (st = kvp_bench_num(s, o, "total_output_tokens", 1, true, &out, err)) ||
+	    (st = kvp_bench_num(s, o, "median_ttft_ms", 1e-3, true, &run->m.ttft_s, err)) ||
+	    (st = kvp_bench_num(s, o, "median_tpot_ms", 1e-3, true, &run->m.tpot_s, err)) ||
+	    (st = kvp_bench_num(s, o, "request_throughput", 1, false, &thr, err)) ||
+	    (st = kvp_bench_num(s, o, "mean_e2el_ms", 1e-3, false, &e2el, err)) ||
+	    (st = kvp_bench_num(s, o, "max_concurrency", 1, false, &maxc, err)))
+		return st;
+	if (!(completed >= 1))
+		return kvp_bench_fail(s, o, "completed", err, "no request completed: nothing "
+				      "was measured");
+	run->requests = (uint64_t)completed;
+	run->prompt_tokens = kvp_bench_per_request(in, completed);
+	run->output_tokens = kvp_bench_per_request(out, completed);
+	/* the sequences in flight: Little's law over the measured throughput
+	 * and end-to-end latency, at most --max-concurrency */
+	run->batch = thr * e2el;
+	if (maxc >= 1 && (!(run->batch > 0) || run->batch > maxc))
+		run->batch = maxc;
+	if (!(run->batch > 0))
+		return kvp_bench_fail(s, o, "max_concurrency", err, "the requests in flight are "
+				      "unknown: the file has neither request_throughput with "
+				      "mean_e2el_ms nor max_concurrency");
+	if (run->batch < 1)
+		run->batch = 1;
+	return KVP_STATUS_OK;
+}
+
+kvp_status kvp_bench_vllm_latency(const struct kvp_bench_src *s, const struct kvp_bench_given *g,
+				  struct kvp_bench_run *run, struct kvp_error *err)
+{
+	const struct kvp_node *o = s->obj, *pct;
+	kvp_status st;
+	snprintf(run->engine, sizeof run->engine, "vllm");
+	if ((st = kvp_bench_str(s, o, "model_id", false, run->model_id, sizeof run->model_id, err)) ||
+	    (st = kvp_bench_num(s, o, "avg_latency", 1, true, &run->m.latency_s, err)) ||
+	    (st = kvp_bench_map(s, o, "percentiles", false, &pct, err)))
+		return st;
+	/* the median iteration where the file has it: warm-up outliers left out */
+	if (pct && (st = kvp_bench_num(s, pct, "50", 1, false, &run->m.latency_s, err)))
+		return st;
+	if (!(run->m.latency_s > 0))
+		return kvp_bench_fail(s, o, "avg_latency", err, "expected a positive latency");
+	if (!g->batch || !g->prompt_tokens || !g->output_tokens)
+		return kvp_bench_fail(s, o, "avg_latency", err, "vllm bench latency records no "
+				      "shape: give --batch, --prompt and --output as its "
+				      "--batch-size, --input-len and --output-len");
+	return KVP_STATUS_OK;
+}

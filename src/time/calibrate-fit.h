@@ -1,0 +1,129 @@
+/* calibrate-fit.h: fit the step model's constants to measured benchmark
+ * runs (read/bench.h): `kvplan calibrate`.
+ *
+ * Stance: the fit never models a step itself.  Each run's prediction is
+ * what the step model says (kvp_perf_prefill_dp, kvp_perf_decode_step_dp,
+ * kvp_perf_chunked_ttft_dp on a kvp_perf_hw whose constants the fit sets),
+ * so the fit follows whatever the step model charges, and a constant the
+ * step model does not charge for these runs (its predictions do not move
+ * with it) is reported as not supported rather than fitted to noise.
+ *
+ *   observation  one measured time of a run: a serving run's median TTFT
+ *                (one prompt joining B - 1 decodes, chunked) and median
+ *                TPOT (a decode step of B at the mean context p + (o-1)/2);
+ *                an offline run's prefill of B x p and decode step, or its
+ *                whole batch, prefill + (o - 1) decode steps
+ *   objective    sum over observations of log(measured / predicted)^2,
+ *                minimised on the log of each constant within its bounds
+ *                (Nelder-Mead, then a coordinate search to polish, in
+ *                turn while either gains), from the uncalibrated values:
+ *                hw's, with the engine's time data (kvp_perf_hw_engine)
+ *                where no calibration gave them, as kvp_perf_run has them
+ *   supported    the constants whose log-sensitivity columns are not
+ *                (within 5 %) spanned by those before them, in the order
+ *                decode_bw_efficiency, prefill_flops_efficiency,
+ *                kv_bw_efficiency, step_fixed_s, seq_step_s, prefill_fixed_s,
+ *                allreduce_latency_s, and at most observations - 1 of them
+ *   spread       each constant's range over the refits that leave one run
+ *                out (jackknife), so a constant one run alone decides shows
+ *
+ * Legend: B = sequences in flight, p = prompt tokens, o = output tokens. */
+#ifndef KVP_CALIBRATE_FIT_H
+#define KVP_CALIBRATE_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "memory/budget.h"
+#include "read/bench.h"
+#include "read/profile.h"
+#include "time/step.h"
+
+enum kvp_calib_param {
+	KVP_CALIB_DECODE_BW_EFFICIENCY,
+	KVP_CALIB_PREFILL_FLOPS_EFFICIENCY,
+	KVP_CALIB_KV_BW_EFFICIENCY,
+	KVP_CALIB_STEP_FIXED_S,
+	KVP_CALIB_SEQ_STEP_S,
+	KVP_CALIB_PREFILL_FIXED_S,
+	KVP_CALIB_ALLREDUCE_LATENCY_S,
+	KVP_CALIB_NPARAMS
+};
+
+/* The constant's name as kvp_perf_hw and calibration files spell it. */
+const char *kvp_calib_param_name(enum kvp_calib_param p);
+/* The parameter named `name`, or -1. */
+int kvp_calib_param_from_name(const char *name);
+
+enum kvp_calib_obs_kind { KVP_CALIB_TTFT, KVP_CALIB_TPOT, KVP_CALIB_PREFILL, KVP_CALIB_DECODE_STEP,
+			KVP_CALIB_LATENCY };
+/* "ttft", "tpot", "prefill", "decode_step", "latency" */
+const char *kvp_calib_obs_name(enum kvp_calib_obs_kind k);
+
+struct kvp_calib_obs {
+	size_t run;                   /* index into the runs */
+	enum kvp_calib_obs_kind kind;
+	double measured_s;
+	double uncalibrated_s;        /* predicted with the constants before the fit */
+	double predicted_s;           /* with the fitted constants */
+	bool train;                   /* in the fit; false: held out */
+};
+
+struct kvp_calib_opts {
+	/* the constants to fit; all false: every supported one */
+	bool want[KVP_CALIB_NPARAMS];
+	/* runs (by index) left out of the fit and only predicted; NULL: none */
+	const bool *held_out;
+};
+
+#define KVP_CALIB_MAX_RUNS 512
+#define KVP_CALIB_MAX_OBS (2 * KVP_CALIB_MAX_RUNS)
+#define KVP_CALIB_MAX_WARNINGS 8
+
+struct kvp_calib_result {
+	double start[KVP_CALIB_NPARAMS];    /* the uncalibrated constants */
+	double value[KVP_CALIB_NPARAMS];    /* fitted where fitted[], else start */
+	double lo[KVP_CALIB_NPARAMS], hi[KVP_CALIB_NPARAMS];   /* the jackknife range */
+	bool fitted[KVP_CALIB_NPARAMS];
+	bool supported[KVP_CALIB_NPARAMS];  /* the runs can tell it apart */
+	struct kvp_calib_obs obs[KVP_CALIB_MAX_OBS];
+	size_t nobs, ntrain;
+	/* median |measured / predicted - 1| over the training observations,
+	 * before and after; over the held-out ones after (0 when none) */
+	double median_uncalibrated, median_calibrated, median_held_out;
+	bool worse;                       /* the fit is worse than the model uncalibrated */
+	size_t nwarn;
+	char warning[KVP_CALIB_MAX_WARNINGS][256];
+};
+
+/* Fit the constants of hw (the GPU's, before any calibration) to runs[0..n)
+ * of model m on GPU g, each run's split and engine terms from `o` (batch,
+ * context replaced per run).  INVALID naming the run's file:line when two
+ * runs of the same shape contradict each other (the same measure differs by
+ * more than 1.5x), when fewer than 2 runs or 2 observations train, or when
+ * the constants asked for exceed what the runs support (observations - 1,
+ * or not told apart, naming the constant); the budget's errors otherwise.
+ * *out is large: allocate it.  Warnings (runs on another GPU than g, of
+ * another model or engine version than the first, each named) are noted in
+ * out. */
+kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
+		       const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+		       const struct kvp_bench_run *runs, size_t n, const struct kvp_calib_opts *fo,
+		       struct kvp_calib_result *out, struct kvp_error *err);
+
+/* No fit: each run's times predicted with hw's constants as they are (a
+ * calibration applied, or none), their residuals and median in out
+ * (predicted_s = uncalibrated_s; nothing fitted).  One run will do; the
+ * errors and warnings are kvp_calib_run's but the counts. */
+kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
+			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
+			      const struct kvp_bench_run *runs, size_t n,
+			      struct kvp_calib_result *out, struct kvp_error *err);
+
+/* The constants of r set on hw (what kvp_calibration_apply does with a
+ * calibration file written from r). */
+void kvp_calib_apply(const struct kvp_calib_result *r, struct kvp_perf_hw *hw);
+
+#endif

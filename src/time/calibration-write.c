@@ -1,0 +1,72 @@
+/* calibration-write.c: `kvplan calibrate --out FILE`: the fit as a
+ * calibration file (YAML), atomically.  See calibration-write.h. */
+#include "time/calibration-write.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "base/atomic-file.h"
+#include "out/yaml-writer.h"
+
+kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_source *src,
+				 const struct kvp_calib_result *r, const struct kvp_bench_run *runs,
+				 size_t n, struct kvp_error *err)
+{
+	struct kvp_afile a;
+	kvp_status st = kvp_afile_open(&a, path, err);
+	if (st)
+		return st;
+	FILE *f = a.f;
+	double worst = 0;
+	for (size_t i = 0; i < r->nobs; i++)
+		if (r->obs[i].train && r->obs[i].predicted_s > 0)
+			worst = fmax(worst, fabs(r->obs[i].measured_s / r->obs[i].predicted_s - 1));
+	fprintf(f, "# kvplan calibration: the step model's constants fitted to benchmark runs\n"
+		   "# by `kvplan calibrate` (kvplan(1), CALIBRATE; read back by --calibration)\n"
+		   "calibration:\n");
+	fputs("  - gpu: ", f);
+	kvp_yaml_str(f, src->gpu);
+	fputc('\n', f);
+	kvp_yaml_kv_str(f, 4, "model", src->model);
+	if (src->engine && src->engine[0])
+		kvp_yaml_kv_str(f, 4, "engine", src->engine);
+	if (src->engine_version && src->engine_version[0])
+		kvp_yaml_kv_str(f, 4, "engine_version", src->engine_version);
+	kvp_yaml_kv_u64(f, 4, "tp", src->tp ? src->tp : 1);
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+		if (r->fitted[k])
+			kvp_yaml_kv_num(f, 4, kvp_calib_param_name(k), r->value[k]);
+	/* the band of `kvplan size`: the largest residual the fit left */
+	kvp_yaml_kv_num(f, 4, "latency_spread", worst);
+	kvp_yaml_kv_u64(f, 4, "points", r->ntrain);
+	kvp_yaml_kv_num(f, 4, "residual_median", r->median_calibrated);
+	kvp_yaml_kv_num(f, 4, "residual_median_uncalibrated", r->median_uncalibrated);
+	kvp_yaml_map(f, 4, "spread");
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+		if (r->fitted[k])
+			fprintf(f, "      %s: [%.9g, %.9g]\n", kvp_calib_param_name(k), r->lo[k],
+				r->hi[k]);
+	kvp_yaml_map(f, 4, "source");
+	kvp_yaml_kv_str(f, 6, "tool", "kvplan calibrate");
+	kvp_yaml_kv_str(f, 6, "kvplan_version", src->kvplan_version);
+	kvp_yaml_kv_str(f, 6, "created", src->created);
+	kvp_yaml_map(f, 6, "runs");
+	for (size_t i = 0; i < n; i++) {
+		char where[600];
+		snprintf(where, sizeof where, "%s:%d", runs[i].path, runs[i].line);
+		fputs("        - {run: ", f);
+		kvp_yaml_str(f, where);
+		fprintf(f, ", format: %s", kvp_bench_format_name(runs[i].format));
+		bool held = false;
+		for (size_t k = 0; k < r->nobs; k++)
+			held |= r->obs[k].run == i && !r->obs[k].train;
+		if (held)
+			fputs(", held_out: true", f);
+		if (runs[i].date[0]) {
+			fputs(", date: ", f);
+			kvp_yaml_str(f, runs[i].date);
+		}
+		fputs("}\n", f);
+	}
+	return kvp_afile_commit(&a, err);
+}

@@ -1,0 +1,182 @@
+#!/bin/sh
+# cli-calibrate.sh: golden tests of `kvplan calibrate`: the fixtures of
+# tests/data/bench/ (each written to its tool's schema; README there tells
+# their story: llama-3.1-8b on h100-sxm at 0.70 of the bandwidth in decode,
+# 0.50 of the peak in prefill), the calibration file and its use by perf,
+# the refusals, located errors for bad files, and nothing half-written.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+d="$top_srcdir/tests/data/bench"
+serve="$d/vllm-serve-c1.json $d/vllm-serve-c2.json $d/vllm-serve-c4.json $d/vllm-serve-c8.json
+$d/vllm-serve-c16.json $d/vllm-serve-c32.json $d/vllm-serve-c48.json $d/vllm-serve-c64.json"
+base="--gpu h100-sxm --model llama-3.1-8b"
+
+run "$KVPLAN" calibrate --help
+expect_rc 0
+expect_out "Usage: kvplan calibrate"
+expect_out "trtllm-bench"
+run "$KVPLAN" calibrate $base
+expect_rc 2
+expect_err "expected one or more benchmark result files"
+run "$KVPLAN" calibrate --model llama-3.1-8b $serve
+expect_rc 2
+expect_err "--gpu is required"
+run "$KVPLAN" calibrate $base --fit decode_bw $serve
+expect_rc 2
+expect_err "--fit: unknown constant 'decode_bw'"
+
+# Fitted on every second run (c1, c4, c16, c48), the others predicted
+# within 7 % (the issue's target).  The runs are vLLM's, so the
+# uncalibrated start holds vLLM's engine time data (profiles/engines); the
+# fit moves the efficiencies and the fixed costs the runs tell apart (the
+# story has none: tests/check-calibrate.c pins them and finds 0.70 and 0.50)
+run "$KVPLAN" calibrate $base --hold-out 2 --format json $serve
+expect_rc 0
+m=$(json median_residual_held_out)
+name="held-out median residual $m"
+if awk -v m="$m" 'BEGIN { exit !(m < 0.07) }'; then ok; else bad "not within 7 %"; fi
+run "$KVPLAN" calibrate $base --hold-out 2 --out "$tmp/cal.yaml" $serve
+expect_rc 0
+expect_out "decode_bw_efficiency                  0.8"
+expect_out "prefill_flops_efficiency              0.6"
+expect_out "step_fixed_s                        0.001"
+expect_out "on the 8 held-out times"
+expect_out "vllm-serve-c64.json:1"
+expect_out "Written: $tmp/cal.yaml"
+for key in 'calibration:' '  - gpu: "h100-sxm"' '    engine: "vllm"' '    tp: 1' \
+	'    decode_bw_efficiency: 0.' '    latency_spread: ' '    points: 8' \
+	'      kvplan_version: ' '      created: ' 'vllm-serve-c2.json:1", format: vllm-serve, held_out: true'; do
+	if grep -qF -- "$key" "$tmp/cal.yaml"; then ok; else bad "cal.yaml lacks '$key'"; fi
+done
+# perf applies it
+run "$KVPLAN" perf $base --calibration "$tmp/cal.yaml"
+expect_rc 0
+expect_out "memory bandwidth 3.35 TB/s x efficiency 0."
+expect_out "calibrated from $tmp/cal.yaml"
+# serve applies it too: the fit's constants, not the GPU's and vLLM's, so
+# the median TPOT moves
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json
+expect_rc 0
+before=$(json median_tpot_ms)
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json \
+	--calibration "$tmp/cal.yaml"
+expect_rc 0
+after=$(json median_tpot_ms)
+name="serve --calibration: median TPOT $before -> $after ms"
+if awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a * 1.02 || b < a / 1.02) }'; then ok; else bad "unmoved"; fi
+# size: its band is the fit's largest residual
+run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 \
+	--calibration "$tmp/cal.yaml" --format json
+expect_rc 0
+expect_json latency_spread_from calibration
+
+# The issue's target across two sessions: calibrated on half the runs,
+# written; the other half predicted with that file, nothing fitted
+run "$KVPLAN" calibrate $base --out "$tmp/half.yaml" "$d/vllm-serve-c1.json" "$d/vllm-serve-c4.json" \
+	"$d/vllm-serve-c16.json" "$d/vllm-serve-c48.json"
+expect_rc 0
+run "$KVPLAN" calibrate $base --evaluate --calibration "$tmp/half.yaml" --format json \
+	"$d/vllm-serve-c2.json" "$d/vllm-serve-c8.json" "$d/vllm-serve-c32.json" "$d/vllm-serve-c64.json"
+expect_rc 0
+m=$(json median_residual)
+name="the held-out half's median residual $m"
+if awk -v m="$m" 'BEGIN { exit !(m < 0.07) }'; then ok; else bad "not within 7 %"; fi
+run "$KVPLAN" calibrate $base --evaluate --out "$tmp/x.yaml" "$d/vllm-serve-c2.json"
+expect_rc 2
+expect_err "--evaluate fits nothing"
+# uncalibrated, one run will do: the defaults are 0.80 / 0.60 against the
+# story's 0.70 / 0.50, so every time is predicted short
+run "$KVPLAN" calibrate $base --evaluate "$d/vllm-serve-c2.json"
+expect_rc 0
+expect_out "GPU's uncalibrated constants; nothing fitted"
+
+# vLLM's --append-result: runs one after another in one file (c1 is 39 lines)
+cat "$d/vllm-serve-c1.json" "$d/vllm-serve-c64.json" >"$tmp/appended.json"
+run "$KVPLAN" calibrate $base --evaluate --format csv "$tmp/appended.json"
+expect_rc 0
+expect_out "appended.json:1,vllm-serve,ttft,1,"
+expect_out "appended.json:40,vllm-serve,tpot,63.9999"
+
+# JSON and CSV
+run "$KVPLAN" calibrate $base --format json $serve
+expect_rc 0
+expect_json runs 8
+expect_json written null
+expect_json name decode_bw_efficiency
+expect_json measure ttft
+run "$KVPLAN" calibrate $base --format csv $serve
+expect_rc 0
+expect_out "schema_version,run,format,measure,batch,prompt_tokens,output_tokens,measured_s"
+n=$(printf '%s\n' "$out" | wc -l)
+if [ "$n" = 17 ]; then ok; else bad "$n CSV lines, want a header and 16 times"; fi
+
+# Each format read (a serving run: TTFT and TPOT; one_batch: prefill and step)
+run "$KVPLAN" calibrate $base --format csv "$d/sglang-serving.jsonl" "$d/trtllm-report.json"
+expect_rc 3
+expect_err "engine: a trtllm run among sglang runs"
+run "$KVPLAN" calibrate $base --format csv "$d/sglang-one-batch.jsonl"
+expect_rc 0
+expect_out "sglang-one-batch.jsonl:3,sglang-one-batch,decode_step,64,1024,16,0.010326"
+run "$KVPLAN" calibrate $base --format csv "$d/genai-perf.json" "$d/aiperf.json"
+expect_rc 0
+expect_out "aiperf.json:1,aiperf,tpot,"
+run "$KVPLAN" calibrate $base "$d/vllm-latency.json" "$d/vllm-serve-c1.json"
+expect_rc 3
+expect_err "vllm-latency.json:2:20: error: avg_latency: vllm bench latency records no shape"
+run "$KVPLAN" calibrate $base --format csv "$d/vllm-latency.json#batch=8,prompt=32,output=128" \
+	"$d/vllm-serve-c1.json" "$d/vllm-serve-c64.json"
+expect_rc 0
+expect_out "vllm-latency.json:1,vllm-latency,latency,8,32,128,0.883512"
+run "$KVPLAN" calibrate $base "$d/vllm-latency.json#batch=8,size=3"
+expect_rc 2
+expect_err "expected FILE#batch=B,prompt=P,output=O"
+
+# Engine versions that differ: a warning naming the run
+sed '2s/"version": "0.5.10"/"version": "0.5.23"/' "$d/sglang-serving.jsonl" >"$tmp/sg.jsonl"
+run "$KVPLAN" calibrate $base "$tmp/sg.jsonl"
+expect_rc 0
+expect_err "warning: $tmp/sg.jsonl:2: the run is on engine version 0.5.23, the others on 0.5.10"
+
+# Refusals: one run; a constant the runs cannot tell apart
+run "$KVPLAN" calibrate $base "$d/vllm-serve-c8.json"
+expect_rc 3
+expect_err "runs: too few runs: 1 run (2 measured times)"
+run "$KVPLAN" calibrate $base --fit allreduce_latency_s $serve
+expect_rc 3
+expect_err "allreduce_latency_s: these runs cannot tell it apart"
+
+# A fit worse than the model uncalibrated: the defaults predict worse-c*
+# but c64's TPOT (twice it); the fit drags every TPOT towards the outlier,
+# the median residual grows: refused, exit 1, nothing written
+run "$KVPLAN" calibrate $base --out "$tmp/worse.yaml" "$d/worse-c1.json" "$d/worse-c2.json" \
+	"$d/worse-c64.json"
+expect_rc 1
+expect_err "refused: the fit's median residual"
+expect_err "nothing written"
+if [ ! -e "$tmp/worse.yaml" ]; then ok; else bad "a refused calibration was written"; fi
+
+# Bad input: located, exit 3, nothing written
+for f in bad-truncated.json bad-other-tool.json bad-missing-tpot.json bad-nan.json \
+	bad-contradicts-c8.json; do
+	run "$KVPLAN" calibrate $base --out "$tmp/never.yaml" $serve "$d/$f"
+	expect_rc 3
+	expect_err "$f:"
+	if [ ! -e "$tmp/never.yaml" ]; then ok; else bad "$f: a calibration was written"; fi
+done
+run "$KVPLAN" calibrate $base "$d/bad-truncated.json"
+expect_err "bad-truncated.json:16:3: error: truncated JSON: a string is not closed"
+run "$KVPLAN" calibrate $base "$d/bad-other-tool.json"
+expect_err "bad-other-tool.json:1:1: error: not a benchmark result kvplan reads"
+run "$KVPLAN" calibrate $base "$d/bad-missing-tpot.json" $serve
+expect_err "error: median_tpot_ms: missing: vllm bench serve --save-result writes"
+run "$KVPLAN" calibrate $base "$d/bad-nan.json"
+expect_err "bad-nan.json:24:21: error: malformed JSON: NaN or Infinity"
+run "$KVPLAN" calibrate $base $serve "$d/bad-contradicts-c8.json"
+expect_err "bad-contradicts-c8.json:1:1: error: tpot: 0.0149632 s contradicts 0.0074816 s"
+
+# Never over an input
+cp "$d/vllm-serve-c1.json" "$tmp/c1.json"
+cp "$d/vllm-serve-c2.json" "$tmp/c2.json"
+run "$KVPLAN" calibrate $base --out "$tmp/c1.json" "$tmp/c1.json" "$tmp/c2.json"
+expect_rc 2
+if cmp -s "$d/vllm-serve-c1.json" "$tmp/c1.json"; then ok; else bad "an input was written over"; fi
+finish
