@@ -487,6 +487,10 @@ static const struct {
 	{"bad/engine-kind.yaml", KVP_STATUS_INVALID, 1, 9, "engine"},
 	/* a range that is no version specifier ("=>" for ">=") */
 	{"bad/engine-range.yaml", KVP_STATUS_INVALID, 4, 12, "range"},
+	/* time data: a fixed cost below zero, at its value; a band that does
+	 * not hold the prediction (low 1.2 > 1), at the version's map */
+	{"bad/engine-time-negative.yaml", KVP_STATUS_INVALID, 8, 20, "step_fixed_us"},
+	{"bad/engine-time-band.yaml", KVP_STATUS_INVALID, 3, 5, "time_ratio_low"},
 };
 
 START_TEST(test_bad)

@@ -104,12 +104,27 @@ static const struct key {
 
 static const char *const engine_names[] = {"vllm", "sglang", "trtllm"};
 
+/* A number in [lo, hi] ((lo, hi] when lo_open), stored times `scale`. */
+static kvp_status read_ranged(const struct kvp_doc *doc, const struct kvp_node *v, const char *name,
+			      double lo, bool lo_open, double hi, double scale, const char *want,
+			      double *out, struct kvp_error *err)
+{
+	double d;
+	kvp_status st = kvp_node_double(doc, v, name, &d, err);
+	if (st)
+		return st;
+	if (!((lo_open ? d > lo : d >= lo) && d <= hi))
+		return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, name, "%s, got %s", want,
+				     v->value);
+	*out = d * scale;
+	return KVP_STATUS_OK;
+}
+
 static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 			   const struct key *k, struct kvp_engine_model *e, struct kvp_error *err)
 {
 	char *p = (char *)e + k->offset;
 	uint64_t u;
-	double d;
 	kvp_status st;
 	switch (k->type) {
 	case K_STR:
@@ -147,31 +162,16 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 	case K_US:
 		/* microseconds in the file, seconds in the struct; at most one
 		 * second (a step's fixed cost is milliseconds at most) */
-		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
-			return st;
-		if (!(d >= 0 && d <= 1e6))
-			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
-					     "microseconds in [0, 1000000], got %s", v->value);
-		*(double *)p = d * 1e-6;
 		e->time_given = true;
-		return KVP_STATUS_OK;
+		return read_ranged(doc, v, k->name, 0, false, 1e6, 1e-6, "microseconds in [0, 1000000]",
+				   (double *)p, err);
 	case K_RATIO:
-		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
-			return st;
-		if (!(d > 0 && d <= 100))
-			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
-					     "a ratio in (0, 100], got %s", v->value);
-		*(double *)p = d;
 		e->time_given = true;
-		return KVP_STATUS_OK;
+		return read_ranged(doc, v, k->name, 0, true, 100, 1, "a ratio in (0, 100]", (double *)p,
+				   err);
 	case K_FRACTION:
-		if ((st = kvp_node_double(doc, v, k->name, &d, err)))
-			return st;
-		if (!(d >= 0 && d <= 1))
-			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
-					     "a fraction in [0, 1], got %s", v->value);
-		*(double *)p = d;
-		return KVP_STATUS_OK;
+		return read_ranged(doc, v, k->name, 0, false, 1, 1, "a fraction in [0, 1]", (double *)p,
+				   err);
 	}
 	return KVP_STATUS_OK;
 }

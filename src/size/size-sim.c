@@ -237,6 +237,17 @@ static kvp_status capacity(struct replica *r, bool users, double x0, double most
 	return KVP_STATUS_OK;
 }
 
+/* The SLO bits a TTFT and a TPOT, each times f, miss. */
+static unsigned slo_misses(const struct kvp_size_demand *d, double ttft_s, double tpot_s, double f)
+{
+	unsigned bits = 0;
+	if (d->slo_ttft_s > 0 && ttft_s * f > d->slo_ttft_s)
+		bits |= KVP_SIZE_FAIL_TTFT;
+	if (d->slo_tpot_s > 0 && tpot_s * f > d->slo_tpot_s)
+		bits |= KVP_SIZE_FAIL_TPOT;
+	return bits;
+}
+
 /* c's verdict from its simulated figures (size.h's failed, never, risk). */
 static void judge(struct kvp_size_config *c, const struct kvp_size_demand *d,
 		  const struct kvp_size_opts *o, bool short_of_replicas)
@@ -247,24 +258,12 @@ static void judge(struct kvp_size_config *c, const struct kvp_size_demand *d,
 	c->never &= ~sim_bits;
 	c->risk = c->risk_never = 0;
 	double f = 1 + (o->latency_spread > 0 ? o->latency_spread : 0);
-	if (d->slo_ttft_s > 0 && c->floor_ttft_s > d->slo_ttft_s)
-		c->never |= KVP_SIZE_FAIL_TTFT;
-	if (d->slo_tpot_s > 0 && c->floor_tpot_s > d->slo_tpot_s)
-		c->never |= KVP_SIZE_FAIL_TPOT;
-	if (d->slo_ttft_s > 0 && c->floor_ttft_s * f > d->slo_ttft_s)
-		c->risk_never |= KVP_SIZE_FAIL_TTFT;
-	if (d->slo_tpot_s > 0 && c->floor_tpot_s * f > d->slo_tpot_s)
-		c->risk_never |= KVP_SIZE_FAIL_TPOT;
+	c->never |= slo_misses(d, c->floor_ttft_s, c->floor_tpot_s, 1);
+	c->risk_never |= slo_misses(d, c->floor_ttft_s, c->floor_tpot_s, f);
 	if (short_of_replicas)
 		c->failed |= KVP_SIZE_FAIL_THROUGHPUT;
-	if (d->slo_ttft_s > 0 && c->ttft_s > d->slo_ttft_s)
-		c->failed |= KVP_SIZE_FAIL_TTFT;
-	if (d->slo_tpot_s > 0 && c->tpot_s > d->slo_tpot_s)
-		c->failed |= KVP_SIZE_FAIL_TPOT;
-	if (d->slo_ttft_s > 0 && c->ttft_s * f > d->slo_ttft_s)
-		c->risk |= KVP_SIZE_FAIL_TTFT;
-	if (d->slo_tpot_s > 0 && c->tpot_s * f > d->slo_tpot_s)
-		c->risk |= KVP_SIZE_FAIL_TPOT;
+	c->failed |= slo_misses(d, c->ttft_s, c->tpot_s, 1);
+	c->risk |= slo_misses(d, c->ttft_s, c->tpot_s, f);
 	c->failed |= c->never;
 	c->risk &= ~c->failed;
 	c->risk_never &= ~c->never;
