@@ -111,6 +111,16 @@ expect_rc 0
 expect_json decode_bw_efficiency 0.5
 expect_json prefill_flops_efficiency 0.25
 expect_near decode_memory_s 0.0142722639 1e-6
+# the table names the calibration file with its control bytes escaped: an ESC
+# in the file's name reaches the terminal as \x1b, never raw
+esc=$(printf 'cal\033[2Jx.yaml')
+cp "$tmp/cal.yaml" "$tmp/$esc"
+run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 --calibration "$tmp/$esc"
+expect_rc 0
+expect_out 'calibrated from '
+expect_out 'cal\x1b[2Jx.yaml'
+name="perf: no raw ESC from a calibration's name"
+case $out in *"$(printf '\033')"*) bad "raw ESC in: $out" ;; *) ok ;; esac
 
 # The context-doubling point at 4,096 tokens: KV x2; prefill attention
 # 8,192 x 8,193 / (4,096 x 4,097) = 2 x 8,193 / 4,097 = 3.999511838

@@ -103,9 +103,13 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	printf("\n");
 	printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s\n", hw->flops / 1e12,
 	       hw->prefill_flops_efficiency, hw->flops * hw->prefill_flops_efficiency / 1e12);
-	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0)
-		printf("  efficiencies calibrated from %s%s%s\n", calib_path,
-		       cal->gpu[0] ? " for " : "", cal->gpu);
+	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0) {
+		/* the path and the GPU are input text: escaped for the terminal */
+		char cp[KVP_TERM_SIZE(256)], cg[KVP_TERM_SIZE(sizeof cal->gpu)];
+		printf("  efficiencies calibrated from %s%s%s\n",
+		       kvp_term_text(cp, sizeof cp, calib_path ? calib_path : ""),
+		       cal->gpu[0] ? " for " : "", kvp_term_text(cg, sizeof cg, cal->gpu));
+	}
 	if (s->par.tp > 1) {
 		const struct kvp_link *tl = &run->ctx.tp_link;
 		kvp_format_rate(tl->effective_bps, t1, sizeof t1);
