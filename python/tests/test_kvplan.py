@@ -159,6 +159,8 @@ def test_size_is_the_clis(h100):
               max_num_seqs_caps=[0, 16], latency_spread=0.1)),
         (["--rate", "8", "--tp", "1", "--disagg", "1:1,1:2"],
          dict(rate=8, tp=[1], disagg=[(1, 1), (1, 2)])),
+        (["--rate", "4", "--ttft", "1", "--tpot", "0.05", "--tp", "1", "--simulate", "2"],
+         dict(rate=4, ttft_s=1, tpot_s=0.05, tp=[1], simulate=2)),
     ]
     for args, kw in cases:
         out = subprocess.run([CLI, "size", "--model", "llama-3.1-8b", "--workload", "chat",
