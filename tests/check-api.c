@@ -479,6 +479,63 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The purchase search from threads sharing the model, GPU and workload
+ * handles: each the record one thread alone gets. */
+struct size_job {
+	const kvplan_model *m;
+	kvplan_gpu *const *g;
+	const kvplan_workload *w;
+	char *json;
+};
+
+static void *size_worker(void *arg)
+{
+	struct size_job *j = arg;
+	kvplan_size_opts s;
+	kvplan_size_opts_init(&s);
+	s.rate = 4;
+	s.tpot_s = 0.05;
+	uint32_t tp[] = {1, 2};
+	s.tp = tp;
+	s.ntp = 2;
+	kvplan_error err;
+	if (kvplan_size_json(j->m, j->g, 2, NULL, j->w, NULL, &s, &j->json, &err) != KVPLAN_OK)
+		j->json = NULL;
+	return NULL;
+}
+
+START_TEST(test_size_threads)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g[2];
+	kvplan_workload *w;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g[0], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("l4", &g[1], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_workload_load("chat", &w, &err), KVPLAN_OK);
+	struct size_job one = {m, g, w, NULL}, many[3];
+	size_worker(&one);
+	ck_assert_ptr_nonnull(one.json);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++) {
+		many[i] = (struct size_job){m, g, w, NULL};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, size_worker, &many[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_ptr_nonnull(many[i].json);
+		ck_assert_str_eq(many[i].json, one.json);
+		kvplan_free(many[i].json);
+	}
+	kvplan_free(one.json);
+	kvplan_workload_free(w);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g[0]);
+	kvplan_gpu_free(g[1]);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -490,6 +547,7 @@ static Suite *api_suite(void)
 	tcase_add_test(core, test_size);
 	tcase_add_test(core, test_sizes);
 	tcase_add_test(core, test_threads);
+	tcase_add_test(core, test_size_threads);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_errors);
