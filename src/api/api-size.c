@@ -1,9 +1,10 @@
 /* api-size.c: the purchase search in the public API (include/kvplan.h):
  * `kvplan size` over a list of GPU handles as its JSON record, with the
  * option checks cli/cmd-size.c makes on its flags and the same steps after
- * the search (rank, --simulate, the Pareto front, the fewest GPUs,
- * --pareto, infinities refused), so a caller gets the record the CLI
- * prints for the same inputs (size/size-record.c writes both).  Not here:
+ * the search (size/size-choose.c: rank, --simulate, the Pareto front, the
+ * fewest GPUs, --pareto; then infinities refused), so a caller gets the
+ * record the CLI prints for the same inputs (size/size-record.c writes
+ * both).  Not here:
  * --emit and --calibration (the CLI's).  The workload handle is read
  * through a shallow copy, the GPUs through copies priced as asked. */
 #include "api/api-private.h"
@@ -12,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "size/size-choose.h"
 #include "size/size-record.h"
-#include "size/size-sim.h"
 #include "size/size.h"
 
 void kvplan_size_opts_init(kvplan_size_opts *o)
@@ -252,34 +253,6 @@ static kvp_status refuse_overflow(const struct kvp_size_config *cfg, size_t n,
 	return KVP_STATUS_OK;
 }
 
-/* cmd-size.c's simulate(): the `count` first simulable configurations in
- * rank order sized again on the simulator, ranked again; while the cheapest
- * that meets was not simulated, it is too (at most `count` more). */
-static kvp_status simulate(const struct kvp_model *m, const struct kvp_gpu *gpus,
-			   const struct kvp_size_demand *d, const struct kvp_size_opts *so,
-			   const struct kvp_workload *w, uint32_t count, struct kvp_size_config *cfg,
-			   size_t n, struct kvp_error *err)
-{
-	struct kvp_size_sim_opts sim = {.w = w};
-	kvp_status st;
-	uint32_t done = 0;
-	for (size_t i = 0; i < n && done < count; i++) {
-		if (!kvp_size_sim_applies(&cfg[i], d))
-			continue;
-		if ((st = kvp_size_simulate(m, &gpus[cfg[i].origin], d, so, &sim, &cfg[i], err)))
-			return st;
-		done++;
-	}
-	kvp_size_rank(cfg, n);
-	for (uint32_t extra = 0; extra < count && n && cfg[0].meets && !cfg[0].simulated &&
-				 kvp_size_sim_applies(&cfg[0], d); extra++) {
-		if ((st = kvp_size_simulate(m, &gpus[cfg[0].origin], d, so, &sim, &cfg[0], err)))
-			return st;
-		kvp_size_rank(cfg, n);
-	}
-	return KVP_STATUS_OK;
-}
-
 /* Everything after the options: the demand, the search on each GPU, the
  * answer's record into top. */
 static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, size_t ngpu,
@@ -324,33 +297,17 @@ static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, siz
 		for (size_t k = i * per_gpu; k < (i + 1) * per_gpu; k++)
 			cfg[k].origin = (uint32_t)i;
 	}
-	kvp_size_rank(cfg, n);
-	if (c->simulate && (st = simulate(m, gpus, &d, so, w, c->simulate, cfg, n, err)))
+	struct kvp_size_choice ch;
+	if ((st = kvp_size_choose(m, gpus, &d, so, w, c->simulate, c->pareto_only != 0, cfg, n, &ch,
+				  err)))
 		goto out;
-	size_t front = kvp_size_pareto(cfg, n);
-	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL, *fewest = NULL;
-	struct kvp_size_config fewest_c;
-	for (size_t i = 0; i < n; i++)
-		if (cfg[i].meets && (!fewest || cfg[i].count < fewest->count))
-			fewest = &cfg[i];
-	if (fewest) {
-		fewest_c = *fewest; /* the front below may drop it */
-		fewest = &fewest_c;
-	}
-	if (c->pareto_only) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (cfg[i].pareto)
-				cfg[k++] = cfg[i];
-		n = k;
-		best = n && cfg[0].meets ? &cfg[0] : NULL;
-	}
+	n = ch.n;
 	if ((st = refuse_overflow(cfg, n, err)))
 		goto out;
 	struct kvp_size_summary s = {
 		.model = m->name, .workload = w->name, .engine = so->budget.engine, .d = &d,
-		.cost = &so->cost, .cfg = cfg, .n = n, .front = front, .best = best,
-		.fewest = fewest, .latency_spread = so->latency_spread,
+		.cost = &so->cost, .cfg = cfg, .n = n, .front = ch.front, .best = ch.best,
+		.fewest = ch.fewest, .latency_spread = so->latency_spread,
 		.latency_spread_from = c->latency_spread >= 0 ? "given" : "default"};
 	if (!kvp_size_summary_record(&s, top))
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
