@@ -443,10 +443,6 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
     (not tp, pp, dp, ep, num_gpus or max_num_seqs: the search sets them).
     Nothing meeting the levels is an answer (chosen None), not an error.
     Raises KvplanError."""
-    for k in ("tp", "pp", "dp", "ep", "num_gpus", "max_num_seqs"):
-        if k in options:
-            raise TypeError("size(): %s is searched, give the size option (tp=[...], "
-                            "max_num_seqs_caps=[...])" % k)
     o = _opts(**options)
     s = _ffi.SizeOpts()
     _lib.kvplan_size_opts_init(ctypes.byref(s))

@@ -135,8 +135,10 @@ def test_size(h100):
     with pytest.raises(kvplan.KvplanError) as ei:
         kvplan.size(m, [h100], w, disagg=[(1, 2)])  # chat has no rate: disagg needs one
     assert ei.value.field == "disagg"
-    with pytest.raises(TypeError):
-        kvplan.size(m, [h100], w, num_gpus=8)
+    for searched in ("num_gpus", "max_num_seqs"):  # the search sets them: refused
+        with pytest.raises(kvplan.KvplanError) as ei:
+            kvplan.size(m, [h100], w, **{searched: 8})
+        assert ei.value.field == searched
 
 
 def test_size_is_the_clis(h100):
