@@ -12,10 +12,10 @@
  *   - kvplan_budget() fills a typed result struct: the hot path ("how many
  *     more sequences fit?" asked thousands of times a second by an admission
  *     controller) makes no text and parses nothing (bench/api-bench.c);
- *   - kvplan_budget_json(), kvplan_perf_json() and kvplan_frag_json()
- *     return the record the CLI prints with --format json, with the same
- *     field names and units (man/kvplan.1, MACHINE OUTPUT; its
- *     schema_version rules apply).  A result struct for every command
+ *   - kvplan_budget_json(), kvplan_perf_json(), kvplan_frag_json() and
+ *     kvplan_size_json() return the record the CLI prints with --format
+ *     json, with the same field names and units (man/kvplan.1, MACHINE
+ *     OUTPUT; its schema_version rules apply).  A result struct for every command
  *     would freeze dozens of fields into the ABI; the JSON text carries all
  *     of them and grows without a new symbol.
  *
@@ -247,6 +247,61 @@ KVPLAN_API kvplan_status kvplan_frag_json(const kvplan_model *m, const kvplan_gp
 					  const kvplan_engine *e, const kvplan_workload *w,
 					  const kvplan_budget_opts *opts,
 					  const kvplan_frag_opts *frag, char **json,
+					  kvplan_error *err);
+
+/* `kvplan size`'s options beyond the budget's: the search space, the
+ * demand over the workload's, the cost basis.  Zero (NULL) means the
+ * default, except latency_spread (set it with kvplan_size_opts_init). */
+#define KVPLAN_SIZE_MAX_AXIS 8         /* entries of each list */
+#define KVPLAN_SIZE_MAX_GPUS 64        /* GPUs of one search */
+typedef struct kvplan_size_opts {
+	uint32_t size;                 /* sizeof(kvplan_size_opts) */
+	double rate;                   /* requests/s (--rate); 0: the workload's */
+	uint64_t users;                /* concurrent users (--users); 0: the workload's */
+	double ttft_s, tpot_s;         /* service levels (--ttft, --tpot); 0: the workload's */
+	double percentile;             /* of the TTFT level, in (0, 100); 0: the workload's, else 50 */
+	int queue_percentile;          /* the wait at the percentile too (--slo-percentile) */
+	/* the axes searched, each at most KVPLAN_SIZE_MAX_AXIS entries */
+	const uint32_t *tp;            /* tensor-parallel sizes; NULL: 1, 2, 4, 8 */
+	size_t ntp;
+	const uint32_t *pp, *dp, *ep;  /* NULL: 1 */
+	size_t npp, ndp, nep;
+	const char *const *kv_dtypes;  /* NULL: the budget options' kv_dtype */
+	size_t nkv_dtypes;
+	const uint64_t *max_num_seqs;  /* caps a replica schedules (0: none); NULL: none */
+	size_t nmax_num_seqs;
+	const uint32_t (*disagg)[2];   /* {P, D} prefill and decode instances, besides
+					* colocated (--disagg); needs a rate */
+	size_t ndisagg;
+	const double *prices;          /* USD per GPU-hour, one per GPU of the list
+					* (--price); NULL or 0: the profile's */
+	const char *cost;              /* "cloud", "cloud:KIND" or "own"; NULL: "cloud" */
+	double years, power_usd_per_kwh, pue, cost_utilization;  /* "own": 0, the defaults */
+	uint32_t max_replicas;         /* 0: 1024 */
+	double decode_bw_efficiency;   /* 0: the GPU profile's */
+	double prefill_flops_efficiency;
+	double latency_spread;         /* 0 to 10 (--latency-spread); < 0: not given (0) */
+	uint32_t simulate;             /* the cheapest sized again on the simulator (--simulate) */
+	int pareto_only;               /* only the Pareto front (--pareto) */
+} kvplan_size_opts;
+
+/* Set o to the defaults (latency_spread -1, all else zero) and o->size. */
+KVPLAN_API void kvplan_size_opts_init(kvplan_size_opts *o);
+
+/* The purchase search of model m over workload w on each of the ngpu GPUs
+ * (1 to KVPLAN_SIZE_MAX_GPUS handles, only read), as `kvplan size --gpus G1,G2,...
+ * --format json` prints it: "configs" ranked by cost, "chosen" (null when
+ * none meets, with "nearest"), "min_gpus"; no "warnings" and no "emit".
+ * The budget options give the engine-side settings (dtypes, block size,
+ * utilization, overrides); the split is searched, so their tp, pp, dp, ep,
+ * num_gpus and max_num_seqs must be left 0 (the size options' lists set
+ * them).  Nothing meeting the levels is an answer, not a failure; a
+ * search can take seconds (a simulate of many configurations, longer).
+ * Errors: USAGE (an option), INVALID (a workload the search cannot use). */
+KVPLAN_API kvplan_status kvplan_size_json(const kvplan_model *m, kvplan_gpu *const *gpus,
+					  size_t ngpu, const kvplan_engine *e,
+					  const kvplan_workload *w, const kvplan_budget_opts *opts,
+					  const kvplan_size_opts *size, char **json,
 					  kvplan_error *err);
 
 /* The names of the built-in profiles of `kind` ("models", "gpus",

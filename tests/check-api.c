@@ -4,7 +4,9 @@
  * (file:line:col), the size field's versioning both ways, and handles
  * shared by threads. */
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +191,148 @@ START_TEST(test_frag)
 }
 END_TEST
 
+/* The number after "key": in json at or after `from` (NAN when absent). */
+static double json_num(const char *json, const char *from, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\": ", key);
+	const char *p = strstr(from ? from : json, pat);
+	return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* The purchase search over two GPU handles: the record of `kvplan size
+ * --format json` (python/tests compares it with the CLI's field by field),
+ * checked here by hand arithmetic on the chosen configuration:
+ *   count = tp x replicas (pp = dp = 1)
+ *   rate per replica = 4 requests/s / replicas
+ *   cost per hour = the given price x count
+ *   tokens/s = rate x the mean output (the record's output_mean)
+ *   cost per million output tokens = cost per hour / (tokens/s x 3,600 / 1e6)
+ * and the refusals cmd-size.c makes on its flags. */
+START_TEST(test_size)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g[2];
+	kvplan_workload *w;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g[0], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("l4", &g[1], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_workload_load("chat", &w, &err), KVPLAN_OK);
+	kvplan_size_opts s;
+	kvplan_size_opts_init(&s);
+	ck_assert_uint_eq(s.size, sizeof s);
+	s.rate = 4;
+	s.ttft_s = 1;
+	s.tpot_s = 0.05;
+	uint32_t tp[] = {1, 2};
+	s.tp = tp;
+	s.ntp = 2;
+	double prices[] = {2.5, 0.5};
+	s.prices = prices;
+	char *json = NULL;
+	ck_assert_msg(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err) == KVPLAN_OK, "%s",
+		      err.message);
+	ck_assert_ptr_nonnull(strstr(json, "\"schema_version\": "));
+	ck_assert_ptr_nonnull(strstr(json, "\"workload\": \"chat\","));
+	ck_assert_ptr_nonnull(strstr(json, "\"engine\": \"generic\","));
+	ck_assert_ptr_nonnull(strstr(json, "\"cost\": \"cloud\","));
+	ck_assert_double_eq(json_num(json, NULL, "rate"), 4);
+	ck_assert_double_eq(json_num(json, NULL, "slo_ttft_s"), 1);
+	ck_assert_double_eq(json_num(json, NULL, "slo_tpot_s"), 0.05);
+	/* 2 GPUs x 2 tensor-parallel sizes: four configurations */
+	size_t nconf = 0;
+	for (const char *p = strstr(json, "\"configs\": ["); p && (p = strstr(p, "\"gpu\": "));
+	     p++)
+		nconf++;
+	ck_assert_ptr_null(strstr(json, "\"warnings\""));
+	const char *chosen = strstr(json, "\"chosen\": {");
+	ck_assert_ptr_nonnull(chosen);
+	ck_assert_uint_eq(nconf, 4 + 1);  /* and the chosen one again */
+	double count = json_num(json, chosen, "count"), tps = json_num(json, chosen, "tp"),
+	       replicas = json_num(json, chosen, "replicas");
+	double price = strstr(chosen, "\"gpu\": \"l4\"") == strstr(chosen, "\"gpu\": ") ? 0.5 : 2.5;
+	ck_assert_double_eq(count, tps * replicas);
+	ck_assert_double_eq_tol(json_num(json, chosen, "rate_per_replica"), 4 / replicas, 1e-12);
+	ck_assert_double_eq(json_num(json, chosen, "price_per_hour"), price);
+	ck_assert_double_eq_tol(json_num(json, chosen, "cost_per_hour"), price * count, 1e-9);
+	double tokens = json_num(json, chosen, "tokens_per_s");
+	ck_assert_double_eq_tol(tokens, 4 * json_num(json, NULL, "output_mean"), 1e-6);
+	ck_assert_double_eq_tol(json_num(json, chosen, "cost_per_mtok"),
+				price * count / (tokens * 3600 / 1e6), 1e-9);
+	ck_assert_ptr_nonnull(strstr(chosen, "\"cost_basis\": \"given\","));
+	ck_assert_ptr_nonnull(strstr(chosen, "\"meets\": true,"));
+	ck_assert_double_eq(json_num(json, NULL, "min_gpus"), 1);
+	kvplan_free(json);
+
+	/* an older caller whose struct ends before tp: the list past its size
+	 * (here a bad one) is never read, tp is the default 1, 2, 4, 8 */
+	uint32_t bad_tp[] = {0};
+	s.tp = bad_tp;
+	s.ntp = 1;
+	s.size = offsetof(kvplan_size_opts, tp);
+	ck_assert_msg(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err) == KVPLAN_OK, "%s",
+		      err.message);
+	kvplan_free(json);
+	s.size = sizeof s;
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "tp");
+	ck_assert_ptr_null(json);
+	s.tp = tp;
+	s.ntp = 2;
+
+	/* the refusals, each with its field */
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.num_gpus = 8;  /* kvplan size --num-gpus */
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, &o, &s, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "num_gpus");
+	ck_assert_int_eq(kvplan_size_json(m, g, 0, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "gpus");
+	kvplan_gpu *holes[] = {g[0], NULL};
+	ck_assert_int_eq(kvplan_size_json(m, holes, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, NULL, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "workload");
+	s.cost = "cloud:cheap";
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "cost");
+	s.cost = NULL;
+	s.pue = 1.2;  /* --pue without --cost own */
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "pue");
+	s.pue = 0;
+	uint32_t pd[][2] = {{1, 2}};
+	s.disagg = pd;
+	s.ndisagg = 1;
+	s.rate = 0;  /* chat has no arrival rate: --disagg needs one */
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "disagg");
+	s.ndisagg = 0;
+	s.percentile = 100;
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "percentile");
+	s.percentile = 0;
+	const char *kvs[] = {"fp8", "fp8_e4m3"};  /* one dtype twice */
+	s.kv_dtypes = kvs;
+	s.nkv_dtypes = 2;
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "kv_dtypes");
+	kvplan_workload_free(w);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g[0]);
+	kvplan_gpu_free(g[1]);
+}
+END_TEST
+
 /* A caller compiled against an older, shorter kvplan_budget_opts: what lies
  * past its size is never read (here a bad kv_dtype), and a shorter result
  * is written only as far as its size. */
@@ -335,6 +479,63 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The purchase search from threads sharing the model, GPU and workload
+ * handles: each the record one thread alone gets. */
+struct size_job {
+	const kvplan_model *m;
+	kvplan_gpu *const *g;
+	const kvplan_workload *w;
+	char *json;
+};
+
+static void *size_worker(void *arg)
+{
+	struct size_job *j = arg;
+	kvplan_size_opts s;
+	kvplan_size_opts_init(&s);
+	s.rate = 4;
+	s.tpot_s = 0.05;
+	uint32_t tp[] = {1, 2};
+	s.tp = tp;
+	s.ntp = 2;
+	kvplan_error err;
+	if (kvplan_size_json(j->m, j->g, 2, NULL, j->w, NULL, &s, &j->json, &err) != KVPLAN_OK)
+		j->json = NULL;
+	return NULL;
+}
+
+START_TEST(test_size_threads)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g[2];
+	kvplan_workload *w;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g[0], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("l4", &g[1], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_workload_load("chat", &w, &err), KVPLAN_OK);
+	struct size_job one = {m, g, w, NULL}, many[3];
+	size_worker(&one);
+	ck_assert_ptr_nonnull(one.json);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++) {
+		many[i] = (struct size_job){m, g, w, NULL};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, size_worker, &many[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_ptr_nonnull(many[i].json);
+		ck_assert_str_eq(many[i].json, one.json);
+		kvplan_free(many[i].json);
+	}
+	kvplan_free(one.json);
+	kvplan_workload_free(w);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g[0]);
+	kvplan_gpu_free(g[1]);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -343,8 +544,10 @@ static Suite *api_suite(void)
 	tcase_add_test(core, test_generic_terms);
 	tcase_add_test(core, test_json);
 	tcase_add_test(core, test_frag);
+	tcase_add_test(core, test_size);
 	tcase_add_test(core, test_sizes);
 	tcase_add_test(core, test_threads);
+	tcase_add_test(core, test_size_threads);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_errors);

@@ -26,8 +26,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 from . import _ffi
 
 __all__ = ["KvplanError", "Model", "GPU", "Engine", "Workload", "Budget", "Perf", "Frag",
-           "budget", "budget_record", "perf", "frag", "sweep", "profiles", "version",
-           "__version__"]
+           "Size", "budget", "budget_record", "perf", "frag", "size", "sweep", "profiles",
+           "version", "__version__"]
 
 _lib = _ffi.lib
 
@@ -259,6 +259,23 @@ class Frag:
         return dict(self.record)
 
 
+@dataclass(frozen=True)
+class Size:
+    """`kvplan size`: `record` is the JSON record the CLI prints (man/kvplan.1
+    SIZE), `configs` the configurations searched in rank order (cheapest
+    that meets first), `chosen` the cheapest that meets every constraint
+    (None when none does: then `nearest`, the closest misses)."""
+
+    record: Dict[str, Any] = field(repr=False)
+    configs: List[Dict[str, Any]] = field(repr=False)
+    chosen: Optional[Dict[str, Any]]
+    nearest: List[Dict[str, Any]]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as `kvplan size --format json` prints it."""
+        return dict(self.record)
+
+
 _BUDGET_FIELDS = [f.name for f in fields(Budget)][3:]
 
 
@@ -391,6 +408,91 @@ def frag(model: Model, gpu: Optional[GPU], workload: Workload, engine: Optional[
                                  ctypes.byref(err)), err)
     rec = json.loads(_ffi.take_string(out))
     return Frag(rec, list(rec.get("rows", [])), dict(rec.get("recommendation") or {}))
+
+
+def _u32s(values: Sequence[int]):
+    return (ctypes.c_uint32 * max(1, len(values)))(*values)
+
+
+def size(model: Model, gpus: Sequence[GPU], workload: Workload,
+         engine: Optional[Engine] = None, *, rate: Optional[float] = None,
+         users: Optional[int] = None, ttft_s: Optional[float] = None,
+         tpot_s: Optional[float] = None, percentile: Optional[float] = None,
+         queue_percentile: bool = False, tp: Sequence[int] = (), pp: Sequence[int] = (),
+         dp: Sequence[int] = (), ep: Sequence[int] = (), kv_dtypes: Sequence[str] = (),
+         max_num_seqs_caps: Sequence[int] = (), disagg: Sequence[Sequence[int]] = (),
+         prices: Optional[Sequence[Optional[float]]] = None, cost: Optional[str] = None,
+         years: Optional[float] = None, power_usd_per_kwh: Optional[float] = None,
+         pue: Optional[float] = None, cost_utilization: Optional[float] = None,
+         max_replicas: Optional[int] = None, decode_bw_efficiency: Optional[float] = None,
+         prefill_flops_efficiency: Optional[float] = None,
+         latency_spread: Optional[float] = None, simulate: int = 0, pareto: bool = False,
+         **options: Any) -> Size:
+    """GPU purchase sizing (`kvplan size`) of `model` over `workload` on
+    each GPU of `gpus` (1 to 64 handles): the fewest replicas that meet
+    memory, throughput and the service levels at every tensor-parallel
+    size, ranked by cost.  As the CLI's flags (kvplan(1); None, 0 or empty
+    means the default): rate (requests/s), users, ttft_s, tpot_s,
+    percentile, queue_percentile (--slo-percentile), the axes tp (default
+    1, 2, 4, 8), pp, dp, ep, kv_dtypes, max_num_seqs_caps (--max-num-seqs),
+    disagg ([(P, D), ...]), prices (one per GPU, USD per GPU-hour; None:
+    the profile's), cost ("cloud", "cloud:KIND", "own") and the owned
+    terms years, power_usd_per_kwh, pue, cost_utilization, max_replicas,
+    decode_bw_efficiency, prefill_flops_efficiency, latency_spread,
+    simulate, pareto; the budget's engine-side options as for budget()
+    (not tp, pp, dp, ep, num_gpus or max_num_seqs: the search sets them).
+    Nothing meeting the levels is an answer (chosen None), not an error.
+    Raises KvplanError."""
+    o = _opts(**options)
+    s = _ffi.SizeOpts()
+    _lib.kvplan_size_opts_init(ctypes.byref(s))
+    s.rate, s.users = rate or 0.0, users or 0
+    s.ttft_s, s.tpot_s, s.percentile = ttft_s or 0.0, tpot_s or 0.0, percentile or 0.0
+    s.queue_percentile = 1 if queue_percentile else 0
+    keep = []  # the arrays the struct points into, alive until the call returns
+    for name, values in (("tp", tp), ("pp", pp), ("dp", dp), ("ep", ep)):
+        if values:
+            arr = _u32s(values)
+            keep.append(arr)
+            setattr(s, name, arr)
+            setattr(s, "n" + name, len(values))
+    if kv_dtypes:
+        arr = (ctypes.c_char_p * len(kv_dtypes))(*[k.encode() for k in kv_dtypes])
+        keep.append(arr)
+        s.kv_dtypes, s.nkv_dtypes = arr, len(kv_dtypes)
+    if max_num_seqs_caps:
+        arr = (ctypes.c_uint64 * len(max_num_seqs_caps))(*max_num_seqs_caps)
+        keep.append(arr)
+        s.max_num_seqs, s.nmax_num_seqs = arr, len(max_num_seqs_caps)
+    if disagg:
+        pair = ctypes.c_uint32 * 2
+        arr = (pair * len(disagg))(*[pair(*pd) for pd in disagg])
+        keep.append(arr)
+        s.disagg, s.ndisagg = ctypes.cast(arr, ctypes.POINTER(pair)), len(disagg)
+    gs = list(gpus)
+    if prices is not None:
+        if len(prices) != len(gs):
+            raise ValueError("size(): one price per GPU (None: the profile's)")
+        arr = (ctypes.c_double * max(1, len(gs)))(*[p or 0.0 for p in prices])
+        keep.append(arr)
+        s.prices = arr
+    s.cost = cost.encode() if cost else None
+    s.years, s.power_usd_per_kwh = years or 0.0, power_usd_per_kwh or 0.0
+    s.pue, s.cost_utilization = pue or 0.0, cost_utilization or 0.0
+    s.max_replicas = max_replicas or 0
+    s.decode_bw_efficiency = decode_bw_efficiency or 0.0
+    s.prefill_flops_efficiency = prefill_flops_efficiency or 0.0
+    if latency_spread is not None:
+        s.latency_spread = latency_spread
+    s.simulate, s.pareto_only = simulate, 1 if pareto else 0
+    handles = (ctypes.c_void_p * max(1, len(gs)))(*[g._ptr for g in gs])
+    out, err = ctypes.c_void_p(), _ffi.Error()
+    _check(_lib.kvplan_size_json(model._ptr, handles, len(gs), _ptr(engine), workload._ptr,
+                                 ctypes.byref(o), ctypes.byref(s), ctypes.byref(out),
+                                 ctypes.byref(err)), err)
+    rec = json.loads(_ffi.take_string(out))
+    return Size(rec, list(rec.get("configs", [])), rec.get("chosen"),
+                list(rec.get("nearest", [])))
 
 
 def profiles(kind: str = "models") -> List[str]:

@@ -94,6 +94,30 @@ class FragOpts(ctypes.Structure):
                 ("arrival_rate", ctypes.c_double), ("step_time_s", ctypes.c_double)]
 
 
+class SizeOpts(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32),
+                ("rate", ctypes.c_double), ("users", ctypes.c_uint64),
+                ("ttft_s", ctypes.c_double), ("tpot_s", ctypes.c_double),
+                ("percentile", ctypes.c_double), ("queue_percentile", ctypes.c_int),
+                ("tp", ctypes.POINTER(ctypes.c_uint32)), ("ntp", ctypes.c_size_t),
+                ("pp", ctypes.POINTER(ctypes.c_uint32)), ("dp", ctypes.POINTER(ctypes.c_uint32)),
+                ("ep", ctypes.POINTER(ctypes.c_uint32)),
+                ("npp", ctypes.c_size_t), ("ndp", ctypes.c_size_t), ("nep", ctypes.c_size_t),
+                ("kv_dtypes", ctypes.POINTER(ctypes.c_char_p)), ("nkv_dtypes", ctypes.c_size_t),
+                ("max_num_seqs", ctypes.POINTER(ctypes.c_uint64)),
+                ("nmax_num_seqs", ctypes.c_size_t),
+                ("disagg", ctypes.POINTER(ctypes.c_uint32 * 2)), ("ndisagg", ctypes.c_size_t),
+                ("prices", ctypes.POINTER(ctypes.c_double)),
+                ("cost", ctypes.c_char_p),
+                ("years", ctypes.c_double), ("power_usd_per_kwh", ctypes.c_double),
+                ("pue", ctypes.c_double), ("cost_utilization", ctypes.c_double),
+                ("max_replicas", ctypes.c_uint32),
+                ("decode_bw_efficiency", ctypes.c_double),
+                ("prefill_flops_efficiency", ctypes.c_double),
+                ("latency_spread", ctypes.c_double),
+                ("simulate", ctypes.c_uint32), ("pareto_only", ctypes.c_int)]
+
+
 _profiles_env()
 lib = _load()
 
@@ -134,6 +158,10 @@ _SIGNATURES = {
     "kvplan_frag_opts_init": (None, [ctypes.POINTER(FragOpts)]),
     "kvplan_frag_json": (ctypes.c_int, [_p, _p, _p, _p, ctypes.POINTER(BudgetOpts),
                                         ctypes.POINTER(FragOpts), _str_out, _err]),
+    "kvplan_size_opts_init": (None, [ctypes.POINTER(SizeOpts)]),
+    "kvplan_size_json": (ctypes.c_int, [_p, ctypes.POINTER(_p), ctypes.c_size_t, _p, _p,
+                                        ctypes.POINTER(BudgetOpts), ctypes.POINTER(SizeOpts),
+                                        _str_out, _err]),
     "kvplan_profile_list": (ctypes.c_int, [ctypes.c_char_p, _str_out, _err]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -107,6 +107,76 @@ def test_records_are_the_clis(h100):
     assert got.to_dict() == want
 
 
+def test_size(h100):
+    """The purchase search over two GPUs: the chosen configuration by hand
+    (count = tp x replicas; cost/h = the given price x count; tokens/s =
+    rate x mean output; $/Mtok = cost/h / (tokens/s x 3,600 / 1e6)), the
+    record the CLI's (below), and cmd-size.c's refusals."""
+    m, w, l4 = kvplan.Model("llama-3.1-8b"), kvplan.Workload("chat"), kvplan.GPU("l4")
+    r = kvplan.size(m, [h100, l4], w, rate=4, ttft_s=1, tpot_s=0.05, tp=[1, 2],
+                    prices=[2.5, 0.5])
+    assert len(r.configs) == 2 * 2 and r.chosen is not None and r.chosen["meets"]
+    c = r.chosen
+    price = {"h100-sxm": 2.5, "l4": 0.5}[c["gpu"]]
+    assert c["count"] == c["tp"] * c["replicas"]
+    assert c["rate_per_replica"] == pytest.approx(4 / c["replicas"])
+    assert c["cost_per_hour"] == pytest.approx(price * c["count"])
+    assert c["tokens_per_s"] == pytest.approx(4 * r.record["output_mean"])
+    assert c["cost_per_mtok"] == pytest.approx(c["cost_per_hour"] /
+                                               (c["tokens_per_s"] * 3600 / 1e6))
+    assert c["cost_basis"] == "given" and r.record["min_gpus"] == 1
+    assert r.to_dict()["configs"][0] == c  # ranked: the chosen first
+    for bad, fld in ((dict(tp=[0]), "tp"), (dict(cost="cloud:cheap"), "cost"),
+                     (dict(pue=1.2), "pue"), (dict(kv_dtypes=["fp8", "fp8_e4m3"]), "kv_dtypes"),
+                     (dict(percentile=100), "percentile")):
+        with pytest.raises(kvplan.KvplanError) as ei:
+            kvplan.size(m, [h100], w, rate=4, **bad)
+        assert ei.value.field == fld
+    with pytest.raises(kvplan.KvplanError) as ei:
+        kvplan.size(m, [h100], w, disagg=[(1, 2)])  # chat has no rate: disagg needs one
+    assert ei.value.field == "disagg"
+    for searched in ("num_gpus", "max_num_seqs"):  # the search sets them: refused
+        with pytest.raises(kvplan.KvplanError) as ei:
+            kvplan.size(m, [h100], w, **{searched: 8})
+        assert ei.value.field == searched
+
+
+def test_size_is_the_clis(h100):
+    """kvplan.size() is `kvplan size --format json` for the same inputs,
+    field by field, less the command's warnings."""
+    if not CLI or not os.access(CLI, os.X_OK):
+        pytest.skip("KVPLAN_CLI not set")
+    m, w, e = kvplan.Model("llama-3.1-8b"), kvplan.Workload("chat"), kvplan.Engine("vllm")
+    l4 = kvplan.GPU("l4")
+    cases = [
+        (["--rate", "4", "--ttft", "1", "--tpot", "0.05", "--tp", "1,2"],
+         dict(rate=4, ttft_s=1, tpot_s=0.05, tp=[1, 2])),
+        (["--rate", "20", "--tpot", "0.02", "--tp", "1,2,4", "--kv-dtypes", "auto,fp8",
+          "--pareto", "--cost", "own", "--years", "4", "--price", "l4=0.5"],
+         dict(rate=20, tpot_s=0.02, tp=[1, 2, 4], kv_dtypes=["auto", "fp8"], pareto=True,
+              cost="own", years=4, prices=[None, 0.5])),
+        (["--users", "64", "--slo-percentile", "p90", "--ttft", "0.5", "--tp", "1",
+          "--max-num-seqs", "0,16", "--latency-spread", "0.1"],
+         dict(users=64, percentile=90, queue_percentile=True, ttft_s=0.5, tp=[1],
+              max_num_seqs_caps=[0, 16], latency_spread=0.1)),
+        (["--rate", "8", "--tp", "1", "--disagg", "1:1,1:2"],
+         dict(rate=8, tp=[1], disagg=[(1, 1), (1, 2)])),
+        (["--rate", "4", "--ttft", "1", "--tpot", "0.05", "--tp", "1", "--simulate", "2"],
+         dict(rate=4, ttft_s=1, tpot_s=0.05, tp=[1], simulate=2)),
+    ]
+    for args, kw in cases:
+        out = subprocess.run([CLI, "size", "--model", "llama-3.1-8b", "--workload", "chat",
+                              "--gpus", "h100-sxm,l4", "--engine", "vllm", *args,
+                              "--format", "json"],
+                             check=False, capture_output=True, text=True).stdout
+        want = json.loads(out)
+        want.pop("warnings", None)
+        got = kvplan.size(m, [h100, l4], w, e, **kw).to_dict()
+        assert got.keys() == want.keys(), args
+        for k in want:
+            assert got[k] == want[k], (args, k)
+
+
 def test_frag(h100):
     m, w = kvplan.Model("llama-3.1-8b"), kvplan.Workload("chat")
     f = kvplan.frag(m, h100, w, requests=2000, block_sizes=[16, 32])

@@ -14,7 +14,7 @@
 #include "cli/cli-options.h"
 #include "cli/cmd-size-print.h"
 #include "time/disagg.h"
-#include "size/size-sim.h"
+#include "size/size-choose.h"
 #include "size/size.h"
 #include "base/units.h"
 
@@ -482,27 +482,28 @@ static void override_workload(const struct size_args *a, struct kvp_workload *w)
 		w->slo_percentile = a->percentile;
 }
 
-/* Search the space on each GPU (at its --price), filling cfg with ngpu x the
- * space's points: 0, or the exit code after a message. */
+/* Search the space on each GPU (at its --price, loaded into gpus[i]),
+ * filling cfg with ngpu x the space's points: 0, or the exit code after a
+ * message. */
 static int search_gpus(const struct size_args *a, char *const *names, size_t ngpu,
 		       const struct kvp_model *m, const struct kvp_size_demand *d,
 		       const struct kvp_size_opts *so, const struct kvp_size_space *space,
-		       struct kvp_size_config *cfg)
+		       struct kvp_gpu *gpus, struct kvp_size_config *cfg)
 {
 	bool priced[MAX_PRICES] = {false};
 	struct kvp_error err = {0};
 	size_t n = 0, per_gpu = kvp_size_space_points(space);
 	for (size_t i = 0; i < ngpu; i++) {
-		struct kvp_gpu g;
-		if (kvp_gpu_load(names[i], &g, &err))
+		struct kvp_gpu *g = &gpus[i];
+		if (kvp_gpu_load(names[i], g, &err))
 			return kvp_cli_error(cmd, &err);
 		for (size_t k = 0; k < a->nprice; k++)
-			if (strcmp(a->prices[k].gpu, names[i]) == 0 || strcmp(a->prices[k].gpu, g.name) == 0) {
-				g.price_per_hour = a->prices[k].usd;
-				snprintf(g.price_kind, sizeof g.price_kind, "given");
+			if (strcmp(a->prices[k].gpu, names[i]) == 0 || strcmp(a->prices[k].gpu, g->name) == 0) {
+				g->price_per_hour = a->prices[k].usd;
+				snprintf(g->price_kind, sizeof g->price_kind, "given");
 				priced[k] = true;
 			}
-		if (kvp_size_search_space(m, &g, d, so, space, &cfg[n], &err))
+		if (kvp_size_search_space(m, g, d, so, space, &cfg[n], &err))
 			return kvp_cli_error(cmd, &err);
 		for (size_t k = n; k < n + per_gpu; k++)
 			cfg[k].origin = (uint32_t)i;
@@ -512,39 +513,6 @@ static int search_gpus(const struct size_args *a, char *const *names, size_t ngp
 		if (!priced[k])
 			return kvp_cli_usage_error(cmd, "--price: '%s' is not among the GPUs considered",
 						   a->prices[k].gpu);
-	return 0;
-}
-
-/* --simulate: the `count` first configurations in rank order that the
- * simulator can size (kvp_size_sim_applies) sized again on it, then
- * ranked again; while the cheapest that meets is one not simulated, it is
- * simulated too (at most `count` more), so the choice is never a closed
- * form's alone.  0, or the exit code after a message. */
-static int simulate(const struct size_args *a, char *const *names, const struct kvp_model *m,
-		    const struct kvp_size_demand *d, const struct kvp_size_opts *so,
-		    const struct kvp_workload *w, struct kvp_size_config *cfg, size_t n)
-{
-	struct kvp_size_sim_opts sim = {.w = w};
-	struct kvp_error err = {0};
-	struct kvp_gpu g;
-	uint64_t done = 0;
-	for (size_t i = 0; i < n && done < a->simulate; i++) {
-		struct kvp_size_config *x = &cfg[i];
-		if (!kvp_size_sim_applies(x, d))
-			continue;
-		if (kvp_gpu_load(names[x->origin], &g, &err) ||
-		    kvp_size_simulate(m, &g, d, so, &sim, x, &err))
-			return kvp_cli_error(cmd, &err);
-		done++;
-	}
-	kvp_size_rank(cfg, n);
-	for (uint64_t extra = 0; extra < a->simulate && n && cfg[0].meets && !cfg[0].simulated &&
-				 kvp_size_sim_applies(&cfg[0], d); extra++) {
-		if (kvp_gpu_load(names[cfg[0].origin], &g, &err) ||
-		    kvp_size_simulate(m, &g, d, so, &sim, &cfg[0], &err))
-			return kvp_cli_error(cmd, &err);
-		kvp_size_rank(cfg, n);
-	}
 	return 0;
 }
 
@@ -690,13 +658,14 @@ int kvp_cmd_size(int argc, char **argv)
 				       a.nseqs ? a.seqs : NULL, a.nseqs};
 	size_t per_gpu = kvp_size_space_points(&space);
 	struct kvp_size_config *cfg = calloc(ngpu * per_gpu + 1, sizeof *cfg);
+	struct kvp_gpu *gpus = calloc(ngpu + 1, sizeof *gpus);
 	struct kvp_workload w;
 	bool have_w = false;
 	struct kvp_error err = {0};
 	struct kvp_cli_warnings warn = {0};
 	size_t n = 0;
 	memset(&w, 0, sizeof w);
-	if (!m || !cfg) {
+	if (!m || !cfg || !gpus) {
 		fprintf(stderr, "kvplan size: out of memory\n");
 		rc = KVP_EXIT_FAIL;
 		goto out;
@@ -744,7 +713,7 @@ int kvp_cmd_size(int argc, char **argv)
 	const char *spread_from = a.latency_spread >= 0 ? "given" : "default";
 	if (a.calibration && (rc = calibrate(&a, names, ngpu, &so, &spread_from)))
 		goto out;
-	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, cfg)))
+	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, gpus, cfg)))
 		goto out;
 	n = ngpu * per_gpu;
 	/* searching several KV dtypes for one engine: those it cannot launch
@@ -756,32 +725,15 @@ int kvp_cmd_size(int argc, char **argv)
 				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
 				cfg[i].meets = cfg[i].at_risk = false;
 			}
-	kvp_size_rank(cfg, n);
-	if (a.simulate && (rc = simulate(&a, names, m, &d, &so, &w, cfg, n)))
+	/* rank, --simulate, the front, the fewest GPUs, --pareto */
+	struct kvp_size_choice ch;
+	if (kvp_size_choose(m, gpus, &d, &so, &w, a.simulate, a.pareto_only, cfg, n, &ch, &err)) {
+		rc = kvp_cli_error(cmd, &err);
 		goto out;
-	size_t front = kvp_size_pareto(cfg, n);
-	const struct kvp_size_config *best = n && cfg[0].meets ? &cfg[0] : NULL;
-	/* the fewest GPUs of any configuration that meets every constraint */
-	struct kvp_size_config fewest_c;
-	const struct kvp_size_config *fewest = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (cfg[i].meets && (!fewest || cfg[i].count < fewest->count))
-			fewest = &cfg[i];
-	if (fewest) {
-		fewest_c = *fewest; /* the front below may drop it */
-		fewest = &fewest_c;
 	}
-	if (a.pareto_only) {
-		/* the front only, still in rank order */
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (cfg[i].pareto)
-				cfg[k++] = cfg[i];
-		n = k;
-		/* the cheapest that meets was ranked first, and is on the front
-		 * unless an equal one is (a tie stays on it too) */
-		best = n && cfg[0].meets ? &cfg[0] : NULL;
-	}
+	n = ch.n;
+	size_t front = ch.front;
+	const struct kvp_size_config *best = ch.best, *fewest = ch.fewest;
 	/* the command must launch what was planned: a KV dtype the engine
 	 * cannot hold is refused, not replaced by one the plan did not size */
 	if (best && a.has_emit && !kvp_size_kv_name(a.emit, m, best->kv_dtype)) {
@@ -815,6 +767,7 @@ out:
 	if (have_w)
 		kvp_workload_free(&w);
 	free(cfg);
+	free(gpus);
 	free(m);
 	return rc;
 }

@@ -1,0 +1,397 @@
+/* api-size.c: the purchase search in the public API (include/kvplan.h):
+ * `kvplan size` over a list of GPU handles as its JSON record, with the
+ * option checks cli/cmd-size.c makes on its flags and the same steps after
+ * the search (size/size-choose.c: rank, --simulate, the Pareto front, the
+ * fewest GPUs, --pareto; then infinities refused), so a caller gets the
+ * record the CLI prints for the same inputs (size/size-record.c writes
+ * both).  Not here:
+ * --emit and --calibration (the CLI's).  The workload handle is read
+ * through a shallow copy, the GPUs through copies priced as asked. */
+#include "api/api-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "size/size-choose.h"
+#include "size/size-record.h"
+#include "size/size.h"
+
+void kvplan_size_opts_init(kvplan_size_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
+	o->latency_spread = -1;
+}
+
+/* An axis of the search (tp, pp, dp, ep): n values of 1 to 1024 GPUs, none
+ * twice, into to[]; NULL list: def. */
+static kvp_status axis(const char *name, const uint32_t *v, size_t n, uint32_t def, uint32_t *to,
+		       size_t *nto, struct kvp_error *err)
+{
+	if (n > KVPLAN_SIZE_MAX_AXIS || (n && !v))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, name,
+				     "at most %d values, and a list when its count > 0",
+				     KVPLAN_SIZE_MAX_AXIS);
+	if (!n) {
+		to[0] = def;
+		*nto = 1;
+		return KVP_STATUS_OK;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < 1 || v[i] > 1024)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, name,
+					     "expected 1 to 1024 GPUs, got %u", v[i]);
+		for (size_t j = 0; j < i; j++)
+			if (v[j] == v[i])
+				return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, name,
+						     "%u is given twice", v[i]);
+		to[i] = v[i];
+	}
+	*nto = n;
+	return KVP_STATUS_OK;
+}
+
+/* 0 (not given) or a positive finite number; NaN fails the comparison. */
+static kvp_status positive(const char *name, double v, struct kvp_error *err)
+{
+	if (v != 0 && !(v > 0 && isfinite(v)))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, name,
+				     "expected a positive number, got %g", v);
+	return KVP_STATUS_OK;
+}
+
+/* The cost basis, as cli-cost.c reads --cost and the owned GPUs' terms. */
+static kvp_status cost_basis(const kvplan_size_opts *c, struct kvp_size_cost *cost,
+			     struct kvp_error *err)
+{
+	static const char *const kinds[] = {"on-demand", "reserved-1y", "reserved-3y", "spot",
+					    "serverless"};
+	memset(cost, 0, sizeof *cost);
+	const char *s = c->cost ? c->cost : "cloud";
+	bool known = strcmp(s, "own") == 0 || strcmp(s, "cloud") == 0;
+	if (strcmp(s, "own") == 0)
+		cost->basis = KVP_SIZE_BASIS_OWN;
+	for (size_t i = 0; !known && strncmp(s, "cloud:", 6) == 0 && i < sizeof kinds / sizeof *kinds;
+	     i++)
+		if (strcmp(s + 6, kinds[i]) == 0) {
+			snprintf(cost->kind, sizeof cost->kind, "%s", kinds[i]);
+			known = true;
+		}
+	if (!known)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "cost",
+				     "expected cloud, cloud:KIND (on-demand, reserved-1y, "
+				     "reserved-3y, spot, serverless) or own, got '%.64s'", s);
+	const struct {
+		const char *name;
+		double v, min, max;
+		double *to;
+	} own[] = {
+		{"years", c->years, 0, INFINITY, &cost->years},
+		{"power_usd_per_kwh", c->power_usd_per_kwh, 0, INFINITY, &cost->power_usd_per_kwh},
+		{"pue", c->pue, 1, INFINITY, &cost->pue},
+		{"cost_utilization", c->cost_utilization, 0, 1, &cost->utilization},
+	};
+	for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+		if (own[i].v == 0)
+			continue;
+		if (cost->basis != KVP_SIZE_BASIS_OWN)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, own[i].name,
+					     "prices owned GPUs: give cost \"own\"");
+		/* pue may be 1; the others must be above their minimum */
+		bool ok = isfinite(own[i].v) && own[i].v <= own[i].max &&
+			  (own[i].min == 1 ? own[i].v >= 1 : own[i].v > own[i].min);
+		if (!ok)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, own[i].name,
+					     "expected %s, got %g",
+					     own[i].min == 1 ? "a number of at least 1"
+					     : own[i].max == 1 ? "a fraction in (0, 1]"
+							       : "a positive number",
+					     own[i].v);
+		*own[i].to = own[i].v;
+	}
+	return KVP_STATUS_OK;
+}
+
+/* The rest of the size options, checked as cmd-size.c checks its flags. */
+static kvp_status scalars(const kvplan_size_opts *c, struct kvp_error *err)
+{
+	kvp_status st;
+	if ((st = positive("rate", c->rate, err)) || (st = positive("ttft_s", c->ttft_s, err)) ||
+	    (st = positive("tpot_s", c->tpot_s, err)))
+		return st;
+	if (c->percentile != 0 && !(c->percentile > 0 && c->percentile < 100))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "percentile",
+				     "expected a number in (0, 100), got %g", c->percentile);
+	if (c->max_replicas > 1u << 20)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "max_replicas",
+				     "%u is too many", c->max_replicas);
+	if (c->simulate > 4096)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "simulate",
+				     "%u configurations is more than kvplan simulates (at most 4096)",
+				     c->simulate);
+	const struct {
+		const char *name;
+		double v;
+	} eff[] = {{"decode_bw_efficiency", c->decode_bw_efficiency},
+		   {"prefill_flops_efficiency", c->prefill_flops_efficiency}};
+	for (size_t i = 0; i < 2; i++)
+		if (eff[i].v != 0 && !(eff[i].v > 0 && eff[i].v <= 1))
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, eff[i].name,
+					     "expected a fraction in (0, 1], got %g", eff[i].v);
+	if (isnan(c->latency_spread) || c->latency_spread > 10)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "latency_spread",
+				     "expected a fraction from 0 to 10, got %g", c->latency_spread);
+	return KVP_STATUS_OK;
+}
+
+/* The search space beyond the GPUs, into the caller's arrays. */
+struct space_buf {
+	uint32_t tp[KVPLAN_SIZE_MAX_AXIS], pp[KVPLAN_SIZE_MAX_AXIS], dp[KVPLAN_SIZE_MAX_AXIS],
+		ep[KVPLAN_SIZE_MAX_AXIS];
+	enum kvp_dtype kv[KVPLAN_SIZE_MAX_AXIS];
+	uint64_t seqs[KVPLAN_SIZE_MAX_AXIS];
+	uint32_t pd[KVPLAN_SIZE_MAX_AXIS + 1][2];  /* colocated first */
+};
+
+static kvp_status space_of(const kvplan_size_opts *c, enum kvp_dtype kv_default,
+			   struct space_buf *b, struct kvp_size_space *sp, struct kvp_error *err)
+{
+	static const uint32_t tps[] = {1, 2, 4, 8};
+	kvp_status st;
+	memset(sp, 0, sizeof *sp);
+	if ((st = axis("tp", c->ntp ? c->tp : tps, c->ntp ? c->ntp : 4, 1, b->tp, &sp->ntp, err)) ||
+	    (st = axis("pp", c->pp, c->npp, 1, b->pp, &sp->npp, err)) ||
+	    (st = axis("dp", c->dp, c->ndp, 1, b->dp, &sp->ndp, err)) ||
+	    (st = axis("ep", c->ep, c->nep, 1, b->ep, &sp->nep, err)))
+		return st;
+	sp->tp = b->tp, sp->pp = b->pp, sp->dp = b->dp, sp->ep = b->ep;
+	if (c->nkv_dtypes > KVPLAN_SIZE_MAX_AXIS || (c->nkv_dtypes && !c->kv_dtypes))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "kv_dtypes",
+				     "at most %d names, and a list when its count > 0",
+				     KVPLAN_SIZE_MAX_AXIS);
+	b->kv[0] = kv_default;
+	sp->nkv = c->nkv_dtypes ? c->nkv_dtypes : 1;
+	for (size_t i = 0; i < c->nkv_dtypes; i++) {
+		if (!c->kv_dtypes[i] || !kvp_dtype_parse(c->kv_dtypes[i], &b->kv[i]))
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "kv_dtypes",
+					     "unknown dtype '%.64s'",
+					     c->kv_dtypes[i] ? c->kv_dtypes[i] : "");
+		for (size_t j = 0; j < i; j++)
+			if (b->kv[j] == b->kv[i]) /* fp8 and fp8_e4m3 are one */
+				return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "kv_dtypes",
+						     "'%.64s' and '%.64s' are the same dtype",
+						     c->kv_dtypes[j], c->kv_dtypes[i]);
+	}
+	sp->kv = b->kv;
+	if (c->nmax_num_seqs > KVPLAN_SIZE_MAX_AXIS || (c->nmax_num_seqs && !c->max_num_seqs))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "max_num_seqs",
+				     "at most %d caps, and a list when its count > 0",
+				     KVPLAN_SIZE_MAX_AXIS);
+	for (size_t i = 0; i < c->nmax_num_seqs; i++) {
+		if (c->max_num_seqs[i] > 1u << 20)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "max_num_seqs",
+					     "expected 0 (as many as fit) to 1048576, got %llu",
+					     (unsigned long long)c->max_num_seqs[i]);
+		b->seqs[i] = c->max_num_seqs[i];
+	}
+	if (c->nmax_num_seqs) {
+		sp->seqs = b->seqs;
+		sp->nseqs = c->nmax_num_seqs;
+	}
+	if (c->ndisagg > KVPLAN_SIZE_MAX_AXIS || (c->ndisagg && !c->disagg))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "disagg",
+				     "at most %d pairs, and a list when its count > 0",
+				     KVPLAN_SIZE_MAX_AXIS);
+	b->pd[0][0] = b->pd[0][1] = 0;
+	for (size_t i = 0; i < c->ndisagg; i++) {
+		uint32_t p = c->disagg[i][0], d = c->disagg[i][1];
+		if (p < 1 || p > 64 || d < 1 || d > 64)
+			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "disagg",
+					     "expected P:D pairs of 1 to 64 instances, got %u:%u", p, d);
+		for (size_t j = 0; j < i; j++)
+			if (b->pd[j + 1][0] == p && b->pd[j + 1][1] == d)
+				return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "disagg",
+						     "%u:%u is given twice", p, d);
+		b->pd[i + 1][0] = p;
+		b->pd[i + 1][1] = d;
+	}
+	if (c->ndisagg) {
+		sp->pd = (const uint32_t(*)[2])b->pd;
+		sp->npd = c->ndisagg + 1;
+	}
+	return KVP_STATUS_OK;
+}
+
+/* cmd-size.c's refuse_overflow: a figure finite inputs make finite that
+ * overflowed to infinity is an error, never "inf" or null in the record. */
+static kvp_status refuse_overflow(const struct kvp_size_config *cfg, size_t n,
+				  struct kvp_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_size_config *c = &cfg[i];
+		const struct {
+			const char *name;
+			double v;
+			bool check;
+		} f[] = {
+			{"price_per_hour", c->price_per_hour, true},
+			{"cloud_price_per_hour", c->cloud_gpu_hour, true},
+			{"own_price_per_hour", c->own_gpu_hour, true},
+			{"cost_per_hour", c->cost_per_hour, true},
+			{"cost_per_mtok", c->cost_per_mtok, c->meets && !isnan(c->cost_per_mtok)},
+			{"ttft_s", c->ttft_s, c->meets},
+			{"tpot_s", c->tpot_s, c->meets},
+		};
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+			if (f[k].check && isinf(f[k].v))
+				return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, f[k].name,
+						     "%s, tp %u, %u GPUs: overflows to infinity (an "
+						     "input too large or too small for double "
+						     "arithmetic)", c->gpu, c->tp, c->count);
+	}
+	return KVP_STATUS_OK;
+}
+
+/* Everything after the options: the demand, the search on each GPU, the
+ * answer's record into top. */
+static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, size_t ngpu,
+			   struct kvp_workload *w, const kvplan_size_opts *c,
+			   struct kvp_size_opts *so, const struct kvp_size_space *sp,
+			   struct kvp_record *top, struct kvp_error *err)
+{
+	kvp_status st = KVP_STATUS_OK;
+	if (c->rate > 0)
+		w->arrival_rate = c->rate;
+	if (c->users)
+		w->concurrent_users = c->users;
+	if (c->ttft_s > 0)
+		w->slo_ttft_s = c->ttft_s;
+	if (c->tpot_s > 0)
+		w->slo_tpot_s = c->tpot_s;
+	if (c->percentile > 0)
+		w->slo_percentile = c->percentile;
+	struct kvp_size_demand d;
+	if ((st = kvp_size_demand(w, m, &d, err)))
+		return st;
+	d.queue_percentile = c->queue_percentile != 0;
+	if (sp->npd > 1 && !(d.rate > 0))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "disagg",
+				     "sizes against an arrival rate: give rate (or a workload with "
+				     "arrival_rate)");
+	size_t per_gpu = kvp_size_space_points(sp), n = ngpu * per_gpu;
+	struct kvp_gpu *gpus = malloc(ngpu * sizeof *gpus);
+	struct kvp_size_config *cfg = calloc(n + 1, sizeof *cfg);
+	if (!gpus || !cfg) {
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ngpu; i++) {
+		gpus[i] = gh[i]->g;
+		if (c->prices && c->prices[i] > 0) {
+			gpus[i].price_per_hour = c->prices[i];
+			snprintf(gpus[i].price_kind, sizeof gpus[i].price_kind, "given");
+		}
+		if ((st = kvp_size_search_space(m, &gpus[i], &d, so, sp, &cfg[i * per_gpu], err)))
+			goto out;
+		for (size_t k = i * per_gpu; k < (i + 1) * per_gpu; k++)
+			cfg[k].origin = (uint32_t)i;
+	}
+	struct kvp_size_choice ch;
+	if ((st = kvp_size_choose(m, gpus, &d, so, w, c->simulate, c->pareto_only != 0, cfg, n, &ch,
+				  err)))
+		goto out;
+	n = ch.n;
+	if ((st = refuse_overflow(cfg, n, err)))
+		goto out;
+	struct kvp_size_summary s = {
+		.model = m->name, .workload = w->name, .engine = so->budget.engine, .d = &d,
+		.cost = &so->cost, .cfg = cfg, .n = n, .front = ch.front, .best = ch.best,
+		.fewest = ch.fewest, .latency_spread = so->latency_spread,
+		.latency_spread_from = c->latency_spread >= 0 ? "given" : "default"};
+	if (!kvp_size_summary_record(&s, top))
+		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+out:
+	free(cfg);
+	free(gpus);
+	return st;
+}
+
+kvplan_status kvplan_size_json(const kvplan_model *m, kvplan_gpu *const *gpus, size_t ngpu,
+			       const kvplan_engine *e, const kvplan_workload *wl,
+			       const kvplan_budget_opts *opts, const kvplan_size_opts *size,
+			       char **json, kvplan_error *err)
+{
+	struct kvp_error ke = {0};
+	struct kvp_budget_opts o;
+	*json = NULL;
+	if (!m || !wl) {
+		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, m ? "workload" : "model",
+			      "none given");
+		return kvp_api_fail(err, &ke);
+	}
+	if (!gpus || ngpu < 1 || ngpu > KVPLAN_SIZE_MAX_GPUS) {
+		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "gpus",
+			      "expected 1 to %d GPU handles, got %zu", KVPLAN_SIZE_MAX_GPUS,
+			      gpus ? ngpu : 0);
+		return kvp_api_fail(err, &ke);
+	}
+	for (size_t i = 0; i < ngpu; i++)
+		if (!gpus[i]) {
+			kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "gpus",
+				      "handle %zu is NULL", i);
+			return kvp_api_fail(err, &ke);
+		}
+	kvplan_size_opts c;
+	kvplan_size_opts_init(&c);
+	if (size) {
+		if (size->size < offsetof(kvplan_size_opts, rate)) {
+			kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "size",
+				      "options size %u: set it with kvplan_size_opts_init", size->size);
+			return kvp_api_fail(err, &ke);
+		}
+		memcpy(&c, size, size->size < sizeof c ? size->size : sizeof c);
+	}
+	if (kvp_api_budget_opts(opts, e, gpus[0], &o, &ke))
+		return kvp_api_fail(err, &ke);
+	/* the split is what size searches: a fixed one is refused, not dropped */
+	if (o.par.tp != 1 || o.par.pp != 1 || o.par.dp > 1 || o.par.ep > 1 || o.par.gpus ||
+	    o.max_num_seqs) {
+		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0,
+			      o.par.gpus ? "num_gpus" : o.max_num_seqs ? "max_num_seqs" : "tp",
+			      "size searches the GPUs of a replica and the sequences it "
+			      "schedules: give the lists of kvplan_size_opts (tp, pp, dp, ep, "
+			      "max_num_seqs) and leave the budget options' at 0");
+		return kvp_api_fail(err, &ke);
+	}
+	struct kvp_size_opts so = {.budget = o,
+				   .decode_bw_efficiency = c.decode_bw_efficiency,
+				   .prefill_flops_efficiency = c.prefill_flops_efficiency,
+				   .max_replicas = c.max_replicas,
+				   .latency_spread = c.latency_spread >= 0 ? c.latency_spread : 0};
+	struct space_buf b;
+	struct kvp_size_space sp;
+	if (scalars(&c, &ke) || cost_basis(&c, &so.cost, &ke) ||
+	    space_of(&c, o.kv_dtype, &b, &sp, &ke))
+		return kvp_api_fail(err, &ke);
+	for (size_t i = 0; c.prices && i < ngpu; i++)
+		if (c.prices[i] != 0 && !(c.prices[i] > 0 && isfinite(c.prices[i]))) {
+			kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "prices",
+				      "GPU %zu: expected a positive price, got %g", i, c.prices[i]);
+			return kvp_api_fail(err, &ke);
+		}
+	struct kvp_record *r = kvp_record_new();
+	if (!r) {
+		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+		return kvp_api_fail(err, &ke);
+	}
+	/* a shallow copy: the levels and rate are written into it; the
+	 * distributions stay the handle's, only read */
+	struct kvp_workload w = wl->w;
+	kvp_status st = size_run(&m->m, gpus, ngpu, &w, &c, &so, &sp, r, &ke);
+	if (st) {
+		kvp_record_free(r);
+		return kvp_api_fail(err, &ke);
+	}
+	return kvp_api_json_out(r, true, json, err);
+}

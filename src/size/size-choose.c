@@ -1,0 +1,53 @@
+/* size-choose.c: after the search (size-choose.h): rank, simulate the
+ * finalists, the Pareto front, the fewest GPUs, the front alone.  Moved
+ * from cli/cmd-size.c so the public API follows the same steps (issue 40). */
+#include "size/size-choose.h"
+
+#include "size/size-sim.h"
+
+kvp_status kvp_size_choose(const struct kvp_model *m, const struct kvp_gpu *gpus,
+			   const struct kvp_size_demand *d, const struct kvp_size_opts *o,
+			   const struct kvp_workload *w, uint64_t simulate, bool pareto_only,
+			   struct kvp_size_config *cfg, size_t n, struct kvp_size_choice *out,
+			   struct kvp_error *err)
+{
+	struct kvp_size_sim_opts sim = {.w = w};
+	kvp_status st;
+	kvp_size_rank(cfg, n);
+	if (simulate) {
+		uint64_t done = 0;
+		for (size_t i = 0; i < n && done < simulate; i++) {
+			if (!kvp_size_sim_applies(&cfg[i], d))
+				continue;
+			if ((st = kvp_size_simulate(m, &gpus[cfg[i].origin], d, o, &sim, &cfg[i], err)))
+				return st;
+			done++;
+		}
+		kvp_size_rank(cfg, n);
+		for (uint64_t extra = 0; extra < simulate && n && cfg[0].meets && !cfg[0].simulated &&
+					 kvp_size_sim_applies(&cfg[0], d); extra++) {
+			if ((st = kvp_size_simulate(m, &gpus[cfg[0].origin], d, o, &sim, &cfg[0], err)))
+				return st;
+			kvp_size_rank(cfg, n);
+		}
+	}
+	out->front = kvp_size_pareto(cfg, n);
+	out->fewest = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (cfg[i].meets && (!out->fewest || cfg[i].count < out->fewest->count))
+			out->fewest = &cfg[i];
+	if (out->fewest) {
+		out->fewest_c = *out->fewest;
+		out->fewest = &out->fewest_c;
+	}
+	if (pareto_only) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (cfg[i].pareto)
+				cfg[k++] = cfg[i];
+		n = k;
+	}
+	out->n = n;
+	out->best = n && cfg[0].meets ? &cfg[0] : NULL;
+	return KVP_STATUS_OK;
+}
