@@ -1,6 +1,6 @@
 /* check-private.h: what the files of `kvplan check` (check-*.c) share and no
  * caller needs: assertion values and selector characters (check-expect.c),
- * the command table (check-commands.c), values and row keys as text
+ * a scenario's walk (check-scenario.c), the command table (check-commands.c), values and row keys as text
  * (check-eval.c), YAML strings (check-baseline.c) and a test point's name
  * and message (check-run.c).  Callers include checks.h alone. */
 #ifndef KVP_CHECK_PRIVATE_H
@@ -24,6 +24,22 @@ bool kvp_check_is_sel_char(char c);
  * file:line:col of the bad part. */
 kvp_status kvp_check_assert_parse(const struct kvp_doc *doc, const struct kvp_node *node,
 				  struct kvp_check_assert *a, struct kvp_error *err);
+
+/* check-scenario.c: the walk of one document's scenarios (its folder, the
+ * defaults, one scratch), whatever their number.  new walks `defaults:`
+ * (defs, NULL when absent) and fails as the file would; doc must outlive
+ * the walk.  scenario reads one scenario's mapping into s (the defaults
+ * first; its name required), finish checks what the file's duplicate check
+ * comes before (model, gpu, the keys that go together).  s's blocks are
+ * freed by kvp_check_scenario_clear, also after a failure. */
+struct kvp_check_walk;
+kvp_status kvp_check_walk_new(const struct kvp_doc *doc, const struct kvp_node *defs,
+			      struct kvp_check_walk **out, struct kvp_error *err);
+void kvp_check_walk_free(struct kvp_check_walk *k);
+kvp_status kvp_check_walk_scenario(struct kvp_check_walk *k, const struct kvp_node *m,
+				   struct kvp_check_scenario *s, struct kvp_error *err);
+kvp_status kvp_check_walk_finish(const struct kvp_check_walk *k, const struct kvp_node *m,
+				 const struct kvp_check_scenario *s, struct kvp_error *err);
 
 /* check-commands.c: a command kind and its scenario -> record function. */
 struct kvp_check_command {

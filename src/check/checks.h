@@ -159,10 +159,13 @@ struct kvp_check_scenario {
 	size_t nasserts;
 };
 
+struct kvp_check_source;
+
 struct kvp_check_file {
 	char path[512];
-	struct kvp_check_scenario *scenarios;
+	struct kvp_check_scenario *scenarios;  /* all n (kvp_check_load); NULL (kvp_check_open) */
 	size_t n;
+	struct kvp_check_source *src;          /* kvp_check_open: the document, read again */
 };
 
 /* Load an expectations file (or a buffer named `name`).  Unknown keys,
@@ -172,6 +175,19 @@ kvp_status kvp_check_load(const char *path, struct kvp_check_file **out, struct 
 kvp_status kvp_check_load_buffer(const char *name, const char *buf, size_t len,
 				 struct kvp_check_file **out, struct kvp_error *err);
 void kvp_check_file_free(struct kvp_check_file *f);
+
+/* Open an expectations file to be read one scenario at a time: every
+ * scenario is read and checked as kvp_check_load does (the same errors, the
+ * same first one), then freed; f->n counts them, f->scenarios is NULL and
+ * only the document is kept (its tree: about 1 KB per one-assertion
+ * scenario), so a run holds one scenario at a time. */
+kvp_status kvp_check_open(const char *path, struct kvp_check_file **out, struct kvp_error *err);
+/* Read scenario i (< f->n) of an opened file into s; free its blocks with
+ * kvp_check_scenario_clear.  Fails as the open did only if what the file
+ * names changed since (a relative profile path), or memory runs out. */
+kvp_status kvp_check_scenario_read(const struct kvp_check_file *f, size_t i,
+				   struct kvp_check_scenario *s, struct kvp_error *err);
+void kvp_check_scenario_clear(struct kvp_check_scenario *s);
 
 /* The input `key` as written, or NULL. */
 const struct kvp_check_input *kvp_check_input_get(const struct kvp_check_scenario *s,
