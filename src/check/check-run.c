@@ -174,12 +174,6 @@ void kvp_check_report_free(struct kvp_check_report *r)
 	free(r);
 }
 
-const struct kvp_check_scenario *kvp_check_ran(const struct kvp_check_report *r, size_t i,
-						const struct kvp_check_scenario_result *res)
-{
-	return res->scenario ? res->scenario : &r->file->scenarios[i];
-}
-
 size_t kvp_check_scenario_points(const struct kvp_check_report *r, size_t i,
 				 const struct kvp_check_scenario_result *res,
 				 struct kvp_check_point *pts, size_t max)
