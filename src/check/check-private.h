@@ -1,8 +1,9 @@
 /* check-private.h: what the files of `kvplan check` (check-*.c) share and no
  * caller needs: assertion values and selector characters (check-expect.c),
- * a scenario's walk (check-scenario.c), the command table (check-commands.c), values and row keys as text
- * (check-eval.c), YAML strings (check-baseline.c) and a test point's name
- * and message (check-run.c).  Callers include checks.h alone. */
+ * a scenario's walk (check-scenario.c), the command table
+ * (check-commands.c), values and row keys as text (check-eval.c), YAML
+ * strings (check-baseline.c) and a test point's name and message
+ * (check-run.c).  Callers include checks.h alone. */
 #ifndef KVP_CHECK_PRIVATE_H
 #define KVP_CHECK_PRIVATE_H
 

@@ -63,7 +63,7 @@ static const char *outcome_word(enum kvp_check_outcome o)
 
 /* The fields that moved beyond the tolerance as a table, then the names of
  * the fields the baseline does not have (noted, not checked). */
-static void print_drift(const struct kvp_check_scenario_result *res)
+static void print_drift(FILE *out, const struct kvp_check_scenario_result *res)
 {
 	int w = 5;
 	size_t nfail = 0, nnew = 0;
@@ -74,7 +74,7 @@ static void print_drift(const struct kvp_check_scenario_result *res)
 			w = (int)strlen(res->drift[d].field);
 	}
 	if (nfail)
-		printf("    %-*s  %-28s  %-28s  %s\n", w, "field", "old", "new", "change");
+		fprintf(out, "    %-*s  %-28s  %-28s  %s\n", w, "field", "old", "new", "change");
 	for (size_t d = 0; d < res->ndrift; d++) {
 		const struct kvp_check_drift *x = &res->drift[d];
 		char ch[32];
@@ -84,19 +84,20 @@ static void print_drift(const struct kvp_check_scenario_result *res)
 			snprintf(ch, sizeof ch, "changed");
 		else
 			snprintf(ch, sizeof ch, "%+.4g%%", x->change * 100);
-		printf("    %-*s  %-28s  %-28s  %s\n", w, x->field, x->old_value, x->new_value, ch);
+		fprintf(out, "    %-*s  %-28s  %-28s  %s\n", w, x->field, x->old_value,
+			x->new_value, ch);
 	}
 	if (!nnew)
 		return;
-	printf("    not in the baseline (not checked):");
+	fprintf(out, "    not in the baseline (not checked):");
 	for (size_t d = 0; d < res->ndrift; d++)
 		if (!res->drift[d].fail)
-			printf(" %s", res->drift[d].field);
-	printf("\n");
+			fprintf(out, " %s", res->drift[d].field);
+	fprintf(out, "\n");
 }
 
 /* One scenario of the text report, as it ran. */
-static void print_scenario(const struct kvp_check_report *r,
+static void print_scenario(FILE *out, const struct kvp_check_report *r,
 			   const struct kvp_check_scenario_result *res)
 {
 	const struct kvp_check_scenario *s = res->scenario;
@@ -104,12 +105,12 @@ static void print_scenario(const struct kvp_check_report *r,
 	char inputs[2048];
 	kvp_check_inputs_format(s, inputs, sizeof inputs);
 	char sn[KVP_TERM_SIZE(sizeof s->name)], in[KVP_TERM_SIZE(sizeof inputs)];
-	printf("\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
-	       kvp_term_text(in, sizeof in, inputs));
+	fprintf(out, "\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
+		kvp_term_text(in, sizeof in, inputs));
 	if (!res->record) {
 		char msg[1400];
 		kvp_error_format(&res->err, msg, sizeof msg);
-		printf("  ERROR could not run: %s\n", msg);
+		fprintf(out, "  ERROR could not run: %s\n", msg);
 		return;
 	}
 	int w = 0;
@@ -120,18 +121,19 @@ static void print_scenario(const struct kvp_check_report *r,
 		const struct kvp_check_assert *a = &s->asserts[k];
 		const struct kvp_check_result *x = &res->results[k];
 		if (x->outcome == KVP_CHECK_PASS)
-			printf("  %-5s %-*s  %s\n", "ok", w, a->text, x->got);
+			fprintf(out, "  %-5s %-*s  %s\n", "ok", w, a->text, x->got);
 		else if (x->outcome == KVP_CHECK_FAIL)
-			printf("  %-5s %-*s  %s  (%s:%d:%d)\n", "FAIL", w, a->text, x->why, path,
-			       a->line, a->col);
+			fprintf(out, "  %-5s %-*s  %s  (%s:%d:%d)\n", "FAIL", w, a->text, x->why,
+				path, a->line, a->col);
 		else
-			printf("  %-5s %s\n", outcome_word(x->outcome), x->why);
+			fprintf(out, "  %-5s %s\n", outcome_word(x->outcome), x->why);
 	}
 	switch (res->baseline) {
 	case KVP_CHECK_BASELINE_NONE:
 		break;
 	case KVP_CHECK_BASELINE_MISSING:
-		printf("  FAIL  baseline: not in %s; run --update-baseline\n", r->baseline_path);
+		fprintf(out, "  FAIL  baseline: not in %s; run --update-baseline\n",
+			r->baseline_path);
 		break;
 	case KVP_CHECK_BASELINE_SAME:
 	case KVP_CHECK_BASELINE_DRIFT: {
@@ -139,38 +141,38 @@ static void print_scenario(const struct kvp_check_report *r,
 		for (size_t d = 0; d < res->ndrift; d++)
 			nfail += res->drift[d].fail;
 		if (res->baseline == KVP_CHECK_BASELINE_SAME)
-			printf("  ok    baseline: every field within %s of %s\n", r->tolerance.text,
-			       r->baseline_path);
+			fprintf(out, "  ok    baseline: every field within %s of %s\n",
+				r->tolerance.text, r->baseline_path);
 		else
-			printf("  FAIL  baseline: %zu field%s moved beyond %s of %s\n", nfail,
-			       nfail == 1 ? "" : "s", r->tolerance.text, r->baseline_path);
+			fprintf(out, "  FAIL  baseline: %zu field%s moved beyond %s of %s\n", nfail,
+				nfail == 1 ? "" : "s", r->tolerance.text, r->baseline_path);
 		if (res->ndrift)
-			print_drift(res);
+			print_drift(out, res);
 		if (res->baseline == KVP_CHECK_BASELINE_DRIFT)
-			printf("    inputs changed since the baseline: %s\n",
-			       res->inputs_changed[0] ? res->inputs_changed
-						      : "none (a profile or kvplan changed)");
+			fprintf(out, "    inputs changed since the baseline: %s\n",
+				res->inputs_changed[0] ? res->inputs_changed
+						       : "none (a profile or kvplan changed)");
 		break;
 	}
 	}
 }
 
-/* A scenario's errors on stderr too, as every other command reports them. */
-static void print_errors(const struct kvp_check_scenario_result *res)
+/* A scenario's errors for stderr too, as every other command reports them. */
+static void print_errors(FILE *out, const struct kvp_check_scenario_result *res)
 {
 	const struct kvp_check_scenario *s = res->scenario;
 	char msg[1400];
 	if (!res->record) {
 		kvp_error_format(&res->err, msg, sizeof msg);
 		char sn[KVP_TERM_SIZE(sizeof s->name)], sm[KVP_TERM_SIZE(sizeof msg)];
-		fprintf(stderr, "kvplan check: scenario '%s': %s\n",
+		fprintf(out, "kvplan check: scenario '%s': %s\n",
 			kvp_term_text(sn, sizeof sn, s->name), kvp_term_text(sm, sizeof sm, msg));
 		return;
 	}
 	for (size_t k = 0; k < s->nasserts; k++) {
 		char why[KVP_TERM_SIZE(sizeof res->results[k].why)];
 		if (res->results[k].outcome == KVP_CHECK_ERROR)
-			fprintf(stderr, "kvplan check: %s\n",
+			fprintf(out, "kvplan check: %s\n",
 				kvp_term_text(why, sizeof why, res->results[k].why));
 	}
 }
@@ -278,14 +280,17 @@ static int refuse_collisions(const char *file, const char *junit, const char *up
 	return 0;
 }
 
-/* What the scenarios write as they run, one at a time: the text report on
- * stdout, and spools (temporary files) for what needs the final counts at
- * its head (TAP's plan, JUnit's totals) or is written only when nothing
- * erred (the baseline).  Besides the counts, nothing is kept per scenario
- * but the indices of those that simulate long. */
+/* What the scenarios write as they run, one at a time, each into a spool
+ * (an unlinked temporary file): the text report or TAP and the errors, put
+ * on stdout and stderr after the run in the order they had when the report
+ * was written whole (every error, then the report: the same bytes on each
+ * stream and together); JUnit and the baseline, which need the final counts
+ * at their heads or are written only when nothing erred.  Besides the
+ * counts, nothing is kept per scenario but the indices of those that
+ * simulate long. */
 struct stream {
-	bool text;
-	FILE *tap, *junit, *base;
+	bool text, tap;
+	FILE *out, *err, *junit, *base;
 	size_t tap_number;
 	/* the frag scenarios whose simulation kvplan frag would estimate past
 	 * KVP_CLI_PROGRESS_FROM_S (cli.h), ascending, and the next to run */
@@ -298,11 +303,11 @@ static kvp_status each(void *ctx, const struct kvp_check_report *r, size_t i,
 		       const struct kvp_check_scenario_result *res)
 {
 	struct stream *st = ctx;
-	print_errors(res);
+	print_errors(st->err, res);
 	if (st->text)
-		print_scenario(r, res);
+		print_scenario(st->out, r, res);
 	if (st->tap)
-		kvp_check_tap_scenario(st->tap, r, i, res, &st->tap_number);
+		kvp_check_tap_scenario(st->out, r, i, res, &st->tap_number);
 	if (st->junit)
 		kvp_check_junit_scenario(st->junit, r, i, res);
 	/* once a scenario erred no baseline is written (below) */
@@ -434,7 +439,7 @@ int kvp_cmd_check(int argc, char **argv)
 	struct kvp_check_file *f = NULL;
 	struct kvp_check_baseline *b = NULL;
 	struct kvp_check_report *r = NULL;
-	struct stream st = {.text = !tap && !(junit && strcmp(junit, "-") == 0)};
+	struct stream st = {.text = !tap && !(junit && strcmp(junit, "-") == 0), .tap = tap};
 	/* read one scenario at a time: memory per scenario is the document's
 	 * tree and not what a scenario's run holds (kvplan(1), CHECK) */
 	if (kvp_check_open(argv[optind], &f, &err) ||
@@ -443,11 +448,11 @@ int kvp_cmd_check(int argc, char **argv)
 		goto out;
 	}
 	rc = KVP_EXIT_INPUT;
-	if ((tap && !spool_open(&st.tap, "--tap")) || (junit && !spool_open(&st.junit, "--junit")) ||
+	if (!spool_open(&st.err, "the errors") ||
+	    ((st.text || st.tap) && !spool_open(&st.out, "the report")) ||
+	    (junit && !spool_open(&st.junit, "--junit")) ||
 	    (update && !spool_open(&st.base, "--update-baseline")))
 		goto out;
-	if (st.text)
-		printf("kvplan check: %s (%zu scenario%s)\n", f->path, f->n, f->n == 1 ? "" : "s");
 	if (kvp_check_run_each(f, b, &tol, before, each, &st, &r, &err)) {
 		if (err.status == KVP_STATUS_NOMEM)
 			fprintf(stderr, "kvplan check: out of memory\n");
@@ -455,18 +460,19 @@ int kvp_cmd_check(int argc, char **argv)
 			rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	if (st.tap) {
+	if (!spool_copy(st.err, stderr))
+		goto spool_failed;
+	if (st.tap)
 		kvp_check_tap_head(stdout, r->passed + r->failed + r->errors);
-		if (!spool_copy(st.tap, stdout)) {
-			fprintf(stderr, "kvplan check: the temporary file for --tap failed: %s\n",
-				strerror(errno));
-			goto out;
-		}
+	else if (st.text)
+		printf("kvplan check: %s (%zu scenario%s)\n", f->path, f->n, f->n == 1 ? "" : "s");
+	if (st.out && !spool_copy(st.out, stdout))
+		goto spool_failed;
+	if (st.tap)
 		kvp_check_tap_tail(stdout, r);
-	} else if (st.text) {
+	else if (st.text)
 		printf("\n%zu passed, %zu failed, %zu error%s\n", r->passed, r->failed, r->errors,
 		       r->errors == 1 ? "" : "s");
-	}
 	if (junit && (rc = write_file(junit, r, st.junit, kvp_check_junit_head,
 				      kvp_check_junit_tail)))
 		goto out;
@@ -478,9 +484,15 @@ int kvp_cmd_check(int argc, char **argv)
 	else if (update && (rc = write_file(update, r, st.base, kvp_check_baseline_head, NULL)))
 		goto out;
 	rc = r->errors ? KVP_EXIT_INPUT : r->failed ? KVP_EXIT_FAIL : KVP_EXIT_OK;
+	goto out;
+spool_failed:
+	fprintf(stderr, "kvplan check: a temporary file failed: %s\n", strerror(errno));
+	rc = KVP_EXIT_INPUT;
 out:
-	if (st.tap)
-		fclose(st.tap);
+	if (st.out)
+		fclose(st.out);
+	if (st.err)
+		fclose(st.err);
 	if (st.junit)
 		fclose(st.junit);
 	if (st.base)
