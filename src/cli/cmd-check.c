@@ -391,7 +391,10 @@ static kvp_status slow_runs(const struct kvp_check_file *f, struct stream *st,
 	return rc;
 }
 
-/* An unlinked temporary file for a spool, or an error message. */
+/* A temporary file for a spool: tmpfile(3), in /tmp, which glibc opens
+ * with O_TMPFILE (a file that never has a name) and otherwise unlinks at
+ * once, so nothing is left behind whatever ends the process; false after
+ * an error message. */
 static bool spool_open(FILE **out, const char *what)
 {
 	if ((*out = tmpfile()))
