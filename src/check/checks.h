@@ -179,8 +179,9 @@ void kvp_check_file_free(struct kvp_check_file *f);
 /* Open an expectations file to be read one scenario at a time: every
  * scenario is read and checked as kvp_check_load does (the same errors, the
  * same first one), then freed; f->n counts them, f->scenarios is NULL and
- * only the document is kept (its tree: about 1 KB per one-assertion
- * scenario), so a run holds one scenario at a time. */
+ * only the document is kept (its tree: 950 bytes for a scenario of a name,
+ * a key and an assertion; kvplan(1), CHECK), so a run holds one scenario
+ * at a time. */
 kvp_status kvp_check_open(const char *path, struct kvp_check_file **out, struct kvp_error *err);
 /* Read scenario i (< f->n) of an opened file into s; free its blocks with
  * kvp_check_scenario_clear.  Fails as the open did only if what the file
