@@ -559,6 +559,11 @@ START_TEST(test_bad_files)
 	struct kvp_error err = {0};
 	struct kvp_check_file *f;
 	kvp_status st = kvp_check_load(path, &f, &err);
+	struct kvp_error oerr = {0}; /* opened one scenario at a time: the same first error */
+	struct kvp_check_file *of;
+	ck_assert_int_eq(kvp_check_open(path, &of, &oerr), st);
+	ck_assert(strcmp(oerr.msg, err.msg) == 0 && oerr.line == err.line && oerr.col == err.col);
+	kvp_check_file_free(of);
 	if (st) {
 		ck_assert_ptr_null(f);
 		ck_assert_int_eq(kvp_status_exit_code(st), 3);
@@ -810,6 +815,55 @@ START_TEST(test_baseline_errors)
 }
 END_TEST
 
+/* kvp_check_run_each's callback: count the scenarios and assertions seen. */
+static kvp_status count_each(void *ctx, const struct kvp_check_report *r, size_t i,
+			     const struct kvp_check_scenario_result *res)
+{
+	size_t *seen = ctx;
+	ck_assert(i == seen[0]++ && r->s == NULL);
+	seen[1] += res->scenario->nasserts;
+	return KVP_STATUS_OK;
+}
+
+/* A file opened to be read one scenario at a time holds none, reads each
+ * again as kvp_check_load keeps it, and runs to the counts of tests/cli-
+ * check.sh (pass.yaml: 22 assertions in 2 scenarios hold; fail.yaml's 10 fail). */
+START_TEST(test_open_one_at_a_time)
+{
+	static const struct { const char *file; size_t n, passed, failed; } cases[] = {
+		{DATA "check/pass.yaml", 2, 22, 0}, {DATA "check/fail.yaml", 1, 0, 10}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		struct kvp_error err = {0};
+		struct kvp_check_file *f, *all;
+		struct kvp_check_scenario s;
+		ck_assert_int_eq(kvp_check_open(cases[c].file, &f, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_check_load(cases[c].file, &all, &err), KVP_STATUS_OK);
+		ck_assert(f->scenarios == NULL && f->n == cases[c].n && all->n == cases[c].n);
+		for (size_t i = 0; i < f->n; i++) {
+			ck_assert_int_eq(kvp_check_scenario_read(f, i, &s, &err), KVP_STATUS_OK);
+			const struct kvp_check_scenario *k = &all->scenarios[i];
+			ck_assert(strcmp(s.name, k->name) == 0 && s.line == k->line &&
+				  s.nasserts == k->nasserts && s.ninputs == k->ninputs &&
+				  strcmp(s.inputs[0].value, k->inputs[0].value) == 0);
+			kvp_check_scenario_clear(&s);
+		}
+		/* past the end, and a file that kept them all */
+		ck_assert_int_ne(kvp_check_scenario_read(f, f->n, &s, &err), KVP_STATUS_OK);
+		ck_assert_int_ne(kvp_check_scenario_read(all, 0, &s, &err), KVP_STATUS_OK);
+		size_t seen[2] = {0, 0};
+		struct kvp_check_report *r;
+		ck_assert_int_eq(kvp_check_run_each(f, NULL, NULL, NULL, count_each, seen, &r, &err),
+				 KVP_STATUS_OK);
+		ck_assert(seen[0] == cases[c].n && seen[1] == cases[c].passed + cases[c].failed);
+		ck_assert(r->passed == cases[c].passed && r->failed == cases[c].failed &&
+			  r->errors == 0);
+		kvp_check_report_free(r);
+		kvp_check_file_free(all);
+		kvp_check_file_free(f);
+	}
+}
+END_TEST
+
 static Suite *check_suite(void)
 {
 	Suite *s = suite_create("check");
@@ -826,6 +880,7 @@ static Suite *check_suite(void)
 	tcase_add_test(core, test_baseline_doubles_exact);
 	tcase_add_test(core, test_tap);
 	tcase_add_test(core, test_junit);
+	tcase_add_test(core, test_open_one_at_a_time);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad_files, 0, sizeof bad_files / sizeof bad_files[0]);

@@ -120,6 +120,28 @@ expect_err "partial.yaml not written: 1 error above"
 name="no partial baseline"
 [ ! -e "$tmp/partial.yaml" ] && ok || bad "$tmp/partial.yaml was written"
 
+# scenarios run one at a time (issue 37 D5), yet with stdout and stderr in
+# one place the errors still come first, then the report, as when it was
+# written whole: 300 scenarios of the Llama-2-7B above at batch 28 (the
+# report far past stdio's buffer), the last unable to run (tp 3 does not
+# divide its 32 heads)
+{
+	printf 'defaults:\n  model: llama-2-7b\n  gpu_memory: 80GiB\n  utilization: 0.9\n'
+	printf '  weights_bytes: 13GiB\n  activation_bytes: 1GiB\n  overhead_bytes: 1GiB\n'
+	printf '  context: 4096\nscenarios:\n'
+	awk 'BEGIN { for (i = 1; i <= 300; i++)
+		printf "  - name: s%d\n    batch: 28\n%s    expect:\n      - fits == true\n", i,
+		       i == 300 ? "    tp: 3\n" : "" }'
+} >"$tmp/many.yaml"
+run "$KVPLAN" check "$tmp/many.yaml"
+expect_rc 3
+expect_out "299 passed, 0 failed, 1 error"
+name="errors before the report"
+"$KVPLAN" check "$tmp/many.yaml" >"$tmp/both" 2>&1
+sed -n 1p "$tmp/both" | grep -q "^kvplan check: scenario 's300': .*tp: 3 does not divide" &&
+	sed -n 2p "$tmp/both" | grep -q "^kvplan check: .*many.yaml (300 scenarios)$" && ok ||
+	bad "$(head -n 2 "$tmp/both")"
+
 # a scenario the baseline lacks fails
 run "$KVPLAN" check "$data/fail.yaml" --baseline "$tmp/base.yaml"
 expect_rc 1

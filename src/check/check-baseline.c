@@ -107,7 +107,7 @@ void kvp_check_baseline_head(FILE *f, const struct kvp_check_report *r)
 void kvp_check_baseline_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
 				 const struct kvp_check_scenario_result *res)
 {
-	const struct kvp_check_scenario *s = &r->file->scenarios[i];
+	const struct kvp_check_scenario *s = kvp_check_ran(r, i, res);
 	if (!res->record)
 		return;
 	struct kvp_record *flat = kvp_record_new();
@@ -446,7 +446,7 @@ kvp_status kvp_check_compare_one(struct kvp_check_compare *c, size_t i,
 {
 	struct kvp_check_report *r = c->r;
 	const struct kvp_check_pct *tolerance = &r->tolerance;
-	const struct kvp_check_scenario *s = &r->file->scenarios[i];
+	const struct kvp_check_scenario *s = kvp_check_ran(r, i, res);
 	if (!res->record)
 		return KVP_STATUS_OK;
 	size_t at = kvp_name_index_find(&c->names, s->name);

@@ -1,8 +1,9 @@
 /* check-private.h: what the files of `kvplan check` (check-*.c) share and no
  * caller needs: assertion values and selector characters (check-expect.c),
- * the command table (check-commands.c), values and row keys as text
- * (check-eval.c), YAML strings (check-baseline.c) and a test point's name
- * and message (check-run.c).  Callers include checks.h alone. */
+ * a scenario's walk (check-scenario.c), the command table
+ * (check-commands.c), values and row keys as text (check-eval.c), YAML
+ * strings (check-baseline.c) and a test point's name and message
+ * (check-run.c).  Callers include checks.h alone. */
 #ifndef KVP_CHECK_PRIVATE_H
 #define KVP_CHECK_PRIVATE_H
 
@@ -25,6 +26,22 @@ bool kvp_check_is_sel_char(char c);
 kvp_status kvp_check_assert_parse(const struct kvp_doc *doc, const struct kvp_node *node,
 				  struct kvp_check_assert *a, struct kvp_error *err);
 
+/* check-scenario.c: the walk of one document's scenarios (its folder, the
+ * defaults, one scratch), whatever their number.  new walks `defaults:`
+ * (defs, NULL when absent) and fails as the file would; doc must outlive
+ * the walk.  scenario reads one scenario's mapping into s (the defaults
+ * first; its name required), finish checks what the file's duplicate check
+ * comes before (model, gpu, the keys that go together).  s's blocks are
+ * freed by kvp_check_scenario_clear, also after a failure. */
+struct kvp_check_walk;
+kvp_status kvp_check_walk_new(const struct kvp_doc *doc, const struct kvp_node *defs,
+			      struct kvp_check_walk **out, struct kvp_error *err);
+void kvp_check_walk_free(struct kvp_check_walk *k);
+kvp_status kvp_check_walk_scenario(struct kvp_check_walk *k, const struct kvp_node *m,
+				   struct kvp_check_scenario *s, struct kvp_error *err);
+kvp_status kvp_check_walk_finish(const struct kvp_check_walk *k, const struct kvp_node *m,
+				 const struct kvp_check_scenario *s, struct kvp_error *err);
+
 /* check-commands.c: a command kind and its scenario -> record function. */
 struct kvp_check_command {
 	const char *name;
@@ -39,6 +56,17 @@ void kvp_check_value_text(const char *field, const struct kvp_value *v, char *bu
 /* Row i's key, the selector that names it among the rows of list
  * ("batch=8", "policy=paged,block_size=16"). */
 void kvp_check_row_key(const struct kvp_value *list, size_t i, char *buf, size_t size);
+
+/* The scenario behind outcome res of scenario i: res->scenario, or the
+ * file's i-th for a report put together without it (kvp_check_load kept
+ * them all).  Here, not in check-run.c: the writers and the baseline
+ * comparison, which check-run.c calls, read it. */
+static inline const struct kvp_check_scenario *
+kvp_check_ran(const struct kvp_check_report *r, size_t i,
+	      const struct kvp_check_scenario_result *res)
+{
+	return res->scenario ? res->scenario : &r->file->scenarios[i];
+}
 
 /* check-run.c */
 /* The name of a test point and, when it did not pass, its message and detail. */

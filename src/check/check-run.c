@@ -40,14 +40,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Run scenario i into res (zeroed by the caller) and count its points.
+/* Run scenario s into res (zeroed by the caller) and count its points.
  * Fails only when memory runs out. */
-static kvp_status run_one(struct kvp_check_report *r, size_t i,
+static kvp_status run_one(struct kvp_check_report *r, const struct kvp_check_scenario *s,
 			  struct kvp_check_scenario_result *res, struct kvp_error *err)
 {
 	const struct kvp_check_file *f = r->file;
-	const struct kvp_check_scenario *s = &f->scenarios[i];
 	double ts = now_s();
+	res->scenario = s;
 	struct kvp_record *rec = kvp_record_new();
 	res->results = calloc(s->nasserts ? s->nasserts : 1, sizeof *res->results);
 	if (!rec || !res->results) {
@@ -108,7 +108,7 @@ kvp_status kvp_check_run(const struct kvp_check_file *f, struct kvp_check_report
 	}
 	double t0 = now_s();
 	for (size_t i = 0; i < f->n; i++)
-		if (run_one(r, i, &r->s[i], err)) {
+		if (run_one(r, &f->scenarios[i], &r->s[i], err)) {
 			kvp_check_report_free(r);
 			return KVP_STATUS_NOMEM;
 		}
@@ -118,15 +118,19 @@ kvp_status kvp_check_run(const struct kvp_check_file *f, struct kvp_check_report
 }
 
 kvp_status kvp_check_run_each(const struct kvp_check_file *f, const struct kvp_check_baseline *b,
-			      const struct kvp_check_pct *tolerance, kvp_check_each_fn each,
-			      void *ctx, struct kvp_check_report **out, struct kvp_error *err)
+			      const struct kvp_check_pct *tolerance, kvp_check_before_fn before,
+			      kvp_check_each_fn each, void *ctx, struct kvp_check_report **out,
+			      struct kvp_error *err)
 {
 	struct kvp_check_report *r = report_new(f, err);
 	struct kvp_check_compare *cmp = NULL;
+	/* the one scenario held: read again, or a shallow copy of a kept one */
+	struct kvp_check_scenario *s = r ? malloc(sizeof *s) : NULL;
 	*out = NULL;
 	if (!r)
 		return KVP_STATUS_NOMEM;
-	if (b && !(cmp = kvp_check_compare_begin(r, b, tolerance))) {
+	if (!s || (b && !(cmp = kvp_check_compare_begin(r, b, tolerance)))) {
+		free(s);
 		free(r);
 		return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
 	}
@@ -134,13 +138,22 @@ kvp_status kvp_check_run_each(const struct kvp_check_file *f, const struct kvp_c
 	kvp_status st = KVP_STATUS_OK;
 	double t0 = now_s();
 	for (size_t i = 0; i < f->n && !st; i++) {
-		if (!(st = run_one(r, i, &res, err)) && cmp && kvp_check_compare_one(cmp, i, &res))
+		if (f->scenarios)
+			*s = f->scenarios[i];
+		else if ((st = kvp_check_scenario_read(f, i, s, err)))
+			break;
+		if (before)
+			before(ctx, i, s);
+		if (!(st = run_one(r, s, &res, err)) && cmp && kvp_check_compare_one(cmp, i, &res))
 			st = kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL,
 					   "out of memory");
 		if (!st)
 			st = each(ctx, r, i, &res);
 		result_free(&res);
+		if (!f->scenarios)
+			kvp_check_scenario_clear(s);
 	}
+	free(s);
 	r->time_s = now_s() - t0;
 	kvp_check_compare_end(cmp);
 	if (st) {
@@ -176,7 +189,7 @@ size_t kvp_check_scenario_points(const struct kvp_check_report *r, size_t i,
 		POINT(KVP_CHECK_POINT_RUN, 0, KVP_CHECK_ERROR);
 		return n;
 	}
-	for (size_t k = 0; k < r->file->scenarios[i].nasserts; k++)
+	for (size_t k = 0; k < kvp_check_ran(r, i, res)->nasserts; k++)
 		POINT(KVP_CHECK_POINT_ASSERT, k, res->results[k].outcome);
 	if (res->baseline != KVP_CHECK_BASELINE_NONE)
 		POINT(KVP_CHECK_POINT_BASELINE, 0,
@@ -202,7 +215,7 @@ void kvp_check_point_text(const struct kvp_check_report *r,
 			  const struct kvp_check_point *p, char *name, size_t nsize, char *msg,
 			  size_t msize)
 {
-	const struct kvp_check_scenario *s = &r->file->scenarios[p->scenario];
+	const struct kvp_check_scenario *s = kvp_check_ran(r, p->scenario, res);
 	msg[0] = '\0';
 	switch (p->kind) {
 	case KVP_CHECK_POINT_RUN:

@@ -1,7 +1,8 @@
-/* check-scenario.c: an expectations file read into scenarios: `defaults:`
+/* check-scenario.c: one scenario of an expectations file read: `defaults:`
  * and each scenario walked with a key table (one handler per key), unknown
- * keys refused with a suggestion, inputs recorded for the report, and
- * scenario names kept unique.  Errors carry file:line:col. */
+ * keys refused with a suggestion, inputs recorded for the report.  Errors
+ * carry file:line:col.  The file around them (the document, names kept
+ * unique, read whole or one scenario at a time) is check-file.c. */
 #include "check/check-private.h"
 
 #include <stddef.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "base/name-index.h"
 #include "read/profile.h"
 #include "base/suggest.h"
 #include "base/units.h"
@@ -630,7 +630,7 @@ static bool pack(const struct scratch *c, struct kvp_check_scenario *s)
 
 /* After a scenario's keys (and pack): check what needs several keys together. */
 static kvp_status scenario_finish(const struct kvp_doc *doc, const struct kvp_node *m,
-				  struct kvp_check_scenario *s, struct kvp_error *err)
+				  const struct kvp_check_scenario *s, struct kvp_error *err)
 {
 	const struct kvp_check_input *in;
 	if (strcmp(s->command, "perf") != 0 && s->perf.nbatch > 1) {
@@ -657,189 +657,105 @@ static kvp_status scenario_finish(const struct kvp_doc *doc, const struct kvp_no
 	return KVP_STATUS_OK;
 }
 
-static kvp_status file_walk(const struct kvp_doc *doc, struct kvp_check_file *f,
-			    struct kvp_error *err)
+/* The walk of one document's scenarios: the walker's state, the defaults
+ * every scenario starts from and the scratch one is walked in (one of each
+ * per file, however many scenarios it has). */
+struct kvp_check_walk {
+	struct walk w;
+	struct kvp_check_scenario tmpl;    /* what defaults set */
+	struct scratch defaults, cur;
+};
+
+kvp_status kvp_check_walk_new(const struct kvp_doc *doc, const struct kvp_node *defs,
+			      struct kvp_check_walk **out, struct kvp_error *err)
 {
-	static const char *const top[] = {"defaults", "scenarios", NULL};
-	if (!doc->root)
-		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
-				     "empty file; expected 'scenarios:'");
-	kvp_status st = kvp_node_expect(doc, doc->root, "expectations", KVP_NODE_MAP, err);
-	if (!st)
-		st = kvp_map_only(doc, doc->root, top, err);
-	if (st)
-		return st;
-	struct walk w = {.doc = doc};
-	struct kvp_name_index names; /* scenario names seen: duplicates in linear time */
-	kvp_name_index_init(&names);
+	*out = NULL;
 	const char *slash = strrchr(doc->path, '/');
 	/* the folder relative paths are read from, whole: a cut one would
 	 * name another folder (or the current one) */
-	if (slash && (size_t)(slash - doc->path) >= sizeof w.dir)
+	if (slash && (size_t)(slash - doc->path) >= sizeof ((struct walk *)0)->dir)
 		return kvp_error_set(err, KVP_STATUS_INVALID, doc->path, 0, 0, NULL,
-				     "the file's folder is longer than %zu bytes", sizeof w.dir - 1);
-	if (slash)
-		snprintf(w.dir, sizeof w.dir, "%.*s", (int)(slash - doc->path), doc->path);
-	struct kvp_check_scenario *tmpl = calloc(1, sizeof *tmpl);
-	struct scratch *defaults = calloc(1, sizeof *defaults), *cur = malloc(sizeof *cur);
-	if (!tmpl || !defaults || !cur) {
-		free(tmpl);
-		free(defaults);
-		free(cur);
+				     "the file's folder is longer than %zu bytes",
+				     sizeof ((struct walk *)0)->dir - 1);
+	struct kvp_check_walk *k = calloc(1, sizeof *k);
+	if (!k)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
-	}
+	k->w.doc = doc;
+	if (slash)
+		snprintf(k->w.dir, sizeof k->w.dir, "%.*s", (int)(slash - doc->path), doc->path);
+	struct kvp_check_scenario *tmpl = &k->tmpl;
 	snprintf(tmpl->command, sizeof tmpl->command, "budget");
 	tmpl->run = kvp_check_command_find("budget")->run;
 	tmpl->opts.par.tp = tmpl->opts.par.pp = 1;
 	tmpl->perf.offload_fraction = -1;
 	kvp_frag_opts_init(&tmpl->frag.opts);
-	const struct kvp_node *defs = kvp_map_get(doc->root, "defaults");
 	if (defs) {
-		w.defaults = true;
-		w.cur = defaults;
-		st = scenario_walk(&w, defs, tmpl, err);
-		w.defaults = false;
-		if (st)
-			goto out;
+		k->w.defaults = true;
+		k->w.cur = &k->defaults;
+		kvp_status st = scenario_walk(&k->w, defs, tmpl, err);
+		k->w.defaults = false;
+		if (st) {
+			free(k);
+			return st;
+		}
 	}
-	const struct kvp_node *list = kvp_map_get(doc->root, "scenarios");
-	if (!list) {
-		st = kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, "scenarios",
-				   "missing: list the scenarios to check");
-		goto out;
-	}
-	if ((st = kvp_node_expect(doc, list, "scenarios", KVP_NODE_SEQ, err)))
-		goto out;
-	if (list->n == 0) {
-		st = kvp_node_fail(doc, list, err, KVP_STATUS_INVALID, "scenarios", "empty list");
-		goto out;
-	}
-	f->scenarios = calloc(list->n, sizeof *f->scenarios);
-	if (!f->scenarios) {
-		st = kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < list->n; i++) {
-		const struct kvp_node *m = list->items[i];
-		struct kvp_check_scenario *s = &f->scenarios[i];
-		*s = *tmpl;
-		s->line = m->line;
-		s->col = m->col;
-		f->n++;
-		/* the defaults' inputs (only those set) and profiles, then the scenario's */
-		memcpy(cur->in, defaults->in, defaults->n * sizeof cur->in[0]);
-		cur->n = defaults->n;
-		memcpy(cur->model, defaults->model, sizeof cur->model);
-		memcpy(cur->gpu, defaults->gpu, sizeof cur->gpu);
-		memcpy(cur->workload, defaults->workload, sizeof cur->workload);
-		w.cur = cur;
-		if ((st = scenario_walk(&w, m, s, err)))
-			goto out;
-		if (!pack(cur, s)) {
-			st = kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
-			goto out;
-		}
-		if (!s->name[0]) {
-			st = kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "name",
-					   "missing: every scenario needs a name");
-			goto out;
-		}
-		size_t j = kvp_name_index_find(&names, s->name); /* hashed: linear time */
-		if (j != SIZE_MAX) {
-			st = kvp_node_fail(doc, kvp_map_get(m, "name"), err, KVP_STATUS_INVALID,
-					   "name", "duplicate scenario '%s' (first at line %d)",
-					   s->name, f->scenarios[j].line);
-			goto out;
-		}
-		if (!kvp_name_index_add(&names, s->name, i)) {
-			st = kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
-			goto out;
-		}
-		if (!s->model[0]) {
-			st = kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "model",
-					   "missing in scenario '%s' (and in defaults)", s->name);
-			goto out;
-		}
-		if (!s->gpu[0] && !s->opts.has_gpu_memory) {
-			st = kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "gpu",
-					   "missing in scenario '%s': give gpu or gpu_memory", s->name);
-			goto out;
-		}
-		if ((st = scenario_finish(doc, m, s, err)))
-			goto out;
-	}
-out:
-	kvp_name_index_free(&names);
-	free(tmpl);
-	free(defaults);
-	free(cur);
-	return st;
+	*out = k;
+	return KVP_STATUS_OK;
 }
 
-static kvp_status check_load_doc(struct kvp_doc *doc, struct kvp_check_file **out,
-				 struct kvp_error *err)
+void kvp_check_walk_free(struct kvp_check_walk *k)
 {
-	struct kvp_check_file *f = calloc(1, sizeof *f);
-	if (!f) {
-		kvp_doc_free(doc);
+	free(k);
+}
+
+kvp_status kvp_check_walk_scenario(struct kvp_check_walk *k, const struct kvp_node *m,
+				   struct kvp_check_scenario *s, struct kvp_error *err)
+{
+	const struct kvp_doc *doc = k->w.doc;
+	struct scratch *cur = &k->cur, *defaults = &k->defaults;
+	*s = k->tmpl;
+	s->line = m->line;
+	s->col = m->col;
+	/* the defaults' inputs (only those set) and profiles, then the scenario's */
+	memcpy(cur->in, defaults->in, defaults->n * sizeof cur->in[0]);
+	cur->n = defaults->n;
+	memcpy(cur->model, defaults->model, sizeof cur->model);
+	memcpy(cur->gpu, defaults->gpu, sizeof cur->gpu);
+	memcpy(cur->workload, defaults->workload, sizeof cur->workload);
+	k->w.cur = cur;
+	kvp_status st = scenario_walk(&k->w, m, s, err);
+	if (st)
+		return st;
+	if (!pack(cur, s))
 		return kvp_error_set(err, KVP_STATUS_NOMEM, doc->path, 0, 0, NULL, "out of memory");
-	}
-	snprintf(f->path, sizeof f->path, "%s", doc->path);
-	kvp_status st = file_walk(doc, f, err);
-	kvp_doc_free(doc);
-	if (st) {
-		kvp_check_file_free(f);
-		return st;
-	}
-	*out = f;
+	if (!s->name[0])
+		return kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "name",
+				     "missing: every scenario needs a name");
 	return KVP_STATUS_OK;
 }
 
-/* A file name the document keeps whole: its folder is where the file's
- * relative paths are read from, and a cut name would be another folder. */
-static kvp_status check_name_fits(const char *name, struct kvp_error *err)
+kvp_status kvp_check_walk_finish(const struct kvp_check_walk *k, const struct kvp_node *m,
+				 const struct kvp_check_scenario *s, struct kvp_error *err)
 {
-	size_t max = sizeof ((struct kvp_doc *)0)->path - 1;
-	if (strlen(name) > max)
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "expectations",
-				     "path longer than %zu bytes", max);
-	return KVP_STATUS_OK;
+	const struct kvp_doc *doc = k->w.doc;
+	if (!s->model[0])
+		return kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "model",
+				     "missing in scenario '%s' (and in defaults)", s->name);
+	if (!s->gpu[0] && !s->opts.has_gpu_memory)
+		return kvp_node_fail(doc, m, err, KVP_STATUS_INVALID, "gpu",
+				     "missing in scenario '%s': give gpu or gpu_memory", s->name);
+	return scenario_finish(doc, m, s, err);
 }
 
-kvp_status kvp_check_load(const char *path, struct kvp_check_file **out, struct kvp_error *err)
+void kvp_check_scenario_clear(struct kvp_check_scenario *s)
 {
-	struct kvp_doc *doc;
-	*out = NULL;
-	kvp_status st = check_name_fits(path, err);
-	if (st)
-		return st;
-	st = kvp_doc_load_file(path, &doc, err);
-	return st ? st : check_load_doc(doc, out, err);
+	free(s->asserts);
+	free(s->inputs);
+	s->asserts = NULL;
+	s->inputs = NULL;
+	s->nasserts = s->ninputs = 0;
 }
 
-kvp_status kvp_check_load_buffer(const char *name, const char *buf, size_t len,
-				 struct kvp_check_file **out, struct kvp_error *err)
-{
-	struct kvp_doc *doc;
-	*out = NULL;
-	kvp_status st = check_name_fits(name, err);
-	if (st)
-		return st;
-	st = kvp_doc_load_buffer(name, buf, len, &doc, err);
-	return st ? st : check_load_doc(doc, out, err);
-}
-
-void kvp_check_file_free(struct kvp_check_file *f)
-{
-	if (!f)
-		return;
-	for (size_t i = 0; i < f->n; i++) {
-		free(f->scenarios[i].asserts);
-		free(f->scenarios[i].inputs);
-	}
-	free(f->scenarios);
-	free(f);
-}
 
 const struct kvp_check_input *kvp_check_input_get(const struct kvp_check_scenario *s,
 						  const char *key)

@@ -20,7 +20,7 @@ void kvp_check_tap_tail(FILE *f, const struct kvp_check_report *r)
 void kvp_check_tap_scenario(FILE *f, const struct kvp_check_report *r, size_t i,
 			    const struct kvp_check_scenario_result *res, size_t *number)
 {
-	const struct kvp_check_scenario *s = &r->file->scenarios[i];
+	const struct kvp_check_scenario *s = kvp_check_ran(r, i, res);
 	size_t n = kvp_check_scenario_points(r, i, res, NULL, 0);
 	struct kvp_check_point *pts = calloc(n ? n : 1, sizeof *pts);
 	if (!pts)

@@ -159,10 +159,13 @@ struct kvp_check_scenario {
 	size_t nasserts;
 };
 
+struct kvp_check_source;
+
 struct kvp_check_file {
 	char path[512];
-	struct kvp_check_scenario *scenarios;
+	struct kvp_check_scenario *scenarios;  /* all n (kvp_check_load); NULL (kvp_check_open) */
 	size_t n;
+	struct kvp_check_source *src;          /* kvp_check_open: the document, read again */
 };
 
 /* Load an expectations file (or a buffer named `name`).  Unknown keys,
@@ -172,6 +175,20 @@ kvp_status kvp_check_load(const char *path, struct kvp_check_file **out, struct 
 kvp_status kvp_check_load_buffer(const char *name, const char *buf, size_t len,
 				 struct kvp_check_file **out, struct kvp_error *err);
 void kvp_check_file_free(struct kvp_check_file *f);
+
+/* Open an expectations file to be read one scenario at a time: every
+ * scenario is read and checked as kvp_check_load does (the same errors, the
+ * same first one), then freed; f->n counts them, f->scenarios is NULL and
+ * only the document is kept (its tree: 950 bytes for a scenario of a name,
+ * a key and an assertion; kvplan(1), CHECK), so a run holds one scenario
+ * at a time. */
+kvp_status kvp_check_open(const char *path, struct kvp_check_file **out, struct kvp_error *err);
+/* Read scenario i (< f->n) of an opened file into s; free its blocks with
+ * kvp_check_scenario_clear.  Fails as the open did only if what the file
+ * names changed since (a relative profile path), or memory runs out. */
+kvp_status kvp_check_scenario_read(const struct kvp_check_file *f, size_t i,
+				   struct kvp_check_scenario *s, struct kvp_error *err);
+void kvp_check_scenario_clear(struct kvp_check_scenario *s);
 
 /* The input `key` as written, or NULL. */
 const struct kvp_check_input *kvp_check_input_get(const struct kvp_check_scenario *s,
@@ -208,6 +225,7 @@ enum kvp_check_baseline_state {
 };
 
 struct kvp_check_scenario_result {
+	const struct kvp_check_scenario *scenario; /* what ran: the writers read it */
 	struct kvp_record *record;       /* owned; NULL when the scenario could not run */
 	struct kvp_error err;            /* why it could not run */
 	struct kvp_check_result *results;/* one per assertion */
@@ -237,19 +255,26 @@ kvp_status kvp_check_run(const struct kvp_check_file *f, struct kvp_check_report
 void kvp_check_report_free(struct kvp_check_report *r);
 
 /* Called after each scenario has run (and been compared with the baseline,
- * when one is given): i is its index in the file, res its outcome, freed
- * when the call returns.  A non-OK status stops the run and is returned. */
+ * when one is given): i is its index in the file, res its outcome (and
+ * res->scenario the scenario), both freed when the call returns.  A non-OK
+ * status stops the run and is returned. */
 typedef kvp_status (*kvp_check_each_fn)(void *ctx, const struct kvp_check_report *r, size_t i,
 					const struct kvp_check_scenario_result *res);
+/* Called before scenario i runs, on the copy that runs: it may set what
+ * only the run reads (a frag scenario's progress callback). */
+typedef void (*kvp_check_before_fn)(void *ctx, size_t i, struct kvp_check_scenario *s);
 
-/* Run the scenarios one at a time, compare each with the baseline b (NULL:
- * none) within tolerance, and hand each outcome to `each` (the writers'
- * per-scenario functions below), so memory does not grow with the number
- * of scenarios: the report's counts and time are kept, its s stays NULL.
- * Fails when memory runs out or `each` fails. */
+/* Run the scenarios one at a time (read one at a time from a file opened
+ * with kvp_check_open; or those kvp_check_load kept), compare each with the
+ * baseline b (NULL: none) within tolerance, and hand each outcome to `each`
+ * (the writers' per-scenario functions below), so memory does not grow
+ * with the number of scenarios: the report's counts and time are kept, its
+ * s stays NULL.  before may be NULL.  Fails when memory runs out, a
+ * scenario cannot be read again, or `each` fails. */
 kvp_status kvp_check_run_each(const struct kvp_check_file *f, const struct kvp_check_baseline *b,
-			      const struct kvp_check_pct *tolerance, kvp_check_each_fn each,
-			      void *ctx, struct kvp_check_report **out, struct kvp_error *err);
+			      const struct kvp_check_pct *tolerance, kvp_check_before_fn before,
+			      kvp_check_each_fn each, void *ctx, struct kvp_check_report **out,
+			      struct kvp_error *err);
 
 /* The test points of a report, in order, as JUnit and TAP see them.  Each is
  * an assertion, a baseline comparison or a scenario that could not run. */

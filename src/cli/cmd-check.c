@@ -63,7 +63,7 @@ static const char *outcome_word(enum kvp_check_outcome o)
 
 /* The fields that moved beyond the tolerance as a table, then the names of
  * the fields the baseline does not have (noted, not checked). */
-static void print_drift(const struct kvp_check_scenario_result *res)
+static void print_drift(FILE *out, const struct kvp_check_scenario_result *res)
 {
 	int w = 5;
 	size_t nfail = 0, nnew = 0;
@@ -74,7 +74,7 @@ static void print_drift(const struct kvp_check_scenario_result *res)
 			w = (int)strlen(res->drift[d].field);
 	}
 	if (nfail)
-		printf("    %-*s  %-28s  %-28s  %s\n", w, "field", "old", "new", "change");
+		fprintf(out, "    %-*s  %-28s  %-28s  %s\n", w, "field", "old", "new", "change");
 	for (size_t d = 0; d < res->ndrift; d++) {
 		const struct kvp_check_drift *x = &res->drift[d];
 		char ch[32];
@@ -84,98 +84,146 @@ static void print_drift(const struct kvp_check_scenario_result *res)
 			snprintf(ch, sizeof ch, "changed");
 		else
 			snprintf(ch, sizeof ch, "%+.4g%%", x->change * 100);
-		printf("    %-*s  %-28s  %-28s  %s\n", w, x->field, x->old_value, x->new_value, ch);
+		fprintf(out, "    %-*s  %-28s  %-28s  %s\n", w, x->field, x->old_value,
+			x->new_value, ch);
 	}
 	if (!nnew)
 		return;
-	printf("    not in the baseline (not checked):");
+	fprintf(out, "    not in the baseline (not checked):");
 	for (size_t d = 0; d < res->ndrift; d++)
 		if (!res->drift[d].fail)
-			printf(" %s", res->drift[d].field);
-	printf("\n");
+			fprintf(out, " %s", res->drift[d].field);
+	fprintf(out, "\n");
 }
 
-static void print_text(const struct kvp_check_report *r)
+/* One scenario of the text report, as it ran. */
+static void print_scenario(FILE *out, const struct kvp_check_report *r,
+			   const struct kvp_check_scenario_result *res)
 {
-	const struct kvp_check_file *f = r->file;
-	printf("kvplan check: %s (%zu scenario%s)\n", f->path, f->n, f->n == 1 ? "" : "s");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct kvp_check_scenario *s = &f->scenarios[i];
-		const struct kvp_check_scenario_result *res = &r->s[i];
-		char inputs[2048];
-		kvp_check_inputs_format(s, inputs, sizeof inputs);
-		char sn[KVP_TERM_SIZE(sizeof s->name)], in[KVP_TERM_SIZE(sizeof inputs)];
-		printf("\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
-		       kvp_term_text(in, sizeof in, inputs));
-		if (!res->record) {
-			char msg[1400];
-			kvp_error_format(&res->err, msg, sizeof msg);
-			printf("  ERROR could not run: %s\n", msg);
-			continue;
-		}
-		int w = 0;
-		for (size_t k = 0; k < s->nasserts; k++)
-			if ((int)strlen(s->asserts[k].text) > w)
-				w = (int)strlen(s->asserts[k].text);
-		for (size_t k = 0; k < s->nasserts; k++) {
-			const struct kvp_check_assert *a = &s->asserts[k];
-			const struct kvp_check_result *x = &res->results[k];
-			if (x->outcome == KVP_CHECK_PASS)
-				printf("  %-5s %-*s  %s\n", "ok", w, a->text, x->got);
-			else if (x->outcome == KVP_CHECK_FAIL)
-				printf("  %-5s %-*s  %s  (%s:%d:%d)\n", "FAIL", w, a->text, x->why,
-				       f->path, a->line, a->col);
-			else
-				printf("  %-5s %s\n", outcome_word(x->outcome), x->why);
-		}
-		switch (res->baseline) {
-		case KVP_CHECK_BASELINE_NONE:
-			break;
-		case KVP_CHECK_BASELINE_MISSING:
-			printf("  FAIL  baseline: not in %s; run --update-baseline\n", r->baseline_path);
-			break;
-		case KVP_CHECK_BASELINE_SAME:
-		case KVP_CHECK_BASELINE_DRIFT: {
-			size_t nfail = 0;
-			for (size_t d = 0; d < res->ndrift; d++)
-				nfail += res->drift[d].fail;
-			if (res->baseline == KVP_CHECK_BASELINE_SAME)
-				printf("  ok    baseline: every field within %s of %s\n",
-				       r->tolerance.text, r->baseline_path);
-			else
-				printf("  FAIL  baseline: %zu field%s moved beyond %s of %s\n", nfail,
-				       nfail == 1 ? "" : "s", r->tolerance.text, r->baseline_path);
-			if (res->ndrift)
-				print_drift(res);
-			if (res->baseline == KVP_CHECK_BASELINE_DRIFT)
-				printf("    inputs changed since the baseline: %s\n",
-				       res->inputs_changed[0] ? res->inputs_changed
-							      : "none (a profile or kvplan changed)");
-			break;
-		}
-		}
+	const struct kvp_check_scenario *s = res->scenario;
+	const char *path = r->file->path;
+	char inputs[2048];
+	kvp_check_inputs_format(s, inputs, sizeof inputs);
+	char sn[KVP_TERM_SIZE(sizeof s->name)], in[KVP_TERM_SIZE(sizeof inputs)];
+	fprintf(out, "\n%s  (%s)\n", kvp_term_text(sn, sizeof sn, s->name),
+		kvp_term_text(in, sizeof in, inputs));
+	if (!res->record) {
+		char msg[1400];
+		kvp_error_format(&res->err, msg, sizeof msg);
+		fprintf(out, "  ERROR could not run: %s\n", msg);
+		return;
 	}
-	printf("\n%zu passed, %zu failed, %zu error%s\n", r->passed, r->failed, r->errors,
-	       r->errors == 1 ? "" : "s");
+	int w = 0;
+	for (size_t k = 0; k < s->nasserts; k++)
+		if ((int)strlen(s->asserts[k].text) > w)
+			w = (int)strlen(s->asserts[k].text);
+	for (size_t k = 0; k < s->nasserts; k++) {
+		const struct kvp_check_assert *a = &s->asserts[k];
+		const struct kvp_check_result *x = &res->results[k];
+		if (x->outcome == KVP_CHECK_PASS)
+			fprintf(out, "  %-5s %-*s  %s\n", "ok", w, a->text, x->got);
+		else if (x->outcome == KVP_CHECK_FAIL)
+			fprintf(out, "  %-5s %-*s  %s  (%s:%d:%d)\n", "FAIL", w, a->text, x->why,
+				path, a->line, a->col);
+		else
+			fprintf(out, "  %-5s %s\n", outcome_word(x->outcome), x->why);
+	}
+	switch (res->baseline) {
+	case KVP_CHECK_BASELINE_NONE:
+		break;
+	case KVP_CHECK_BASELINE_MISSING:
+		fprintf(out, "  FAIL  baseline: not in %s; run --update-baseline\n",
+			r->baseline_path);
+		break;
+	case KVP_CHECK_BASELINE_SAME:
+	case KVP_CHECK_BASELINE_DRIFT: {
+		size_t nfail = 0;
+		for (size_t d = 0; d < res->ndrift; d++)
+			nfail += res->drift[d].fail;
+		if (res->baseline == KVP_CHECK_BASELINE_SAME)
+			fprintf(out, "  ok    baseline: every field within %s of %s\n",
+				r->tolerance.text, r->baseline_path);
+		else
+			fprintf(out, "  FAIL  baseline: %zu field%s moved beyond %s of %s\n", nfail,
+				nfail == 1 ? "" : "s", r->tolerance.text, r->baseline_path);
+		if (res->ndrift)
+			print_drift(out, res);
+		if (res->baseline == KVP_CHECK_BASELINE_DRIFT)
+			fprintf(out, "    inputs changed since the baseline: %s\n",
+				res->inputs_changed[0] ? res->inputs_changed
+						       : "none (a profile or kvplan changed)");
+		break;
+	}
+	}
 }
 
-/* Write through the atomic writer, so a CI job never reads half a report
- * and an input (the expectations, the baseline) is never written over. */
-static int write_file(const char *path, const struct kvp_check_report *r,
-		      void (*writer)(FILE *, const struct kvp_check_report *))
+/* A scenario's errors for stderr too, as every other command reports them. */
+static void print_errors(FILE *out, const struct kvp_check_scenario_result *res)
 {
+	const struct kvp_check_scenario *s = res->scenario;
+	char msg[1400];
+	if (!res->record) {
+		kvp_error_format(&res->err, msg, sizeof msg);
+		char sn[KVP_TERM_SIZE(sizeof s->name)], sm[KVP_TERM_SIZE(sizeof msg)];
+		fprintf(out, "kvplan check: scenario '%s': %s\n",
+			kvp_term_text(sn, sizeof sn, s->name), kvp_term_text(sm, sizeof sm, msg));
+		return;
+	}
+	for (size_t k = 0; k < s->nasserts; k++) {
+		char why[KVP_TERM_SIZE(sizeof res->results[k].why)];
+		if (res->results[k].outcome == KVP_CHECK_ERROR)
+			fprintf(out, "kvplan check: %s\n",
+				kvp_term_text(why, sizeof why, res->results[k].why));
+	}
+}
+
+/* What the scenarios wrote to a spool (a temporary file, already
+ * unlinked: nothing is left if the process dies), copied to out; false when
+ * the spool could not be written or read back. */
+static bool spool_copy(FILE *spool, FILE *out)
+{
+	char buf[8192];
+	size_t n;
+	if (fflush(spool) || ferror(spool) || fseek(spool, 0, SEEK_SET))
+		return false;
+	while ((n = fread(buf, 1, sizeof buf, spool)) > 0)
+		fwrite(buf, 1, n, out);
+	return !ferror(spool);
+}
+
+/* Write head, the spooled scenarios and tail (NULL: none) through the
+ * atomic writer, so a CI job never reads half a report and an input (the
+ * expectations, the baseline) is never written over.  The file is opened
+ * only once every scenario has run, as when the report was written whole. */
+static int write_file(const char *path, const struct kvp_check_report *r, FILE *spool,
+		      void (*head)(FILE *, const struct kvp_check_report *), void (*tail)(FILE *))
+{
+	struct kvp_error err = {0};
 	if (strcmp(path, "-") == 0) {
-		writer(stdout, r);
+		head(stdout, r);
+		if (!spool_copy(spool, stdout))
+			goto spool_failed;
+		if (tail)
+			tail(stdout);
 		return 0;
 	}
 	struct kvp_afile a;
-	struct kvp_error err = {0};
 	if (kvp_afile_open(&a, path, &err))
 		return kvp_cli_error(cmd, &err);
-	writer(a.f, r);
+	head(a.f, r);
+	if (!spool_copy(spool, a.f)) {
+		kvp_afile_abort(&a);
+		goto spool_failed;
+	}
+	if (tail)
+		tail(a.f);
 	if (kvp_afile_commit(&a, &err))
 		return kvp_cli_error(cmd, &err);
 	return 0;
+spool_failed:
+	kvp_error_set(&err, KVP_STATUS_IO, path, 0, 0, NULL,
+		      "cannot write: its temporary spool failed: %s", strerror(errno));
+	return kvp_cli_error(cmd, &err);
 }
 
 /* The folder of `path` resolved, then its last name: two spellings of one
@@ -232,62 +280,128 @@ static int refuse_collisions(const char *file, const char *junit, const char *up
 	return 0;
 }
 
-/* One frag scenario that simulates long: its progress and label. */
-struct long_run {
+/* What the scenarios write as they run, one at a time, each into a spool
+ * (an unlinked temporary file): the text report or TAP and the errors, put
+ * on stdout and stderr after the run in the order they had when the report
+ * was written whole (every error, then the report: the same bytes on each
+ * stream and together); JUnit and the baseline, which need the final counts
+ * at their heads or are written only when nothing erred.  Besides the
+ * counts, nothing is kept per scenario but the indices of those that
+ * simulate long. */
+struct stream {
+	bool text, tap;
+	FILE *out, *err, *junit, *base;
+	size_t tap_number;
+	/* the frag scenarios whose simulation kvplan frag would estimate past
+	 * KVP_CLI_PROGRESS_FROM_S (cli.h), ascending, and the next to run */
+	size_t *slow, nslow, next;
 	struct kvp_cli_progress ps;
 	char label[KVP_TERM_SIZE(KVP_CHECK_NAME_MAX) + 32];
 };
 
-/* The frag scenarios whose simulation kvplan frag would estimate past
- * KVP_CLI_PROGRESS_FROM_S (cli.h): the estimate on stderr before anything
- * runs and each one's progress as it runs (issue 37 D20: a scenario of 10^8
- * requests ran for minutes in silence).  *out (malloc'd, one per such
- * scenario, NULL when none) must outlive kvp_check_run. */
-static void long_runs(struct kvp_check_file *f, struct long_run **out)
+static kvp_status each(void *ctx, const struct kvp_check_report *r, size_t i,
+		       const struct kvp_check_scenario_result *res)
 {
-	*out = NULL;
-	size_t n = 0, rows;
-	double total = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < f->n; i++) {
-			struct kvp_check_scenario *s = &f->scenarios[i];
-			if (strcmp(s->command, "frag") != 0)
-				continue;
-			struct kvp_workload w;
-			struct kvp_error ignore = {0}; /* the run reports it */
-			memset(&w, 0, sizeof w);
-			if (kvp_workload_load(s->frag.workload, &w, &ignore)) {
-				kvp_workload_free(&w);
-				continue;
-			}
-			struct kvp_frag_opts *fo = &s->frag.opts;
-			double est = kvp_cli_frag_estimate_s(fo, fo->nblock,
-							     fo->arrival_rate > 0 || fo->step_time_s > 0,
-							     &w, &rows);
-			kvp_workload_free(&w);
-			if (est <= KVP_CLI_PROGRESS_FROM_S)
-				continue;
-			if (pass == 0) {
-				n++;
-				total += est;
-				continue;
-			}
-			struct long_run *lr = &(*out)[n++];
-			char sn[KVP_TERM_SIZE(KVP_CHECK_NAME_MAX)];
-			snprintf(lr->label, sizeof lr->label, "kvplan check: scenario '%s'",
-				 kvp_term_text(sn, sizeof sn, s->name));
-			lr->ps = (struct kvp_cli_progress){.cmd = lr->label};
-			fo->progress = kvp_cli_progress;
-			fo->progress_ctx = &lr->ps;
-		}
-		if (pass == 0) {
-			if (!n || !(*out = calloc(n, sizeof **out)))
-				return;
-			fprintf(stderr, "kvplan check: %zu frag scenario%s simulate%s about %.0f s; "
-				"progress follows\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "", total);
-			n = 0;
-		}
+	struct stream *st = ctx;
+	print_errors(st->err, res);
+	if (st->text)
+		print_scenario(st->out, r, res);
+	if (st->tap)
+		kvp_check_tap_scenario(st->out, r, i, res, &st->tap_number);
+	if (st->junit)
+		kvp_check_junit_scenario(st->junit, r, i, res);
+	/* once a scenario erred no baseline is written (below) */
+	if (st->base && !r->errors)
+		kvp_check_baseline_scenario(st->base, r, i, res);
+	return KVP_STATUS_OK;
+}
+
+/* A slow frag scenario about to run: its progress on stderr. */
+static void before(void *ctx, size_t i, struct kvp_check_scenario *s)
+{
+	struct stream *st = ctx;
+	if (st->next >= st->nslow || st->slow[st->next] != i)
+		return;
+	st->next++;
+	char sn[KVP_TERM_SIZE(KVP_CHECK_NAME_MAX)];
+	snprintf(st->label, sizeof st->label, "kvplan check: scenario '%s'",
+		 kvp_term_text(sn, sizeof sn, s->name));
+	st->ps = (struct kvp_cli_progress){.cmd = st->label};
+	s->frag.opts.progress = kvp_cli_progress;
+	s->frag.opts.progress_ctx = &st->ps;
+}
+
+/* kvplan frag's estimate of a frag scenario's simulation in seconds; 0 for
+ * other scenarios and when its workload cannot be loaded (the run says why). */
+static double frag_estimate_s(const struct kvp_check_scenario *s)
+{
+	if (strcmp(s->command, "frag") != 0)
+		return 0;
+	struct kvp_workload w;
+	struct kvp_error ignore = {0};
+	memset(&w, 0, sizeof w);
+	double est = 0;
+	size_t rows;
+	if (!kvp_workload_load(s->frag.workload, &w, &ignore)) {
+		const struct kvp_frag_opts *fo = &s->frag.opts;
+		est = kvp_cli_frag_estimate_s(fo, fo->nblock,
+					      fo->arrival_rate > 0 || fo->step_time_s > 0, &w, &rows);
 	}
+	kvp_workload_free(&w);
+	return est;
+}
+
+/* The slow frag scenarios, said on stderr before anything runs (issue 37
+ * D20: a scenario of 10^8 requests ran for minutes in silence).  Each
+ * scenario is read once more for it; fails when one cannot be. */
+static kvp_status slow_runs(const struct kvp_check_file *f, struct stream *st,
+			    struct kvp_error *err)
+{
+	struct kvp_check_scenario *s = malloc(sizeof *s);
+	if (!s)
+		return kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL, "out of memory");
+	kvp_status rc = KVP_STATUS_OK;
+	size_t cap = 0;
+	double total = 0;
+	for (size_t i = 0; i < f->n && !rc; i++) {
+		if ((rc = kvp_check_scenario_read(f, i, s, err)))
+			break;
+		double est = frag_estimate_s(s);
+		kvp_check_scenario_clear(s);
+		if (est <= KVP_CLI_PROGRESS_FROM_S)
+			continue;
+		if (st->nslow == cap) {
+			size_t *p = realloc(st->slow, (cap ? 2 * cap : 8) * sizeof *p);
+			if (!p) {
+				rc = kvp_error_set(err, KVP_STATUS_NOMEM, f->path, 0, 0, NULL,
+						   "out of memory");
+				break;
+			}
+			st->slow = p;
+			cap = cap ? 2 * cap : 8;
+		}
+		st->slow[st->nslow++] = i;
+		total += est;
+	}
+	free(s);
+	if (!rc && st->nslow)
+		fprintf(stderr, "kvplan check: %zu frag scenario%s simulate%s about %.0f s; "
+			"progress follows\n", st->nslow, st->nslow == 1 ? "" : "s",
+			st->nslow == 1 ? "s" : "", total);
+	return rc;
+}
+
+/* A temporary file for a spool: tmpfile(3), in /tmp, which glibc opens
+ * with O_TMPFILE (a file that never has a name) and otherwise unlinks at
+ * once, so nothing is left behind whatever ends the process; false after
+ * an error message. */
+static bool spool_open(FILE **out, const char *what)
+{
+	if ((*out = tmpfile()))
+		return true;
+	fprintf(stderr, "kvplan check: cannot create a temporary file for %s: %s\n", what,
+		strerror(errno));
+	return false;
 }
 
 int kvp_cmd_check(int argc, char **argv)
@@ -328,52 +442,65 @@ int kvp_cmd_check(int argc, char **argv)
 	struct kvp_check_file *f = NULL;
 	struct kvp_check_baseline *b = NULL;
 	struct kvp_check_report *r = NULL;
-	if (kvp_check_load(argv[optind], &f, &err) ||
-	    (baseline && kvp_check_baseline_load(baseline, &b, &err))) {
+	struct stream st = {.text = !tap && !(junit && strcmp(junit, "-") == 0), .tap = tap};
+	/* read one scenario at a time: memory per scenario is the document's
+	 * tree and not what a scenario's run holds (kvplan(1), CHECK) */
+	if (kvp_check_open(argv[optind], &f, &err) ||
+	    (baseline && kvp_check_baseline_load(baseline, &b, &err)) || slow_runs(f, &st, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	struct long_run *runs;
-	long_runs(f, &runs);
-	kvp_status run_st = kvp_check_run(f, &r, &err);
-	free(runs);
-	if (run_st || (b && kvp_check_compare(r, b, &tol))) {
-		fprintf(stderr, "kvplan check: out of memory\n");
-		rc = KVP_EXIT_INPUT;
+	rc = KVP_EXIT_INPUT;
+	if (!spool_open(&st.err, "the errors") ||
+	    ((st.text || st.tap) && !spool_open(&st.out, "the report")) ||
+	    (junit && !spool_open(&st.junit, "--junit")) ||
+	    (update && !spool_open(&st.base, "--update-baseline")))
+		goto out;
+	if (kvp_check_run_each(f, b, &tol, before, each, &st, &r, &err)) {
+		if (err.status == KVP_STATUS_NOMEM)
+			fprintf(stderr, "kvplan check: out of memory\n");
+		else
+			rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	/* every error also on stderr, as every other command reports them */
-	for (size_t i = 0; i < f->n; i++) {
-		char msg[1400];
-		if (!r->s[i].record) {
-			kvp_error_format(&r->s[i].err, msg, sizeof msg);
-			char sn[KVP_TERM_SIZE(sizeof f->scenarios[i].name)], sm[KVP_TERM_SIZE(sizeof msg)];
-			fprintf(stderr, "kvplan check: scenario '%s': %s\n",
-				kvp_term_text(sn, sizeof sn, f->scenarios[i].name),
-				kvp_term_text(sm, sizeof sm, msg));
-		}
-		for (size_t k = 0; r->s[i].record && k < f->scenarios[i].nasserts; k++) {
-			char why[KVP_TERM_SIZE(sizeof r->s[i].results[k].why)];
-			if (r->s[i].results[k].outcome == KVP_CHECK_ERROR)
-				fprintf(stderr, "kvplan check: %s\n",
-					kvp_term_text(why, sizeof why, r->s[i].results[k].why));
-		}
-	}
-	if (tap)
-		kvp_check_write_tap(stdout, r);
-	else if (!(junit && strcmp(junit, "-") == 0))
-		print_text(r);
-	if (junit && (rc = write_file(junit, r, kvp_check_write_junit)))
+	if (!spool_copy(st.err, stderr))
+		goto spool_failed;
+	if (st.tap)
+		kvp_check_tap_head(stdout, r->passed + r->failed + r->errors);
+	else if (st.text)
+		printf("kvplan check: %s (%zu scenario%s)\n", f->path, f->n, f->n == 1 ? "" : "s");
+	if (st.out && !spool_copy(st.out, stdout))
+		goto spool_failed;
+	if (st.tap)
+		kvp_check_tap_tail(stdout, r);
+	else if (st.text)
+		printf("\n%zu passed, %zu failed, %zu error%s\n", r->passed, r->failed, r->errors,
+		       r->errors == 1 ? "" : "s");
+	if (junit && (rc = write_file(junit, r, st.junit, kvp_check_junit_head,
+				      kvp_check_junit_tail)))
 		goto out;
 	/* a baseline missing the scenarios that could not run would be committed
 	 * and then silently guard less: write none */
 	if (update && r->errors)
 		fprintf(stderr, "kvplan check: %s not written: %zu error%s above\n", update,
 			r->errors, r->errors == 1 ? "" : "s");
-	else if (update && (rc = write_file(update, r, kvp_check_baseline_write)))
+	else if (update && (rc = write_file(update, r, st.base, kvp_check_baseline_head, NULL)))
 		goto out;
 	rc = r->errors ? KVP_EXIT_INPUT : r->failed ? KVP_EXIT_FAIL : KVP_EXIT_OK;
+	goto out;
+spool_failed:
+	fprintf(stderr, "kvplan check: a temporary file failed: %s\n", strerror(errno));
+	rc = KVP_EXIT_INPUT;
 out:
+	if (st.out)
+		fclose(st.out);
+	if (st.err)
+		fclose(st.err);
+	if (st.junit)
+		fclose(st.junit);
+	if (st.base)
+		fclose(st.base);
+	free(st.slow);
 	kvp_check_report_free(r);
 	kvp_check_baseline_free(b);
 	kvp_check_file_free(f);
