@@ -720,6 +720,14 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	/* and load the weights it planned: a what-if the engine cannot realise
+	 * on the fly is refused, not launched as the checkpoint's bf16 */
+	const char *quant, *wdtype;
+	if (a.has_emit && kvp_size_weights_flags(a.emit, m, c.opts.dtype, &quant, &wdtype, &err)) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s: %s: %s", kvp_engine_name(a.emit), err.field,
+					 err.msg);
+		goto out;
+	}
 	if (kvp_workload_load(a.workload, &w, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
