@@ -172,6 +172,22 @@ expect_err "--weights-dtype: the checkpoint is already quantized (fp8)"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --users 16 --gpu h100-sxm --weights-dtype fp16 --emit vllm
 expect_rc 2
 expect_err "--weights-dtype: vllm loads unquantized weights in the serving dtype (bf16 here), so fp16 weights need --dtype fp16"
+# vLLM's expert parallelism is all of a stage's tp x dp GPUs or none
+# (FusedMoEParallelConfig.make): one other ep is refused; of a list, those
+# points fail split, and SGLang takes the same ep as --ep-size
+run "$KVPLAN" size --model Qwen/Qwen3-30B-A3B --workload chat --users 64 --gpu h100-sxm --tp 4 --ep 2 --emit vllm
+expect_rc 2
+expect_err "--emit vllm: --ep 2: vLLM's expert parallelism spans the tp x dp = 4 GPUs of a stage"
+run "$KVPLAN" size --model Qwen/Qwen3-30B-A3B --workload chat --users 64 --gpu h100-sxm --tp 4 --ep 2 --emit vllm --ep 1,2,4 --format json
+expect_rc 0
+# each config's "failed" comes before its "ep": the ep 2 row failed split, the others met
+v=$(awk '/"failed":/ { f = $2 } /^      "ep":/ { print $2 f }' "$tmp/out" | sort | tr '\n' ' ')
+if [ "$v" = '1,"", 2,"split", 4,"", ' ]; then ok; else bad "ep and failed: $v"; fi
+run "$KVPLAN" size --model Qwen/Qwen3-30B-A3B --workload chat --users 64 --gpu h100-sxm --tp 4 --ep 2 --emit sglang
+expect_rc 0
+printf '%s\n' "$out" | sed -n "/^# sglang: /,\$p" | awk -v engine=sglang -f "$parse" >"$tmp/parsed"
+have cmd.ep 2
+have cmd.tp 4
 # a KV dtype the engine has no cache for names the engine and the dtype
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --users 16 --gpu b200 --kv-dtype nvfp4 --emit vllm
 expect_rc 2

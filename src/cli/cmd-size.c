@@ -725,6 +725,18 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	/* and spread the experts as planned: one shape vLLM cannot take is
+	 * refused; of a searched list, those points fail split below */
+	if (a.has_emit && a.ntp == 1 && a.ndp == 1 && a.nep == 1 &&
+	    !kvp_size_emit_ep_ok(a.emit, (uint32_t)a.tps[0], (uint32_t)a.dps[0], (uint32_t)a.eps[0])) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s: --ep %llu: vLLM's expert parallelism spans "
+					 "the tp x dp = %llu GPUs of a stage; plan with --ep 1 or "
+					 "--ep %llu", kvp_engine_name(a.emit),
+					 (unsigned long long)a.eps[0],
+					 (unsigned long long)(a.tps[0] * a.dps[0]),
+					 (unsigned long long)(a.tps[0] * a.dps[0]));
+		goto out;
+	}
 	/* and load the weights it planned: a what-if the engine cannot realise
 	 * on the fly is refused, not launched as the checkpoint's bf16 */
 	const char *quant, *wdtype;
@@ -767,6 +779,14 @@ int kvp_cmd_size(int argc, char **argv)
 			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(a.emit, m, cfg[i].kv_dtype)) {
 				cfg[i].failed |= KVP_SIZE_FAIL_KV_DTYPE;
 				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
+				cfg[i].meets = cfg[i].at_risk = false;
+			}
+	if (a.has_emit)
+		for (size_t i = 0; i < n; i++)
+			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) &&
+			    !kvp_size_emit_ep_ok(a.emit, cfg[i].tp, cfg[i].dp, cfg[i].ep)) {
+				cfg[i].failed |= KVP_SIZE_FAIL_SPLIT;
+				cfg[i].never |= KVP_SIZE_FAIL_SPLIT;
 				cfg[i].meets = cfg[i].at_risk = false;
 			}
 	kvp_size_rank(cfg, n);

@@ -165,6 +165,11 @@ kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
 			     engine, kvp_dtype_name(had), kvp_dtype_name(want), kvp_dtype_name(want));
 }
 
+bool kvp_size_emit_ep_ok(enum kvp_engine e, uint32_t tp, uint32_t dp, uint32_t ep)
+{
+	return e != KVP_ENGINE_VLLM || ep <= 1 || (uint64_t)ep == (uint64_t)tp * (dp ? dp : 1);
+}
+
 /* What a launch line carries beyond the plan's numbers: the model argument,
  * the KV cache dtype as the engine spells it, and kvp_size_weights_flags'
  * quantization and dtype (NULL: none). */

@@ -330,6 +330,13 @@ kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
 				  enum kvp_dtype serving, const char **quant, const char **dtype,
 				  struct kvp_error *err);
 
+/* Whether engine e can be given c's expert parallelism: vLLM spreads the
+ * routed experts over every tp x dp GPU of a stage once
+ * --enable-expert-parallel is on (FusedMoEParallelConfig.make, shape.h), so
+ * there ep is 1 or tp x dp; SGLang (--ep-size) and TensorRT-LLM (--ep_size)
+ * take any ep that divides tp x dp (kvp_shape_check). */
+bool kvp_size_emit_ep_ok(enum kvp_engine e, uint32_t tp, uint32_t dp, uint32_t ep);
+
 /* The model argument an engine is launched with, into buf: a model read
  * from a local file is launched from that file as it was given (a
  * config.json: the folder holding it, which the engine loads; a GGUF: the
