@@ -129,6 +129,38 @@ Qwen/Qwen3-30B-A3B|h100-sxm|1 1 2 2|bf16|-|0|-|Qwen/Qwen3-30B-A3B
 mistralai/Mixtral-8x7B-Instruct-v0.1|h100-sxm|2 1 2 4|fp8|fp8|64|fp8|mistralai/Mixtral-8x7B-Instruct-v0.1
 EOF
 
+# A disaggregated plan (tests/cli-size.sh's: Llama-2-7B on a GPU of round
+# numbers, tests/data/good/round.yaml, one prefill and one decode instance):
+# each role's command and config file carry the plan, as a colocated one.
+wl="$top_srcdir/tests/data/workloads"
+grep -v "^#" "$top_srcdir/tests/data/good/round.yaml" >"$tmp/round.yaml"
+for engine in vllm sglang trtllm; do
+	dargs="--model llama-2-7b --gpu $tmp/round.yaml --weights-bytes 10GB --utilization 1
+	       --activation-bytes 0 --overhead-bytes 0 --tp 1 --workload $wl/size-replicas.yaml
+	       --disagg 1:1 --tpot 0.0105 --engine generic --emit $engine"
+	# shellcheck disable=SC2086
+	run "$KVPLAN" size $dargs --format json
+	expect_rc 0
+	expect_json disagg_p 1
+	want_seqs=$(json max_num_seqs)
+	want_len=$(json max_model_len)
+	want_util=$(json utilization)
+	# shellcheck disable=SC2086
+	run "$KVPLAN" size $dargs
+	expect_rc 0
+	for role in prefill decode; do
+		name="$engine disaggregated, $role"
+		printf '%s\n' "$out" | sed -n "/^# $role: /,\$p" | awk -v engine="$engine" -f "$parse" >"$tmp/parsed"
+		lacks unknown
+		have cmd.model meta-llama/Llama-2-7b-hf
+		have cmd.pp 1
+		have cmd.max_num_seqs "$want_seqs"
+		have cmd.max_model_len "$want_len"
+		near cmd.utilization "$want_util"
+		if [ "$engine" = trtllm ]; then have cmd.tpdp 1; else have cmd.tp 1; fi
+	done
+done
+
 # The serving dtype: --dtype fp16 over a bf16 checkpoint is every engine's
 # --dtype float16 (vLLM/SGLang --dtype, TensorRT-LLM's dtype key).
 for engine in vllm sglang trtllm; do
