@@ -104,6 +104,7 @@ while IFS='|' read -r model gpu shape kv wd seqs quant launch; do
 		trtllm)
 			have cmd.tpdp $((tp * dp))
 			have cmd.ep "$ep"
+			have cmd.options "$(sed -n 's/^yaml\.file=//p' "$tmp/parsed")" # the file it reads
 			have yaml.attention_dp "$([ "$dp" -gt 1 ] && echo true || echo false)"
 			have yaml.kv "$(kv_name trtllm "$kv")"
 			near yaml.utilization "$want_util"
@@ -157,7 +158,13 @@ for engine in vllm sglang trtllm; do
 		have cmd.max_num_seqs "$want_seqs"
 		have cmd.max_model_len "$want_len"
 		near cmd.utilization "$want_util"
-		if [ "$engine" = trtllm ]; then have cmd.tpdp 1; else have cmd.tp 1; fi
+		if [ "$engine" = trtllm ]; then
+			have cmd.tpdp 1
+			have cmd.options "kvplan-trtllm-$role.yaml"
+			have yaml.file "kvplan-trtllm-$role.yaml"
+		else
+			have cmd.tp 1
+		fi
 	done
 done
 

@@ -100,7 +100,7 @@ function flags_trtllm(n, w,   i, f, v, tpd) {
 }
 BEGIN { tp = pp = dp = 1; ep = "off"; if (engine != "vllm") ep = 1 }
 # one emitted block only: the first command and the config file it reads
-/^cat > .* <<'KVPLAN_EOF'$/ { if (!done_yaml) inyaml = 1; depth = ""; next }
+/^cat > .* <<'KVPLAN_EOF'$/ { if (!done_yaml) { inyaml = 1; y["file"] = $3 }; next }
 /^KVPLAN_EOF$/ { if (inyaml) done_yaml = 1; inyaml = 0; next }
 inyaml {
 	line = $0
