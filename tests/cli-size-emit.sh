@@ -44,7 +44,10 @@ near() { # KEY VALUE: within the 4 decimals the line prints
 # (- none) | --max-num-seqs (0 none) | the weights the engines are told
 # (quant: - none) | what the model id launches as.
 # Llama-3.1-70B-Instruct at fp8 on one H200 is issue 35's buyer: 131 GiB of
-# bf16 weights would not fit, so the line must quantize them.
+# bf16 weights would not fit, so the line must quantize them; TensorRT-LLM,
+# which cannot (below), serves it from an FP8 checkpoint (the name's word
+# FP8: the checkpoint's own quantization, no flag, launched as typed).  A
+# model folder and a config.json launch as the folder given.
 while IFS='|' read -r model gpu shape kv wd seqs quant launch; do
 	[ -n "$model" ] || continue
 	# shellcheck disable=SC2086
@@ -128,6 +131,8 @@ meta-llama/Llama-3.1-8B-Instruct|l40s|1 1 1 1|bf16|-|16|-|meta-llama/Llama-3.1-8
 $hf/Llama-3.1-8B/config.json|h100-sxm|2 1 1 1|bf16|bf16|0|-|$hf/Llama-3.1-8B
 Qwen/Qwen3-30B-A3B|h100-sxm|1 1 2 2|bf16|-|0|-|Qwen/Qwen3-30B-A3B
 mistralai/Mixtral-8x7B-Instruct-v0.1|h100-sxm|2 1 2 4|fp8|fp8|64|fp8|mistralai/Mixtral-8x7B-Instruct-v0.1
+$hf/Llama-3.1-8B|l40s|1 1 1 1|fp8|-|0|-|$hf/Llama-3.1-8B
+nvidia/Llama-3.1-70B-Instruct-FP8|h200|1 1 1 1|fp8|-|0|-|nvidia/Llama-3.1-70B-Instruct-FP8
 EOF
 
 # A disaggregated plan (tests/cli-size.sh's: Llama-2-7B on a GPU of round
