@@ -75,7 +75,8 @@ const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum 
 
 /* The engines' names for a serving dtype: vLLM ModelConfig.dtype and
  * SGLang ServerArgs.dtype (--dtype auto|half|float16|bfloat16|float|float32),
- * TensorRT-LLM BaseLlmArgs.dtype (auto, float16, bfloat16, float32). */
+ * TensorRT-LLM BaseLlmArgs.dtype (tensorrt_llm/llmapi/llm_args.py, "The data
+ * type to use for the model", default "auto"; an extra_llm_api_options key). */
 static const char *engine_dtype_name(enum kvp_dtype dt)
 {
 	switch (dt) {
