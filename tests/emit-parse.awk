@@ -14,14 +14,15 @@
 #     --data-parallel-size dp, --enable-expert-parallel (ep over tp x dp),
 #     --max-num-seqs max_num_seqs, --max-model-len max_model_len,
 #     --gpu-memory-utilization utilization, --kv-cache-dtype kv,
-#     --quantization quant, --dtype dtype; not the plan's: --block-size,
+#     --quantization quant, --dtype dtype; read but not compared (the plan's
+#     record has no field for them): --block-size,
 #     --max-num-batched-tokens, --enable-prefix-caching, --kv-transfer-config
 #   SGLang 0.5.10, python/sglang/srt/server_args.py ServerArgs:
 #     --model-path MODEL, --tp-size tp x dp, --pp-size pp, --dp-size dp
 #     (with --enable-dp-attention), --ep-size ep, --max-running-requests
 #     max_num_seqs x dp, --context-length max_model_len, --mem-fraction-static
 #     utilization, --kv-cache-dtype kv, --quantization quant, --dtype dtype;
-#     not the plan's: --page-size, --disaggregation-*
+#     read but not compared: --page-size, --disaggregation-*
 #   TensorRT-LLM, PyTorch backend, tensorrt_llm/commands/serve.py and
 #   tensorrt_llm/llmapi/llm_args.py:
 #     positional MODEL, --tp_size tp x dp, --pp_size pp, --ep_size ep,
@@ -29,7 +30,7 @@
 #     --kv_cache_free_gpu_memory_fraction utilization,
 #     --extra_llm_api_options FILE; in FILE: kv_cache_config.dtype kv,
 #     kv_cache_config.free_gpu_memory_fraction utilization,
-#     enable_attention_dp (dp > 1), dtype; not the plan's: --max_num_tokens,
+#     enable_attention_dp (dp > 1), dtype; read but not compared: --max_num_tokens,
 #     kv_cache_config.enable_block_reuse, --host, --port
 function unq(s) {
 	if (s ~ /^'.*'$/ || s ~ /^".*"$/)
