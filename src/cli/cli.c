@@ -447,7 +447,10 @@ int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 					   "types fix its weight bytes (read exactly); to size "
 					   "another quantization, give that quantization's GGUF or "
 					   "the model's config.json", m->path);
+	enum kvp_dtype before = m->weights_dtype;
 	kvp_model_set_weights_dtype(m, c->weights_dtype); /* checked when parsed */
+	m->weights_what_if = true;
+	m->weights_checkpoint_dtype = before;
 	snprintf(m->weights_source, sizeof m->weights_source, "--weights-dtype %s",
 		 kvp_dtype_name(c->weights_dtype));
 	return 0;

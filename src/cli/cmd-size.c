@@ -85,7 +85,12 @@ static void help(void)
 	       "                            bisection; the column sim says which rows were\n"
 	       "                            (default 0: closed forms only)\n"
 	       "  --emit vllm|sglang|trtllm the engine command for the cheapest configuration\n"
-	       "                            (also plans with that engine unless --engine is given);\n"
+	       "                            (also plans with that engine unless --engine is given),\n"
+	       "                            carrying every planned setting: the model as typed,\n"
+	       "                            shape, limits, memory fraction, KV dtype, and the\n"
+	       "                            weights (--weights-dtype fp8 over a bf16 checkpoint:\n"
+	       "                            --quantization fp8 on vLLM and SGLang; what an engine\n"
+	       "                            cannot quantize on the fly is refused);\n"
 	       "                            a disaggregated plan: one command per role (prefill,\n"
 	       "                            decode) with the engine's KV transfer (vLLM\n"
 	       "                            NixlConnector, SGLang --disaggregation-mode, TRT-LLM\n"
@@ -689,6 +694,26 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
+	/* and spread the experts as planned: one shape vLLM cannot take is
+	 * refused; of a searched list, those points fail split below */
+	if (a.has_emit && a.ntp == 1 && a.ndp == 1 && a.nep == 1 &&
+	    !kvp_size_emit_ep_ok(a.emit, (uint32_t)a.tps[0], (uint32_t)a.dps[0], (uint32_t)a.eps[0])) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s: --ep %llu: vLLM's expert parallelism spans "
+					 "the tp x dp = %llu GPUs of a stage; plan with --ep 1 or "
+					 "--ep %llu", kvp_engine_name(a.emit),
+					 (unsigned long long)a.eps[0],
+					 (unsigned long long)(a.tps[0] * a.dps[0]),
+					 (unsigned long long)(a.tps[0] * a.dps[0]));
+		goto out;
+	}
+	/* and load the weights it planned: a what-if the engine cannot realise
+	 * on the fly is refused, not launched as the checkpoint's bf16 */
+	const char *quant, *wdtype;
+	if (a.has_emit && kvp_size_weights_flags(a.emit, m, c.opts.dtype, &quant, &wdtype, &err)) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s: %s: %s", kvp_engine_name(a.emit), err.field,
+					 err.msg);
+		goto out;
+	}
 	if (kvp_workload_load(a.workload, &w, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
@@ -723,6 +748,14 @@ int kvp_cmd_size(int argc, char **argv)
 			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(a.emit, m, cfg[i].kv_dtype)) {
 				cfg[i].failed |= KVP_SIZE_FAIL_KV_DTYPE;
 				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
+				cfg[i].meets = cfg[i].at_risk = false;
+			}
+	if (a.has_emit)
+		for (size_t i = 0; i < n; i++)
+			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) &&
+			    !kvp_size_emit_ep_ok(a.emit, cfg[i].tp, cfg[i].dp, cfg[i].ep)) {
+				cfg[i].failed |= KVP_SIZE_FAIL_SPLIT;
+				cfg[i].never |= KVP_SIZE_FAIL_SPLIT;
 				cfg[i].meets = cfg[i].at_risk = false;
 			}
 	/* rank, --simulate, the front, the fewest GPUs, --pareto */

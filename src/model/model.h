@@ -147,6 +147,12 @@ struct kvp_model {
 	 * \"gptq\"", "the name's word fp8", "--weights-dtype"; empty otherwise
 	 * (kvp_model_weights_origin says the rest) */
 	char weights_source[96];
+	/* --weights-dtype (a what-if): true, and the weights_dtype the model
+	 * gave before it (AUTO: the serving dtype; a quantized checkpoint's own
+	 * format else), so that size --emit can tell an engine what to do with
+	 * the checkpoint it loads (size.h kvp_size_weights_flags) */
+	bool weights_what_if;
+	enum kvp_dtype weights_checkpoint_dtype;
 	/* of the non-embedding, non-expert parameters, those the checkpoint's
 	 * quantization leaves in the serving dtype (ignored attention, shared
 	 * experts, dense MLPs); 0 when everything follows weights_dtype */

@@ -73,6 +73,111 @@ const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum 
 	}
 }
 
+/* The engines' names for a serving dtype: vLLM ModelConfig.dtype and
+ * SGLang ServerArgs.dtype (--dtype auto|half|float16|bfloat16|float|float32),
+ * TensorRT-LLM BaseLlmArgs.dtype (tensorrt_llm/llmapi/llm_args.py, "The data
+ * type to use for the model", default "auto"; an extra_llm_api_options key). */
+static const char *engine_dtype_name(enum kvp_dtype dt)
+{
+	switch (dt) {
+	case KVP_DTYPE_BF16: return "bfloat16";
+	case KVP_DTYPE_FP16: return "float16";
+	case KVP_DTYPE_FP32: return "float32";
+	default: return NULL;
+	}
+}
+
+static bool dtype_is_float(enum kvp_dtype dt)
+{
+	return dt == KVP_DTYPE_BF16 || dt == KVP_DTYPE_FP16 || dt == KVP_DTYPE_FP32;
+}
+
+kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
+				  enum kvp_dtype serving, const char **quant, const char **dtype,
+				  struct kvp_error *err)
+{
+	const char *engine = kvp_engine_name(e);
+	const char *at = m->path[0] ? m->path : NULL;
+	enum kvp_dtype own = kvp_model_serving_dtype(m, KVP_DTYPE_AUTO);
+	if (serving == KVP_DTYPE_AUTO)
+		serving = own;
+	*quant = NULL;
+	/* --dtype: the engine casts the checkpoint's unquantized weights and its
+	 * activations to it; "auto" picks what `own` says (fp32 served in bf16) */
+	*dtype = serving != own ? engine_dtype_name(serving) : NULL;
+	if (!m->weights_what_if)
+		return KVP_STATUS_OK; /* the checkpoint as it is: the engine reads its quantization */
+	enum kvp_dtype want = m->weights_dtype;
+	enum kvp_dtype had = m->weights_checkpoint_dtype == KVP_DTYPE_AUTO
+				     ? own : m->weights_checkpoint_dtype;
+	if (dtype_is_float(want)) {
+		/* unquantized weights are loaded in the serving dtype */
+		if (want == serving && dtype_is_float(had))
+			return KVP_STATUS_OK;
+		if (!dtype_is_float(had))
+			return kvp_error_set(err, KVP_STATUS_INVALID, at, 0, 0, "--weights-dtype",
+					     "the checkpoint is quantized (%s) and %s loads it so, "
+					     "not as %s: give an unquantized checkpoint as --model",
+					     kvp_dtype_name(had), engine, kvp_dtype_name(want));
+		return kvp_error_set(err, KVP_STATUS_INVALID, at, 0, 0, "--weights-dtype",
+				     "%s loads unquantized weights in the serving dtype (%s here), "
+				     "so %s weights need --dtype %s", engine,
+				     kvp_dtype_name(serving), kvp_dtype_name(want), kvp_dtype_name(want));
+	}
+	if (want == had)
+		return KVP_STATUS_OK; /* the checkpoint holds them so: the engine reads it */
+	if (!dtype_is_float(had))
+		return kvp_error_set(err, KVP_STATUS_INVALID, at, 0, 0, "--weights-dtype",
+				     "the checkpoint is already quantized (%s); %s cannot "
+				     "quantize it again to %s: give a checkpoint in %s as --model",
+				     kvp_dtype_name(had), engine, kvp_dtype_name(want),
+				     kvp_dtype_name(want));
+	if (want == KVP_DTYPE_FP8 && e != KVP_ENGINE_TRTLLM) {
+		/* vLLM: "Dynamic quantization of an original precision BF16/FP16
+		 * model to FP8 ... specifying --quantization=\"fp8\""
+		 * (https://docs.vllm.ai/en/stable/features/quantization/fp8/;
+		 * "fp8" in QuantizationMethods,
+		 * vllm/model_executor/layers/quantization/__init__.py); SGLang: "add
+		 * --quantization fp8 on a fp16 checkpoint"
+		 * (https://docs.sglang.io/docs/advanced_features/server_arguments,
+		 * online quantization in advanced_features/quantization) */
+		*quant = "fp8";
+		return KVP_STATUS_OK;
+	}
+	if (e == KVP_ENGINE_TRTLLM)
+		/* "TensorRT LLM can directly run pre-quantized models generated
+		 * with the NVIDIA Model Optimizer ... If a pre-quantized model is
+		 * not available ... quantize it offline using ModelOpt"
+		 * (https://nvidia.github.io/TensorRT-LLM/features/quantization.html):
+		 * the PyTorch backend has no on-the-fly weight quantization */
+		return kvp_error_set(err, KVP_STATUS_INVALID, at, 0, 0, "--weights-dtype",
+				     "TensorRT-LLM cannot quantize a %s checkpoint to %s on the "
+				     "fly (it loads pre-quantized ModelOpt checkpoints): give a "
+				     "checkpoint quantized to %s (its id or folder) as --model, or "
+				     "--emit vllm|sglang%s",
+				     kvp_dtype_name(had), kvp_dtype_name(want), kvp_dtype_name(want),
+				     want == KVP_DTYPE_FP8 ? " (--quantization fp8)" : "");
+	/* int8, int4, GPTQ, AWQ, MXFP4, NVFP4 need calibrated or packed
+	 * checkpoints: vLLM and SGLang read them from quantization_config */
+	return kvp_error_set(err, KVP_STATUS_INVALID, at, 0, 0, "--weights-dtype",
+			     "%s cannot quantize a %s checkpoint to %s on the fly (only fp8, "
+			     "--quantization fp8): give a checkpoint quantized to %s (its id or "
+			     "folder) as --model",
+			     engine, kvp_dtype_name(had), kvp_dtype_name(want), kvp_dtype_name(want));
+}
+
+bool kvp_size_emit_ep_ok(enum kvp_engine e, uint32_t tp, uint32_t dp, uint32_t ep)
+{
+	return e != KVP_ENGINE_VLLM || ep <= 1 || (uint64_t)ep == (uint64_t)tp * (dp ? dp : 1);
+}
+
+/* What a launch line carries beyond the plan's numbers: the model argument,
+ * the KV cache dtype as the engine spells it, and kvp_size_weights_flags'
+ * quantization and dtype (NULL: none). */
+struct launch {
+	const char *id, *kv, *quant, *dtype;
+};
+
 /* The here-document that writes an engine's config file: its delimiter is
  * quoted, so the shell expands nothing inside, and every line starts with a
  * key or a space, so none can end it early. */
@@ -105,9 +210,10 @@ static bool vllm_kv_transfer_json(char *buf, size_t size)
 	return ok;
 }
 
-static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+static void emit_vllm(FILE *f, const struct launch *l, const struct kvp_size_config *c,
 		      bool prefix, const char *role)
 {
+	const char *id = l->id, *kv = l->kv;
 	char xfer[128] = "";
 	char file[64];
 	snprintf(file, sizeof file, "kvplan-vllm%s%s.yaml", role ? "-" : "", role ? role : "");
@@ -131,6 +237,17 @@ static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_
 		fprintf(f, " \\\n    --data-parallel-size %u", c->dp);
 	if (c->ep > 1)
 		fputs(" --enable-expert-parallel", f);
+	/* the weights as planned: --quantization fp8 quantizes an unquantized
+	 * checkpoint on load; --dtype the serving dtype (EngineArgs, 0.19
+	 * vllm/engine/arg_utils.py) */
+	if (l->quant) {
+		fputs(" \\\n    --quantization ", f);
+		kvp_sh_word(f, l->quant);
+	}
+	if (l->dtype) {
+		fputs(l->quant ? " --dtype " : " \\\n    --dtype ", f);
+		kvp_sh_word(f, l->dtype);
+	}
 	if (role) {
 		fputs(" \\\n    --kv-transfer-config ", f);
 		kvp_sh_word(f, xfer);
@@ -156,6 +273,10 @@ static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_
 		kvp_yaml_kv_u64(f, 0, "data-parallel-size", c->dp);
 	if (c->ep > 1)
 		kvp_yaml_kv_bool(f, 0, "enable-expert-parallel", 1);
+	if (l->quant)
+		kvp_yaml_kv_str(f, 0, "quantization", l->quant);
+	if (l->dtype)
+		kvp_yaml_kv_str(f, 0, "dtype", l->dtype);
 	if (role)
 		kvp_yaml_kv_str(f, 0, "kv-transfer-config", xfer);
 	fputs(HEREDOC_END "\n", f);
@@ -166,9 +287,10 @@ static void emit_vllm(FILE *f, const char *id, const char *kv, const struct kvp_
  * (backend UCX), and `trtllm-serve disaggregated -c FILE` fronts them, FILE
  * listing context_servers and generation_servers (num_instances, urls), as in
  * https://nvidia.github.io/TensorRT-LLM/features/disagg-serving.html */
-static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+static void emit_trtllm(FILE *f, const struct launch *l, const struct kvp_size_config *c,
 			bool prefix, const char *role, unsigned port)
 {
+	const char *id = l->id, *kv = l->kv;
 	char file[64];
 	snprintf(file, sizeof file, "kvplan-trtllm%s%s.yaml", role ? "-" : "", role ? role : "");
 	/* the options file first: the command reads it */
@@ -179,6 +301,10 @@ static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kv
 	kvp_yaml_kv_bool(f, 2, "enable_block_reuse", prefix);
 	if (c->dp > 1)
 		kvp_yaml_kv_bool(f, 0, "enable_attention_dp", 1);
+	/* quantization is the checkpoint's (kvp_size_weights_flags refuses a
+	 * what-if); the serving dtype is BaseLlmArgs.dtype */
+	if (l->dtype)
+		kvp_yaml_kv_str(f, 0, "dtype", l->dtype);
 	if (role) {
 		kvp_yaml_map(f, 0, "cache_transceiver_config");
 		kvp_yaml_kv_str(f, 2, "backend", "UCX");
@@ -205,9 +331,10 @@ static void emit_trtllm(FILE *f, const char *id, const char *kv, const struct kv
  * (--disaggregation-transfer-backend: mooncake or nixl; nixl here, as vLLM),
  * a router in front, as in
  * https://docs.sglang.io/docs/advanced_features/pd_disaggregation */
-static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kvp_size_config *c,
+static void emit_sglang(FILE *f, const struct launch *l, const struct kvp_size_config *c,
 			bool prefix, const char *role)
 {
+	const char *id = l->id, *kv = l->kv;
 	fputs("python -m sglang.launch_server --model-path ", f);
 	kvp_sh_word(f, id);
 	/* with DP attention SGLang's tp-size counts every GPU of the replica,
@@ -227,6 +354,17 @@ static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kv
 		fprintf(f, " \\\n    --dp-size %u --enable-dp-attention", c->dp);
 	if (c->ep > 1)
 		fprintf(f, " --ep-size %u", c->ep);
+	/* the weights as planned: ServerArgs.quantization ("fp8": online
+	 * quantization of an unquantized checkpoint) and ServerArgs.dtype
+	 * (0.5.10 python/sglang/srt/server_args.py) */
+	if (l->quant) {
+		fputs(" \\\n    --quantization ", f);
+		kvp_sh_word(f, l->quant);
+	}
+	if (l->dtype) {
+		fputs(l->quant ? " --dtype " : " \\\n    --dtype ", f);
+		kvp_sh_word(f, l->dtype);
+	}
 	/* SGLang's radix cache shares prefixes unless --disable-radix-cache */
 	if (role) {
 		fputs(" \\\n    --disaggregation-mode ", f);
@@ -243,7 +381,7 @@ static void emit_sglang(FILE *f, const char *id, const char *kv, const struct kv
  * its own GPUs, its own port).  The front that sends a request to a prefill
  * then a decode instance: vLLM's is an example proxy, SGLang's a router,
  * TRT-LLM's `trtllm-serve disaggregated` (its config written here). */
-static void emit_disagg(FILE *f, enum kvp_engine e, const char *id, const char *kv,
+static void emit_disagg(FILE *f, enum kvp_engine e, const struct launch *l,
 			const struct kvp_size_config *c, bool prefix)
 {
 	unsigned gpus = c->tp * c->pp * c->dp;
@@ -271,11 +409,11 @@ static void emit_disagg(FILE *f, enum kvp_engine e, const char *id, const char *
 			n[r], n[r] == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", c->tp, c->pp, c->dp,
 			n[r] > 1 ? ", each on its own GPUs and port" : "");
 		switch (e) {
-		case KVP_ENGINE_SGLANG: emit_sglang(f, id, kv, c, prefix, roles[r]); break;
+		case KVP_ENGINE_SGLANG: emit_sglang(f, l, c, prefix, roles[r]); break;
 		case KVP_ENGINE_TRTLLM:
-			emit_trtllm(f, id, kv, c, prefix, roles[r], 8001u + (r ? c->disagg_p : 0));
+			emit_trtllm(f, l, c, prefix, roles[r], 8001u + (r ? c->disagg_p : 0));
 			break;
-		default: emit_vllm(f, id, kv, c, prefix, roles[r]); break;
+		default: emit_vllm(f, l, c, prefix, roles[r]); break;
 		}
 	}
 	if (e != KVP_ENGINE_TRTLLM)
@@ -384,13 +522,21 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 			kvp_engine_name(e), kvp_dtype_name(c->kv_dtype));
 		return;
 	}
+	struct launch l = {.id = id, .kv = kv};
+	if (kvp_size_weights_flags(e, m, c->serving_dtype, &l.quant, &l.dtype, &err)) {
+		/* the caller refuses this too; never launch weights the plan did not size */
+		fputs("# not launched: ", f);
+		kvp_sh_comment(f, err.msg);
+		fputc('\n', f);
+		return;
+	}
 	if (c->disagg_p) {
-		emit_disagg(f, e, id, kv, c, prefix_caching);
+		emit_disagg(f, e, &l, c, prefix_caching);
 		return;
 	}
 	switch (e) {
-	case KVP_ENGINE_SGLANG: emit_sglang(f, id, kv, c, prefix_caching, NULL); break;
-	case KVP_ENGINE_TRTLLM: emit_trtllm(f, id, kv, c, prefix_caching, NULL, 0); break;
-	default: emit_vllm(f, id, kv, c, prefix_caching, NULL); break;
+	case KVP_ENGINE_SGLANG: emit_sglang(f, &l, c, prefix_caching, NULL); break;
+	case KVP_ENGINE_TRTLLM: emit_trtllm(f, &l, c, prefix_caching, NULL, 0); break;
+	default: emit_vllm(f, &l, c, prefix_caching, NULL); break;
 	}
 }

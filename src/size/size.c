@@ -226,6 +226,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		goto out;
 	}
 	out->kv_dtype = b->spec.kv_dtype;
+	out->serving_dtype = b->spec.serving_dtype;
 	if (!kvp_size_kv_on_gpu(g, b->spec.kv_dtype)) {
 		out->failed = KVP_SIZE_FAIL_KV_DTYPE; /* no point timing a format it cannot hold */
 		goto out;

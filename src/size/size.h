@@ -208,6 +208,7 @@ struct kvp_size_config {
 	/* what an engine needs to realise it */
 	enum kvp_engine engine;
 	enum kvp_dtype kv_dtype;
+	enum kvp_dtype serving_dtype;   /* the budget's (--dtype, else the checkpoint's) */
 	uint32_t block_size;
 	double utilization;
 	uint64_t max_model_len;
@@ -311,6 +312,30 @@ const char *kvp_size_kv_name(enum kvp_engine e, const struct kvp_model *m, enum 
  * https://github.com/vllm-project/vllm/blob/main/vllm/v1/attention/backends/mla/flashmla.py,
  * get_supported_kernel_block_sizes), else 0: the engine's default. */
 uint32_t kvp_size_block_default(enum kvp_engine e, const struct kvp_model *m);
+
+/* What engine e must be told so that it loads m's weights as planned, at
+ * the plan's serving dtype `serving` (kvp_size_config.serving_dtype):
+ * `quant`, its on-the-fly quantization ("fp8": vLLM and SGLang
+ * --quantization fp8), NULL when the checkpoint is loaded as it is (a
+ * quantized checkpoint's own quantization_config is read by the engine);
+ * `dtype`, the engine's name for the serving dtype ("bfloat16", "float16",
+ * "float32": vLLM and SGLang --dtype, TensorRT-LLM's dtype) when it is not
+ * the one the engine picks for the checkpoint, else NULL.  INVALID, field
+ * "--weights-dtype" (or "--dtype"), with a message that says what to give
+ * instead, when e cannot realise the plan on the fly: a --weights-dtype
+ * what-if other than fp8 over an unquantized checkpoint, fp8 on
+ * TensorRT-LLM (its PyTorch backend loads pre-quantized checkpoints only),
+ * or 16/32-bit weights other than the serving dtype. */
+kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
+				  enum kvp_dtype serving, const char **quant, const char **dtype,
+				  struct kvp_error *err);
+
+/* Whether engine e can be given c's expert parallelism: vLLM spreads the
+ * routed experts over every tp x dp GPU of a stage once
+ * --enable-expert-parallel is on (FusedMoEParallelConfig.make, shape.h), so
+ * there ep is 1 or tp x dp; SGLang (--ep-size) and TensorRT-LLM (--ep_size)
+ * take any ep that divides tp x dp (kvp_shape_check). */
+bool kvp_size_emit_ep_ok(enum kvp_engine e, uint32_t tp, uint32_t dp, uint32_t ep);
 
 /* The model argument an engine is launched with, into buf: a model read
  * from a local file is launched from that file as it was given (a
