@@ -223,36 +223,6 @@ static kvp_status space_of(const kvplan_size_opts *c, enum kvp_dtype kv_default,
 	return KVP_STATUS_OK;
 }
 
-/* cmd-size.c's refuse_overflow: a figure finite inputs make finite that
- * overflowed to infinity is an error, never "inf" or null in the record. */
-static kvp_status refuse_overflow(const struct kvp_size_config *cfg, size_t n,
-				  struct kvp_error *err)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_size_config *c = &cfg[i];
-		const struct {
-			const char *name;
-			double v;
-			bool check;
-		} f[] = {
-			{"price_per_hour", c->price_per_hour, true},
-			{"cloud_price_per_hour", c->cloud_gpu_hour, true},
-			{"own_price_per_hour", c->own_gpu_hour, true},
-			{"cost_per_hour", c->cost_per_hour, true},
-			{"cost_per_mtok", c->cost_per_mtok, c->meets && !isnan(c->cost_per_mtok)},
-			{"ttft_s", c->ttft_s, c->meets},
-			{"tpot_s", c->tpot_s, c->meets},
-		};
-		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
-			if (f[k].check && isinf(f[k].v))
-				return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, f[k].name,
-						     "%s, tp %u, %u GPUs: overflows to infinity (an "
-						     "input too large or too small for double "
-						     "arithmetic)", c->gpu, c->tp, c->count);
-	}
-	return KVP_STATUS_OK;
-}
-
 /* Everything after the options: the demand, the search on each GPU, the
  * answer's record into top. */
 static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, size_t ngpu,
@@ -302,7 +272,7 @@ static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, siz
 				  err)))
 		goto out;
 	n = ch.n;
-	if ((st = refuse_overflow(cfg, n, err)))
+	if ((st = kvp_size_check_finite(cfg, n, err)))
 		goto out;
 	struct kvp_size_summary s = {
 		.model = m->name, .workload = w->name, .engine = so->budget.engine, .d = &d,

@@ -546,41 +546,6 @@ static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
 	return 0;
 }
 
-/* Exit 3 when a figure that finite inputs make finite overflowed to
- * infinity (a price of 1e308 $/GPU-hour times 2 GPUs; a rate so small the
- * cost per million tokens passes 1.8e308): printed it would read "inf" in
- * the table and CSV and null in JSON.  NaN stays what it means here (a
- * price not known), and a configuration that does not meet its levels may
- * hold infinite times (an unstable queue). */
-static int refuse_overflow(const struct kvp_size_config *cfg, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_size_config *c = &cfg[i];
-		const struct {
-			const char *name;
-			double v;
-			bool check;
-		} f[] = {
-			{"price_per_hour", c->price_per_hour, true},
-			{"cloud_price_per_hour", c->cloud_gpu_hour, true},
-			{"own_price_per_hour", c->own_gpu_hour, true},
-			{"cost_per_hour", c->cost_per_hour, true},
-			{"cost_per_mtok", c->cost_per_mtok, c->meets && !isnan(c->cost_per_mtok)},
-			{"ttft_s", c->ttft_s, c->meets},
-			{"tpot_s", c->tpot_s, c->meets},
-		};
-		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
-			if (f[k].check && isinf(f[k].v)) {
-				fprintf(stderr, "kvplan size: %s, tp %u, %u GPUs: %s: overflows to "
-						"infinity (an input too large or too small for double "
-						"arithmetic); nothing printed\n",
-					c->gpu, c->tp, c->count, f[k].name);
-				return KVP_EXIT_INPUT;
-			}
-	}
-	return 0;
-}
-
 int kvp_cmd_size(int argc, char **argv)
 {
 	struct kvp_cli_common c;
@@ -784,8 +749,12 @@ int kvp_cmd_size(int argc, char **argv)
 		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .simulate = a.simulate > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
 		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
 		.latency_spread_from = spread_from, .warn = &warn};
-	if ((rc = refuse_overflow(cfg, n)))
+	/* a figure overflowed to infinity: said, nothing printed */
+	if (kvp_size_check_finite(cfg, n, &err)) {
+		fprintf(stderr, "kvplan size: %s; nothing printed\n", err.msg);
+		rc = KVP_EXIT_INPUT;
 		goto out;
+	}
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_size_print_table(&ans);
 	} else if (!kvp_size_print_record(&ans, c.format)) {

@@ -41,4 +41,14 @@ kvp_status kvp_size_choose(const struct kvp_model *m, const struct kvp_gpu *gpus
 			   struct kvp_size_config *cfg, size_t n, struct kvp_size_choice *out,
 			   struct kvp_error *err);
 
+/* A figure that finite inputs make finite but that overflowed to infinity
+ * (a price of 1e308 $/GPU-hour times 2 GPUs; a rate so small the cost per
+ * million tokens passes 1.8e308) is an error, never "inf" in a table or CSV
+ * nor null in JSON.  NaN stays what it means (a price not known), and a
+ * configuration that does not meet its levels may hold infinite times (an
+ * unstable queue).  OVERFLOW naming the field; its message reads "GPU, tp
+ * T, N GPUs: FIELD: overflows to infinity (...)". */
+kvp_status kvp_size_check_finite(const struct kvp_size_config *cfg, size_t n,
+				 struct kvp_error *err);
+
 #endif
