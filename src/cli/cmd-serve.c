@@ -398,7 +398,7 @@ int kvp_cmd_serve(int argc, char **argv)
 	if (a.prefill_eff > 0)
 		hw.prefill_flops_efficiency = a.prefill_eff;
 	/* the engine's fixed costs, as perf charges them (one step cost) */
-	kvp_perf_hw_engine(&hw, b->engine_model.version[0] ? &b->engine_model : NULL);
+	kvp_perf_hw_engine(&hw, &b->engine_model);
 	if (kvp_perf_init(&pc, &b->spec, b->weights_bytes, &hw, &err) ||
 	    kvp_serve_run(b, &pc, &o, res, &err)) {
 		rc = kvp_cli_error(cmd, &err);

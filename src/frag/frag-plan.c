@@ -46,8 +46,7 @@ static kvp_status frag_step_from_perf(const struct kvp_model *m, const struct kv
 	st = kvp_perf_hw_from_gpu(g, m, &hw, err);
 	/* the engine's fixed costs, as perf charges them (one step cost) */
 	if (!st)
-		kvp_perf_hw_engine(&hw, out->budget.engine_model.version[0] ? &out->budget.engine_model
-									  : NULL);
+		kvp_perf_hw_engine(&hw, &out->budget.engine_model);
 	if (st || (st = kvp_perf_init(&ctx, &out->budget.spec, out->budget.weights_bytes, &hw, err))) {
 		/* say what the step needed it for, and the way around */
 		if (!err)

@@ -250,7 +250,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	if (o->prefill_flops_efficiency > 0)
 		hw.prefill_flops_efficiency = o->prefill_flops_efficiency;
 	/* the engine's fixed costs, as perf charges them (one step cost) */
-	kvp_perf_hw_engine(&hw, b->engine_model.version[0] ? &b->engine_model : NULL);
+	kvp_perf_hw_engine(&hw, &b->engine_model);
 	if ((st = kvp_perf_init(&r->pc, &b->spec, b->weights_bytes, &hw, err)))
 		goto out;
 	r->context = d->mean_context;

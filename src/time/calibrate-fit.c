@@ -524,7 +524,7 @@ static void engine_hw(const struct kvp_perf_hw *hw, const struct run_shape *rs,
 {
 	*out = *hw;
 	const struct kvp_engine_model *e = &rs[0].b.engine_model;
-	kvp_perf_hw_engine(out, e->version[0] ? e : NULL);
+	kvp_perf_hw_engine(out, e);
 }
 
 kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,

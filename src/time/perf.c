@@ -115,7 +115,7 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			return st;
 		/* the engine's fixed costs and band beside the GPU's figures */
 		out->hw = *hw;
-		kvp_perf_hw_engine(&out->hw, b->engine_model.version[0] ? &b->engine_model : NULL);
+		kvp_perf_hw_engine(&out->hw, &b->engine_model);
 		/* with pipeline parallelism the engine keeps pp micro-batches in
 		 * flight (vLLM: max_concurrent_batches = pp_size, v1/executor/
 		 * multiproc_executor.py): each stage works on one while the others

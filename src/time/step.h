@@ -132,7 +132,8 @@ struct kvp_perf_hw {
 /* The engine's time data (its entry of profiles/engines) into hw: the fixed
  * costs, the all-reduce latency and the band, each where no calibration
  * gave it (hw->given).  e NULL, or an entry without time data (the generic
- * engine, an engine file without time keys): the defaults
+ * engine's empty entry, the budget's engine_model as it is; an engine file
+ * without time keys): the defaults
  * KVP_PERF_DEFAULT_*, with the band they were fitted with, and
  * time_source "defaults". */
 void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e);
