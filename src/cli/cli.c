@@ -41,7 +41,7 @@ const char kvp_cli_common_help[] =
 	"                            (1 - a^(K+1)) / (1 - a) tokens per step\n"
 	"  --spec-accept A           the same as --spec-accept-rate (its older name)\n"
 	"  --spec-acceptance R       accepted / drafted tokens, as vLLM logs it (\"Avg\n"
-	"                            Draft acceptance rate\"), 0.8 or 80%%: 1 + R K tokens\n"
+	"                            Draft acceptance rate\"), 0.8 or 80%: 1 + R K tokens\n"
 	"                            per step\n"
 	"  --dtype D                 serving dtype: auto|bf16|fp16|fp32 (auto: checkpoint,\n"
 	"                            fp32 checkpoints are served in bf16)\n"
