@@ -11,7 +11,10 @@
 # SEED give the same lines, so a report can be replayed.  Each run gets 60 s
 # (SWEEP_TIMEOUT).  Every run that fails the sweep is written, with its exit
 # status and the first lines of its stderr, to $SWEEP_OUT/failures.txt
-# (default build-sweep/).  Exit status: 0 no report, 1 one or more.
+# (default build-sweep/), each word single-quoted for pasting into a shell;
+# the first stderr line of each usage error (exit 2) goes to usage.txt, to
+# see which refusals the lines reach.  Exit status: 0 no report, 1 one or
+# more, 2 no kvplan to run.
 # Exits 0 to 3 are kvplan's documented answers and count as handled: the
 # sweep asks that bad input be refused, not that it succeed.
 set -eu
@@ -135,7 +138,7 @@ while IFS= read -r line; do
 		bad=$((bad + 1))
 		{
 			printf 'run %d: %s:' "$runs" "$why"
-			for a in "$@"; do printf " '%s'" "$a"; done
+			for a in "$@"; do printf " '%s'" "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")"; done
 			printf '\n'
 			head -n 8 "$work/stderr" | sed 's/^/    /'
 		} >>"$out/failures.txt"
@@ -143,7 +146,6 @@ while IFS= read -r line; do
 	fi
 	[ "$rc" = 2 ] && head -n 1 "$work/stderr" >>"$out/usage.txt"
 	[ $((runs % 250)) = 0 ] && echo "cli-sweep: $runs/$n runs, $bad failing" >&2
-	rm -rf "$work"/*.svg "$work"/*.png "$work"/stdout 2>/dev/null || true
 done <"$work/lines"
 echo "cli-sweep: $runs runs of $prog (seed $seed): exit 0 $e0, 1 $e1, 2 $e2, 3 $e3; $bad failing (list: $out/failures.txt)"
 [ "$bad" = 0 ]
