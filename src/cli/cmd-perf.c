@@ -4,7 +4,6 @@
  * every step; prefix reuse against recompute; and the context-doubling point.
  * The table shows each term of the arithmetic; JSON and CSV carry the rows
  * (cmd-perf-print.c prints them; cmd-perf-disagg.c runs --disagg). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,28 +249,11 @@ int kvp_cmd_perf(int argc, char **argv)
 		goto out;
 	}
 
-	/* a roofline term of finite inputs that overflowed (an efficiency of
-	 * 1e-300 over 1.6e17 bytes) would print as "inf": an error, with the
-	 * field (ttft_s and tpot_s stay infinite where the batch cannot be
-	 * scheduled at all, which is their meaning, not an overflow) */
-	for (size_t i = 0; i < run->nrows; i++) {
-		const struct kvp_perf_row *r = &run->rows[i];
-		const struct {
-			const char *name;
-			double v;
-		} f[] = {{"prefill_s", r->prefill.time_s}, {"prefill_flops", r->prefill.flops},
-			 {"decode_compute_s", r->decode.compute_s},
-			 {"decode_memory_s", r->decode.memory_s},
-			 {"decode_flops_per_step", r->decode.flops}};
-		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
-			if (isinf(f[k].v)) {
-				fprintf(stderr, "kvplan perf: batch %llu: %s: overflows to infinity "
-						"(an input too large or too small for double "
-						"arithmetic); nothing printed\n",
-					(unsigned long long)r->batch, f[k].name);
-				rc = KVP_EXIT_INPUT;
-				goto out;
-			}
+	/* an overflow to infinity: said, nothing printed (perf.h) */
+	if (kvp_perf_check_finite(run, &err)) {
+		fprintf(stderr, "kvplan perf: %s; nothing printed\n", err.msg);
+		rc = KVP_EXIT_INPUT;
+		goto out;
 	}
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_perf_print_table(run, &g, &cal, calib_path, c.spec_draft, c.opts.speculative);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "out/output.h"
+#include "size/size-emit-plan.h"
 #include "size/size-record.h"
 #include "base/units.h"
 
@@ -325,17 +326,8 @@ bool kvp_size_print_record(const struct kvp_size_answer *a, enum kvp_format form
 	bool ok = top && kvp_size_summary_record(&s, top);
 	if (ok && a->warn)
 		ok = kvp_cli_warnings_to_record(a->warn, top);
-	if (ok && best && a->has_emit) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		if (f) {
-			kvp_size_emit(f, a->emit, m, best, a->prefix);
-			fclose(f);
-			ok = kvp_record_str(top, "emit", buf);
-		}
-		free(buf);
-	}
+	if (ok && best && a->has_emit)
+		ok = kvp_size_emit_record(top, a->emit, m, best, a->prefix);
 	if (ok)
 		kvp_write_json(stdout, top);
 	kvp_record_free(top);

@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "time/calibration.h"
 #include "cli/cli.h"
 #include "cli/cli-cost.h"
 #include "cli/cli-options.h"
 #include "cli/cmd-size-print.h"
 #include "time/disagg.h"
+#include "size/size-calibrate.h"
 #include "size/size-choose.h"
+#include "size/size-emit-plan.h"
 #include "size/size.h"
 #include "base/units.h"
 
@@ -522,27 +523,18 @@ static int search_gpus(const struct size_args *a, char *const *names, size_t ngp
 }
 
 /* --calibration: a kvbench run measures one GPU, so only that GPU is sized
- * with it; its efficiencies and latency spread go into so where the command
- * line gave none.  0, or the exit code after a message. */
+ * with it (size-calibrate.h).  0, or the exit code after a message. */
 static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
 		     struct kvp_size_opts *so, const char **spread_from)
 {
 	struct kvp_error err = {0};
 	struct kvp_gpu g;
-	struct kvp_calibration cal;
 	if (ngpu != 1)
 		return kvp_cli_usage_error(cmd, "--calibration: a calibration describes one GPU; "
 					   "give --gpu NAME (or --gpus with one name)");
-	if (kvp_gpu_load(names[0], &g, &err) || kvp_calibration_load(a->calibration, &g, &cal, &err))
+	if (kvp_gpu_load(names[0], &g, &err) ||
+	    kvp_size_calibrate(a->calibration, &g, a->latency_spread >= 0, so, spread_from, &err))
 		return kvp_cli_error(cmd, &err);
-	if (!(a->decode_eff > 0) && cal.decode_bw_efficiency > 0)
-		so->decode_bw_efficiency = cal.decode_bw_efficiency;
-	if (!(a->prefill_eff > 0) && cal.prefill_flops_efficiency > 0)
-		so->prefill_flops_efficiency = cal.prefill_flops_efficiency;
-	if (a->latency_spread < 0 && cal.points) {
-		so->latency_spread = cal.latency_spread;
-		*spread_from = "calibration";
-	}
 	return 0;
 }
 
@@ -659,24 +651,10 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
-	/* and spread the experts as planned: one shape vLLM cannot take is
-	 * refused; of a searched list, those points fail split below */
-	if (a.has_emit && a.ntp == 1 && a.ndp == 1 && a.nep == 1 &&
-	    !kvp_size_emit_ep_ok(a.emit, (uint32_t)a.tps[0], (uint32_t)a.dps[0], (uint32_t)a.eps[0])) {
-		rc = kvp_cli_usage_error(cmd, "--emit %s: --ep %llu: vLLM's expert parallelism spans "
-					 "the tp x dp = %llu GPUs of a stage; plan with --ep 1 or "
-					 "--ep %llu", kvp_engine_name(a.emit),
-					 (unsigned long long)a.eps[0],
-					 (unsigned long long)(a.tps[0] * a.dps[0]),
-					 (unsigned long long)(a.tps[0] * a.dps[0]));
-		goto out;
-	}
-	/* and load the weights it planned: a what-if the engine cannot realise
-	 * on the fly is refused, not launched as the checkpoint's bf16 */
-	const char *quant, *wdtype;
-	if (a.has_emit && kvp_size_weights_flags(a.emit, m, c.opts.dtype, &quant, &wdtype, &err)) {
-		rc = kvp_cli_usage_error(cmd, "--emit %s: %s: %s", kvp_engine_name(a.emit), err.field,
-					 err.msg);
+	/* and spread the experts, and load the weights, as planned
+	 * (size-emit-plan.h) */
+	if (a.has_emit && kvp_size_emit_precheck(a.emit, m, c.opts.dtype, &space, &err)) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s", err.msg);
 		goto out;
 	}
 	if (kvp_workload_load(a.workload, &w, &err)) {
@@ -706,23 +684,10 @@ int kvp_cmd_size(int argc, char **argv)
 	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, gpus, cfg)))
 		goto out;
 	n = ngpu * per_gpu;
-	/* searching several KV dtypes for one engine: those it cannot launch
-	 * fail kv_dtype (a single --kv-dtype it lacks is refused below) */
-	if (a.has_emit && a.kv_list)
-		for (size_t i = 0; i < n; i++)
-			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) && !kvp_size_kv_name(a.emit, m, cfg[i].kv_dtype)) {
-				cfg[i].failed |= KVP_SIZE_FAIL_KV_DTYPE;
-				cfg[i].never |= KVP_SIZE_FAIL_KV_DTYPE;
-				cfg[i].meets = cfg[i].at_risk = false;
-			}
+	/* points the engine cannot launch fail: several KV dtypes searched,
+	 * those it has no name for; an ep it cannot take */
 	if (a.has_emit)
-		for (size_t i = 0; i < n; i++)
-			if (!(cfg[i].failed & KVP_SIZE_FAIL_SPLIT) &&
-			    !kvp_size_emit_ep_ok(a.emit, cfg[i].tp, cfg[i].dp, cfg[i].ep)) {
-				cfg[i].failed |= KVP_SIZE_FAIL_SPLIT;
-				cfg[i].never |= KVP_SIZE_FAIL_SPLIT;
-				cfg[i].meets = cfg[i].at_risk = false;
-			}
+		kvp_size_emit_filter(a.emit, m, a.kv_list, cfg, n);
 	/* rank, --simulate, the front, the fewest GPUs, --pareto */
 	struct kvp_size_choice ch;
 	if (kvp_size_choose(m, gpus, &d, &so, &w, a.simulate, a.pareto_only, cfg, n, &ch, &err)) {
@@ -734,11 +699,8 @@ int kvp_cmd_size(int argc, char **argv)
 	const struct kvp_size_config *best = ch.best, *fewest = ch.fewest;
 	/* the command must launch what was planned: a KV dtype the engine
 	 * cannot hold is refused, not replaced by one the plan did not size */
-	if (best && a.has_emit && !kvp_size_kv_name(a.emit, m, best->kv_dtype)) {
-		rc = kvp_cli_usage_error(cmd, "--emit %s: %s has no KV cache dtype %s, which the plan "
-					 "sizes; plan with a KV dtype it has (--kv-dtype auto or fp8)",
-					 kvp_engine_name(a.emit), kvp_engine_name(a.emit),
-					 kvp_dtype_name(best->kv_dtype));
+	if (a.has_emit && kvp_size_emit_best_ok(a.emit, m, best, &err)) {
+		rc = kvp_cli_usage_error(cmd, "--emit %s", err.msg);
 		goto out;
 	}
 	bool prefix = w.prefix_tokens > 0 && w.prefix_fraction > 0;

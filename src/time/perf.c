@@ -314,6 +314,27 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 	return x;
 }
 
+kvp_status kvp_perf_check_finite(const struct kvp_perf_result *run, struct kvp_error *err)
+{
+	for (size_t i = 0; i < run->nrows; i++) {
+		const struct kvp_perf_row *r = &run->rows[i];
+		const struct {
+			const char *name;
+			double v;
+		} f[] = {{"prefill_s", r->prefill.time_s}, {"prefill_flops", r->prefill.flops},
+			 {"decode_compute_s", r->decode.compute_s},
+			 {"decode_memory_s", r->decode.memory_s},
+			 {"decode_flops_per_step", r->decode.flops}};
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+			if (isinf(f[k].v))
+				return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, f[k].name,
+						     "batch %llu: %s: overflows to infinity (an input "
+						     "too large or too small for double arithmetic)",
+						     (unsigned long long)r->batch, f[k].name);
+	}
+	return KVP_STATUS_OK;
+}
+
 bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 {
 	const struct kvp_budget *b = &run->budget;

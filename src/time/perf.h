@@ -103,6 +103,13 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			const struct kvp_perf_opts *po, struct kvp_perf_result *out,
 			struct kvp_error *err);
 
+/* A roofline term of finite inputs that overflowed (an efficiency of 1e-300
+ * over 1.6e17 bytes) would print as "inf": KVP_STATUS_OVERFLOW naming the
+ * batch and the field, for the CLI (which prints nothing then) and the
+ * library alike.  ttft_s and tpot_s stay infinite where the batch cannot be
+ * scheduled at all, which is their meaning, not an overflow. */
+kvp_status kvp_perf_check_finite(const struct kvp_perf_result *run, struct kvp_error *err);
+
 /* The output contract (man/kvplan.1, PERF): row i as its record (a new
  * record, NULL when memory runs out), and the whole run as `kvplan perf
  * --format json` prints it, its rows under "rows" (false when memory runs
