@@ -199,6 +199,13 @@ typedef struct kvplan_perf_opts {
 	uint64_t output;               /* tokens; 0: 256 */
 	const uint64_t *batches;       /* sequences per row; NULL: one row of 1 */
 	size_t nbatch;                 /* at most KVPLAN_PERF_MAX_BATCHES */
+	/* read only when size covers them (an older caller's struct ends before) */
+	double decode_bw_efficiency;   /* in (0, 1] (--decode-bw-efficiency); 0: the
+					* calibration's, else the GPU profile's */
+	double prefill_flops_efficiency; /* (--prefill-flops-efficiency) the same */
+	const char *calibration;       /* a calibration of g (--calibration: kvbench --out,
+					* a table, `kvplan calibrate`'s file); NULL: none.
+					* The record's "calibration" names it */
 } kvplan_perf_opts;
 
 KVPLAN_API void kvplan_perf_opts_init(kvplan_perf_opts *o);
@@ -283,6 +290,17 @@ typedef struct kvplan_size_opts {
 	double latency_spread;         /* 0 to 10 (--latency-spread); < 0: not given (0) */
 	uint32_t simulate;             /* the cheapest sized again on the simulator (--simulate) */
 	int pareto_only;               /* only the Pareto front (--pareto) */
+	/* read only when size covers them */
+	const char *emit;              /* "vllm", "sglang" or "trtllm" (--emit): the
+					* record's "emit" is that engine's command for
+					* the cheapest; plans it cannot launch fail or
+					* are refused as the CLI's; with no engine
+					* handle, that engine (its newest version) is
+					* planned with.  NULL: none */
+	const char *calibration;       /* a calibration of the one GPU searched
+					* (--calibration): its efficiencies and
+					* latency spread where these options give none.
+					* NULL: none */
 } kvplan_size_opts;
 
 /* Set o to the defaults (latency_spread -1, all else zero) and o->size. */
@@ -291,7 +309,8 @@ KVPLAN_API void kvplan_size_opts_init(kvplan_size_opts *o);
 /* The purchase search of model m over workload w on each of the ngpu GPUs
  * (1 to KVPLAN_SIZE_MAX_GPUS handles, only read), as `kvplan size --gpus G1,G2,...
  * --format json` prints it: "configs" ranked by cost, "chosen" (null when
- * none meets, with "nearest"), "min_gpus"; no "warnings" and no "emit".
+ * none meets, with "nearest"), "min_gpus", and "emit" when asked for and
+ * one meets; no "warnings".
  * The budget options give the engine-side settings (dtypes, block size,
  * utilization, overrides); the split is searched, so their tp, pp, dp, ep,
  * num_gpus and max_num_seqs must be left 0 (the size options' lists set

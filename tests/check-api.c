@@ -536,6 +536,208 @@ START_TEST(test_size_threads)
 }
 END_TEST
 
+/* perf's efficiencies, from the options and from a calibration file, as
+ * `kvplan perf --decode-bw-efficiency` and `--calibration` (cli-perf.sh
+ * holds the same figures): A100 80GB 2.039 TB/s x 0.5 = 1.0195 TB/s; one
+ * Llama-2-7B sequence of 2,048 tokens reads 6,738,415,616 x 2 B of weights
+ * + 2,048 x 2 x 32 x 4,096 x 2 B of KV = 14,550,573,056 B -> 14.2723 ms.
+ * A prefill time that overflows to infinity is refused (OVERFLOW, the field
+ * named), never "inf" in the record. */
+START_TEST(test_perf_efficiency)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	tmp_make("check-api");
+	ck_assert_int_eq(kvplan_model_load("llama-2-7b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("a100-80gb", &g, &err), KVPLAN_OK);
+	kvplan_perf_opts p;
+	kvplan_perf_opts_init(&p);
+	p.prompt = 2048;
+	p.output = 1;
+	char *json = NULL;
+	const char *cal = write_tmp("cal.yaml", "calibration:\n  - gpu: a100-80gb\n"
+				    "    decode_bw_efficiency: 0.5\n"
+				    "    prefill_flops_efficiency: 0.25\n");
+	for (int way = 0; way < 2; way++) {
+		p.decode_bw_efficiency = way ? 0 : 0.5;
+		p.calibration = way ? cal : NULL;
+		ck_assert_msg(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err) == KVPLAN_OK,
+			      "%s", err.message);
+		ck_assert_double_eq(json_num(json, NULL, "decode_bw_efficiency"), 0.5);
+		ck_assert_double_eq_tol(json_num(json, NULL, "decode_memory_s"),
+					14550573056.0 / (2.039e12 * 0.5), 1e-9);
+		if (way) {
+			ck_assert_double_eq(json_num(json, NULL, "prefill_flops_efficiency"), 0.25);
+			ck_assert_ptr_nonnull(strstr(json, "\"calibration\": \""));
+		} else {
+			ck_assert_ptr_nonnull(strstr(json, "\"calibration\": null"));
+		}
+		kvplan_free(json);
+	}
+	/* the options win over the calibration, as on the command line */
+	p.decode_bw_efficiency = 0.25;
+	ck_assert_int_eq(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err), KVPLAN_OK);
+	ck_assert_double_eq(json_num(json, NULL, "decode_bw_efficiency"), 0.25);
+	kvplan_free(json);
+	p.calibration = NULL;
+	p.decode_bw_efficiency = 1.5;
+	ck_assert_int_eq(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "decode_bw_efficiency");
+	ck_assert_ptr_null(json);
+	/* cli-files.sh's case: 64 prompts of 131,072 tokens of Llama-3.1-8B are
+	 * at least 2 x 8.0e9 x 131,072 x 64 = 1.3e17 FLOP; at 3e-308 of the
+	 * H100's 989 TFLOP/s that is 4.5e309 s > DBL_MAX */
+	kvplan_model *m8;
+	kvplan_gpu *h100;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m8, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &h100, &err), KVPLAN_OK);
+	uint64_t b64[] = {64};
+	kvplan_perf_opts big;
+	kvplan_perf_opts_init(&big);
+	big.prompt = 131072;
+	big.output = 128;
+	big.batches = b64;
+	big.nbatch = 1;
+	big.prefill_flops_efficiency = 3e-308;
+	ck_assert_int_eq(kvplan_perf_json(m8, h100, NULL, NULL, &big, &json, &err),
+			 KVPLAN_ERR_OVERFLOW);
+	ck_assert_str_eq(err.field, "prefill_s");
+	ck_assert_ptr_nonnull(strstr(err.message, "batch 64: prefill_s: overflows to infinity"));
+	ck_assert_ptr_null(json);
+	kvplan_model_free(m8);
+	kvplan_gpu_free(h100);
+	p.decode_bw_efficiency = 0;
+	p.calibration = write_tmp("other.yaml", "calibration:\n  - gpu: h100-sxm\n"
+				  "    decode_bw_efficiency: 0.5\n");
+	ck_assert_int_ne(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_null(json);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+	tmp_remove();
+}
+END_TEST
+
+/* size's emit and calibration, as `kvplan size --emit` and
+ * `--calibration` (python/tests compares the records with the CLI's):
+ * the record carries the engine's command for the chosen configuration,
+ * the search plans with that engine when no handle is given, and the
+ * refusals of cmd-size.c come back with field "emit" or "calibration".
+ * The H20 calibration (tests/data/good/kvbench-cuda-h20.yaml; cli-size.sh
+ * has the arithmetic) gives a latency spread of 0.09375. */
+START_TEST(test_size_emit)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g[2];
+	kvplan_workload *w;
+	ck_assert_int_eq(kvplan_model_load("llama-3.1-8b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h100-sxm", &g[0], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h20", &g[1], &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_workload_load("chat", &w, &err), KVPLAN_OK);
+	kvplan_size_opts s;
+	kvplan_size_opts_init(&s);
+	s.rate = 4;
+	uint32_t tp[] = {1, 2};
+	s.tp = tp;
+	s.ntp = 2;
+	s.emit = "vllm";
+	char *json = NULL;
+	ck_assert_msg(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err) == KVPLAN_OK, "%s",
+		      err.message);
+	ck_assert_ptr_nonnull(strstr(json, "\"engine\": \"vllm\","));
+	const char *emit = strstr(json, "\"emit\": \"# vllm: ");
+	ck_assert_ptr_nonnull(emit);
+	ck_assert_ptr_nonnull(strstr(emit, "vllm serve 'meta-llama/Llama-3.1-8B'"));
+	ck_assert_ptr_nonnull(strstr(emit, "--tensor-parallel-size "));
+	kvplan_free(json);
+	/* an engine handle is planned with; emit only writes the command */
+	kvplan_engine *e;
+	ck_assert_int_eq(kvplan_engine_load("sglang", NULL, &e, &err), KVPLAN_OK);
+	s.emit = "sglang";
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, e, w, NULL, &s, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_nonnull(strstr(json, "\"engine\": \"sglang\","));
+	ck_assert_ptr_nonnull(strstr(json, "python -m sglang.launch_server"));
+	kvplan_free(json);
+	kvplan_engine_free(e);
+	/* no emit: no "emit" */
+	s.emit = NULL;
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_null(strstr(json, "\"emit\""));
+	kvplan_free(json);
+	/* the refusals */
+	s.emit = "generic";
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "emit");
+	s.emit = "vllm";  /* vLLM's ep is 1 or tp x dp: tp 4, ep 2 cannot launch */
+	uint32_t tp4[] = {4}, ep2[] = {2};
+	s.tp = tp4;
+	s.ntp = 1;
+	s.ep = ep2;
+	s.nep = 1;
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "emit");
+	ck_assert_ptr_nonnull(strstr(err.message, "vLLM's expert parallelism spans"));
+	ck_assert_ptr_null(json);
+	s.nep = 0;
+	/* an fp8_e5m2 KV cache TensorRT-LLM has no name for: as the plan's one
+	 * KV dtype (--kv-dtype) refused once chosen; searched in a list
+	 * (--kv-dtypes), its points fail kv_dtype and none is chosen */
+	kvplan_budget_opts o;
+	kvplan_budget_opts_init(&o);
+	o.kv_dtype = "fp8_e5m2";
+	s.tp = tp;
+	s.ntp = 2;
+	s.emit = "trtllm";
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, &o, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "emit");
+	ck_assert_ptr_nonnull(strstr(err.message, "trtllm: trtllm has no KV cache dtype fp8_e5m2"));
+	const char *kv[] = {"fp8_e5m2"};
+	s.kv_dtypes = kv;
+	s.nkv_dtypes = 1;
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_nonnull(strstr(json, "\"chosen\": null"));
+	ck_assert_ptr_nonnull(strstr(json, "\"never\": \"kv_dtype\""));
+	ck_assert_ptr_null(strstr(json, "\"emit\""));
+	kvplan_free(json);
+	s.nkv_dtypes = 0;
+	s.emit = NULL;
+	/* a calibration of the one GPU searched */
+	const char *top = getenv("top_srcdir");
+	char cal[1024];
+	snprintf(cal, sizeof cal, "%s/tests/data/good/kvbench-cuda-h20.yaml", top ? top : ".");
+	s.calibration = cal;
+	ck_assert_msg(kvplan_size_json(m, &g[1], 1, NULL, w, NULL, &s, &json, &err) == KVPLAN_OK,
+		      "%s", err.message);
+	ck_assert_double_eq(json_num(json, NULL, "latency_spread"), 0.09375);
+	ck_assert_ptr_nonnull(strstr(json, "\"latency_spread_from\": \"calibration\""));
+	kvplan_free(json);
+	s.latency_spread = 0.2;  /* given wins */
+	ck_assert_int_eq(kvplan_size_json(m, &g[1], 1, NULL, w, NULL, &s, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_nonnull(strstr(json, "\"latency_spread_from\": \"given\""));
+	kvplan_free(json);
+	s.latency_spread = -1;
+	ck_assert_int_eq(kvplan_size_json(m, g, 2, NULL, w, NULL, &s, &json, &err),
+			 KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "calibration");
+	ck_assert_ptr_null(json);
+	/* an older caller's struct ends before emit: never read */
+	s.emit = "nonsense";
+	s.calibration = NULL;
+	s.size = offsetof(kvplan_size_opts, emit);
+	ck_assert_int_eq(kvplan_size_json(m, g, 1, NULL, w, NULL, &s, &json, &err), KVPLAN_OK);
+	ck_assert_ptr_null(strstr(json, "\"emit\""));
+	kvplan_free(json);
+	kvplan_workload_free(w);
+	kvplan_model_free(m);
+	kvplan_gpu_free(g[0]);
+	kvplan_gpu_free(g[1]);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -545,6 +747,8 @@ static Suite *api_suite(void)
 	tcase_add_test(core, test_json);
 	tcase_add_test(core, test_frag);
 	tcase_add_test(core, test_size);
+	tcase_add_test(core, test_perf_efficiency);
+	tcase_add_test(core, test_size_emit);
 	tcase_add_test(core, test_sizes);
 	tcase_add_test(core, test_threads);
 	tcase_add_test(core, test_size_threads);

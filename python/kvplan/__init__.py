@@ -355,11 +355,17 @@ def budget_record(model: Model, gpu: Optional[GPU] = None, engine: Optional[Engi
 
 def perf(model: Model, gpu: GPU, engine: Optional[Engine] = None, *,
          prompt: Optional[int] = None, output: Optional[int] = None,
-         batches: Sequence[int] = (1,), **options: Any) -> Perf:
+         batches: Sequence[int] = (1,), decode_bw_efficiency: Optional[float] = None,
+         prefill_flops_efficiency: Optional[float] = None,
+         calibration: Union[str, "os.PathLike[str]", None] = None, **options: Any) -> Perf:
     """Time to first token, time per output token and throughput of one
     replica (`kvplan perf`): prompt tokens (default: context, else 1024),
     output tokens (default 256), one row per batch in `batches` (at most
-    64); the budget's options as for budget().  Raises KvplanError."""
+    64); decode_bw_efficiency and prefill_flops_efficiency (fractions in
+    (0, 1]) over the GPU profile's, or over calibration's: a calibration
+    file of this GPU (kvbench --out, a table, `kvplan calibrate`'s; the
+    record's "calibration" names it); the budget's options as for
+    budget().  Raises KvplanError."""
     o = _opts(**options)
     p = _ffi.PerfOpts()
     p.size = ctypes.sizeof(p)
@@ -368,6 +374,9 @@ def perf(model: Model, gpu: GPU, engine: Optional[Engine] = None, *,
     arr = (ctypes.c_uint64 * len(batches))(*batches)
     p.batches = arr
     p.nbatch = len(batches)
+    p.decode_bw_efficiency = decode_bw_efficiency or 0.0
+    p.prefill_flops_efficiency = prefill_flops_efficiency or 0.0
+    p.calibration = _path(calibration) if calibration is not None else None
     out, err = ctypes.c_void_p(), _ffi.Error()
     _check(_lib.kvplan_perf_json(model._ptr, gpu._ptr, _ptr(engine), ctypes.byref(o),
                                  ctypes.byref(p), ctypes.byref(out), ctypes.byref(err)), err)
@@ -427,7 +436,8 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
          max_replicas: Optional[int] = None, decode_bw_efficiency: Optional[float] = None,
          prefill_flops_efficiency: Optional[float] = None,
          latency_spread: Optional[float] = None, simulate: int = 0, pareto: bool = False,
-         **options: Any) -> Size:
+         emit: Optional[str] = None,
+         calibration: Union[str, "os.PathLike[str]", None] = None, **options: Any) -> Size:
     """GPU purchase sizing (`kvplan size`) of `model` over `workload` on
     each GPU of `gpus` (1 to 64 handles): the fewest replicas that meet
     memory, throughput and the service levels at every tensor-parallel
@@ -439,7 +449,11 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
     the profile's), cost ("cloud", "cloud:KIND", "own") and the owned
     terms years, power_usd_per_kwh, pue, cost_utilization, max_replicas,
     decode_bw_efficiency, prefill_flops_efficiency, latency_spread,
-    simulate, pareto; the budget's engine-side options as for budget()
+    simulate, pareto; emit ("vllm", "sglang" or "trtllm": the record's
+    "emit", that engine's launch command for the chosen configuration, and
+    with no `engine` that engine planned with); calibration (a calibration
+    file of the one GPU searched: its efficiencies and latency spread
+    where none is given); the budget's engine-side options as for budget()
     (not tp, pp, dp, ep, num_gpus or max_num_seqs: the search sets them).
     Nothing meeting the levels is an answer (chosen None), not an error.
     Raises KvplanError."""
@@ -485,6 +499,8 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
     if latency_spread is not None:
         s.latency_spread = latency_spread
     s.simulate, s.pareto_only = simulate, 1 if pareto else 0
+    s.emit = emit.encode() if emit else None
+    s.calibration = _path(calibration) if calibration is not None else None
     handles = (ctypes.c_void_p * max(1, len(gs)))(*[g._ptr for g in gs])
     out, err = ctypes.c_void_p(), _ffi.Error()
     _check(_lib.kvplan_size_json(model._ptr, handles, len(gs), _ptr(engine), workload._ptr,

@@ -82,7 +82,10 @@ class PerfOpts(ctypes.Structure):
     _fields_ = [("size", ctypes.c_uint32),
                 ("prompt", ctypes.c_uint64), ("output", ctypes.c_uint64),
                 ("batches", ctypes.POINTER(ctypes.c_uint64)),
-                ("nbatch", ctypes.c_size_t)]
+                ("nbatch", ctypes.c_size_t),
+                ("decode_bw_efficiency", ctypes.c_double),
+                ("prefill_flops_efficiency", ctypes.c_double),
+                ("calibration", ctypes.c_char_p)]
 
 
 class FragOpts(ctypes.Structure):
@@ -115,7 +118,8 @@ class SizeOpts(ctypes.Structure):
                 ("decode_bw_efficiency", ctypes.c_double),
                 ("prefill_flops_efficiency", ctypes.c_double),
                 ("latency_spread", ctypes.c_double),
-                ("simulate", ctypes.c_uint32), ("pareto_only", ctypes.c_int)]
+                ("simulate", ctypes.c_uint32), ("pareto_only", ctypes.c_int),
+                ("emit", ctypes.c_char_p), ("calibration", ctypes.c_char_p)]
 
 
 _profiles_env()

@@ -101,6 +101,22 @@ def test_records_are_the_clis(h100):
     want = cli("perf", "--prompt", "1024", "--output", "256", "--batch", "1,8")
     want.pop("warnings")
     assert kvplan.perf(m, h100, e, prompt=1024, output=256, batches=[1, 8]).to_dict() == want
+    # the efficiencies, given and from a calibration file (kvplan's table)
+    cal = os.path.join(os.environ.get("TMPDIR") or "/tmp", "kvplan-test-cal-%d.yaml" % os.getpid())
+    with open(cal, "w") as f:
+        f.write("calibration:\n  - gpu: h100-sxm\n    decode_bw_efficiency: 0.5\n"
+                "    prefill_flops_efficiency: 0.25\n")
+    try:
+        for args, kw in ((["--decode-bw-efficiency", "0.6"], dict(decode_bw_efficiency=0.6)),
+                         (["--calibration", cal], dict(calibration=cal)),
+                         (["--calibration", cal, "--prefill-flops-efficiency", "0.4"],
+                          dict(calibration=pathlib.Path(cal), prefill_flops_efficiency=0.4))):
+            want = cli("perf", "--prompt", "1024", "--output", "256", "--batch", "1,8", *args)
+            want.pop("warnings")
+            got = kvplan.perf(m, h100, e, prompt=1024, output=256, batches=[1, 8], **kw)
+            assert got.to_dict() == want, args
+    finally:
+        os.unlink(cal)
     want = cli("frag", "--workload", "chat", "--requests", "2000", "--block-sizes", "16,32")
     want.pop("warnings")
     got = kvplan.frag(m, h100, kvplan.Workload("chat"), e, requests=2000, block_sizes=[16, 32])
@@ -175,6 +191,31 @@ def test_size_is_the_clis(h100):
         assert got.keys() == want.keys(), args
         for k in want:
             assert got[k] == want[k], (args, k)
+    # emit (the engine's command in the record; with no engine given, the
+    # one planned with) and a calibration of the one GPU searched
+    h20 = kvplan.GPU("h20")
+    cal = os.path.join(TOP, "tests", "data", "good", "kvbench-cuda-h20.yaml") if TOP else None
+    cases = [
+        (["--gpus", "h100-sxm,l4", "--rate", "4", "--tp", "1,2", "--emit", "vllm"],
+         [h100, l4], None, dict(rate=4, tp=[1, 2], emit="vllm")),
+        (["--gpus", "h100-sxm", "--rate", "4", "--tp", "1,2", "--kv-dtypes", "auto,fp8",
+          "--engine", "vllm", "--emit", "sglang"],
+         [h100], e, dict(rate=4, tp=[1, 2], kv_dtypes=["auto", "fp8"], emit="sglang")),
+        (["--gpus", "h100-sxm", "--rate", "4", "--tp", "1,2", "--emit", "trtllm"],
+         [h100], None, dict(rate=4, tp=[1, 2], emit="trtllm")),
+    ]
+    if cal:
+        cases.append((["--gpu", "h20", "--rate", "4", "--calibration", cal, "--emit", "vllm"],
+                      [h20], None, dict(rate=4, calibration=cal, emit="vllm")))
+    for args, gs, eng, kw in cases:
+        out = subprocess.run([CLI, "size", "--model", "llama-3.1-8b", "--workload", "chat",
+                              *args, "--format", "json"],
+                             check=False, capture_output=True, text=True).stdout
+        want = json.loads(out)
+        want.pop("warnings", None)
+        assert "emit" in want, args
+        got = kvplan.size(m, gs, w, eng, **kw).to_dict()
+        assert got == want, args
 
 
 def test_frag(h100):

@@ -42,6 +42,8 @@ void kvp_api_clear(kvplan_error *out);
 kvp_status kvp_api_budget_opts(const kvplan_budget_opts *in, const kvplan_engine *e,
 			       const kvplan_gpu *g, struct kvp_budget_opts *o,
 			       struct kvp_error *err);
+/* An efficiency option: 0 (not given) or a fraction in (0, 1]; NaN fails. */
+kvp_status kvp_api_efficiency(const char *name, double v, struct kvp_error *err);
 /* r as the CLI's JSON text into *json (r freed either way; ok false: memory
  * ran out while r was built). */
 kvplan_status kvp_api_json_out(struct kvp_record *r, bool ok, char **json, kvplan_error *err);

@@ -4,16 +4,18 @@
  * the search (size/size-choose.c: rank, --simulate, the Pareto front, the
  * fewest GPUs, --pareto; then infinities refused), so a caller gets the
  * record the CLI prints for the same inputs (size/size-record.c writes
- * both).  Not here:
- * --emit and --calibration (the CLI's).  The workload handle is read
- * through a shallow copy, the GPUs through copies priced as asked. */
+ * both), emit and calibration through the CLI's own steps
+ * (size/size-emit-plan.h, size/size-calibrate.h).  The workload handle is
+ * read through a shallow copy, the GPUs through copies priced as asked. */
 #include "api/api-private.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "size/size-calibrate.h"
 #include "size/size-choose.h"
+#include "size/size-emit-plan.h"
 #include "size/size-record.h"
 #include "size/size.h"
 
@@ -130,15 +132,9 @@ static kvp_status scalars(const kvplan_size_opts *c, struct kvp_error *err)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "simulate",
 				     "%u configurations is more than kvplan simulates (at most 4096)",
 				     c->simulate);
-	const struct {
-		const char *name;
-		double v;
-	} eff[] = {{"decode_bw_efficiency", c->decode_bw_efficiency},
-		   {"prefill_flops_efficiency", c->prefill_flops_efficiency}};
-	for (size_t i = 0; i < 2; i++)
-		if (eff[i].v != 0 && !(eff[i].v > 0 && eff[i].v <= 1))
-			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, eff[i].name,
-					     "expected a fraction in (0, 1], got %g", eff[i].v);
+	if ((st = kvp_api_efficiency("decode_bw_efficiency", c->decode_bw_efficiency, err)) ||
+	    (st = kvp_api_efficiency("prefill_flops_efficiency", c->prefill_flops_efficiency, err)))
+		return st;
 	if (isnan(c->latency_spread) || c->latency_spread > 10)
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "latency_spread",
 				     "expected a fraction from 0 to 10, got %g", c->latency_spread);
@@ -223,13 +219,23 @@ static kvp_status space_of(const kvplan_size_opts *c, enum kvp_dtype kv_default,
 	return KVP_STATUS_OK;
 }
 
+/* What the search is asked beyond its options: the engine whose command
+ * the record carries (KVP_ENGINE_GENERIC: none) and where the latency
+ * spread came from. */
+struct size_ask {
+	enum kvp_engine emit;
+	const char *spread_from;
+};
+
 /* Everything after the options: the demand, the search on each GPU, the
  * answer's record into top. */
 static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, size_t ngpu,
 			   struct kvp_workload *w, const kvplan_size_opts *c,
 			   struct kvp_size_opts *so, const struct kvp_size_space *sp,
-			   struct kvp_record *top, struct kvp_error *err)
+			   const struct size_ask *ask, struct kvp_record *top,
+			   struct kvp_error *err)
 {
+	bool emit = ask->emit != KVP_ENGINE_GENERIC;
 	kvp_status st = KVP_STATUS_OK;
 	if (c->rate > 0)
 		w->arrival_rate = c->rate;
@@ -267,24 +273,98 @@ static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, siz
 		for (size_t k = i * per_gpu; k < (i + 1) * per_gpu; k++)
 			cfg[k].origin = (uint32_t)i;
 	}
+	/* as cmd-size.c: points the engine cannot launch fail before ranking,
+	 * and the choice must be one it can */
+	if (emit)
+		kvp_size_emit_filter(ask->emit, m, c->nkv_dtypes > 0, cfg, n);
 	struct kvp_size_choice ch;
 	if ((st = kvp_size_choose(m, gpus, &d, so, w, c->simulate, c->pareto_only != 0, cfg, n, &ch,
 				  err)))
 		goto out;
 	n = ch.n;
-	if ((st = kvp_size_check_finite(cfg, n, err)))
+	if ((emit && (st = kvp_size_emit_best_ok(ask->emit, m, ch.best, err))) ||
+	    (st = kvp_size_check_finite(cfg, n, err)))
 		goto out;
 	struct kvp_size_summary s = {
 		.model = m->name, .workload = w->name, .engine = so->budget.engine, .d = &d,
 		.cost = &so->cost, .cfg = cfg, .n = n, .front = ch.front, .best = ch.best,
 		.fewest = ch.fewest, .latency_spread = so->latency_spread,
-		.latency_spread_from = c->latency_spread >= 0 ? "given" : "default"};
-	if (!kvp_size_summary_record(&s, top))
+		.latency_spread_from = ask->spread_from};
+	bool prefix = w->prefix_tokens > 0 && w->prefix_fraction > 0;
+	if (!kvp_size_summary_record(&s, top) ||
+	    (emit && ch.best && !kvp_size_emit_record(top, ask->emit, m, ch.best, prefix)))
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 out:
 	free(cfg);
 	free(gpus);
 	return st;
+}
+
+/* kvplan_size_json after the handles and the engine: the options checked
+ * as the CLI checks its flags, the emit and calibration steps, the search;
+ * the JSON into *json. */
+static kvp_status size_setup(const struct kvp_model *m, kvplan_gpu *const *gpus, size_t ngpu,
+			     const kvplan_engine *e, const kvplan_workload *wl,
+			     const kvplan_budget_opts *opts, const kvplan_size_opts *cp,
+			     struct size_ask *ask, struct kvp_record **out, struct kvp_error *ke)
+{
+	struct kvp_budget_opts o;
+	kvplan_size_opts c = *cp;
+	if (kvp_api_budget_opts(opts, e, gpus[0], &o, ke))
+		return ke->status;
+	/* the split is what size searches: a fixed one is refused, not dropped */
+	if (o.par.tp != 1 || o.par.pp != 1 || o.par.dp > 1 || o.par.ep > 1 || o.par.gpus ||
+	    o.max_num_seqs)
+		return kvp_error_set(ke, KVP_STATUS_USAGE, NULL, 0, 0,
+				     o.par.gpus ? "num_gpus" : o.max_num_seqs ? "max_num_seqs" : "tp",
+				     "size searches the GPUs of a replica and the sequences it "
+				     "schedules: give the lists of kvplan_size_opts (tp, pp, dp, ep, "
+				     "max_num_seqs) and leave the budget options' at 0");
+	struct kvp_size_opts so = {.budget = o,
+				   .decode_bw_efficiency = c.decode_bw_efficiency,
+				   .prefill_flops_efficiency = c.prefill_flops_efficiency,
+				   .max_replicas = c.max_replicas,
+				   .latency_spread = c.latency_spread >= 0 ? c.latency_spread : 0};
+	struct space_buf b;
+	struct kvp_size_space sp;
+	kvp_status st;
+	if ((st = scalars(&c, ke)) || (st = cost_basis(&c, &so.cost, ke)) ||
+	    (st = space_of(&c, o.kv_dtype, &b, &sp, ke)))
+		return st;
+	for (size_t i = 0; c.prices && i < ngpu; i++)
+		if (c.prices[i] != 0 && !(c.prices[i] > 0 && isfinite(c.prices[i])))
+			return kvp_error_set(ke, KVP_STATUS_USAGE, NULL, 0, 0, "prices",
+					     "GPU %zu: expected a positive price, got %g", i,
+					     c.prices[i]);
+	/* as cmd-size.c: the command must name the model planned, spread its
+	 * experts and load its weights as planned */
+	if (ask->emit != KVP_ENGINE_GENERIC) {
+		char launch[sizeof m->path + 2];
+		if ((st = kvp_size_launch_id(m, launch, sizeof launch, ke)) ||
+		    (st = kvp_size_emit_precheck(ask->emit, m, o.dtype, &sp, ke)))
+			return st;
+	}
+	/* a calibration describes one GPU: only that GPU is sized with it */
+	if (c.calibration) {
+		if (ngpu != 1)
+			return kvp_error_set(ke, KVP_STATUS_USAGE, NULL, 0, 0, "calibration",
+					     "a calibration describes one GPU; give one GPU handle");
+		if ((st = kvp_size_calibrate(c.calibration, &gpus[0]->g, c.latency_spread >= 0, &so,
+					     &ask->spread_from, ke)))
+			return st;
+	}
+	struct kvp_record *r = kvp_record_new();
+	if (!r)
+		return kvp_error_set(ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
+	/* a shallow copy: the levels and rate are written into it; the
+	 * distributions stay the handle's, only read */
+	struct kvp_workload w = wl->w;
+	if ((st = size_run(m, gpus, ngpu, &w, &c, &so, &sp, ask, r, ke))) {
+		kvp_record_free(r);
+		return st;
+	}
+	*out = r;
+	return KVP_STATUS_OK;
 }
 
 kvplan_status kvplan_size_json(const kvplan_model *m, kvplan_gpu *const *gpus, size_t ngpu,
@@ -293,7 +373,6 @@ kvplan_status kvplan_size_json(const kvplan_model *m, kvplan_gpu *const *gpus, s
 			       char **json, kvplan_error *err)
 {
 	struct kvp_error ke = {0};
-	struct kvp_budget_opts o;
 	*json = NULL;
 	if (!m || !wl) {
 		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, m ? "workload" : "model",
@@ -322,46 +401,26 @@ kvplan_status kvplan_size_json(const kvplan_model *m, kvplan_gpu *const *gpus, s
 		}
 		memcpy(&c, size, size->size < sizeof c ? size->size : sizeof c);
 	}
-	if (kvp_api_budget_opts(opts, e, gpus[0], &o, &ke))
-		return kvp_api_fail(err, &ke);
-	/* the split is what size searches: a fixed one is refused, not dropped */
-	if (o.par.tp != 1 || o.par.pp != 1 || o.par.dp > 1 || o.par.ep > 1 || o.par.gpus ||
-	    o.max_num_seqs) {
-		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0,
-			      o.par.gpus ? "num_gpus" : o.max_num_seqs ? "max_num_seqs" : "tp",
-			      "size searches the GPUs of a replica and the sequences it "
-			      "schedules: give the lists of kvplan_size_opts (tp, pp, dp, ep, "
-			      "max_num_seqs) and leave the budget options' at 0");
+	/* emit: the engine named; with no engine handle, planned with it too
+	 * (as `kvplan size --emit E` without --engine) */
+	struct size_ask ask = {.emit = KVP_ENGINE_GENERIC,
+			       .spread_from = c.latency_spread >= 0 ? "given" : "default"};
+	if (c.emit && (!kvp_engine_parse(c.emit, &ask.emit) || ask.emit == KVP_ENGINE_GENERIC)) {
+		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "emit",
+			      "expected vllm, sglang or trtllm, got '%.64s'", c.emit);
 		return kvp_api_fail(err, &ke);
 	}
-	struct kvp_size_opts so = {.budget = o,
-				   .decode_bw_efficiency = c.decode_bw_efficiency,
-				   .prefill_flops_efficiency = c.prefill_flops_efficiency,
-				   .max_replicas = c.max_replicas,
-				   .latency_spread = c.latency_spread >= 0 ? c.latency_spread : 0};
-	struct space_buf b;
-	struct kvp_size_space sp;
-	if (scalars(&c, &ke) || cost_basis(&c, &so.cost, &ke) ||
-	    space_of(&c, o.kv_dtype, &b, &sp, &ke))
-		return kvp_api_fail(err, &ke);
-	for (size_t i = 0; c.prices && i < ngpu; i++)
-		if (c.prices[i] != 0 && !(c.prices[i] > 0 && isfinite(c.prices[i]))) {
-			kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "prices",
-				      "GPU %zu: expected a positive price, got %g", i, c.prices[i]);
-			return kvp_api_fail(err, &ke);
-		}
-	struct kvp_record *r = kvp_record_new();
-	if (!r) {
-		kvp_error_set(&ke, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-		return kvp_api_fail(err, &ke);
+	kvplan_engine *own = NULL;
+	if (ask.emit != KVP_ENGINE_GENERIC && !e) {
+		kvplan_status es = kvplan_engine_load(c.emit, NULL, &own, err);
+		if (es)
+			return es;
+		e = own;
 	}
-	/* a shallow copy: the levels and rate are written into it; the
-	 * distributions stay the handle's, only read */
-	struct kvp_workload w = wl->w;
-	kvp_status st = size_run(&m->m, gpus, ngpu, &w, &c, &so, &sp, r, &ke);
-	if (st) {
-		kvp_record_free(r);
+	struct kvp_record *r = NULL;
+	kvp_status st = size_setup(&m->m, gpus, ngpu, e, wl, opts, &c, &ask, &r, &ke);
+	kvplan_engine_free(own);
+	if (st)
 		return kvp_api_fail(err, &ke);
-	}
 	return kvp_api_json_out(r, true, json, err);
 }

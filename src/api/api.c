@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "read/engine.h"
+#include "time/calibration.h"
 #include "time/perf.h"
 #include "time/step.h"
 
@@ -207,6 +208,14 @@ void kvplan_perf_opts_init(kvplan_perf_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->size = sizeof *o;
+}
+
+kvp_status kvp_api_efficiency(const char *name, double v, struct kvp_error *err)
+{
+	if (v != 0 && !(v > 0 && v <= 1))
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, name,
+				     "expected a fraction in (0, 1], got %g", v);
+	return KVP_STATUS_OK;
 }
 
 /* The caller's options, read only as far as its struct goes (an older
@@ -464,9 +473,24 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 		}
 		po.batches[i] = p.batches[i];
 	}
+	if (kvp_api_efficiency("decode_bw_efficiency", p.decode_bw_efficiency, &ke) ||
+	    kvp_api_efficiency("prefill_flops_efficiency", p.prefill_flops_efficiency, &ke))
+		return kvp_api_fail(err, &ke);
+	po.calibration = p.calibration;
 	struct kvp_perf_hw hw;
 	if (kvp_perf_hw_from_gpu(&g->g, &m->m, &hw, &ke))
 		return kvp_api_fail(err, &ke);
+	/* as cmd-perf.c: the calibration, then the efficiencies given over it */
+	if (p.calibration) {
+		struct kvp_calibration cal;
+		if (kvp_calibration_load(p.calibration, &g->g, &cal, &ke))
+			return kvp_api_fail(err, &ke);
+		kvp_calibration_apply(&cal, &hw);
+	}
+	if (p.decode_bw_efficiency > 0)
+		hw.decode_bw_efficiency = p.decode_bw_efficiency;
+	if (p.prefill_flops_efficiency > 0)
+		hw.prefill_flops_efficiency = p.prefill_flops_efficiency;
 	struct kvp_perf_result *run = malloc(sizeof *run);
 	struct kvp_record *r = kvp_record_new();
 	if (!run || !r) {
@@ -476,6 +500,11 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 		return kvp_api_fail(err, &ke);
 	}
 	if (kvp_perf_run(&m->m, &g->g, &o, &hw, &po, run, &ke)) {
+		free(run);
+		kvp_record_free(r);
+		return kvp_api_fail(err, &ke);
+	}
+	if (kvp_perf_check_finite(run, &ke)) {
 		free(run);
 		kvp_record_free(r);
 		return kvp_api_fail(err, &ke);
