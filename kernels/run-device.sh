@@ -63,7 +63,7 @@
 set -u
 
 # The planner's prediction of what one process can allocate on an H200:
-# `kvplan budget --model llama-3.1-8b --gpu h200 --utilization 1 --format json`
+# `kvplan budget --engine generic --model llama-3.1-8b --gpu h200 --utilization 1 --format json`
 # gives gpu_memory_bytes 150109945856 (143156 MiB, the CUDA runtime's total)
 # and overhead_bytes 1073741824 (the generic engine's CUDA context and
 # allocator reserve): 150109945856 - 1073741824.

@@ -9,7 +9,7 @@
 # takes 256 blocks -> 28 sequences.
 fixed="--model llama-2-7b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 13GiB
        --activation-bytes 1GiB --overhead-bytes 1GiB --context 4096"
-run "$KVPLAN" budget $fixed --batch 28 --format json
+run "$KVPLAN" budget --engine generic $fixed --batch 28 --format json
 expect_rc 0
 expect_json kv_bytes_per_token 524288       # 2*32*32*128*2
 expect_json kv_bytes_per_token_total 524288
@@ -21,19 +21,19 @@ expect_json kv_bytes 60129542144            # 28 * 4096 * 524288 = 56 GiB
 expect_json fits true
 expect_json engine generic
 
-run "$KVPLAN" budget $fixed --batch 29 --format json
+run "$KVPLAN" budget --engine generic $fixed --batch 29 --format json
 expect_rc 1                                  # does not fit: exit 1
 expect_json fits false
 
 # inverse questions: longest context for 2 sequences = 7,296 / 2 * 16 = 58,368;
 # utilization for 28 x 4,096 = (56 + 15) / 80 = 0.8875
-run "$KVPLAN" budget $fixed --batch 2 --max-context --format json
+run "$KVPLAN" budget --engine generic $fixed --batch 2 --max-context --format json
 expect_json max_context 58368
-run "$KVPLAN" budget $fixed --batch 28 --target-utilization --format json
+run "$KVPLAN" budget --engine generic $fixed --batch 28 --target-utilization --format json
 expect_json utilization_needed 0.8875
 
 # the table shows the arithmetic step by step
-run "$KVPLAN" budget $fixed --batch 28
+run "$KVPLAN" budget --engine generic $fixed --batch 28
 expect_rc 0
 expect_out "32 layers x 2 x 32 KV heads x 128 d_h x 2 B = 524,288 B/token"
 expect_out "= KV pool"
@@ -45,7 +45,7 @@ expect_out "max sequences at 4,096 tokens = floor(61,203,283,968 B KV pool / 2,1
 expect_out "FIT"
 
 # CSV: a header line and one row
-run "$KVPLAN" budget $fixed --format csv
+run "$KVPLAN" budget --engine generic $fixed --format csv
 expect_rc 0
 expect_out "model,gpu,engine,tp,pp,block_size"
 [ "$(printf '%s\n' "$out" | wc -l)" = 2 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
@@ -59,7 +59,7 @@ expect_json num_blocks 2356
 expect_json max_tokens 37696
 
 # built-in profiles: Llama-3.1-8B on H100 SXM; KV per token 2*8*128*2*32 = 131,072
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --format json
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h100-sxm --context 8192 --format json
 expect_rc 0
 expect_json kv_bytes_per_token 131072
 expect_json gpu_memory_bytes 85028896768     # CUDA runtime total (deviceQuery bytes), not nvidia-smi 81,559 MiB
@@ -67,22 +67,22 @@ expect_json kv_bytes 1073741824              # 8,192 * 131,072 = 1 GiB
 expect_json weights_bytes 16060522496        # 8,030,261,248 params * 2 B
 
 # tensor parallel: Llama-3.1-70B at tp 8 holds one KV head per GPU: 2*1*128*2*80
-run "$KVPLAN" budget --model llama-3.1-70b --gpu h200 --tp 8 --context 8192 --format json
+run "$KVPLAN" budget --engine generic --model llama-3.1-70b --gpu h200 --tp 8 --context 8192 --format json
 expect_json kv_bytes_per_token 40960
 expect_json kv_bytes_per_token_total 327680
 
 # MLA: DeepSeek-V3 61 * (512 + 64) * 2 = 70,272 B on every one of 8 GPUs
-run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --tp 8 --context 8192 --format json
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h200 --tp 8 --context 8192 --format json
 expect_json kv_bytes_per_token 70272
 
 # fp8 KV halves it: Llama-2-7B 262,144
-run "$KVPLAN" budget $fixed --kv-dtype fp8 --format json
+run "$KVPLAN" budget --engine generic $fixed --kv-dtype fp8 --format json
 expect_json kv_bytes_per_token 262144
 expect_json kv_dtype fp8
 
 # a Hugging Face config.json is read directly (fixture from tests/data/hf)
 if [ -f "$top_srcdir/tests/data/hf/llama-2-7b/config.json" ]; then
-	run "$KVPLAN" budget --model "$top_srcdir/tests/data/hf/llama-2-7b/config.json" \
+	run "$KVPLAN" budget --engine generic --model "$top_srcdir/tests/data/hf/llama-2-7b/config.json" \
 		--gpu h100-sxm --context 2048 --format json
 	expect_rc 0
 	expect_json kv_bytes 1073741824           # 2,048 * 512 KiB = 1 GiB
@@ -92,30 +92,30 @@ fi
 # experts 653,908,770,816 fp8 params / 8 GPUs = 81,738,596,352 B; the shared
 # expert 58 x 3 x 7168 x 2048 = 2,554,331,136 B on every rank; MLA KV per rank
 # 61 x (512 + 64) x 2 B = 70,272 B per token
-run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --context 8192 --format json
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --context 8192 --format json
 expect_rc 0
 expect_json dp 8
 expect_json gpus 8
 expect_json weights_routed_expert_bytes 81738596352
 expect_json weights_shared_expert_bytes 2554331136
 expect_json kv_bytes_per_token 70272
-run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --context 8192
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --context 8192
 expect_out "Deployment shape: tp 1 x pp 1 x dp 8 = 8 GPUs; experts owned whole by ep 8 GPUs (32 each)"
 expect_out "routed experts (/ tp x dp)"
 # shapes that cannot be built name their flag
-run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 6 --ep 3
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h200 --dp 6 --ep 3
 expect_rc 3
 expect_err "error: ep: 3 does not divide the 256 routed experts"
-run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --num-gpus 16
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --num-gpus 16
 expect_rc 2
 expect_err "error: dp: tp 1 x pp 1 x dp 8 = 8 GPUs, not the 16 asked for"
-run "$KVPLAN" budget --model deepseek-v3 --gpu h200 --dp 0
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h200 --dp 0
 expect_rc 2
 expect_err "--dp: must be at least 1"
 
 # the EAGLE head of Llama-3.1-8B in the budget: 251,666,432 params x 2 B
 # (one decoder layer + fc 2H x H) and one more KV layer, 4,096 B per token
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --spec-draft eagle:4 \
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h100-sxm --context 8192 --spec-draft eagle:4 \
 	--spec-accept 0.8 --format json
 expect_rc 0
 expect_json weights_draft_bytes 503332864
@@ -128,7 +128,7 @@ expect_out "llama-3.1-8b"
 expect_out "deepseek-v3"
 run "$KVPLAN" list gpus
 expect_out "h100-sxm"
-run "$KVPLAN" budget --help
+run "$KVPLAN" budget --engine generic --help
 expect_rc 0
 expect_out "Usage: kvplan budget"
 run "$KVPLAN" --version
@@ -200,10 +200,10 @@ expect_out "Fit: 1 sequence x"
 # --weights-dtype: Llama-3.1-8B's 6,979,588,096 non-embedding weights in int4
 # with an fp16 scale and 4-bit zero per 128 (532/1024 B) + 2 x 1,050,673,152
 # bf16 embeddings = 5,727,460,432 B; an unknown format is a usage error
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --weights-dtype int4-awq
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h100-sxm --context 8192 --weights-dtype int4-awq
 expect_rc 0
 expect_out "(5,727,460,432 B)"
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --weights-dtype q4_k
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h100-sxm --weights-dtype q4_k
 expect_rc 2
 expect_err "--weights-dtype: 'q4_k' is not a weights format"
 # "max tokens" has two meanings (issue 34).  Gemma-3-27b, 10 full + 52 sliding
@@ -216,23 +216,23 @@ expect_err "--weights-dtype: 'q4_k' is not a weights format"
 # 131,072 that fit (the line that contradicted the fit printed 46,496 alone).
 gemma="--model gemma-3-27b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 50GiB
        --activation-bytes 0 --overhead-bytes 0 --context 131072"
-run "$KVPLAN" budget $gemma --format json
+run "$KVPLAN" budget --engine generic $gemma --format json
 expect_json max_tokens 46496
 expect_json max_tokens_one_sequence 282944
 expect_json fits true
-run "$KVPLAN" budget $gemma
+run "$KVPLAN" budget --engine generic $gemma
 expect_out "max tokens, short sequences = 2,906 blocks x 16 = 46,496"
 expect_out "max tokens, one sequence = 282,944"
 # every layer windowed (Mistral-7B-v0.1): one sequence has no bound (JSON null)
-run "$KVPLAN" budget --model mistral-7b-v0.1 --gpu h100-sxm --context 32768 --format json
+run "$KVPLAN" budget --engine generic --model mistral-7b-v0.1 --gpu h100-sxm --context 32768 --format json
 expect_json max_tokens_one_sequence null
-run "$KVPLAN" budget --model mistral-7b-v0.1 --gpu h100-sxm --context 32768
+run "$KVPLAN" budget --engine generic --model mistral-7b-v0.1 --gpu h100-sxm --context 32768
 expect_out "max tokens, one sequence: no bound"
 
 # every pipeline stage sized (check-shape.c has the hand arithmetic):
 # DeepSeek-V3 tp 8 pp 2 stages of 38.40 GiB (3 dense + 28 MoE layers) and
 # 40.87 GiB (30 MoE layers and the LM head); the second has less room
-run "$KVPLAN" budget --model deepseek-v3 --gpu h100-sxm --tp 8 --pp 2 --context 32768
+run "$KVPLAN" budget --engine generic --model deepseek-v3 --gpu h100-sxm --tp 8 --pp 2 --context 32768
 expect_out "stage 0 (layers 0-30): weights 38.40 GiB"
 expect_out "stage 1 (layers 31-60): weights 40.87 GiB"
 expect_out "<- the least room: governs"
@@ -276,21 +276,41 @@ done
 # name; --weights-dtype is the user's what-if; Llama-3.1-8B's profile names
 # no format, so the weights are in the serving dtype bf16.
 hf=$top_srcdir/tests/data/hf
-run "$KVPLAN" budget --model "$hf/gemma-2-27b-it-gptq-int4/config.json" --gpu h100-sxm --context 4096
+run "$KVPLAN" budget --engine generic --model "$hf/gemma-2-27b-it-gptq-int4/config.json" --gpu h100-sxm --context 4096
 expect_out "  format int4-gptq: quantization_config.quant_method \"gptq\" in $hf/gemma-2-27b-it-gptq-int4/config.json"
-run "$KVPLAN" budget --model "$hf/gemma-2-27b-it-gptq-int4/config.json" --gpu h100-sxm --context 4096 --format json
+run "$KVPLAN" budget --engine generic --model "$hf/gemma-2-27b-it-gptq-int4/config.json" --gpu h100-sxm --context 4096 --format json
 expect_json weights_dtype int4-gptq
 expect_json weights_expert_dtype ""
 expect_out "\"weights_source\": \"quantization_config.quant_method \\\"gptq\\\" in $hf/gemma-2-27b-it-gptq-int4/config.json\""
-run "$KVPLAN" budget --model "$hf/gpt-oss-20b/config.json" --gpu h200 --context 4096
+run "$KVPLAN" budget --engine generic --model "$hf/gpt-oss-20b/config.json" --gpu h200 --context 4096
 expect_out "  format bf16, routed experts mxfp4: quantization_config.quant_method \"mxfp4\" in"
-run "$KVPLAN" budget --model meta-llama/Llama-3.1-70B-Instruct-FP8 --gpu h200 --context 4096
+run "$KVPLAN" budget --engine generic --model meta-llama/Llama-3.1-70B-Instruct-FP8 --gpu h200 --context 4096
 expect_out "  format fp8: the name's word fp8 (the profile "
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --weights-dtype int4-awq --context 4096 --format csv
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h200 --weights-dtype int4-awq --context 4096 --format csv
 # (CSV quotes a cell that starts with - behind a ' : no formula)
 expect_out ",int4-awq,,\"'--weights-dtype int4-awq (a what-if over "
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --context 4096
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h200 --context 4096
 expect_out "  format bf16: no quantization found in "
 expect_out "llama-3.1-8b.yaml (the serving dtype)"
+
+# The default engine (issue 35): vLLM at the newest modelled version,
+# profiles/engines/vllm.yaml's default_version "0.19.0", named in the
+# output; the same answer as --engine vllm, byte for byte
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192 --format json
+expect_rc 0
+expect_json engine vllm
+expect_json engine_version 0.19.0
+default_out=$out
+run "$KVPLAN" budget --engine vllm --model llama-3.1-8b --gpu h100-sxm --context 8192 --format json
+name="budget: the default engine is --engine vllm"
+[ "$out" = "$default_out" ] && ok || bad "outputs differ"
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --context 8192
+expect_out "engine vllm 0.19.0"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --prompt 1024 --output 16
+expect_out "kvplan perf: llama-3.1-8b on h100-sxm, engine vllm 0.19.0,"
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --prompt 1024 --output 16 --format json
+expect_json engine vllm
+run "$KVPLAN" budget --help
+expect_out "(default vllm, newest version)"
 
 finish

@@ -146,8 +146,9 @@ expect_err "allreduce_latency_s: these runs cannot tell it apart"
 
 # A fit worse than the model uncalibrated: the defaults predict worse-c*
 # but c64's TPOT (twice it); the fit drags every TPOT towards the outlier,
-# the median residual grows: refused, exit 1, nothing written
-run "$KVPLAN" calibrate $base --out "$tmp/worse.yaml" "$d/worse-c1.json" "$d/worse-c2.json" \
+# the median residual grows: refused, exit 1, nothing written (the files
+# name no engine and were made from the generic engine's defaults)
+run "$KVPLAN" calibrate $base --engine generic --out "$tmp/worse.yaml" "$d/worse-c1.json" "$d/worse-c2.json" \
 	"$d/worse-c64.json"
 expect_rc 1
 expect_err "refused: the fit's median residual"

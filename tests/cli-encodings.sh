@@ -16,7 +16,7 @@ bad=$(printf 'bad\377\001\033[2Jname')
 mkdir -p "$tmp/$bad" && cp "$top_srcdir/tests/data/hf/Llama-2-7b/config.json" "$tmp/$bad/"
 
 # --- JSON: parses; the names read back, 0xff as U+FFFD
-run "$KVPLAN" budget --model "$tmp/$bad/config.json" --gpu "$h/evil-gpu.yaml" --format json
+run "$KVPLAN" budget --engine generic --model "$tmp/$bad/config.json" --gpu "$h/evil-gpu.yaml" --format json
 expect_rc 0
 expect_out '"model": "bad\ufffd\u0001\u001b[2Jname"'
 if [ $py = yes ]; then
@@ -31,7 +31,7 @@ assert d["gpu"] == want, d["gpu"]
 fi
 
 # --- CSV: a name that begins with = + - @ is a formula no more
-run "$KVPLAN" budget --model "$h/evil-model.yml" --gpu "$h/evil-gpu.yaml" --format csv
+run "$KVPLAN" budget --engine generic --model "$h/evil-model.yml" --gpu "$h/evil-gpu.yaml" --format csv
 expect_rc 0
 if [ $py = yes ]; then
 	name="csv cells neutralised"
@@ -49,7 +49,7 @@ for k, v in row.items():
 fi
 
 # --- the terminal: control characters shown, never sent
-run "$KVPLAN" budget --model "$tmp/$bad/config.json" --gpu "$h/evil-gpu.yaml"
+run "$KVPLAN" budget --engine generic --model "$tmp/$bad/config.json" --gpu "$h/evil-gpu.yaml"
 expect_out 'kvplan budget: bad'
 expect_out '\x01\x1b[2Jname on =h'
 expect_out 'x="\n<b>@x, engine generic'
@@ -57,7 +57,7 @@ name="no escape character on the terminal"
 printf '%s' "$out" | od -An -tx1 | grep -q ' 1b' && bad "ESC sent" || ok
 # an error message naming that folder: shown, not sent
 mkdir -p "$tmp/e$bad" && cp "$top_srcdir/tests/data/bad/hf-bad-dtype.json" "$tmp/e$bad/config.json"
-run "$KVPLAN" budget --model "$tmp/e$bad/config.json" --gpu h100-sxm
+run "$KVPLAN" budget --engine generic --model "$tmp/e$bad/config.json" --gpu h100-sxm
 expect_rc 3
 expect_err '\x01\x1b[2Jname/config.json'
 name="no escape character in the error"
@@ -136,7 +136,7 @@ max_context: 4096
 params: 10000000
 YML
 for e in vllm sglang trtllm; do
-	run "$KVPLAN" size --model "$tmp/m.yml" --workload chat --rate 1 --gpus h100-sxm --tp 1 --emit $e
+	run "$KVPLAN" size --engine generic --model "$tmp/m.yml" --workload chat --rate 1 --gpus h100-sxm --tp 1 --emit $e
 	expect_rc 0
 	name="--emit $e: sh reads the id back as one word"
 	cmd=$(printf '%s\n' "$out" | sed -n '/^\(vllm serve\|python -m\|trtllm-serve\)/,/[^\\]$/p')
@@ -149,7 +149,7 @@ for e in vllm sglang trtllm; do
 done
 # --- usage errors quote what was typed: an escape sequence in an option is
 # shown, never sent
-run "$KVPLAN" budget "$(printf -- '--fro\033[2Jb')"
+run "$KVPLAN" budget --engine generic "$(printf -- '--fro\033[2Jb')"
 expect_rc 2
 expect_err "unknown option '--fro\\x1b[2Jb'"
 name="usage error: no ESC on the terminal"

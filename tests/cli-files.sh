@@ -20,7 +20,7 @@ no_temp() {
 # --- standard output that cannot be written is an error exit
 name="budget > /dev/full"
 if [ -w /dev/full ]; then
-	"$KVPLAN" budget --model llama-2-7b --gpu h100-sxm >/dev/full 2>"$tmp/err"
+	"$KVPLAN" budget --engine generic --model llama-2-7b --gpu h100-sxm >/dev/full 2>"$tmp/err"
 	rc=$?; err=$(cat "$tmp/err")
 	expect_rc 3
 	expect_err "cannot write standard output: No space left on device"
@@ -160,7 +160,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$small" 2>/dev/null; 
 fi
 run "$KVPLAN" check "$data/check/pass.yaml" --update-baseline "$small/base.yaml"
 expect_rc 0
-run "$KVPLAN" plot kv-context --model llama-2-7b -o "$small/charts"
+run "$KVPLAN" plot kv-context --engine generic --model llama-2-7b -o "$small/charts"
 cp "$small/base.yaml" "$tmp/base.before"
 cp "$small/charts/kv-context.dat" "$tmp/dat.before"
 if [ "$full" = tmpfs ]; then
@@ -175,7 +175,7 @@ rc=$?; err=$(cat "$tmp/err"); name="baseline on a full disk ($full${limit:+RLIMI
 expect_rc 3
 expect_err "base.yaml: error: cannot write"
 cmp -s "$small/base.yaml" "$tmp/base.before" && ok || bad "previous baseline changed"
-sh -c "trap '' XFSZ; $limit exec \"\$@\"" sh "$KVPLAN" plot kv-context \
+sh -c "trap '' XFSZ; $limit exec \"\$@\"" sh "$KVPLAN" plot kv-context --engine generic \
 	--model llama-2-7b,llama-3.1-8b,mistral-7b-v0.1 -o "$small/charts" >"$tmp/out" 2>"$tmp/err"
 rc=$?; err=$(cat "$tmp/err"); name="plot on a full disk"
 expect_rc 3
@@ -192,7 +192,7 @@ for term in svg png pdf; do
 	printf '#!/bin/sh\ncase "$1" in *.gp) ;; *) exit 2 ;; esac\nprintf "<svg><g>cut" >"${1%%.gp}.%s"\n' \
 		"$term" >"$tmp/cut-gnuplot"
 	chmod +x "$tmp/cut-gnuplot"
-	run env KVPLAN_GNUPLOT="$tmp/cut-gnuplot" "$KVPLAN" plot kv-context --model llama-2-7b \
+	run env KVPLAN_GNUPLOT="$tmp/cut-gnuplot" "$KVPLAN" plot kv-context --engine generic --model llama-2-7b \
 		--term "$term" -o "$w/cutplot"
 	expect_rc 0
 	expect_err "kv-context.$term: error: $tmp/cut-gnuplot wrote a cut image (a full disk?), removed"
@@ -202,7 +202,7 @@ done
 # a whole SVG (ends with </svg>) passes
 printf '#!/bin/sh\nprintf "<svg>\\n</svg>\\n" >"${1%%.gp}.svg"\n' >"$tmp/whole-gnuplot"
 chmod +x "$tmp/whole-gnuplot"
-run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" "$KVPLAN" plot kv-context --model llama-2-7b \
+run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" "$KVPLAN" plot kv-context --engine generic --model llama-2-7b \
 	--term svg -o "$w/cutplot"
 expect_rc 0
 expect_out "kv-context.svg"
@@ -211,7 +211,7 @@ expect_out "kv-context.svg"
 # "inf" in a table or CSV (issue 37, N16)
 # 1e308 $/GPU-hour x 2 GPUs = 2e308 > DBL_MAX (1.797e308)
 for fmt in table csv json; do
-	run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpu h100-sxm \
+	run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpu h100-sxm \
 		--price h100-sxm=1e308 --tp 2 --format "$fmt"
 	expect_rc 3
 	expect_err "h100-sxm, tp 2, 2 GPUs: cost_per_hour: overflows to infinity"
@@ -219,13 +219,13 @@ for fmt in table csv json; do
 	[ -z "$out" ] && ok || bad "$out"
 done
 # ...while 1e308 x 1 GPU is finite and printed
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpu h100-sxm --price h100-sxm=1e308 \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpu h100-sxm --price h100-sxm=1e308 \
 	--tp 1 --format csv
 expect_rc 0
 # prefill of 64 prompts of 131,072 tokens: at least 2 x 8.0e9 parameters x
 # 131,072 x 64 = 1.3e17 FLOP; at 3e-308 of the H100's 989 TFLOP/s (3e-293
 # FLOP/s) that is 4.5e309 s > DBL_MAX
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --prefill-flops-efficiency 3e-308 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --prefill-flops-efficiency 3e-308 \
 	--prompt 131072 --output 128 --batch 64 --format csv
 expect_rc 3
 expect_err "kvplan perf: batch 64: prefill_s: overflows to infinity"
@@ -236,7 +236,7 @@ name="perf: nothing printed"
 # block on it): a warning, the FIFO kept
 mkdir -p "$w/fifoplot"
 mkfifo "$w/fifoplot/kv-context.svg"
-run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" timeout 20 "$KVPLAN" plot kv-context \
+run env KVPLAN_GNUPLOT="$tmp/whole-gnuplot" timeout 20 "$KVPLAN" plot kv-context --engine generic \
 	--model llama-2-7b --term svg -o "$w/fifoplot"
 expect_rc 0
 expect_err "kv-context.svg: error: not a regular file; not letting $tmp/whole-gnuplot write over it"
@@ -295,19 +295,19 @@ mkfifo "$w/fifo.yaml"
 for spec in "$w:a directory" "$w/fifo.yaml:a FIFO" "/dev/null:a character device" \
 	    "$w/none.yaml:no such file"; do
 	path=${spec%%:*}
-	run timeout 10 "$KVPLAN" budget --model "$path" --gpu h100-sxm
+	run timeout 10 "$KVPLAN" budget --engine generic --model "$path" --gpu h100-sxm
 	expect_rc 3
 	expect_err "$path: error: ${spec#*:}"
 done
 run timeout 10 "$KVPLAN" check "$w/fifo.yaml"
 expect_rc 3
 expect_err "fifo.yaml: error: cannot open: a FIFO, not a regular file"
-run timeout 10 "$KVPLAN" frag --model llama-2-7b --gpu h100-sxm --workload "$w/fifo.yaml"
+run timeout 10 "$KVPLAN" frag --engine generic --model llama-2-7b --gpu h100-sxm --workload "$w/fifo.yaml"
 expect_rc 3
 expect_err "a FIFO"
 
 # --- plot writes into a folder of its own by default, not into .
-(cd "$w" && KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b >/dev/null 2>&1)
+(cd "$w" && KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --engine generic --model llama-2-7b >/dev/null 2>&1)
 name="plot's default folder"
 [ -f "$w/kvplan-plots/kv-context.dat" ] && [ ! -f "$w/kv-context.dat" ] && ok || bad "$(ls "$w")"
 finish

@@ -54,11 +54,18 @@ expect_rc 3
 expect_err "no profile named 'llama-3.1-8b'"
 # tiny: 2 x 4 layers x 2 KV heads x 64 x 2 B = 2,048 B a token (on tinygpu's
 # 1 GiB it does not fit an engine's overhead: exit 1, the budget printed)
-run env KVPLAN_DATA="$tmp/data" "$tmp/bin/kvplan" budget --model only-here --gpu tinygpu \
-	--context 1k --format json
+run env KVPLAN_DATA="$tmp/data" "$tmp/bin/kvplan" budget --engine generic --model only-here \
+	--gpu tinygpu --context 1k --format json
 expect_rc 1
 expect_json kv_bytes_per_token 2048
 expect_json gpu_memory_bytes 1073741824
+# the default engine (vLLM) needs its profile, which this folder lacks:
+# the error says so and how to plan without one
+run env KVPLAN_DATA="$tmp/data" "$tmp/bin/kvplan" budget --model only-here --gpu tinygpu \
+	--context 1k --format json
+expect_rc 3
+expect_err "no profile named 'vllm'"
+expect_err "vllm is the default engine; --engine generic plans without an engine profile"
 # ... for the build tree's kvplan too
 run env KVPLAN_DATA="$tmp/data" "$KVPLAN" list models
 [ "$out" = "only-here" ] && ok || bad "KVPLAN_DATA from the tree: lists '$out'"

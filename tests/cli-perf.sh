@@ -14,7 +14,7 @@ expect_near() {
 # in host memory, over PCIe 4.0 x16 at an effective 25 GB/s:
 # 1,073,741,824 / 25e9 = 0.04294967296 s, "about 40 ms" per pass.
 seed="--model llama-2-7b --gpu a100-80gb --output 1 --kv-offload cpu --offload-fraction 1 --host-link pcie4x16"
-run "$KVPLAN" perf $seed --prompt 2048 --format json
+run "$KVPLAN" perf --engine generic $seed --prompt 2048 --format json
 expect_rc 0
 expect_json kv_bytes_per_token 524288
 expect_json decode_context 2048                 # prompt + (1 - 1) / 2
@@ -26,7 +26,7 @@ expect_json offload_link_bps 25000000000           # 25 GB/s
 # decode reads 6,738,415,616 x 2 B of weights + 1 GiB = 14,550,573,056 B
 expect_json decode_bytes_per_step 14550573056
 # at 32K one token costs over 0.6 s: 16 GiB / 25 GB/s = 0.6871947674 s
-run "$KVPLAN" perf $seed --prompt 32k --format json
+run "$KVPLAN" perf --engine generic $seed --prompt 32k --format json
 expect_json transfer_bytes_per_step 17179869184
 expect_json transfer_s_per_step 0.68719476736         # 17,179,869,184 / 25e9, exact
 v=$(json tpot_s)
@@ -37,7 +37,7 @@ awk -v v="$v" 'BEGIN { exit !(v > 0.6) }' && ok || bad "tpot_s $v is not over 0.
 # (1 - (31/32)^8 = 22.4 %); both fill a rank with one sequence, and were
 # timed alike.  A prompt alone spreads its routed FLOPs over the 8 GPUs: its
 # TTFT is below that of a prompt on every rank at once.
-run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --prompt 4096 --output 512 \
+run "$KVPLAN" perf --engine generic --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --prompt 4096 --output 512 \
 	--batch 1,8 --format csv
 expect_rc 0
 w1=$(printf '%s\n' "$out" | awk -F, 'NR == 2 { print $11 }')
@@ -52,7 +52,7 @@ awk -v a="$w1" -v b="$w8" -v s="$t1" -v t="$t8" 'BEGIN { exit !(a < b && s < t) 
 # against a pool of about 56.8 GiB, so each of the ceil(32,768 / 8,185) = 5
 # chunk steps moves at least 55.2 GiB = 59.3e9 B, 2.37 s at 25 GB/s: over
 # 11.86 s before the prompt's own chunks; TPOT moves 71.2 GiB, 3.06 s
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 32k --output 1 --batch 8 \
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 32k --output 1 --batch 8 \
 	--kv-offload cpu --host-link pcie4x16 --format json
 expect_rc 0
 expect_json prefill_chunk_steps 5
@@ -66,7 +66,7 @@ awk -v v="$v" -v p="$p" 'BEGIN { d = v - p; exit !(d > 0.09 && d < 0.1) }' && ok
 	bad "ttft_s $v against prefill_s $p"
 
 # NVMe at 7 GB/s: 1 GiB / 7e9 = 0.1533916891 s
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
 	--kv-offload nvme:7GB/s --offload-fraction 1 --format json
 expect_json transfer_s_per_step 0.15339168914285714   # 1,073,741,824 / 7e9 = 0.153391689142857142...
 expect_json offload disk
@@ -77,24 +77,24 @@ expect_json offload disk
 # 524,288 = 11,805,392,896 B of KV read; weights read = the 13 GiB given.
 mem="--model llama-2-7b --gpu a100-80gb --gpu-memory 24GiB --utilization 1 --weights-bytes 13GiB
      --activation-bytes 0 --overhead-bytes 0 --prompt 2047 --output 1"
-run "$KVPLAN" perf $mem --batch 11 --format json
+run "$KVPLAN" perf --engine generic $mem --batch 11 --format json
 expect_rc 0
 expect_json max_batch 11
 expect_json fits true
 expect_json decode_kv_bytes_per_step 11805392896
 expect_json decode_weights_bytes_per_step 13958643712
-run "$KVPLAN" perf $mem --batch 11,12 --format json
+run "$KVPLAN" perf --engine generic $mem --batch 11,12 --format json
 expect_rc 1
 # the KV that does not fit spills to host memory with --kv-offload cpu:
 # 12 x 2,047 x 524,288 = 12,878,610,432 - 11 GiB (11,811,160,064) = 1,067,450,368 B
-run "$KVPLAN" perf $mem --batch 12 --kv-offload cpu --format json
+run "$KVPLAN" perf --engine generic $mem --batch 12 --kv-offload cpu --format json
 expect_rc 0
 expect_json transfer_bytes_per_step 1067450368
 expect_json fits true
 
 # The efficiencies: A100 80GB 2.039 TB/s x 0.5 = 1.0195 TB/s; one sequence of
 # 2,048 tokens reads 14,550,573,056 B -> 14.2723 ms
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
 	--decode-bw-efficiency 0.5 --format json
 expect_json decode_bw_efficiency 0.5
 expect_near decode_memory_s 0.0142722639 1e-6
@@ -105,7 +105,7 @@ calibration:
     decode_bw_efficiency: 0.5
     prefill_flops_efficiency: 0.25
 EOF
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 \
 	--calibration "$tmp/cal.yaml" --format json
 expect_rc 0
 expect_json decode_bw_efficiency 0.5
@@ -115,7 +115,7 @@ expect_near decode_memory_s 0.0142722639 1e-6
 # in the file's name reaches the terminal as \x1b, never raw
 esc=$(printf 'cal\033[2Jx.yaml')
 cp "$tmp/cal.yaml" "$tmp/$esc"
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 --calibration "$tmp/$esc"
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 2048 --output 1 --calibration "$tmp/$esc"
 expect_rc 0
 expect_out 'calibrated from '
 expect_out 'cal\x1b[2Jx.yaml'
@@ -124,7 +124,7 @@ case $out in *"$(printf '\033')"*) bad "raw ESC in: $out" ;; *) ok ;; esac
 
 # The context-doubling point at 4,096 tokens: KV x2; prefill attention
 # 8,192 x 8,193 / (4,096 x 4,097) = 2 x 8,193 / 4,097 = 3.999511838
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 4096 --output 1 --format json
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 4096 --output 1 --format json
 expect_json kv_ratio_2x_context 2
 expect_json attention_flops_ratio_2x_context 3.999511837930193   # 16,386 / 4,097 = 3.99951183793019282...
 # attention of 4,096 tokens: 32 layers x 2 x 32 heads x 256 x 4,096 x 4,097 / 2
@@ -134,7 +134,7 @@ expect_json prefill_attention_flops 4399120252928
 # Tensor parallel over NVLink: H100 SXM 900 GB/s both ways = 4.5e11 each way;
 # Llama-3.1-70B at tp 4: 80 layers x 2 all-reduces of 8,192 x 2 B per token:
 # 160 x (2 x 3/4 x 16,384 / 4.5e11 + 10 us) = 1.60874 ms per decode step
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
 	--batch 1,8,32 --format json
 expect_rc 0
 expect_json tp_link_bps 450000000000
@@ -143,7 +143,7 @@ expect_json batch 1
 expect_json bound bandwidth
 
 # the table shows the steps
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
 	--batch 1,8,32,128
 expect_rc 1                                   # 128 sequences of 4,608 tokens do not fit
 expect_out "Prefill of 4,096 tokens"
@@ -154,33 +154,33 @@ expect_out "tp all-reduce over nvlink, 450.00 GB/s per direction"
 
 # eight RTX 3090s are bridged in pairs: tp 8 all-reduces cross PCIe 4.0 (25 GB/s
 # effective), and the JSON names the link
-run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1
 expect_out "tp all-reduce over pcie4x16, 25.00 GB/s per direction"
 expect_out "larger than the NVLink domain of 2 GPUs"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1 --format json
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu rtx-3090 --tp 8 --batch 1 --format json
 expect_json tp_link pcie4x16
 expect_json tp_link_bps 25000000000
 
 # data-parallel attention with expert parallelism: 12 sequences over 8 DP ranks,
 # the fullest rank holding ceil(12/8) = 2 (balance 12 / 16 = 0.75); the experts'
 # all-to-all crosses the H200 board's NVLink
-run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12
+run "$KVPLAN" perf --engine generic --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12
 expect_rc 0
 expect_out "(batch 12: 2, balance 0.75)"
 expect_out "experts' all-to-all over nvlink (8 GPUs), 450.00 GB/s per direction"
-run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12 --format json
+run "$KVPLAN" perf --engine generic --model deepseek-v3 --gpu h200 --dp 8 --ep 8 --batch 12 --format json
 expect_json moe_link nvlink
 expect_json gpus 8
 
 # disaggregated 1P:1D Llama-3.1-70B on H100s, tp 4 each: a 4,096-token prompt's
 # KV, 80 x 2 x 8 x 128 x 2 B x 4,096 = 1,342,177,280 B, over 400 Gb/s InfiniBand
 # (50 GB/s per GPU, 4 GPUs at once) = 6.71 ms
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
 	--prompt 4096 --output 512 --batch 1,16
 expect_rc 0
 expect_out "each request moves 1.25 GiB (1,342,177,280 B)"
 expect_out "1,342,177,280 / (4 x 50.00 GB/s) = 6.71 ms"
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
 	--prompt 4096 --output 512 --batch 1,16 --format json
 expect_json kv_request_bytes 1342177280
 expect_json transfer_s 0.0067108864
@@ -188,138 +188,138 @@ expect_json kv_link ib400
 # the prefill_load note follows the figures (issue 34.9: it printed at a load
 # of 0.08): 1:1 at batch 1 keeps up; at batch 64 the decode instance finishes
 # 64 requests per 512 x 23.6 ms, 5.3/s, past the one prefill's 1 / 0.297 s
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
 	--prompt 4096 --output 512 --batch 1
 expect_rc 0
 expect_out "prefill_load <= 1 at every batch"
 case "$out" in *"prefill_load > 1"*) bad "the overload note at a load under 1" ;; *) ok ;; esac
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --disagg 1:1 --kv-link ib400 \
 	--prompt 4096 --output 512 --batch 1,64
 expect_out "prefill_load > 1 at batch 64:"
 # a link the GPUs do not have, and malformed counts, name their flag
-run "$KVPLAN" perf --model llama-3.1-8b --gpu rtx-4090 --disagg 1:1 --kv-link nvlink
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu rtx-4090 --disagg 1:1 --kv-link nvlink
 expect_rc 3
 expect_err "error: kv-link: rtx-4090 has no NVLink"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --disagg 1x1
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --disagg 1x1
 expect_rc 2
 expect_err "error: disagg: expected P:D"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --kv-link ib400
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --kv-link ib400
 expect_rc 2
 expect_err "need --disagg"
 
 # speculative decoding, EAGLE on Llama-3.1-8B: K 4, acceptance 0.8:
 # (1 - 0.8^5) / (1 - 0.8) = 3.3616 tokens per step
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8
 expect_rc 0
 expect_out "(1 - a^(K+1)) / (1 - a) = 3.3616 tokens per step"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept 0.8 \
 	--format json
 expect_json spec_tokens_per_step 3.3616
 # a draft with another vocabulary (Qwen3: 151,936 tokens; Llama 3.1: 128,256)
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft qwen3-8b --spec-accept 0.7
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft qwen3-8b --spec-accept 0.7
 expect_rc 3
 expect_err "error: spec-draft: qwen3-8b has a vocabulary of 151936 tokens"
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-accept 0.7
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-accept 0.7
 expect_rc 2
 expect_err "--spec-accept needs --spec-draft"
 # the per-position rate under its own name, and vLLM's logged accepted /
 # drafted share: 1 + r K = 1 + 0.8 x 4 = 4.2 tokens per step (vLLM
 # v1/spec_decode/metrics.py: mean acceptance length = 1 + accepted / drafts)
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8
 expect_rc 0
 expect_out "(1 - a^(K+1)) / (1 - a) = 3.3616 tokens per step"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 0.8
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 0.8
 expect_rc 0
 expect_out "accepted / drafted r 0.80): 1 + r K = 4.2000 tokens per step"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 80% \
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 80% \
 	--format json
 expect_json spec_tokens_per_step 4.2
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-accept-rate 0.8 \
 	--spec-acceptance 0.8
 expect_rc 2
 expect_err "say one thing two ways: give one"
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 1.5
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4 --spec-acceptance 1.5
 expect_rc 2
 expect_err "error: spec-acceptance: expected accepted / drafted draft tokens, in [0, 1]"
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --spec-acceptance 0.7
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-acceptance 0.7
 expect_rc 2
 expect_err "--spec-acceptance needs --spec-draft"
 # K is all that follows the colon (issue 37 N17)
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4:4 --spec-accept 0.8
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft eagle:4:4 --spec-accept 0.8
 expect_rc 2
 expect_err "error: spec-draft: 'eagle:4:4': K, the draft tokens per step, is 1 to 16"
 # a bad draft profile keeps its file:line:col and field (issue 37 N5: the
 # message was formatted into itself, printing "error: spec-draft: " and no more)
 sed 's/^num_heads: 32 .*/num_heads: 0/' "$top_srcdir/profiles/models/llama-3.1-8b.yaml" >"$tmp/draft.yaml"
 line=$(grep -n '^num_heads:' "$tmp/draft.yaml" | cut -d: -f1)
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --spec-draft "$tmp/draft.yaml" --spec-accept 0.8
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --spec-draft "$tmp/draft.yaml" --spec-accept 0.8
 expect_rc 3
 [ "$err" = "kvplan perf: $tmp/draft.yaml:$line:12: error: spec-draft: num_heads: must be positive" ] &&
 	ok || bad "draft profile error: $err"
 # a draft that cannot split at the target's tp (32 heads over 64 GPUs): said once
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 64 --spec-draft llama-3.1-8b --spec-accept 0.8
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 64 --spec-draft llama-3.1-8b --spec-accept 0.8
 expect_rc 3
 expect_err "error: spec-draft: the draft at tp 64: tp: 64 does not divide num_heads 32"
 case "$err" in *"tp 64: the draft"*) bad "doubled prefix: $err" ;; *) ok ;; esac
 # the draft step all-reduces over its own layers: EAGLE on 70B at tp 4
 # (2 x 1 layer, not 2 x 80): its step is well under a millisecond
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --spec-draft eagle:4 --spec-accept 0.8 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --spec-draft eagle:4 --spec-accept 0.8 \
 	--prompt 4096 --output 512 --batch 1 --format json
 v=$(json spec_draft_s)
 awk -v v="$v" 'BEGIN { exit !(v > 0 && v < 0.001) }' && ok || bad "draft step $v s"
 
 # CSV: the contract's fields, one line per batch
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 1024 --output 128 --batch 1,2,4 --format csv
 expect_rc 0
 expect_out "batch,prefill_flops,prefill_s,prefill_bound,ttft_s,ttft_chunked_s,prefill_chunk_tokens,prefill_chunk_steps,decode_bytes_per_step"
 expect_out ",tpot_s,tpot_s_low,tpot_s_high,ttft_s_low,ttft_s_high,tpot_loaded_s,e2e_s,decode_tokens_per_s,output_tokens_per_s,"
 [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] && ok || bad "csv has $(printf '%s\n' "$out" | wc -l) lines"
 
 # mistakes
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --kv-offload gpu
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --kv-offload gpu
 expect_rc 2
 expect_err "--kv-offload"
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --offload-fraction 0.5
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --offload-fraction 0.5
 expect_rc 2
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --host-link pcie9x16
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --host-link pcie9x16
 expect_rc 2
 expect_err "unknown link 'pcie9x16'"
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --batch 0
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --batch 0
 expect_rc 2
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --decode-bw-efficiency 1.2
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --decode-bw-efficiency 1.2
 expect_rc 2
 printf 'calibration:\n  - gpu: a100-80gb\n    decode_bw_efficiency: 2\n' >"$tmp/bad.yaml"
-run "$KVPLAN" perf --model llama-2-7b --gpu a100-80gb --calibration "$tmp/bad.yaml"
+run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --calibration "$tmp/bad.yaml"
 expect_rc 3
 expect_err "bad.yaml:3:27: error: decode_bw_efficiency"
-run "$KVPLAN" perf --model llama-2-7b
+run "$KVPLAN" perf --engine generic --model llama-2-7b
 expect_rc 2
-run "$KVPLAN" perf --help
+run "$KVPLAN" perf --engine generic --help
 expect_rc 0
 expect_out "Usage: kvplan perf"
 # two TTFTs per batch: B prompts at once, and one prompt joining B - 1 decodes
 # in chunks of T - (B - 1) tokens: at batch 32 with T = 8,192 and a 4,096-token
 # prompt, chunks of 8,192 - 31 = 8,161 tokens, one step
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
 	--batch 32 --format json
 expect_json prefill_chunk_tokens 8161
 expect_json prefill_chunk_steps 1
 # with --max-batched-tokens 1024: 1,024 - 31 = 993 tokens, ceil(4,096 / 993) = 5 steps
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 \
 	--batch 32 --max-batched-tokens 1024 --format json
 expect_json prefill_chunk_tokens 993
 expect_json prefill_chunk_steps 5
-run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 --batch 1,32
+run "$KVPLAN" perf --engine generic --model llama-3.1-70b --gpu h100-sxm --tp 4 --prompt 4096 --output 512 --batch 1,32
 expect_out "ttft_batch  ttft_chunked"
 expect_out "chunked, joining 31 decoding: chunks of 8,161 tokens"
 # the GEMM peak follows the weights: nvfp4 on an H100 (no FP4 tensor cores, no
 # fp4_tflops in its profile) uses the bf16 peak and says so, on stderr and in
 # the JSON "warnings"; on a B200 (fp4_tflops 9,000) nothing is assumed
-run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --weights-dtype nvfp4 --batch 1 --format json
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu h100-sxm --weights-dtype nvfp4 --batch 1 --format json
 expect_rc 0
 expect_err "h100-sxm: no fp4 peak in the profile; the bf16 peak is used"
 expect_out '"code": "peak_dtype_assumed"'
-run "$KVPLAN" perf --model llama-3.1-8b --gpu b200 --weights-dtype nvfp4 --batch 1 --format json
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu b200 --weights-dtype nvfp4 --batch 1 --format json
 expect_rc 0
 expect_out '"warnings": []'
 finish

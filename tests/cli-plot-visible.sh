@@ -14,7 +14,7 @@ res="$top_srcdir/reports"
 visible() {    # KIND ARGS...: write the chart, check it
 	kind=$1
 	shift
-	run "$KVPLAN" plot "$kind" -o "$tmp/p" --name "$kind" "$@"
+	run "$KVPLAN" plot --engine generic "$kind" -o "$tmp/p" --name "$kind" "$@"
 	expect_rc 0
 	if awk -f "$check" "$tmp/p/$kind.gp" "$tmp/p/$kind.dat" >"$tmp/awk"; then
 		ok

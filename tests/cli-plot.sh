@@ -16,7 +16,7 @@ command -v gnuplot >/dev/null 2>&1 && have_gnuplot=yes
 # 524,288 B per token: 1,024 tokens = 536,870,912 B, 4,096 = 2,147,483,648 B;
 # 8,192 is beyond its max_context (4,096): NaN.
 d="$tmp/kv"
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b,llama-3.1-8b \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --engine generic --model llama-2-7b,llama-3.1-8b \
 	--contexts 1k,4k,8k -o "$d"
 expect_rc 0
 dat=$(cat "$d/kv-context.dat")
@@ -39,13 +39,13 @@ name="one warning line"
 [ ! -f "$d/kv-context.png" ] && ok || bad "an image without gnuplot"
 
 # a PATH without gnuplot behaves the same
-run env -u KVPLAN_GNUPLOT PATH=/nonexistent "$KVPLAN" plot kv-context --model llama-2-7b -o "$d"
+run env -u KVPLAN_GNUPLOT PATH=/nonexistent "$KVPLAN" plot kv-context --engine generic --model llama-2-7b -o "$d"
 expect_rc 0
 expect_err "cannot run gnuplot"
 [ -f "$d/kv-context.dat" ] && [ -f "$d/kv-context.gp" ] && ok || bad "files not kept"
 
 # a gnuplot that fails: still exit 0, one warning
-run env KVPLAN_GNUPLOT=false "$KVPLAN" plot kv-context --model llama-2-7b -o "$d"
+run env KVPLAN_GNUPLOT=false "$KVPLAN" plot kv-context --engine generic --model llama-2-7b -o "$d"
 expect_rc 0
 expect_err "failed"
 
@@ -54,7 +54,7 @@ expect_err "failed"
 # of 4,096 tokens (7,296 blocks / 256).
 fixed="--model llama-2-7b --gpu-memory 80GiB --utilization 0.9 --weights-bytes 13GiB
        --activation-bytes 1GiB --overhead-bytes 1GiB --context 4096"
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget $fixed -o "$d"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --engine generic $fixed -o "$d"
 expect_rc 0
 dat=$(cat "$d/budget.dat")
 case "$dat" in *'0 "custom" "28 seqs" 13958643712 1073741824 1073741824 61203283968 8589934592 85899345920'*) ok ;;
@@ -65,7 +65,7 @@ case "$gp" in *"title 'KV pool'"*) ok ;; *) bad "KV pool series" ;; esac
 case "$gp" in *'llama-2-7b, engine generic'*) ok ;; *) bad "title names model and engine" ;; esac
 
 # tp 3 cannot split 32 heads: a note, the other bars drawn
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --model llama-3.1-8b --gpu h100-sxm,l40s \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot budget --engine generic --model llama-3.1-8b --gpu h100-sxm,l40s \
 	--tp 1,3 --context 8k -o "$d"
 expect_rc 0
 expect_err "note: h100-sxm tp 3 left out"
@@ -74,7 +74,7 @@ name="budget bars"
 
 # --- max-seqs: the same fixed terms; 2,048 tokens: 7,296 / 128 = 57 sequences;
 # fp8 halves the page: 14,592 blocks, 57 sequences of 4,096.
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot max-seqs $fixed --kv-dtype auto,fp8 \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot max-seqs --engine generic $fixed --kv-dtype auto,fp8 \
 	--contexts 2k,4k -o "$d"
 expect_rc 0
 dat=$(cat "$d/max-seqs.dat")
@@ -86,7 +86,7 @@ case "$(cat "$d/max-seqs.gp")" in *"set ylabel 'max concurrent sequences'"*) ok 
 # 16,060,522,496 B + KV 4,096 x 131,072 = 536,870,912 B = 16,597,393,408 B read
 # at 3.35 TB/s x 0.80 = 2.68 TB/s: 6.193 ms per step (memory-bound: 2 x 8.03e9
 # FLOP at 989.4 TFLOP/s x 0.6 is 0.03 ms)
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot perf --model llama-3.1-8b --gpu h100-sxm \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot perf --engine generic --model llama-3.1-8b --gpu h100-sxm \
 	--batches 1,8 --contexts 4k -o "$d"
 expect_rc 0
 name="perf step time"
@@ -101,14 +101,14 @@ case "$gp" in *"'perf.dat' index 1 using 1:"*) ok ;; *) bad "perf: no second blo
 case "$gp" in *"set y2label 'throughput (output tokens/s, all sequences)'"*) ok ;; *) bad "y2label" ;; esac
 case "$gp" in *"set ylabel 'time per decode step = per output token (ms)'"*) ok ;; *) bad "ylabel" ;; esac
 case "$gp" in *"title 'over pcie5x16 (50.00 GB/s)'"*) ok ;; *) bad "link series" ;; esac
-run "$KVPLAN" plot perf --model llama-3.1-8b --gpu-memory 80GiB -o "$d"
+run "$KVPLAN" plot perf --engine generic --model llama-3.1-8b --gpu-memory 80GiB -o "$d"
 expect_rc 3                                   # no bandwidth without a GPU profile
 
 # --- block-size: the tiny model (2,048 B/token) in a pool of exactly 1 GiB =
 # 524,288 token slots; every request 100 + 1 tokens (tests/data/report/fixed-100.yaml).
 # P = 128: one block a sequence, 4,096 of them, 27.5 of 128 slots empty = 21.484375 %;
 # metadata 4,096 x 4 B block table + 4,096 x 8 B allocator = 49,152 B.
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model "$top_srcdir/tests/data/good/tiny.yaml" \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --engine generic --model "$top_srcdir/tests/data/good/tiny.yaml" \
 	--gpu-memory 1GiB --utilization 1 --weights-bytes 0 --activation-bytes 0 --overhead-bytes 0 \
 	--workload "$top_srcdir/tests/data/report/fixed-100.yaml" --block-sizes 1,16,128 --requests 20000 -o "$d"
 expect_rc 0
@@ -126,14 +126,14 @@ if grep -q "^set y2label" "$d/block-size.gp"; then bad "block-size: a second axi
 # size x 4 x 10^7 requests x 0.3 us (cli.h's estimate) = 12 s, past the 10 s
 # threshold; each request 1,000 prompt tokens and no output takes one step,
 # so the run itself is a few seconds
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model llama-2-7b --gpu h100-sxm \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --engine generic --model llama-2-7b --gpu h100-sxm \
 	--workload "$top_srcdir/tests/data/workloads/fixed-1000.yaml" --block-sizes 16 \
 	--requests 40000000 -o "$d" --name block-size-long
 expect_rc 0
 expect_err "kvplan plot: block-size: 40,000,000 requests over about 1 row: about 12 s; progress follows"
 expect_err "kvplan plot: 40,000,000 of 40,000,000 requests drawn"
 # the default 100,000 requests stay quiet
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --model llama-2-7b --gpu h100-sxm \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot block-size --engine generic --model llama-2-7b --gpu h100-sxm \
 	--workload "$top_srcdir/tests/data/workloads/fixed-1000.yaml" --block-sizes 16 -o "$d" \
 	--name block-size-short
 expect_rc 0
@@ -141,7 +141,7 @@ case "$err" in *"progress follows"*) bad "progress for a short run: $err" ;; *) 
 
 # --- validate: hand-written kvbench results (tests/data/report/kvbench-results.yaml):
 # errors 1/11, 0, 1/5 -> median 9.1 %
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --engine generic \
 	--results "$top_srcdir/tests/data/report/kvbench-results.yaml" -o "$d"
 expect_rc 0
 dat=$(cat "$d/validate.dat")
@@ -152,7 +152,7 @@ case "$gp" in *'x with lines lc rgb "black" lw 1 title "y = x"'*) ok ;; *) bad "
 case "$gp" in *'x * 1.2 with lines'*) ok ;; *) bad "no band" ;; esac
 case "$gp" in *"set xlabel 'predicted by kvplan (ms)'"*) ok ;; *) bad "validate xlabel" ;; esac
 # --band 10% draws y = 1.1 x and 0.9 x; --name sets the files' stem
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --band 10% --name v10 \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --engine generic --band 10% --name v10 \
 	--results "$top_srcdir/tests/data/report/kvbench-results.yaml" -o "$d"
 expect_rc 0
 gp=$(cat "$d/v10.gp")
@@ -162,14 +162,14 @@ case "$gp" in *"'v10.dat' index 0"*) ok ;; *) bad "--name stem" ;; esac
 for want in "results-negative-time.yaml:7:21: error: time_median_s: must not be negative" \
 	    "results-points-not-list.yaml:4:9: error: points: expected a list" \
 	    "results-none-timed.yaml: error: points: no point that passed validation"; do
-	run "$KVPLAN" plot validate --results "$top_srcdir/tests/data/bad/${want%%:*}" -o "$d"
+	run "$KVPLAN" plot validate --engine generic --results "$top_srcdir/tests/data/bad/${want%%:*}" -o "$d"
 	expect_rc 3
 	expect_err "$want"
 done
 # a real kvbench run, when this tree built kvbench: every timed point is drawn
 if [ -x "$top_builddir/kvbench" ] && "$top_builddir/kvbench" --quick --out "$tmp/kvb.yaml" >/dev/null 2>&1; then
 	want=$(grep -c '^    time_median_s:' "$tmp/kvb.yaml")
-	run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --results "$tmp/kvb.yaml" -o "$d"
+	run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot validate --engine generic --results "$tmp/kvb.yaml" -o "$d"
 	expect_rc 0
 	name="validate draws kvbench's $want points"
 	[ "$want" -gt 0 ] && [ "$(grep -c '^[0-9.e+-]* "B ' "$d/validate.dat")" = "$want" ] && ok ||
@@ -178,14 +178,14 @@ fi
 
 # --- images, where gnuplot exists: PNG signature and size, SVG root
 if [ "$have_gnuplot" = yes ]; then
-	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b,deepseek-v3 -o "$d"
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --engine generic --model llama-2-7b,deepseek-v3 -o "$d"
 	expect_rc 0
 	expect_out "wrote $d/kv-context.dat, $d/kv-context.gp and $d/kv-context.png"
 	name="png signature"
 	[ "$(png_sig "$d/kv-context.png")" = 89504e470d0a1a0a ] && ok || bad "not a PNG"
 	name="png size"
 	[ "$(png_dim "$d/kv-context.png")" = 1000x620 ] && ok || bad "$(png_dim "$d/kv-context.png")"
-	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot max-seqs --model llama-3.1-8b --gpu h100-sxm,l40s \
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot max-seqs --engine generic --model llama-3.1-8b --gpu h100-sxm,l40s \
 		--term svg -o "$d"
 	expect_rc 0
 	name="svg"
@@ -193,21 +193,21 @@ if [ "$have_gnuplot" = yes ]; then
 		ok || bad "not an SVG"
 	grep -q 'width="1000"' "$d/max-seqs.svg" && ok || bad "svg width"
 	# twelve bars widen the image: 1000 + (12 - 10) * 90 = 1,180 pixels
-	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot budget --model llama-3.1-70b \
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot budget --engine generic --model llama-3.1-70b \
 		--gpu h100-sxm,h200,a100-80gb --tp 1,2,4,8 --context 8k -o "$d"
 	expect_rc 0
 	name="budget png"
 	[ "$(png_dim "$d/budget.png")" = 1180x620 ] && ok || bad "$(png_dim "$d/budget.png")"
 	# two panels: 1000 + 700 pixels
-	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot perf --model llama-3.1-8b --gpu l40s -o "$d"
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot perf --engine generic --model llama-3.1-8b --gpu l40s -o "$d"
 	expect_rc 0
 	name="perf png"
 	[ "$(png_dim "$d/perf.png")" = 1700x620 ] && ok || bad "$(png_dim "$d/perf.png")"
-	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b --term pdf -o "$d"
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --engine generic --model llama-2-7b --term pdf -o "$d"
 	name="pdf"
 	[ "$(head -c 5 "$d/kv-context.pdf")" = "%PDF-" ] && ok || bad "not a PDF"
 	# dumb draws on standard output
-	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --model llama-2-7b --term dumb -o "$d"
+	run env -u KVPLAN_GNUPLOT "$KVPLAN" plot kv-context --engine generic --model llama-2-7b --term dumb -o "$d"
 	expect_rc 0
 	expect_out "llama-2-7b (MHA"
 	expect_out "context (tokens per sequence"
@@ -324,19 +324,19 @@ for args in "" "nosuch" "kv-context --term jpeg" "kv-context --tp 1,2" "budget -
 	    "validate" "validate --results x.yaml --model llama-2-7b" "validate --results x.yaml --band 1.5" \
 	    "block-size --model llama-2-7b --gpu h100-sxm --block-sizes 0" \
 	    "block-size --model llama-2-7b --gpu h100-sxm --requests 0" "perf --model llama-2-7b --batches x"; do
-	run "$KVPLAN" plot $args -o "$d"
+	run "$KVPLAN" plot --engine generic $args -o "$d"
 	expect_rc 2
 	expect_err "kvplan plot:"
 done
 # a model that does not exist: exit 3
-run "$KVPLAN" plot kv-context --model no-such-model -o "$d"
+run "$KVPLAN" plot kv-context --engine generic --model no-such-model -o "$d"
 expect_rc 3
 expect_err "no-such-model"
-run "$KVPLAN" plot --help
+run "$KVPLAN" plot --engine generic --help
 expect_rc 0
 expect_out "Usage: kvplan plot KIND"
 # perf: the batches past what fits the pool are drawn grey, apart
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot perf --model llama-3.1-8b --gpu h100-sxm -o "$d"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot perf --engine generic --model llama-3.1-8b --gpu h100-sxm -o "$d"
 gp=$(cat "$d/perf.gp")
 case "$gp" in *'using 1:($1 <= 108 ? ($4/0.001) : NaN)'*) ok ;; *) bad "perf: in colour up to 108" ;; esac
 case "$gp" in *'using 1:($1 >= 64 ? ($4/0.001) : NaN) with linespoints lw 1 pt 4 ps 0.8 lc rgb "gray70"'*) ok ;;
@@ -360,12 +360,12 @@ csv2tsv() {
 }
 pargs="--model llama-3.1-8b --workload chat --rate 5 --tpot 0.05 --tp 1,2,4,8"
 gl=h100-sxm,h200,l40s,a100-80gb    # plot takes --gpu LIST, size --gpus LIST
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto $pargs --gpu $gl -o "$d"
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto --engine generic $pargs --gpu $gl -o "$d"
 expect_rc 0
-run "$KVPLAN" size $pargs --gpus $gl --format csv
+run "$KVPLAN" size --engine generic $pargs --gpus $gl --format csv
 expect_rc 0
 printf '%s\n' "$out" | csv2tsv >"$tmp/all.tsv"
-run "$KVPLAN" size $pargs --gpus $gl --pareto --format csv
+run "$KVPLAN" size --engine generic $pargs --gpus $gl --pareto --format csv
 printf '%s\n' "$out" | csv2tsv >"$tmp/front.tsv"
 # TPOT and cost of each row, by the header's names, to 8 significant digits (the .dat's
 # %.10g, rounded again to 9, can differ in the last digit from the CSV's)
@@ -408,14 +408,14 @@ case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN) with points"*) ok ;; *) bad "par
 case "$gp" in *"using 1:(\$4 > 0 ? \$4/1 : NaN):2 with labels"*) ok ;; *) bad "pareto: front labels" ;; esac
 case "$gp" in *"using 1:(\$5 > 0 ? \$5/1 : NaN):2 with labels"*) ok ;; *) bad "pareto: other labels" ;; esac
 # a GPU without a price, none given: nothing to plot, and the message says what to give
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto --model llama-3.1-8b --gpu-memory 80GiB -o "$d" \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot pareto --engine generic --model llama-3.1-8b --gpu-memory 80GiB -o "$d" \
 	--gpu "$top_srcdir/tests/data/hostile/evil-gpu.yaml"
 expect_rc 3
 expect_err "--price"
-run "$KVPLAN" plot pareto --model llama-3.1-8b --gpu h100-sxm --price h200=2 -o "$d"
+run "$KVPLAN" plot pareto --engine generic --model llama-3.1-8b --gpu h100-sxm --price h200=2 -o "$d"
 expect_rc 2
 expect_err "--price: 'h200' is not among the GPUs considered"
-run "$KVPLAN" plot pareto --model llama-3.1-8b --cost cloud:cheap -o "$d"
+run "$KVPLAN" plot pareto --engine generic --model llama-3.1-8b --cost cloud:cheap -o "$d"
 expect_rc 2
 expect_err "--cost: expected cloud"
 # --- serve: Llama-2-7B on the round GPU (1 TB/s, compute that never binds),
@@ -432,7 +432,7 @@ expect_err "--cost: expected cloud"
 # above --ttft 0.3.  The knee is 0.02, the last rate within it.
 d="$tmp/serve"
 grep -v "^#" "$top_srcdir/tests/data/good/round.yaml" >"$tmp/round.yaml"
-run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot serve --model llama-2-7b --gpu "$tmp/round.yaml" \
+run env KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot serve --engine generic --model llama-2-7b --gpu "$tmp/round.yaml" \
 	--weights-bytes 10GB --utilization 1 --activation-bytes 0 --overhead-bytes 0 \
 	--workload "$top_srcdir/tests/data/workloads/size-replicas.yaml" --rates 0.01,0.02,120 \
 	--ttft 0.3 -o "$d"
@@ -446,7 +446,7 @@ row=$(grep '^120 ' "$d/serve.dat")
 if echo "$row" | awk '{ exit !($5 > 0.3) }'; then ok; else bad "serve TTFT p90 at 120: $row"; fi
 case "$(cat "$d/serve.gp")" in *"knee: 0.02 requests/s"*) ok ;; *) bad "serve: no knee at 0.02" ;; esac
 case "$(cat "$d/serve.gp")" in *"KV blocks in use (% of the pool)"*) ok ;; *) bad "serve: KV panel" ;; esac
-run "$KVPLAN" plot serve --model llama-2-7b --gpu h100-sxm --rates 2,1 -o "$d"
+run "$KVPLAN" plot serve --engine generic --model llama-2-7b --gpu h100-sxm --rates 2,1 -o "$d"
 expect_rc 2
 expect_err "--rates: expected increasing"
 finish

@@ -56,10 +56,11 @@ n=$(printf '%s\n' "$out" | grep -vc '^\(#\|\[timeout \)')
 if [ "$n" = 0 ]; then ok; else bad "$n lines without a timeout: $(printf '%s\n' "$out" | grep -v '^\(#\|\[timeout \)')"; fi
 if [ ! -e "$tmp/dryrun" ] && [ ! -e "$tmp/drybuild0" ]; then ok; else bad "the dry run wrote files"; fi
 # the capacity check's prediction is the planner's: kvplan budget on an
-# H200 at utilization 1, gpu_memory_bytes - overhead_bytes (143156 MiB =
+# H200 at utilization 1 with the generic engine (kvbench is no serving
+# engine: a CUDA context and the allocator's reserve), gpu_memory_bytes - overhead_bytes (143156 MiB =
 # 150,109,945,856 B, less the generic engine's 1 GiB: 149,036,204,032)
 expect_out "PREDICTED_FREE_BYTES=149036204032"
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h200 --utilization 1 --format json
+run "$KVPLAN" budget --engine generic --model llama-3.1-8b --gpu h200 --utilization 1 --format json
 g=$(json gpu_memory_bytes)
 o=$(json overhead_bytes)
 if [ -n "$g" ] && [ -n "$o" ] && [ $((g - o)) = 149036204032 ]; then ok

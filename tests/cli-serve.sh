@@ -29,7 +29,7 @@ near() {
 # 10.0524288 ms; decodes over 101 and 102 tokens: 10.052953088 and
 # 10.053477376 ms; E2E 30.158859264 ms, TPOT (E2E - TTFT) / 2 = 10.053215232
 printf 'arrival_s,prompt_tokens,output_tokens\n0,100,3\n' >"$tmp/one.csv"
-run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json --slo-ttft 1
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format json --slo-ttft 1
 expect_rc 0
 near mean_ttft_ms 10.0524288
 near median_e2el_ms 30.158859264
@@ -41,9 +41,9 @@ expect_json request_rate trace
 expect_json preemptions 0
 # goodput: the one request meets a 1 s TTFT; none meets 5 ms
 near request_goodput 33.157752793
-run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json --slo-ttft 0.005
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format json --slo-ttft 0.005
 expect_json request_goodput 0
-run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format json
 expect_json request_goodput null
 # the same request under vLLM's time data (profiles/engines/vllm.yaml): every
 # step + 1,000 us + 100 us for its one sequence, the prefill's + 3,000 us, and
@@ -63,7 +63,7 @@ TIMESTAMP,ContextTokens,GeneratedTokens
 2023-11-16 18:15:46.6805900,100,3
 2023-11-16 18:15:47.1805900,100,3
 CSV
-run "$KVPLAN" serve $R --trace "$tmp/azure.csv" --format json
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/azure.csv" --format json
 expect_rc 0
 expect_json completed 2
 near duration 0.530158859264
@@ -72,7 +72,7 @@ near p99_e2el_ms 30.158859264
 # the public file's own first ten rows (tests/data/traces/README.md): all ten
 # served; the last arrives 18:15:55.1455750 - 18:15:46.6805900 = 8.464985 s
 # after the first, so the run lasts longer than that
-run "$KVPLAN" serve $R --trace "$top_srcdir/tests/data/traces/azure-conv-head.csv" --format json
+run "$KVPLAN" serve --engine generic $R --trace "$top_srcdir/tests/data/traces/azure-conv-head.csv" --format json
 expect_rc 0
 expect_json completed 10
 expect_json total_input_tokens 4364     # 374 + 396 + 879 + 91 + 91 + 381 + 1313 + 388 + 242 + 209
@@ -82,82 +82,82 @@ if awk -v d="$d" 'BEGIN { exit !(d > 8.464985) }'; then ok; else bad "duration $
 
 # JSON lines of kvplan's own keys: the same request
 printf '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 3}\n' >"$tmp/one.jsonl"
-run "$KVPLAN" serve $R --trace "$tmp/one.jsonl" --format json
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.jsonl" --format json
 expect_rc 0
 near mean_ttft_ms 10.0524288
 printf '{"arrival_s": 0, "prompt_tokens": 100}\n' >"$tmp/bad.jsonl"
-run "$KVPLAN" serve $R --trace "$tmp/bad.jsonl"
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/bad.jsonl"
 expect_rc 3
 expect_err "bad.jsonl:1:1: error: output_tokens: missing from the object"
 
 # table and CSV
-run "$KVPLAN" serve $R --trace "$tmp/one.csv"
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv"
 expect_rc 0
 expect_out "ttft"
 expect_out "Throughput:"
-run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format csv
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format csv
 expect_out "mean_ttft_ms"
 expect_out "request_throughput"
 
 # a closed loop of 4 users never runs more than 4 at once
-run "$KVPLAN" serve $R --prompt fixed:200 --output fixed:20 --concurrency 4 --requests 40 --format json
+run "$KVPLAN" serve --engine generic $R --prompt fixed:200 --output fixed:20 --concurrency 4 --requests 40 --format json
 expect_rc 0
 expect_json completed 40
 expect_json max_concurrent_requests 4
 expect_json max_concurrency 4
 # Poisson: the same seed gives the same run
-run "$KVPLAN" serve $R --workload chat --rate 2 --requests 200 --seed 5 --format json
+run "$KVPLAN" serve --engine generic $R --workload chat --rate 2 --requests 200 --seed 5 --format json
 a=$(json mean_e2el_ms)
-run "$KVPLAN" serve $R --workload chat --rate 2 --requests 200 --seed 5 --format json
+run "$KVPLAN" serve --engine generic $R --workload chat --rate 2 --requests 200 --seed 5 --format json
 expect_json mean_e2el_ms "$a"
 expect_json request_rate 2
 # a small pool preempts
-run "$KVPLAN" serve $R --prompt fixed:48 --output fixed:40 --concurrency 2 --requests 2 --num-blocks 8 --block-size 16 --format json
+run "$KVPLAN" serve --engine generic $R --prompt fixed:48 --output fixed:40 --concurrency 2 --requests 2 --num-blocks 8 --block-size 16 --format json
 expect_json preemptions 1
 expect_json recomputed_tokens 64
 
 # bad input: file errors name file:line:col and the field, exit 3
 printf 'arrival_s,prompt_tokens,output_tokens\n1,10,2\n0.5,10,2\n' >"$tmp/unsorted.csv"
-run "$KVPLAN" serve $R --trace "$tmp/unsorted.csv"
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/unsorted.csv"
 expect_rc 3
 expect_err "unsorted.csv:3:1: error: arrival_s: times must not decrease"
 # the Azure layout's wall-clock times: a row 0.685421 s before the first
 # (18:15:46.68059 - 18:15:45.995169) is out of order, not negative; an hour
 # of 25 is no time; 9,000 + 109 tokens is above a max_model_len of 4,096
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:45.9951690,396,109\n' >"$tmp/az-unsorted.csv"
-run "$KVPLAN" serve $R --trace "$tmp/az-unsorted.csv"
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/az-unsorted.csv"
 expect_rc 3
 expect_err "az-unsorted.csv:3:1: error: TIMESTAMP: times must not decrease: 0.685421 s before the first row's"
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 25:15:45.9951690,396,109\n' >"$tmp/az-hour.csv"
-run "$KVPLAN" serve $R --trace "$tmp/az-hour.csv"
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/az-hour.csv"
 expect_rc 3
 expect_err "az-hour.csv:3:1: error: TIMESTAMP: expected seconds or a time"
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.5000000,374,44\n2023-11-17 00:00:00.2500000,9000,109\n' >"$tmp/az-long.csv"
-run "$KVPLAN" serve $R --trace "$tmp/az-long.csv" --max-model-len 4096
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/az-long.csv" --max-model-len 4096
 expect_rc 3
 expect_err "az-long.csv:3:29: error: ContextTokens: 9000 + 109 tokens is above max_model_len 4096"
 printf 'arrival_s,prompt_tokens,output_tokens\n-2,10,2\n' >"$tmp/negative.csv"
-run "$KVPLAN" serve $R --trace "$tmp/negative.csv"
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/negative.csv"
 expect_rc 3
 expect_err "negative.csv:2:1: error: arrival_s: a negative time"
 printf 'arrival_s,prompt_tokens,output_tokens\n0,100,30\n' >"$tmp/long.csv"
-run "$KVPLAN" serve $R --trace "$tmp/long.csv" --max-model-len 128
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/long.csv" --max-model-len 128
 expect_rc 3
 expect_err "long.csv:2:3: error: prompt_tokens: 100 + 30 tokens is above max_model_len 128"
 # flags: exit 2
-run "$KVPLAN" serve $R --trace "$tmp/one.csv" --rate 2
+run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --rate 2
 expect_rc 2
-run "$KVPLAN" serve $R --workload chat --rate 0
+run "$KVPLAN" serve --engine generic $R --workload chat --rate 0
 expect_rc 2
 expect_err "--rate: expected a finite number above 0"
-run "$KVPLAN" serve $R --workload chat --rate inf
+run "$KVPLAN" serve --engine generic $R --workload chat --rate inf
 expect_rc 2
-run "$KVPLAN" serve $R --workload chat
+run "$KVPLAN" serve --engine generic $R --workload chat
 expect_rc 2
 expect_err "give one of --rate, --concurrency and --trace"
-run "$KVPLAN" serve $R --workload chat --rate 1 --think-time 2
+run "$KVPLAN" serve --engine generic $R --workload chat --rate 1 --think-time 2
 expect_rc 2
-run "$KVPLAN" serve $R --workload chat --concurrency 0
+run "$KVPLAN" serve --engine generic $R --workload chat --concurrency 0
 expect_rc 2
 # bash completion: the command, its flags (read from --help), --trace a file
 if command -v bash >/dev/null 2>&1; then
@@ -179,7 +179,7 @@ if command -v bash >/dev/null 2>&1; then
 	name="complete kvplan serve --trace"
 	[ "$(complete_line 'kvplan serve --trace t')" = "t.csv" ] && ok || bad "$(complete_line 'kvplan serve --trace t')"
 fi
-run "$KVPLAN" serve --help
+run "$KVPLAN" serve --engine generic --help
 expect_rc 0
 expect_out "--concurrency N"
 finish

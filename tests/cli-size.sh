@@ -21,7 +21,7 @@ fixed="--model llama-2-7b --gpu $tmp/round.yaml --weights-bytes 10GB --utilizati
 # C = 5.5458 sequences at TPOT 10.988 ms (fails); two hold 2.6432 at
 # 10.471 ms (meet).  2 GPUs x $2 = $4/hour; 500 output tokens/s = 1.8 M/hour
 # -> $2.222222222 per million.
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --format json
 expect_rc 0
 expect_json mean_context 150                  # 100 + (100 - 1) / 2, rounded up
 expect_json gpu round
@@ -53,11 +53,11 @@ case "$out" in *"trtllm-serve"*) bad "trtllm-serve emitted for mi300x" ;; *) ok 
 # / 1,010 = 594.6 -> 595, not 100 + (505 - 1) / 2 = 352
 printf '100,10\n100,1000\n' >"$tmp/two.csv"
 printf 'name: two\nlengths: two.csv\narrival_rate: 1\n' >"$tmp/two.yaml"
-run "$KVPLAN" size --model llama-3.1-8b --workload "$tmp/two.yaml" --gpus h100-sxm --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload "$tmp/two.yaml" --gpus h100-sxm --format json
 expect_json mean_context 595
 
 # one replica at most: it fails TPOT, exit 1
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-replicas 1 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --max-replicas 1 --format json
 expect_rc 1
 expect_json failed tpot
 expect_json replicas 1
@@ -65,7 +65,7 @@ expect_near concurrency 5.5458138 1e-6
 expect_json chosen null
 
 # the level relaxed to 11 ms: one replica meets; --price halves the bill
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --tpot 0.011 --price round=1 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --tpot 0.011 --price round=1 --format json
 expect_rc 0
 expect_json replicas 1
 expect_json cost_per_hour 1
@@ -76,12 +76,12 @@ expect_json cost_per_hour 1
 # = 66.7 x 100 x 78.6 us / (1 - 0.670) = 1.59 sequences (> 1: it runs away);
 # on 4: 50 x 100 x 78.6 us / (1 - 0.503) = 0.79, so C = 483.6 and TPOT =
 # (10 ms + 483.6 k) / 0.497 = 96.6 ms.
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 1 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 1 --format json
 expect_rc 0
 expect_json replicas 4
 expect_near prefill_utilization 0.50262144 1e-9
 expect_near tpot_s 0.0965750 1e-5
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 1 --max-replicas 3 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 1 --max-replicas 3 --format json
 expect_rc 1
 expect_json replicas 3
 expect_json failed throughput
@@ -91,7 +91,7 @@ expect_json failed throughput
 # one sequence of 150 tokens in 10 ms + 150 x 524,288 B / 1 TB/s = 10.0786 ms
 # > 10 ms, at any replica count.  Reported at the fewest replicas where only
 # that fails: 4 (above: 3 cannot keep up).
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
 expect_rc 1
 expect_json failed tpot
 expect_json never tpot
@@ -105,25 +105,25 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 
 	--format json
 expect_rc 1
 expect_near floor_tpot_s 0.0112572864 1e-9
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
 expect_rc 1
 expect_out "round tp 1: tpot: each decode step takes at least 10.1 ms > 10.0 ms"
 # with one replica at most (rho = 2.01): throughput fails too, named after the floor
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --max-replicas 1 \
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --max-replicas 1 \
 	--format json
 expect_out '"failed": "tpot,throughput"' 
 
 # --slo-percentile p99: TTFT = prefill of the p99 prompt (100 tokens,
 # 10.0524 ms) + the p99 wait, 5.2922 ms x ln(0.050262 / 0.01) = 8.5452 ms
 # (tests/check-size.c has the steps): 18.5976 ms at one replica
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p99 --max-replicas 1 \
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p99 --max-replicas 1 \
 	--tpot 1 --format json
 expect_rc 0
 expect_json queue_percentile true
 expect_json percentile 99
 expect_near ttft_s 0.0185975899 1e-8
 expect_near queue_p_s 0.0085451611 1e-8
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p95
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --slo-percentile p95
 expect_rc 2
 expect_err "expected p50, p90 or p99"
 
@@ -131,17 +131,17 @@ expect_err "expected p50, p90 or p99"
 # an idle replica already misses 10.7 ms (10.0786 x 1.07 = 10.784 ms), so the
 # two replicas that meet the central estimate "meet at risk"; nothing meets,
 # exit 1, and the nearest is that one
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07 --format json
 expect_rc 1
 expect_json verdict "meets at risk"
 expect_json risk tpot
 expect_json chosen null
 expect_out '"nearest": ['
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --latency-spread 0.07
 expect_rc 1
 expect_out "at risk"
 expect_out "tpot x 1.07 = 11.2 ms > 10.7 ms"   # 10.471 ms x 1.07 = 11.204 ms
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --latency-spread -1
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --latency-spread -1
 expect_rc 2
 # --calibration: a kvbench run of an H20 (tests/data/good/kvbench-cuda-h20.yaml
 # has the steps): efficiency 0.8, the median of 1.024/1.28, 2.048/2.40 and
@@ -150,36 +150,36 @@ expect_rc 2
 # (the 0.1 ms point, under a quarter of the largest bytes, is left out: it
 # would give 2.9)
 cal="$top_srcdir/tests/data/good/kvbench-cuda-h20.yaml"
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" --format json
 expect_rc 0
 expect_json latency_spread 0.09375
 expect_json latency_spread_from calibration
 # a spread given on the command line wins over the calibration's
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" \
 	--latency-spread 0.2 --format csv
 expect_rc 0
 expect_out ",0.2,given"
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --format csv
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --format csv
 expect_out ",0,default"
 # the spread moves the decision: at a TPOT level of 1.04 x the central TPOT
 # of the cheapest (2 replicas), those 2 meet with no spread; with the
 # calibration's they meet only at risk (x 1.09375 > 1.04), so it takes 3
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --decode-bw-efficiency 0.8 --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --decode-bw-efficiency 0.8 --format json
 tpot0=$(json tpot_s)
 lvl=$(awk -v t="$tpot0" 'BEGIN { printf "%.9g", t * 1.04 }')
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --tpot "$lvl" \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --tpot "$lvl" \
 	--decode-bw-efficiency 0.8 --calibration "$cal" --latency-spread 0 --format json
 expect_json count 2
 expect_json verdict meets
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --tpot "$lvl" \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --tpot "$lvl" \
 	--decode-bw-efficiency 0.8 --calibration "$cal" --format json
 expect_json count 3
 expect_json verdict meets
 # a calibration is of one GPU; a CPU run calibrates none
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpus all --calibration "$cal"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpus all --calibration "$cal"
 expect_rc 2
 expect_err "--calibration: a calibration describes one GPU"
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
 	--calibration "$top_srcdir/tests/data/good/kvbench-run.yaml"
 expect_rc 3
 expect_err "measures the CPU"
@@ -187,7 +187,7 @@ expect_err "measures the CPU"
 # steps): uncapped, 2 replicas hold 3 sequences; a cap of 2 takes 3 replicas
 # ($6/hour), a cap of 1 takes 6 ($12/hour), each at a lower TPOT, so all
 # three are on the Pareto front
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 0,2,1 --pareto --format csv
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 0,2,1 --pareto --format csv
 expect_rc 0
 [ "$(printf '%s\n' "$out" | sed 1d | wc -l)" -eq 3 ] && ok || bad "front of $(printf '%s\n' "$out" | sed 1d | wc -l), want 3"
 expect_out "1,round,6,1,6,true,,12,"
@@ -198,16 +198,16 @@ run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2 -
 expect_rc 0
 expect_out "--max-num-seqs 2 "
 expect_out "3 replicas of 1 x round"
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2,x
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --max-num-seqs 2,x
 expect_rc 2
 expect_err "--max-num-seqs: expected at most 8 counts"
 # Nothing meets at 200 requests/s under 10 ms: the nearest is the 4 replicas
 # above, TPOT 96.575 ms, 86.575 ms over the level
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
 expect_rc 1
 expect_out "Nearest, and what each misses by:"
 expect_out "4 x round (tp 1, pp 1, dp 1, 4 replicas): tpot 96.6 ms, 86.6 ms over 10.0 ms"
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --format json
 expect_near miss_tpot_s 0.0865750 1e-4
 
 # Memory risk: Llama-3.1-8B on an L4 under vLLM at 4,096 tokens holds 8
@@ -235,11 +235,11 @@ expect_json verdict meets
 # Disaggregated 1:1 beside colocated (tests/check-size.c has the steps): one
 # prefill and one decode GPU meet TPOT at 10.409 ms, TTFT 12.667 ms with
 # 2.349 ms of KV moved over PCIe; colocated needs 2 replicas: both 2 GPUs
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --format json
 expect_rc 0
 expect_out '"disagg_p": 1,'
 expect_near transfer_s 0.00234881024 1e-9   # 58,720,256 B / 25e9 B/s
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1
 expect_out "1:1          1     2"
 expect_out "colo         2     2"
 # at 10.5 ms both take 2 GPUs; the lower TPOT (10.409 against 10.471 ms) ranks first
@@ -297,9 +297,9 @@ case "$out" in *cache_transceiver*|*disaggregated*|*--port*) bad "$out" ;; *) ok
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --emit vllm
 name="colocated vllm: no kv-transfer-config"
 case "$out" in *kv-transfer-config*|*disaggregat*) bad "$out" ;; *) ok ;; esac
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 0:1
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --disagg 0:1
 expect_rc 2
-run "$KVPLAN" size $fixed --workload "$wl/size-memory.yaml" --disagg 1:1
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-memory.yaml" --disagg 1:1
 expect_rc 2
 expect_err "give --rate"
 
@@ -308,13 +308,13 @@ expect_err "give --rate"
 # count); fp8 KV halves the KV read of fp16 (78.6 us -> 39.3 us per sequence
 # per step) at the same 2 GPUs and cost, so it dominates: the front is the one
 # fp8 configuration, and the fewest GPUs that meet are 2 (test above).
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtypes auto,fp8 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtypes auto,fp8 --format json
 expect_rc 0
 expect_json pareto_size 1
 expect_json min_gpus 2
 expect_json kv_dtype fp8
 expect_json pareto true
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtypes auto,fp8 --pareto \
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --pp 1,2 --kv-dtypes auto,fp8 --pareto \
 	--format csv
 expect_rc 0
 rows=$(($(wc -l <"$tmp/out") - 1))
@@ -326,9 +326,9 @@ run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm
 expect_rc 0
 if grep -q "h100-sxm.* int4 .* no .*kv_dtype" "$tmp/out"; then ok; else bad "int4 does not fail kv_dtype"; fi
 expect_out "--kv-cache-dtype 'fp8'"
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --kv-dtypes fp8,bogus
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --kv-dtypes fp8,bogus
 expect_rc 2
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --pp 0
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --pp 0
 expect_rc 2
 
 # The issue's example: 30B in 4 bits on 24 GB; in binary round figures 24 GiB
@@ -337,23 +337,23 @@ expect_rc 2
 # sequence of 3,072 + 2,048 / 2 = 4,096 tokens takes 1 GiB: 9 users fit.
 mem="--model llama-2-7b --gpu $tmp/round.yaml --gpu-memory 24GiB --weights-bytes 15GiB
      --utilization 1 --activation-bytes 0 --overhead-bytes 0 --kv-dtype fp8 --tp 1"
-run "$KVPLAN" size $mem --workload "$wl/size-memory.yaml" --format json
+run "$KVPLAN" size --engine generic $mem --workload "$wl/size-memory.yaml" --format json
 expect_rc 0
 expect_json kv_pool_bytes 9663676416         # 9 GiB
 expect_json max_sequences 9
 expect_json sequences 9
 expect_json replicas 1
 # 10 users: memory fails on one GPU, two replicas of 5 fit
-run "$KVPLAN" size $mem --workload "$wl/size-memory.yaml" --users 10 --format json
+run "$KVPLAN" size --engine generic $mem --workload "$wl/size-memory.yaml" --users 10 --format json
 expect_rc 0
 expect_json replicas 2
 expect_json sequences 5
-run "$KVPLAN" size $mem --workload "$wl/size-memory.yaml" --users 10 --max-replicas 1 --format json
+run "$KVPLAN" size --engine generic $mem --workload "$wl/size-memory.yaml" --users 10 --max-replicas 1 --format json
 expect_rc 1
 expect_json failed memory
 
 # every GPU profile, the contract's fields; the table and the engine flags
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --ttft 2 --tpot 0.1 --gpus all \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --ttft 2 --tpot 0.1 --gpus all \
 	--format json
 expect_rc 0
 for f in gpu count tp replicas meets failed cost_per_hour cost_per_mtok; do
@@ -399,31 +399,31 @@ expect_out "--enable-prefix-caching"
 expect_out "enable-prefix-caching: true"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --emit vllm
 if grep -q -- "--enable-prefix-caching" "$tmp/out"; then bad "chat shares no prefix"; else ok; fi
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --format csv
 expect_rc 0
 expect_out "gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok"
 # Llama-3.1-8B has 32 heads: tp 3 cannot split them
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 3 --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 3 --format json
 expect_rc 1
 expect_json failed split
 
 # Cost basis.  Cloud prices carry their kind: the H100 SXM's Lambda price is
 # on-demand, the L4's Modal price serverless; cloud:on-demand leaves the L4
 # unpriced rather than compare it.
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1 --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1 --format json
 expect_rc 0
 expect_out '"cost_basis": "on-demand"'
 expect_out '"cost_basis": "serverless"'
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1
 expect_out "Cost basis: cloud prices of 2 kinds ranked together"
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus l4 --tp 1 --cost cloud:on-demand \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus l4 --tp 1 --cost cloud:on-demand \
 	--format json
 expect_json cost_per_hour null
 expect_json cloud_price_per_hour 0.7992       # l4.yaml, Modal serverless
 # Owned: the H100 SXM at $25,000 street and 700 W.  Over 3 years at 50 % use:
 # 25,000 / (3 x 8,760 x 0.5) = 1.902587519 $/h; 0.7 kW x PUE 1.2 x $0.15 =
 # 0.126 $/h; 2.028587519 $/GPU-hour.
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --cost own \
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 --cost own \
 	--years 3 --cost-utilization 0.5 --pue 1.2 --power-price 0.15 --format json
 expect_rc 0
 expect_json cost_basis own
@@ -435,15 +435,15 @@ for a in "--price h100-sxm=0" "--price h100-sxm=-1" "--percentile 100" "--percen
 	 "--cost cloud:cheap" "--cost rent" "--years 3" "--cost own --pue 0.9" \
 	 "--cost own --cost-utilization 1.5" "--cost own --power-price 0" "--cost own --years -1"; do
 	# shellcheck disable=SC2086
-	run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm $a
+	run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus h100-sxm $a
 	expect_rc 2
 done
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm --years 3
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus h100-sxm --years 3
 expect_err "give --cost own"
 # bad cost keys in a GPU profile: file:line:col and the field, exit 3
 bad_gpu() {
 	sed "s/^price_per_hour: 2\$/$1/" "$tmp/round.yaml" >"$tmp/bad.yaml"
-	run "$KVPLAN" size --model llama-2-7b --gpu "$tmp/bad.yaml" --workload "$wl/size-replicas.yaml"
+	run "$KVPLAN" size --engine generic --model llama-2-7b --gpu "$tmp/bad.yaml" --workload "$wl/size-replicas.yaml"
 	expect_rc 3
 	expect_err "$2"
 }
@@ -464,26 +464,26 @@ bad_gpu "price_per_hour: 2\nnode_gpus: 8\nscale_out: 50GB\/s\nserver_price: 3000
 	"server_date: expected a date YYYY-MM-DD, got 'soon'"
 
 # mistakes
-run "$KVPLAN" size --model llama-3.1-8b
+run "$KVPLAN" size --engine generic --model llama-3.1-8b
 expect_rc 2
 expect_err "--workload is required"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --emit tgi
 expect_rc 2
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --price h100-sxm
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --price h100-sxm
 expect_rc 2
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus h100-sxm --price l4=1
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus h100-sxm --price l4=1
 expect_rc 2
 expect_err "'l4' is not among the GPUs"
-run "$KVPLAN" size --model llama-3.1-8b --workload no-such-workload
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload no-such-workload
 expect_rc 3
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus no-such-gpu
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus no-such-gpu
 expect_rc 3
-run "$KVPLAN" size --help
+run "$KVPLAN" size --engine generic --help
 expect_rc 0
 expect_out "Usage: kvplan size"
 # data-parallel attention: a replica of DeepSeek-V3 at --dp 8 is 8 ranks of tp 1,
 # 8 GPUs, each rank serving 2 requests/s / 8 = 0.25 of the requests
-run "$KVPLAN" size --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 \
+run "$KVPLAN" size --engine generic --model deepseek-v3 --gpus h200 --workload chat --dp 8 --ep 8 --rate 2 \
 	--format json
 expect_rc 0
 expect_json count 8
@@ -506,7 +506,7 @@ expect_out "--dp-size 8 --enable-dp-attention"
 # ranked per token, not per hour.  The RTX 3090 is cheaper per hour ($0.684
 # against $1.85) but the MI300X serves more tokens per dollar: first.  Each
 # $/Mtok is $/hour / (tokens/s x 3,600 / 1e6), recomputed here from the fields.
-run "$KVPLAN" size --model llama-3.1-8b --workload chat --gpus rtx-3090,mi300x --tp 1 --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus rtx-3090,mi300x --tp 1 --format json
 expect_rc 0
 first=$(sed -n 's/^ *"gpu": "\(.*\)",$/\1/p' "$tmp/out" | head -n 1)
 if [ "$first" = mi300x ]; then ok; else bad "first is '$first', want mi300x"; fi
@@ -530,7 +530,7 @@ if [ $? = 0 ]; then ok; else bad "cost_per_mtok does not follow from cost_per_ho
 # TTFT(14) = 10.7340032 ms, TPOT(14) = 11.1010048 ms; 3 GPUs x $2 = $6/hour.
 # (The simulator's percentiles are the middles of bins 2^-9 wide: 0.1 %.)
 printf 'name: closed\nprompt: fixed:100\noutput: fixed:100\n' >"$tmp/closed.yaml"
-run "$KVPLAN" size $fixed --workload "$tmp/closed.yaml" --percentile 90 --users 40 --ttft 0.01102 \
+run "$KVPLAN" size --engine generic $fixed --workload "$tmp/closed.yaml" --percentile 90 --users 40 --ttft 0.01102 \
 	--tpot 1 --simulate 1 --format json
 expect_rc 0
 expect_json simulated true
@@ -549,7 +549,7 @@ expect_json meets true
 # replicas for the rest (TTFT 1 s at p90: 5 requests/s of 1 s each keep
 # about 5 in the system, far below the 256 sequences a step takes, so one
 # replica).
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --tpot 0.010 --simulate 1 --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --tpot 0.010 --simulate 1 --format json
 expect_rc 1
 expect_json simulated true
 expect_json failed tpot
@@ -559,12 +559,12 @@ expect_json replicas 1
 expect_near miss_tpot_s 0.0000786432 1e-2
 
 # the table says which rows were simulated; without --simulate none is
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --simulate 1
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --simulate 1
 expect_rc 0
 expect_out " sim "
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --format json
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --format json
 expect_json simulated false
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --simulate many
+run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --simulate many
 expect_rc 2
 expect_err "--simulate"
 finish

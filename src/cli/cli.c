@@ -18,7 +18,7 @@ const char kvp_cli_common_help[] =
 	"  --model NAME|PATH         model profile name, YAML path, HF config.json or a\n"
 	"                            .gguf file (its header only)\n"
 	"  --gpu NAME|PATH           GPU profile name or YAML path\n"
-	"  --engine E                generic|vllm|sglang|trtllm (default generic)\n"
+	"  --engine E                vllm|sglang|trtllm|generic (default vllm, newest version)\n"
 	"  --engine-version V        the engine's version as it prints it (v0.19.0,\n"
 	"                            0.19.0+cu128, 0.27.1): the entry of profiles/engines\n"
 	"                            whose range holds it, else the nearest modelled one\n"
@@ -73,7 +73,7 @@ void kvp_cli_common_init(struct kvp_cli_common *c)
 {
 	memset(c, 0, sizeof *c);
 	c->format = KVP_FORMAT_TABLE;
-	c->opts.engine = KVP_ENGINE_GENERIC;
+	c->opts.engine = KVP_CLI_DEFAULT_ENGINE;
 	c->opts.par.tp = 1;
 	c->opts.par.pp = 1;
 	c->opts.dtype = KVP_DTYPE_AUTO;
@@ -280,6 +280,7 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	case KVP_OPT_ENGINE:
 		if (!kvp_engine_parse(arg, &o->engine))
 			return kvp_cli_usage_error(cmd, "--engine: unknown engine '%s' (generic, vllm, sglang, trtllm)", arg);
+		c->engine_given = true;
 		return 0;
 	case KVP_OPT_TP:
 	case KVP_OPT_PP:
@@ -514,6 +515,18 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return rc;
 	if ((rc = engine_version_warning(c, cmd, m)))
 		return rc;
+	/* the default engine needs its profile (a KVPLAN_DATA folder may have
+	 * none): the error, and the way to plan without one */
+	if (!c->engine_given && c->opts.engine != KVP_ENGINE_GENERIC && !c->opts.engine_model &&
+	    !c->opts.engine_version) {
+		struct kvp_engine_model e;
+		if (kvp_engine_model_load(kvp_engine_name(c->opts.engine), NULL, &e, &err)) {
+			rc = kvp_cli_error(cmd, &err);
+			fprintf(stderr, "kvplan %s: %s is the default engine; --engine generic plans "
+				"without an engine profile\n", cmd, kvp_engine_name(c->opts.engine));
+			return rc;
+		}
+	}
 	if (g) {
 		memset(g, 0, sizeof *g);
 		if (c->gpu) {

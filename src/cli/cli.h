@@ -87,6 +87,8 @@ struct kvp_cli_common {
 	enum kvp_format format;
 	struct kvp_budget_opts opts;
 	enum kvp_dtype weights_dtype;  /* --weights-dtype; AUTO: what the model says */
+	bool engine_given;             /* --engine was given (else opts.engine is the
+					* default, KVP_CLI_DEFAULT_ENGINE) */
 	bool help;
 };
 
@@ -96,6 +98,12 @@ struct kvp_cli_common {
  * code after printing why, else 0. */
 int kvp_cli_apply_model_options(const struct kvp_cli_common *c, const char *cmd,
 				struct kvp_model *m);
+
+/* The engine a command plans with when --engine is not given: vLLM, the
+ * engine most deployments serve with, at its newest modelled version
+ * (profiles/engines/vllm.yaml); `--engine generic` stays for what-ifs
+ * (issue 35). */
+#define KVP_CLI_DEFAULT_ENGINE KVP_ENGINE_VLLM
 
 void kvp_cli_common_init(struct kvp_cli_common *c);
 /* Handle one common option; returns 0 when handled, 1 when `opt` is not a

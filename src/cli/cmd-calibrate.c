@@ -218,7 +218,7 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	struct kvp_calib_opts fo = {0};
 	if (fit_arg && (rc = fit_list(fit_arg, fo.want)))
 		return rc;
-	bool engine_given = c.opts.engine != KVP_ENGINE_GENERIC;
+	bool engine_given = c.engine_given;
 
 	struct kvp_bench_runs runs = {0};
 	struct kvp_model *m = malloc(sizeof *m);

@@ -88,8 +88,10 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	const struct kvp_spec *s = &b->spec;
 	char t1[64], t2[64], t3[64], t4[64];
 	char mn[KVP_TERM_SIZE(sizeof m->name)], gn[KVP_TERM_SIZE(sizeof g->name)];
-	printf("kvplan perf: %s on %s, tp %u, pp %u, dp %u, ep %u, dtype %s, KV %s\n\n",
+	printf("kvplan perf: %s on %s, engine %s%s%s, tp %u, pp %u, dp %u, ep %u, dtype %s, KV %s\n\n",
 	       kvp_term_text(mn, sizeof mn, m->name), kvp_term_text(gn, sizeof gn, g->name),
+	       kvp_engine_name(b->engine), b->engine_model.version[0] ? " " : "",
+	       b->engine_model.version,
 	       s->par.tp, s->par.pp, kvp_shape_dp(&s->par), kvp_shape_ep(&s->par),
 	       kvp_dtype_name(s->serving_dtype), kvp_dtype_name(s->kv_dtype));
 	kvp_format_rate(hw->bandwidth_bps, t1, sizeof t1);

@@ -124,7 +124,7 @@ struct size_args {
 	size_t npd;
 	struct price prices[MAX_PRICES];
 	double rate, ttft, tpot, percentile, decode_eff, prefill_eff;
-	bool engine_given, has_emit;
+	bool has_emit;
 	struct kvp_size_cost cost;
 	bool own_opt;
 	enum kvp_engine emit;
@@ -199,15 +199,6 @@ static bool seqs_parse(const char *name, const char *arg, void *dest)
 			return true;
 		p = end + 1;
 	}
-}
-
-/* --engine: the common option, remembering that it was given (--emit then
- * leaves the planning engine alone). */
-static int engine_option(void *dest, int opt, const char *arg)
-{
-	struct size_args *a = dest;
-	a->engine_given = true;
-	return kvp_cli_common_option(a->c, cmd, opt, arg);
 }
 
 /* --kv-dtypes, --disagg: the items of a comma list, at most MAX_TPS,
@@ -555,7 +546,6 @@ int kvp_cmd_size(int argc, char **argv)
 		{.common_id = KVP_OPT_DP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = dp_parse},
 		{.common_id = KVP_OPT_EP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = ep_parse},
 		{.common_id = KVP_OPT_MAX_NUM_SEQS, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = seqs_parse},
-		{.common_id = KVP_OPT_ENGINE, .kind = KVP_CLI_OPT_GROUP, .dest = &a, .group_fn = engine_option},
 		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
 		{.name = "gpus", .kind = KVP_CLI_OPT_STRING, .dest = &a.gpus_arg},
 		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = rate_parse},
@@ -598,7 +588,7 @@ int kvp_cmd_size(int argc, char **argv)
 	if (a.own_opt && a.cost.basis != KVP_SIZE_BASIS_OWN)
 		return kvp_cli_usage_error(cmd, "--years, --power-price, --pue and --cost-utilization "
 					   "price owned GPUs: give --cost own");
-	if (a.has_emit && !a.engine_given)
+	if (a.has_emit && !c.engine_given)
 		c.opts.engine = a.emit;
 
 	char *names[MAX_GPUS];

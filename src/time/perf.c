@@ -341,6 +341,8 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 	const struct kvp_perf_hw *hw = &run->hw;
 	const struct kvp_offload *off = &run->opts.offload;
 	bool ok = kvp_record_str(r, "model", run->model->name) && kvp_record_str(r, "gpu", run->gpu) &&
+		  kvp_record_str(r, "engine", kvp_engine_name(b->engine)) &&
+		  kvp_record_str(r, "engine_version", b->engine_model.version) &&
 		  kvp_record_u64(r, "tp", b->spec.par.tp) && kvp_record_u64(r, "pp", b->spec.par.pp) &&
 		  kvp_record_str(r, "dtype", kvp_dtype_name(b->spec.serving_dtype)) &&
 		  kvp_record_str(r, "kv_dtype", kvp_dtype_name(b->spec.kv_dtype)) &&
