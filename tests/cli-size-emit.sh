@@ -47,7 +47,9 @@ near() { # KEY VALUE: within the 4 decimals the line prints
 # bf16 weights would not fit, so the line must quantize them; TensorRT-LLM,
 # which cannot (below), serves it from an FP8 checkpoint (the name's word
 # FP8: the checkpoint's own quantization, no flag, launched as typed).  A
-# model folder and a config.json launch as the folder given.
+# model folder and a config.json launch as the folder given.  A bare name
+# with variant words launches the variant's repository: the profile hf_id's
+# organisation and the name typed, its base part spelled as the hf_id does.
 while IFS='|' read -r model gpu shape kv wd seqs quant launch; do
 	[ -n "$model" ] || continue
 	# shellcheck disable=SC2086
@@ -133,6 +135,8 @@ Qwen/Qwen3-30B-A3B|h100-sxm|1 1 2 2|bf16|-|0|-|Qwen/Qwen3-30B-A3B
 mistralai/Mixtral-8x7B-Instruct-v0.1|h100-sxm|2 1 2 4|fp8|fp8|64|fp8|mistralai/Mixtral-8x7B-Instruct-v0.1
 $hf/Llama-3.1-8B|l40s|1 1 1 1|fp8|-|0|-|$hf/Llama-3.1-8B
 nvidia/Llama-3.1-70B-Instruct-FP8|h200|1 1 1 1|fp8|-|0|-|nvidia/Llama-3.1-70B-Instruct-FP8
+Llama-3.1-70B-Instruct|h200|2 1 1 1|bf16|-|0|-|meta-llama/Llama-3.1-70B-Instruct
+llama-3.1-8b-instruct|l40s|1 1 1 1|bf16|-|16|-|meta-llama/Llama-3.1-8B-instruct
 EOF
 
 # A disaggregated plan (tests/cli-size.sh's: Llama-2-7B on a GPU of round

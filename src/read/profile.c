@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "read/gguf.h"
@@ -506,6 +507,30 @@ static void note_name(struct kvp_model *m, const char *typed, const struct kvp_m
 		 mn->weights_dtype != KVP_DTYPE_AUTO ? kvp_dtype_name(mn->weights_dtype) : "");
 }
 
+/* A bare name with variant words (`Llama-3.1-70B-Instruct`: no org) names
+ * the variant's repository, not the base profile's: its id is the profile
+ * hf_id's organisation and the name as typed, with the base part spelled as
+ * the hf_id spells it when the two differ only in case
+ * (`llama-3.1-70b-instruct` -> `meta-llama/Llama-3.1-70B-instruct`; the Hub
+ * resolves repository names without case).  Not for a quantization word
+ * (`-FP8`, `-AWQ`): those checkpoints come from other organisations, so
+ * the base id stays and the weights flags realise the dtype.  A profile
+ * without an organisation in its hf_id keeps its id. */
+static void bare_variant_id(struct kvp_model *m, const char *typed)
+{
+	const char *slash = strchr(m->hf_id, '/');
+	if (!slash || slash == m->hf_id || typed[0] == '-')
+		return;
+	const char *repo = slash + 1;
+	size_t org = (size_t)(slash - m->hf_id), rl = strlen(repo);
+	char id[sizeof m->hf_id];
+	int n = strncasecmp(typed, repo, rl) == 0
+			? snprintf(id, sizeof id, "%.*s/%s%s", (int)org, m->hf_id, repo, typed + rl)
+			: snprintf(id, sizeof id, "%.*s/%s", (int)org, m->hf_id, typed);
+	if (n > 0 && (size_t)n < sizeof id)
+		memcpy(m->hf_id, id, (size_t)n + 1);
+}
+
 /* A name as people write it (model-name.h): the profile whose name or hf_id
  * matches, its weights in the format the name says, its hf_id the id typed. */
 static kvp_status load_by_name(const char *typed, struct kvp_model *out, struct kvp_error *err)
@@ -546,6 +571,8 @@ static kvp_status load_by_name(const char *typed, struct kvp_model *out, struct 
 			 kvp_dtype_name(mn.weights_dtype));
 	if (!st && strchr(typed, '/'))
 		snprintf(out->hf_id, sizeof out->hf_id, "%s", typed);
+	else if (!st && mn.variant[0] && mn.weights_dtype == KVP_DTYPE_AUTO)
+		bare_variant_id(out, typed);
 	if (!st)
 		note_name(out, typed, &mn);
 out:
