@@ -45,14 +45,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 kvplan=${1:-$top/kvplan}
 [ -x "$kvplan" ] || { echo "perf-measured: build kvplan first (make)" >&2; exit 1; }
 
-# field FILE KEY: a scalar of the flat case file, quotes and comments removed
-field() {
-	sed -n "s/^$2:[[:space:]]*//p" "$1" | sed "s/[[:space:]]#.*//; s/^\"//; s/\"$//; s/^'//; s/'$//; s/''/'/g"
-}
-# json FIELD: the first number of that name in kvplan's JSON on stdin
-json() { sed -n "s/^ *\"$1\": \\([-+0-9.eE][-+0-9.eE]*\\).*/\\1/p" | head -n 1; }
-# jbool FIELD: true|false
-jbool() { sed -n "s/^ *\"$1\": \\([a-z][a-z]*\\).*/\\1/p" | head -n 1; }
+. "$top/bench/measured-lib.sh"
 
 tmp=$(mktemp)
 stats=$(mktemp)
@@ -75,26 +68,13 @@ for f in "${PERF_MEASURED_DIR:-$top/tests/data/perf-measured}"/*.yaml; do
 	if [ ! -f "$top/profiles/models/$model.yaml" ]; then
 		echo "$id|$gpu|$model|no model profile '$model'" >> "$skips"; continue
 	fi
-	args="--model $model --gpu $gpu --prompt $prompt --output $output --format json"
-	for k in tp pp ep; do
-		v=$(field "$f" $k)
-		[ -n "$v" ] && [ "$v" != 1 ] && args="$args --$k $v"
-	done
-	case $engine in vllm|sglang|trtllm) args="$args --engine $engine" ;; esac
-	w=$(field "$f" weights_dtype)
-	case $w in ''|profile) ;; *) args="$args --weights-dtype $w" ;; esac
-	kv=$(field "$f" kv_dtype)
-	case $kv in ''|unstated) ;; *) args="$args --kv-dtype $kv" ;; esac
+	args="$(shape_args "$f") --prompt $prompt --output $output --format json"
 	batch=$(field "$f" batch)
 	if [ "$batch" = max ]; then
-		# shellcheck disable=SC2086
-		mb=$("$kvplan" perf $args --batch 1 2>/dev/null | json max_batch || true)
-		cap=$(field "$f" max_batch_cap); cap=${cap:-2048}
-		if [ -z "$mb" ] || [ "$mb" -lt 1 ]; then
-			echo "$id|$gpu|$model|does not fit in kvplan's memory model at prompt + output (max_batch ${mb:-none})" >> "$skips"
+		if ! batch=$(max_batch "$f" "$args"); then
+			echo "$id|$gpu|$model|does not fit in kvplan's memory model at prompt + output" >> "$skips"
 			continue
 		fi
-		batch=$mb; [ "$batch" -gt "$cap" ] && batch=$cap
 	fi
 	# shellcheck disable=SC2086
 	"$kvplan" perf $args --batch "$batch" > "$tmp" 2>/dev/null || true
