@@ -51,12 +51,12 @@ static void round_setup(void)
 }
 
 /* A real model on a real GPU profile under vLLM's accounting. */
-static void real_setup_tp(const char *name, const char *gpu_name, uint32_t tp)
+static void real_setup_par(const char *name, const char *gpu_name, uint32_t tp, uint32_t pp)
 {
 	struct kvp_error err = {0};
 	ck_assert_msg(kvp_model_load(name, &model, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_msg(kvp_gpu_load(gpu_name, &gpu, &err) == KVP_STATUS_OK, "%s", err.msg);
-	struct kvp_budget_opts bo = {.engine = KVP_ENGINE_VLLM, .par = {.tp = tp, .pp = 1},
+	struct kvp_budget_opts bo = {.engine = KVP_ENGINE_VLLM, .par = {.tp = tp, .pp = pp},
 				     .context = 4096};
 	ck_assert_msg(kvp_budget_compute(&model, &gpu, &bo, &budget, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
@@ -64,6 +64,11 @@ static void real_setup_tp(const char *name, const char *gpu_name, uint32_t tp)
 	ck_assert_msg(kvp_perf_hw_from_gpu(&gpu, &model, &hw, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_msg(kvp_perf_init(&pc, &budget.spec, budget.weights_bytes, &hw, &err) ==
 			      KVP_STATUS_OK, "%s", err.msg);
+}
+
+static void real_setup_tp(const char *name, const char *gpu_name, uint32_t tp)
+{
+	real_setup_par(name, gpu_name, tp, 1);
 }
 
 static void real_setup(const char *name, const char *gpu_name)
@@ -193,7 +198,8 @@ END_TEST
 /* The reference loop (tests/serve-ref.c) against the simulator on random
  * workloads (round hardware; Llama-3.1-8B on an H100; Gemma-2-9B, sliding
  * windows in vLLM's KV groups, on an L4; Qwen3-30B-A3B, MoE, at tp 2 with
- * its all-reduces): the same completions and preemptions, and each request's TTFT
+ * its all-reduces; every other Llama case at pp 2, micro-batches in flight):
+ * the same completions and preemptions, and each request's TTFT
  * and E2E within 1e-9 relative.  Both compose the same step model in the
  * same order, so they agree to rounding; a scheduling difference would move
  * a time by at least one step (milliseconds), six orders above it. */
@@ -209,6 +215,8 @@ START_TEST(test_reference_random)
 			real_setup_tp("qwen3-30b-a3b", "h100-sxm", 2);   /* MoE, all-reduces */
 		else if (k % 4 == 2)
 			real_setup("gemma-2-9b", "l4");       /* sliding windows: vLLM's KV groups */
+		else if (k % 8 == 5)
+			real_setup_par("llama-3.1-8b", "h100-sxm", 1, 2);   /* pipeline */
 		else if (k % 4 == 1)
 			real_setup("llama-3.1-8b", "h100-sxm");
 		else

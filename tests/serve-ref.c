@@ -153,26 +153,37 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 					 kvp_perf_prefill_flops(pc->model, r->comp);
 			}
 		}
+		/* pipeline parallelism: pp micro-batches of decodes in flight, so a
+		 * pass of decodes is the passage of one micro-batch through every
+		 * stage, carrying a pp-th of the pass's sequences (rounded up),
+		 * tokens, FLOPs and KV (rounded up) while each stage reads its
+		 * weights once; a pass with a prefill chunk is charged whole */
+		uint64_t pp = chunk || !pc->spec->par.pp ? 1 : pc->spec->par.pp;
+		double nseq = 0;
+		for (size_t k = 0; k < nrun; k++)
+			nseq += s[run[k]].n ? 1 : 0;
+		uint64_t micro_dec = (ndec + pp - 1) / pp;
+		double micro_seq = ceil(nseq / (double)pp);
+		uint64_t micro_kv = (kv + pp - 1) / pp;
 		uint64_t weights = pc->weights_bytes;
 		struct kvp_perf_step step;
 		if (!chunk) {
-			if (kvp_perf_decode_step(pc, ndec, 1, &step, NULL)) {
+			if (kvp_perf_decode_step(pc, micro_dec, 1, &step, NULL)) {
 				ok = false;
 				break;
 			}
 			weights = step.weights_bytes / pc->spec->par.pp;
 		}
-		if (!ok || kvp_perf_step_roofline(pc, flops, pc->hw.prefill_flops_efficiency, weights, kv,
-						  pc->hw.decode_bw_efficiency, tokens, &step, NULL)) {
+		if (!ok || kvp_perf_step_roofline(pc, flops / (double)pp,
+						  pc->hw.prefill_flops_efficiency, weights, micro_kv,
+						  pc->hw.decode_bw_efficiency, tokens / (double)pp, &step,
+						  NULL)) {
 			ok = false;
 			break;
 		}
 		/* the engine's fixed costs: every pass, each sequence it carries,
 		 * and a pass with a prefill chunk (step.h's, written out here) */
-		double nseq = 0;
-		for (size_t k = 0; k < nrun; k++)
-			nseq += s[run[k]].n ? 1 : 0;
-		t += step.time_s + pc->hw.step_fixed_s + nseq * pc->hw.seq_step_s +
+		t += step.time_s + pc->hw.step_fixed_s + micro_seq * pc->hw.seq_step_s +
 		     (chunk ? pc->hw.prefill_fixed_s : 0);
 		out->steps++;
 		/* arrivals during the step are seen at the next one */

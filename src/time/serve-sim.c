@@ -435,15 +435,37 @@ static kvp_status step_time(struct sim *s, double *dt)
 				 kvp_perf_prefill_flops(pc->model, r->comp);
 		}
 	}
+	/* with pipeline parallelism the engine keeps pp micro-batches in
+	 * flight (vLLM: max_concurrent_batches = pp_size, v1/executor/
+	 * multiproc_executor.py), as perf models decode (perf.c): while one
+	 * crosses the stages the others fill them, so in a pass of decodes every
+	 * running sequence makes its token in the time one micro-batch of a
+	 * pp-th of the sequences, tokens, FLOPs and KV takes through all the
+	 * stages, each stage streaming its weights once for it.  A pass that
+	 * carries a prefill chunk is charged whole, stage after stage, as perf's
+	 * TTFT is: the slower end.  Pipelining those too over-promised the one
+	 * public pipeline sweep (trtllm-bench, Llama-3.3-70B on 2-8 RTX PRO
+	 * 6000, tests/data/perf-measured/trtllm10-llama33-70b-rtxpro-pp*) by
+	 * +21, +55 and +99 % at pp 2, 4 and 8; this way it is -5, -20 and -36 %
+	 * (bench/serve-measured.sh, reports/serve-measured.md) */
+	uint32_t pp = pc->spec->par.pp ? pc->spec->par.pp : 1;
+	uint64_t micro = ndec;
+	if (pp > 1 && !chunk) {
+		flops /= pp;
+		tokens /= pp;
+		seqs = ceil(seqs / pp);
+		kv = kvp_cdiv(kv, pp);
+		micro = kvp_cdiv(ndec, pp);
+	}
 	uint64_t weights = pc->weights_bytes;
 	if (!chunk) {
-		if (!s->dec_w[ndec]) {
+		if (!s->dec_w[micro]) {
 			struct kvp_perf_step d;
-			if ((st = kvp_perf_decode_step(pc, ndec, 1, &d, s->err)))
+			if ((st = kvp_perf_decode_step(pc, micro, 1, &d, s->err)))
 				return st;
-			s->dec_w[ndec] = (double)(d.weights_bytes / pc->spec->par.pp);
+			s->dec_w[micro] = (double)(d.weights_bytes / pp);
 		}
-		weights = (uint64_t)s->dec_w[ndec];
+		weights = (uint64_t)s->dec_w[micro];
 	}
 	struct kvp_perf_step step;
 	if ((st = kvp_perf_step_roofline(pc, flops, pc->hw.prefill_flops_efficiency, weights, kv,
