@@ -10,11 +10,13 @@ bench="$top_srcdir/bench/engine-logs.sh"
 
 run sh "$bench" --check "$KVPLAN"
 expect_rc 0
-# 24 cases print their budget terms and are modelled (27 recorded: x1 and
-# x2 are per-rank known misses, p17122 prints no budget line): 19 vLLM, 2
-# SGLang (S1, S2), 3 TensorRT-LLM (T1, T3, T4)
-expect_out "logged terms: 24 cases"
-expect_out "logged value inside the band: 24 of 24"
+# 32 cases print their budget terms and are modelled (35 recorded: x1 and
+# x2 are per-rank known misses, p17122 prints no budget line): 27 vLLM, 2
+# SGLang (S1, S2), 3 TensorRT-LLM (T1, T3, T4); v22-v29 (issue 36) are 8 of
+# the vLLM ones, each within its log's rounding by the hand arithmetic in
+# reports/engine-logs.md
+expect_out "logged terms: 32 cases"
+expect_out "logged value inside the band: 32 of 32"
 # from the config alone: 10 cases counted, every logged value inside the
 # band; none over-predicts by more than 2 % (the issue's target: at most 1
 # in 10).  X2 went from +2.7 % to +1.4 % when the weights counted what vLLM
@@ -24,8 +26,11 @@ expect_out "logged value inside the band: 24 of 24"
 # x vocabulary, no MoE workspace kept: 1.40 GiB, the logged 1.4); V19 from
 # +2.1 % to -2.5 % (its peak 1.396 GiB, logged 1.40; what is left is the
 # non-torch term, 0.25 GiB charged against 0.02 logged)
-expect_out "config alone: 10 cases, median |error| 0.943%, p90 1.685%"
-expect_out "over-predicting > 2%: 0, logged value inside the band: 10 of 10"
+# (issue 36: v25 is the eleventh, 2 x A100 40GB on two nodes with custom
+# all-reduce off, p2p: no; v22-v24, v26 (FlashInfer sampler) and v27 (V0)
+# are known misses from the config alone)
+expect_out "config alone: 11 cases, median |error| 0.769%, p90 1.685%"
+expect_out "over-predicting > 2%: 0, logged value inside the band: 11 of 11"
 # SGLang S1 from the terms it logged: rest = 63.72 - 78.81 x 0.12 =
 # 54.2628 GiB / 131,072 B per token = 444,520 (logged 444,500)
 expect_out "s1-llama31-8b-sglang-docs      logged         444500     444520"
