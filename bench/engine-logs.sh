@@ -25,7 +25,8 @@
 # one without logged_kv_budget (no budget line in the log) has no logged-terms
 # row.  Optional case keys: dtype, weights_dtype, kv_dtype, dp, ep, gpu_profile (the
 # --gpu profile whose name picks vLLM's batch defaults), engine_version (the
-# modelled vLLM version nearest the log's; default the newest).
+# modelled vLLM version nearest the log's; default the newest), p2p (yes|no:
+# where the log says vLLM's custom all-reduce is disabled, "no").
 #
 # Usage: bench/engine-logs.sh [--check] [PATH-TO-KVPLAN]   (default: ./kvplan)
 #   ENGINE_LOGS_DIR  read the cases from there instead (the test's bad cases)
@@ -64,7 +65,7 @@ for f in "${ENGINE_LOGS_DIR:-$top/tests/data/engine-logs}"/*.yaml; do
 	seqs=$(field "$f" max_num_seqs)
 	[ -n "$seqs" ] && extra="$extra --max-num-seqs $seqs"
 	for k in dtype:--dtype weights_dtype:--weights-dtype kv_dtype:--kv-dtype dp:--dp ep:--ep gpu_profile:--gpu \
-		engine_version:--engine-version; do
+		engine_version:--engine-version p2p:--p2p; do
 		v=$(field "$f" "${k%%:*}")
 		[ -n "$v" ] && extra="$extra ${k#*:} $v"
 	done

@@ -10,22 +10,32 @@ bench="$top_srcdir/bench/engine-logs.sh"
 
 run sh "$bench" --check "$KVPLAN"
 expect_rc 0
-# 24 cases print their budget terms and are modelled (27 recorded: x1 and
-# x2 are per-rank known misses, p17122 prints no budget line): 19 vLLM, 2
-# SGLang (S1, S2), 3 TensorRT-LLM (T1, T3, T4)
-expect_out "logged terms: 24 cases"
-expect_out "logged value inside the band: 24 of 24"
-# from the config alone: 10 cases counted, every logged value inside the
-# band; none over-predicts by more than 2 % (the issue's target: at most 1
-# in 10).  X2 went from +2.7 % to +1.4 % when the weights counted what vLLM
+# 42 cases print their budget terms and are modelled (45 recorded: x1 and
+# x2 are per-rank known misses, p17122 prints no budget line): 37 vLLM, 2
+# SGLang (S1, S2), 3 TensorRT-LLM (T1, T3, T4); v22-v39 (issue 36) are 18 of
+# the vLLM ones, each within its log's rounding by the hand arithmetic in
+# reports/engine-logs.md
+expect_out "logged terms: 42 cases"
+expect_out "logged value inside the band: 42 of 42"
+# from the config alone: 15 cases counted, every logged value inside the
+# band; before issue 36's logs none over-predicted by more than 2 % (the
+# issue's target: at most 1 in 10), now 4 of 15 do (below).  X2 went from +2.7 % to +1.4 % when the weights counted what vLLM
 # holds whole on every rank (1 replicated KV head's K and V, the bf16
 # routers, the rotary cache: 27.51 -> 27.65 GiB against 27.72 logged), and
 # to -0.007 % with 0.10.2's sampler peak inside torch.sort (38 B per request
 # x vocabulary, no MoE workspace kept: 1.40 GiB, the logged 1.4); V19 from
 # +2.1 % to -2.5 % (its peak 1.396 GiB, logged 1.40; what is left is the
 # non-torch term, 0.25 GiB charged against 0.02 logged)
-expect_out "config alone: 10 cases, median |error| 0.943%, p90 1.685%"
-expect_out "over-predicting > 2%: 0, logged value inside the band: 10 of 10"
+# (issue 36: v25, 2 x A100 40GB on two nodes with custom all-reduce off,
+# p2p: no; v30/v31, 0.27.1 on four PCIe RTX PRO 6000, +4.1 %/+3.7 % from
+# 1.70 GiB of logged non-torch memory per GPU against 0.25 charged; v34, an
+# RTX 3090 at util 0.85, +13.6 %: 1.27 GiB of activation + non-torch logged
+# (0.85 x 23.58 - 14.9889 - 3.78) against 0.77 charged; v37, 0.26.0 on
+# two RTX 4090, +3.5 % (0.37 GiB of activation logged against 0.15).
+# v22-v24, v26, v39 (FlashInfer sampler), v27 (V0) and v32 (AWQ on an RTX 5090) are known
+# misses from the config alone)
+expect_out "config alone: 15 cases, median |error| 1.124%, p90 4.109%"
+expect_out "over-predicting > 2%: 4, logged value inside the band: 15 of 15"
 # SGLang S1 from the terms it logged: rest = 63.72 - 78.81 x 0.12 =
 # 54.2628 GiB / 131,072 B per token = 444,520 (logged 444,500)
 expect_out "s1-llama31-8b-sglang-docs      logged         444500     444520"
