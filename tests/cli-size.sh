@@ -567,4 +567,22 @@ expect_json simulated false
 run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --simulate many
 expect_rc 2
 expect_err "--simulate"
+# a risk no replica count cures is not chased to --max-replicas (issue 33:
+# "a row that no replica count can satisfy says so instead of listing 2,048
+# GPUs"): Llama-3.1-70B at tp 2 on H100s keeps a KV pool of 1.60 GiB a GPU
+# (1,717,093,171 B), and the budget's own uncertainty (weights +/- 1.31 GiB,
+# activation +1.05 GiB, overhead +/- 0.26 GiB) is larger, so at the band's
+# low end not one sequence fits: every replica is at risk on memory whatever
+# the count.  The search then sizes for the rest: at the chat workload's
+# mean context of 1,736 tokens a sequence holds ceil(1736 / 16) = 109 blocks
+# x 16 tokens x 163,840 B (80 layers x 8 KV heads x 128 x 2 x 2 B / tp 2) =
+# 285,736,960 B, so 1,717,093,171 / 285,736,960 = 6.0 sequences a replica and
+# 300 users / 6 = 50 replicas (it used to climb to --max-replicas' 1,024)
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --users 300 --ttft 0.5 --tpot 0.05 \
+	--gpus h100-sxm --tp 2
+expect_out "at risk: memory (at any count: not one sequence fits at the band's low end)"
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --users 300 --ttft 0.5 --tpot 0.05 \
+	--gpus h100-sxm --tp 2 --format json
+expect_json replicas 50
+expect_json sequences 6
 finish

@@ -103,6 +103,8 @@ static void print_misses(const struct kvp_size_config *c, const struct kvp_size_
 		char r[128];
 		kvp_size_fail_format(c->risk, 0, r, sizeof r);
 		printf(" meets at the central estimate; at risk: %s", r);
+		if (c->risk & c->risk_never & KVP_SIZE_FAIL_MEMORY)
+			printf(" (at any count: not one sequence fits at the band's low end)");
 		if (c->risk & KVP_SIZE_FAIL_TPOT)
 			print_at_risk("tpot", c->tpot_s, spread, d->slo_tpot_s);
 		if (c->risk & KVP_SIZE_FAIL_TTFT)

@@ -423,6 +423,12 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->risk_never |= KVP_SIZE_FAIL_TTFT;
 	if (d->slo_tpot_s > 0 && out->floor_tpot_s * f > d->slo_tpot_s)
 		out->risk_never |= KVP_SIZE_FAIL_TPOT;
+	/* at the band's low end not one sequence fits: every replica holds at
+	 * least one in flight, so no count cures that risk (the search must not
+	 * climb to max_replicas for it) */
+	if (!(out->failed & (KVP_SIZE_FAIL_WEIGHTS | KVP_SIZE_FAIL_CONTEXT)) &&
+	    b->max_sequences_low == 0)
+		out->risk_never |= KVP_SIZE_FAIL_MEMORY;
 	if (saturated) {
 		out->miss_ttft_s = d->slo_ttft_s > 0 ? INFINITY : 0;
 		out->miss_tpot_s = d->slo_tpot_s > 0 ? INFINITY : 0;
