@@ -13,7 +13,12 @@
 #                         utilization; free_before_rounding when the free
 #                         memory before load is a sum of two printed figures
 #                 trtllm  logged_available ("available:" free memory after
-#                         load) and the free fraction in utilization
+#                         load) and the free fraction in utilization; or
+#                         logged_kv_memory, the KV memory the PyTorch
+#                         backend prints with the fraction already applied
+#                         ("available KV cache memory when calculating max
+#                         tokens", "Estimated max memory in KV cache"), run
+#                         at utilization 1
 #   config alone  only the GPU total, utilization and settings the log shows;
 #                 every other term estimated (kvplan's model of the engine)
 # Each case names its engine (engine: vllm|sglang|trtllm) and block_size.
@@ -106,11 +111,14 @@ for f in "${ENGINE_LOGS_DIR:-$top/tests/data/engine-logs}"/*.yaml; do
 		done > "$tmp" ;;
 	trtllm)
 		avail=$(field "$f" logged_available)
+		lutil=$util
+		kvmem=$(field "$f" logged_kv_memory)
+		[ -z "$avail" ] && [ -n "$kvmem" ] && { avail=$kvmem; lutil=1; }
 		budget=$avail
 		[ -n "$avail" ] && for d in 0 -0.005 0.005; do
 			g=$(awk -v b="${avail%GiB}" -v d="$d" 'BEGIN { printf "%.4fGiB", b + d }')
 			"$kvplan" budget --engine trtllm --model "$model" --tp "$tp" --context "$ctx" $extra \
-				--gpu-memory "$g" --utilization "$util" --weights-bytes 0 --activation-bytes 0 \
+				--gpu-memory "$g" --utilization "$lutil" --weights-bytes 0 --activation-bytes 0 \
 				--overhead-bytes 0 --format json | json max_tokens
 		done > "$tmp" ;;
 	esac

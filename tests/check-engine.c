@@ -2,6 +2,7 @@
  * their versions, and carry the constants their comments cite (engine-memory.md);
  * malformed files fail with file:line:col and the field. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +418,64 @@ START_TEST(test_sglang_trtllm)
 }
 END_TEST
 
+/* SGLang's default mem_fraction_static by version (issue 36), each expected
+ * value the arithmetic of the release's srt/server_args.py:
+ *   <= 0.4.5 (:233-243 at 0.4.5): tp >= 16 0.79, >= 8 0.81, >= 4 0.85,
+ *   >= 2 0.87, else 0.88, whatever the GPU; S3's log (0.4.3.post4, tp 4)
+ *   printed mem_fraction_static=0.85.
+ *   0.4.8 - 0.5.2 (:452-496 at 0.5.2): round((gpu - reserved) / gpu, 3), MiB:
+ *   24,564 MiB (an RTX 4090's nvidia-smi total), tp 1: reserved (2.8 + 0.1)
+ *   x 1024 = 2,969.6, (24,564 - 2,969.6) / 24,564 = 0.87911 -> 0.879;
+ *   81,559 MiB (H100 SXM), tp 1: (9.5 + 0.5) x 1024 = 10,240, 71,319 /
+ *   81,559 = 0.87445 -> 0.874; tp 8: (9.5 + 4) x 1024 = 13,824, 67,735 /
+ *   81,559 = 0.83050 -> 0.831 (0.8305 rounds up: 0.830504...);
+ *   143,771 MiB (H200), tp 8: (12 + 4) x 1024 = 16,384, 127,387 / 143,771 =
+ *   0.88604 -> 0.886; 196,592 MiB (MI300X), any tp: 32 x 1024 = 32,768,
+ *   163,824 / 196,592 = 0.83332 -> 0.833.
+ * 0.5.10 keeps the reserve formula (-1: no table). */
+START_TEST(test_sglang_versions)
+{
+	static const struct {
+		const char *asked, *used;
+		double gpu_mib;
+		uint32_t tp;
+		double fraction;
+	} cases[] = {
+		{"0.4.5", "0.4.5", 81559, 1, 0.88},
+		{"0.4.0", "0.4.5", 81559, 2, 0.87},
+		{"0.4.3.post4", "0.4.5", 23034, 4, 0.85},
+		{"v0.4.3.post4", "0.4.5", 23034, 6, 0.85},
+		{"0.4.5.post3", "0.4.5", 81559, 8, 0.81},
+		{"0.4.1", "0.4.5", 81559, 16, 0.79},
+		{"0.4.8", "0.5.2", 24564, 1, 0.879},
+		{"0.4.9.post6", "0.5.2", 81559, 1, 0.874},
+		{"0.5.1", "0.5.2", 81559, 8, 0.831},
+		{"0.5.2", "0.5.2", 143771, 8, 0.886},
+		{"0.5.2rc1", "0.5.2", 196592, 4, 0.833},
+		{"0.5.10", "0.5.10", 81559, 1, -1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct kvp_engine_model e;
+		struct kvp_error err = {0};
+		ck_assert_msg(kvp_engine_model_load("sglang", cases[i].asked, &e, &err) == KVP_STATUS_OK,
+			      "%s: %s", cases[i].asked, err.msg);
+		ck_assert_msg(strcmp(e.version, cases[i].used) == 0 && !e.version_nearest,
+			      "%s: took %s", cases[i].asked, e.version);
+		ck_assert_msg(fabs(kvp_engine_sglang_fraction(&e, cases[i].gpu_mib, cases[i].tp, 1) -
+				   cases[i].fraction) < 1e-9,
+			      "%s tp %u: %g, want %g", cases[i].asked, cases[i].tp,
+			      kvp_engine_sglang_fraction(&e, cases[i].gpu_mib, cases[i].tp, 1),
+			      cases[i].fraction);
+	}
+	/* 0.4.7 (a table with a large-GPU term, not modelled): the nearest entry */
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("sglang", "0.4.7", &e, &err), KVP_STATUS_OK);
+	ck_assert(e.version_nearest);
+	ck_assert_str_eq(e.version, "0.4.5");
+}
+END_TEST
+
 /* The rotary cos/sin cache every rank holds (engine.h): vLLM in the model
  * dtype (rotary_embedding/base.py: .to(dtype)), SGLang in fp32 on CUDA
  * (srt/layers/rotary_embedding.py: cast only `if not _is_cuda`),
@@ -483,6 +542,10 @@ static const struct {
 	{"bad/engine-missing-key.yaml", KVP_STATUS_INVALID, 4, 5, "sampler_bytes_per_seq_vocab"},
 	{"bad/engine-null-key.yaml", KVP_STATUS_INVALID, 3, 5, "free_fraction"},
 	{"bad/engine-sglang-missing.yaml", KVP_STATUS_INVALID, 3, 5, "reserve_base"},
+	/* SGLang default-fraction tables (issue 36): from tp 1; a catch-all
+	 * row "0:..." closes the reserve table; at the value */
+	{"bad/engine-sglang-table.yaml", KVP_STATUS_INVALID, 6, 21, "fraction_by_tp"},
+	{"bad/engine-sglang-reserve-table.yaml", KVP_STATUS_INVALID, 6, 28, "reserve_by_gpu_memory"},
 	{"bad/engine-no-engine.yaml", KVP_STATUS_INVALID, 1, 1, "engine"},
 	{"bad/engine-kind.yaml", KVP_STATUS_INVALID, 1, 9, "engine"},
 	/* a range that is no version specifier ("=>" for ">=") */
@@ -656,6 +719,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_p2p);
 	tcase_add_test(core, test_vllm_pp_sampler_last_stage);
 	tcase_add_test(core, test_sglang_trtllm);
+	tcase_add_test(core, test_sglang_versions);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

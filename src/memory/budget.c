@@ -610,8 +610,12 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 			  : em ? (sg_tp < 4 ? em->cuda_graph_max_bs_tp_below_4
 					    : em->cuda_graph_max_bs_tp_from_4)
 			  : (double)max_seqs;
-		double reserved;
-		if (em) {
+		double reserved, table_f = em ? kvp_engine_sglang_fraction(em, gpu_mib, o->par.tp,
+									   o->par.pp) : -1;
+		if (table_f >= 0) {
+			/* versions whose default is a table (<= 0.4.5, 0.4.8 - 0.5.2) */
+			reserved = gpu_mib * (1 - table_f);
+		} else if (em) {
 			double mib = (double)KVP_MIB, minp = em->reserve_min_prefill_tokens;
 			bool mla = s->count[KVP_LAYER_MLA] && em->reserve_piecewise_graphs_mla_bytes;
 			double dp_graphs = 0;

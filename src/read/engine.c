@@ -21,13 +21,17 @@
 #include "base/version.h"
 #include "base/yaml-walk.h"
 
-enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE, K_RANGE, K_US, K_RATIO };
+enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE, K_RANGE, K_US, K_RATIO,
+		K_TABLE };
 
 /* Which engines' models must give a key (a number left out would read as 0:
  * no activation, no overhead, a budget that fits when it does not).  Keys
  * whose absence has a documented meaning (kvplan-profiles(5): "" or 0 turns
  * a rule off) are optional. */
 enum { VLLM = 1, SGL = 2, TRT = 4, ALL = VLLM | SGL | TRT };
+/* SGLang's reserve formula: required unless the entry's default fraction is
+ * a table (fraction_by_tp, reserve_by_gpu_memory) */
+enum { SGLF = 8 };
 
 static const struct key {
 	const char *name;
@@ -74,21 +78,23 @@ static const struct key {
 	K("mxfp4_triton_gpus", K_STR, mxfp4_triton_gpus, 0),
 	K("rotary_cache_dtype", K_DTYPE, rotary_cache_dtype, 0),
 	K("dp_attention_full_tp", K_STR, dp_attention_full_tp, 0),
-	K("reserve_base", K_BYTES, reserve_base_bytes, SGL),
-	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes, SGL),
-	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens, SGL),
-	K("reserve_per_graph_bs", K_BYTES, reserve_per_graph_bs_bytes, SGL),
-	K("reserve_per_gpu_in_group", K_BYTES, reserve_per_gpu_in_group_bytes, SGL),
-	K("reserve_piecewise_graphs", K_BYTES, reserve_piecewise_graphs_bytes, SGL),
-	K("reserve_floor", K_BYTES, reserve_floor_bytes, SGL),
-	K("reserve_floor_above", K_BYTES, reserve_floor_above_bytes, SGL),
+	K("reserve_base", K_BYTES, reserve_base_bytes, SGLF),
+	K("reserve_per_prefill_token", K_BYTES, reserve_per_prefill_token_bytes, SGLF),
+	K("reserve_min_prefill_tokens", K_U32, reserve_min_prefill_tokens, SGLF),
+	K("reserve_per_graph_bs", K_BYTES, reserve_per_graph_bs_bytes, SGLF),
+	K("reserve_per_gpu_in_group", K_BYTES, reserve_per_gpu_in_group_bytes, SGLF),
+	K("reserve_piecewise_graphs", K_BYTES, reserve_piecewise_graphs_bytes, SGLF),
+	K("reserve_floor", K_BYTES, reserve_floor_bytes, SGLF),
+	K("reserve_floor_above", K_BYTES, reserve_floor_above_bytes, SGLF),
 	K("reserve_piecewise_graphs_mla", K_BYTES, reserve_piecewise_graphs_mla_bytes, 0),
 	K("reserve_per_graph_bs_dp", K_BYTES, reserve_per_graph_bs_dp_bytes, 0),
 	K("reserve_per_graph_bs_dp_large", K_BYTES, reserve_per_graph_bs_dp_large_bytes, 0),
 	K("reserve_graph_bs_large_above", K_U32, reserve_graph_bs_large_above, 0),
-	K("chunked_prefill_size", K_U32, chunked_prefill_size, SGL),
-	K("cuda_graph_max_bs_tp_below_4", K_U32, cuda_graph_max_bs_tp_below_4, SGL),
-	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4, SGL),
+	K("chunked_prefill_size", K_U32, chunked_prefill_size, SGLF),
+	K("cuda_graph_max_bs_tp_below_4", K_U32, cuda_graph_max_bs_tp_below_4, SGLF),
+	K("cuda_graph_max_bs_tp_from_4", K_U32, cuda_graph_max_bs_tp_from_4, SGLF),
+	K("fraction_by_tp", K_TABLE, fraction_by_tp, 0),
+	K("reserve_by_gpu_memory", K_TABLE, reserve_by_gpu_memory, 0),
 	K("fraction_spread", K_FRACTION, fraction_spread, SGL | TRT),
 	K("free_fraction", K_FRACTION, free_fraction, TRT),
 	K("step_fixed_us", K_US, step_fixed_s, 0),
@@ -103,6 +109,47 @@ static const struct key {
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static const char *const engine_names[] = {"vllm", "sglang", "trtllm"};
+
+/* Row `x` of an SGLang default-fraction table: "tp:fraction,..." (by_tp:
+ * the row of the largest tp not above x; from tp 1, tps rising, fractions in
+ * (0, 1]) or "below GiB:base GiB:per GPU GiB,...,0:base:per" (the first row
+ * whose bound is above x GiB; bounds rising, the catch-all 0 last).  False
+ * when the table does not parse; *a, *b the row's values. */
+static bool sglang_table_row(const char *table, bool by_tp, double x, double *a, double *b)
+{
+	const char *p = table;
+	double prev = 0;
+	bool found = false, closed = false;
+	*a = *b = 0;
+	while (*p) {
+		char *end;
+		double k = strtod(p, &end), v1, v2 = 0;
+		if (closed || end == p || *end != ':' || !(k >= 0) ||
+		    (by_tp ? (prev ? k <= prev : k != 1) : (k && k <= prev)))
+			return false;
+		char *q;
+		v1 = strtod(end + 1, &q);
+		if (q == end + 1 || !(v1 >= 0) || (by_tp && !(v1 > 0 && v1 <= 1)))
+			return false;
+		p = q;
+		if (!by_tp) {
+			if (*p != ':')
+				return false;
+			v2 = strtod(p + 1, &end);
+			if (end == p + 1 || !(v2 >= 0))
+				return false;
+			p = end;
+			closed = k == 0;
+		}
+		if (*p && (*p != ',' || !p[1]))
+			return false;
+		p += *p == ',';
+		if (by_tp ? k <= x : !found && (k == 0 || x < k))
+			*a = v1, *b = v2, found = true;
+		prev = k;
+	}
+	return found && (by_tp || closed);
+}
 
 /* A number in [lo, hi] ((lo, hi] when lo_open), stored times `scale`. */
 static kvp_status read_ranged(const struct kvp_doc *doc, const struct kvp_node *v, const char *name,
@@ -172,6 +219,21 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 	case K_FRACTION:
 		return read_ranged(doc, v, k->name, 0, false, 1, 1, "a fraction in [0, 1]", (double *)p,
 				   err);
+	case K_TABLE: {
+		/* parsed whole once here, so that a lookup never fails later */
+		double a, b;
+		bool by_tp = strcmp(k->name, "fraction_by_tp") == 0;
+		if ((st = kvp_node_str(doc, v, k->name, p, k->size, err)))
+			return st;
+		if (!sglang_table_row(p, by_tp, 1, &a, &b))
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     by_tp ? "expected \"tp:fraction,...\" from tp 1 up, tps "
+						     "rising, fractions in (0, 1], got %s"
+						   : "expected \"below GiB:base GiB:GiB per GPU,...,"
+						     "0:base:per\", bounds rising, 0 last, got %s",
+					     v->value);
+		return KVP_STATUS_OK;
+	}
 	}
 	return KVP_STATUS_OK;
 }
@@ -208,8 +270,13 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 				     "the band must hold the prediction: time_ratio_low <= 1 <= "
 				     "time_ratio_high, got %g and %g", e->time_ratio_low,
 				     e->time_ratio_high);
+	bool table = e->fraction_by_tp[0] || e->reserve_by_gpu_memory[0];
+	if (e->fraction_by_tp[0] && e->reserve_by_gpu_memory[0])
+		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "fraction_by_tp",
+				     "give fraction_by_tp or reserve_by_gpu_memory, not both");
 	for (size_t j = 0; j < NKEYS; j++)
-		if ((keys[j].required & engine) && !seen[j])
+		if (((keys[j].required & engine) ||
+		     ((keys[j].required & SGLF) && engine == SGL && !table)) && !seen[j])
 			return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, keys[j].name,
 					     "required for a %s engine model and missing (it "
 					     "would be read as 0)", e->kind);
@@ -464,4 +531,20 @@ uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e)
 	return (names_one_of("lm_head", l) ? KVP_SHAPE_DP_LM_HEAD : 0) |
 	       (names_one_of("dense_mlp", l) ? KVP_SHAPE_DP_DENSE_MLP : 0) |
 	       (names_one_of("shared_experts", l) ? KVP_SHAPE_DP_SHARED_EXPERTS : 0);
+}
+
+double kvp_engine_sglang_fraction(const struct kvp_engine_model *e, double gpu_mib, uint32_t tp,
+				  uint32_t pp)
+{
+	double a, b, gpus = (double)tp * (pp ? pp : 1);
+	/* the tables of <= 0.4.5 go by tp_size alone; the reserve of 0.4.8 -
+	 * 0.5.2 by parallel_size = tp_size x pp_size */
+	if (e->fraction_by_tp[0])
+		return sglang_table_row(e->fraction_by_tp, true, tp, &a, &b) ? a : -1;
+	if (!e->reserve_by_gpu_memory[0] || !(gpu_mib > 0) ||
+	    !sglang_table_row(e->reserve_by_gpu_memory, false, gpu_mib / 1024, &a, &b))
+		return -1;
+	/* server_args.py: round((gpu_mem - reserved_mem) / gpu_mem, 3) */
+	double f = round((gpu_mib - (a + b * gpus) * 1024) / gpu_mib * 1000) / 1000;
+	return f > 0 ? f : 0;
 }

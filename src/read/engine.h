@@ -97,6 +97,13 @@ struct kvp_engine_model {
 	uint32_t reserve_graph_bs_large_above;
 	uint32_t chunked_prefill_size;
 	uint32_t cuda_graph_max_bs_tp_below_4, cuda_graph_max_bs_tp_from_4;
+	/* SGLang versions whose default mem_fraction_static is a table, not
+	 * the reserve formula above (kvp_engine_sglang_fraction; "" when not):
+	 * "tp:fraction,..." (the fraction of the largest tp not above the
+	 * deployment's), or "below GiB:base GiB:GiB per GPU,...,0:base:per"
+	 * (the first row whose GPU memory bound is above the GPU's; 0: any) */
+	char fraction_by_tp[64];
+	char reserve_by_gpu_memory[96];
 	double fraction_spread;            /* SGLang and TRT-LLM fractions */
 	/* TensorRT-LLM */
 	double free_fraction;
@@ -151,6 +158,14 @@ uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 
 /* dp_attention_full_tp as KVP_SHAPE_DP_* flags (model/shape.h). */
 uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e);
+
+/* SGLang's default mem_fraction_static under a version's table rule (the
+ * entry's fraction_by_tp or reserve_by_gpu_memory) for a GPU of gpu_mib MiB
+ * and tp x pp GPUs: the table's fraction, or round((gpu - reserved) / gpu,
+ * 3) with reserved = base + per GPU x tp x pp GiB, at least 0.  -1 when the
+ * entry has neither table (the reserve formula applies). */
+double kvp_engine_sglang_fraction(const struct kvp_engine_model *e, double gpu_mib, uint32_t tp,
+				  uint32_t pp);
 
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
 				       uint32_t hidden, uint32_t inter_per_partition,
