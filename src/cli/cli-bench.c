@@ -149,3 +149,17 @@ void kvp_cli_bench_warnings(const char *cmd, const struct kvp_model *m,
 			kvp_term_text(shown, sizeof shown, fit->warning[i]));
 	}
 }
+
+bool kvp_cli_bench_obs_fields(struct kvp_record *rec, const struct kvp_bench_run *r,
+			      const struct kvp_calib_obs *o)
+{
+	char where[600];
+	snprintf(where, sizeof where, "%s:%d", r->path, r->line);
+	return kvp_record_str(rec, "run", where) &&
+	       kvp_record_str(rec, "format", kvp_bench_format_name(r->format)) &&
+	       kvp_record_str(rec, "measure", kvp_calib_obs_name(o->kind)) &&
+	       kvp_record_f64(rec, "batch", r->batch) &&
+	       kvp_record_u64(rec, "prompt_tokens", r->prompt_tokens) &&
+	       kvp_record_u64(rec, "output_tokens", r->output_tokens) &&
+	       kvp_record_f64(rec, "measured_s", o->measured_s);
+}

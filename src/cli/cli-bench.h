@@ -44,6 +44,14 @@ void kvp_cli_bench_free(struct kvp_cli_bench *b);
 void kvp_cli_bench_warnings(const char *cmd, const struct kvp_model *m,
 			    const struct kvp_calib_result *fit, struct kvp_cli_warnings *w);
 
+/* The fields every measured time's record opens with, in this order: run
+ * (file:line), format, measure, batch, prompt_tokens, output_tokens,
+ * measured_s (calibrate's and validate's CSV rows and JSON items).  false
+ * when memory runs out. */
+struct kvp_record;
+bool kvp_cli_bench_obs_fields(struct kvp_record *rec, const struct kvp_bench_run *r,
+			      const struct kvp_calib_obs *o);
+
 /* Whether the operand (FILE or FILE#SHAPE) names an engine's benchmark
  * file: JSON (kvp_bench_file_is_json), not kvbench's YAML or CSV. */
 bool kvp_cli_bench_is_engine_file(const char *arg);

@@ -32,15 +32,7 @@ static struct kvp_record *obs_record(const struct kvp_bench_validation *v,
 	const struct kvp_bench_vpoint *p = &v->point[i];
 	const struct kvp_bench_run *r = &runs[o->run];
 	struct kvp_record *rec = kvp_record_new();
-	char where[600];
-	snprintf(where, sizeof where, "%s:%d", r->path, r->line);
-	if (!rec || !kvp_record_str(rec, "run", where) ||
-	    !kvp_record_str(rec, "format", kvp_bench_format_name(r->format)) ||
-	    !kvp_record_str(rec, "measure", kvp_calib_obs_name(o->kind)) ||
-	    !kvp_record_f64(rec, "batch", r->batch) ||
-	    !kvp_record_u64(rec, "prompt_tokens", r->prompt_tokens) ||
-	    !kvp_record_u64(rec, "output_tokens", r->output_tokens) ||
-	    !kvp_record_f64(rec, "measured_s", o->measured_s) ||
+	if (!rec || !kvp_cli_bench_obs_fields(rec, r, o) ||
 	    !kvp_record_f64(rec, "predicted_s", o->predicted_s) ||
 	    !kvp_record_f64(rec, "error", p->error) ||
 	    !kvp_record_f64(rec, "measured_over_predicted", o->measured_s / o->predicted_s) ||
