@@ -103,6 +103,16 @@ expect_rc 1
 near "$(field tpot 1 predicted_s)" 0.0060458947 1e-6 "TPOT, 1 in flight"
 near "$(field tpot 1 error)" -0.124999 1e-3 "TPOT error, 1 in flight"
 
+# --- every serving format: a TTFT and a TPOT row per run, predicted, judged
+for f in sglang-serving.jsonl trtllm-report.json genai-perf.json aiperf.json; do
+	run "$KVPLAN" validate $base --format csv "$d/$f"
+	case "$rc" in 0 | 1) ok ;; *) bad "exit $rc: $err" ;; esac
+	t=$(printf '%s\n' "$out" | grep -c ",ttft,")
+	p=$(printf '%s\n' "$out" | grep -c ",tpot,")
+	name="validate $f: a TTFT and a TPOT row per run"
+	if [ "$t" -ge 1 ] && [ "$t" = "$p" ]; then ok; else bad "$t TTFT, $p TPOT rows: $out"; fi
+done
+
 # --- outside the band: worse-c64's TPOT is twice the prediction (its README):
 # measured / predicted 2 > 1.32, error (p - 2p) / 2p = -50 %
 run "$KVPLAN" validate $base --engine generic "$d/worse-c1.json" "$d/worse-c2.json" "$d/worse-c64.json"
