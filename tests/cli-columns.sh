@@ -10,6 +10,8 @@ perf_cols="schema_version,batch,prefill_flops,prefill_s,prefill_bound,ttft_s,ttf
 frag_cols="schema_version,policy,allocator,block_size,used_fraction,internal_waste_fraction,external_waste_fraction,free_fraction,metadata_bytes,max_sequences,mean_sequences,peak_sequences,refused_with_free_memory,preemptions,dropped,waste_tokens_per_sequence,expected_waste_tokens,num_blocks,held_bytes_per_sequence,measured_steps"
 size_cols="schema_version,gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok,price_per_hour,rate_per_replica,concurrency,sequences,prefill_s,prefill_utilization,queue_s,ttft_s,tpot_s,bound,tokens_per_s,weights_bytes,kv_pool_bytes,kv_bytes_needed,max_sequences,max_num_seqs,utilization,never,floor_ttft_s,floor_tpot_s,cost_basis,cloud_price_per_hour,own_price_per_hour,pp,dp,ep,kv_dtype,pareto,queue_p_s,disagg_p,disagg_d,transfer_s,risk,verdict,miss_ttft_s,miss_tpot_s,miss_sequences,latency_spread,latency_spread_from,simulated,sim_capacity"
 validate_cols="schema_version,file,line,kind,backend,kv_dtype,num_heads,num_kv_heads,head_dim,block_size,layers,batch,context,tokens,lengths,basis,bandwidth_gbps,efficiency,predicted_kv_bytes,unit,measured,predicted,error,sequences,predicted_sequences,within,large"
+validate_bench_cols="schema_version,run,format,measure,batch,prompt_tokens,output_tokens,measured_s,predicted_s,error,measured_over_predicted,in_band,within"
+bench="$top_srcdir/tests/data/bench"
 
 # header CMD COLS ARGS...: the CSV header of `kvplan CMD ARGS --format csv`
 header() {
@@ -36,6 +38,7 @@ header size "$size_cols" --model llama-3.1-8b --workload chat --rate 4 --ttft 1 
 header validate "$validate_cols" "$top_srcdir/reports/cpu-decode-2026-11-29.yaml"
 header validate "$validate_cols" "$top_srcdir/reports/cpu-capacity-2026-11-29.yaml"
 header validate "$validate_cols" "$top_srcdir/reports/cpu-decode-2026-11-29.yaml" --calibrate-by shape
+header validate "$validate_bench_cols" --gpu h100-sxm --model llama-3.1-8b "$bench/sglang-one-batch.jsonl"
 
 # a field that does not apply is an empty cell: without --kv-offload the
 # four offload cells of perf's row are empty (",,,,")
@@ -58,7 +61,7 @@ listed() {
 	name="kvplan(1) MACHINE OUTPUT lists $1 with a unit"
 	case "$man_fields" in *"\\fB$1\\fR ("*) ok ;; *) bad "missing" ;; esac
 }
-for f in $(echo "$budget_cols,$perf_cols,$frag_cols,$size_cols,$validate_cols" | tr ',' ' ' | sort -u); do
+for f in $(echo "$budget_cols,$perf_cols,$frag_cols,$size_cols,$validate_cols,$validate_bench_cols" | tr ',' ' ' | sort -u); do
 	listed "$f"
 done
 # and the JSON-only fields of each command's top object
@@ -66,7 +69,8 @@ for c in "budget --model llama-3.1-8b --gpu h100-sxm --context 8k" \
 	 "perf --model llama-3.1-8b --gpu h100-sxm" \
 	 "frag --model llama-3.1-8b --gpu h100-sxm --workload chat --requests 300" \
 	 "size --model llama-3.1-8b --workload chat --rate 4 --emit vllm" \
-	 "validate $top_srcdir/reports/cpu-decode-2026-11-29.yaml"; do
+	 "validate $top_srcdir/reports/cpu-decode-2026-11-29.yaml" \
+	 "validate --gpu h100-sxm --model llama-3.1-8b $bench/sglang-one-batch.jsonl"; do
 	# shellcheck disable=SC2086
 	"$KVPLAN" $c --format json 2>/dev/null | sed -n 's/^  "\([a-z0-9_]*\)": .*/\1/p' >"$tmp/keys"
 	for f in $(cat "$tmp/keys"); do listed "$f"; done

@@ -32,6 +32,12 @@ expect_offer() {
 
 expect_completion "kvplan bu" "budget"
 expect_completion "kvplan v" "validate"
+# validate's options for an engine's benchmark files, and --calibrate-by's values
+expect_offer "kvplan validate --pro" "--prompt"
+expect_offer "kvplan validate --" "--calibration"
+expect_offer "kvplan validate --" "--engine"
+expect_completion "kvplan validate --calibrate-by " "dtype shape"
+expect_offer "kvplan plot validate --" "--prompt"
 expect_offer "kvplan " "frag"
 expect_offer "kvplan " "report"
 expect_completion "kvplan list " "gpus models workloads"

@@ -6,6 +6,8 @@
  * writers. */
 #include "cli/cmd-calibrate-print.h"
 
+#include "cli/cli-bench.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,15 +18,7 @@ static struct kvp_record *obs_record(const struct kvp_calibrate_print *p, size_t
 	const struct kvp_calib_obs *o = &p->fit->obs[i];
 	const struct kvp_bench_run *r = &p->runs[o->run];
 	struct kvp_record *rec = kvp_record_new();
-	char where[600];
-	snprintf(where, sizeof where, "%s:%d", r->path, r->line);
-	if (!rec || !kvp_record_str(rec, "run", where) ||
-	    !kvp_record_str(rec, "format", kvp_bench_format_name(r->format)) ||
-	    !kvp_record_str(rec, "measure", kvp_calib_obs_name(o->kind)) ||
-	    !kvp_record_f64(rec, "batch", r->batch) ||
-	    !kvp_record_u64(rec, "prompt_tokens", r->prompt_tokens) ||
-	    !kvp_record_u64(rec, "output_tokens", r->output_tokens) ||
-	    !kvp_record_f64(rec, "measured_s", o->measured_s) ||
+	if (!rec || !kvp_cli_bench_obs_fields(rec, r, o) ||
 	    !kvp_record_f64(rec, "uncalibrated_s", o->uncalibrated_s) ||
 	    !kvp_record_f64(rec, "predicted_s", o->predicted_s) ||
 	    !kvp_record_f64(rec, "residual_uncalibrated", o->measured_s / o->uncalibrated_s - 1) ||

@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <stddef.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cli-bench.h"
 #include "cli/cli-options.h"
 #include "cli/cmd-calibrate-print.h"
 #include "config.h"
@@ -101,71 +100,6 @@ static int fit_list(const char *arg, bool *want)
 	return rc;
 }
 
-/* An operand FILE or FILE#batch=B,prompt=P,output=O (the shape of that
- * file's runs, for a file that records none: vllm bench latency): the
- * path in path[], the shape over the command line's in *g.  A path that
- * exists as written is taken whole, '#' and all. */
-static int operand_shape(const char *arg, char *path, size_t size, struct kvp_bench_given *g)
-{
-	const char *hash = strrchr(arg, '#');
-	struct stat sb;
-	snprintf(path, size, "%s", arg);
-	if (!hash || stat(arg, &sb) == 0)
-		return 0;
-	path[hash - arg < (ptrdiff_t)size ? hash - arg : (ptrdiff_t)size - 1] = 0;
-	char *items[3];
-	size_t n = 0;
-	char *copy = kvp_cli_split(cmd, "FILE#SHAPE", hash + 1, items, 3, &n);
-	if (!copy)
-		return KVP_EXIT_USAGE;
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		char *eq = strchr(items[i], '=');
-		uint64_t *dst = NULL;
-		if (eq) {
-			*eq = 0;
-			dst = strcmp(items[i], "batch") == 0 ? &g->batch
-			      : strcmp(items[i], "prompt") == 0 ? &g->prompt_tokens
-			      : strcmp(items[i], "output") == 0 ? &g->output_tokens : NULL;
-		}
-		if (!dst)
-			rc = kvp_cli_usage_error(cmd, "%s: expected FILE#batch=B,prompt=P,output=O",
-						 arg);
-		else if (!kvp_cli_tokens(cmd, items[i], eq + 1, dst))
-			rc = KVP_EXIT_USAGE;
-	}
-	free(copy);
-	return rc;
-}
-
-/* The runs' engine (all alike, or INVALID naming the odd one) onto c. */
-static int runs_engine(struct kvp_cli_common *c, bool engine_given,
-		       const struct kvp_bench_runs *runs, const char **engine, const char **version)
-{
-	*engine = NULL;
-	*version = c->opts.engine_version;
-	for (size_t i = 0; i < runs->n; i++) {
-		const struct kvp_bench_run *r = &runs->v[i];
-		if (r->engine[0] && *engine && strcmp(r->engine, *engine) != 0) {
-			struct kvp_error err = {0};
-			kvp_error_set(&err, KVP_STATUS_INVALID, r->path, r->line, 1, "engine",
-				      "a %s run among %s runs: calibrate one engine at a time",
-				      r->engine, *engine);
-			return kvp_cli_error(cmd, &err);
-		}
-		if (r->engine[0])
-			*engine = r->engine;
-		if (!*version && r->engine_version[0])
-			*version = r->engine_version;
-	}
-	enum kvp_engine e;
-	if (!engine_given && *engine && kvp_engine_parse(*engine, &e))
-		c->opts.engine = e;
-	if (engine_given)
-		*engine = kvp_engine_name(c->opts.engine);
-	return 0;
-}
-
 static void utc_now(char *buf, size_t size)
 {
 	time_t t = time(NULL);
@@ -218,66 +152,27 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	struct kvp_calib_opts fo = {0};
 	if (fit_arg && (rc = fit_list(fit_arg, fo.want)))
 		return rc;
-	bool engine_given = c.engine_given;
 
-	struct kvp_bench_runs runs = {0};
-	struct kvp_model *m = malloc(sizeof *m);
+	struct kvp_cli_bench b = {0};
 	struct kvp_calib_result *fit = malloc(sizeof *fit);
 	bool *held = NULL;
 	struct kvp_error err = {0};
-	struct kvp_gpu g;
-	struct kvp_perf_hw hw;
 	struct kvp_bench_given given = {.batch = batch, .prompt_tokens = prompt,
 					.output_tokens = output, .tp = c.opts.par.tp,
 					.model_id = c.model};
-	if (!m || !fit) {
+	if (!fit) {
 		fprintf(stderr, "kvplan calibrate: out of memory\n");
 		rc = KVP_EXIT_FAIL;
 		goto out;
 	}
-	for (int i = optind; i < argc; i++) {
-		char path[4096];
-		struct kvp_bench_given one = given;
-		if ((rc = operand_shape(argv[i], path, sizeof path, &one)))
-			goto out;
-		if (kvp_bench_load(path, &one, &runs, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-	}
-	const char *engine, *version;
-	if ((rc = runs_engine(&c, engine_given, &runs, &engine, &version)))
+	if ((rc = kvp_cli_bench_load(cmd, &c, argv + optind, (size_t)(argc - optind), &given,
+				     calib_path, &b)))
 		goto out;
-	if (!c.model)
-		c.model = runs.v[0].model_id[0] ? runs.v[0].model_id : NULL;
-	if (!c.opts.par.tp)
-		c.opts.par.tp = runs.v[0].tp ? runs.v[0].tp : 1;
-	for (size_t i = 1; i < runs.n; i++)
-		if (runs.v[i].tp && runs.v[i].tp != c.opts.par.tp) {
-			kvp_error_set(&err, KVP_STATUS_INVALID, runs.v[i].path, runs.v[i].line, 1, "tp",
-				      "a run at tp %u among runs at tp %u: calibrate one split at "
-				      "a time", runs.v[i].tp, c.opts.par.tp);
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-	if (!c.model) {
-		rc = kvp_cli_usage_error(cmd, "--model is required: the files record no model");
-		goto out;
-	}
-	if ((rc = kvp_cli_load(&c, cmd, m, &g, true)))
-		goto out;
-	if (kvp_perf_hw_from_gpu(&g, m, &hw, &err)) {
-		rc = kvp_cli_error(cmd, &err);
-		goto out;
-	}
-	if (calib_path) {
-		struct kvp_calibration cal;
-		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		kvp_calibration_apply(&cal, &hw);
-	}
+	const struct kvp_bench_runs runs = b.runs;
+	const struct kvp_model *m = b.m;
+	const struct kvp_gpu g = b.g;
+	const struct kvp_perf_hw hw = b.hw;
+	const char *engine = b.engine, *version = b.version;
 	if (holdout) {
 		if (!(held = calloc(runs.n, sizeof *held))) {
 			rc = KVP_EXIT_FAIL;
@@ -293,14 +188,7 @@ int kvp_cmd_calibrate(int argc, char **argv)
 		goto out;
 	}
 	struct kvp_cli_warnings warn = {0};
-	kvp_cli_model_warnings(&warn, m);
-	for (size_t i = 0; i < fit->nwarn && warn.n < KVP_CLI_MAX_WARNINGS; i++, warn.n++) {
-		char shown[KVP_TERM_SIZE(256)];
-		snprintf(warn.code[warn.n], sizeof warn.code[0], "calibration_source");
-		snprintf(warn.message[warn.n], sizeof warn.message[0], "%s", fit->warning[i]);
-		fprintf(stderr, "kvplan calibrate: warning: %s\n",
-			kvp_term_text(shown, sizeof shown, fit->warning[i]));
-	}
+	kvp_cli_bench_warnings(cmd, m, fit, &warn);
 	if (fit->worse) {
 		fprintf(stderr, "kvplan calibrate: refused: the fit's median residual %.1f%% is "
 				"worse than the model's uncalibrated %.1f%%; nothing written\n",
@@ -329,9 +217,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	}
 	rc = fit->worse ? KVP_EXIT_FAIL : KVP_EXIT_OK;
 out:
-	kvp_bench_runs_free(&runs);
+	kvp_cli_bench_free(&b);
 	free(held);
 	free(fit);
-	free(m);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli-bench.h"
 #include "cli/cli-cost.h"
 #include "cli/cli-options.h"
 #include "out/gnuplot-writer.h"
@@ -44,6 +45,9 @@ struct plot_args {
 	const char *workload;
 	char *results[MAX_LIST];
 	size_t nresults;
+	bool engine_results;   /* validate: the results are an engine's benchmark files */
+	uint64_t prompt, output;   /* validate: their shape where they record none */
+	const char *calibration;   /* validate: applied to an engine's files' predictions */
 	double band;
 	const char *dir, *name;
 	enum kvp_plot_term term;
@@ -123,8 +127,35 @@ static kvp_status build_block_size(struct plot_args *a, struct kvp_plot *p, stru
 	return st;
 }
 
+/* validate on an engine's benchmark files: read and settled as `kvplan
+ * validate` and `kvplan calibrate` read them (cli-bench.h). */
+static kvp_status build_validate_bench(struct plot_args *a, struct kvp_plot *p,
+				       struct kvp_error *err)
+{
+	struct kvp_cli_bench b;
+	struct kvp_bench_given given = {.batch = a->c.opts.batch, .prompt_tokens = a->prompt,
+					.output_tokens = a->output, .tp = a->c.opts.par.tp,
+					.model_id = a->c.model};
+	a->c.opts.batch = 0;
+	int rc = kvp_cli_bench_load(cmd, &a->c, a->results, a->nresults, &given, a->calibration,
+				    &b);
+	kvp_status st;
+	if (rc) {
+		/* the message is out */
+		st = kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, NULL, "no runs");
+		a->quiet_fail = rc;
+	} else {
+		st = kvp_plot_validate_bench(p, b.m, &b.g, &a->c.opts, &b.hw, b.runs.v, b.runs.n,
+					     a->band > 0 ? a->band : 0.2, err);
+	}
+	kvp_cli_bench_free(&b);
+	return st;
+}
+
 static kvp_status build_validate(struct plot_args *a, struct kvp_plot *p, struct kvp_error *err)
 {
+	if (a->engine_results)
+		return build_validate_bench(a, p, err);
 	return kvp_plot_validate(p, (const char *const *)a->results, a->nresults,
 				 a->ngpus ? &a->g[0] : NULL, 0, a->band > 0 ? a->band : 0.2, err);
 }
@@ -244,8 +275,9 @@ static const struct plot_kind {
 	{"block-size", "internal waste, metadata and live sequences against block size,\n"
 		       "               simulated over --workload (kvplan frag's simulator)",
 	 NEEDS_GPU, NULL, build_block_size},
-	{"validate", "kvplan's predictions against kvbench's measurements (--results\n"
-		     "               kvbench --out files), with y = x and a +/- --band",
+	{"validate", "kvplan's predictions against measurements (--results: kvbench --out\n"
+		     "               files, or an engine's benchmark files with --gpu), with\n"
+		     "               y = x and a +/- --band",
 	 NO_MODEL, NULL, build_validate},
 	{"pareto", "cost per million output tokens against TPOT over kvplan size's search\n"
 		   "               (--gpu, --tp, --kv-dtype lists; --workload), the front a line",
@@ -276,7 +308,13 @@ static void help(void)
 	       "  --block-sizes LIST        block-size: the sizes to simulate (default 1, 8, 16,\n"
 	       "                            32, 64, 128, 256)\n"
 	       "  --requests N              block-size: requests simulated (default 100,000)\n"
-	       "  --results FILE[,FILE]     validate: kvbench --out results (.yaml or .csv)\n"
+	       "  --results FILE[,FILE]     validate: kvbench --out results (.yaml or .csv), or\n"
+	       "                            an engine's benchmark files (JSON, as kvplan\n"
+	       "                            validate reads them; --gpu required, --model,\n"
+	       "                            --engine, --tp, --batch from the files if not given)\n"
+	       "  --prompt N, --output N    validate: the shape of engine runs whose file records\n"
+	       "                            none (vllm bench latency)\n"
+	       "  --calibration FILE        validate: engine files predicted with its constants\n"
 	       "  --band F                  validate: the error band drawn, 0.2 = +/- 20%% (default)\n"
 	       "  --rate R, --users N, --ttft S, --tpot S, --price GPU=USD, --cost cloud[:KIND]|own\n"
 	       "                            pareto: as kvplan size takes them (--workload default\n"
@@ -424,6 +462,11 @@ static bool band_parse(const char *name, const char *arg, void *dest)
 	return true;
 }
 
+static bool tokens_parse(const char *name, const char *arg, void *dest)
+{
+	return kvp_cli_tokens(name, "--prompt/--output", arg, dest);
+}
+
 static bool requests_parse(const char *name, const char *arg, void *dest)
 {
 	return kvp_cli_u64(name, "--requests", arg, 1, dest);
@@ -508,6 +551,21 @@ static const struct plot_kind *find_kind(const char *name)
 	return k;
 }
 
+/* validate: whether the --results are an engine's benchmark files (JSON) or
+ * kvbench's, all of one kind: 0, or the exit code after a message. */
+static int validate_kind(struct plot_args *a, const struct plot_kind *k)
+{
+	if (k->build != build_validate || !a->nresults)
+		return 0;
+	a->engine_results = kvp_cli_bench_is_engine_file(a->results[0]);
+	for (size_t i = 1; i < a->nresults; i++)
+		if (kvp_cli_bench_is_engine_file(a->results[i]) != a->engine_results)
+			return kvp_cli_usage_error(cmd, "plot validate: --results mixes an engine's "
+						   "benchmark files (JSON) and kvbench's results: "
+						   "give one kind");
+	return 0;
+}
+
 /* The --model, --gpu and --results lists split into a and checked against
  * what chart k compares, and the defaults it needs filled in: 0, or the
  * exit code after a message. */
@@ -516,6 +574,18 @@ static int finish_args(struct plot_args *a, const struct plot_kind *k, const cha
 {
 	if (!model_arg)
 		model_arg = k->default_models;
+	if (a->engine_results) {
+		/* validate on an engine's files: one model and GPU, loaded with the runs */
+		if (!gpu_arg)
+			return kvp_cli_usage_error(cmd, "plot %s: --gpu is required with an engine's "
+						   "benchmark files", k->name);
+		a->c.model = model_arg;
+		a->c.gpu = gpu_arg;
+		model_arg = gpu_arg = NULL;
+	} else if (a->prompt || a->output || a->calibration) {
+		return kvp_cli_usage_error(cmd, "plot %s: --prompt, --output and --calibration apply "
+					   "to validate on an engine's benchmark files", k->name);
+	}
 	if (k->flags & NO_MODEL) {
 		if (model_arg || gpu_arg)
 			return kvp_cli_usage_error(cmd, "plot %s: takes no --model or --gpu", k->name);
@@ -525,8 +595,7 @@ static int finish_args(struct plot_args *a, const struct plot_kind *k, const cha
 		return kvp_cli_usage_error(cmd, "plot %s: --model is required", k->name);
 	}
 	if ((model_arg && !split("--model", model_arg, a->models, &a->nmodels)) ||
-	    (gpu_arg && !split("--gpu", gpu_arg, a->gpus, &a->ngpus)) ||
-	    (results_arg && !split("--results", results_arg, a->results, &a->nresults)))
+	    (gpu_arg && !split("--gpu", gpu_arg, a->gpus, &a->ngpus)))
 		return KVP_EXIT_USAGE;
 	const struct { size_t n; unsigned flag; const char *opt; } many[] = {
 		{a->nmodels, MANY_MODELS, "--model"}, {a->ngpus, MANY_GPUS, "--gpu"},
@@ -629,6 +698,9 @@ int kvp_cmd_plot(int argc, char **argv)
 		/* split after parsing, where a usage error frees it */
 		{.name = "results", .kind = KVP_CLI_OPT_STRING, .dest = &results_arg},
 		{.name = "band", .kind = KVP_CLI_OPT_PARSE, .dest = &a.band, .parse = band_parse},
+		{.name = "prompt", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prompt, .parse = tokens_parse},
+		{.name = "output", .kind = KVP_CLI_OPT_PARSE, .dest = &a.output, .parse = tokens_parse},
+		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &a.calibration},
 		{.name = "block-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = block_sizes_parse},
 		{.name = "requests", .kind = KVP_CLI_OPT_PARSE, .dest = &a.requests, .parse = requests_parse},
 		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = positive_parse},
@@ -660,8 +732,15 @@ int kvp_cmd_plot(int argc, char **argv)
 		return kvp_cli_usage_error(cmd, "--format: a plot writes .dat and .gp files; use --term");
 
 	struct kvp_plot *p = NULL;
-	if ((rc = finish_args(&a, k, model_arg, gpu_arg, results_arg)))
+	bool tp_given = a.ntps > 0;
+	if (results_arg && !split("--results", results_arg, a.results, &a.nresults)) {
+		rc = KVP_EXIT_USAGE;
 		goto out;
+	}
+	if ((rc = validate_kind(&a, k)) || (rc = finish_args(&a, k, model_arg, gpu_arg, results_arg)))
+		goto out;
+	if (a.engine_results && !tp_given)
+		a.c.opts.par.tp = 0; /* the runs' */
 	if ((rc = load_all(&a, k)) || (rc = build_plot(&a, k, argc, argv, &p)))
 		goto out;
 	rc = write_plot(&a, p);

@@ -20,7 +20,7 @@ static const struct kvp_cmd commands[] = {
 	{"check", "check budgets in CI: assertions, baselines, JUnit XML, TAP", kvp_cmd_check},
 	{"plot", "charts: budget bars, KV against context, sequences against context", kvp_cmd_plot},
 	{"report", "a design-review report (Markdown + HTML) from a scenario file", kvp_cmd_report},
-	{"validate", "kvbench's measurements against the planner's predictions, with errors", kvp_cmd_validate},
+	{"validate", "predictions against kvbench's or an engine's benchmark measurements", kvp_cmd_validate},
 	{"calibrate", "fit the time model to an engine's benchmark results (vLLM, SGLang, TRT-LLM)", kvp_cmd_calibrate},
 };
 

@@ -214,6 +214,19 @@ kvp_status kvp_plot_validate(struct kvp_plot *p, const char *const *paths, size_
 			     const struct kvp_gpu *gpu, double efficiency, double band,
 			     struct kvp_error *err);
 
+/* 6b. The planner against an engine's own benchmark: runs[0..n) (read/bench.h)
+ * predicted as `kvplan validate` predicts them (time/validate-bench.h: the
+ * step model on hw, model m on GPU g with o's split and engine), each
+ * measured time on y against its prediction on x, one series per measure
+ * (ttft, tpot, prefill, decode_step, latency), with y = x and a band of
+ * +/- band.  The errors of kvp_bench_validate. */
+struct kvp_perf_hw;
+struct kvp_bench_run;
+kvp_status kvp_plot_validate_bench(struct kvp_plot *p, const struct kvp_model *m,
+				   const struct kvp_gpu *g, const struct kvp_budget_opts *o,
+				   const struct kvp_perf_hw *hw, const struct kvp_bench_run *runs,
+				   size_t n, double band, struct kvp_error *err);
+
 /* 7. Cost per million output tokens against TPOT (kvplan size's search):
  * every configuration of sp on each GPU at its fewest replicas
  * (kvp_size_search_space), ranked as `kvplan size` ranks them; those on the

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/input-file.h"
 #include "base/json-read.h"
 
 const char *kvp_bench_format_name(enum kvp_bench_format f)
@@ -139,4 +140,20 @@ void kvp_bench_runs_free(struct kvp_bench_runs *runs)
 {
 	free(runs->v);
 	memset(runs, 0, sizeof *runs);
+}
+
+bool kvp_bench_file_is_json(const char *path)
+{
+	FILE *f;
+	struct kvp_error err = {0};
+	if (kvp_input_open(path, &f, &err))
+		return false;
+	unsigned char head[4096];
+	size_t n = fread(head, 1, sizeof head, f), i = 0;
+	fclose(f);
+	if (n >= 3 && memcmp(head, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
+		i++;
+	return i < n && (head[i] == '{' || head[i] == '[');
 }

@@ -23,6 +23,7 @@
 #ifndef KVP_BENCH_H
 #define KVP_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,5 +91,12 @@ struct kvp_bench_runs {
 kvp_status kvp_bench_load(const char *path, const struct kvp_bench_given *given,
 			  struct kvp_bench_runs *runs, struct kvp_error *err);
 void kvp_bench_runs_free(struct kvp_bench_runs *runs);
+
+/* Whether the file at `path` reads as JSON: its first byte past blanks and a
+ * UTF-8 byte-order mark is '{' or '[' (every format above; kvbench's results
+ * are YAML or CSV, which never open so).  How `kvplan validate` and `plot
+ * validate` tell an engine's benchmark file from kvbench's.  false when the
+ * file cannot be read: the reader chosen then says why, located. */
+bool kvp_bench_file_is_json(const char *path);
 
 #endif

@@ -542,8 +542,11 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 	double pred[KVP_CALIB_MAX_OBS];
 	struct kvp_perf_hw eh;
 	kvp_status st = prepare(m, g, o, runs, n, NULL, rs, out, err);
-	if (!st)
+	if (!st) {
 		engine_hw(hw, rs, &eh);
+		out->band_low = eh.time_ratio_low;
+		out->band_high = eh.time_ratio_high;
+	}
 	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
 	get_params(st ? hw : &eh, out->start);
 	fs.kv_follows = !st && !(eh.kv_bw_efficiency > 0);
@@ -587,6 +590,8 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 
 	struct kvp_perf_hw eh;
 	engine_hw(hw, rs, &eh);
+	out->band_low = eh.time_ratio_low;
+	out->band_high = eh.time_ratio_high;
 	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
 	double t[KVP_CALIB_NPARAMS], pred[KVP_CALIB_MAX_OBS];
 	get_params(&eh, out->start);

@@ -94,6 +94,10 @@ struct kvp_calib_result {
 	 * before and after; over the held-out ones after (0 when none) */
 	double median_uncalibrated, median_calibrated, median_held_out;
 	bool worse;                       /* the fit is worse than the model uncalibrated */
+	/* the step model's band on these predictions: measured / predicted
+	 * time at the engine's fit's 10th and 90th percentiles, as perf prints
+	 * it (kvp_perf_hw's time_ratio_low and _high after kvp_perf_hw_engine) */
+	double band_low, band_high;
 	size_t nwarn;
 	char warning[KVP_CALIB_MAX_WARNINGS][256];
 };
