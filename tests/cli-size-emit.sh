@@ -193,7 +193,7 @@ done
 # 0.30.0 --quantization fp8 quantizes on load; 0.31.0 to 0.34.0 raise "The
 # `fp8` quantization method no longer supports online quantization. Please
 # use `--quantization fp8_per_tensor` instead.", a value QuantizationMethods
-# (quantization/__init__.py) lists from 0.26.0 on.  So the line and its
+# (quantization/__init__.py) lists from 0.20.0 on.  So the line and its
 # config file say fp8 for the modelled versions (0.10.2, 0.19.0) and 0.30.0,
 # fp8_per_tensor for 0.31.0 and later (a local build label does not
 # matter); planned for SGLang, the vLLM line is for vLLM's newest modelled

@@ -180,12 +180,12 @@ kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
  * from 0.31.0 (0.31.0 to 0.34.0 alike) raises "The `fp8` quantization
  * method no longer supports online quantization. Please use
  * `--quantization fp8_per_tensor` instead."  "fp8_per_tensor" is a
- * --quantization value (QuantizationMethods in quantization/__init__.py,
- * _ONLINE_SHORTHANDS in vllm/config/quantization.py: per-tensor FP8
- * weights, one byte each as before) in 0.26.0 and every release after,
- * and in none up to 0.19.0.  So "fp8" below 0.31 (every modelled entry:
- * 0.10.2, 0.11.2, 0.19.0), "fp8_per_tensor" from 0.31 on, its pre-releases
- * and nightlies included (both spellings work in 0.26.0 to 0.30.0). */
+ * --quantization value (QuantizationMethods in quantization/__init__.py;
+ * per-tensor FP8 weights, one byte each as before) in every wheel read
+ * from 0.20.0 on (0.20.0, 0.23.0, 0.26.0, 0.30.0 to 0.34.0) and in none up
+ * to 0.19.0.  So "fp8" below 0.31 (every modelled entry: 0.10.2, 0.11.2,
+ * 0.19.0), "fp8_per_tensor" from 0.31 on, its pre-releases and nightlies
+ * included (both spellings work from 0.20.0 to 0.30.0). */
 static const char *vllm_quant_name(const char *quant, const struct kvp_size_config *c)
 {
 	struct kvp_version asked, from;
