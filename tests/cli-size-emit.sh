@@ -187,6 +187,38 @@ for engine in vllm sglang trtllm; do
 	if [ "$engine" = trtllm ]; then have yaml.dtype float16; else have cmd.dtype float16; fi
 done
 
+# vLLM's online FP8 of an unquantized checkpoint by vLLM version, as read
+# in the released wheels (vllm/model_executor/layers/quantization/fp8.py,
+# Fp8Config.__init__ with is_checkpoint_fp8_serialized false): through
+# 0.30.0 --quantization fp8 quantizes on load; 0.31.0 to 0.34.0 raise "The
+# `fp8` quantization method no longer supports online quantization. Please
+# use `--quantization fp8_per_tensor` instead.", a value QuantizationMethods
+# (quantization/__init__.py) lists from 0.20.0 on.  So the line and its
+# config file say fp8 for the modelled versions (0.10.2, 0.19.0) and 0.30.0,
+# fp8_per_tensor for 0.31.0 and later (a local build label does not
+# matter); planned for SGLang, the vLLM line is for vLLM's newest modelled
+# version, 0.19.0: fp8.
+while read -r engine version quant; do
+	[ -n "$engine" ] || continue
+	vargs="--model meta-llama/Llama-3.1-70B-Instruct --workload chat --users 64 --gpu h200 --tp 1 --weights-dtype fp8 --engine $engine"
+	[ "$version" = - ] || vargs="$vargs --engine-version $version"
+	# shellcheck disable=SC2086
+	run "$KVPLAN" size $vargs --emit vllm
+	expect_rc 0
+	name="--engine $engine --engine-version $version --emit vllm: --weights-dtype fp8"
+	printf '%s\n' "$out" | sed -n "/^# vllm: /,\$p" | awk -v engine=vllm -f "$parse" >"$tmp/parsed"
+	lacks unknown
+	have cmd.quant "$quant"
+	have yaml.quant "$quant"
+done <<EOF
+vllm 0.10.2 fp8
+vllm 0.19.0 fp8
+vllm 0.30.0 fp8
+vllm 0.31.0 fp8_per_tensor
+vllm v0.34.0+cu128 fp8_per_tensor
+sglang - fp8
+EOF
+
 # What an engine cannot launch as planned: refused before the search, exit
 # 2, the field named, nothing emitted.
 # TensorRT-LLM's PyTorch backend runs pre-quantized ModelOpt checkpoints

@@ -14,7 +14,9 @@
 #     --data-parallel-size dp, --enable-expert-parallel (ep over tp x dp),
 #     --max-num-seqs max_num_seqs, --max-model-len max_model_len,
 #     --gpu-memory-utilization utilization, --kv-cache-dtype kv,
-#     --quantization quant, --dtype dtype; read but not compared (the plan's
+#     --quantization quant (online FP8: "fp8" up to vLLM 0.30,
+#     "fp8_per_tensor" from 0.31, whose Fp8Config refuses online "fp8"),
+#     --dtype dtype; read but not compared (the plan's
 #     record has no field for them): --block-size,
 #     --max-num-batched-tokens, --enable-prefix-caching, --kv-transfer-config
 #   SGLang 0.5.10, python/sglang/srt/server_args.py ServerArgs:

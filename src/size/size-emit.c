@@ -15,6 +15,7 @@
 #include "out/output.h"
 #include "out/shell-quote.h"
 #include "base/units.h"
+#include "base/version.h"
 #include "out/yaml-writer.h"
 
 bool kvp_size_engine_on_gpu(enum kvp_engine e, const struct kvp_gpu *g)
@@ -135,9 +136,11 @@ kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
 	if (want == KVP_DTYPE_FP8 && e != KVP_ENGINE_TRTLLM) {
 		/* vLLM: "Dynamic quantization of an original precision BF16/FP16
 		 * model to FP8 ... specifying --quantization=\"fp8\""
-		 * (https://docs.vllm.ai/en/stable/features/quantization/fp8/;
-		 * "fp8" in QuantizationMethods,
-		 * vllm/model_executor/layers/quantization/__init__.py); SGLang: "add
+		 * (docs/features/quantization/fp8.md of vLLM 0.19; "fp8" in
+		 * QuantizationMethods,
+		 * vllm/model_executor/layers/quantization/__init__.py); from vLLM
+		 * 0.31 the launch line spells it fp8_per_tensor (vllm_quant_name,
+		 * below); SGLang: "add
 		 * --quantization fp8 on a fp16 checkpoint"
 		 * (https://docs.sglang.io/docs/advanced_features/server_arguments,
 		 * online quantization in advanced_features/quantization) */
@@ -164,6 +167,33 @@ kvp_status kvp_size_weights_flags(enum kvp_engine e, const struct kvp_model *m,
 			     "--quantization fp8): give a checkpoint quantized to %s (its id or "
 			     "folder) as --model",
 			     engine, kvp_dtype_name(had), kvp_dtype_name(want), kvp_dtype_name(want));
+}
+
+/* vLLM's --quantization for online FP8 of an unquantized checkpoint, by the
+ * vLLM version the plan was made for (c->engine_version with --engine vllm;
+ * planned for another engine, vLLM's newest modelled version, 0.19.0).
+ * Read in the released wheels (pip download --no-deps vllm==V):
+ * vllm/model_executor/layers/quantization/fp8.py, Fp8Config.__init__ with
+ * is_checkpoint_fp8_serialized false, quantizes online through 0.30.0
+ * (0.10.2 and 0.11.2: Fp8LinearMethod; 0.19.0: Fp8OnlineLinearMethod;
+ * 0.26.0 and 0.30.0: online/fp8.py Fp8PerTensorOnlineLinearMethod), and
+ * from 0.31.0 (0.31.0 to 0.34.0 alike) raises "The `fp8` quantization
+ * method no longer supports online quantization. Please use
+ * `--quantization fp8_per_tensor` instead."  "fp8_per_tensor" is a
+ * --quantization value (QuantizationMethods in quantization/__init__.py;
+ * per-tensor FP8 weights, one byte each as before) in every wheel read
+ * from 0.20.0 on (0.20.0, 0.23.0, 0.26.0, 0.30.0 to 0.34.0) and in none up
+ * to 0.19.0.  So "fp8" below 0.31 (every modelled entry: 0.10.2, 0.11.2,
+ * 0.19.0), "fp8_per_tensor" from 0.31 on, its pre-releases and nightlies
+ * included (both spellings work from 0.20.0 to 0.30.0). */
+static const char *vllm_quant_name(const char *quant, const struct kvp_size_config *c)
+{
+	struct kvp_version asked, from;
+	if (!quant || strcmp(quant, "fp8") != 0 || c->engine != KVP_ENGINE_VLLM ||
+	    !kvp_version_parse(c->engine_version, &asked) ||
+	    !kvp_version_parse("0.31.0.dev0", &from))
+		return quant;
+	return kvp_version_cmp(&asked, &from) >= 0 ? "fp8_per_tensor" : quant;
 }
 
 bool kvp_size_emit_ep_ok(enum kvp_engine e, uint32_t tp, uint32_t dp, uint32_t ep)
@@ -530,6 +560,8 @@ void kvp_size_emit(FILE *f, enum kvp_engine e, const struct kvp_model *m,
 		fputc('\n', f);
 		return;
 	}
+	if (e == KVP_ENGINE_VLLM)
+		l.quant = vllm_quant_name(l.quant, c);
 	if (c->disagg_p) {
 		emit_disagg(f, e, &l, c, prefix_caching);
 		return;

@@ -191,6 +191,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->cost_per_mtok = NAN;
 	out->max_model_len = d->max_model_len;
 	out->engine = o->budget.engine;
+	snprintf(out->engine_version, sizeof out->engine_version, "%s",
+		 o->budget.engine_version ? o->budget.engine_version : "");
 	out->bound = KVP_PERF_BOUND_BANDWIDTH;
 
 	if (!kvp_size_engine_on_gpu(o->budget.engine, g)) {

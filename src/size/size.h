@@ -207,6 +207,9 @@ struct kvp_size_config {
 	double tokens_per_s;            /* output tokens/s served */
 	/* what an engine needs to realise it */
 	enum kvp_engine engine;
+	/* --engine-version as given for `engine` ("": its newest modelled
+	 * version); the launch line spells some flags by it (size-emit.c) */
+	char engine_version[KVP_ENGINE_VERSION_MAX];
 	enum kvp_dtype kv_dtype;
 	enum kvp_dtype serving_dtype;   /* the budget's (--dtype, else the checkpoint's) */
 	uint32_t block_size;

@@ -35,9 +35,13 @@ const char *kvp_perf_bound_name(enum kvp_perf_bound b)
  * figure of issue 5, 79 % of 31.5); PCIe 5.0 50 GB/s and PCIe 6.0 96 GB/s (the
  * same 79-80 % share; no measurement of ours).
  * NVLink-C2C (Grace Hopper): 900 GB/s both directions = 450 GB/s each;
- * 375 GB/s measured host-to-device (Fusco et al., "Understanding Data Movement
- * in Tightly Coupled Heterogeneous Systems: A Case Study with the Grace Hopper
- * Superchip", 2024, as reported by HPCwire).
+ * 375 GB/s measured host-to-device (297 back) on a GH200 by KTH (Schieffer et
+ * al., "Harnessing Integrated CPU-GPU System Memory for HPC: a first look into
+ * Grace Hopper", arXiv 2407.07850), as reported by HPCwire in July 2024 and
+ * retold at https://4nownews.com/2024/07/27/not-so-simple-and-not-so-fast-scientists-studied-the-features-of-memory-and-nvlink-c2c-in-nvidia-grace-hopper
+ * ("375 GB/s in the host-to-device direction and only 297 GB/s in the reverse
+ * direction"); earlier attributed here to Fusco et al. (arXiv 2408.11556, a
+ * later GH200 study), whose reachable text does not give the figure.
  * NVMe: a PCIe 4.0 x4 drive, link 7.88 GB/s; 7 GB/s sequential reads (the
  * class of Samsung 990 PRO, 7,450 MB/s datasheet; issue 5's "nvme:7GB/s").
  * SATA SSD: 6 Gb/s with 8b/10b = 600 MB/s; 550 MB/s sequential reads (SATA
