@@ -33,6 +33,8 @@
 # parts separately.  Cases kvplan cannot express (a `skip:` in the case, a GPU
 # or model without a profile, a shape that does not fit) are listed with the
 # reason, and the missing profiles at the end.
+# A case with `guard: no` (and a comment saying why) is measured and printed
+# like any other but left out of --check's regression guard.
 #
 # Usage: bench/perf-measured.sh [--check] [PATH-TO-KVPLAN]   (default: ./kvplan)
 #   PERF_MEASURED_DIR  read the cases from there instead
