@@ -33,11 +33,13 @@
 # parts separately.  Cases kvplan cannot express (a `skip:` in the case, a GPU
 # or model without a profile, a shape that does not fit) are listed with the
 # reason, and the missing profiles at the end.
+# A case with `guard: no` (and a comment saying why) is measured and printed
+# like any other but left out of --check's regression guard.
 #
 # Usage: bench/perf-measured.sh [--check] [PATH-TO-KVPLAN]   (default: ./kvplan)
 #   PERF_MEASURED_DIR  read the cases from there instead
 #   --check  also print issue 32's targets per regime, met or not, and exit 1
-#            when the all-case figures fall below the guard (the end of this file)
+#            when the figures fall below the guard (the end of this file)
 set -e
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
@@ -59,6 +61,7 @@ for f in "${PERF_MEASURED_DIR:-$top/tests/data/perf-measured}"/*.yaml; do
 	regime=$(field "$f" regime); part=$(field "$f" split); metric=$(field "$f" metric)
 	measured=$(field "$f" measured); prompt=$(field "$f" prompt); output=$(field "$f" output)
 	skip=$(field "$f" skip)
+	guard=$(field "$f" guard | tr -d " \t")
 	if [ -n "$skip" ]; then
 		echo "$id|$gpu|$model|$skip" >> "$skips"; continue
 	fi
@@ -89,7 +92,7 @@ for f in "${PERF_MEASURED_DIR:-$top/tests/data/perf-measured}"/*.yaml; do
 	awk -v c="$id" -v g="$gpu" -v e="$engine" -v r="$regime" -v p="$part" -v m="$metric" \
 		-v b="$batch" -v meas="$measured" -v tpot="$tpot" -v ttft="$ttft" -v tps="$tps" \
 		-v tpsg="$tpsg" -v out="$output" -v pr="$prompt" -v fits="$fits" -v tpotl="$tpotl" \
-		-v e2e="$e2e" -v tlo="$tlo" -v thi="$thi" 'BEGIN {
+		-v e2e="$e2e" -v tlo="$tlo" -v thi="$thi" -v guard="$guard" 'BEGIN {
 		time = 1
 		if (m == "tpot_ms") pred = 1000 * tpotl
 		else if (m == "ttft_ms") pred = 1000 * ttft
@@ -106,7 +109,7 @@ for f in "${PERF_MEASURED_DIR:-$top/tests/data/perf-measured}"/*.yaml; do
 		inband = (ratio >= tlo - 1e-9 && ratio <= thi + 1e-9) ? 1 : 0
 		printf "%-46s %-12s %-7s %-13s %-7s %-18s %5d %11.5g %11.5g %+7.1f%% %s\n", c, g, e, r, p, m, b,
 			meas, pred, err, fits == "false" ? "kvplan: does not fit" : ""
-		print r, g, e, p, err, inband > "/dev/stderr" }' 2>>"$stats"
+		print r, g, e, p, err, inband, (guard == "no" ? 0 : 1) > "/dev/stderr" }' 2>>"$stats"
 done
 
 # summary DIM PART: one row per value of column DIM (1 regime, 2 gpu,
@@ -165,9 +168,12 @@ done
 # (never faster than reality on average), the measured value inside the
 # printed band in at least 80 % of cases.  They are not all met yet, so what
 # --check asserts (exit 1 when broken) is the level the time model has
-# reached on all cases, a guard against regressions: median |error| <= 20 %,
-# p90 <= 50 %, signed mean <= +15 %, inside the band >= 70 %
-# (PERF_MEASURED_GUARD="median p90 mean band" replaces them).
+# reached, a guard against regressions: median |error| <= 14 %, p90 <= 45 %,
+# signed mean <= +5 %, inside the band >= 74 % (2026-12-06, issue 32's
+# second pass; 20, 50, +15 and 70 before), over every case but those marked
+# `guard: no` (each says why: a mechanism kvplan has no term for yet; they
+# stay in every table above) (PERF_MEASURED_GUARD="median p90 mean band"
+# replaces the bounds).
 if [ "$check" = 1 ]; then
 	echo
 	echo "== issue 32's targets, per regime (all cases) =="
@@ -182,13 +188,14 @@ if [ "$check" = 1 ]; then
 		ok = med <= 10 && v[p] <= 25 && wf >= 75 && mean >= -10 && mean <= 3 && bf >= 80
 		printf "  %-14s median %5.1f%% p90 %6.1f%% within15 %3.0f%% mean %+6.1f%% band %3.0f%%: %s\n",
 			r, med, v[p], wf, mean, bf, ok ? "met" : "NOT met" } }' "$stats" | sort
-	set -- ${PERF_MEASURED_GUARD:-20 50 15 70}
-	awk -v gm="$1" -v gp="$2" -v gs="$3" -v gb="$4" '{ m++; a[m] = $5 < 0 ? -$5 : $5; s += $5; b += $6 }
+	set -- ${PERF_MEASURED_GUARD:-14 45 5 74}
+	awk -v gm="$1" -v gp="$2" -v gs="$3" -v gb="$4" '!$7 { out++; next }
+	     { m++; a[m] = $5 < 0 ? -$5 : $5; s += $5; b += $6 }
 	     END { for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
 		med = m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 		p = int(0.9 * m + 0.999999)
-		printf "perf-measured: guard on %d cases: median %.1f%% (<= %s), p90 %.1f%% (<= %s), mean %+.1f%% (<= +%s), band %.0f%% (>= %s)\n",
-			m, med, gm, a[p], gp, s / m, gs, 100 * b / m, gb
+		printf "perf-measured: guard on %d cases (%d outside it, guard: no): median %.1f%% (<= %s), p90 %.1f%% (<= %s), mean %+.1f%% (<= +%s), band %.0f%% (>= %s)\n",
+			m, out, med, gm, a[p], gp, s / m, gs, 100 * b / m, gb
 		exit !(m > 0 && med <= gm && a[p] <= gp && s / m <= gs && 100 * b / m >= gb) }' "$stats" ||
 		{ echo "perf-measured: --check: the time model fell below its guard" >&2; exit 1; }
 fi

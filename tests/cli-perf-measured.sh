@@ -1,10 +1,10 @@
 #!/bin/sh
 # cli-perf-measured.sh: bench/perf-measured.sh --check over the recorded
 # public measured serving results (tests/data/perf-measured, each case with
-# its URL): the time model must hold its guard on all cases (median |speed
-# bias| <= 20 %, p90 <= 50 %, signed mean <= +15 %, the measured value inside
-# the printed band in >= 70 % of cases), and a guard it cannot meet must
-# fail.  Issue 32's own targets (median <= 10 % per regime ...) are printed
+# its URL): the time model must hold its guard (median |speed bias| <= 14 %,
+# p90 <= 45 %, signed mean <= +5 %, the measured value inside the printed
+# band in >= 74 % of cases) over every case but the `guard: no` ones, which
+# still run and print, and a guard it cannot meet must fail.  Issue 32's own targets (median <= 10 % per regime ...) are printed
 # as met or not; they are not asserted here because they are not met yet.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 bench="$top_srcdir/bench/perf-measured.sh"
@@ -12,9 +12,12 @@ bench="$top_srcdir/bench/perf-measured.sh"
 run sh "$bench" --check "$KVPLAN"
 expect_rc 0
 expect_out "== issue 32's targets, per regime (all cases) =="
-expect_out "perf-measured: guard on 91 cases:"
-# every case kvplan can express ran: 93 recorded, 2 without a GPU profile
+# 117 recorded: 2 without a GPU profile (skipped), 7 DeepSeek-R1 AWQ cases
+# outside the guard (`guard: no`), 117 - 2 - 7 = 108 under it
+expect_out "perf-measured: guard on 108 cases (7 outside it, guard: no):"
 expect_out "llamacpp6017-llama2-7b-f16-a100pcie-pp512"
+# a case outside the guard is still measured and printed
+expect_out "tt356-dsr1-awq-h100-tp8-128-128-bs1"
 # the guard can fail: a median of at most 1 % is beyond the model today
 run env PERF_MEASURED_GUARD="1 50 15 70" sh "$bench" --check "$KVPLAN"
 expect_rc 1

@@ -46,16 +46,16 @@ expect_json request_goodput 0
 run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format json
 expect_json request_goodput null
 # the same request under vLLM's time data (profiles/engines/vllm.yaml): every
-# step + 1,000 us + 100 us for its one sequence, the prefill's + 3,000 us, and
-# the KV read (and written) at 0.5 of the bandwidth: the prompt 10 + 100 x
-# 524,288 / 0.5e12 = 10.1048576 ms + 4.1 ms = 14.2048576 ms; decodes 10 +
-# 101 x 524,288 / 0.5e12 + 1.1 = 11.205906176 and 11.206954752 ms; E2E
-# 36.617718528 ms, TPOT 11.206430464 ms
+# step + 0 us + 80 us for its one sequence, the prefill's + 3,000 us, and
+# the KV read (and written) at 0.65 of the bandwidth: the prompt 10 + 100 x
+# 524,288 / 0.65e12 = 10.080659692 ms + 3.08 ms = 13.160659692 ms; decodes
+# 10 + 101 x 524,288 / 0.65e12 + 0.08 = 10.161466289 and 10.162272886 ms;
+# E2E 33.484398868 ms, TPOT 10.161869588 ms
 run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json --engine vllm
 expect_rc 0
-near mean_ttft_ms 14.2048576
-near mean_tpot_ms 11.206430464
-near median_e2el_ms 36.617718528
+near mean_ttft_ms 13.160659692
+near mean_tpot_ms 10.161869588
+near median_e2el_ms 33.484398868
 
 # the Azure layout, wall-clock TIMESTAMPs; two requests 0.5 s apart, each alone
 cat >"$tmp/azure.csv" <<'CSV'
