@@ -476,6 +476,45 @@ START_TEST(test_sglang_versions)
 }
 END_TEST
 
+/* An entry without time data takes the nearest entry's that has some
+ * (read/engine.h time_from), its band twice as far from 1 each way.  The
+ * fixture tests/data/good/engine-time-borrow.yaml: 1.0 (500 us a step, band
+ * 0.8-1.5), 2.0 (none), 3.0 (900 us, 2,000 us a prefill, 70 us a sequence,
+ * 30 us an all-reduce, KV at 0.6, band 0.9-1.2).  2.0 is as near 1.0 as 3.0,
+ * so the newer gives: 900 us ... and the band 1 - 2 x 0.1 = 0.8 and 1 + 2 x
+ * 0.2 = 1.4.  An entry with its own keeps them and names none. */
+START_TEST(test_time_borrowed)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s", data_path("good/engine-time-borrow.yaml"));
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_engine_model_load(path, "2.0", &e, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_str_eq(e.version, "2.0");
+	ck_assert_str_eq(e.time_from, "3.0");
+	ck_assert(e.time_given);
+	ck_assert_double_eq_tol(e.step_fixed_s, 900e-6, 1e-12);
+	ck_assert_double_eq_tol(e.prefill_fixed_s, 2000e-6, 1e-12);
+	ck_assert_double_eq_tol(e.seq_step_s, 70e-6, 1e-12);
+	ck_assert_double_eq_tol(e.allreduce_latency_s, 30e-6, 1e-12);
+	ck_assert_double_eq_tol(e.kv_bw_efficiency, 0.6, 1e-12);
+	ck_assert_double_eq_tol(e.time_ratio_low, 0.8, 1e-12);
+	ck_assert_double_eq_tol(e.time_ratio_high, 1.4, 1e-12);
+	/* its own time data: kept, no donor named */
+	ck_assert_int_eq(kvp_engine_model_load(path, "1.0", &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.time_from, "");
+	ck_assert_double_eq_tol(e.step_fixed_s, 500e-6, 1e-12);
+	ck_assert_double_eq_tol(e.time_ratio_low, 0.8, 1e-12);
+	ck_assert_double_eq_tol(e.time_ratio_high, 1.5, 1e-12);
+	/* 1.4 is nearer 1.0 (0.4) than 3.0 (1.6): outside every entry, 1.0
+	 * stands in whole (version_nearest), with its own time data */
+	ck_assert_int_eq(kvp_engine_model_load(path, "1.4", &e, &err), KVP_STATUS_OK);
+	ck_assert(e.version_nearest);
+	ck_assert_str_eq(e.version, "1.0");
+	ck_assert_str_eq(e.time_from, "");
+}
+END_TEST
+
 /* The rotary cos/sin cache every rank holds (engine.h): vLLM in the model
  * dtype (rotary_embedding/base.py: .to(dtype)), SGLang in fp32 on CUDA
  * (srt/layers/rotary_embedding.py: cast only `if not _is_cuda`),
@@ -720,6 +759,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_pp_sampler_last_stage);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_sglang_versions);
+	tcase_add_test(core, test_time_borrowed);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

@@ -322,4 +322,13 @@ expect_out '"code": "peak_dtype_assumed"'
 run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu b200 --weights-dtype nvfp4 --batch 1 --format json
 expect_rc 0
 expect_out '"warnings": []'
+# an engine version whose entry has no time data of its own takes the
+# nearest entry's, says so, and doubles the band's distance from 1: SGLang
+# 0.4.5's entry (memory only) with 0.5.10's time data, whose band 0.7 to 1.6
+# becomes 1 - 2 x 0.3 = 0.40 to 1 + 2 x 0.6 = 2.20
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine sglang --engine-version 0.4.5 --batch 1
+expect_rc 0
+expect_err "sglang 0.4.5 has no time data of its own; its times use 0.5.10's"
+expect_out "engine fixed costs (sglang 0.4.5, with 0.5.10's time data)"
+expect_out "band on times: x0.40 to x2.20"
 finish

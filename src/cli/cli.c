@@ -475,12 +475,22 @@ static int engine_version_warning(const struct kvp_cli_common *c, const char *cm
 		return 0;
 	if (kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version, &e, &err))
 		return kvp_cli_error(cmd, &err);
+	char msg[KVP_WARNING_MAX], shown[KVP_TERM_SIZE(KVP_WARNING_MAX)];
+	if (e.time_from[0]) {
+		/* an entry without time data of its own (engine.h time_from) */
+		snprintf(msg, sizeof msg, "%s%s: %s %s has no time data of its own; its times "
+			 "use %s's (%s), the band on them doubled each way", engine_version_prefix,
+			 o->engine_version, e.kind, e.version, e.time_from, e.path);
+		fprintf(stderr, "kvplan %s: warning: %s\n", cmd,
+			kvp_term_text(shown, sizeof shown, msg));
+		if (m->num_warnings < KVP_MODEL_WARNINGS)
+			snprintf(m->warnings[m->num_warnings++], KVP_WARNING_MAX, "%s", msg);
+	}
 	if (!e.version_nearest)
 		return 0;
 	char spread[32] = "nothing";
 	if (e.unmodelled_version_spread_bytes)
 		kvp_format_bytes(e.unmodelled_version_spread_bytes, spread, sizeof spread);
-	char msg[KVP_WARNING_MAX], shown[KVP_TERM_SIZE(KVP_WARNING_MAX)];
 	snprintf(msg, sizeof msg, "%s%s: no modelled %s version covers it; the nearest, %s, is "
 		 "used (%s), and the band widens by %s each way", engine_version_prefix,
 		 o->engine_version, e.kind, e.version, e.path, spread);

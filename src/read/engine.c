@@ -283,6 +283,49 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 	return KVP_STATUS_OK;
 }
 
+/* An entry without time data takes the nearest entry's that has some
+ * (engine.h time_from): by version position, ties to the newer; its band's
+ * distance from 1 doubled each way, since no measurement of this version
+ * stands behind it.  Nothing to take: the entry stays without (perf's
+ * defaults, named "defaults" in its output). */
+static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *vs, unsigned mask,
+			      struct kvp_engine_model *out, struct kvp_error *err)
+{
+	struct kvp_version self, ev, best_v;
+	if (out->time_given || !kvp_version_parse(out->version, &self))
+		return KVP_STATUS_OK;
+	double best = -1;
+	struct kvp_engine_model from = {0};
+	for (size_t i = 0; i < vs->n; i++) {
+		struct kvp_engine_model e = {0};
+		kvp_status st = read_version(doc, vs->items[i], mask, &e, err);
+		if (st)
+			return st;
+		if (!e.time_given || !kvp_version_parse(e.version, &ev))
+			continue;
+		double d = fabs(kvp_version_position(&self) - kvp_version_position(&ev));
+		if (best < 0 || d < best || (d == best && kvp_version_cmp(&ev, &best_v) > 0)) {
+			best = d;
+			best_v = ev;
+			from = e;
+		}
+	}
+	if (best < 0)
+		return KVP_STATUS_OK;
+	out->step_fixed_s = from.step_fixed_s;
+	out->prefill_fixed_s = from.prefill_fixed_s;
+	out->seq_step_s = from.seq_step_s;
+	out->allreduce_latency_s = from.allreduce_latency_s;
+	out->kv_bw_efficiency = from.kv_bw_efficiency;
+	if (from.time_ratio_low > 0 && from.time_ratio_high > 0) {
+		out->time_ratio_low = fmax(0.01, 1 - 2 * (1 - from.time_ratio_low));
+		out->time_ratio_high = 1 + 2 * (from.time_ratio_high - 1);
+	}
+	out->time_given = true;
+	snprintf(out->time_from, sizeof out->time_from, "%s", from.version);
+	return KVP_STATUS_OK;
+}
+
 kvp_status kvp_engine_model_load(const char *engine, const char *version,
 				 struct kvp_engine_model *out, struct kvp_error *err)
 {
@@ -361,7 +404,7 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 		    (by_version && (e.range[0] ? kvp_version_in_range(&asked, e.range)
 				    : own && kvp_version_cmp(&asked, &ev) == 0))) {
 			*out = e;
-			goto out;
+			goto picked;
 		}
 		if (by_version && own) {
 			double d = fabs(kvp_version_position(&asked) - kvp_version_position(&ev));
@@ -375,14 +418,16 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 	if (best >= 0) {
 		nearest.version_nearest = true;
 		*out = nearest;
-		st = KVP_STATUS_OK;
-		goto out;
+		goto picked;
 	}
 	st = kvp_error_set(err, version && version[0] ? KVP_STATUS_NOT_FOUND : KVP_STATUS_INVALID,
 			   path, dv && !(version && version[0]) ? dv->line : 0,
 			   dv && !(version && version[0]) ? dv->col : 0,
 			   version && version[0] ? "engine-version" : "default_version",
 			   "no %s version '%s' (the file has %s)", engine, want, seen);
+	goto out;
+picked:
+	st = borrow_time(doc, vs, mask, out, err);
 out:
 	kvp_doc_free(doc);
 	return st;

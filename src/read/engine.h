@@ -119,6 +119,10 @@ struct kvp_engine_model {
 	 * 10th and 90th percentiles (0: not given) */
 	double time_ratio_low, time_ratio_high;
 	bool time_given;                   /* any of the time keys above was read */
+	/* the entry that gave the time data when this one has none: the
+	 * nearest modelled version that has some ("": its own), its band
+	 * doubled each way (kvp_engine_model_load) */
+	char time_from[KVP_ENGINE_VERSION_MAX];
 };
 
 /* Load `engine`'s model for `version` (NULL or "": the file's
@@ -126,7 +130,10 @@ struct kvp_engine_model {
  * profiles.  `version` is read as the engine prints it (base/version.h):
  * the first entry whose range holds it, else whose own version equals it;
  * outside every entry, the entry whose version is nearest (ties: the newer)
- * with version_nearest set, for the caller to warn.  NOT_FOUND (field
+ * with version_nearest set, for the caller to warn.  An entry without time
+ * data takes the nearest entry's that has some (ties: the newer), names it
+ * in time_from, and doubles its band's distance from 1 each way (no
+ * measurement of the version stands behind it).  NOT_FOUND (field
  * engine-version) when it is no version and no entry is named so, or no
  * entry's version is one; INVALID and PARSE carry file:line:col and the
  * field. */

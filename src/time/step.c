@@ -241,6 +241,9 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 							     : KVP_PERF_DEFAULT_TIME_RATIO_HIGH;
 	if (hw->given)
 		snprintf(hw->time_source, sizeof hw->time_source, "calibration");
+	else if (data && e->time_from[0])
+		snprintf(hw->time_source, sizeof hw->time_source, "%s %s, with %s's time data",
+			 e->kind, e->version, e->time_from);
 	else if (data)
 		snprintf(hw->time_source, sizeof hw->time_source, "%s %s", e->kind, e->version);
 	else

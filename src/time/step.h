@@ -119,7 +119,7 @@ struct kvp_perf_hw {
 	unsigned given;
 	/* where the fixed costs came from: the engine entry, "defaults", a
 	 * calibration's label */
-	char time_source[96];
+	char time_source[128];
 	struct kvp_link host_link;
 };
 
