@@ -191,6 +191,24 @@ def summary(path):
         a = stats([float(r["aic_speed_error_pct"]) for r in sel])
         print("| %s | %d | %.1f %% | %.1f %% | %+.1f %% | %+.1f %% |" % (src, k[0], k[1], a[1], k[3], a[3]))
     print()
+    print("| subset | cases | kvplan median \\|e\\| | aiconfigurator median \\|e\\| | kvplan p90 | aiconfigurator p90 | kvplan mean | aiconfigurator mean |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    subsets = (
+        ("asked at the same batch (no OOM fallback)", lambda r: "OOM in aiconfigurator" not in r["mapping_notes"]),
+        ("within the peer's own KV capacity (no warning)",
+         lambda r: "exceeds estimated KV" not in r["mapping_notes"] and "OOM" not in r["mapping_notes"]),
+        ("without SGLang 0.4.1 DeepSeek V3", lambda r: not r["case"].startswith("sglang")),
+    )
+    for name, keep in subsets:
+        sel = [r for r in both if keep(r)]
+        k = stats([float(r["kvplan_speed_error_pct"]) for r in sel])
+        a = stats([float(r["aic_speed_error_pct"]) for r in sel])
+        print("| %s | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %+.1f %% | %+.1f %% |"
+              % (name, k[0], k[1], a[1], k[2], a[2], k[3], a[3]))
+    closer = sum(1 for r in both if abs(float(r["kvplan_speed_error_pct"])) < abs(float(r["aic_speed_error_pct"])))
+    print()
+    print("kvplan closer to the measurement on %d of %d shared cases" % (closer, len(both)))
+    print()
     only_k = [r for r in rows if r["kvplan_speed_error_pct"] and not r["aic_speed_error_pct"]]
     st = stats([float(r["kvplan_speed_error_pct"]) for r in only_k])
     if st:
@@ -343,7 +361,7 @@ def main():
         else:
             skip("unknown metric %s" % metric); continue
         e = (measured / pred if metric in TIME_METRICS else pred / measured) - 1
-        row[7], row[8], row[18] = "%.5g" % pred, "%+.1f" % (100 * e), "; ".join(notes)
+        row[7], row[8], row[18] = "%.5g" % pred, "%+.1f" % (100 * e), "; ".join(notes).replace(tmp, "<tmp>")
         w.writerow(row)
         sys.stdout.flush()
 
