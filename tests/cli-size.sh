@@ -486,6 +486,21 @@ expect_json cost_basis own
 expect_near price_per_hour 2.028587519 1e-9
 expect_near own_price_per_hour 2.028587519 1e-9
 expect_json cloud_price_per_hour 3.78         # h100-sxm.yaml, Lambda on-demand
+# the same terms in one word, --cost own:YEARS,USD_PER_KWH,PUE (issue 35)
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 \
+	--cost own:3,0.15,1.2 --cost-utilization 0.5 --format json
+expect_rc 0
+expect_near own_price_per_hour 2.028587519 1e-9
+# own:5 sets the years alone: 25,000 / (5 x 8,760) = 0.570776256 + 0.7 kW x
+# 1.3 x $0.10 = 0.091 -> 0.661776256
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 \
+	--cost own:5 --format json
+expect_near own_price_per_hour 0.661776256 1e-8
+for t in own:0 own:3,0 own:3,0.1,0.9 own:1,2,3,4 own:x own:3,,abc; do
+	run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus h100-sxm --cost "$t"
+	expect_rc 2
+	expect_err "--cost own:YEARS,USD_PER_KWH,PUE"
+done
 # bad cost input: each a usage error
 for a in "--price h100-sxm=0" "--price h100-sxm=-1" "--percentile 100" "--percentile 0" "--rate 0" \
 	 "--cost cloud:cheap" "--cost rent" "--years 3" "--cost own --pue 0.9" \
