@@ -317,8 +317,11 @@ START_TEST(test_rank)
 	kvp_size_rank(c, 4);
 	ck_assert_str_eq(c[0].gpu, "c"); /* cheapest that meets */
 	ck_assert_str_eq(c[1].gpu, "b");
-	ck_assert_str_eq(c[2].gpu, "d"); /* unknown price after known ones */
-	ck_assert_str_eq(c[3].gpu, "a"); /* failures last */
+	ck_assert_str_eq(c[2].gpu, "a"); /* priced failures after the priced that meet */
+	ck_assert_str_eq(c[3].gpu, "d"); /* no price on the basis: ranked apart, last,
+					   * though it meets (issue 35) */
+	ck_assert(kvp_size_priced(&c[2]));
+	ck_assert(!kvp_size_priced(&c[3]));
 
 	/* without a rate each serves its own throughput: $0.68/h at 40 tokens/s
 	 * is 0.68 / (40 x 3,600 / 1e6 = 0.144 Mtok/h) = $4.72/Mtok; $1.85/h at
@@ -647,10 +650,10 @@ START_TEST(test_cost_basis)
 	strcpy(gpu.price_kind, "given");
 	strcpy(c.kind, "spot");
 	ck_assert_double_eq(kvp_size_gpu_hour(&gpu, &c, NULL), 2.0);
-	/* own, without purchase price or TDP: unknown */
+	/* own, without purchase price or TDP: unknown, and the label says so */
 	c.basis = KVP_SIZE_BASIS_OWN;
 	ck_assert(isnan(kvp_size_gpu_hour(&gpu, &c, &label)));
-	ck_assert_str_eq(label, "own");
+	ck_assert_str_eq(label, "none");
 	/* $10,000 over 2 years at 50 % use: 10,000 / (2 x 8,760 x 0.5) =
 	 * 1.141552511 $/h; 500 W x PUE 1.5 at $0.20/kWh = 0.5 x 1.5 x 0.2 =
 	 * 0.15 $/h; 1.291552511 in all */

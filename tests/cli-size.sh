@@ -409,18 +409,74 @@ expect_rc 1
 expect_json failed split
 
 # Cost basis.  Cloud prices carry their kind: the H100 SXM's Lambda price is
-# on-demand, the L4's Modal price serverless; cloud:on-demand leaves the L4
+# on-demand; an L4 priced at Modal's serverless $0.7992 (the l4 profile's price
+# before 2026-12-06, in a copy) is serverless; cloud:on-demand leaves that L4
 # unpriced rather than compare it.
-run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1 --format json
+sed -e 's/^price_per_hour: .*/price_per_hour: 0.7992/' -e 's/^price_kind: .*/price_kind: serverless/' \
+	"$top_srcdir/profiles/gpus/l4.yaml" >"$tmp/l4-modal.yaml"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus "h100-sxm,$tmp/l4-modal.yaml" --tp 1 --format json
 expect_rc 0
 expect_out '"cost_basis": "on-demand"'
 expect_out '"cost_basis": "serverless"'
-run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm,l4 --tp 1
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus "h100-sxm,$tmp/l4-modal.yaml" --tp 1
 expect_out "Cost basis: cloud prices of 2 kinds ranked together"
-run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus l4 --tp 1 --cost cloud:on-demand \
-	--format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus "$tmp/l4-modal.yaml" --tp 1 \
+	--cost cloud:on-demand --format json
 expect_json cost_per_hour null
-expect_json cloud_price_per_hour 0.7992       # l4.yaml, Modal serverless
+expect_json cloud_price_per_hour 0.7992       # the copy's Modal serverless price
+# Every built-in profile's price on each basis, by hand from the figures its
+# comments cite (issue 35).  own, the defaults: purchase / (3 x 8,760 = 26,280 h)
+# + TDP kW x PUE 1.3 x $0.10/kWh.  "null": the profile has no such price.
+#   l4         cloud 0.80 (HF Endpoints); own 2,345 / 26,280 = 0.089231355 + 0.072 x 0.13 = 0.009360 -> 0.098591355
+#   rtx-3090   cloud 0.18 (OpenRelay);   own 1,499 / 26,280 = 0.057039574 + 0.350 x 0.13 = 0.045500 -> 0.102539574
+#   a100-40gb  cloud 1.48;  own 15,000 / 26,280 = 0.570776256 + 0.400 x 0.13 = 0.052 -> 0.622776256
+#   h100-pcie  cloud 2.86;  own 30,000 / 26,280 = 1.141552511 + 0.350 x 0.13 = 0.0455 -> 1.187052511
+#   h20        cloud null;  own 12,000 / 26,280 = 0.456621005 + 0.400 x 0.13 = 0.052 -> 0.508621005
+#   gb200      cloud 4.54;  own 27,778 / 26,280 = 1.057001522 + 1.200 x 0.13 = 0.156 -> 1.213001522
+#   mi325x     cloud 1.95;  own null (no purchase price)
+#   mi355x     cloud null;  own null
+#   a10g       cloud 1.006; own null (not sold alone; its 300 W is checked below)
+for row in l4:0.8:0.098591355 rtx-3090:0.18:0.102539574 a100-40gb:1.48:0.622776256 \
+	h100-pcie:2.86:1.187052511 h20:null:0.508621005 gb200:4.54:1.213001522 mi325x:1.95:null \
+	mi355x:null:null a10g:1.006:null; do
+	g=${row%%:*} rest=${row#*:}
+	cloud=${rest%%:*} own=${rest#*:}
+	run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus "$g" --tp 1 --cost own \
+		--format json
+	if [ "$cloud" = null ]; then expect_json cloud_price_per_hour null; else expect_near cloud_price_per_hour "$cloud" 1e-8; fi
+	if [ "$own" = null ]; then
+		expect_json own_price_per_hour null
+		expect_json cost_basis none
+	else
+		expect_near own_price_per_hour "$own" 1e-8
+		expect_json cost_basis own
+	fi
+done
+# the A10G's 300 W with a purchase price given in a copy: 1,000 / 26,280 =
+# 0.038051750 + 0.3 kW x 1.3 x 0.10 = 0.039 -> 0.077051750
+{ cat "$top_srcdir/profiles/gpus/a10g.yaml"; echo "purchase_price: 1000"; } >"$tmp/a10g-bought.yaml"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus "$tmp/a10g-bought.yaml" --tp 1 \
+	--cost own --format json
+expect_near own_price_per_hour 0.077051750 1e-8
+# One basis per ranking: a GPU the basis cannot price is ranked apart, after
+# every priced row, and the table says which and why.  The MI355X has no
+# purchase price: under --cost own its row comes after the H100 SXM's, though
+# the H100 at tp 1 fails (weights) and the MI355X meets.
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 --tpot 0.05 --gpus h100-sxm,mi355x --tp 1 \
+	--cost own --format json
+expect_rc 0
+last=$(sed -n 's/^      "gpu": "\(.*\)",$/\1/p' "$tmp/out" | tail -n 1)
+if [ "$last" = mi355x ]; then ok; else bad "last ranked is '$last', want mi355x"; fi
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 --tpot 0.05 --gpus h100-sxm,mi355x --tp 1 --cost own
+expect_rc 0
+expect_out "No price on this basis, so ranked apart after the priced rows (1 of 2 rows): mi355x"
+expect_out "(--cost own needs purchase_price or server_price, and tdp_watts, in the GPU profile)"
+expect_out "No priced configuration meets every constraint; the first that does has no price on this basis:"
+expect_out "  2 x mi355x (tp 1, 2 replicas)"
+if grep -q "^Cheapest:" "$tmp/out"; then bad "an unpriced configuration named cheapest"; else ok; fi
+run "$KVPLAN" size --model llama-3.1-70b --workload chat --rate 4 --ttft 1 --tpot 0.05 --gpus h20,h200 --cost cloud
+expect_out "No price on this basis, so ranked apart after the priced rows"
+expect_out "(--cost cloud needs price_per_hour in the GPU profile, or --price GPU=USD)"
 # Owned: the H100 SXM at $25,000 street and 700 W.  Over 3 years at 50 % use:
 # 25,000 / (3 x 8,760 x 0.5) = 1.902587519 $/h; 0.7 kW x PUE 1.2 x $0.15 =
 # 0.126 $/h; 2.028587519 $/GPU-hour.
@@ -431,6 +487,21 @@ expect_json cost_basis own
 expect_near price_per_hour 2.028587519 1e-9
 expect_near own_price_per_hour 2.028587519 1e-9
 expect_json cloud_price_per_hour 3.78         # h100-sxm.yaml, Lambda on-demand
+# the same terms in one word, --cost own:YEARS,USD_PER_KWH,PUE (issue 35)
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 \
+	--cost own:3,0.15,1.2 --cost-utilization 0.5 --format json
+expect_rc 0
+expect_near own_price_per_hour 2.028587519 1e-9
+# own:5 sets the years alone: 25,000 / (5 x 8,760) = 0.570776256 + 0.7 kW x
+# 1.3 x $0.10 = 0.091 -> 0.661776256
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 2 --gpus h100-sxm --tp 1 \
+	--cost own:5 --format json
+expect_near own_price_per_hour 0.661776256 1e-8
+for t in own:0 own:3,0 own:3,0.1,0.9 own:1,2,3,4 own:x own:3,,abc; do
+	run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus h100-sxm --cost "$t"
+	expect_rc 2
+	expect_err "--cost own:YEARS,USD_PER_KWH,PUE"
+done
 # bad cost input: each a usage error
 for a in "--price h100-sxm=0" "--price h100-sxm=-1" "--percentile 100" "--percentile 0" "--rate 0" \
 	 "--cost cloud:cheap" "--cost rent" "--years 3" "--cost own --pue 0.9" \
@@ -504,10 +575,12 @@ expect_out "--max-running-requests $((per_rank * 8)) "
 expect_out "--dp-size 8 --enable-dp-attention"
 
 # no --rate: one request at a time, each configuration at its own throughput;
-# ranked per token, not per hour.  The RTX 3090 is cheaper per hour ($0.684
-# against $1.85) but the MI300X serves more tokens per dollar: first.  Each
+# ranked per token, not per hour.  An RTX 3090 at $0.684 (--price; RunPod's
+# serverless rate, the profile's before 2026-12-06) is cheaper per hour than
+# the MI300X's $1.85, but the MI300X serves more tokens per dollar: first.  Each
 # $/Mtok is $/hour / (tokens/s x 3,600 / 1e6), recomputed here from the fields.
-run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus rtx-3090,mi300x --tp 1 --format json
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --gpus rtx-3090,mi300x --tp 1 \
+	--price rtx-3090=0.684 --format json
 expect_rc 0
 first=$(sed -n 's/^ *"gpu": "\(.*\)",$/\1/p' "$tmp/out" | head -n 1)
 if [ "$first" = mi300x ]; then ok; else bad "first is '$first', want mi300x"; fi

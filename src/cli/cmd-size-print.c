@@ -174,6 +174,39 @@ static void print_basis(const struct kvp_size_config *cfg, size_t n, const struc
 	}
 }
 
+/* Name the GPUs the basis cannot price, ranked apart after the priced rows,
+ * and what the basis needs from a profile.  Silent when every row is priced,
+ * or none is (then there is no cost ranking to set them apart from). */
+static void print_unpriced(const struct kvp_size_config *cfg, size_t n,
+			   const struct kvp_size_cost *cost)
+{
+	size_t priced = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		priced += kvp_size_priced(&cfg[i]);
+	if (priced == 0 || priced == n)
+		return;
+	printf("\nNo price on this basis, so ranked apart after the priced rows (%zu of %zu rows): ",
+	       n - priced, n);
+	for (size_t i = 0; i < n; i++) {
+		if (kvp_size_priced(&cfg[i]))
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = !kvp_size_priced(&cfg[j]) && strcmp(cfg[j].gpu, cfg[i].gpu) == 0;
+		if (!dup) {
+			char g[KVP_TERM_SIZE(sizeof cfg[i].gpu)];
+			printf("%s%s", k++ ? ", " : "", kvp_term_text(g, sizeof g, cfg[i].gpu));
+		}
+	}
+	if (cost->basis == KVP_SIZE_BASIS_OWN)
+		printf("\n(--cost own needs purchase_price or server_price, and tdp_watts, in the GPU profile)\n");
+	else if (cost->kind[0])
+		printf("\n(--cost cloud:%s needs a price_per_hour of kind %s in the GPU profile, or --price)\n",
+		       cost->kind, cost->kind);
+	else
+		printf("\n(--cost cloud needs price_per_hour in the GPU profile, or --price GPU=USD)\n");
+}
+
 void kvp_size_print_table(const struct kvp_size_answer *a)
 {
 	const struct kvp_model *m = a->m;
@@ -271,7 +304,12 @@ void kvp_size_print_table(const struct kvp_size_answer *a)
 		       fewest->replicas, fewest->replicas == 1 ? "" : "s");
 	print_never(cfg, n, d);
 	print_basis(cfg, n, cost);
-	if (best) {
+	print_unpriced(cfg, n, cost);
+	if (best && !kvp_size_priced(best) && kvp_size_priced(&cfg[0])) {
+		printf("\nNo priced configuration meets every constraint; the first that does has no "
+		       "price on this basis:\n  %u x %s (tp %u, %u replica%s)\n", best->count, best->gpu,
+		       best->tp, best->replicas, best->replicas == 1 ? "" : "s");
+	} else if (best) {
 		fmt_money(best->cost_per_hour, t1, sizeof t1);
 		fmt_money(best->cost_per_mtok, t2, sizeof t2);
 		printf("\nCheapest: %u x %s (tp %u, %u replica%s) at $%s/hour, $%s per million "

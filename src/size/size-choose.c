@@ -51,7 +51,12 @@ kvp_status kvp_size_choose(const struct kvp_model *m, const struct kvp_gpu *gpus
 		n = k;
 	}
 	out->n = n;
-	out->best = n && cfg[0].meets ? &cfg[0] : NULL;
+	/* the first that meets: a priced one when any priced one meets, since
+	 * the ranking puts the unpriced apart after them */
+	out->best = NULL;
+	for (size_t i = 0; i < n && !out->best; i++)
+		if (cfg[i].meets)
+			out->best = &cfg[i];
 	return KVP_STATUS_OK;
 }
 

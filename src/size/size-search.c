@@ -218,6 +218,12 @@ static double cost_key(double v) { return isnan(v) ? INFINITY : v; }
 static int cmp_config(const void *pa, const void *pb)
 {
 	const struct kvp_size_config *a = pa, *b = pb;
+	/* one basis per ranking: a configuration the basis cannot price (the
+	 * profile lacks the number, or its price is of another kind) is ranked
+	 * apart, after every priced one, not between them (issue 35) */
+	bool pa_ok = kvp_size_priced(a), pb_ok = kvp_size_priced(b);
+	if (pa_ok != pb_ok)
+		return pa_ok ? -1 : 1;
 	if (a->meets != b->meets)
 		return a->meets ? -1 : 1;
 	if (a->at_risk != b->at_risk)
@@ -240,6 +246,11 @@ static int cmp_config(const void *pa, const void *pb)
 	if (a->tpot_s != b->tpot_s)
 		return a->tpot_s < b->tpot_s ? -1 : 1;
 	return strcmp(a->gpu, b->gpu);
+}
+
+bool kvp_size_priced(const struct kvp_size_config *c)
+{
+	return c->cost_per_hour > 0 && isfinite(c->cost_per_hour);
 }
 
 void kvp_size_rank(struct kvp_size_config *c, size_t n)

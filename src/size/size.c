@@ -465,8 +465,11 @@ double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c,
 		 * CPUs, memory and network they need come with it) */
 		double buy = g->server_usd > 0 && g->node_gpus ? g->server_usd / g->node_gpus
 							       : g->purchase_usd;
-		if (!(buy > 0) || !(g->tdp_watts > 0))
+		if (!(buy > 0) || !(g->tdp_watts > 0)) {
+			if (label)
+				*label = "none";
 			return NAN;
+		}
 		return buy / (years * 8760 * u) + g->tdp_watts / 1000 * pue * kwh;
 	}
 	const char *kind = g->price_kind[0] ? g->price_kind : "unlabelled";

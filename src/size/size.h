@@ -116,7 +116,8 @@ struct kvp_size_cost {
  *          purchase_price (the GPU alone)
  * NAN when the profile lacks a number the basis needs.  *label (may be NULL)
  * names the basis: the price kind ("on-demand", "serverless", ...,
- * "unlabelled" when the profile gives none, "none" without a price), or "own". */
+ * "unlabelled" when the profile gives none, "none" without a price), or "own"
+ * ("none" when the profile lacks the purchase or the board power). */
 double kvp_size_gpu_hour(const struct kvp_gpu *g, const struct kvp_size_cost *c, const char **label);
 
 /* The most replicas searched when kvp_size_opts.max_replicas is 0. */
@@ -288,10 +289,15 @@ kvp_status kvp_size_search_space(const struct kvp_model *m, const struct kvp_gpu
  * better on one.  Returns the number on the front. */
 size_t kvp_size_pareto(struct kvp_size_config *c, size_t n);
 
-/* Order: configurations that meet everything first, cheapest per million
- * output tokens at their own throughput (then per hour, fewest GPUs, lowest
- * TPOT; an unknown cost last); then the others, fewest failures first. */
+/* Order: the configurations priced on the cost basis first, ranked; those it
+ * cannot price (kvp_size_priced false) apart after them, in the same order
+ * among themselves.  Within each: configurations that meet everything first,
+ * cheapest per million output tokens at their own throughput (then per hour,
+ * fewest GPUs, lowest TPOT); then the others, fewest failures first. */
 void kvp_size_rank(struct kvp_size_config *c, size_t n);
+
+/* Whether the cost basis prices c: a positive, finite cost_per_hour. */
+bool kvp_size_priced(const struct kvp_size_config *c);
 
 /* Whether GPU g stores KV in dt: every dtype but the hardware-only ones;
  * nvfp4 needs an NVIDIA GPU of compute capability 10.0 or more (Blackwell's
