@@ -280,8 +280,9 @@ static const struct kvp_budget *tp_budget(const char *model, const char *gpu, ui
  * ((16 + 2 x 4) x 128 + 3 x 14,336 + 8,192) x 2 x 8,192 = 889,192,448, is
  * below); under EP 2 the experts stay whole (tp_moe 1): 1,968,820,224 again.
  * vLLM 0.11.2 keeps none on this path: its unquantized experts go through
- * fused_experts_impl (fused_moe.py, per-call torch.empty), so the peak is
- * the sampler's 559,534,080 or the forward's 1,644,167,168. */
+ * fused_experts_impl (fused_moe.py, per-call torch.empty); its native
+ * sampler, 38 x 1,024 x 32,000 = 1,245,184,000 + the same 83,886,080 of
+ * hidden states = 1,329,070,080, is below the forward's 1,644,167,168. */
 START_TEST(test_vllm_moe_workspaces)
 {
 	/* an H200: 143,771 MiB = 150,754,820,096 B */
@@ -323,7 +324,7 @@ END_TEST
 
 /* --engine-version as vLLM prints it, picked by the entries' ranges in
  * profiles/engines/vllm.yaml: 0.19.0 alone; >=0.11.1,<=0.11.2 (PR #26443,
- * FlashInfer a dependency from 0.11.1); >=0.10.2,<0.11.1.  Outside every
+ * FlashInfer a dependency from 0.11.1, its sampler opt-in); >=0.10.2,<0.11.1.  Outside every
  * entry the nearest by release stands in: 0.27.1 -> 0.19.0; 0.8.5 ->
  * 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
  * outside both ranges, 1,000.5 steps from 0.11.2 (11,002,000 - 11,000,999.5)
