@@ -257,6 +257,51 @@ static const struct kvp_budget *tp_budget(const char *model, const char *gpu, ui
 	return compute(model, &g, &o, gpu_bytes, context);
 }
 
+/* vLLM 0.19.0's fused-MoE workspaces, kept by the WorkspaceManager through
+ * the sampler (v1/worker/workspace.py): FusedMoEKernel._allocate_buffers
+ * (fused_moe/modular_kernel.py l.1009-1069) sizes them by
+ * TritonExperts.workspace_shapes (fused_moe.py l.1976-1991), M = T tokens,
+ * N = w1's 2 I_e / tp_moe rows, K = H: workspace13 (M, top_k, max(N/2, K))
+ * (a gated activation; the (M, K) output shares it), workspace2 (M, top_k,
+ * max(N, K)), bf16, each rounded up to 256 B.  Mixtral-8x7B (H 4,096, I_e
+ * 14,336, top-2, V 32,000) on an H200 at tp 1, large defaults (T = 8,192,
+ * N = 1,024 requests):
+ *   workspace13  8,192 x 2 x max(14,336, 4,096) x 2 B =   469,762,048
+ *   workspace2   8,192 x 2 x max(28,672, 4,096) x 2 B =   939,524,096
+ *   sampler 14 x 1,024 x 32,000 = 458,752,000; top-k 132 x 32,000 x 4 =
+ *   16,896,000; hidden 8,192 x 4,096 x 2 = 67,108,864 and 2 x 1,024 x
+ *   4,096 x 2 = 16,777,216: 559,534,080
+ *   peak 469,762,048 + 939,524,096 + 559,534,080 = 1,968,820,224 B
+ * (both at the wider 28,672 gave 2,438,582,272: 469,762,048 more).  The
+ * forward estimate, (32 + 2 x 8) x 128 + 3 x 2 x 14,336 + 2 x 4,096 =
+ * 100,352 elements x 2 B x 8,192 = 1,644,167,168, is below it.
+ * At tp 2 (N = 14,336): 8,192 x 2 x max(7,168, 4,096) x 2 = 234,881,024 and
+ * 8,192 x 2 x 14,336 x 2 = 469,762,048, peak 1,264,177,152 (the forward,
+ * ((16 + 2 x 4) x 128 + 3 x 14,336 + 8,192) x 2 x 8,192 = 889,192,448, is
+ * below); under EP 2 the experts stay whole (tp_moe 1): 1,968,820,224 again.
+ * vLLM 0.11.2 keeps none on this path: its unquantized experts go through
+ * fused_experts_impl (fused_moe.py, per-call torch.empty); its native
+ * sampler, 38 x 1,024 x 32,000 = 1,245,184,000 + the same 83,886,080 of
+ * hidden states = 1,329,070,080, is below the forward's 1,644,167,168. */
+START_TEST(test_vllm_moe_workspaces)
+{
+	/* an H200: 143,771 MiB = 150,754,820,096 B */
+	const struct kvp_budget *b = tp_budget("mixtral-8x7b", "h200", 1, 1, 1,
+					       150754820096ULL, 0.9, 32768);
+	ck_assert_uint_eq(b->max_batched_tokens, 8192);
+	ck_assert_uint_eq(b->max_num_seqs, 1024);
+	ck_assert_uint_eq(b->activation_bytes, 1968820224ULL);
+	/* an H100 SXM: 79.19 GiB = 85,028,896,768 B */
+	b = tp_budget("mixtral-8x7b", "h100-sxm", 2, 1, 1, 85028896768ULL, 0.9, 32768);
+	ck_assert_uint_eq(b->activation_bytes, 1264177152ULL);
+	b = tp_budget("mixtral-8x7b", "h100-sxm", 2, 1, 2, 85028896768ULL, 0.9, 32768);
+	ck_assert_uint_eq(b->activation_bytes, 1968820224ULL);
+	b = engine_budget(KVP_ENGINE_VLLM, "mixtral-8x7b", "0.11.2", "h200", 150754820096ULL,
+			  32768);
+	ck_assert_uint_eq(b->activation_bytes, 1644167168ULL);
+}
+END_TEST
+
 START_TEST(test_vllm_tp_topology)
 {
 	/* 44.42 GiB = 47,695,611,822 B (printed "43.93/44.42 GiB") */
@@ -279,7 +324,7 @@ END_TEST
 
 /* --engine-version as vLLM prints it, picked by the entries' ranges in
  * profiles/engines/vllm.yaml: 0.19.0 alone; >=0.11.1,<=0.11.2 (PR #26443,
- * FlashInfer a dependency from 0.11.1); >=0.10.2,<0.11.1.  Outside every
+ * FlashInfer a dependency from 0.11.1, its sampler opt-in); >=0.10.2,<0.11.1.  Outside every
  * entry the nearest by release stands in: 0.27.1 -> 0.19.0; 0.8.5 ->
  * 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
  * outside both ranges, 1,000.5 steps from 0.11.2 (11,002,000 - 11,000,999.5)
@@ -593,6 +638,8 @@ static const struct {
 	 * not hold the prediction (low 1.2 > 1), at the version's map */
 	{"bad/engine-time-negative.yaml", KVP_STATUS_INVALID, 8, 20, "step_fixed_us"},
 	{"bad/engine-time-band.yaml", KVP_STATUS_INVALID, 3, 5, "time_ratio_low"},
+	/* the fused-MoE kernel keeps two workspaces at most, at the value */
+	{"bad/engine-moe-workspaces.yaml", KVP_STATUS_INVALID, 4, 21, "moe_workspaces"},
 };
 
 START_TEST(test_bad)
@@ -757,6 +804,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_version_ranges);
 	tcase_add_test(core, test_vllm_p2p);
 	tcase_add_test(core, test_vllm_pp_sampler_last_stage);
+	tcase_add_test(core, test_vllm_moe_workspaces);
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_sglang_versions);
 	tcase_add_test(core, test_time_borrowed);

@@ -35,7 +35,19 @@ expect_out "logged value inside the band: 48 of 48"
 # v22-v24, v26, v39 (FlashInfer sampler), v27 (V0) and v32 (AWQ on an RTX 5090) are known
 # misses from the config alone; S3, S5, S6 add three SGLang cases from the
 # config alone, S4, a desktop card under WSL2, is a known miss that way)
-expect_out "config alone: 18 cases, median |error| 1.120%, p90 4.109%"
+# The median of the 18 is the mean of the 9th and 10th |error|: V3 1.116 %
+# and V16 1.285 %, (1.116 + 1.285) / 2 = 1.2005, printed 1.201 from the
+# unrounded errors.  It was (1.116 + 1.124) / 2 = 1.120 with V10 at
+# +1.124 %; V10 (0.11.2) moved to +1.955 % when 0.11.2's entry stopped
+# charging MoE workspaces its source does not keep (issue 34: fused_experts
+# and fused_marlin_moe allocate per call): 8,192 x 4 x 5,760 x 2 B x 2 =
+# 754,974,720 B of workspaces out of the sampler peak, which leaves the
+# forward's ((64 + 2 x 8) x 64 + 3 x 4 x 2,880 + 2 x 2,880) x 2 B x 8,192 =
+# 744,488,960 B as the peak in place of 825,555,968 B: 81,067,008 B more
+# pool, / 1,179,648 B a block (16 tokens x 36 layers x 8 KV heads x 64 x
+# 2 x 2 B) = 68.7 blocks, 68 or 69 more whole ones by the old pool's
+# remainder; 68 x 16 = 1,088 tokens (132,432 -> 133,520)
+expect_out "config alone: 18 cases, median |error| 1.201%, p90 4.109%"
 expect_out "over-predicting > 2%: 4, logged value inside the band: 18 of 18"
 # SGLang S1 from the terms it logged: rest = 63.72 - 78.81 x 0.12 =
 # 54.2628 GiB / 131,072 B per token = 444,520 (logged 444,500)

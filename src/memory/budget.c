@@ -86,13 +86,28 @@ uint64_t kvp_budget_vllm_sampler_peak(const struct kvp_spec *s, const struct kvp
 	    !kvp_mul(N, H, &d) || !kvp_mul(d, elem * e->retained_hidden_per_seq, &d))
 		return UINT64_MAX;
 	if (m->moe_num_experts && e->moe_workspaces) {
-		/* (T, top_k, max(2 I_e / tp, H)) each, in the model dtype */
+		/* vLLM 0.19.0 (fused_moe/modular_kernel.py _allocate_buffers
+		 * l.1009-1069, TritonExperts.workspace_shapes fused_moe.py
+		 * l.1976-1991): M = T, N = w1's rows 2 I_e / tp_moe, K = H;
+		 * workspace13 (M, top_k, max(N / 2, K)) for a gated activation,
+		 * shared with the (M, K) output, then workspace2 (M, top_k,
+		 * max(N, K)), one WorkspaceManager buffer in the model dtype with
+		 * each part rounded up to 256 B (v1/worker/workspace.py
+		 * get_simultaneous).  tp_moe: 1 under EP, else tp x dp
+		 * (FusedMoEParallelConfig), as the MXFP4 padding below */
 		uint64_t ie = m->moe_intermediate_size ? m->moe_intermediate_size
 						       : m->intermediate_size;
-		uint64_t width = 2 * ie / s->par.tp > H ? 2 * ie / s->par.tp : H;
-		if (!kvp_mul(tokens, m->moe_experts_per_token, &w) || !kvp_mul(w, width, &w) ||
-		    !kvp_mul(w, elem * e->moe_workspaces, &w))
-			return UINT64_MAX;
+		uint64_t moe_tp = kvp_shape_ep(&s->par) > 1
+					  ? 1 : (uint64_t)s->par.tp * kvp_shape_dp(&s->par);
+		uint64_t n = moe_tp ? 2 * ie / moe_tp : 2 * ie;
+		uint64_t width[2] = {n / 2 > H ? n / 2 : H, n > H ? n : H};
+		for (uint32_t i = 0; i < e->moe_workspaces && i < 2; i++) {
+			uint64_t part;
+			if (!kvp_mul(tokens, m->moe_experts_per_token, &part) ||
+			    !kvp_mul(part, width[i], &part) || !kvp_mul(part, elem, &part) ||
+			    !kvp_add(part, 255, &part) || !kvp_add(w, part / 256 * 256, &w))
+				return UINT64_MAX;
+		}
 	}
 	if (!kvp_add(a, b, &t) || !kvp_add(t, c, &t) || !kvp_add(t, d, &t) || !kvp_add(t, w, &t))
 		return UINT64_MAX;

@@ -204,6 +204,12 @@ static kvp_status read_key(const struct kvp_doc *doc, const struct kvp_node *v,
 		if (u > UINT32_MAX)
 			return kvp_node_fail(doc, v, err, KVP_STATUS_OVERFLOW, k->name,
 					     "%s is larger than %u", v->value, UINT32_MAX);
+		/* the fused-MoE kernel keeps two buffers at most, workspace13
+		 * and workspace2 (budget.c) */
+		if (k->offset == offsetof(struct kvp_engine_model, moe_workspaces) && u > 2)
+			return kvp_node_fail(doc, v, err, KVP_STATUS_INVALID, k->name,
+					     "%s is more than the 2 fused-MoE workspaces "
+					     "(workspace13, workspace2)", v->value);
 		*(uint32_t *)p = (uint32_t)u;
 		return KVP_STATUS_OK;
 	case K_US:

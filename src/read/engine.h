@@ -47,6 +47,8 @@ struct kvp_engine_model {
 	uint32_t sampler_bytes_per_seq_vocab;
 	uint32_t topk_buffer_rows, topk_buffer_bytes_per_row_vocab;
 	uint32_t retained_hidden_per_token, retained_hidden_per_seq;
+	/* the fused-MoE kernel's buffers kept past the forward pass, 0-2:
+	 * workspace13, then workspace2 (shapes in budget.c) */
 	uint32_t moe_workspaces;
 	uint64_t non_torch_tp1_bytes, non_torch_tp_multi_bytes;
 	/* vLLM's custom all-reduce (distributed/device_communicators/
