@@ -36,7 +36,14 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		if (r->fitted[k])
 			kvp_yaml_kv_num(f, 4, kvp_calib_param_name(k), r->value[k]);
-	/* the band of `kvplan size`: the largest residual the fit left */
+	/* the band of `kvplan size`, and of perf and validate: the largest
+	 * residual the fit left, rounded UP at 4 significant digits, so that
+	 * the constants' own rounding in this file cannot put a time the fit
+	 * saw outside the band (0.0270380 -> 0.02704) */
+	if (worst > 0) {
+		double q = pow(10, floor(log10(worst)) - 3);
+		worst = ceil(worst / q * (1 - 1e-12)) * q;
+	}
 	kvp_yaml_kv_num(f, 4, "latency_spread", worst);
 	kvp_yaml_kv_u64(f, 4, "points", r->ntrain);
 	kvp_yaml_kv_num(f, 4, "residual_median", r->median_calibrated);
