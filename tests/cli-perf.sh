@@ -161,7 +161,7 @@ run "$KVPLAN" perf $two --calibration "$tmp/eng.yaml" --calibration "$kern"
 expect_rc 0
 expect_out "calibration $tmp/eng.yaml (an engine calibration): decode_bw_efficiency, prefill_flops_efficiency, step_fixed_s, latency_spread (the band)"
 expect_out "calibration $kern (a kvbench run): kv_bw_efficiency 0.8 (its decode figure, the KV read)"
-expect_out "band on times: x0.95 to x1.05 of each time printed (1 -/+ the calibration's latency_spread)"
+expect_out "band on times: x0.95 to x1.05 of each time printed (1 -/+ the calibration's spread)"
 # the engine calibration fitted kv_bw_efficiency itself (0.5): it wins, the
 # kernel's figure is not used, and a warning says so.  KV at 4.0e12 x 0.5:
 # 1,073,741,824 / 2.0e12 = 5.36870912e-4 s; memory 5.615346347e-3 +
@@ -189,14 +189,18 @@ expect_err "--calibration: at most 2 files"
 # gives 0.8 and 1.2; a spread of 1.5 cannot bound the low end by
 # subtraction: 1 / (1 + 1.5) = 0.4, and 2.5; with no points (written by hand)
 # or from a kvbench run (the kernel alone), the generic engine's band stays
-# (0.77 and 1.32: src/time/step.h KVP_PERF_DEFAULT_TIME_RATIO_*)
-for sp in "0.2 6 0.8 1.2" "1.5 6 0.4 2.5" "0.2 0 0.77 1.32"; do
+# (0.77 and 1.32: src/time/step.h KVP_PERF_DEFAULT_TIME_RATIO_*); with a
+# leave-one-out spread the larger of the two: 0.07 over 0.02 gives 0.93 and
+# 1.07; 0.03 under 0.05 leaves 0.95 and 1.05 (never narrower than the fit's)
+for sp in "0.2 6 0.8 1.2" "1.5 6 0.4 2.5" "0.2 0 0.77 1.32" "0.02 6 0.93 1.07 0.07" \
+	"0.05 6 0.95 1.05 0.03"; do
 	set -- $sp
 	printf 'calibration:\n  - gpu: h20\n    decode_bw_efficiency: 0.6\n    latency_spread: %s\n    points: %s\n' \
 		"$1" "$2" >"$tmp/band.yaml"
+	[ -n "${5:-}" ] && printf '    latency_spread_loo: %s\n' "$5" >>"$tmp/band.yaml"
 	run "$KVPLAN" perf $two --calibration "$tmp/band.yaml" --format json
-	expect_json time_ratio_low "$3"
-	expect_json time_ratio_high "$4"
+	expect_near time_ratio_low "$3" 1e-12
+	expect_near time_ratio_high "$4" 1e-12
 done
 run "$KVPLAN" perf $two --calibration "$kern" --format json
 expect_json time_ratio_low 0.77

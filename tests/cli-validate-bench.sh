@@ -168,14 +168,20 @@ expect_rc 0
 expect_json band_low 0.985
 expect_json band_high 1.015
 expect_json outside_band 2
-# kvplan calibrate's own file: its latency_spread is the largest |measured
-# / predicted - 1| the fit left, so every time it was fitted to lies inside
-# the band it sets (never narrower than the fit measured)
+# kvplan calibrate's own file: the band is 1 -/+ the larger of its
+# latency_spread_loo (each run predicted by the refit that left it out) and
+# latency_spread (the largest |measured / predicted - 1| the fit left), so
+# every time it was fitted to lies inside (never narrower than the fit
+# measured)
 spread=$(sed -n 's/^ *latency_spread: //p' "$tmp/cal.yaml")
+loo=$(sed -n 's/^ *latency_spread_loo: //p' "$tmp/cal.yaml")
+name="calibrate wrote latency_spread_loo"
+if [ -n "$loo" ]; then ok; else bad "missing"; fi
+spread=$(awk -v a="$spread" -v b="$loo" 'BEGIN { print (a > b ? a : b) }')
 run "$KVPLAN" validate $base --calibration "$tmp/cal.yaml" --format json "$d/vllm-serve-c1.json" \
 	"$d/vllm-serve-c8.json" "$d/vllm-serve-c64.json"
-near "$(json band_low)" "$(awk -v s="$spread" 'BEGIN { printf "%.9g", 1 - s }')" 1e-6 "band_low = 1 - latency_spread"
-near "$(json band_high)" "$(awk -v s="$spread" 'BEGIN { printf "%.9g", 1 + s }')" 1e-6 "band_high = 1 + latency_spread"
+near "$(json band_low)" "$(awk -v s="$spread" 'BEGIN { printf "%.9g", 1 - s }')" 1e-6 "band_low = 1 - spread"
+near "$(json band_high)" "$(awk -v s="$spread" 'BEGIN { printf "%.9g", 1 + s }')" 1e-6 "band_high = 1 + spread"
 expect_json outside_band 0
 # twice: an engine calibration and a kvbench run compose here too; the
 # kvbench run of an H20 cannot serve the H100 (no entry), two tables are

@@ -130,7 +130,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	       hw->prefill_fixed_s * 1e6);
 	printf("  band on times: x%.2f to x%.2f of each time printed%s\n", hw->time_ratio_low,
 	       hw->time_ratio_high, hw->given & KVP_PERF_GIVEN_BAND
-	       ? " (1 -/+ the calibration's latency_spread)" : "");
+	       ? " (1 -/+ the calibration's spread)" : "");
 	print_shape(run, hw);
 	kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
 	kvp_format_u64(s->token_bytes, t2, sizeof t2);

@@ -94,8 +94,9 @@ static kvp_status check_eff(const struct kvp_doc *doc, const struct kvp_node *no
 }
 
 /* The engine's fixed costs and collective latency (kvplan calibrate's
- * keys), each in seconds within its bound; latency_spread (a share, at
- * most 10, as `kvplan size --latency-spread` takes it) with its points. */
+ * keys), each in seconds within its bound; latency_spread and
+ * latency_spread_loo (shares, at most 10, as `kvplan size --latency-spread`
+ * takes one) with its points. */
 static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *e,
 			      struct kvp_calibration *out, struct kvp_error *err)
 {
@@ -109,6 +110,7 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 		{"seq_step_s", 0.1, offsetof(struct kvp_calibration, seq_step_s)},
 		{"allreduce_latency_s", 0.01, offsetof(struct kvp_calibration, allreduce_latency_s)},
 		{"latency_spread", 10, offsetof(struct kvp_calibration, latency_spread)},
+		{"latency_spread_loo", 10, offsetof(struct kvp_calibration, latency_spread_loo)},
 	};
 	kvp_status st;
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
@@ -141,7 +143,7 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 					   "model", "engine", "engine_version", "tp",
 					   "step_fixed_s", "prefill_fixed_s", "seq_step_s",
 					   "allreduce_latency_s", "kv_bw_efficiency",
-					   "latency_spread", "points",
+					   "latency_spread", "latency_spread_loo", "points",
 					   "residual_median", "residual_median_uncalibrated",
 					   "spread", NULL};
 	kvp_status st;
@@ -330,7 +332,7 @@ kvp_status kvp_calibration_load_files(const char *const *paths, size_t n,
 void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw *hw)
 {
 	if (!cal->kernel && cal->points && cal->latency_spread >= 0) {
-		double s = cal->latency_spread;
+		double s = fmax(cal->latency_spread, cal->latency_spread_loo);
 		hw->time_ratio_low = s < 1 ? 1 - s : 1 / (1 + s);
 		hw->time_ratio_high = 1 + s;
 		hw->given |= KVP_PERF_GIVEN_BAND;

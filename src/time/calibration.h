@@ -31,6 +31,9 @@ struct kvp_calibration {
 	 * largest, not a percentile: a run holds a handful of large points, too
 	 * few for a tail, and the conservative end should cover all it saw. */
 	double latency_spread;
+	/* a `kvplan calibrate` fit: the largest |measured / predicted - 1| of
+	 * each run predicted by the refit that left it out (0: not recorded) */
+	double latency_spread_loo;
 	bool kernel;                     /* read from a kvbench run: its decode figure is
 					  * the paged-decode kernel's KV read */
 	/* two files composed (kvp_calibration_load_files): the engine
@@ -66,9 +69,11 @@ kvp_status kvp_calibration_load_files(const char *const *paths, size_t n,
 				      struct kvp_error *err);
 /* Apply what cal gives (non-zero values) to hw.  An engine calibration
  * (not a kvbench run) that measured points sets the band on times to
- * 1 -/+ its latency_spread (hw's time_ratio_low and _high, KVP_PERF_GIVEN_BAND),
- * the largest |measured / predicted - 1| its fit left: the band then holds
- * every time the fit saw.  A spread of 1 or more cannot bound the low end
+ * 1 -/+ s (hw's time_ratio_low and _high, KVP_PERF_GIVEN_BAND), s the
+ * larger of its leave-one-out spread (latency_spread_loo: how far a run the
+ * fit did not see strayed) and latency_spread (the largest |measured /
+ * predicted - 1| its fit left), so the band holds every time the fit saw
+ * and is never narrower than that.  A spread of 1 or more cannot bound the low end
  * by subtraction; the low end is then 1 / (1 + spread). */
 void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw *hw);
 
