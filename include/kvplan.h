@@ -206,6 +206,14 @@ typedef struct kvplan_perf_opts {
 	const char *calibration;       /* a calibration of g (--calibration: kvbench --out,
 					* a table, `kvplan calibrate`'s file); NULL: none.
 					* The record's "calibration" names it */
+	/* read only when size covers it */
+	const char *calibration_kernel; /* a second calibration of the other kind
+					* (--calibration twice): a kvbench run beside an
+					* engine calibration, whose decode figure sets
+					* kv_bw_efficiency unless the engine calibration
+					* fitted its own; two of one kind: USAGE.  NULL:
+					* none.  The record's "calibration_kernel" names
+					* the kvbench run */
 } kvplan_perf_opts;
 
 KVPLAN_API void kvplan_perf_opts_init(kvplan_perf_opts *o);
@@ -301,6 +309,9 @@ typedef struct kvplan_size_opts {
 					* (--calibration): its efficiencies and
 					* latency spread where these options give none.
 					* NULL: none */
+	/* read only when size covers it */
+	const char *calibration_kernel; /* a second calibration of the other kind,
+					* as kvplan_perf_opts' */
 } kvplan_size_opts;
 
 /* Set o to the defaults (latency_spread -1, all else zero) and o->size. */

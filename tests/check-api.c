@@ -618,6 +618,58 @@ START_TEST(test_perf_efficiency)
 }
 END_TEST
 
+/* --calibration twice as calibration and calibration_kernel (cli-perf.sh
+ * holds the same figures): an engine calibration (the weights at 0.6) and
+ * the kvbench run of an H20 (tests/data/good/kvbench-cuda-h20.yaml: its
+ * decode figure 0.8, the KV read).  Llama-2-7B at 2,048 tokens on the H20
+ * (4.0 TB/s) reads 13,476,831,232 B of weights at 4.0e12 x 0.6 and
+ * 1,073,741,824 B of KV at 4.0e12 x 0.8: 5.615346347e-3 + 3.3554432e-4 s.
+ * Either order; two of one kind is USAGE with field "calibration", a second
+ * without a first the same with "calibration_kernel". */
+START_TEST(test_perf_two_calibrations)
+{
+	kvplan_error err;
+	kvplan_model *m;
+	kvplan_gpu *g;
+	tmp_make("check-api");
+	ck_assert_int_eq(kvplan_model_load("llama-2-7b", &m, &err), KVPLAN_OK);
+	ck_assert_int_eq(kvplan_gpu_load("h20", &g, &err), KVPLAN_OK);
+	const char *top = getenv("top_srcdir");
+	char kern[4096];
+	snprintf(kern, sizeof kern, "%s/tests/data/good/kvbench-cuda-h20.yaml", top ? top : ".");
+	const char *eng = write_tmp("eng.yaml", "calibration:\n  - gpu: h20\n"
+				    "    decode_bw_efficiency: 0.6\n");
+	kvplan_perf_opts p;
+	kvplan_perf_opts_init(&p);
+	p.prompt = 2048;
+	p.output = 1;
+	char *json = NULL;
+	for (int way = 0; way < 2; way++) {
+		p.calibration = way ? kern : eng;
+		p.calibration_kernel = way ? eng : kern;
+		ck_assert_msg(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err) == KVPLAN_OK,
+			      "%s", err.message);
+		ck_assert_double_eq(json_num(json, NULL, "decode_bw_efficiency"), 0.6);
+		ck_assert_double_eq_tol(json_num(json, NULL, "kv_bw_efficiency"), 0.8, 1e-12);
+		ck_assert_double_eq_tol(json_num(json, NULL, "decode_memory_s"),
+					13476831232.0 / (4.0e12 * 0.6) +
+					1073741824.0 / (4.0e12 * 0.8), 1e-12);
+		ck_assert_ptr_nonnull(strstr(json, "\"calibration_kernel\": \""));
+		kvplan_free(json);
+	}
+	p.calibration = p.calibration_kernel = kern;
+	ck_assert_int_eq(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "calibration");
+	ck_assert_ptr_null(json);
+	p.calibration = NULL;
+	ck_assert_int_eq(kvplan_perf_json(m, g, NULL, NULL, &p, &json, &err), KVPLAN_ERR_USAGE);
+	ck_assert_str_eq(err.field, "calibration_kernel");
+	kvplan_model_free(m);
+	kvplan_gpu_free(g);
+	tmp_remove();
+}
+END_TEST
+
 /* size's emit and calibration, as `kvplan size --emit` and
  * `--calibration` (python/tests compares the records with the CLI's):
  * the record carries the engine's command for the chosen configuration,
@@ -748,6 +800,7 @@ static Suite *api_suite(void)
 	tcase_add_test(core, test_frag);
 	tcase_add_test(core, test_size);
 	tcase_add_test(core, test_perf_efficiency);
+	tcase_add_test(core, test_perf_two_calibrations);
 	tcase_add_test(core, test_size_emit);
 	tcase_add_test(core, test_sizes);
 	tcase_add_test(core, test_threads);

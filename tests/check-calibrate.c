@@ -346,6 +346,8 @@ START_TEST(test_fit_holdout)
 	ck_assert_double_eq_tol(f->value[KVP_CALIB_DECODE_BW_EFFICIENCY], 0.70, 0.02);
 	ck_assert_double_eq_tol(f->value[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY], 0.50, 0.015);
 	ck_assert(f->lo[0] <= f->value[0] && f->value[0] <= f->hi[0]);
+	/* each training run predicted by the refit without it: a spread there */
+	ck_assert_double_gt(f->loo_spread, 0);
 	ck_assert(!f->worse);
 	ck_assert_double_lt(f->median_calibrated, f->median_uncalibrated);
 	/* the defaults 0.80 / 0.60 are 12.5 % / 17 % fast on this story: each
@@ -437,9 +439,25 @@ START_TEST(test_write_read_back)
 	ck_assert_double_eq_tol(cal.prefill_flops_efficiency, f->value[1], 1e-8);
 	ck_assert_uint_eq(cal.points, f->ntrain);
 	ck_assert_double_gt(cal.latency_spread, 0);
+	/* the spreads, rounded UP at 4 significant digits: never below the fit's */
+	ck_assert_double_ge(cal.latency_spread_loo, f->loo_spread);
+	ck_assert_double_le(cal.latency_spread_loo, f->loo_spread * (1 + 1e-3));
 	struct kvp_perf_hw h = hw;
 	kvp_calibration_apply(&cal, &h);
 	ck_assert_double_eq_tol(h.decode_bw_efficiency, f->value[0], 1e-8);
+	/* the band: 1 -/+ the larger spread, holding every time the fit saw */
+	double s = fmax(cal.latency_spread, cal.latency_spread_loo);
+	ck_assert(h.given & KVP_PERF_GIVEN_BAND);
+	ck_assert_double_eq(h.time_ratio_low, 1 - s);
+	ck_assert_double_eq(h.time_ratio_high, 1 + s);
+	for (size_t i = 0; i < f->nobs; i++) {
+		double ratio = f->obs[i].measured_s / f->obs[i].predicted_s;
+		ck_assert(f->obs[i].train && ratio >= h.time_ratio_low && ratio <= h.time_ratio_high);
+	}
+	/* the engine's time data does not replace it */
+	struct kvp_engine_model em = {0};
+	kvp_perf_hw_engine(&h, &em);
+	ck_assert_double_eq(h.time_ratio_low, 1 - s);
 	/* over an input: refused before a byte is written */
 	ck_assert_int_eq(kvp_calibration_write(data_path("vllm-serve-c1.json"), &src, f, r.v, r.n,
 					       &err), KVP_STATUS_USAGE);

@@ -35,6 +35,13 @@ expect_completion "kvplan v" "validate"
 # validate's options for an engine's benchmark files, and --calibrate-by's values
 expect_offer "kvplan validate --pro" "--prompt"
 expect_offer "kvplan validate --" "--calibration"
+# --calibration may be given twice (an engine calibration and a kvbench run):
+# it is offered again after the first, and its value is a file
+expect_offer "kvplan perf --calibration eng.yaml --cal" "--calibration"
+expect_offer "kvplan size --calibration eng.yaml --cal" "--calibration"
+touch "$tmp/empty/run.yaml"
+expect_offer "kvplan serve --calibration eng.yaml --calibration " "run.yaml"
+rm -f "$tmp/empty/run.yaml"
 expect_offer "kvplan validate --" "--engine"
 expect_completion "kvplan validate --calibrate-by " "dtype shape"
 expect_offer "kvplan plot validate --" "--prompt"

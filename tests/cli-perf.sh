@@ -122,6 +122,91 @@ expect_out 'cal\x1b[2Jx.yaml'
 name="perf: no raw ESC from a calibration's name"
 case $out in *"$(printf '\033')"*) bad "raw ESC in: $out" ;; *) ok ;; esac
 
+# --calibration twice (issue 38): an engine calibration (the weights at 0.6,
+# prefill at 0.5, 1 ms a step, a fitted latency_spread of 0.05 over 4 points)
+# and a kvbench run of an H20 (tests/data/good/kvbench-cuda-h20.yaml: its
+# decode figure 0.8, the median of 1.024/1.28, 2.048/2.40 and 4.096/5.60 ms)
+# compose: the kernel's figure is the KV read, the engine's all the rest.
+# llama-2-7b at 2,048 tokens on an H20 (4.0 TB/s, profiles/gpus/h20.yaml):
+#   weights 6,738,415,616 params x 2 B = 13,476,831,232 B at 4.0e12 x 0.6:
+#     13,476,831,232 / 2.4e12 = 5.615346347e-3 s
+#   KV 2,048 x 524,288 B = 1,073,741,824 B at 4.0e12 x 0.8 (the kernel's):
+#     1,073,741,824 / 3.2e12 = 3.3554432e-4 s
+#   memory 5.950890667e-3 s; + 1 ms fixed (the engine calibration's) =
+#   TPOT 6.950890667e-3 s; the band 1 -/+ 0.05: 0.95 and 1.05, so
+#   tpot_s_low = 6.950890667e-3 x 0.95 = 6.603346133e-3 s
+kern="$top_srcdir/tests/data/good/kvbench-cuda-h20.yaml"
+printf '%s\n' 'calibration:' '  - gpu: h20' '    decode_bw_efficiency: 0.6' \
+	'    prefill_flops_efficiency: 0.5' '    step_fixed_s: 0.001' '    latency_spread: 0.05' \
+	'    points: 4' >"$tmp/eng.yaml"
+two="--engine generic --model llama-2-7b --gpu h20 --prompt 2048 --output 1"
+for first in eng kern; do
+	if [ $first = eng ]; then c1="$tmp/eng.yaml" c2="$kern"; else c1="$kern" c2="$tmp/eng.yaml"; fi
+	run "$KVPLAN" perf $two --calibration "$c1" --calibration "$c2" --format json
+	expect_rc 0
+	expect_json decode_bw_efficiency 0.6
+	expect_json prefill_flops_efficiency 0.5
+	expect_near kv_bw_efficiency 0.8 1e-9
+	expect_json step_fixed_s 0.001
+	expect_json calibration "$tmp/eng.yaml"
+	expect_json calibration_kernel "$kern"
+	expect_near decode_memory_s 5.950890667e-3 1e-9
+	expect_near tpot_s 6.950890667e-3 1e-9
+	expect_json time_ratio_low 0.95
+	expect_json time_ratio_high 1.05
+	expect_near tpot_s_low 6.603346133e-3 1e-9
+done
+# the table names both files and which constants each gave
+run "$KVPLAN" perf $two --calibration "$tmp/eng.yaml" --calibration "$kern"
+expect_rc 0
+expect_out "calibration $tmp/eng.yaml (an engine calibration): decode_bw_efficiency, prefill_flops_efficiency, step_fixed_s, latency_spread (the band)"
+expect_out "calibration $kern (a kvbench run): kv_bw_efficiency 0.8 (its decode figure, the KV read)"
+expect_out "band on times: x0.95 to x1.05 of each time printed (1 -/+ the calibration's spread)"
+# the engine calibration fitted kv_bw_efficiency itself (0.5): it wins, the
+# kernel's figure is not used, and a warning says so.  KV at 4.0e12 x 0.5:
+# 1,073,741,824 / 2.0e12 = 5.36870912e-4 s; memory 5.615346347e-3 +
+# 5.36870912e-4 = 6.152217259e-3 s
+echo '    kv_bw_efficiency: 0.5' >>"$tmp/eng.yaml"
+run "$KVPLAN" perf $two --calibration "$tmp/eng.yaml" --calibration "$kern" --format json
+expect_rc 0
+expect_err "warning: --calibration: $tmp/eng.yaml fitted kv_bw_efficiency 0.5 itself, which wins; the kvbench figure of $kern was not used"
+expect_out '"code": "calibration_kernel_unused"'
+expect_json kv_bw_efficiency 0.5
+expect_near decode_memory_s 6.152217259e-3 1e-9
+run "$KVPLAN" perf $two --calibration "$tmp/eng.yaml" --calibration "$kern"
+expect_out "not used (the engine calibration fitted kv_bw_efficiency)"
+# two of one kind, or a third file: usage errors naming the flag
+run "$KVPLAN" perf $two --calibration "$kern" --calibration "$kern"
+expect_rc 2
+expect_err "kvplan perf: --calibration: $kern and $kern are both kvbench runs"
+run "$KVPLAN" perf $two --calibration "$tmp/eng.yaml" --calibration "$tmp/eng.yaml"
+expect_rc 2
+expect_err "are both engine calibrations"
+run "$KVPLAN" perf $two --calibration "$tmp/eng.yaml" --calibration "$kern" --calibration "$kern"
+expect_rc 2
+expect_err "--calibration: at most 2 files"
+# the band from one engine calibration alone: a spread of 0.2 over 6 points
+# gives 0.8 and 1.2; a spread of 1.5 cannot bound the low end by
+# subtraction: 1 / (1 + 1.5) = 0.4, and 2.5; with no points (written by hand)
+# or from a kvbench run (the kernel alone), the generic engine's band stays
+# (0.77 and 1.32: src/time/step.h KVP_PERF_DEFAULT_TIME_RATIO_*); with a
+# leave-one-out spread the larger of the two: 0.07 over 0.02 gives 0.93 and
+# 1.07; 0.03 under 0.05 leaves 0.95 and 1.05 (never narrower than the fit's)
+for sp in "0.2 6 0.8 1.2" "1.5 6 0.4 2.5" "0.2 0 0.77 1.32" "0.02 6 0.93 1.07 0.07" \
+	"0.05 6 0.95 1.05 0.03"; do
+	set -- $sp
+	printf 'calibration:\n  - gpu: h20\n    decode_bw_efficiency: 0.6\n    latency_spread: %s\n    points: %s\n' \
+		"$1" "$2" >"$tmp/band.yaml"
+	[ -n "${5:-}" ] && printf '    latency_spread_loo: %s\n' "$5" >>"$tmp/band.yaml"
+	run "$KVPLAN" perf $two --calibration "$tmp/band.yaml" --format json
+	expect_near time_ratio_low "$3" 1e-12
+	expect_near time_ratio_high "$4" 1e-12
+done
+run "$KVPLAN" perf $two --calibration "$kern" --format json
+expect_json time_ratio_low 0.77
+expect_json time_ratio_high 1.32
+expect_json calibration_kernel null
+
 # The context-doubling point at 4,096 tokens: KV x2; prefill attention
 # 8,192 x 8,193 / (4,096 x 4,097) = 2 x 8,193 / 4,097 = 3.999511838
 run "$KVPLAN" perf --engine generic --model llama-2-7b --gpu a100-80gb --prompt 4096 --output 1 --format json

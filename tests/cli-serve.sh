@@ -45,6 +45,25 @@ run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format json --s
 expect_json request_goodput 0
 run "$KVPLAN" serve --engine generic $R --trace "$tmp/one.csv" --format json
 expect_json request_goodput null
+# --calibration twice (issue 38): an engine calibration (the weights at 0.5)
+# and a kvbench run of an H20 (tests/data/good/kvbench-cuda-h20.yaml: 0.8,
+# the KV read) on an H20 (4.0 TB/s), 1e10 B of weights: the decode steps
+# over 101 and 102 tokens read 1e10 / 2.0e12 = 5 ms of weights and 101 (102)
+# x 524,288 = 52,953,088 (53,477,376) B of KV / 3.2e12 = 16.54784 (16.71168)
+# us: 5.01654784 and 5.01671168 ms, TPOT their mean 5.01662976 ms
+kern="$top_srcdir/tests/data/good/kvbench-cuda-h20.yaml"
+printf '%s\n' 'calibration:' '  - gpu: h20' '    decode_bw_efficiency: 0.5' >"$tmp/eng.yaml"
+H="--engine generic --model llama-2-7b --gpu h20 --weights-bytes 10000000000 --trace $tmp/one.csv"
+run "$KVPLAN" serve $H --calibration "$tmp/eng.yaml" --calibration "$kern" --format json
+expect_rc 0
+near mean_tpot_ms 5.01662976
+run "$KVPLAN" serve $H --calibration "$kern" --calibration "$tmp/eng.yaml"
+expect_rc 0
+expect_out "calibration $tmp/eng.yaml (an engine calibration): decode_bw_efficiency"
+expect_out "calibration $kern (a kvbench run): kv_bw_efficiency 0.8"
+run "$KVPLAN" serve $H --calibration "$tmp/eng.yaml" --calibration "$tmp/eng.yaml"
+expect_rc 2
+expect_err "kvplan serve: --calibration:"
 # the same request under vLLM's time data (profiles/engines/vllm.yaml): every
 # step + 0 us + 80 us for its one sequence, the prefill's + 3,000 us, and
 # the KV read (and written) at 0.65 of the bandwidth: the prompt 10 + 100 x

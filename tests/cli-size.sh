@@ -155,6 +155,25 @@ run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 
 expect_rc 0
 expect_json latency_spread 0.09375
 expect_json latency_spread_from calibration
+# --calibration twice (issue 38): an engine calibration and this kvbench run
+# compose; the latency spread is the engine calibration's 0.05 (its fit of
+# whole steps), not the kernel's 0.09375; the table names both files
+printf '%s\n' 'calibration:' '  - gpu: h20' '    decode_bw_efficiency: 0.6' \
+	'    latency_spread: 0.05' '    points: 4' >"$tmp/eng.yaml"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
+	--calibration "$tmp/eng.yaml" --calibration "$cal" --format json
+expect_rc 0
+expect_json latency_spread 0.05
+expect_json latency_spread_from calibration
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
+	--calibration "$cal" --calibration "$tmp/eng.yaml"
+expect_rc 0
+expect_out "calibration $tmp/eng.yaml (an engine calibration): decode_bw_efficiency, latency_spread (the band)"
+expect_out "calibration $cal (a kvbench run): kv_bw_efficiency 0.8 (its decode figure, the KV read)"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
+	--calibration "$cal" --calibration "$cal"
+expect_rc 2
+expect_err "kvplan size: --calibration: $cal and $cal are both kvbench runs"
 # a spread given on the command line wins over the calibration's
 run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" \
 	--latency-spread 0.2 --format csv

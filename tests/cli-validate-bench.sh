@@ -155,6 +155,43 @@ after=$(json median_abs_error)
 name="calibrated: median |error| $before -> $after"
 if awk -v a="$before" -v b="$after" 'BEGIN { exit !(b < a) }'; then ok; else bad "not smaller"; fi
 
+# --- the band follows a calibration's fitted spread (issue 38): 1 -/+
+# latency_spread in place of the engine's x0.77 to x1.32.  With the story's
+# efficiencies and a spread of 0.015 over 6 points: the band 0.985 to 1.015;
+# the six errors above (+1.02, -1.00, +2.04, -0.99, +1.01, -1.96 %) are
+# measured / predicted = 1 / (1 + error): 0.990, 1.010, 0.980, 1.010, 0.990,
+# 1.020, so two (0.980 and 1.020) lie outside it
+printf '    latency_spread: 0.015\n    points: 6\n' >>"$tmp/story.yaml"
+run "$KVPLAN" validate $base --engine generic --tolerance 3% --calibration "$tmp/story.yaml" \
+	--format json "$d/sglang-one-batch.jsonl"
+expect_rc 0
+expect_json band_low 0.985
+expect_json band_high 1.015
+expect_json outside_band 2
+# kvplan calibrate's own file: the band is 1 -/+ the larger of its
+# latency_spread_loo (each run predicted by the refit that left it out) and
+# latency_spread (the largest |measured / predicted - 1| the fit left), so
+# every time it was fitted to lies inside (never narrower than the fit
+# measured)
+spread=$(sed -n 's/^ *latency_spread: //p' "$tmp/cal.yaml")
+loo=$(sed -n 's/^ *latency_spread_loo: //p' "$tmp/cal.yaml")
+name="calibrate wrote latency_spread_loo"
+if [ -n "$loo" ]; then ok; else bad "missing"; fi
+spread=$(awk -v a="$spread" -v b="$loo" 'BEGIN { print (a > b ? a : b) }')
+run "$KVPLAN" validate $base --calibration "$tmp/cal.yaml" --format json "$d/vllm-serve-c1.json" \
+	"$d/vllm-serve-c8.json" "$d/vllm-serve-c64.json"
+near "$(json band_low)" "$(awk -v s="$spread" 'BEGIN { printf "%.9g", 1 - s }')" 1e-6 "band_low = 1 - spread"
+near "$(json band_high)" "$(awk -v s="$spread" 'BEGIN { printf "%.9g", 1 + s }')" 1e-6 "band_high = 1 + spread"
+expect_json outside_band 0
+# twice: an engine calibration and a kvbench run compose here too; the
+# kvbench run of an H20 cannot serve the H100 (no entry), two tables are
+# a usage error naming the flag
+run "$KVPLAN" validate $base --calibration "$tmp/cal.yaml" --calibration "$tmp/story.yaml" \
+	"$d/vllm-serve-c1.json"
+expect_rc 2
+expect_err "kvplan validate: --calibration:"
+expect_err "are both engine calibrations"
+
 # --- the shape of a file that records none (vllm bench latency), per file:
 # batch 8, 32 + 128 tokens, c = 32 + 127 / 2 = 95; one whole batch =
 # prefill + 127 decode steps.  Its decode step: W + 8 x 95 x 131,072

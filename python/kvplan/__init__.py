@@ -70,6 +70,21 @@ def _path(name_or_path: Union[str, "os.PathLike[str]"]) -> bytes:
     return os.fsencode(name_or_path)
 
 
+def _calibrations(calibration: Any) -> "tuple[Optional[bytes], Optional[bytes]]":
+    """calibration as one path or a sequence of one or two (--calibration
+    given twice: an engine calibration and a kvbench run), as the C
+    options' calibration and calibration_kernel."""
+    if calibration is None:
+        return None, None
+    if isinstance(calibration, (str, bytes, os.PathLike)):
+        return _path(calibration), None
+    paths = [_path(c) for c in calibration]
+    if not 1 <= len(paths) <= 2:
+        raise ValueError("calibration: one or two files (an engine calibration and a "
+                         "kvbench run), got %d" % len(paths))
+    return paths[0], paths[1] if len(paths) > 1 else None
+
+
 class _Handle:
     _free = None  # the C free function's name
     _ptr: Optional[int] = None
@@ -357,15 +372,18 @@ def perf(model: Model, gpu: GPU, engine: Optional[Engine] = None, *,
          prompt: Optional[int] = None, output: Optional[int] = None,
          batches: Sequence[int] = (1,), decode_bw_efficiency: Optional[float] = None,
          prefill_flops_efficiency: Optional[float] = None,
-         calibration: Union[str, "os.PathLike[str]", None] = None, **options: Any) -> Perf:
+         calibration: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],
+                            None] = None, **options: Any) -> Perf:
     """Time to first token, time per output token and throughput of one
     replica (`kvplan perf`): prompt tokens (default: context, else 1024),
     output tokens (default 256), one row per batch in `batches` (at most
     64); decode_bw_efficiency and prefill_flops_efficiency (fractions in
     (0, 1]) over the GPU profile's, or over calibration's: a calibration
     file of this GPU (kvbench --out, a table, `kvplan calibrate`'s; the
-    record's "calibration" names it); the budget's options as for
-    budget().  Raises KvplanError."""
+    record's "calibration" names it), or a sequence of two: an engine
+    calibration and a kvbench run, composed as --calibration given twice
+    (the record's "calibration_kernel" names the kvbench run); the budget's
+    options as for budget().  Raises KvplanError."""
     o = _opts(**options)
     p = _ffi.PerfOpts()
     p.size = ctypes.sizeof(p)
@@ -376,7 +394,7 @@ def perf(model: Model, gpu: GPU, engine: Optional[Engine] = None, *,
     p.nbatch = len(batches)
     p.decode_bw_efficiency = decode_bw_efficiency or 0.0
     p.prefill_flops_efficiency = prefill_flops_efficiency or 0.0
-    p.calibration = _path(calibration) if calibration is not None else None
+    p.calibration, p.calibration_kernel = _calibrations(calibration)
     out, err = ctypes.c_void_p(), _ffi.Error()
     _check(_lib.kvplan_perf_json(model._ptr, gpu._ptr, _ptr(engine), ctypes.byref(o),
                                  ctypes.byref(p), ctypes.byref(out), ctypes.byref(err)), err)
@@ -437,7 +455,8 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
          prefill_flops_efficiency: Optional[float] = None,
          latency_spread: Optional[float] = None, simulate: int = 0, pareto: bool = False,
          emit: Optional[str] = None,
-         calibration: Union[str, "os.PathLike[str]", None] = None, **options: Any) -> Size:
+         calibration: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],
+                            None] = None, **options: Any) -> Size:
     """GPU purchase sizing (`kvplan size`) of `model` over `workload` on
     each GPU of `gpus` (1 to 64 handles): the fewest replicas that meet
     memory, throughput and the service levels at every tensor-parallel
@@ -452,8 +471,8 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
     simulate, pareto; emit ("vllm", "sglang" or "trtllm": the record's
     "emit", that engine's launch command for the chosen configuration, and
     with no `engine` that engine planned with); calibration (a calibration
-    file of the one GPU searched: its efficiencies and latency spread
-    where none is given); the budget's engine-side options as for budget()
+    file of the one GPU searched, or two as for perf(): its efficiencies
+    and latency spread where none is given); the budget's engine-side options as for budget()
     (not tp, pp, dp, ep, num_gpus or max_num_seqs: the search sets them).
     Nothing meeting the levels is an answer (chosen None), not an error.
     Raises KvplanError."""
@@ -500,7 +519,7 @@ def size(model: Model, gpus: Sequence[GPU], workload: Workload,
         s.latency_spread = latency_spread
     s.simulate, s.pareto_only = simulate, 1 if pareto else 0
     s.emit = emit.encode() if emit else None
-    s.calibration = _path(calibration) if calibration is not None else None
+    s.calibration, s.calibration_kernel = _calibrations(calibration)
     handles = (ctypes.c_void_p * max(1, len(gs)))(*[g._ptr for g in gs])
     out, err = ctypes.c_void_p(), _ffi.Error()
     _check(_lib.kvplan_size_json(model._ptr, handles, len(gs), _ptr(engine), workload._ptr,

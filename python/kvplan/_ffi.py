@@ -85,7 +85,7 @@ class PerfOpts(ctypes.Structure):
                 ("nbatch", ctypes.c_size_t),
                 ("decode_bw_efficiency", ctypes.c_double),
                 ("prefill_flops_efficiency", ctypes.c_double),
-                ("calibration", ctypes.c_char_p)]
+                ("calibration", ctypes.c_char_p), ("calibration_kernel", ctypes.c_char_p)]
 
 
 class FragOpts(ctypes.Structure):
@@ -119,7 +119,8 @@ class SizeOpts(ctypes.Structure):
                 ("prefill_flops_efficiency", ctypes.c_double),
                 ("latency_spread", ctypes.c_double),
                 ("simulate", ctypes.c_uint32), ("pareto_only", ctypes.c_int),
-                ("emit", ctypes.c_char_p), ("calibration", ctypes.c_char_p)]
+                ("emit", ctypes.c_char_p), ("calibration", ctypes.c_char_p),
+                ("calibration_kernel", ctypes.c_char_p)]
 
 
 _profiles_env()

@@ -123,6 +123,31 @@ def test_records_are_the_clis(h100):
     assert got.to_dict() == want
 
 
+@pytest.mark.skipif(not TOP, reason="needs the checkout's kvbench fixture")
+def test_perf_two_calibrations(tmp_path):
+    """--calibration twice as a sequence of two: an engine calibration
+    (weights at 0.6, a fixed 1 ms a step) and a kvbench run of an H20
+    (tests/data/good/kvbench-cuda-h20.yaml: decode figure 0.8, the KV read).
+    llama-2-7b at 2,048 tokens on an H20 (4.0 TB/s) reads 13,476,831,232 B
+    of weights (6,738,415,616 params x 2 B) and 2,048 x 524,288 =
+    1,073,741,824 B of KV: 13,476,831,232 / 2.4e12 + 1,073,741,824 / 3.2e12
+    = 5.615346e-3 + 3.355443e-4 = 5.950891e-3 s; two of one kind is an
+    error."""
+    kernel = os.path.join(TOP, "tests", "data", "good", "kvbench-cuda-h20.yaml")
+    engine = tmp_path / "engine.yaml"
+    engine.write_text("calibration:\n  - gpu: h20\n    decode_bw_efficiency: 0.6\n"
+                      "    step_fixed_s: 0.001\n")
+    m, h20 = kvplan.Model("llama-2-7b"), kvplan.GPU("h20")
+    for cal in ((engine, kernel), (kernel, str(engine))):
+        got = kvplan.perf(m, h20, prompt=2048, output=1, calibration=cal).to_dict()
+        assert got["calibration"] == str(engine) and got["calibration_kernel"] == kernel
+        assert got["kv_bw_efficiency"] == pytest.approx(0.8)
+        assert got["rows"][0]["decode_memory_s"] == pytest.approx(
+            13_476_831_232 / (4e12 * 0.6) + 1_073_741_824 / (4e12 * 0.8), rel=1e-9)
+    with pytest.raises(kvplan.KvplanError):
+        kvplan.perf(m, h20, prompt=2048, output=1, calibration=[kernel, kernel])
+
+
 def test_size(h100):
     """The purchase search over two GPUs: the chosen configuration by hand
     (count = tp x replicas; cost/h = the given price x count; tokens/s =

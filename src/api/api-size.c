@@ -344,12 +344,17 @@ static kvp_status size_setup(const struct kvp_model *m, kvplan_gpu *const *gpus,
 		    (st = kvp_size_emit_precheck(ask->emit, m, o.dtype, &sp, ke)))
 			return st;
 	}
+	if (c.calibration_kernel && !c.calibration)
+		return kvp_error_set(ke, KVP_STATUS_USAGE, NULL, 0, 0, "calibration_kernel",
+				     "a second calibration needs the first (calibration)");
 	/* a calibration describes one GPU: only that GPU is sized with it */
 	if (c.calibration) {
 		if (ngpu != 1)
 			return kvp_error_set(ke, KVP_STATUS_USAGE, NULL, 0, 0, "calibration",
 					     "a calibration describes one GPU; give one GPU handle");
-		if ((st = kvp_size_calibrate(c.calibration, &gpus[0]->g, c.latency_spread >= 0, &so,
+		const char *paths[] = {c.calibration, c.calibration_kernel};
+		if ((st = kvp_size_calibrate(paths, c.calibration_kernel ? 2 : 1, &gpus[0]->g,
+					     c.latency_spread >= 0, &so,
 					     &ask->spread_from, ke)))
 			return st;
 	}

@@ -477,15 +477,24 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 	    kvp_api_efficiency("prefill_flops_efficiency", p.prefill_flops_efficiency, &ke))
 		return kvp_api_fail(err, &ke);
 	po.calibration = p.calibration;
+	if (p.calibration_kernel && !p.calibration) {
+		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "calibration_kernel",
+			      "a second calibration needs the first (calibration)");
+		return kvp_api_fail(err, &ke);
+	}
 	struct kvp_perf_hw hw;
 	if (kvp_perf_hw_from_gpu(&g->g, &m->m, &hw, &ke))
 		return kvp_api_fail(err, &ke);
 	/* as cmd-perf.c: the calibration, then the efficiencies given over it */
 	if (p.calibration) {
 		struct kvp_calibration cal;
-		if (kvp_calibration_load(p.calibration, &g->g, &cal, &ke))
+		const char *paths[] = {p.calibration, p.calibration_kernel};
+		if (kvp_calibration_load_files(paths, p.calibration_kernel ? 2 : 1, &g->g, &cal, &ke))
 			return kvp_api_fail(err, &ke);
 		kvp_calibration_apply(&cal, &hw);
+		/* the record names the engine calibration, and the kvbench run beside it */
+		if (cal.engine_path)
+			po.calibration = cal.engine_path, po.calibration_kernel = cal.kernel_path;
 	}
 	if (p.decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = p.decode_bw_efficiency;

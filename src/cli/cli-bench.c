@@ -84,7 +84,7 @@ static int runs_engine(const char *cmd, struct kvp_cli_common *c, struct kvp_cli
 }
 
 int kvp_cli_bench_load(const char *cmd, struct kvp_cli_common *c, char *const *files, size_t n,
-		       const struct kvp_bench_given *given, const char *calib_path,
+		       const struct kvp_bench_given *given, const struct kvp_cli_calibration *calib,
 		       struct kvp_cli_bench *b)
 {
 	memset(b, 0, sizeof *b);
@@ -121,12 +121,9 @@ int kvp_cli_bench_load(const char *cmd, struct kvp_cli_common *c, char *const *f
 		return rc;
 	if (kvp_perf_hw_from_gpu(&b->g, b->m, &b->hw, &err))
 		return kvp_cli_error(cmd, &err);
-	if (calib_path) {
-		struct kvp_calibration cal;
-		if (kvp_calibration_load(calib_path, &b->g, &cal, &err))
-			return kvp_cli_error(cmd, &err);
-		kvp_calibration_apply(&cal, &b->hw);
-	}
+	if ((rc = kvp_cli_calibration_load(cmd, calib, &b->g, &b->cal, NULL)))
+		return rc;
+	kvp_calibration_apply(&b->cal, &b->hw);
 	return 0;
 }
 

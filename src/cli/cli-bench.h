@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
+#include "cli/cli-calibration.h"
 #include "read/bench.h"
 #include "time/calibrate-fit.h"
 #include "time/step.h"
@@ -21,6 +22,7 @@ struct kvp_cli_bench {
 	struct kvp_model *m;          /* allocated */
 	struct kvp_gpu g;
 	struct kvp_perf_hw hw;        /* g's, with --calibration's constants */
+	struct kvp_calibration cal;   /* --calibration's files composed; zero: none */
 	const char *engine;           /* the runs' engine (or --engine's), NULL: none named */
 	const char *version;          /* --engine-version, else the first run's, or NULL */
 };
@@ -30,12 +32,12 @@ struct kvp_cli_bench {
  * alike, else an error naming the odd run), the model from the first run
  * that records one unless --model was given, tp from the runs unless --tp
  * was given (c->opts.par.tp 0: not given; all alike), and load the model,
- * the GPU (required) and its hardware, with the calibration at calib_path
- * (NULL: none) applied.  0, or the exit code after a message for `cmd`;
+ * the GPU (required) and its hardware, with the calibration files of calib
+ * (cli-calibration.h; none given: none) applied, read into b->cal.  0, or the exit code after a message for `cmd`;
  * free b with kvp_cli_bench_free either way. */
 int kvp_cli_bench_load(const char *cmd, struct kvp_cli_common *c, char *const *files, size_t n,
-		       const struct kvp_bench_given *given, const char *calib_path,
-		       struct kvp_cli_bench *b);
+		       const struct kvp_bench_given *given,
+		       const struct kvp_cli_calibration *calib, struct kvp_cli_bench *b);
 void kvp_cli_bench_free(struct kvp_cli_bench *b);
 
 /* The model file's warnings and the runs' (another GPU, model or engine

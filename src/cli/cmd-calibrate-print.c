@@ -83,6 +83,11 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 	if (f->ntrain < f->nobs)
 		printf(", %.1f%% on the %zu held-out times", 100 * f->median_held_out,
 		       f->nobs - f->ntrain);
+	/* the band a calibration file of this fit sets on perf's times */
+	if (f->loo_spread > 0)
+		printf("\n  each run predicted by the refit without it: worst %.1f%% (the\n"
+		       "  leave-one-out spread; perf's band is 1 -/+ it, or the fit's worst\n"
+		       "  residual where larger)", 100 * f->loo_spread);
 	printf("\n\n");
 obs:;
 	struct kvp_record *rows[KVP_CALIB_MAX_OBS];

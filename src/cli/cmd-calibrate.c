@@ -47,7 +47,8 @@ static void help(void)
 	       "  --hold-out N              leave every N-th run out of the fit and only predict\n"
 	       "                            it (N >= 2): the residual on runs the fit never saw\n"
 	       "  --calibration FILE        start from a calibration's constants (kvplan\n"
-	       "                            calibrate --out, kvbench --out, a table)\n"
+	       "                            calibrate --out, kvbench --out, a table; twice: an\n"
+	       "                            engine calibration and a kvbench run, as perf)\n"
 	       "  --evaluate                fit nothing: each run's residual under the GPU's\n"
 	       "                            constants, or --calibration's (predicted vs measured)\n"
 	       "  --prompt N, --output N    the shape of runs whose file records none (vllm\n"
@@ -117,7 +118,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	kvp_cli_common_init(&c);
 	c.opts.par.tp = 0; /* 0: not given, the runs' or 1 */
 	uint64_t prompt = 0, output = 0, batch = 0, holdout = 0;
-	const char *out_path = NULL, *fit_arg = NULL, *calib_path = NULL;
+	const char *out_path = NULL, *fit_arg = NULL;
+	struct kvp_cli_calibration calib = {0};
 	bool evaluate = false;
 	int rc;
 	const struct kvp_cli_opt opts[] = {
@@ -131,7 +133,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 		{.name = "fit", .kind = KVP_CLI_OPT_STRING, .dest = &fit_arg},
 		{.name = "hold-out", .kind = KVP_CLI_OPT_PARSE, .dest = &holdout,
 		 .parse = holdout_parse},
-		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "calibration", .kind = KVP_CLI_OPT_PARSE, .dest = &calib,
+		 .parse = kvp_cli_calibration_parse},
 		{.name = "evaluate", .kind = KVP_CLI_OPT_FLAG, .dest = &evaluate},
 		{.kind = KVP_CLI_OPT_END}
 	};
@@ -166,7 +169,7 @@ int kvp_cmd_calibrate(int argc, char **argv)
 		goto out;
 	}
 	if ((rc = kvp_cli_bench_load(cmd, &c, argv + optind, (size_t)(argc - optind), &given,
-				     calib_path, &b)))
+				     &calib, &b)))
 		goto out;
 	const struct kvp_bench_runs runs = b.runs;
 	const struct kvp_model *m = b.m;
@@ -207,7 +210,7 @@ int kvp_cmd_calibrate(int argc, char **argv)
 	}
 	struct kvp_calibrate_print pr = {.fit = fit, .runs = runs.v, .nruns = runs.n,
 					 .gpu = g.name, .model = c.model, .out_path = out_path,
-					 .warn = &warn, .evaluate = evaluate, .calibration = calib_path};
+					 .warn = &warn, .evaluate = evaluate, .calibration = kvp_cli_calibration_label(&calib, &b.cal)};
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_calibrate_print_table(&pr);
 	} else if (!kvp_calibrate_print_records(&pr, c.format)) {

@@ -67,7 +67,7 @@ static void fmt_flops(double f, char *buf, size_t size)
 }
 
 void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gpu *g,
-			  const struct kvp_calibration *cal, const char *calib_path,
+			  const struct kvp_calibration *cal, const struct kvp_cli_calibration *cf,
 			  const char *spec_draft, const struct kvp_speculative *sp)
 {
 	const struct kvp_model *m = run->model;
@@ -108,10 +108,12 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0) {
 		/* the path and the GPU are input text: escaped for the terminal */
 		char cp[KVP_TERM_SIZE(256)], cg[KVP_TERM_SIZE(sizeof cal->gpu)];
+		const char *label = kvp_cli_calibration_label(cf, cal);
 		printf("  efficiencies calibrated from %s%s%s\n",
-		       kvp_term_text(cp, sizeof cp, calib_path ? calib_path : ""),
+		       kvp_term_text(cp, sizeof cp, label ? label : ""),
 		       cal->gpu[0] ? " for " : "", kvp_term_text(cg, sizeof cg, cal->gpu));
 	}
+	kvp_cli_calibration_print(cf, cal, "  ");
 	if (s->par.tp > 1) {
 		const struct kvp_link *tl = &run->ctx.tp_link;
 		kvp_format_rate(tl->effective_bps, t1, sizeof t1);
@@ -126,8 +128,9 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	printf("  engine fixed costs (%s): %.0f us a step + %.1f us a sequence; a prefill pass "
 	       "+%.0f us\n", hw->time_source, hw->step_fixed_s * 1e6, hw->seq_step_s * 1e6,
 	       hw->prefill_fixed_s * 1e6);
-	printf("  band on times: x%.2f to x%.2f of each time printed\n", hw->time_ratio_low,
-	       hw->time_ratio_high);
+	printf("  band on times: x%.2f to x%.2f of each time printed%s\n", hw->time_ratio_low,
+	       hw->time_ratio_high, hw->given & KVP_PERF_GIVEN_BAND
+	       ? " (1 -/+ the calibration's spread)" : "");
 	print_shape(run, hw);
 	kvp_format_bytes(b->weights_bytes, t1, sizeof t1);
 	kvp_format_u64(s->token_bytes, t2, sizeof t2);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cli/cli-calibration.h"
 #include "time/calibration.h"
 #include "cli/cli.h"
 #include "time/perf.h"
@@ -16,11 +17,11 @@ void kvp_perf_fmt_s(double s, char *buf, size_t size);
 
 /* The table of `kvplan perf` on stdout: the hardware, the prefill and decode
  * arithmetic, one row per batch, offload, context doubling and prefix reuse.
- * g: the GPU the run used; cal and calib_path: the --calibration file read
- * (calib_path NULL when none); spec_draft and sp: the speculative draft as
+ * g: the GPU the run used; cal and cf: the --calibration files read and
+ * their composition (cf->n 0 when none); spec_draft and sp: the speculative draft as
  * named on the command line and parsed (unused when the rows have none). */
 void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gpu *g,
-			  const struct kvp_calibration *cal, const char *calib_path,
+			  const struct kvp_calibration *cal, const struct kvp_cli_calibration *cf,
 			  const char *spec_draft, const struct kvp_speculative *sp);
 
 /* The run as JSON (with the warnings) or CSV (one row per batch) on stdout;

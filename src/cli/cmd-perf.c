@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli-calibration.h"
 #include "cli/cli-options.h"
 #include "cli/cmd-perf-disagg.h"
 #include "cli/cmd-perf-print.h"
@@ -43,7 +44,9 @@ static void help(void)
 	       "  --prompt N                prompt tokens (default: --context, else 1024)\n"
 	       "  --output N                output tokens (default 256)\n"
 	       "  --batch LIST              sequences per step, e.g. 1,8,32,128 (default 1)\n"
-	       "  --calibration FILE        efficiencies from kvbench --out or a table (kvplan(1))\n"
+	       "  --calibration FILE        a calibration: kvplan calibrate --out, a table, or\n"
+	       "                            kvbench --out; twice: an engine calibration and a\n"
+	       "                            kvbench run, whose figure is the KV read (kvplan(1))\n"
 	       "  --decode-bw-efficiency F  share of the memory bandwidth decode reaches (default %.2f)\n"
 	       "  --prefill-flops-efficiency F  share of peak FLOP/s prefill reaches (default %.2f)\n"
 	       "Offload:\n"
@@ -134,7 +137,8 @@ int kvp_cmd_perf(int argc, char **argv)
 	uint64_t batches[MAX_BATCHES] = {1}, prompt = 0, output = 256, prefix = 0;
 	size_t nbatch = 1;
 	struct batch_list bl = {batches, &nbatch};
-	const char *offload_arg = NULL, *link_arg = NULL, *calib_path = NULL;
+	const char *offload_arg = NULL, *link_arg = NULL;
+	struct kvp_cli_calibration calib = {0};
 	double fraction = -1, decode_eff = 0, prefill_eff = 0;
 	int rc;
 	const struct kvp_cli_opt opts[] = {
@@ -148,7 +152,8 @@ int kvp_cmd_perf(int argc, char **argv)
 		{.name = "offload-fraction", .kind = KVP_CLI_OPT_PARSE, .dest = &fraction,
 		 .parse = offload_fraction_parse},
 		{.name = "prefix", .kind = KVP_CLI_OPT_PARSE, .dest = &prefix, .parse = prefix_parse},
-		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "calibration", .kind = KVP_CLI_OPT_PARSE, .dest = &calib,
+		 .parse = kvp_cli_calibration_parse},
 		{.name = "decode-bw-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &decode_eff,
 		 .parse = decode_eff_parse},
 		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &prefill_eff,
@@ -173,7 +178,7 @@ int kvp_cmd_perf(int argc, char **argv)
 	struct kvp_perf_hw hw;
 	struct kvp_calibration cal = {0};
 	struct kvp_perf_opts po = {.prompt = prompt, .output = output, .nbatch = nbatch,
-				   .prefix = prefix, .calibration = calib_path,
+				   .prefix = prefix,
 				   .offload = {.tier = KVP_OFFLOAD_NONE, .fraction = -1}};
 	struct kvp_offload *off = &po.offload;
 	memcpy(po.batches, batches, nbatch * sizeof batches[0]);
@@ -183,7 +188,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		goto out;
 	}
 	if (dis.disagg) {
-		if (offload_arg || calib_path)
+		if (offload_arg || calib.n)
 			rc = kvp_cli_usage_error(cmd, "--disagg does not take --kv-offload or --calibration");
 		else if (!c.model)
 			rc = kvp_cli_usage_error(cmd, "--model is required");
@@ -216,13 +221,12 @@ int kvp_cmd_perf(int argc, char **argv)
 		}
 		kvp_perf_hw_host_link(&hw, &link);
 	}
-	if (calib_path) {
-		if (kvp_calibration_load(calib_path, &g, &cal, &err)) {
-			rc = kvp_cli_error(cmd, &err);
-			goto out;
-		}
-		kvp_calibration_apply(&cal, &hw);
-	}
+	struct kvp_cli_warnings warn = {0};
+	if ((rc = kvp_cli_calibration_load(cmd, &calib, &g, &cal, &warn)))
+		goto out;
+	kvp_calibration_apply(&cal, &hw);
+	po.calibration = kvp_cli_calibration_label(&calib, &cal);
+	po.calibration_kernel = kvp_cli_calibration_kernel(&cal);
 	if (decode_eff > 0)
 		hw.decode_bw_efficiency = decode_eff;
 	if (prefill_eff > 0)
@@ -234,7 +238,6 @@ int kvp_cmd_perf(int argc, char **argv)
 		}
 		off->fraction = fraction;
 	}
-	struct kvp_cli_warnings warn = {0};
 	kvp_cli_model_warnings(&warn, m);
 	kvp_cli_check_context(&warn, cmd, "--prompt + --output", prompt + output, m);
 	if (hw.flops_warning[0] && warn.n < KVP_CLI_MAX_WARNINGS) {
@@ -256,7 +259,7 @@ int kvp_cmd_perf(int argc, char **argv)
 		goto out;
 	}
 	if (c.format == KVP_FORMAT_TABLE) {
-		kvp_perf_print_table(run, &g, &cal, calib_path, c.spec_draft, c.opts.speculative);
+		kvp_perf_print_table(run, &g, &cal, &calib, c.spec_draft, c.opts.speculative);
 	} else if (!kvp_perf_print_records(run, c.format, &warn)) {
 		fprintf(stderr, "kvplan perf: out of memory\n");
 		rc = KVP_EXIT_FAIL;

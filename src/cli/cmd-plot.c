@@ -47,7 +47,7 @@ struct plot_args {
 	size_t nresults;
 	bool engine_results;   /* validate: the results are an engine's benchmark files */
 	uint64_t prompt, output;   /* validate: their shape where they record none */
-	const char *calibration;   /* validate: applied to an engine's files' predictions */
+	struct kvp_cli_calibration calibration;   /* validate: applied to an engine's files' predictions */
 	double band;
 	const char *dir, *name;
 	enum kvp_plot_term term;
@@ -137,7 +137,7 @@ static kvp_status build_validate_bench(struct plot_args *a, struct kvp_plot *p,
 					.output_tokens = a->output, .tp = a->c.opts.par.tp,
 					.model_id = a->c.model};
 	a->c.opts.batch = 0;
-	int rc = kvp_cli_bench_load(cmd, &a->c, a->results, a->nresults, &given, a->calibration,
+	int rc = kvp_cli_bench_load(cmd, &a->c, a->results, a->nresults, &given, &a->calibration,
 				    &b);
 	kvp_status st;
 	if (rc) {
@@ -315,6 +315,7 @@ static void help(void)
 	       "  --prompt N, --output N    validate: the shape of engine runs whose file records\n"
 	       "                            none (vllm bench latency)\n"
 	       "  --calibration FILE        validate: engine files predicted with its constants\n"
+	       "                            (twice: an engine calibration and a kvbench run)\n"
 	       "  --band F                  validate: the error band drawn, 0.2 = +/- 20%% (default)\n"
 	       "  --rate R, --users N, --ttft S, --tpot S, --price GPU=USD,\n"
 	       "  --cost cloud[:KIND]|own[:Y,USD/kWh,P]\n"
@@ -583,7 +584,7 @@ static int finish_args(struct plot_args *a, const struct plot_kind *k, const cha
 		a->c.model = model_arg;
 		a->c.gpu = gpu_arg;
 		model_arg = gpu_arg = NULL;
-	} else if (a->prompt || a->output || a->calibration) {
+	} else if (a->prompt || a->output || a->calibration.n) {
 		return kvp_cli_usage_error(cmd, "plot %s: --prompt, --output and --calibration apply "
 					   "to validate on an engine's benchmark files", k->name);
 	}
@@ -701,7 +702,8 @@ int kvp_cmd_plot(int argc, char **argv)
 		{.name = "band", .kind = KVP_CLI_OPT_PARSE, .dest = &a.band, .parse = band_parse},
 		{.name = "prompt", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prompt, .parse = tokens_parse},
 		{.name = "output", .kind = KVP_CLI_OPT_PARSE, .dest = &a.output, .parse = tokens_parse},
-		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &a.calibration},
+		{.name = "calibration", .kind = KVP_CLI_OPT_PARSE, .dest = &a.calibration,
+		 .parse = kvp_cli_calibration_parse},
 		{.name = "block-sizes", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = block_sizes_parse},
 		{.name = "requests", .kind = KVP_CLI_OPT_PARSE, .dest = &a.requests, .parse = requests_parse},
 		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = positive_parse},

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "cli/cli.h"
 #include "cli/cli-options.h"
+#include "cli/cli-calibration.h"
 #include "time/calibration.h"
 #include "time/serve-sim.h"
 #include "time/step.h"
@@ -60,7 +61,8 @@ static void help(void)
 	       "  --prefix-fraction F       the share of requests that carry it (default 1)\n"
 	       "  --decode-bw-efficiency F, --prefill-flops-efficiency F  as in perf\n"
 	       "  --calibration FILE        the constants of a calibration (kvplan calibrate --out,\n"
-	       "                            kvbench --out, a table), as in perf\n"
+	       "                            kvbench --out, a table), as in perf; twice: an engine\n"
+	       "                            calibration and a kvbench run (the KV read), as in perf\n"
 	       "Service levels (goodput counts requests within all given):\n"
 	       "  --slo-ttft S, --slo-tpot S, --slo-e2e S   seconds\n\n"
 	       "Exit status: 0 ok, 2 usage, 3 an invalid trace or workload file.\n"
@@ -315,7 +317,7 @@ int kvp_cmd_serve(int argc, char **argv)
 	struct kvp_cli_common c;
 	kvp_cli_common_init(&c);
 	struct serve_args a = {.seed = 1};
-	const char *calib_path = NULL;
+	struct kvp_cli_calibration calib = {0};
 	int rc;
 	const struct kvp_cli_opt opts[] = {
 		{.short_name = 'h', .kind = KVP_CLI_OPT_FLAG, .dest = &c.help},
@@ -341,7 +343,8 @@ int kvp_cmd_serve(int argc, char **argv)
 		 .parse = decode_eff_parse},
 		{.name = "prefill-flops-efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &a.prefill_eff,
 		 .parse = prefill_eff_parse},
-		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "calibration", .kind = KVP_CLI_OPT_PARSE, .dest = &calib,
+		 .parse = kvp_cli_calibration_parse},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
@@ -387,12 +390,9 @@ int kvp_cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	struct kvp_calibration cal;
-	if (calib_path && kvp_calibration_load(calib_path, &g, &cal, &err)) {
-		rc = kvp_cli_error(cmd, &err);
+	if ((rc = kvp_cli_calibration_load(cmd, &calib, &g, &cal, NULL)))
 		goto out;
-	}
-	if (calib_path)
-		kvp_calibration_apply(&cal, &hw);
+	kvp_calibration_apply(&cal, &hw);
 	if (a.decode_eff > 0)
 		hw.decode_bw_efficiency = a.decode_eff;
 	if (a.prefill_eff > 0)
@@ -406,6 +406,9 @@ int kvp_cmd_serve(int argc, char **argv)
 	}
 	if (c.format == KVP_FORMAT_TABLE) {
 		print_table(&a, &o, b, res, m->name, g.name);
+		if (calib.n)
+			printf("\nCalibration\n");
+		kvp_cli_calibration_print(&calib, &cal, "  ");
 		rc = KVP_EXIT_OK;
 	} else {
 		rc = print_records(&a, &o, res, m->name, g.name, b, c.format);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli-calibration.h"
 #include "cli/cli-cost.h"
 #include "cli/cli-options.h"
 #include "cli/cmd-size-print.h"
@@ -79,7 +80,10 @@ static void help(void)
 	       "                            predicted - 1| over its large points at that efficiency\n"
 	       "                            (a run holds a handful, too few for a percentile; the\n"
 	       "                            conservative end covers every step it saw); given\n"
-	       "                            efficiencies and --latency-spread win\n"
+	       "                            efficiencies and --latency-spread win.  Also a\n"
+	       "                            calibration file (kvplan calibrate --out, a table); twice:\n"
+	       "                            an engine calibration and a kvbench run, whose figure\n"
+	       "                            is the KV read (kv_bw_efficiency), as in kvplan perf\n"
 	       "  --simulate N              size the N cheapest configurations again on the\n"
 	       "                            serving-loop simulator (kvplan serve): per replica the\n"
 	       "                            largest rate (or users, a closed loop) that keeps the\n"
@@ -112,7 +116,8 @@ struct price {
  * (cli-options.h) take it as dest. */
 struct size_args {
 	struct kvp_cli_common *c;
-	const char *workload, *gpus_arg, *calibration;
+	const char *workload, *gpus_arg;
+	struct kvp_cli_calibration calibration;
 	uint64_t tps[MAX_TPS], users, max_replicas, simulate;
 	size_t ntp, nprice;
 	/* the other axes of the search: one value each unless listed */
@@ -517,17 +522,19 @@ static int search_gpus(const struct size_args *a, char *const *names, size_t ngp
 /* --calibration: a kvbench run measures one GPU, so only that GPU is sized
  * with it (size-calibrate.h).  0, or the exit code after a message. */
 static int calibrate(const struct size_args *a, char *const *names, size_t ngpu,
-		     struct kvp_size_opts *so, const char **spread_from)
+		     struct kvp_size_opts *so, const char **spread_from, struct kvp_calibration *cal)
 {
 	struct kvp_error err = {0};
 	struct kvp_gpu g;
 	if (ngpu != 1)
 		return kvp_cli_usage_error(cmd, "--calibration: a calibration describes one GPU; "
 					   "give --gpu NAME (or --gpus with one name)");
-	if (kvp_gpu_load(names[0], &g, &err) ||
-	    kvp_size_calibrate(a->calibration, &g, a->latency_spread >= 0, so, spread_from, &err))
+	if (kvp_gpu_load(names[0], &g, &err))
 		return kvp_cli_error(cmd, &err);
-	return 0;
+	int rc = kvp_cli_calibration_load(cmd, &a->calibration, &g, cal, NULL);
+	if (!rc)
+		kvp_size_calibration_apply(cal, a->latency_spread >= 0, so, spread_from);
+	return rc;
 }
 
 int kvp_cmd_size(int argc, char **argv)
@@ -571,7 +578,8 @@ int kvp_cmd_size(int argc, char **argv)
 		{.name = "latency-spread", .kind = KVP_CLI_OPT_PARSE, .dest = &a.latency_spread,
 		 .parse = latency_spread_parse},
 		{.name = "disagg", .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = disagg_parse},
-		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &a.calibration},
+		{.name = "calibration", .kind = KVP_CLI_OPT_PARSE, .dest = &a.calibration,
+		 .parse = kvp_cli_calibration_parse},
 		{.kind = KVP_CLI_OPT_END}
 	};
 	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
@@ -670,7 +678,8 @@ int kvp_cmd_size(int argc, char **argv)
 				   .max_replicas = (uint32_t)a.max_replicas, .cost = a.cost,
 				   .latency_spread = a.latency_spread >= 0 ? a.latency_spread : 0};
 	const char *spread_from = a.latency_spread >= 0 ? "given" : "default";
-	if (a.calibration && (rc = calibrate(&a, names, ngpu, &so, &spread_from)))
+	struct kvp_calibration cal = {0};
+	if (a.calibration.n && (rc = calibrate(&a, names, ngpu, &so, &spread_from, &cal)))
 		goto out;
 	if ((rc = search_gpus(&a, names, ngpu, m, &d, &so, &space, gpus, cfg)))
 		goto out;
@@ -710,6 +719,9 @@ int kvp_cmd_size(int argc, char **argv)
 	}
 	if (c.format == KVP_FORMAT_TABLE) {
 		kvp_size_print_table(&ans);
+		if (a.calibration.n)
+			printf("\nCalibration\n");
+		kvp_cli_calibration_print(&a.calibration, &cal, "  ");
 	} else if (!kvp_size_print_record(&ans, c.format)) {
 		fprintf(stderr, "kvplan size: out of memory\n");
 		rc = KVP_EXIT_FAIL;

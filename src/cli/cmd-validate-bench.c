@@ -52,7 +52,8 @@ static void print_table(const struct kvp_validate_bench_args *a, const struct kv
 	char where[KVP_TERM_SIZE(600)], m[64], pr[64], e[32];
 	kvp_term_text(model, sizeof model, a->c->model);
 	kvp_term_text(gpu, sizeof gpu, b->g.name);
-	kvp_term_text(cal, sizeof cal, a->calibration ? a->calibration : "");
+	const char *label = kvp_cli_calibration_label(a->calibration, &b->cal);
+	kvp_term_text(cal, sizeof cal, label ? label : "");
 	printf("Engine benchmark runs: measured against kvplan's prediction\n"
 	       "  %s on %s, tp %u, engine %s: %zu run%s, %zu measured time%s\n"
 	       "  each predicted by the step model as `kvplan perf` charges it (the\n"
@@ -61,8 +62,11 @@ static void print_table(const struct kvp_validate_bench_args *a, const struct kv
 	       "  from x%.2f to x%.2f (the band perf prints on its times)\n\n",
 	       model, gpu, a->c->opts.par.tp, kvp_engine_name(a->c->opts.engine), b->runs.n,
 	       b->runs.n == 1 ? "" : "s", f->nobs, f->nobs == 1 ? "" : "s",
-	       a->calibration ? "the constants of " : "the GPU's constants and the\n"
+	       label ? "the constants of " : "the GPU's constants and the\n"
 	       "  engine's time data (uncalibrated)", cal, v->band_low, v->band_high);
+	kvp_cli_calibration_print(a->calibration, &b->cal, "  ");
+	if (label)
+		printf("\n");
 	int w = 3; /* "run" */
 	for (size_t i = 0; i < f->nobs; i++) {
 		const struct kvp_bench_run *r = &b->runs.v[f->obs[i].run];
@@ -103,6 +107,7 @@ static bool print_records(const struct kvp_validate_bench_args *a, const struct 
 			  const struct kvp_bench_validation *v, const struct kvp_cli_warnings *warn)
 {
 	const struct kvp_calib_result *f = v->fit;
+	const char *label = kvp_cli_calibration_label(a->calibration, &b->cal);
 	struct kvp_record **rows = calloc(f->nobs ? f->nobs : 1, sizeof *rows);
 	bool ok = rows != NULL;
 	for (size_t i = 0; ok && i < f->nobs; i++)
@@ -115,8 +120,10 @@ static bool print_records(const struct kvp_validate_bench_args *a, const struct 
 		     kvp_record_str(r, "model", a->c->model) &&
 		     kvp_record_str(r, "engine", kvp_engine_name(a->c->opts.engine)) &&
 		     kvp_record_u64(r, "tp", a->c->opts.par.tp) &&
-		     (a->calibration ? kvp_record_str(r, "calibration", a->calibration)
-				     : kvp_record_null(r, "calibration")) &&
+		     (label ? kvp_record_str(r, "calibration", label)
+			    : kvp_record_null(r, "calibration")) &&
+		     (b->cal.kernel_path ? kvp_record_str(r, "calibration_kernel", b->cal.kernel_path)
+					 : kvp_record_null(r, "calibration_kernel")) &&
 		     kvp_record_f64(r, "band_low", v->band_low) &&
 		     kvp_record_f64(r, "band_high", v->band_high) &&
 		     kvp_record_f64(sum, "tolerance", v->tolerance) &&

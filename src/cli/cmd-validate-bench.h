@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
+#include "cli/cli-calibration.h"
 #include "read/bench.h"
 
 struct kvp_validate_bench_args {
@@ -14,7 +15,7 @@ struct kvp_validate_bench_args {
 	char *const *files;            /* FILE or FILE#SHAPE operands */
 	size_t nfiles;
 	struct kvp_bench_given given;  /* --batch, --prompt, --output */
-	const char *calibration;       /* --calibration, or NULL */
+	const struct kvp_cli_calibration *calibration;  /* --calibration's files (n 0: none) */
 	double tolerance;              /* --tolerance */
 };
 

@@ -53,7 +53,8 @@ static void help(void)
 	       "  --gpu NAME|PATH           predict on this GPU profile\n"
 	       "  --calibration FILE        kvbench: fit the efficiency to another kvbench run;\n"
 	       "                            engine files: apply a calibration (kvplan calibrate\n"
-	       "                            --out, kvbench --out, a table), to see before/after\n"
+	       "                            --out, kvbench --out, a table), to see before/after;\n"
+	       "                            twice: an engine calibration and a kvbench run, as perf\n"
 	       "  --tolerance F             error allowed, 0.10 or 10%% (default 10%%)\n"
 	       "  --format F                table|json|csv (default table)\n"
 	       "  --help                    this text\n"
@@ -290,7 +291,7 @@ int kvp_cmd_validate(int argc, char **argv)
 	struct validate_args a = {0};
 	kvp_cli_common_init(&a.c);
 	a.c.opts.par.tp = 0; /* 0: not given, the runs' or 1 */
-	const char *calib_path = NULL;
+	struct kvp_cli_calibration calib = {0};
 	bool calibrate = false, large_only = false, cap_tol_given = false;
 	enum kvp_fit_by fit_by = KVP_FIT_ALL;
 	double eff = 0, tol = 0.10, cap_tol = -1;
@@ -305,7 +306,8 @@ int kvp_cmd_validate(int argc, char **argv)
 		{.name = "output", .kind = KVP_CLI_OPT_PARSE, .dest = &output, .parse = tokens_parse},
 		{.name = "calibrate", .kind = KVP_CLI_OPT_FLAG, .dest = &calibrate},
 		{.name = "calibrate-by", .kind = KVP_CLI_OPT_PARSE, .dest = &fit_by, .parse = fit_by_parse},
-		{.name = "calibration", .kind = KVP_CLI_OPT_STRING, .dest = &calib_path},
+		{.name = "calibration", .kind = KVP_CLI_OPT_PARSE, .dest = &calib,
+		 .parse = kvp_cli_calibration_parse},
 		{.name = "efficiency", .kind = KVP_CLI_OPT_PARSE, .dest = &eff, .parse = efficiency_parse},
 		{.name = "tolerance", .kind = KVP_CLI_OPT_PARSE, .dest = &tol, .parse = tolerance_parse},
 		{.name = "capacity-tolerance", .kind = KVP_CLI_OPT_PARSE, .dest = &cap_tol, .parse = capacity_tolerance_parse},
@@ -347,12 +349,17 @@ int kvp_cmd_validate(int argc, char **argv)
 			return kvp_cli_usage_error(cmd, "--gpu is required: no benchmark file "
 						   "records the GPU profile to predict on");
 		struct kvp_validate_bench_args va = {
-			.c = &a.c, .files = files, .nfiles = nfiles, .calibration = calib_path,
+			.c = &a.c, .files = files, .nfiles = nfiles, .calibration = &calib,
 			.tolerance = tol, .given = {.batch = batch, .prompt_tokens = prompt,
 						    .output_tokens = output, .tp = a.c.opts.par.tp,
 						    .model_id = a.c.model}};
 		return kvp_validate_bench(&va);
 	}
+	if (calib.n > 1)
+		return kvp_cli_usage_error(cmd, "--calibration twice (an engine calibration and a "
+					   "kvbench run) applies to an engine's benchmark files; "
+					   "kvbench's results take one");
+	const char *calib_path = calib.n ? calib.path[0] : NULL;
 	const char *engine_only = a.engine_only ? a.engine_only : batch ? "batch"
 				  : prompt ? "prompt" : output ? "output" : NULL;
 	if (engine_only)

@@ -2,23 +2,29 @@
  * (size-calibrate.h). */
 #include "size/size-calibrate.h"
 
-#include "time/calibration.h"
-
-kvp_status kvp_size_calibrate(const char *path, const struct kvp_gpu *g, bool spread_given,
-			      struct kvp_size_opts *so, const char **spread_from,
-			      struct kvp_error *err)
+void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_given,
+				struct kvp_size_opts *so, const char **spread_from)
 {
-	struct kvp_calibration cal;
-	kvp_status st = kvp_calibration_load(path, g, &cal, err);
-	if (st)
-		return st;
-	if (!(so->decode_bw_efficiency > 0) && cal.decode_bw_efficiency > 0)
-		so->decode_bw_efficiency = cal.decode_bw_efficiency;
-	if (!(so->prefill_flops_efficiency > 0) && cal.prefill_flops_efficiency > 0)
-		so->prefill_flops_efficiency = cal.prefill_flops_efficiency;
-	if (!spread_given && cal.points) {
-		so->latency_spread = cal.latency_spread;
+	if (!(so->decode_bw_efficiency > 0) && cal->decode_bw_efficiency > 0)
+		so->decode_bw_efficiency = cal->decode_bw_efficiency;
+	if (!(so->prefill_flops_efficiency > 0) && cal->prefill_flops_efficiency > 0)
+		so->prefill_flops_efficiency = cal->prefill_flops_efficiency;
+	if (!(so->kv_bw_efficiency > 0) && cal->kv_bw_efficiency > 0)
+		so->kv_bw_efficiency = cal->kv_bw_efficiency;
+	if (!spread_given && cal->points) {
+		so->latency_spread = cal->latency_spread;
 		*spread_from = "calibration";
 	}
+}
+
+kvp_status kvp_size_calibrate(const char *const *paths, size_t n, const struct kvp_gpu *g,
+			      bool spread_given, struct kvp_size_opts *so,
+			      const char **spread_from, struct kvp_error *err)
+{
+	struct kvp_calibration cal;
+	kvp_status st = kvp_calibration_load_files(paths, n, g, &cal, err);
+	if (st)
+		return st;
+	kvp_size_calibration_apply(&cal, spread_given, so, spread_from);
 	return KVP_STATUS_OK;
 }

@@ -129,6 +129,8 @@ struct kvp_size_opts {
 					 * tp, context and batch are set per configuration */
 	double decode_bw_efficiency;    /* 0: the GPU profile's (or the default) */
 	double prefill_flops_efficiency;
+	double kv_bw_efficiency;        /* the KV read's (a kvbench run composed with an
+					 * engine calibration); 0: the engine's */
 	uint32_t max_replicas;          /* 0: 1024 */
 	/* disaggregated prefill and decode: a replica is disagg_p prefill and
 	 * disagg_d decode instances of the shape (0, 0: colocated).  Prefill

@@ -658,6 +658,13 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 			out->lo[k] = fmin(out->lo[k], tj[k]);
 			out->hi[k] = fmax(out->hi[k], tj[k]);
 		}
+		/* the left-out run's times as the refit without it predicts them */
+		if ((st = predict(&fs, tj, pred)))
+			goto done;
+		for (size_t i = 0; i < out->nobs; i++)
+			if (out->obs[i].train && out->obs[i].run == leave && pred[i] > 0)
+				out->loo_spread = fmax(out->loo_spread,
+						       fabs(out->obs[i].measured_s / pred[i] - 1));
 	}
 	fs.use = NULL;
 

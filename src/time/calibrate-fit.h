@@ -25,7 +25,9 @@
  *                kv_bw_efficiency, step_fixed_s, seq_step_s, prefill_fixed_s,
  *                allreduce_latency_s, and at most observations - 1 of them
  *   spread       each constant's range over the refits that leave one run
- *                out (jackknife), so a constant one run alone decides shows
+ *                out (jackknife), so a constant one run alone decides shows;
+ *                and each left-out run's times predicted by its refit, the
+ *                largest residual of which is loo_spread
  *
  * Legend: B = sequences in flight, p = prompt tokens, o = output tokens. */
 #ifndef KVP_CALIBRATE_FIT_H
@@ -93,6 +95,10 @@ struct kvp_calib_result {
 	/* median |measured / predicted - 1| over the training observations,
 	 * before and after; over the held-out ones after (0 when none) */
 	double median_uncalibrated, median_calibrated, median_held_out;
+	/* the leave-one-out spread: the largest |measured / predicted - 1| of
+	 * a training run's times predicted by the jackknife refit that left
+	 * that run out (0: no refit); what a run the fit did not see strays by */
+	double loo_spread;
 	bool worse;                       /* the fit is worse than the model uncalibrated */
 	/* the step model's band on these predictions: measured / predicted
 	 * time at the engine's fit's 10th and 90th percentiles, as perf prints

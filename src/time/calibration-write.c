@@ -8,6 +8,17 @@
 #include "base/atomic-file.h"
 #include "out/yaml-writer.h"
 
+/* x rounded UP at 4 significant digits (0.0270380 -> 0.02704), so that the
+ * constants' own rounding in the file cannot put a time the fit saw
+ * outside a band of this width. */
+static double round_up(double x)
+{
+	if (!(x > 0))
+		return x;
+	double q = pow(10, floor(log10(x)) - 3);
+	return ceil(x / q * (1 - 1e-12)) * q;
+}
+
 kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_source *src,
 				 const struct kvp_calib_result *r, const struct kvp_bench_run *runs,
 				 size_t n, struct kvp_error *err)
@@ -36,8 +47,12 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		if (r->fitted[k])
 			kvp_yaml_kv_num(f, 4, kvp_calib_param_name(k), r->value[k]);
-	/* the band of `kvplan size`: the largest residual the fit left */
-	kvp_yaml_kv_num(f, 4, "latency_spread", worst);
+	/* the band of `kvplan size`, and of perf and validate: the largest
+	 * residual the fit left */
+	kvp_yaml_kv_num(f, 4, "latency_spread", round_up(worst));
+	/* each run predicted by the refit that left it out: perf's band */
+	if (r->loo_spread > 0)
+		kvp_yaml_kv_num(f, 4, "latency_spread_loo", round_up(r->loo_spread));
 	kvp_yaml_kv_u64(f, 4, "points", r->ntrain);
 	kvp_yaml_kv_num(f, 4, "residual_median", r->median_calibrated);
 	kvp_yaml_kv_num(f, 4, "residual_median_uncalibrated", r->median_uncalibrated);

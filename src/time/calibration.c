@@ -73,6 +73,7 @@ static kvp_status kvbench_run(const char *path, const struct kvp_gpu *g,
 		}
 		out->decode_bw_efficiency = eff;
 		out->points = used;
+		out->kernel = true;
 		snprintf(out->gpu, sizeof out->gpu, "%s", v.points[0].device[0] ? v.points[0].device
 										   : g->name);
 	}
@@ -93,8 +94,9 @@ static kvp_status check_eff(const struct kvp_doc *doc, const struct kvp_node *no
 }
 
 /* The engine's fixed costs and collective latency (kvplan calibrate's
- * keys), each in seconds within its bound; latency_spread (a share, at
- * most 10, as `kvplan size --latency-spread` takes it) with its points. */
+ * keys), each in seconds within its bound; latency_spread and
+ * latency_spread_loo (shares, at most 10, as `kvplan size --latency-spread`
+ * takes one) with its points. */
 static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *e,
 			      struct kvp_calibration *out, struct kvp_error *err)
 {
@@ -108,6 +110,7 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 		{"seq_step_s", 0.1, offsetof(struct kvp_calibration, seq_step_s)},
 		{"allreduce_latency_s", 0.01, offsetof(struct kvp_calibration, allreduce_latency_s)},
 		{"latency_spread", 10, offsetof(struct kvp_calibration, latency_spread)},
+		{"latency_spread_loo", 10, offsetof(struct kvp_calibration, latency_spread_loo)},
 	};
 	kvp_status st;
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
@@ -140,7 +143,7 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 					   "model", "engine", "engine_version", "tp",
 					   "step_fixed_s", "prefill_fixed_s", "seq_step_s",
 					   "allreduce_latency_s", "kv_bw_efficiency",
-					   "latency_spread", "points",
+					   "latency_spread", "latency_spread_loo", "points",
 					   "residual_median", "residual_median_uncalibrated",
 					   "spread", NULL};
 	kvp_status st;
@@ -293,8 +296,47 @@ kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
 	return st;
 }
 
+kvp_status kvp_calibration_load_files(const char *const *paths, size_t n,
+				      const struct kvp_gpu *g, struct kvp_calibration *out,
+				      struct kvp_error *err)
+{
+	if (n < 1 || n > KVP_CALIBRATION_MAX_FILES)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "calibration",
+				     "expected one or two files (one engine calibration and one "
+				     "kvbench run), got %zu", n);
+	kvp_status st = kvp_calibration_load(paths[0], g, out, err);
+	if (st || n == 1)
+		return st;
+	struct kvp_calibration other;
+	if ((st = kvp_calibration_load(paths[1], g, &other, err)))
+		return st;
+	if (out->kernel == other.kernel)
+		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, "calibration",
+				     "%s and %s are both %s; give one engine calibration "
+				     "(kvplan calibrate --out, or a table) and one kvbench run",
+				     paths[0], paths[1], out->kernel ? "kvbench runs"
+				     : "engine calibrations");
+	/* the engine's constants, the kernel's KV read beside them */
+	const struct kvp_calibration *kernel = out->kernel ? out : &other;
+	struct kvp_calibration engine = out->kernel ? other : *out;
+	engine.engine_path = out->kernel ? paths[1] : paths[0];
+	engine.kernel_path = out->kernel ? paths[0] : paths[1];
+	if (engine.kv_bw_efficiency > 0)
+		engine.kernel_unused = true;
+	else
+		engine.kv_bw_efficiency = kernel->decode_bw_efficiency, engine.kv_from_kernel = true;
+	*out = engine;
+	return KVP_STATUS_OK;
+}
+
 void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw *hw)
 {
+	if (!cal->kernel && cal->points && cal->latency_spread >= 0) {
+		double s = fmax(cal->latency_spread, cal->latency_spread_loo);
+		hw->time_ratio_low = s < 1 ? 1 - s : 1 / (1 + s);
+		hw->time_ratio_high = 1 + s;
+		hw->given |= KVP_PERF_GIVEN_BAND;
+	}
 	if (cal->decode_bw_efficiency > 0)
 		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
 	if (cal->prefill_flops_efficiency > 0)

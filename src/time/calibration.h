@@ -31,6 +31,18 @@ struct kvp_calibration {
 	 * largest, not a percentile: a run holds a handful of large points, too
 	 * few for a tail, and the conservative end should cover all it saw. */
 	double latency_spread;
+	/* a `kvplan calibrate` fit: the largest |measured / predicted - 1| of
+	 * each run predicted by the refit that left it out (0: not recorded) */
+	double latency_spread_loo;
+	bool kernel;                     /* read from a kvbench run: its decode figure is
+					  * the paged-decode kernel's KV read */
+	/* two files composed (kvp_calibration_load_files): the engine
+	 * calibration's path and the kvbench run's (borrowed; NULL: one file);
+	 * kv_from_kernel: kv_bw_efficiency is the kvbench figure;
+	 * kernel_unused: the engine calibration fitted kv_bw_efficiency
+	 * itself, which won, so the kvbench figure was not used */
+	const char *engine_path, *kernel_path;
+	bool kv_from_kernel, kernel_unused;
 };
 
 /* Read a calibration file (YAML or CSV; kvplan's table or kvbench --out) for
@@ -39,7 +51,30 @@ struct kvp_calibration {
  * when an efficiency is outside (0, 1]. */
 kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
 				struct kvp_calibration *out, struct kvp_error *err);
-/* Apply what cal gives (non-zero values) to hw. */
+/* At most this many files: one engine calibration, one kvbench run. */
+#define KVP_CALIBRATION_MAX_FILES 2
+
+/* Read paths[0..n) (n 1 or 2) for GPU g into out.  One file: as
+ * kvp_calibration_load.  Two: one must be a kvbench run (the kernel's) and
+ * the other a table (an engine calibration, `kvplan calibrate --out`, or
+ * written by hand); out is the engine calibration's constants (the weights'
+ * decode_bw_efficiency, prefill_flops_efficiency, the fixed costs, the
+ * all-reduce latency, latency_spread) with kv_bw_efficiency the kvbench
+ * run's decode figure, unless the engine calibration fitted its own
+ * kv_bw_efficiency: that wins, and kernel_unused says so.  USAGE naming
+ * "calibration" when both files are of one kind or n is not 1 or 2; the
+ * loaders' errors otherwise. */
+kvp_status kvp_calibration_load_files(const char *const *paths, size_t n,
+				      const struct kvp_gpu *g, struct kvp_calibration *out,
+				      struct kvp_error *err);
+/* Apply what cal gives (non-zero values) to hw.  An engine calibration
+ * (not a kvbench run) that measured points sets the band on times to
+ * 1 -/+ s (hw's time_ratio_low and _high, KVP_PERF_GIVEN_BAND), s the
+ * larger of its leave-one-out spread (latency_spread_loo: how far a run the
+ * fit did not see strayed) and latency_spread (the largest |measured /
+ * predicted - 1| its fit left), so the band holds every time the fit saw
+ * and is never narrower than that.  A spread of 1 or more cannot bound the low end
+ * by subtraction; the low end is then 1 / (1 + spread). */
 void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw *hw);
 
 #endif

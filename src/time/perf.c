@@ -384,8 +384,11 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "prefix_recompute_s", run->prefix_recompute_s) &&
 		  kvp_record_u64(r, "prefix_breakeven_tokens", run->prefix_breakeven);
 	if (ok)
-		ok = run->opts.calibration ? kvp_record_str(r, "calibration", run->opts.calibration)
-					   : kvp_record_null(r, "calibration");
+		ok = (run->opts.calibration ? kvp_record_str(r, "calibration", run->opts.calibration)
+					    : kvp_record_null(r, "calibration")) &&
+		     (run->opts.calibration_kernel
+		      ? kvp_record_str(r, "calibration_kernel", run->opts.calibration_kernel)
+		      : kvp_record_null(r, "calibration_kernel"));
 	if (ok && off->tier != KVP_OFFLOAD_NONE)
 		ok = kvp_record_str(r, "offload", off->tier == KVP_OFFLOAD_CPU ? "cpu" : "disk") &&
 		     kvp_record_str(r, "offload_link", off->link.name) &&

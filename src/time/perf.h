@@ -32,6 +32,7 @@ struct kvp_perf_opts {
 					   * fraction < 0: what does not fit in the pool */
 	uint64_t prefix;                  /* prefix reuse, tokens; 0: the prompt */
 	const char *calibration;          /* a label for the record, or NULL */
+	const char *calibration_kernel;   /* the kvbench run composed with it, or NULL */
 };
 
 struct kvp_perf_row {

@@ -235,11 +235,13 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		hw->allreduce_latency_s = ar;
 	if (!(hw->given & KVP_PERF_GIVEN_KV_BW))
 		hw->kv_bw_efficiency = data ? e->kv_bw_efficiency : 0;
-	hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
-							   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
-	hw->time_ratio_high = data && e->time_ratio_high > 0 ? e->time_ratio_high
-							     : KVP_PERF_DEFAULT_TIME_RATIO_HIGH;
-	if (hw->given)
+	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
+		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
+								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
+		hw->time_ratio_high = data && e->time_ratio_high > 0 ? e->time_ratio_high
+								     : KVP_PERF_DEFAULT_TIME_RATIO_HIGH;
+	}
+	if (hw->given & ~KVP_PERF_GIVEN_BAND)
 		snprintf(hw->time_source, sizeof hw->time_source, "calibration");
 	else if (data && e->time_from[0])
 		snprintf(hw->time_source, sizeof hw->time_source, "%s %s, with %s's time data",

@@ -128,10 +128,11 @@ struct kvp_perf_hw {
 #define KVP_PERF_GIVEN_SEQ_STEP 4u
 #define KVP_PERF_GIVEN_ALLREDUCE 8u
 #define KVP_PERF_GIVEN_KV_BW 16u
+#define KVP_PERF_GIVEN_BAND 32u     /* time_ratio_low and _high: a calibration's spread */
 
 /* The engine's time data (its entry of profiles/engines) into hw: the fixed
  * costs, the all-reduce latency and the band, each where no calibration
- * gave it (hw->given).  e NULL, or an entry without time data (the generic
+ * gave it (hw->given; a calibration's band, KVP_PERF_GIVEN_BAND, is kept).  e NULL, or an entry without time data (the generic
  * engine's empty entry, the budget's engine_model as it is; an engine file
  * without time keys): the defaults
  * KVP_PERF_DEFAULT_*, with the band they were fitted with, and
