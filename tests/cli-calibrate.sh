@@ -115,6 +115,19 @@ if [ "$n" = 17 ]; then ok; else bad "$n CSV lines, want a header and 16 times"; 
 run "$KVPLAN" calibrate $base --format csv "$d/sglang-serving.jsonl" "$d/trtllm-report.json"
 expect_rc 3
 expect_err "engine: a trtllm run among sglang runs"
+# SGLang's late-2024 line (as tests/data/bench-public/sglang-* were
+# published): no median_tpot_ms, no concurrency.  Hand arithmetic: in
+# flight = completed x mean_e2e_latency_ms / duration = 100 x 4.0 s / 50 s
+# = 8; prompt 51,200 / 100 = 512, output 12,800 / 100 = 128; the TPOT is
+# its median_itl_ms, 20 ms
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/sglang-serving-2024.jsonl"
+expect_rc 0
+expect_out "sglang-serving-2024.jsonl:1,sglang-serving,ttft,8,512,128,0.1,"
+expect_out "sglang-serving-2024.jsonl:1,sglang-serving,tpot,8,512,128,0.02,"
+sed 's/"mean_e2e_latency_ms": 4000.0, //' "$d/sglang-serving-2024.jsonl" >"$tmp/sg-old.jsonl"
+run "$KVPLAN" calibrate $base --evaluate "$tmp/sg-old.jsonl"
+expect_rc 3
+expect_err "sg-old.jsonl:1:1: error: concurrency: the requests in flight are unknown"
 run "$KVPLAN" calibrate $base --format csv "$d/sglang-one-batch.jsonl"
 expect_rc 0
 expect_out "sglang-one-batch.jsonl:3,sglang-one-batch,decode_step,64,1024,16,0.010326"

@@ -8,7 +8,19 @@
  * counts (duration, completed, total_input_tokens, total_output_tokens,
  * request_throughput), {mean,median,std,p99}_{ttft,tpot,itl}_ms,
  * {mean,median,..}_e2e_latency_ms and `concurrency`, the mean requests in
- * flight (the summed end-to-end latencies over the duration).
+ * flight (the summed end-to-end latencies over the duration).  Its releases
+ * of late 2024 (0.3.x to 0.4.x, the result dict of run_benchmark) wrote a
+ * shorter line: backend, dataset_name, request_rate, max_concurrency, the
+ * token totals, mean_/median_e2e_latency_ms, median_ttft_ms, median_itl_ms,
+ * output_throughput, the random_* and sharegpt_output_len arguments,
+ * duration and completed; no median_tpot_ms, no concurrency, no
+ * server_info (tests/data/bench-public/sglang-*: files a user published).
+ * There the median inter-token gap stands for the TPOT (calculate_metrics:
+ * median_itl_ms is np.median over every request's gaps, median_tpot_ms over
+ * each request's (latency - ttft) / (output - 1); one decode step each in
+ * steady decoding), and the requests in flight are completed x
+ * mean_e2e_latency_ms / duration, which is the later `concurrency`
+ * (np.sum(e2e_latencies) / dur_s) written out.
  *
  * `python -m sglang.bench_one_batch --result-filename` (sglang/bench_one_batch.py
  * 0.5.10 l.651-757, l.866; benchmark/one_batch.py 0.5.23): one line per
@@ -25,15 +37,20 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 				    struct kvp_error *err)
 {
 	const struct kvp_node *o = s->obj, *info;
-	double completed = 0, in = 0, out = 0, conc = 0, maxc = 0, tp = 0;
+	double completed = 0, in = 0, out = 0, conc = 0, maxc = 0, tp = 0, e2e = 0, dur = 0;
+	/* the late-2024 line (above): no median_tpot_ms, its median ITL instead */
+	bool short_line = !kvp_map_get(o, "median_tpot_ms") && kvp_map_get(o, "median_itl_ms");
 	kvp_status st;
 	snprintf(run->engine, sizeof run->engine, "sglang");
 	if ((st = kvp_bench_num(s, o, "completed", 1, true, &completed, err)) ||
 	    (st = kvp_bench_num(s, o, "total_input_tokens", 1, true, &in, err)) ||
 	    (st = kvp_bench_num(s, o, "total_output_tokens", 1, true, &out, err)) ||
 	    (st = kvp_bench_num(s, o, "median_ttft_ms", 1e-3, true, &run->m.ttft_s, err)) ||
-	    (st = kvp_bench_num(s, o, "median_tpot_ms", 1e-3, true, &run->m.tpot_s, err)) ||
+	    (st = kvp_bench_num(s, o, short_line ? "median_itl_ms" : "median_tpot_ms", 1e-3,
+				true, &run->m.tpot_s, err)) ||
 	    (st = kvp_bench_num(s, o, "concurrency", 1, false, &conc, err)) ||
+	    (st = kvp_bench_num(s, o, "mean_e2e_latency_ms", 1e-3, false, &e2e, err)) ||
+	    (st = kvp_bench_num(s, o, "duration", 1, false, &dur, err)) ||
 	    (st = kvp_bench_num(s, o, "max_concurrency", 1, false, &maxc, err)) ||
 	    (st = kvp_bench_map(s, o, "server_info", false, &info, err)))
 		return st;
@@ -53,10 +70,15 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 	run->requests = (uint64_t)completed;
 	run->prompt_tokens = kvp_bench_per_request(in, completed);
 	run->output_tokens = kvp_bench_per_request(out, completed);
+	/* Little's law where the line predates `concurrency`: the same sum of
+	 * end-to-end latencies over the duration */
+	if (!(conc > 0) && e2e > 0 && dur > 0)
+		conc = completed * e2e / dur;
 	run->batch = conc > 0 ? conc : maxc;
 	if (!(run->batch > 0))
 		return kvp_bench_fail(s, o, "concurrency", err, "the requests in flight are "
-				      "unknown: the file has neither concurrency nor max_concurrency");
+				      "unknown: the file has neither concurrency, "
+				      "mean_e2e_latency_ms with duration, nor max_concurrency");
 	if (run->batch < 1)
 		run->batch = 1;
 	return KVP_STATUS_OK;
