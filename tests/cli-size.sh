@@ -557,7 +557,7 @@ bad_gpu "price_per_hour: 2\nnode_gpus: 8\nscale_out: 50GB\/s\nserver_price: 3000
 # mistakes
 run "$KVPLAN" size --engine generic --model llama-3.1-8b
 expect_rc 2
-expect_err "--workload is required"
+expect_err "give --workload, or --prompt and --output"
 run "$KVPLAN" size --model llama-3.1-8b --workload chat --emit tgi
 expect_rc 2
 run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --price h100-sxm
@@ -678,4 +678,32 @@ run "$KVPLAN" size --model llama-3.1-70b --workload chat --users 300 --ttft 0.5 
 	--gpus h100-sxm --tp 2 --format json
 expect_json replicas 50
 expect_json sequences 6
+# the lengths typed on the line, without a workload file (issue 35: the
+# buyer's "prompts ~2k, outputs ~500" in one kvplan size line): fixed:2000
+# and fixed:500 hold on average E[o (p + (o - 1) / 2)] / E[o] = 2000 + 499 /
+# 2 = 2,249.5 -> 2,250 tokens a decoding sequence; max_model_len is the
+# model's context, Llama-3.1-8B's 131,072 (max_position_embeddings)
+run "$KVPLAN" size --model llama-3.1-8b --prompt fixed:2000 --output fixed:500 --rate 1 \
+	--gpus h100-sxm --format json
+expect_rc 0
+expect_json workload custom
+expect_json prompt_mean 2000
+expect_json output_mean 500
+expect_json mean_context 2250
+expect_json max_model_len 131072
+# over a workload they replace its lengths and keep the rest (chat: max_len 8,192)
+run "$KVPLAN" size --model llama-3.1-8b --workload chat --prompt fixed:2000 --output fixed:500 \
+	--rate 1 --gpus h100-sxm --format json
+expect_json workload chat
+expect_json mean_context 2250
+expect_json max_model_len 8192
+# neither, or one without the other: usage errors
+run "$KVPLAN" size --model llama-3.1-8b --rate 1 --gpus h100-sxm
+expect_rc 2
+expect_err "give --workload, or --prompt and --output"
+run "$KVPLAN" size --model llama-3.1-8b --prompt fixed:10 --rate 1 --gpus h100-sxm
+expect_rc 2
+expect_err "--prompt and --output go together"
+run "$KVPLAN" size --model llama-3.1-8b --prompt fixed:0 --output fixed:5 --rate 1 --gpus h100-sxm
+expect_rc 2
 finish

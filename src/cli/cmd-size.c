@@ -28,7 +28,8 @@ static const char *const cmd = "size";
 
 static void help(void)
 {
-	printf("Usage: kvplan size --model NAME --workload NAME|PATH [--gpus all|LIST] [OPTIONS]\n\n"
+	printf("Usage: kvplan size --model NAME (--workload NAME|PATH | --prompt DIST --output DIST)\n"
+	       "                   [--gpus all|LIST] [OPTIONS]\n\n"
 	       "GPU purchase sizing.  For each GPU and tensor-parallel size, the fewest replicas\n"
 	       "that meet every constraint, ranked by cost per million output tokens at\n"
 	       "each configuration's own throughput (then per hour):\n"
@@ -40,7 +41,12 @@ static void help(void)
 	       "Each rejected configuration lists the constraints it fails.\n\n"
 	       "%s"
 	       "Sizing:\n"
-	       "  --workload NAME|PATH      workload profile (kvplan-profiles(5)); required\n"
+	       "  --workload NAME|PATH      workload profile (kvplan-profiles(5)): lengths, limits,\n"
+	       "                            rate or users, service levels\n"
+	       "  --prompt DIST, --output DIST  the request lengths instead of (or over) the\n"
+	       "                            workload's: fixed:N, uniform:LO,HI, lognormal:MEDIAN,SIGMA,\n"
+	       "                            ... (as in kvplan frag); without --workload the\n"
+	       "                            max_model_len is the model's context\n"
 	       "  --gpus all|LIST           GPU profiles to consider (default all); --gpu NAME: one\n"
 	       "  --tp LIST                 tensor-parallel sizes (default 1,2,4,8)\n"
 	       "  --pp LIST, --dp LIST, --ep LIST, --kv-dtypes LIST\n"
@@ -116,7 +122,7 @@ struct price {
  * (cli-options.h) take it as dest. */
 struct size_args {
 	struct kvp_cli_common *c;
-	const char *workload, *gpus_arg;
+	const char *workload, *gpus_arg, *prompt, *output;
 	struct kvp_cli_calibration calibration;
 	uint64_t tps[MAX_TPS], users, max_replicas, simulate;
 	size_t ntp, nprice;
@@ -555,6 +561,8 @@ int kvp_cmd_size(int argc, char **argv)
 		{.common_id = KVP_OPT_EP, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = ep_parse},
 		{.common_id = KVP_OPT_MAX_NUM_SEQS, .kind = KVP_CLI_OPT_PARSE, .dest = &a, .parse = seqs_parse},
 		{.name = "workload", .kind = KVP_CLI_OPT_STRING, .dest = &a.workload},
+		{.name = "prompt", .kind = KVP_CLI_OPT_STRING, .dest = &a.prompt},
+		{.name = "output", .kind = KVP_CLI_OPT_STRING, .dest = &a.output},
 		{.name = "gpus", .kind = KVP_CLI_OPT_STRING, .dest = &a.gpus_arg},
 		{.name = "rate", .kind = KVP_CLI_OPT_PARSE, .dest = &a.rate, .parse = rate_parse},
 		{.name = "users", .kind = KVP_CLI_OPT_PARSE, .dest = &a.users, .parse = users_parse},
@@ -585,8 +593,8 @@ int kvp_cmd_size(int argc, char **argv)
 	if ((rc = kvp_cli_options_parse_no_operand(cmd, argc, argv, opts, help, &c.help)) !=
 	    KVP_CLI_OPTIONS_DONE)
 		return rc;
-	if (!a.workload)
-		return kvp_cli_usage_error(cmd, "--workload is required");
+	if (!a.workload && !a.prompt && !a.output)
+		return kvp_cli_usage_error(cmd, "give --workload, or --prompt and --output");
 	/* the GPUs of a replica are what size searches: a fixed count is not
 	 * quietly dropped but refused, with the options that bound the search */
 	if (c.opts.par.gpus)
@@ -656,15 +664,22 @@ int kvp_cmd_size(int argc, char **argv)
 		rc = kvp_cli_usage_error(cmd, "--emit %s", err.msg);
 		goto out;
 	}
-	if (kvp_workload_load(a.workload, &w, &err)) {
+	if (a.workload && kvp_workload_load(a.workload, &w, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}
 	have_w = true;
+	/* the lengths as typed, over the workload's (or alone) */
+	if ((a.prompt || a.output) &&
+	    (rc = kvp_cli_set_lengths(cmd, a.prompt, a.output, a.workload != NULL, &w)) >= 0)
+		goto out;
+	rc = 0;
 	override_workload(&a, &w);
 	struct kvp_size_demand d;
 	if (kvp_size_demand(&w, m, &d, &err)) {
-		rc = kvp_cli_error(cmd, &err);
+		/* lengths typed on the line are a usage error, a file's an input one */
+		rc = a.workload ? kvp_cli_error(cmd, &err)
+				: kvp_cli_usage_error(cmd, "--%s: %s", err.field, err.msg);
 		goto out;
 	}
 	d.queue_percentile = a.queue_pct;
