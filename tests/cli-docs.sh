@@ -13,7 +13,8 @@
 # ./kvbench, examples/, profiles/ and reports/ (links to the tree), the
 # built programs first on PATH, HOME inside the folder.  Every command must
 # exit 0 and print nothing on stderr but documented warnings and notes
-# (`kvplan CMD: warning: ...`, `kvplan CMD: note: ...`).  The documented
+# (`kvplan CMD: warning: ...`, `kvplan CMD: note: ...`, `kvplan CMD: WHERE:
+# warning: ...`).  The documented
 # exceptions:
 #   - `--backend cuda` may exit 77 with "no CUDA device" (README, kvbench(1));
 #     then every later command of the session that reads a file it would
@@ -120,8 +121,11 @@ session() {
 			>"$d/.out.$i" 2>"$d/.err.$i" </dev/null)
 		rc=$?
 		# kvbench's documented progress (kvbench(1): the plan, a line per
-		# point) and its warnings are not noise either
+		# point) and its warnings are not noise either, nor a warning located
+		# at the input it is about (`kvplan size: NAME: warning: model: ...`,
+		# a model name read as a profile)
 		noise=$(grep -v -e '^kvplan [a-z]*: warning: ' -e '^kvplan [a-z]*: note: ' \
+			-e '^kvplan [a-z]*: [^ ]*: warning: ' \
 			-e '^  ' -e '^kvbench: [0-9][0-9,]* points\{0,1\}, about ' \
 			-e '^kvbench: \[[0-9]*/[0-9]*\] ' -e '^kvbench: [0-9][0-9,]* points\{0,1\} in ' -e '^kvbench: warning: ' "$d/.err.$i")
 		case "$c" in
