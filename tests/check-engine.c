@@ -230,6 +230,32 @@ START_TEST(test_vllm_0_10_sampler)
 }
 END_TEST
 
+/* vLLM 0.11.1-0.11.2 sample natively by default (topk_topp_sampler.py
+ * __init__: FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1; no Triton
+ * top-k/top-p in the wheel), the 0.10.2 entry's sort: 38 B per (request x
+ * vocabulary), no buffer.  The V34 log (Hermes-3-Llama-3.1-8B on an RTX 3090,
+ * 0.11.1/0.11.2 by its kv_cache_utils.py:1229/1234 lines): 256 sequences,
+ * 2,048 batched tokens on a 24 GB card; 256 x 128,256 x 38 = 1,247,674,368
+ * + the kept hidden states 2,048 x 4,096 x 2 = 16,777,216 and 2 x 256 x
+ * 4,096 x 2 = 4,194,304: 1,268,645,888 B (1.18 GiB), against the 1.27 GiB
+ * of activation and non-torch the log leaves (0.85 x 23.58 - 14.9889 - 3.78). */
+START_TEST(test_vllm_0_11_sampler)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.11.1", &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.version, "0.11.2");
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 38);
+	ck_assert_uint_eq(e.topk_buffer_rows, 0);
+	/* 23.58 GiB = 25,318,597,509 B */
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.11.2",
+						   "rtx-3090", 25318597509ULL, 16384);
+	ck_assert_uint_eq(b->max_num_seqs, 256);
+	ck_assert_uint_eq(b->max_batched_tokens, 2048);
+	ck_assert_uint_eq(b->activation_bytes, 1268645888ULL);
+}
+END_TEST
+
 /* vLLM's custom all-reduce rule on the X2 log (Qwen3-235B-A22B FP8 on 8 x
  * L40S, TP 8 x EP 8, vLLM 0.10.2): PCIe only, so no custom all-reduce on
  * more than two GPUs and 0.25 GiB of non-torch memory, against the 0.21 GiB
@@ -811,6 +837,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_mxfp4_padding);
 	tcase_add_test(core, test_rotary_cache);
 	tcase_add_test(core, test_vllm_0_10_sampler);
+	tcase_add_test(core, test_vllm_0_11_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_vllm_version_ranges);
 	tcase_add_test(core, test_vllm_0_27_graphs);
