@@ -230,6 +230,32 @@ START_TEST(test_vllm_0_10_sampler)
 }
 END_TEST
 
+/* vLLM 0.11.1-0.11.2 sample natively by default (topk_topp_sampler.py
+ * __init__: FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1; no Triton
+ * top-k/top-p in the wheel), the 0.10.2 entry's sort: 38 B per (request x
+ * vocabulary), no buffer.  The V34 log (Hermes-3-Llama-3.1-8B on an RTX 3090,
+ * 0.11.1/0.11.2 by its kv_cache_utils.py:1229/1234 lines): 256 sequences,
+ * 2,048 batched tokens on a 24 GB card; 256 x 128,256 x 38 = 1,247,674,368
+ * + the kept hidden states 2,048 x 4,096 x 2 = 16,777,216 and 2 x 256 x
+ * 4,096 x 2 = 4,194,304: 1,268,645,888 B (1.18 GiB), against the 1.27 GiB
+ * of activation and non-torch the log leaves (0.85 x 23.58 - 14.9889 - 3.78). */
+START_TEST(test_vllm_0_11_sampler)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.11.1", &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.version, "0.11.2");
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 38);
+	ck_assert_uint_eq(e.topk_buffer_rows, 0);
+	/* 23.58 GiB = 25,318,597,509 B */
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.11.2",
+						   "rtx-3090", 25318597509ULL, 16384);
+	ck_assert_uint_eq(b->max_num_seqs, 256);
+	ck_assert_uint_eq(b->max_batched_tokens, 2048);
+	ck_assert_uint_eq(b->activation_bytes, 1268645888ULL);
+}
+END_TEST
+
 /* vLLM's custom all-reduce rule on the X2 log (Qwen3-235B-A22B FP8 on 8 x
  * L40S, TP 8 x EP 8, vLLM 0.10.2): PCIe only, so no custom all-reduce on
  * more than two GPUs and 0.25 GiB of non-torch memory, against the 0.21 GiB
@@ -325,8 +351,9 @@ END_TEST
 /* --engine-version as vLLM prints it, picked by the entries' ranges in
  * profiles/engines/vllm.yaml: 0.19.0 alone; >=0.11.1,<=0.11.2 (PR #26443,
  * FlashInfer a dependency from 0.11.1, its sampler opt-in); >=0.10.2,<0.11.1.  Outside every
- * entry the nearest by release stands in: 0.27.1 -> 0.19.0; 0.8.5 ->
- * 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
+ * entry the nearest by release stands in: 0.31.0 and 0.30.0 -> 0.27.1
+ * (>=0.20.0,<0.30.0); 0.19.1 -> 0.19.0 (0.1 steps from 0.19.0, 0.8 from
+ * 0.27.1's own version); 0.8.5 -> 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
  * outside both ranges, 1,000.5 steps from 0.11.2 (11,002,000 - 11,000,999.5)
  * and 998,999.5 from 0.10.2: 0.11.2. */
 START_TEST(test_vllm_version_ranges)
@@ -344,7 +371,12 @@ START_TEST(test_vllm_version_ranges)
 		{"0.11.0+582e4e37.nv25.11", "0.10.2", false},
 		{"0.11.1", "0.11.2", false},
 		{"v0.11.2", "0.11.2", false},
-		{"0.27.1", "0.19.0", true},
+		{"0.27.1", "0.27.1", false},
+		{"v0.26.0", "0.27.1", false},
+		{"0.20.0", "0.27.1", false},
+		{"0.29.9+cu130", "0.27.1", false},
+		{"0.31.0", "0.27.1", true},
+		{"0.30.0", "0.27.1", true},
 		{"0.19.1", "0.19.0", true},
 		{"0.8.5", "0.10.2", true},
 		{"0.11.1rc2.dev123+g1a2b3c", "0.11.2", true},
@@ -364,9 +396,9 @@ START_TEST(test_vllm_version_ranges)
 	 * Llama-3.1-8B holds 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B =
 	 * 131,072 B a token, so 2^30 B is 8,192 tokens (512 blocks of 16) */
 	static struct kvp_budget asked, modelled;
-	asked = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.27.1", "h100-sxm",
+	asked = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.31.0", "h100-sxm",
 			       85094039552ULL, 131072);
-	modelled = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.19.0", "h100-sxm",
+	modelled = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.27.1", "h100-sxm",
 				  85094039552ULL, 131072);
 	ck_assert_uint_eq(asked.version_spread_bytes, KVP_GIB);
 	ck_assert_uint_eq(modelled.version_spread_bytes, 0);
@@ -375,6 +407,58 @@ START_TEST(test_vllm_version_ranges)
 	ck_assert_uint_eq(asked.kv_pool_high_bytes - modelled.kv_pool_high_bytes, KVP_GIB);
 	ck_assert_uint_eq(modelled.max_tokens_low - asked.max_tokens_low, 8192);
 	ck_assert_uint_eq(asked.max_tokens_high - modelled.max_tokens_high, 8192);
+}
+END_TEST
+
+/* vLLM 0.20.0-0.29.x (the 0.27.1 entry): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+ * defaults to "1" (envs.py: 0.20.0 l.1725, 0.27.1 l.2019; 0.19.0 l.1655 "0"),
+ * so gpu_worker.py determine_available_memory subtracts the CUDA-graph
+ * estimate; kvplan charges its graph figure, 512 MiB, on top of the non-torch
+ * growth: 268,435,456 + 536,870,912 = 805,306,368 B at TP 1.  The default
+ * utilization is 0.92 (config/cache.py: 0.27.1 l.68, 0.20.0 l.66).  The rest
+ * as 0.19.0: the same sampler peak, so the same activation on an H100.
+ * KV pool, both at 0.92 of 85,094,039,552 B: 0.27.1's is 536,870,912 B
+ * smaller; Llama-3.1-8B's 131,072 B a token make that 4,096 tokens (256
+ * blocks of 16). */
+START_TEST(test_vllm_0_27_graphs)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "v0.27.1", &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.version, "0.27.1");
+	ck_assert_str_eq(e.range, ">=0.20.0,<0.30.0");
+	ck_assert(e.cuda_graphs_subtracted);
+	ck_assert_uint_eq(e.cuda_graphs_bytes, 512ULL << 20);
+	ck_assert_double_eq_tol(e.utilization, 0.92, 1e-12);
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.19.0", &e, &err), KVP_STATUS_OK);
+	ck_assert(!e.cuda_graphs_subtracted);
+	ck_assert_double_eq_tol(e.utilization, 0.90, 1e-12);
+
+	static struct kvp_budget n27, n19;
+	n27 = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.27.1", "h100-sxm",
+			     85094039552ULL, 131072);
+	n19 = *engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.19.0", "h100-sxm",
+			     85094039552ULL, 131072);
+	ck_assert_double_eq_tol(n27.utilization, 0.92, 1e-12);
+	ck_assert_double_eq_tol(n19.utilization, 0.90, 1e-12);
+	ck_assert_uint_eq(n27.overhead_bytes, 805306368ULL);
+	ck_assert_uint_eq(n19.overhead_bytes, 268435456ULL);
+	ck_assert_uint_eq(n27.activation_bytes, n19.activation_bytes);
+	ck_assert_uint_eq(n27.max_num_seqs, 1024);
+	ck_assert_uint_eq(n27.max_batched_tokens, 8192);
+
+	struct kvp_budget_opts o = {0};
+	struct kvp_gpu g = {0};
+	strcpy(g.name, "h100-sxm");
+	o.engine = KVP_ENGINE_VLLM;
+	o.par.tp = o.par.pp = 1;
+	o.utilization = 0.92;
+	o.engine_version = "0.19.0";
+	n19 = *compute("llama-3.1-8b", &g, &o, 85094039552ULL, 131072);
+	ck_assert_uint_eq(n19.usable_bytes, n27.usable_bytes);
+	ck_assert_uint_eq(n19.kv_pool_bytes - n27.kv_pool_bytes, 536870912ULL);
+	/* a block is 16 tokens x 131,072 B = 2 MiB: 512 MiB is 256 whole blocks */
+	ck_assert_uint_eq(n19.max_tokens - n27.max_tokens, 4096);
 }
 END_TEST
 
@@ -800,8 +884,10 @@ int main(void)
 	tcase_add_test(core, test_vllm_mxfp4_padding);
 	tcase_add_test(core, test_rotary_cache);
 	tcase_add_test(core, test_vllm_0_10_sampler);
+	tcase_add_test(core, test_vllm_0_11_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_vllm_version_ranges);
+	tcase_add_test(core, test_vllm_0_27_graphs);
 	tcase_add_test(core, test_vllm_p2p);
 	tcase_add_test(core, test_vllm_pp_sampler_last_stage);
 	tcase_add_test(core, test_vllm_moe_workspaces);

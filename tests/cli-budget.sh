@@ -157,24 +157,39 @@ expect_json engine_version 0.19.0
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.11.0 --format json
 expect_json engine_version 0.10.2
 expect_out '"engine_version_range": ">=0.10.2,<0.11.1"'
-# 0.27.1 is in no entry: the nearest, 0.19.0, with a warning on stderr and
-# in JSON, and a band 1 GiB wider each way (8,192 tokens of Llama-3.1-8B's
-# 131,072 B each)
+# 0.27.1 as vLLM prints it: the 0.27.1 entry (>=0.20.0,<0.30.0), no warning;
+# it subtracts the CUDA-graph estimate (envs.py
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "1" from 0.20.0), 0.5 GiB on top
+# of the 0.25 GiB non-torch: 268,435,456 + 536,870,912 = 805,306,368 B, at
+# its default utilization 0.92 (config/cache.py)
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version v0.27.1 --format json
 expect_rc 0
-expect_json engine_version 0.19.0
-expect_json engine_version_asked v0.27.1
+expect_json engine_version 0.27.1
+expect_out '"engine_version_range": ">=0.20.0,<0.30.0"'
+expect_json engine_version_nearest false
+expect_json overhead_bytes 805306368
+expect_json utilization 0.92
+# modelled: no version warning; only that its time data are borrowed (none measured)
+case "$err" in *"no modelled vllm version"*) bad "a modelled version warns: $err" ;; *) ok ;; esac
+expect_err "vllm 0.27.1 has no time data of its own; its times use 0.19.0's"
+# 0.31.0 is in no entry: the nearest, 0.27.1, with a warning on stderr and
+# in JSON, and a band 1 GiB wider each way (8,192 tokens of Llama-3.1-8B's
+# 131,072 B each)
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version v0.31.0 --format json
+expect_rc 0
+expect_json engine_version 0.27.1
+expect_json engine_version_asked v0.31.0
 expect_json engine_version_nearest true
-expect_err "warning: --engine-version v0.27.1: no modelled vllm version covers it; the nearest, 0.19.0, is used"
+expect_err "warning: --engine-version v0.31.0: no modelled vllm version covers it; the nearest, 0.27.1, is used"
 expect_out '"code": "engine_version_unmodelled"'
 lo_asked=$(json max_tokens_low)
-run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.19.0 --format json
+run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.27.1 --format json
 lo_modelled=$(json max_tokens_low)
 [ $((lo_modelled - lo_asked)) = 8192 ] && ok || bad "band low $lo_asked vs $lo_modelled: want 8,192 tokens apart"
 # no version and no entry's name: an error naming the entries
 run "$KVPLAN" budget --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version latest
 expect_rc 3
-expect_err "no vllm version 'latest' (the file has 0.19.0, 0.11.2 (>=0.11.1,<=0.11.2)"
+expect_err "no vllm version 'latest' (the file has 0.19.0, 0.27.1 (>=0.20.0,<0.30.0), 0.11.2 (>=0.11.1,<=0.11.2)"
 # --p2p: vLLM's custom all-reduce needs peer-to-peer (custom_all_reduce.py
 # _can_p2p); an RTX 4090's profile says pcie_p2p: false, so at TP 2 its
 # buffers (non_torch_custom_all_reduce, 1.75 GiB = 1,879,048,192 B) are left
