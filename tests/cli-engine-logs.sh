@@ -10,17 +10,17 @@ bench="$top_srcdir/bench/engine-logs.sh"
 
 run sh "$bench" --check "$KVPLAN"
 expect_rc 0
-# 57 cases print their budget terms and are modelled (60 recorded: x1 and
-# x2 are per-rank known misses, p17122 prints no budget line): 46 vLLM, 6
-# SGLang (S1-S6), 5 TensorRT-LLM (T1, T3-T6); v22-v48, s3-s6, t5, t6 (issue
+# 58 cases print their budget terms and are modelled (61 recorded: x1 and
+# x2 are per-rank known misses, p17122 prints no budget line): 47 vLLM, 6
+# SGLang (S1-S6), 5 TensorRT-LLM (T1, T3-T6); v22-v49, s3-s6, t5, t6 (issue
 # 36) each within its log's rounding by the hand arithmetic in
-# reports/engine-logs.md (v40-v48, nine V0 logs from 0.6.x to 0.10.0 on an
+# reports/engine-logs.md (v40-v49, ten V0 logs from 0.6.x to 0.10.0 on an
 # 80 GB GPU, two T4s, an A100 80GB, a 48 GB RTX 4090, an RTX 4090 D, an AMD
-# Radeon Pro VII under ROCm, a 24 GB GPU and an L40, added 48 -> 57; none is counted
+# Radeon Pro VII under ROCm, a 24 GB GPU, an L40 and an A10, added 48 -> 58; none is counted
 # from the config alone: GPTQ/bitsandbytes weights under Unsloth's patches,
 # or no recorded config of the exact model)
-expect_out "logged terms: 57 cases"
-expect_out "logged value inside the band: 57 of 57"
+expect_out "logged terms: 58 cases"
+expect_out "logged value inside the band: 58 of 58"
 # V43: 34.81 GiB = 37,376,952,893 B; Qwen2.5-0.5B's 24 layers x 2 KV heads x
 # 64 x 2 x 2 B = 12,288 B/token, 196,608 B a 16-token block: 190,109.01 ->
 # 190,109 blocks = 3,041,744 tokens (logged 190,100 blocks, 3,041,600)
