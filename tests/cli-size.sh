@@ -174,6 +174,19 @@ run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 
 	--calibration "$cal" --calibration "$cal"
 expect_rc 2
 expect_err "kvplan size: --calibration: $cal and $cal are both kvbench runs"
+# an engine calibration's fixed costs are charged as perf charges them (issue
+# 38: size used to take only its efficiencies): one sequence's step, the
+# floor TPOT, grows by step_fixed_s + 1 x seq_step_s = 0.002 + 0.0001 =
+# 0.0021 s over the generic engine's bare roofline
+printf '%s\n' 'calibration:' '  - gpu: h20' '    step_fixed_s: 0.002' '    seq_step_s: 0.0001' >"$tmp/fixed.yaml"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 --format json
+floor0=$(json floor_tpot_s)
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --tp 1 \
+	--calibration "$tmp/fixed.yaml" --format json
+expect_rc 0
+floor1=$(json floor_tpot_s)
+if awk -v a="$floor0" -v b="$floor1" 'BEGIN { d = b - a - 0.0021; exit !(d < 1e-12 && d > -1e-12) }'; then ok
+else bad "floor TPOT $floor0 -> $floor1, want + 0.0021 s"; fi
 # a spread given on the command line wins over the calibration's
 run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" \
 	--latency-spread 0.2 --format csv

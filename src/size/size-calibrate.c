@@ -11,6 +11,11 @@ void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_g
 		so->prefill_flops_efficiency = cal->prefill_flops_efficiency;
 	if (!(so->kv_bw_efficiency > 0) && cal->kv_bw_efficiency > 0)
 		so->kv_bw_efficiency = cal->kv_bw_efficiency;
+	/* the fixed costs an engine calibration fitted, charged as perf does */
+	so->step_fixed_s = cal->step_fixed_s;
+	so->prefill_fixed_s = cal->prefill_fixed_s;
+	so->seq_step_s = cal->seq_step_s;
+	so->allreduce_latency_s = cal->allreduce_latency_s;
 	if (!spread_given && cal->points) {
 		so->latency_spread = cal->latency_spread;
 		*spread_from = "calibration";

@@ -131,6 +131,9 @@ struct kvp_size_opts {
 	double prefill_flops_efficiency;
 	double kv_bw_efficiency;        /* the KV read's (a kvbench run composed with an
 					 * engine calibration); 0: the engine's */
+	/* an engine calibration's fixed costs and all-reduce latency, seconds
+	 * (time/calibration.h); each 0: the engine's time data */
+	double step_fixed_s, prefill_fixed_s, seq_step_s, allreduce_latency_s;
 	uint32_t max_replicas;          /* 0: 1024 */
 	/* disaggregated prefill and decode: a replica is disagg_p prefill and
 	 * disagg_d decode instances of the shape (0, 0: colocated).  Prefill
