@@ -187,6 +187,14 @@ expect_rc 0
 floor1=$(json floor_tpot_s)
 if awk -v a="$floor0" -v b="$floor1" 'BEGIN { d = b - a - 0.0021; exit !(d < 1e-12 && d > -1e-12) }'; then ok
 else bad "floor TPOT $floor0 -> $floor1, want + 0.0021 s"; fi
+# a fit's leave-one-out spread, where larger, is the one taken, as perf's
+# band takes it: max(0.05, 0.08) = 0.08
+printf '%s\n' 'calibration:' '  - gpu: h20' '    decode_bw_efficiency: 0.6' '    latency_spread: 0.05' \
+	'    latency_spread_loo: 0.08' '    points: 4' >"$tmp/loo.yaml"
+run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 \
+	--calibration "$tmp/loo.yaml" --format json
+expect_rc 0
+expect_json latency_spread 0.08
 # a spread given on the command line wins over the calibration's
 run "$KVPLAN" size --engine generic --model llama-3.1-8b --workload chat --rate 4 --gpu h20 --calibration "$cal" \
 	--latency-spread 0.2 --format csv

@@ -2,6 +2,8 @@
  * (size-calibrate.h). */
 #include "size/size-calibrate.h"
 
+#include <math.h>
+
 void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_given,
 				struct kvp_size_opts *so, const char **spread_from)
 {
@@ -16,8 +18,10 @@ void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_g
 	so->prefill_fixed_s = cal->prefill_fixed_s;
 	so->seq_step_s = cal->seq_step_s;
 	so->allreduce_latency_s = cal->allreduce_latency_s;
+	/* the spread as perf's band takes it (calibration.c): the larger of the
+	 * fit's own and its leave-one-out spread, never narrower than measured */
 	if (!spread_given && cal->points) {
-		so->latency_spread = cal->latency_spread;
+		so->latency_spread = fmax(cal->latency_spread, cal->latency_spread_loo);
 		*spread_from = "calibration";
 	}
 }
