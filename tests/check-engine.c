@@ -658,12 +658,17 @@ START_TEST(test_rotary_cache)
 						   "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL + 33554432ULL);
 	ck_assert_uint_eq(b->spec.weights_split.replicated_bytes, 33554432ULL);
+	ck_assert_uint_eq(b->rotary_cache_bytes, 33554432ULL);   /* named apart */
 	b = engine_budget(KVP_ENGINE_SGLANG, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL + 67108864ULL);
 	b = engine_budget(KVP_ENGINE_TRTLLM, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL);
 	b = engine_budget(KVP_ENGINE_GENERIC, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL);
+	ck_assert_uint_eq(b->rotary_cache_bytes, 0);
+	/* Gemma 3 27B under vLLM: 301,989,888 B (below) in its weights */
+	b = engine_budget(KVP_ENGINE_VLLM, "gemma-3-27b", NULL, "h100-sxm", 85028896768ULL, 8192);
+	ck_assert_uint_eq(b->rotary_cache_bytes, 301989888ULL);
 
 	struct kvp_engine_model e;
 	struct kvp_model m;
