@@ -331,6 +331,19 @@ END_TEST
  * parameters, 3,874,929,408 active (10 routed + 1 shared expert).  Layers:
  * full every 4th (36 linear + 12 full).  State per linear layer, bf16:
  * (32 x 128 x 128 + 3 x (2 x 16 x 128 + 32 x 128)) x 2 B = 1,097,728 B. */
+/* A two-layer qwen3 config of 1,024 positions with `extra` added, loaded. */
+static void load_small_qwen3(const char *extra)
+{
+	char json[512];
+	snprintf(json, sizeof json,
+		 "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, "
+		 "\"hidden_size\": 2048, \"num_attention_heads\": 16, \"head_dim\": 256, "
+		 "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
+		 "\"vocab_size\": 100, \"max_position_embeddings\": 1024, %s}", extra);
+	load_path(write_tmp(json));
+	unlink(tmp_path);
+}
+
 START_TEST(test_qwen3_next)
 {
 	load("Qwen3-Next-80B-A3B");
@@ -356,14 +369,7 @@ START_TEST(test_qwen3_next)
 	};
 	static const uint32_t want[] = {64, 64, 64, 0, 0};
 	for (size_t i = 0; i < sizeof rope / sizeof rope[0]; i++) {
-		char json[512];
-		snprintf(json, sizeof json,
-			 "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, "
-			 "\"hidden_size\": 2048, \"num_attention_heads\": 16, \"head_dim\": 256, "
-			 "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
-			 "\"vocab_size\": 100, \"max_position_embeddings\": 1024, %s}", rope[i]);
-		load_path(write_tmp(json));
-		unlink(tmp_path);
+		load_small_qwen3(rope[i]);
 		ck_assert_msg(model.rotary_dim == want[i], "%s: rotary_dim %u, want %u", rope[i],
 			      model.rotary_dim, want[i]);
 	}
@@ -386,14 +392,7 @@ START_TEST(test_qwen3_next)
 	};
 	static const uint64_t want_pos[] = {2560, 4096, 2048, 0, 0, 0};
 	for (size_t i = 0; i < sizeof scal / sizeof scal[0]; i++) {
-		char json[512];
-		snprintf(json, sizeof json,
-			 "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, "
-			 "\"hidden_size\": 2048, \"num_attention_heads\": 16, \"head_dim\": 256, "
-			 "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
-			 "\"vocab_size\": 100, \"max_position_embeddings\": 1024, %s}", scal[i]);
-		load_path(write_tmp(json));
-		unlink(tmp_path);
+		load_small_qwen3(scal[i]);
 		ck_assert_msg(model.rotary_cache_positions == want_pos[i],
 			      "%s: rotary_cache_positions %llu, want %llu", scal[i],
 			      (unsigned long long)model.rotary_cache_positions,

@@ -35,6 +35,17 @@ static const char *const mla_types[] = {
 
 /* ------------------------------------------------------------ load */
 
+/* A JSON number (not a quoted string) as a double, or an error naming
+ * field at the node. */
+static kvp_status hf_node_number(struct hf *h, const struct kvp_node *n, const char *field,
+				 double *out)
+{
+	if (n->type == KVP_NODE_SCALAR && n->quoted)
+		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
+				     "expected a number, got the string \"%s\"", n->value);
+	return kvp_node_double(h->doc, n, field, out, h->err);
+}
+
 /* The rotary dimension as vLLM's get_rope takes it, int(head_dim x
  * partial_rotary_factor): partial_rotary_factor at the top or inside
  * rope_parameters / rope_scaling, rotary_pct (GPT-NeoX), or a whole
@@ -66,10 +77,7 @@ static kvp_status read_rotary_dim(struct hf *h, struct kvp_model *m)
 	if (!n)
 		return KVP_STATUS_OK;
 	double f;
-	if (n->type == KVP_NODE_SCALAR && n->quoted)
-		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
-				     "expected a number, got the string \"%s\"", n->value);
-	if ((st = kvp_node_double(h->doc, n, field, &f, h->err)))
+	if ((st = hf_node_number(h, n, field, &f)))
 		return st;
 	if (!(f > 0 && f <= 1))
 		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
@@ -123,10 +131,7 @@ static kvp_status read_rotary_cache(struct hf *h, struct kvp_model *m)
 	}
 	double f;
 	kvp_status st;
-	if (fn->type == KVP_NODE_SCALAR && fn->quoted)
-		return kvp_node_fail(h->doc, fn, h->err, KVP_STATUS_INVALID, ff,
-				     "expected a number, got the string \"%s\"", fn->value);
-	if ((st = kvp_node_double(h->doc, fn, ff, &f, h->err)))
+	if ((st = hf_node_number(h, fn, ff, &f)))
 		return st;
 	if (!(f >= 1 && f <= 1024))
 		return kvp_node_fail(h->doc, fn, h->err, KVP_STATUS_INVALID, ff,
