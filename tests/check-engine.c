@@ -658,12 +658,17 @@ START_TEST(test_rotary_cache)
 						   "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL + 33554432ULL);
 	ck_assert_uint_eq(b->spec.weights_split.replicated_bytes, 33554432ULL);
+	ck_assert_uint_eq(b->rotary_cache_bytes, 33554432ULL);   /* named apart */
 	b = engine_budget(KVP_ENGINE_SGLANG, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL + 67108864ULL);
 	b = engine_budget(KVP_ENGINE_TRTLLM, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL);
 	b = engine_budget(KVP_ENGINE_GENERIC, "llama-3.1-8b", NULL, "h100-sxm", 85028896768ULL, 8192);
 	ck_assert_uint_eq(b->weights_bytes, 16060522496ULL);
+	ck_assert_uint_eq(b->rotary_cache_bytes, 0);
+	/* Gemma 3 27B under vLLM: 301,989,888 B (below) in its weights */
+	b = engine_budget(KVP_ENGINE_VLLM, "gemma-3-27b", NULL, "h100-sxm", 85028896768ULL, 8192);
+	ck_assert_uint_eq(b->rotary_cache_bytes, 301989888ULL);
 
 	struct kvp_engine_model e;
 	struct kvp_model m;
@@ -680,6 +685,16 @@ START_TEST(test_rotary_cache)
 	ck_assert_int_eq(kvp_model_load("qwen3-next-80b-a3b", &qn, &err), KVP_STATUS_OK);
 	ck_assert_uint_eq(qn.rotary_dim, 64);
 	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &qn, KVP_DTYPE_BF16), 33554432ULL);
+	/* Gemma 3 27B: "rope_scaling" linear x 8 on its global layers, a cache of
+	 * 131,072 x 8 = 1,048,576 positions (vLLM 0.19 linear_scaling_rope.py:90),
+	 * and the sliding layers' default rope of 131,072 (gemma3.py:176): 1,179,648
+	 * x head_dim 128 x 2 B = 301,989,888, not 131,072 x 128 x 2 = 33,554,432 */
+	struct kvp_model g3;
+	ck_assert_int_eq(kvp_model_load("gemma-3-27b", &g3, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &g3, KVP_DTYPE_BF16), 301989888ULL);
+	/* without sliding layers the local cache is not built: 1,048,576 x 256 */
+	memset(g3.layers, KVP_LAYER_FULL, sizeof g3.layers);
+	ck_assert_uint_eq(kvp_engine_rotary_cache_bytes(&e, &g3, KVP_DTYPE_BF16), 268435456ULL);
 	/* more rotary dimensions than the head has is an error naming the field */
 	qn.rotary_dim = qn.head_dim + 1;
 	ck_assert_int_eq(kvp_model_validate(&qn, &err), KVP_STATUS_INVALID);

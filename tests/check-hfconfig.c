@@ -331,6 +331,19 @@ END_TEST
  * parameters, 3,874,929,408 active (10 routed + 1 shared expert).  Layers:
  * full every 4th (36 linear + 12 full).  State per linear layer, bf16:
  * (32 x 128 x 128 + 3 x (2 x 16 x 128 + 32 x 128)) x 2 B = 1,097,728 B. */
+/* A two-layer qwen3 config of 1,024 positions with `extra` added, loaded. */
+static void load_small_qwen3(const char *extra)
+{
+	char json[512];
+	snprintf(json, sizeof json,
+		 "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, "
+		 "\"hidden_size\": 2048, \"num_attention_heads\": 16, \"head_dim\": 256, "
+		 "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
+		 "\"vocab_size\": 100, \"max_position_embeddings\": 1024, %s}", extra);
+	load_path(write_tmp(json));
+	unlink(tmp_path);
+}
+
 START_TEST(test_qwen3_next)
 {
 	load("Qwen3-Next-80B-A3B");
@@ -356,17 +369,50 @@ START_TEST(test_qwen3_next)
 	};
 	static const uint32_t want[] = {64, 64, 64, 0, 0};
 	for (size_t i = 0; i < sizeof rope / sizeof rope[0]; i++) {
-		char json[512];
-		snprintf(json, sizeof json,
-			 "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, "
-			 "\"hidden_size\": 2048, \"num_attention_heads\": 16, \"head_dim\": 256, "
-			 "\"num_key_value_heads\": 2, \"intermediate_size\": 128, "
-			 "\"vocab_size\": 100, \"max_position_embeddings\": 1024, %s}", rope[i]);
-		load_path(write_tmp(json));
-		unlink(tmp_path);
+		load_small_qwen3(rope[i]);
 		ck_assert_msg(model.rotary_dim == want[i], "%s: rotary_dim %u, want %u", rope[i],
 			      model.rotary_dim, want[i]);
 	}
+	/* the rotary cache's length under rope_scaling, as vLLM 0.19's get_rope
+	 * builds it: "linear" max_position 1,024 x 2.5 = 2,560
+	 * (linear_scaling_rope.py:90); "dynamic" x 4 = 4,096
+	 * (dynamic_ntk_scaling_rope.py:56); "yarn" original 512 x 4 = 2,048
+	 * (yarn_scaling_rope.py:78, original_max_position_embeddings); yarn with
+	 * mrope_section (MRotaryEmbedding), "llama3" and "default" keep
+	 * max_position (0) */
+	static const char *const scal[] = {
+		"\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.5}",
+		"\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 4}",
+		"\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4.0, "
+		"\"original_max_position_embeddings\": 512}",
+		"\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, "
+		"\"original_max_position_embeddings\": 512, \"mrope_section\": [16, 24, 24]}",
+		"\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}",
+		"\"rope_scaling\": {\"rope_type\": \"default\"}",
+	};
+	static const uint64_t want_pos[] = {2560, 4096, 2048, 0, 0, 0};
+	for (size_t i = 0; i < sizeof scal / sizeof scal[0]; i++) {
+		load_small_qwen3(scal[i]);
+		ck_assert_msg(model.rotary_cache_positions == want_pos[i],
+			      "%s: rotary_cache_positions %llu, want %llu", scal[i],
+			      (unsigned long long)model.rotary_cache_positions,
+			      (unsigned long long)want_pos[i]);
+		ck_assert(!model.rotary_local_cache);
+	}
+	/* real configs: Gemma 3 27B text_config "rope_scaling": linear, factor 8,
+	 * max_position the class default 131,072: 1,048,576, and its sliding
+	 * layers' own cache; gpt-oss-20b yarn 4,096 x 32 = 131,072; DeepSeek-V3
+	 * yarn 4,096 x 40 = 163,840 (vLLM's deepseek_v2.py:506 renames it
+	 * "deepseek_yarn", whose cache is the same original x factor:
+	 * deepseek_scaling_rope.py:104) */
+	load("gemma-3-27b-it");
+	ck_assert_uint_eq(model.rotary_cache_positions, 1048576);
+	ck_assert(model.rotary_local_cache);
+	load("gpt-oss-20b");
+	ck_assert_uint_eq(model.rotary_cache_positions, 131072);
+	ck_assert(!model.rotary_local_cache);
+	load("DeepSeek-V3");
+	ck_assert_uint_eq(model.rotary_cache_positions, 163840);
 	/* linear layers without their shape are still an error, naming the key */
 	struct kvp_error err = {0};
 	const char *p = write_tmp("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, "
@@ -830,6 +876,11 @@ static const struct {
 	{"hf-leading-zero.json", KVP_STATUS_INVALID, 6, 26, "num_key_value_heads"},
 	/* `  "partial_rotary_factor": "0.5",`: a string, column 28 */
 	{"hf-quoted-fraction.json", KVP_STATUS_INVALID, 8, 28, "partial_rotary_factor"},
+	/* `  "rope_scaling": {"rope_type": "linear", "factor": 0.5},`: a factor
+	 * below 1 would shorten the cache, column 53 */
+	{"hf-rope-factor.json", KVP_STATUS_INVALID, 9, 53, "rope_scaling.factor"},
+	/* `  "rope_scaling": {"rope_type": "linear", "factor": "8"},`: a string, column 53 */
+	{"hf-rope-factor-string.json", KVP_STATUS_INVALID, 9, 53, "rope_scaling.factor"},
 };
 
 START_TEST(test_bad)

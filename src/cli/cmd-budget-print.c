@@ -97,6 +97,9 @@ static void print_shape(const struct kvp_budget *b)
 	if (w->replicated_bytes)
 		line_bytes("  of it whole on every GPU (not / tp)",
 			   w->replicated_bytes);
+	if (b->rotary_cache_bytes)
+		line_bytes("  of it the rotary cos/sin cache",
+			   b->rotary_cache_bytes);
 	if (w->shared_bytes)
 		line_bytes(full & KVP_SHAPE_DP_SHARED_EXPERTS ? "shared experts (/ tp x dp)"
 							      : "shared experts (/ tp)", w->shared_bytes);

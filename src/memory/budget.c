@@ -529,6 +529,7 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 			return kvp_error_set(err, KVP_STATUS_OVERFLOW, NULL, 0, 0, "weights",
 					     "the rotary cache bytes overflow");
 		ws->replicated_bytes += rot;
+		b->rotary_cache_bytes = rot;
 	}
 	b->weights_bytes = o->has_weights ? o->weights_bytes : s->weights_bytes;
 	if (o->has_activation) {
@@ -857,7 +858,8 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 	     kvp_record_str(r, "weights_expert_dtype",
 			    s->model->expert_dtype == KVP_DTYPE_AUTO
 				    ? "" : kvp_dtype_name(s->model->expert_dtype)) &&
-	     kvp_record_str(r, "weights_source", origin);
+	     kvp_record_str(r, "weights_source", origin) &&
+	     kvp_record_u64(r, "weights_rotary_cache_bytes", b->rotary_cache_bytes);
 	struct kvp_record *layers = ok ? kvp_record_new() : NULL;
 	if (!layers)
 		return false;

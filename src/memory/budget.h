@@ -89,6 +89,7 @@ struct kvp_budget {
 	uint64_t gpu_memory_bytes;
 	uint64_t usable_bytes;         /* what the engine lets itself use */
 	uint64_t weights_bytes, activation_bytes, overhead_bytes;
+	uint64_t rotary_cache_bytes;   /* of weights_bytes: the rotary cos/sin cache (engine.h) */
 	uint64_t kv_pool_bytes;        /* 0 when nothing is left */
 	uint64_t headroom_bytes;       /* gpu - usable */
 	bool weights_fit;              /* weights + activations + overhead fit at all */

@@ -112,6 +112,12 @@ struct kvp_model {
 	/* RoPE dimensions per head (partial_rotary_factor x head_dim, rotary_pct,
 	 * rotary_dim); 0: the whole head (MLA: mla_rope_dim) */
 	uint32_t rotary_dim;
+	/* positions of the rotary cos/sin cache where rope_scaling lengthens it
+	 * (linear, dynamic: max_position x factor; yarn: original x factor); 0:
+	 * max_context.  rotary_local_cache: the sliding layers build a second,
+	 * unscaled cache of max_context positions (Gemma 3's local rope) */
+	uint64_t rotary_cache_positions;
+	bool rotary_local_cache;
 	uint32_t mamba_d_state, mamba_d_conv, mamba_expand;
 	/* linear attention (Gated DeltaNet, lightning attention): a state of
 	 * H_v x d_k x d_v and a short convolution over q, k, v of width conv,

@@ -544,7 +544,16 @@ uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 	    !kvp_dtype_parse(e->rotary_cache_dtype, &dt))
 		return 0; /* rejected when the file was read */
 	uint64_t dim = m->rotary_dim ? m->rotary_dim : mla ? m->mla_rope_dim : m->head_dim, n;
-	if (!kvp_mul(m->max_context, dim, &n) || !kvp_mul(n, kvp_dtype_info(dt)->bits / 8, &n))
+	/* rotary_embedding/{linear,dynamic_ntk,yarn}_scaling_rope.py: a scaled rope's cache covers
+	 * max_position x factor (rotary_cache_positions); Gemma 3's sliding
+	 * layers add their own unscaled one (gemma3.py Gemma3Attention) */
+	uint64_t pos = m->rotary_cache_positions ? m->rotary_cache_positions : m->max_context;
+	bool sliding = false;
+	for (uint32_t i = 0; i < m->num_layers && i < KVP_MAX_LAYERS; i++)
+		sliding |= m->layers[i] == KVP_LAYER_SLIDING;
+	if (m->rotary_local_cache && sliding && !kvp_add(pos, m->max_context, &pos))
+		return UINT64_MAX;
+	if (!kvp_mul(pos, dim, &n) || !kvp_mul(n, kvp_dtype_info(dt)->bits / 8, &n))
 		return UINT64_MAX;
 	return n;
 }

@@ -20,6 +20,7 @@
  * not need are ignored. */
 #include "read/hf-config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,17 @@ static const char *const mla_types[] = {
 };
 
 /* ------------------------------------------------------------ load */
+
+/* A JSON number (not a quoted string) as a double, or an error naming
+ * field at the node. */
+static kvp_status hf_node_number(struct hf *h, const struct kvp_node *n, const char *field,
+				 double *out)
+{
+	if (n->type == KVP_NODE_SCALAR && n->quoted)
+		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
+				     "expected a number, got the string \"%s\"", n->value);
+	return kvp_node_double(h->doc, n, field, out, h->err);
+}
 
 /* The rotary dimension as vLLM's get_rope takes it, int(head_dim x
  * partial_rotary_factor): partial_rotary_factor at the top or inside
@@ -65,16 +77,70 @@ static kvp_status read_rotary_dim(struct hf *h, struct kvp_model *m)
 	if (!n)
 		return KVP_STATUS_OK;
 	double f;
-	if (n->type == KVP_NODE_SCALAR && n->quoted)
-		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
-				     "expected a number, got the string \"%s\"", n->value);
-	if ((st = kvp_node_double(h->doc, n, field, &f, h->err)))
+	if ((st = hf_node_number(h, n, field, &f)))
 		return st;
 	if (!(f > 0 && f <= 1))
 		return kvp_node_fail(h->doc, n, h->err, KVP_STATUS_INVALID, field,
 				     "a fraction in (0, 1], got %s", n->value);
 	uint32_t d = (uint32_t)(m->head_dim * f);
 	m->rotary_dim = d == m->head_dim ? 0 : d ? d : 1;
+	return KVP_STATUS_OK;
+}
+
+/* The rotary cos/sin cache's length where rope_scaling (or rope_parameters)
+ * lengthens it, as vLLM 0.19's get_rope builds it
+ * (rotary_embedding/__init__.py): "linear" (linear_scaling_rope.py:90) and
+ * "dynamic" with a factor (dynamic_ntk_scaling_rope.py:56) cover
+ * max_position x factor, "yarn" without mrope_section
+ * original_max_position_embeddings x factor (yarn_scaling_rope.py:78;
+ * DeepSeek's, renamed "deepseek_yarn" by deepseek_v2.py:506, the same:
+ * deepseek_scaling_rope.py:104);
+ * torch.arange of a float length gives ceil(length) rows.  Other types keep
+ * max_position (0).  Gemma 3's sliding layers take the default rope with
+ * rope_local_base_freq (gemma3.py:176), a second, unscaled cache. */
+static kvp_status read_rotary_cache(struct hf *h, struct kvp_model *m)
+{
+	const struct kvp_node *rs = kvp_map_get(h->cfg, "rope_scaling");
+	const char *ff = "rope_scaling.factor";
+	if (!rs || rs->type != KVP_NODE_MAP) {
+		rs = kvp_map_get(h->cfg, "rope_parameters");
+		ff = "rope_parameters.factor";
+	}
+	m->rotary_local_cache = h->fam == FAM_GEMMA3;
+	if (!rs || rs->type != KVP_NODE_MAP)
+		return KVP_STATUS_OK;
+	const struct kvp_node *t = kvp_map_get(rs, "rope_type");
+	if (!t)
+		t = kvp_map_get(rs, "type");
+	const struct kvp_node *fn = kvp_map_get(rs, "factor");
+	if (!t || t->type != KVP_NODE_SCALAR || !fn)
+		return KVP_STATUS_OK;
+	uint64_t base = m->max_context;
+	const char *field = "original_max_position_embeddings";
+	if (strcmp(t->value, "yarn") == 0) {
+		if (kvp_map_get(rs, "mrope_section"))
+			return KVP_STATUS_OK;
+		const struct kvp_node *o = kvp_map_get(rs, field);
+		kvp_status st;
+		if (!o)
+			return KVP_STATUS_OK;
+		if ((st = hf_node_positive(h, o, field, UINT32_MAX, &base)))
+			return st;
+	} else if (strcmp(t->value, "linear") != 0 && strcmp(t->value, "dynamic") != 0) {
+		return KVP_STATUS_OK;
+	}
+	double f;
+	kvp_status st;
+	if ((st = hf_node_number(h, fn, ff, &f)))
+		return st;
+	if (!(f >= 1 && f <= 1024))
+		return kvp_node_fail(h->doc, fn, h->err, KVP_STATUS_INVALID, ff,
+				     "a rope scaling factor in [1, 1024], got %s", fn->value);
+	double len = ceil((double)base * f);
+	if (len > (double)UINT32_MAX * 1024)
+		return kvp_node_fail(h->doc, fn, h->err, KVP_STATUS_INVALID, ff,
+				     "the scaled rotary cache is too long");
+	m->rotary_cache_positions = (uint64_t)len;
 	return KVP_STATUS_OK;
 }
 
@@ -259,6 +325,8 @@ static kvp_status parse(struct hf *h, const char *path, struct kvp_model *m)
 	m->tie_word_embeddings = tie;
 
 	if (!mla && (st = read_rotary_dim(h, m)))
+		return st;
+	if ((st = read_rotary_cache(h, m)))
 		return st;
 
 	if ((st = hf_count_towers(h, m)))

@@ -324,6 +324,8 @@ static const struct field model_fields[] = {
 	M("vocab_size", F_U32, vocab_size, true, true),
 	M("tie_word_embeddings", F_BOOL, tie_word_embeddings, true, false),
 	M("max_context", F_U64, max_context, true, true),
+	M("rotary_cache_positions", F_U64, rotary_cache_positions, false, true),
+	M("rotary_local_cache", F_BOOL, rotary_local_cache, false, false),
 	M("sliding_window", F_U32, sliding_window, false, true),
 	M("chunk_size", F_U32, chunk_size, false, true),
 	M("params", F_U64, params, true, true),

@@ -1,4 +1,4 @@
-# block-size-gemma-3-27b.gp: Block size: gemma-3-27b on h100-sxm, engine vllm, tp 8, KV bf16, pool 59.22 GiB; workload chat (100,000 requests simulated, max_len 8192)
+# block-size-gemma-3-27b.gp: Block size: gemma-3-27b on h100-sxm, engine vllm, tp 8, KV bf16, pool 58.97 GiB; workload chat (100,000 requests simulated, max_len 8192)
 # Written by kvplan; edit it and re-render with 'gnuplot block-size-gemma-3-27b.gp' in this
 # directory.  Data: block-size-gemma-3-27b.dat, one block per panel (index N), base units.
 set terminal pngcairo noenhanced size 1700,620 font "sans,11"
@@ -13,7 +13,7 @@ set linetype 5 lc rgb "#8c564b"
 set linetype 6 lc rgb "#e7298a"
 set linetype 7 lc rgb "#c41a0e"
 set linetype 8 lc rgb "#000000"
-set multiplot layout 1,2 title 'Block size: gemma-3-27b on h100-sxm, engine vllm, tp 8, KV bf16, pool 59.22 GiB'."\n".'workload chat (100,000 requests simulated, max_len 8192)' font ",12"
+set multiplot layout 1,2 title 'Block size: gemma-3-27b on h100-sxm, engine vllm, tp 8, KV bf16, pool 58.97 GiB'."\n".'workload chat (100,000 requests simulated, max_len 8192)' font ",12"
 
 # panel 0
 unset logscale

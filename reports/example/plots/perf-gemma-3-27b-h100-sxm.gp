@@ -29,7 +29,7 @@ set size noratio
 set offsets 0, 0, 0, 0
 set xlabel offset 0,0
 set key below Left reverse height 1
-set title '(a) one decode step, 8k tokens of context each'."\n".'108 sequences fit the KV pool'
+set title '(a) one decode step, 8k tokens of context each'."\n".'107 sequences fit the KV pool'
 set xlabel 'batch (sequences decoding together)'
 set ylabel 'time per decode step = per output token (ms)'
 set y2label 'throughput (output tokens/s, all sequences)'
@@ -38,18 +38,18 @@ set y2tics
 set logscale x 2
 set xtics ('1' 1, '2' 2, '4' 4, '8' 8, '16' 16, '32' 32, '64' 64, '128' 128, '256' 256, '512' 512)
 set xrange [0.8695652174:588.8]
-set arrow from 108, graph 0 to 108, graph 1 nohead dt 3 lw 1.5 lc rgb "gray30"
+set arrow from 107, graph 0 to 107, graph 1 nohead dt 3 lw 1.5 lc rgb "gray30"
 set yrange [0:*]
 set y2range [0:*]
-plot 'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 108 ? ($4/0.001) : NaN) with linespoints lw 2 pt 5 ps 0.8 lc 1 dt 1 title 'step time', \
-     'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 108 ? ($5/0.001) : NaN) with linespoints lw 2 pt 7 ps 0.8 lc 3 dt 2 title 'memory term (weights + KV read)', \
-     'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 108 ? ($6/0.001) : NaN) with linespoints lw 2 pt 9 ps 0.8 lc 4 dt 3 title 'compute term', \
-     'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 108 ? ($7/1) : NaN) with linespoints lw 2 pt 11 ps 0.8 lc 2 dt 1 axes x1y2 title 'throughput (right axis)', \
+plot 'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 107 ? ($4/0.001) : NaN) with linespoints lw 2 pt 5 ps 0.8 lc 1 dt 1 title 'step time', \
+     'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 107 ? ($5/0.001) : NaN) with linespoints lw 2 pt 7 ps 0.8 lc 3 dt 2 title 'memory term (weights + KV read)', \
+     'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 107 ? ($6/0.001) : NaN) with linespoints lw 2 pt 9 ps 0.8 lc 4 dt 3 title 'compute term', \
+     'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 <= 107 ? ($7/1) : NaN) with linespoints lw 2 pt 11 ps 0.8 lc 2 dt 1 axes x1y2 title 'throughput (right axis)', \
      'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 >= 64 ? ($4/0.001) : NaN) with linespoints lw 1 pt 4 ps 0.8 lc rgb "gray70" dt 1 notitle, \
      'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 >= 64 ? ($5/0.001) : NaN) with linespoints lw 1 pt 6 ps 0.8 lc rgb "gray70" dt 1 notitle, \
      'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 >= 64 ? ($6/0.001) : NaN) with linespoints lw 1 pt 8 ps 0.8 lc rgb "gray70" dt 1 notitle, \
      'perf-gemma-3-27b-h100-sxm.dat' index 0 using 1:($1 >= 64 ? ($7/1) : NaN) with linespoints lw 1 pt 10 ps 0.8 lc rgb "gray70" dt 1 axes x1y2 notitle, \
-     NaN with lines dt 3 lw 1.5 lc rgb "gray30" title '108 sequences fit the pool', \
+     NaN with lines dt 3 lw 1.5 lc rgb "gray30" title '107 sequences fit the pool', \
      NaN with linespoints lw 1 pt 6 ps 0.8 lc rgb "gray70" title 'grey: beyond the pool, cannot run'
 
 # panel 1
