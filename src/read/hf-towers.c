@@ -115,5 +115,15 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 			     (unsigned long long)Lv, (unsigned long long)Hv);
 	}
 	m->tower_params = t;
+	/* the tower's weights are counted; its profile-run peak is not: vLLM
+	 * runs the encoder on a batch of its largest dummy input and keeps the
+	 * outputs through the language model's dummy run (v1/worker/
+	 * gpu_model_runner.py profile_run, 0.19.0), sized by each model's
+	 * processor, which config.json does not give (reports/engine-logs.md,
+	 * "Issue 36, multimodal") */
+	hf_warn(h, tn, "vision_config",
+	     "the encoder's own activation in the engine's profile run (vLLM runs the "
+	     "tower on its largest input before sizing the KV pool) is not modelled: "
+	     "the KV pool may be overestimated by it");
 	return KVP_STATUS_OK;
 }
