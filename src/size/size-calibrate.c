@@ -13,11 +13,11 @@ void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_g
 		so->prefill_flops_efficiency = cal->prefill_flops_efficiency;
 	if (!(so->kv_bw_efficiency > 0) && cal->kv_bw_efficiency > 0)
 		so->kv_bw_efficiency = cal->kv_bw_efficiency;
-	/* the fixed costs an engine calibration fitted, charged as perf does */
-	so->step_fixed_s = cal->step_fixed_s;
-	so->prefill_fixed_s = cal->prefill_fixed_s;
-	so->seq_step_s = cal->seq_step_s;
-	so->allreduce_latency_s = cal->allreduce_latency_s;
+	/* the fixed costs an engine calibration fitted, charged as perf does
+	 * (size.c: kvp_calibration_apply on each configuration's step model) */
+	so->calibration = *cal;
+	so->calibration.engine_path = so->calibration.kernel_path = NULL;   /* borrowed */
+	so->calibrated = true;
 	/* the spread as perf's band takes it (calibration.c): the larger of the
 	 * fit's own and its leave-one-out spread, never narrower than measured */
 	if (!spread_given && cal->points) {

@@ -247,22 +247,16 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	struct kvp_perf_hw hw;
 	if ((st = kvp_perf_hw_from_gpu(g, m, &hw, err)))
 		goto out;
+	/* a calibration's constants as perf takes them (its fixed costs and
+	 * all-reduce latency over the engine's); given efficiencies win below */
+	if (o->calibrated)
+		kvp_calibration_apply(&o->calibration, &hw);
 	if (o->decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = o->decode_bw_efficiency;
 	if (o->prefill_flops_efficiency > 0)
 		hw.prefill_flops_efficiency = o->prefill_flops_efficiency;
 	if (o->kv_bw_efficiency > 0)
 		hw.kv_bw_efficiency = o->kv_bw_efficiency, hw.given |= KVP_PERF_GIVEN_KV_BW;
-	/* an engine calibration's fixed costs over the engine's, as perf takes
-	 * them (time/calibration.c kvp_calibration_apply) */
-	if (o->step_fixed_s > 0)
-		hw.step_fixed_s = o->step_fixed_s, hw.given |= KVP_PERF_GIVEN_STEP_FIXED;
-	if (o->prefill_fixed_s > 0)
-		hw.prefill_fixed_s = o->prefill_fixed_s, hw.given |= KVP_PERF_GIVEN_PREFILL_FIXED;
-	if (o->seq_step_s > 0)
-		hw.seq_step_s = o->seq_step_s, hw.given |= KVP_PERF_GIVEN_SEQ_STEP;
-	if (o->allreduce_latency_s > 0)
-		hw.allreduce_latency_s = o->allreduce_latency_s, hw.given |= KVP_PERF_GIVEN_ALLREDUCE;
 	/* the engine's fixed costs, as perf charges them (one step cost) */
 	kvp_perf_hw_engine(&hw, &b->engine_model);
 	if ((st = kvp_perf_init(&r->pc, &b->spec, b->weights_bytes, &hw, err)))

@@ -37,6 +37,7 @@
 
 #include "memory/budget.h"
 #include "base/error.h"
+#include "time/calibration.h"
 #include "time/perf.h"
 #include "read/profile.h"
 #include "read/workload.h"
@@ -131,9 +132,11 @@ struct kvp_size_opts {
 	double prefill_flops_efficiency;
 	double kv_bw_efficiency;        /* the KV read's (a kvbench run composed with an
 					 * engine calibration); 0: the engine's */
-	/* an engine calibration's fixed costs and all-reduce latency, seconds
-	 * (time/calibration.h); each 0: the engine's time data */
-	double step_fixed_s, prefill_fixed_s, seq_step_s, allreduce_latency_s;
+	/* --calibration's constants (kvp_size_calibration_apply), charged
+	 * through kvp_calibration_apply as perf charges them: its fixed costs
+	 * and all-reduce latency over the engine's; calibrated false: none */
+	struct kvp_calibration calibration;
+	bool calibrated;
 	uint32_t max_replicas;          /* 0: 1024 */
 	/* disaggregated prefill and decode: a replica is disagg_p prefill and
 	 * disagg_d decode instances of the shape (0, 0: colocated).  Prefill
