@@ -371,6 +371,18 @@ START_TEST(test_gpu_facts)
 	ck_assert_uint_eq(g.memory_bytes, 97285ULL << 20);
 	ck_assert_double_eq_tol(g.bandwidth_bps, 4.0e12, 1e6);
 	ck_assert_double_eq_tol(g.bf16_flops, 148e12, 1e9);
+	/* A100 80GB PCIe beside the SXM4 card (datasheet): 1,935 GB/s against 2,039 GB/s
+	 * (memory clock 1512 MHz x 2 x 5120 bit / 8 = 1,935.36 GB/s), 300 W against 400 W,
+	 * the same 312 dense BF16; deviceQuery 84974239744 bytes; a bridge joins 2 cards */
+	ck_assert_int_eq(kvp_gpu_load("a100-80gb-pcie", &g, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(g.memory_bytes, 84974239744ULL);
+	ck_assert_double_eq_tol(g.bandwidth_bps, 1.935e12, 1e6);
+	ck_assert_double_eq_tol(g.bf16_flops, 312e12, 1e9);
+	ck_assert_double_eq_tol(g.tdp_watts, 300, 1e-9);
+	ck_assert_uint_eq(g.nvlink_domain, 2);
+	ck_assert_int_eq(kvp_gpu_load("a100-80gb", &g, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(g.bandwidth_bps, 2.039e12, 1e6);
+	ck_assert_double_eq_tol(g.tdp_watts, 400, 1e-9);
 	/* GB200 NVL72: 720 PFLOPS FP8 sparse per rack / 72 GPUs / 2 = 5 PFLOPS dense;
 	 * one 72-GPU NVLink domain, 4 GPUs per compute tray */
 	ck_assert_int_eq(kvp_gpu_load("gb200", &g, &err), KVP_STATUS_OK);

@@ -566,6 +566,10 @@ static const struct {
 	{"h100-sxm", 8, "nvlink", 450e9},
 	{"h100-sxm", 16, "scale-out", 50e9},
 	{"l4", 8, "pcie4x16", 25e9},
+	/* A100 80GB PCIe: "NVLink Bridge for 2 GPUs: 600 GB/s" (300 per direction),
+	 * PCIe Gen4 64 GB/s both ways (25 GB/s effective, as the L4's and 3090's) */
+	{"a100-80gb-pcie", 2, "nvlink", 300e9},
+	{"a100-80gb-pcie", 4, "pcie4x16", 25e9},
 	/* GB200 NVL72: NVLink 1.8 TB/s (900 per direction) across 72 GPUs, then
 	 * 400 Gb/s ConnectX-7 per GPU = 50 GB/s */
 	{"gb200", 72, "nvlink", 900e9},

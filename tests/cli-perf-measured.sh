@@ -12,10 +12,11 @@ bench="$top_srcdir/bench/perf-measured.sh"
 run sh "$bench" --check "$KVPLAN"
 expect_rc 0
 expect_out "== issue 32's targets, per regime (all cases) =="
-# 117 recorded: 2 without a GPU profile (skipped), 7 DeepSeek-R1 AWQ cases
-# outside the guard (`guard: no`), 117 - 2 - 7 = 108 under it
-expect_out "perf-measured: guard on 108 cases (7 outside it, guard: no):"
-expect_out "llamacpp6017-llama2-7b-f16-a100pcie-pp512"
+# 117 recorded, none skipped (the a100-80gb-pcie profile runs the two
+# llama.cpp cases); outside the guard (`guard: no`): 7 DeepSeek-R1 AWQ cases
+# and the 2 llama.cpp ones (no llama.cpp engine data), 117 - 9 = 108 under it
+expect_out "perf-measured: guard on 108 cases (9 outside it, guard: no):"
+expect_out "llamacpp6017-llama2-7b-f16-a100pcie-pp512      a100-80gb-pcie"
 # a case outside the guard is still measured and printed
 expect_out "tt356-dsr1-awq-h100-tp8-128-128-bs1"
 # the guard can fail: a median of at most 1 % is beyond the model today
