@@ -168,9 +168,10 @@ done
 # (never faster than reality on average), the measured value inside the
 # printed band in at least 80 % of cases.  They are not all met yet, so what
 # --check asserts (exit 1 when broken) is the level the time model has
-# reached, a guard against regressions: median |error| <= 14 %, p90 <= 45 %,
-# signed mean <= +5 %, inside the band >= 74 % (2026-12-06, issue 32's
-# second pass; 20, 50, +15 and 70 before), over every case but those marked
+# reached, a guard against regressions: median |error| <= 12 %, p90 <= 36 %,
+# signed mean <= +3 %, inside the band >= 78 % (2026-12-06, issue 32's
+# third pass: TensorRT-LLM 0.17's KV cache read as the FP8 its page states;
+# 14, 45, +5 and 74 in the second pass, 20, 50, +15 and 70 in the first), over every case but those marked
 # `guard: no` (each says why: a mechanism kvplan has no term for yet; they
 # stay in every table above) (PERF_MEASURED_GUARD="median p90 mean band"
 # replaces the bounds).
@@ -188,7 +189,7 @@ if [ "$check" = 1 ]; then
 		ok = med <= 10 && v[p] <= 25 && wf >= 75 && mean >= -10 && mean <= 3 && bf >= 80
 		printf "  %-14s median %5.1f%% p90 %6.1f%% within15 %3.0f%% mean %+6.1f%% band %3.0f%%: %s\n",
 			r, med, v[p], wf, mean, bf, ok ? "met" : "NOT met" } }' "$stats" | sort
-	set -- ${PERF_MEASURED_GUARD:-14 45 5 74}
+	set -- ${PERF_MEASURED_GUARD:-12 36 3 78}
 	awk -v gm="$1" -v gp="$2" -v gs="$3" -v gb="$4" '!$7 { out++; next }
 	     { m++; a[m] = $5 < 0 ? -$5 : $5; s += $5; b += $6 }
 	     END { for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
