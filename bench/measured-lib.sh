@@ -31,11 +31,17 @@ shape_args() {
 
 # max_batch FILE PERF-ARGS: the batch a `batch: max` case runs at: the
 # largest kvplan's memory model fits at prompt + output (perf's max_batch),
-# capped at the case's max_batch_cap (default 2048); fails when none fits
+# capped at the case's max_batch_cap, else at the engine's own cap: 4096 for
+# TensorRT-LLM, whose trtllm-bench sizes its runs as "raw_bs =
+# min(kv_cache_max_requests, 4096) / pp_size" (tensorrt_llm/bench/build/
+# tuning.py, finetune_setting: "Cap total batch size to avoid decoder buffer
+# size becoming too large"), else 2048; fails when none fits
 max_batch() {
 	# shellcheck disable=SC2086
 	_mb=$("$kvplan" perf $2 --batch 1 2>/dev/null | json max_batch || true)
-	_cap=$(field "$1" max_batch_cap); _cap=${_cap:-2048}
+	_cap=$(field "$1" max_batch_cap)
+	[ -z "$_cap" ] && [ "$(field "$1" engine)" = trtllm ] && _cap=4096
+	_cap=${_cap:-2048}
 	[ -n "$_mb" ] && [ "$_mb" -ge 1 ] || return 1
 	[ "$_mb" -gt "$_cap" ] && _mb=$_cap
 	echo "$_mb"

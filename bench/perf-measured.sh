@@ -17,7 +17,8 @@
 # (the right-hand side is kvplan's printed JSON field, as a user reads it).
 # batch: max (a run at the engine's full load, its running batch not
 # published) asks kvplan at its own largest batch that fits (max_batch at
-# prompt + output), capped at max_batch_cap (default 2048).
+# prompt + output), capped at max_batch_cap (default: 4096 for TensorRT-LLM, its
+# trtllm-bench's own cap, bench/measured-lib.sh; 2048 for the others).
 #
 # Sign convention: every error is the signed SPEED bias,
 #   speed ratio = kvplan's speed / the measured speed

@@ -15,7 +15,8 @@
 #                       the engine running as many as its limits admit;
 #                       replayed as a closed loop of the same batch perf-measured
 #                       asks perf at (the largest that fits at prompt + output,
-#                       capped at max_batch_cap, default 2048), with
+#                       capped at max_batch_cap, default 4096 for TensorRT-LLM,
+#                       2048 for the others: bench/measured-lib.sh), with
 #                       --max-num-seqs that batch
 # A static batch (benchmark_latency, bench_one_batch, llama-bench) has no
 # arrivals to simulate: it is perf's, and left out here.
