@@ -541,6 +541,17 @@ START_TEST(test_sglang_trtllm)
 	ck_assert_uint_eq(e.reserve_per_prefill_token_bytes, 3 * KVP_MIB / 2);
 	ck_assert_uint_eq(e.reserve_floor_bytes, 10 * KVP_GIB);
 	ck_assert_uint_eq(e.block_size, 1);
+	/* srt/managers/scheduler.py (0.4.0.post1, 0.5.10): a prompt prefills
+	 * alone (get_next_batch_to_run, no mixed chunk by default) under the
+	 * overlap loop (event_loop_overlap, the default); every SGLang entry */
+	ck_assert(e.prefill_alone && e.overlap_schedule);
+	ck_assert_int_eq(kvp_engine_model_load("sglang", "0.4.1", &e, &err), KVP_STATUS_OK);
+	ck_assert(e.prefill_alone && e.overlap_schedule);
+	ck_assert_int_eq(kvp_engine_model_load("sglang", "0.5.2", &e, &err), KVP_STATUS_OK);
+	ck_assert(e.prefill_alone && e.overlap_schedule);
+	/* vLLM keeps its chunked prefill: neither key */
+	ck_assert_int_eq(kvp_engine_model_load("vllm", NULL, &e, &err), KVP_STATUS_OK);
+	ck_assert(!e.prefill_alone && !e.overlap_schedule);
 	ck_assert_int_eq(kvp_engine_model_load("trtllm", NULL, &e, &err), KVP_STATUS_OK);
 	ck_assert_double_eq_tol(e.free_fraction, 0.90, 1e-12);
 	ck_assert_uint_eq(e.block_size, 32);

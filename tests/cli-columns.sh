@@ -10,7 +10,7 @@ perf_cols="schema_version,batch,prefill_flops,prefill_s,prefill_bound,ttft_s,ttf
 frag_cols="schema_version,policy,allocator,block_size,used_fraction,internal_waste_fraction,external_waste_fraction,free_fraction,metadata_bytes,max_sequences,mean_sequences,peak_sequences,refused_with_free_memory,preemptions,dropped,waste_tokens_per_sequence,expected_waste_tokens,num_blocks,held_bytes_per_sequence,measured_steps"
 size_cols="schema_version,gpu,count,tp,replicas,meets,failed,cost_per_hour,cost_per_mtok,price_per_hour,rate_per_replica,concurrency,sequences,prefill_s,prefill_utilization,queue_s,ttft_s,tpot_s,bound,tokens_per_s,weights_bytes,kv_pool_bytes,kv_bytes_needed,max_sequences,max_num_seqs,utilization,never,floor_ttft_s,floor_tpot_s,cost_basis,cloud_price_per_hour,own_price_per_hour,pp,dp,ep,kv_dtype,pareto,queue_p_s,disagg_p,disagg_d,transfer_s,risk,verdict,miss_ttft_s,miss_tpot_s,miss_sequences,latency_spread,latency_spread_from,simulated,sim_capacity"
 validate_cols="schema_version,file,line,kind,backend,kv_dtype,num_heads,num_kv_heads,head_dim,block_size,layers,batch,context,tokens,lengths,basis,bandwidth_gbps,efficiency,predicted_kv_bytes,unit,measured,predicted,error,sequences,predicted_sequences,within,large"
-validate_bench_cols="schema_version,run,format,measure,batch,prompt_tokens,output_tokens,measured_s,predicted_s,error,measured_over_predicted,in_band,within"
+validate_bench_cols="schema_version,run,format,measure,batch,prompt_tokens,output_tokens,measured_s,predicted_s,error,measured_over_predicted,in_band,within,queued"
 bench="$top_srcdir/tests/data/bench"
 
 # header CMD COLS ARGS...: the CSV header of `kvplan CMD ARGS --format csv`

@@ -23,7 +23,8 @@ static struct kvp_record *obs_record(const struct kvp_calibrate_print *p, size_t
 	    !kvp_record_f64(rec, "predicted_s", o->predicted_s) ||
 	    !kvp_record_f64(rec, "residual_uncalibrated", o->measured_s / o->uncalibrated_s - 1) ||
 	    !kvp_record_f64(rec, "residual", o->measured_s / o->predicted_s - 1) ||
-	    !kvp_record_bool(rec, "held_out", !o->train)) {
+	    !kvp_record_bool(rec, "held_out", !o->train) ||
+	    !kvp_record_f64(rec, "queued", o->queued)) {
 		kvp_record_free(rec);
 		return NULL;
 	}

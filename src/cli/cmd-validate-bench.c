@@ -37,7 +37,8 @@ static struct kvp_record *obs_record(const struct kvp_bench_validation *v,
 	    !kvp_record_f64(rec, "error", p->error) ||
 	    !kvp_record_f64(rec, "measured_over_predicted", o->measured_s / o->predicted_s) ||
 	    !kvp_record_bool(rec, "in_band", p->in_band) ||
-	    !kvp_record_bool(rec, "within", p->within)) {
+	    !kvp_record_bool(rec, "within", p->within) ||
+	    !kvp_record_f64(rec, "queued", o->queued)) {
 		kvp_record_free(rec);
 		return NULL;
 	}

@@ -104,6 +104,8 @@ static const struct key {
 	K("kv_bw_efficiency", K_FRACTION, kv_bw_efficiency, 0),
 	K("time_ratio_low", K_RATIO, time_ratio_low, 0),
 	K("time_ratio_high", K_RATIO, time_ratio_high, 0),
+	K("prefill_alone", K_BOOL, prefill_alone, 0),
+	K("overlap_schedule", K_BOOL, overlap_schedule, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

@@ -121,6 +121,15 @@ struct kvp_engine_model {
 	 * 10th and 90th percentiles (0: not given) */
 	double time_ratio_low, time_ratio_high;
 	bool time_given;                   /* any of the time keys above was read */
+	/* the scheduler's shape of a request's first token under load
+	 * (kvp_perf_loaded_ttft): prefill_alone, a new request's prefill runs
+	 * in a batch of prefills while the running decodes wait (SGLang's
+	 * default, no mixed chunk), not chunked beside them (vLLM's);
+	 * overlap_schedule, the scheduler launches the next batch before it
+	 * reads the last one's result, so one more step passes before a
+	 * prefill's token is seen (SGLang's event_loop_overlap).  Both false:
+	 * vLLM's chunked prefill. */
+	bool prefill_alone, overlap_schedule;
 	/* the entry that gave the time data when this one has none: the
 	 * nearest modelled version that has some ("": its own), its band
 	 * doubled each way (kvp_engine_model_load) */

@@ -11,6 +11,7 @@
 
 #include "base/units.h"
 #include "model/shape.h"
+#include "time/ttft-load.h"
 
 static const char *const param_names[KVP_CALIB_NPARAMS] = {
 	"decode_bw_efficiency", "prefill_flops_efficiency", "kv_bw_efficiency", "step_fixed_s",
@@ -82,6 +83,11 @@ struct run_shape {
 	struct kvp_budget b;
 	uint64_t total, rank;     /* sequences of the deployment, of the fullest DP rank */
 	uint64_t p, o, dctx;      /* prompt, output, mean decode context p + (o - 1) / 2 */
+	/* a serving run's sequences that run (at most what the pool holds,
+	 * ttft-load.h "queue"): of the deployment, of the fullest rank; and
+	 * the requests in flight beyond them, waiting (0: none) */
+	uint64_t run_total, run_rank;
+	double queued;
 };
 
 struct fit_state {
@@ -116,14 +122,29 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 			return st;
 		last = ob->run;
 		struct kvp_perf_step pre, dec;
-		struct kvp_perf_chunked ch;
+		struct kvp_perf_loaded ld;
 		switch (ob->kind) {
 		case KVP_CALIB_TTFT:
-			st = kvp_perf_chunked_ttft_dp(&c, r->rank, r->total, r->p, r->dctx,
-						      r->b.max_batched_tokens, &ch, fs->err);
-			pred[i] = ch.ttft_s;
+			/* as the engine's scheduler serves a first token under
+			 * load (ttft-load.h: vLLM chunked, SGLang alone) to one
+			 * of the sequences that run; the waiting ones wait for
+			 * the running ones to finish first */
+			st = kvp_perf_loaded_ttft(&c, &r->b.engine_model, r->run_rank, r->run_total,
+						  r->p, r->dctx, r->b.max_batched_tokens, &ld, fs->err);
+			pred[i] = ld.ttft_s;
+			if (!st && r->queued > 0 &&
+			    !(st = kvp_perf_decode_step_dp(&c, r->run_rank, r->run_total, r->dctx,
+							   &dec, fs->err)))
+				pred[i] += kvp_perf_queue_wait_s(r->queued, (double)r->run_total,
+								 ld.ttft_s, dec.time_s, r->o);
 			break;
 		case KVP_CALIB_TPOT:
+			/* the sequences that run decode; the waiting ones make
+			 * no tokens yet */
+			st = kvp_perf_decode_step_dp(&c, r->run_rank, r->run_total, r->dctx, &dec,
+						     fs->err);
+			pred[i] = dec.time_s;
+			break;
 		case KVP_CALIB_DECODE_STEP:
 			st = kvp_perf_decode_step_dp(&c, r->rank, r->total, r->dctx, &dec, fs->err);
 			pred[i] = dec.time_s;
@@ -504,14 +525,49 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 					     "prompt_tokens", "too many tokens");
 		bo.batch = s->rank;
 		const struct kvp_bench_measured *me = &r->m;
-		if ((st = kvp_budget_compute(m, g, &bo, &s->b, err)) ||
-		    (st = add_obs(out, i, KVP_CALIB_TTFT, me->ttft_s, r, train, err)) ||
+		if ((st = kvp_budget_compute(m, g, &bo, &s->b, err)))
+			return st;
+		/* a serving run asks for `batch` in flight; the engine runs as
+		 * many as its KV pool holds and the rest wait (ttft-load.h
+		 * "queue").  Under continuous batching the running sequences
+		 * stand at every point of their output, and one that ends
+		 * gives its p + o tokens to one that starts with p: the pool
+		 * holds them at their mean context p + (o - 1) / 2, the one
+		 * the decode step charges (the budget's max_sequences there,
+		 * per rank).  The engines admit against the same sum: SGLang's
+		 * PrefillAdder takes a request while the pool's free tokens
+		 * cover its prompt and output beside the running ones' left
+		 * to make (srt/managers/schedule_policy.py, 0.4.0.post1
+		 * l.121-181, 214-290), vLLM allocates blocks as tokens come and
+		 * preempts when none is left.  Offline runs give their batch
+		 * to the engine as one: left as asked. */
+		s->run_total = s->total;
+		s->run_rank = s->rank;
+		struct kvp_budget_opts bm = bo;
+		bm.context = s->dctx ? s->dctx : 1;
+		bm.batch = 1;
+		struct kvp_budget mean;
+		if ((st = kvp_budget_compute(m, g, &bm, &mean, err)))
+			return st;
+		uint64_t cap = mean.max_sequences, cap_total;
+		if (!kvp_mul(cap, dp, &cap_total))
+			cap_total = UINT64_MAX;
+		if ((r->m.ttft_s > 0 || r->m.tpot_s > 0) && cap >= 1 && s->rank > cap) {
+			s->run_rank = cap;
+			s->run_total = s->total < cap_total ? s->total : cap_total;
+			s->queued = r->batch - (double)s->run_total;
+			if (s->queued < 0)
+				s->queued = 0;
+		}
+		if ((st = add_obs(out, i, KVP_CALIB_TTFT, me->ttft_s, r, train, err)) ||
 		    (st = add_obs(out, i, KVP_CALIB_TPOT, me->tpot_s, r, train, err)) ||
 		    (st = add_obs(out, i, KVP_CALIB_PREFILL, me->prefill_s, r, train, err)) ||
 		    (st = add_obs(out, i, KVP_CALIB_DECODE_STEP, me->decode_step_s, r, train, err)) ||
 		    (st = add_obs(out, i, KVP_CALIB_LATENCY, me->latency_s, r, train, err)))
 			return st;
 	}
+	for (size_t i = 0; i < out->nobs; i++)
+		out->obs[i].queued = rs[out->obs[i].run].queued;
 	check_sources(g, o, runs, n, out);
 	return check_contradictions(runs, out->obs, out->nobs, err);
 }

@@ -9,8 +9,12 @@
  * with it) is reported as not supported rather than fitted to noise.
  *
  *   observation  one measured time of a run: a serving run's median TTFT
- *                (one prompt joining B - 1 decodes, chunked) and median
+ *                (one prompt joining B - 1 decodes, as the engine's
+ *                scheduler serves it: ttft-load.h) and median
  *                TPOT (a decode step of B at the mean context p + (o-1)/2);
+ *                B beyond the sequences the KV pool holds at p + o: those
+ *                run, the rest wait and their wait joins the TTFT
+ *                (ttft-load.h "queue");
  *                an offline run's prefill of B x p and decode step, or its
  *                whole batch, prefill + (o - 1) decode steps
  *   objective    sum over observations of log(measured / predicted)^2,
@@ -71,6 +75,10 @@ struct kvp_calib_obs {
 	double uncalibrated_s;        /* predicted with the constants before the fit */
 	double predicted_s;           /* with the fitted constants */
 	bool train;                   /* in the fit; false: held out */
+	/* the run's requests in flight beyond what the KV pool holds: they
+	 * wait (ttft-load.h "queue"; a serving run's TTFT counts their wait,
+	 * its TPOT the running ones' step); 0: none wait */
+	double queued;
 };
 
 struct kvp_calib_opts {

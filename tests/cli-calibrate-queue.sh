@@ -1,0 +1,78 @@
+#!/bin/sh
+# cli-calibrate-queue.sh: how `kvplan calibrate` and `kvplan validate`
+# predict a serving run's TTFT and TPOT under load (src/time/ttft-load.h),
+# checked against kvplan perf's own prefill and decode step (another path
+# through the step model) with the composition written out by hand here:
+#   SGLang (prefill_alone, overlap_schedule in profiles/engines/sglang.yaml,
+#   from srt/managers/scheduler.py): TTFT = P + 1.5 x D(B - 1)
+#   vLLM (chunked prefill): TTFT = perf's ttft_chunked_s at the same batch
+#   queue: N = the pool's sequences at the mean context p + (o - 1) / 2,
+#   Q = B - N wait, TTFT = TTFT(N) + Q x (TTFT(N) + (o - 1) x D(N)) / N,
+#   TPOT = D(N)
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+d="$top_srcdir/tests/data/bench"
+base="--gpu h100-sxm --model llama-3.1-8b"
+perf="$KVPLAN perf $base --format json"
+
+# the observation's predicted_s of measure $1 in a calibrate/validate CSV
+# ($tmp/out); column 10 for calibrate (predicted_s), 9 for validate
+pred() { awk -F, -v m="$1" -v c="$2" '$4 == m { print $c }' "$tmp/out"; }
+near() { # near GOT WANT RELTOL NAME
+	name="$4"
+	if awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d
+		exit !(w > 0 && d <= t * w) }'; then ok; else bad "got $1, want $2"; fi
+}
+
+# 1. SGLang, nothing queued: sglang-serving-2024.jsonl, 8 in flight
+# (100 x 4.0 s / 50 s), 512 + 128 tokens, mean decode context
+# 512 + 127 / 2 = 575 (whole tokens: 575).  P = one prompt's prefill with
+# its fixed costs (perf --batch 1: ttft_s); D(7) = the step of the 7 others
+# (perf --batch 7 --prompt 512 --output 128: tpot_s, at context 575)
+run $perf --engine sglang --batch 1 --prompt 512 --output 128
+p1=$(json ttft_s)
+run $perf --engine sglang --batch 7 --prompt 512 --output 128
+d7=$(json tpot_s)
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/sglang-serving-2024.jsonl"
+expect_rc 0
+want=$(awk -v p="$p1" -v d="$d7" 'BEGIN { printf "%.9g", p + 1.5 * d }')
+near "$(pred ttft 10)" "$want" 1e-9 "SGLang TTFT = P + 1.5 x D(7) = $p1 + 1.5 x $d7"
+expect_out ",false,0"
+run "$KVPLAN" validate $base --format csv "$d/sglang-serving-2024.jsonl"
+near "$(pred ttft 9)" "$want" 1e-9 "validate predicts the same SGLang TTFT"
+
+# 2. vLLM unchanged: the same run served by vLLM (--engine vllm) takes
+# vLLM's chunked prefill, perf's ttft_chunked_s at batch 8
+run $perf --engine vllm --batch 8 --prompt 512 --output 128
+chunk=$(json ttft_chunked_s)
+run "$KVPLAN" calibrate $base --engine vllm --evaluate --format csv "$d/sglang-serving-2024.jsonl"
+expect_rc 0
+near "$(pred ttft 10)" "$chunk" 1e-9 "vLLM TTFT = perf's chunked TTFT at batch 8"
+
+# 3. The queue: sglang-serving-queued.jsonl asks 1,000 in flight.  The
+# pool at the mean context 575 holds N sequences (kvplan budget --context
+# 575: max_sequences; 714 on the profiles of this commit); Q = 1000 - N
+# wait.  TTFT(N) = P + 1.5 x D(N - 1); E2E(N) = TTFT(N) + 127 x D(N);
+# TTFT = TTFT(N) + Q x E2E(N) / N.  By hand with this commit's figures:
+# P 0.0180878, D(713) 0.1172557, D(714) 0.1174103: TTFT(N) = 0.0180878 +
+# 0.1758836 = 0.1939714; E2E = 0.1939714 + 127 x 0.1174103 = 15.1050795;
+# wait = 286 x 15.1050795 / 714 = 6.0504957; TTFT = 6.2444671 s
+run "$KVPLAN" budget $base --engine sglang --context 575 --format json
+n=$(json max_sequences)
+run $perf --engine sglang --batch $((n - 1)) --prompt 512 --output 128
+dn1=$(json tpot_s)
+run $perf --engine sglang --batch "$n" --prompt 512 --output 128
+dn=$(json tpot_s)
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/sglang-serving-queued.jsonl"
+expect_rc 0
+q=$((1000 - n))
+want=$(awk -v p="$p1" -v a="$dn1" -v b="$dn" -v n="$n" -v q="$q" 'BEGIN {
+	t = p + 1.5 * a; printf "%.9g", t + q * (t + 127 * b) / n }')
+near "$(pred ttft 10)" "$want" 1e-9 "queued TTFT = TTFT(N) + Q x E2E(N) / N, N = $n"
+near "$(pred tpot 10)" "$dn" 1e-9 "queued TPOT = D(N), N = $n"
+name="the queued column: Q = 1000 - $n = $q"
+case "$out" in *",false,$q"*) ok ;; *) bad "$out" ;; esac
+near "$want" 6.2444671 1e-6 "the hand arithmetic above still holds on these profiles"
+run "$KVPLAN" validate $base --format json "$d/sglang-serving-queued.jsonl"
+expect_json queued "$q"
+
+finish
