@@ -65,11 +65,31 @@ expect_rc 0
 after=$(json median_tpot_ms)
 name="serve --calibration: median TPOT $before -> $after ms"
 if awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a * 1.02 || b < a / 1.02) }'; then ok; else bad "unmoved"; fi
+expect_json calibration "$tmp/cal.yaml"
+expect_json calibration_kernel null
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 50 --workload chat --format json
+expect_json calibration null
 # size: its band is the fit's largest residual
 run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 \
 	--calibration "$tmp/cal.yaml" --format json
 expect_rc 0
 expect_json latency_spread_from calibration
+expect_json calibration "$tmp/cal.yaml"
+run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 --format json
+expect_json calibration null
+# calibrate's JSON shows the spreads its file writes: the same fit (the
+# same runs, --hold-out 2) gives the file's latency_spread and
+# latency_spread_loo, numbers read from the YAML (not from JSON)
+run "$KVPLAN" calibrate $base --hold-out 2 --format json $serve
+for k in latency_spread latency_spread_loo; do
+	want=$(sed -n "s/^    $k: //p" "$tmp/cal.yaml")
+	got=$(json $k)
+	name="calibrate JSON $k $got = the file's $want"
+	if [ -n "$want" ] && awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d < 1e-12 && d > -1e-12) }'
+	then ok; else bad "differs"; fi
+done
+run "$KVPLAN" calibrate $base --evaluate --format json $serve
+expect_json latency_spread_loo null
 
 # The target across two sessions: calibrated on half the runs,
 # written; the other half predicted with that file, nothing fitted

@@ -7,6 +7,7 @@
 #include "cli/cmd-calibrate-print.h"
 
 #include "cli/cli-bench.h"
+#include "time/calibration-write.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -140,6 +141,15 @@ bool kvp_calibrate_print_records(const struct kvp_calibrate_print *p, enum kvp_f
 			rows[i] = NULL;
 		}
 		ok = ok && kvp_cli_warnings_to_record(p->warn, r);
+		/* the spreads the file writes (rounded as it rounds them): the
+		 * fit's largest residual, and the leave-one-out refits' (null:
+		 * no refit, as with --evaluate) */
+		ok = ok && kvp_record_f64(r, "latency_spread",
+					  kvp_calibration_spread_round(f->latency_spread)) &&
+		     (f->loo_spread > 0
+			      ? kvp_record_f64(r, "latency_spread_loo",
+					       kvp_calibration_spread_round(f->loo_spread))
+			      : kvp_record_null(r, "latency_spread_loo"));
 		if (ok)
 			kvp_write_json(stdout, r);
 		kvp_record_free(r);

@@ -263,8 +263,12 @@ static void print_table(const struct serve_args *a, const struct kvp_serve_opts 
 
 static int print_records(const struct serve_args *a, const struct kvp_serve_opts *o,
 			 const struct kvp_serve_result *r, const char *model, const char *gpu,
-			 const struct kvp_budget *b, enum kvp_format fmt)
+			 const struct kvp_budget *b, const struct kvp_cli_calibration *calib,
+			 const struct kvp_calibration *cal, enum kvp_format fmt)
 {
+	/* JSON names the --calibration files applied, at the end (as perf) */
+	const char *label = kvp_cli_calibration_label(calib, cal);
+	const char *kernel = kvp_cli_calibration_kernel(cal);
 	struct kvp_record *rec = kvp_record_new();
 	bool ok = rec && kvp_record_str(rec, "backend", kvp_engine_name(b->engine)) &&
 		  kvp_record_str(rec, "model_id", model) && kvp_record_str(rec, "gpu", gpu) &&
@@ -276,7 +280,12 @@ static int print_records(const struct serve_args *a, const struct kvp_serve_opts
 		  (o->load == KVP_SERVE_CLOSED ? kvp_record_u64(rec, "max_concurrency", a->users)
 					       : kvp_record_null(rec, "max_concurrency")) &&
 		  kvp_record_u64(rec, "seed", o->seed) &&
-		  kvp_serve_to_record(r, rec, fmt == KVP_FORMAT_JSON);
+		  kvp_serve_to_record(r, rec, fmt == KVP_FORMAT_JSON) &&
+		  (fmt != KVP_FORMAT_JSON ||
+		   ((label ? kvp_record_str(rec, "calibration", label)
+			   : kvp_record_null(rec, "calibration")) &&
+		    (kernel ? kvp_record_str(rec, "calibration_kernel", kernel)
+			    : kvp_record_null(rec, "calibration_kernel"))));
 	if (!ok) {
 		kvp_record_free(rec);
 		fprintf(stderr, "kvplan serve: out of memory\n");
@@ -411,7 +420,7 @@ int kvp_cmd_serve(int argc, char **argv)
 		kvp_cli_calibration_print(&calib, &cal, "  ");
 		rc = KVP_EXIT_OK;
 	} else {
-		rc = print_records(&a, &o, res, m->name, g.name, b, c.format);
+		rc = print_records(&a, &o, res, m->name, g.name, b, &calib, &cal, c.format);
 	}
 out:
 	kvp_serve_trace_free(&tr);

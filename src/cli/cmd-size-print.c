@@ -368,6 +368,10 @@ bool kvp_size_print_record(const struct kvp_size_answer *a, enum kvp_format form
 		ok = kvp_cli_warnings_to_record(a->warn, top);
 	if (ok && best && a->has_emit)
 		ok = kvp_size_emit_record(top, a->emit, m, best, a->prefix);
+	ok = ok && (a->calibration ? kvp_record_str(top, "calibration", a->calibration)
+				   : kvp_record_null(top, "calibration")) &&
+	     (a->calibration_kernel ? kvp_record_str(top, "calibration_kernel", a->calibration_kernel)
+				    : kvp_record_null(top, "calibration_kernel"));
 	if (ok)
 		kvp_write_json(stdout, top);
 	kvp_record_free(top);

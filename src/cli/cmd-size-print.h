@@ -29,6 +29,9 @@ struct kvp_size_answer {
 	double latency_spread;               /* --latency-spread, or --calibration's */
 	const char *latency_spread_from;     /* "default", "given" or "calibration" */
 	const struct kvp_cli_warnings *warn; /* JSON's "warnings" (the model file's) */
+	/* JSON's "calibration" and "calibration_kernel": the --calibration
+	 * files applied (kvp_cli_calibration_label, _kernel); NULL: none */
+	const char *calibration, *calibration_kernel;
 };
 
 /* a as `kvplan size` prints its table on stdout, with --emit's command. */

@@ -725,7 +725,9 @@ int kvp_cmd_size(int argc, char **argv)
 		.considered = per_gpu * ngpu, .front = front, .pareto_only = a.pareto_only,
 		.disagg = a.npd > 1, .seqs_axis = a.nseqs > 0, .simulate = a.simulate > 0, .best = best, .fewest = fewest, .has_emit = a.has_emit,
 		.prefix = prefix, .emit = a.emit, .latency_spread = so.latency_spread,
-		.latency_spread_from = spread_from, .warn = &warn};
+		.latency_spread_from = spread_from, .warn = &warn,
+		.calibration = kvp_cli_calibration_label(&a.calibration, &cal),
+		.calibration_kernel = kvp_cli_calibration_kernel(&cal)};
 	/* a figure overflowed to infinity: said, nothing printed */
 	if (kvp_size_check_finite(cfg, n, &err)) {
 		fprintf(stderr, "kvplan size: %s; nothing printed\n", err.msg);

@@ -369,6 +369,16 @@ static double median_abs(const double *v, size_t n)
 	return m;
 }
 
+/* The largest |measured / pred - 1| of the training observations. */
+static double worst_residual(const struct kvp_calib_obs *obs, size_t n, const double *pred)
+{
+	double w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (obs[i].train && pred[i] > 0)
+			w = fmax(w, fabs(obs[i].measured_s / pred[i] - 1));
+	return w;
+}
+
 /* The median |measured / pred - 1| of the observations with train == want. */
 static double median_residual(const struct kvp_calib_obs *obs, size_t n, const double *pred,
 			      bool want)
@@ -612,9 +622,11 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 		st = predict(&fs, out->start, pred);
 	for (size_t i = 0; !st && i < out->nobs; i++)
 		out->obs[i].uncalibrated_s = out->obs[i].predicted_s = pred[i];
-	if (!st)
+	if (!st) {
 		out->median_uncalibrated = out->median_calibrated =
 			median_residual(out->obs, out->nobs, pred, true);
+		out->latency_spread = worst_residual(out->obs, out->nobs, pred);
+	}
 	free(rs);
 	return st;
 }
@@ -734,6 +746,7 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	for (size_t i = 0; i < out->nobs; i++)
 		out->obs[i].predicted_s = pred[i];
 	out->median_calibrated = median_residual(out->obs, out->nobs, pred, true);
+	out->latency_spread = worst_residual(out->obs, out->nobs, pred);
 	out->median_held_out = median_residual(out->obs, out->nobs, pred, false);
 	out->worse = out->median_calibrated > out->median_uncalibrated;
 done:

@@ -107,6 +107,10 @@ struct kvp_calib_result {
 	 * a training run's times predicted by the jackknife refit that left
 	 * that run out (0: no refit); what a run the fit did not see strays by */
 	double loo_spread;
+	/* the largest |measured / predicted - 1| of the training times with
+	 * the fitted constants (kvp_calib_evaluate: as predicted): the fit's
+	 * own spread */
+	double latency_spread;
 	bool worse;                       /* the fit is worse than the model uncalibrated */
 	/* the step model's band on these predictions: measured / predicted
 	 * time at the engine's fit's 10th and 90th percentiles, as perf prints

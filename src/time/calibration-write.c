@@ -8,10 +8,7 @@
 #include "base/atomic-file.h"
 #include "out/yaml-writer.h"
 
-/* x rounded UP at 4 significant digits (0.0270380 -> 0.02704), so that the
- * constants' own rounding in the file cannot put a time the fit saw
- * outside a band of this width. */
-static double round_up(double x)
+double kvp_calibration_spread_round(double x)
 {
 	if (!(x > 0))
 		return x;
@@ -28,10 +25,6 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 	if (st)
 		return st;
 	FILE *f = a.f;
-	double worst = 0;
-	for (size_t i = 0; i < r->nobs; i++)
-		if (r->obs[i].train && r->obs[i].predicted_s > 0)
-			worst = fmax(worst, fabs(r->obs[i].measured_s / r->obs[i].predicted_s - 1));
 	fprintf(f, "# kvplan calibration: the step model's constants fitted to benchmark runs\n"
 		   "# by `kvplan calibrate` (kvplan(1), CALIBRATE; read back by --calibration)\n"
 		   "calibration:\n");
@@ -49,10 +42,10 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 			kvp_yaml_kv_num(f, 4, kvp_calib_param_name(k), r->value[k]);
 	/* the band of `kvplan size`, and of perf and validate: the largest
 	 * residual the fit left */
-	kvp_yaml_kv_num(f, 4, "latency_spread", round_up(worst));
+	kvp_yaml_kv_num(f, 4, "latency_spread", kvp_calibration_spread_round(r->latency_spread));
 	/* each run predicted by the refit that left it out: perf's band */
 	if (r->loo_spread > 0)
-		kvp_yaml_kv_num(f, 4, "latency_spread_loo", round_up(r->loo_spread));
+		kvp_yaml_kv_num(f, 4, "latency_spread_loo", kvp_calibration_spread_round(r->loo_spread));
 	kvp_yaml_kv_u64(f, 4, "points", r->ntrain);
 	kvp_yaml_kv_num(f, 4, "residual_median", r->median_calibrated);
 	kvp_yaml_kv_num(f, 4, "residual_median_uncalibrated", r->median_uncalibrated);

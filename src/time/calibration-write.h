@@ -28,6 +28,12 @@ struct kvp_calibration_source {
 	const char *created;          /* ISO 8601 UTC, e.g. 2026-12-03T17:45:00Z */
 };
 
+/* A spread as the file writes it: rounded UP at 4 significant digits
+ * (0.0270380 -> 0.02704), so that the constants' own rounding in the file
+ * cannot put a time the fit saw outside a band of this width; x <= 0 as
+ * it is.  `kvplan calibrate --format json` shows the same figures. */
+double kvp_calibration_spread_round(double x);
+
 /* Write the calibration of fit r over runs[0..n) to `path`.  USAGE when
  * path is one of the command's inputs, IO when it cannot be written (the
  * message names it); nothing is left behind on failure. */
