@@ -3,7 +3,8 @@
 # tests/data/bench-public/<set>/ holds benchmark result files a user
 # published (one engine, one GPU type, one model and TP; README.md there
 # gives each file's URL and where the shape was read) and a set.env naming
-# the shape for kvplan (GPU, MODEL, TP, ENGINE).
+# the shape for kvplan (GPU, MODEL, TP, ENGINE, and ENGINE_VERSION where the
+# set's source records it: --engine-version).
 #
 # Per set: the runs are numbered in the order the files record them (files
 # by name, then line by line: a JSONL or --append-result file holds one run
@@ -31,9 +32,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 kvplan=${1:-$top/kvplan}
 [ -x "$kvplan" ] || { echo "calibrate-public: build kvplan first (make)" >&2; exit 1; }
 dir=${CALIBRATE_PUBLIC_DIR:-$top/tests/data/bench-public}
-# measured 2026-12-06 (reports/calibrate-public.md): 9.5 % and 20.3 %, plus
+# measured 2026-12-06 (reports/calibrate-public.md, issue 38's second pass:
+# SGLang's TTFT under load and the queue): 6.7 %, 11.8 % and 7.1 %, plus
 # about a quarter
-guards=${CALIBRATE_PUBLIC_GUARD:-"sglang-llama70b-h200-tp4=12 sglang-llama405b-h200-tp8=25"}
+guards=${CALIBRATE_PUBLIC_GUARD:-"sglang-llama70b-h200-tp4=8.5 sglang-llama405b-h200-tp8=15 vllm-llama70b-a100-tp8=9"}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -52,7 +54,7 @@ printf '%-28s %-8s %-16s %-5s %5s %5s %6s %14s %12s %s\n' set gpu model tp runs 
 for set in "$dir"/*/; do
 	name=$(basename "$set")
 	[ -f "$set/set.env" ] || continue
-	GPU= MODEL= TP=1 ENGINE=
+	GPU= MODEL= TP=1 ENGINE= ENGINE_VERSION=
 	. "$set/set.env"
 	w="$tmp/$name"
 	mkdir -p "$w"
@@ -79,6 +81,7 @@ for set in "$dir"/*/; do
 		if [ $((k % 2)) -eq 1 ]; then fit="$fit $r"; else held="$held $r"; fi
 	done
 	base="--gpu $GPU --model $MODEL --tp $TP --engine $ENGINE"
+	if [ -n "$ENGINE_VERSION" ]; then base="$base --engine-version $ENGINE_VERSION"; fi
 	# validate exits 1 when a point is outside its tolerance: a figure, not a failure here
 	"$kvplan" validate $base --format csv $held >"$w/before.csv" || [ $? -eq 1 ]
 	"$kvplan" calibrate $base --out "$w/cal.yaml" $fit >"$w/fit.txt"

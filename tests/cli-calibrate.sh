@@ -209,6 +209,43 @@ expect_err "bad-nan.json:24:21: error: malformed JSON: NaN or Infinity"
 run "$KVPLAN" calibrate $base $serve "$d/bad-contradicts-c8.json"
 expect_err "bad-contradicts-c8.json:1:1: error: tpot: 0.0149632 s contradicts 0.0074816 s"
 
+# Every message names the field's JSON pointer beside file:line:col
+run "$KVPLAN" calibrate $base "$d/bad-missing-tpot.json"
+expect_err "bad-missing-tpot.json:1:1: error: median_tpot_ms: missing:"
+expect_err "(JSON pointer /median_tpot_ms)"
+sed 's/"tp_size": 1/"tp_size": "one"/' "$d/sglang-serving.jsonl" >"$tmp/sg-tp.jsonl"
+run "$KVPLAN" calibrate $base --evaluate "$tmp/sg-tp.jsonl"
+expect_rc 3
+expect_err "error: tp_size: expected a number, got 'one' (JSON pointer /server_info/tp_size)"
+
+# vLLM's results before e2el joined the default metrics (0.8.3:
+# tests/data/bench-public/vllm-*) have no mean_e2el_ms; the end-to-end
+# latency is mean_ttft_ms + mean_tpot_ms x (output / completed - 1).
+# vllm-serve-no-e2el.json by hand: 20,200 / 200 = 101 output tokens,
+# 0.050 + 0.020 x 100 = 2.05 s; in flight 2.0 req/s x 2.05 s = 4.1
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/vllm-serve-no-e2el.json"
+expect_rc 0
+expect_out "vllm-serve-no-e2el.json:1,vllm-serve,ttft,4.1,200,101,0.045,"
+expect_out "vllm-serve-no-e2el.json:1,vllm-serve,tpot,4.1,200,101,0.019,"
+# without mean_tpot_ms (nor mean_e2el_ms, nor max_concurrency): refused
+sed 's/"mean_tpot_ms": 20.0, //' "$d/vllm-serve-no-e2el.json" >"$tmp/no-tpot.json"
+run "$KVPLAN" calibrate $base --out "$tmp/never.yaml" "$tmp/no-tpot.json" "$d/vllm-serve-no-e2el.json"
+expect_rc 3
+expect_err "no-tpot.json:1:1: error: max_concurrency: the requests in flight are unknown"
+expect_err "(or mean_ttft_ms and mean_tpot_ms)"
+expect_err "(JSON pointer /max_concurrency)"
+sed 's/"mean_tpot_ms": 20.0/"mean_tpot_ms": "fast"/' "$d/vllm-serve-no-e2el.json" >"$tmp/bad-tpot.json"
+run "$KVPLAN" calibrate $base --evaluate "$tmp/bad-tpot.json"
+expect_rc 3
+expect_err "bad-tpot.json:1:547: error: mean_tpot_ms: expected a number, got 'fast' (JSON pointer /mean_tpot_ms)"
+# a public result file cut short: located, exit 3, nothing written
+head -c 3000 "$top_srcdir/tests/data/bench-public/vllm-llama70b-a100-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_04.json" >"$tmp/cut.json"
+run "$KVPLAN" calibrate --gpu a100-40gb --model llama-3.1-70b --tp 8 --out "$tmp/never.yaml" \
+	"$tmp/cut.json" "$d/vllm-serve-no-e2el.json"
+expect_rc 3
+expect_err "cut.json:1:3001: error: truncated JSON"
+if [ ! -e "$tmp/never.yaml" ]; then ok; else bad "a calibration was written"; fi
+
 # Never over an input
 cp "$d/vllm-serve-c1.json" "$tmp/c1.json"
 cp "$d/vllm-serve-c2.json" "$tmp/c2.json"

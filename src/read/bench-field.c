@@ -18,13 +18,18 @@ kvp_status kvp_bench_fail(const struct kvp_bench_src *s, const struct kvp_node *
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	const struct kvp_node *at = key ? kvp_map_get(obj, key) : NULL;
-	return kvp_node_fail(s->doc, at ? at : obj, err, KVP_STATUS_INVALID, key, "%s", msg);
+	const char *p = s->ptr ? s->ptr : "";
+	return kvp_node_fail(s->doc, at ? at : obj, err, KVP_STATUS_INVALID, key,
+			     "%s (JSON pointer %s/%s)", msg, p, key ? key : "");
 }
 
+/* Every message names the field's JSON pointer in the run's object
+ * beside file:line:col (a JSONL file: the line's object). */
 static kvp_status fail_err(const struct kvp_bench_src *s, const struct kvp_node *at,
 			   const char *key, struct kvp_error *err, const char *msg)
 {
-	return kvp_node_fail(s->doc, at, err, KVP_STATUS_INVALID, key, "%s", msg);
+	return kvp_node_fail(s->doc, at, err, KVP_STATUS_INVALID, key, "%s (JSON pointer %s/%s)",
+			     msg, s->ptr ? s->ptr : "", key);
 }
 
 static kvp_status missing(const struct kvp_bench_src *s, const struct kvp_node *obj,
@@ -45,8 +50,15 @@ kvp_status kvp_bench_num(const struct kvp_bench_src *s, const struct kvp_node *o
 		return required ? missing(s, obj, key, err) : KVP_STATUS_OK;
 	double v;
 	kvp_status st = kvp_node_double(s->doc, n, key, &v, err);
-	if (st)
+	if (st) {
+		/* the walker's message, with the field's JSON pointer */
+		if (err) {
+			size_t len = strlen(err->msg);
+			snprintf(err->msg + len, sizeof err->msg - len, " (JSON pointer %s/%s)",
+				 s->ptr ? s->ptr : "", key);
+		}
 		return st;
+	}
 	if (!isfinite(v * scale))
 		return fail_err(s, n, key, err, "too large");
 	*out = v * scale;

@@ -24,7 +24,9 @@ static kvp_status metric(const struct kvp_bench_src *s, const char *name, const 
 	kvp_status st = kvp_bench_map(s, s->obj, name, true, &mo, err);
 	if (st)
 		return st;
-	struct kvp_bench_src ms = {s->doc, mo, s->tool};
+	char ptr[80];
+	snprintf(ptr, sizeof ptr, "/%s", name);
+	struct kvp_bench_src ms = {s->doc, mo, s->tool, ptr};
 	double scale = 1;
 	if (time) {
 		char unit[16];

@@ -15,6 +15,10 @@ struct kvp_bench_src {
 	const struct kvp_doc *doc;
 	const struct kvp_node *obj;
 	const char *tool;              /* for messages: "vllm bench serve --save-result" */
+	/* obj's JSON pointer (RFC 6901) in its run's object, for messages:
+	 * "" the run itself, "/server_info" a member (NULL: ""); keys the
+	 * readers name are plain words, nothing to escape */
+	const char *ptr;
 };
 
 /* The number at obj's `key` (a non-negative double), scaled by `scale`.

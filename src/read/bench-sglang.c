@@ -55,7 +55,7 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 	    (st = kvp_bench_map(s, o, "server_info", false, &info, err)))
 		return st;
 	if (info) {
-		struct kvp_bench_src si = {s->doc, info, s->tool};
+		struct kvp_bench_src si = {s->doc, info, s->tool, "/server_info"};
 		if ((st = kvp_bench_str(&si, info, "version", false, run->engine_version,
 					sizeof run->engine_version, err)) ||
 		    (st = kvp_bench_str(&si, info, "model_path", false, run->model_id,

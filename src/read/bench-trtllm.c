@@ -41,8 +41,10 @@ kvp_status kvp_bench_trtllm(const struct kvp_bench_src *s, struct kvp_bench_run 
 	    (st = kvp_bench_map(s, o, "request_info", true, &req, err)) ||
 	    (st = kvp_bench_map(s, o, "streaming_metrics", false, &sm, err)))
 		return st;
-	struct kvp_bench_src e = {s->doc, eng, s->tool}, w = {s->doc, world, s->tool},
-			     r = {s->doc, req, s->tool}, m = {s->doc, sm, s->tool};
+	struct kvp_bench_src e = {s->doc, eng, s->tool, "/engine"},
+			     w = {s->doc, world, s->tool, "/world_info"},
+			     r = {s->doc, req, s->tool, "/request_info"},
+			     m = {s->doc, sm, s->tool, "/streaming_metrics"};
 	if (eng && ((st = kvp_bench_str(&e, eng, "model", false, run->model_id,
 					sizeof run->model_id, err)) ||
 		    (st = kvp_bench_str(&e, eng, "version", false, run->engine_version,

@@ -8,6 +8,13 @@
  * completed, total_input_tokens, total_output_tokens, request_throughput
  * req/s) and the statistics mean_/median_/std_/p<P>_<m>_ms for m in ttft,
  * tpot, itl, e2el; TPOT per request is (latency - ttft) / (output - 1).
+ * Its releases before e2el joined the default --percentile-metrics
+ * ("ttft,tpot,itl"; vLLM 0.8.3's benchmark_serving.py, as
+ * tests/data/bench-public/vllm-* were written) have no mean_e2el_ms: it is
+ * derived as mean_ttft_ms + mean_tpot_ms x (total_output_tokens /
+ * completed - 1), each request's latency being its TTFT plus (output - 1)
+ * TPOTs, summed over the mean output (exact when TPOT and output length
+ * are uncorrelated; kvplan(1), CALIBRATE).
  *
  * `vllm bench latency --output-json` (vllm/benchmarks/latency.py, the
  * legacy benchmarks/benchmark_latency.py): avg_latency (s), latencies (one
@@ -24,7 +31,7 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 				struct kvp_error *err)
 {
 	const struct kvp_node *o = s->obj;
-	double completed = 0, in = 0, out = 0, thr = 0, e2el = 0, maxc = 0;
+	double completed = 0, in = 0, out = 0, thr = 0, e2el = 0, maxc = 0, ttft = 0, tpot = 0;
 	char backend[32];
 	kvp_status st;
 	if ((st = kvp_bench_str(s, o, "backend", false, backend, sizeof backend, err)))
@@ -53,6 +60,14 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 	run->requests = (uint64_t)completed;
 	run->prompt_tokens = kvp_bench_per_request(in, completed);
 	run->output_tokens = kvp_bench_per_request(out, completed);
+	/* no mean_e2el_ms (above): the mean TTFT and TPOT over the mean output */
+	if (!(e2el > 0) && !kvp_map_get(o, "mean_e2el_ms")) {
+		if ((st = kvp_bench_num(s, o, "mean_ttft_ms", 1e-3, false, &ttft, err)) ||
+		    (st = kvp_bench_num(s, o, "mean_tpot_ms", 1e-3, false, &tpot, err)))
+			return st;
+		if (ttft > 0 && tpot > 0 && out / completed >= 1)
+			e2el = ttft + tpot * (out / completed - 1);
+	}
 	/* the sequences in flight: Little's law over the measured throughput
 	 * and end-to-end latency, at most --max-concurrency */
 	run->batch = thr * e2el;
@@ -61,7 +76,8 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 	if (!(run->batch > 0))
 		return kvp_bench_fail(s, o, "max_concurrency", err, "the requests in flight are "
 				      "unknown: the file has neither request_throughput with "
-				      "mean_e2el_ms nor max_concurrency");
+				      "mean_e2el_ms (or mean_ttft_ms and mean_tpot_ms) nor "
+				      "max_concurrency");
 	if (run->batch < 1)
 		run->batch = 1;
 	return KVP_STATUS_OK;
