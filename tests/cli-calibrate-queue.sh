@@ -4,7 +4,9 @@
 # checked against kvplan perf's own prefill and decode step (another path
 # through the step model) with the composition written out by hand here:
 #   SGLang (prefill_alone, overlap_schedule in profiles/engines/sglang.yaml,
-#   from srt/managers/scheduler.py): TTFT = P + 1.5 x D(B - 1)
+#   from srt/managers/scheduler.py): TTFT = P + 1.5 x D(B - 1), the prompt
+#   prefilled with the lambda x D(B - 1) others that arrived in the same step
+#   (lambda: the run's requests a second): P = P(1) + lambda D (P(2) - P(1))
 #   vLLM (chunked prefill): TTFT = perf's ttft_chunked_s at the same batch
 #   queue: N = the pool's sequences at the mean context p + (o - 1) / 2,
 #   Q = B - N wait, TTFT = TTFT(N) + Q x (TTFT(N) + (o - 1) x D(N)) / N,
@@ -27,15 +29,19 @@ near() { # near GOT WANT RELTOL NAME
 # (100 x 4.0 s / 50 s), 512 + 128 tokens, mean decode context
 # 512 + 127 / 2 = 575 (whole tokens: 575).  P = one prompt's prefill with
 # its fixed costs (perf --batch 1: ttft_s); D(7) = the step of the 7 others
-# (perf --batch 7 --prompt 512 --output 128: tpot_s, at context 575)
+# (perf --batch 7 --prompt 512 --output 128: tpot_s, at context 575);
+# P(2) two prompts in one prefill (perf --batch 2: ttft_s); lambda = 100
+# requests / 50 s = 2 a second
 run $perf --engine sglang --batch 1 --prompt 512 --output 128
 p1=$(json ttft_s)
+run $perf --engine sglang --batch 2 --prompt 512 --output 128
+p2=$(json ttft_s)
 run $perf --engine sglang --batch 7 --prompt 512 --output 128
 d7=$(json tpot_s)
 run "$KVPLAN" calibrate $base --evaluate --format csv "$d/sglang-serving-2024.jsonl"
 expect_rc 0
-want=$(awk -v p="$p1" -v d="$d7" 'BEGIN { printf "%.9g", p + 1.5 * d }')
-near "$(pred ttft 10)" "$want" 1e-9 "SGLang TTFT = P + 1.5 x D(7) = $p1 + 1.5 x $d7"
+want=$(awk -v p="$p1" -v q="$p2" -v d="$d7" 'BEGIN { printf "%.12g", p + 2 * d * (q - p) + 1.5 * d }')
+near "$(pred ttft 10)" "$want" 1e-9 "SGLang TTFT = P(1) + 2 D (P(2) - P(1)) + 1.5 x D(7), P $p1 $p2, D $d7"
 expect_out ",false,0"
 run "$KVPLAN" validate $base --format csv "$d/sglang-serving-2024.jsonl"
 near "$(pred ttft 9)" "$want" 1e-9 "validate predicts the same SGLang TTFT"
@@ -51,11 +57,14 @@ near "$(pred ttft 10)" "$chunk" 1e-9 "vLLM TTFT = perf's chunked TTFT at batch 8
 # 3. The queue: sglang-serving-queued.jsonl asks 1,000 in flight.  The
 # pool at the mean context 575 holds N sequences (kvplan budget --context
 # 575: max_sequences; 714 on the profiles of this commit); Q = 1000 - N
-# wait.  TTFT(N) = P + 1.5 x D(N - 1); E2E(N) = TTFT(N) + 127 x D(N);
-# TTFT = TTFT(N) + Q x E2E(N) / N.  By hand with this commit's figures:
-# P 0.0180878, D(713) 0.1172557, D(714) 0.1174103: TTFT(N) = 0.0180878 +
-# 0.1758836 = 0.1939714; E2E = 0.1939714 + 127 x 0.1174103 = 15.1050795;
-# wait = 286 x 15.1050795 / 714 = 6.0504957; TTFT = 6.2444671 s
+# wait.  TTFT(N) = P + 1.5 x D(N - 1), lambda = its request_throughput
+# 0.1667; E2E(N) = TTFT(N) + 127 x D(N); TTFT = TTFT(N) + Q x E2E(N) / N.
+# By hand with this commit's figures: P(1) 0.0180878, P(2) 0.0321756
+# (P(2) - P(1) = 0.0140878), D(713) 0.1172557, D(714) 0.1174103: P =
+# 0.0180878 + 0.1667 x 0.1172557 x 0.0140878 = 0.0183632; TTFT(N) =
+# 0.0183632 + 1.5 x 0.1172557 = 0.0183632 + 0.1758836 = 0.1942468; E2E =
+# 0.1942468 + 127 x 0.1174103 = 0.1942468 + 14.9111081 = 15.1053549; wait =
+# 286 x 15.1053549 / 714 = 6.0506044; TTFT = 6.2448512 s
 run "$KVPLAN" budget $base --engine sglang --context 575 --format json
 n=$(json max_sequences)
 run $perf --engine sglang --batch $((n - 1)) --prompt 512 --output 128
@@ -65,13 +74,13 @@ dn=$(json tpot_s)
 run "$KVPLAN" calibrate $base --evaluate --format csv "$d/sglang-serving-queued.jsonl"
 expect_rc 0
 q=$((1000 - n))
-want=$(awk -v p="$p1" -v a="$dn1" -v b="$dn" -v n="$n" -v q="$q" 'BEGIN {
-	t = p + 1.5 * a; printf "%.9g", t + q * (t + 127 * b) / n }')
+want=$(awk -v p="$p1" -v p2="$p2" -v a="$dn1" -v b="$dn" -v n="$n" -v q="$q" 'BEGIN {
+	t = p + 0.1667 * a * (p2 - p) + 1.5 * a; printf "%.12g", t + q * (t + 127 * b) / n }')
 near "$(pred ttft 10)" "$want" 1e-9 "queued TTFT = TTFT(N) + Q x E2E(N) / N, N = $n"
 near "$(pred tpot 10)" "$dn" 1e-9 "queued TPOT = D(N), N = $n"
 name="the queued column: Q = 1000 - $n = $q"
 case "$out" in *",false,$q"*) ok ;; *) bad "$out" ;; esac
-near "$want" 6.2444671 1e-6 "the hand arithmetic above still holds on these profiles"
+near "$want" 6.2448512 1e-6 "the hand arithmetic above still holds on these profiles"
 run "$KVPLAN" validate $base --format json "$d/sglang-serving-queued.jsonl"
 expect_json queued "$q"
 

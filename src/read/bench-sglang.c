@@ -37,7 +37,7 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 				    struct kvp_error *err)
 {
 	const struct kvp_node *o = s->obj, *info;
-	double completed = 0, in = 0, out = 0, conc = 0, maxc = 0, tp = 0, e2e = 0, dur = 0;
+	double completed = 0, in = 0, out = 0, conc = 0, maxc = 0, tp = 0, e2e = 0, dur = 0, thr = 0;
 	/* the late-2024 line (above): no median_tpot_ms, its median ITL instead */
 	bool short_line = !kvp_map_get(o, "median_tpot_ms") && kvp_map_get(o, "median_itl_ms");
 	kvp_status st;
@@ -51,6 +51,7 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 	    (st = kvp_bench_num(s, o, "concurrency", 1, false, &conc, err)) ||
 	    (st = kvp_bench_num(s, o, "mean_e2e_latency_ms", 1e-3, false, &e2e, err)) ||
 	    (st = kvp_bench_num(s, o, "duration", 1, false, &dur, err)) ||
+	    (st = kvp_bench_num(s, o, "request_throughput", 1, false, &thr, err)) ||
 	    (st = kvp_bench_num(s, o, "max_concurrency", 1, false, &maxc, err)) ||
 	    (st = kvp_bench_map(s, o, "server_info", false, &info, err)))
 		return st;
@@ -68,6 +69,9 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 		return kvp_bench_fail(s, o, "completed", err, "no request completed: nothing "
 				      "was measured");
 	run->requests = (uint64_t)completed;
+	/* the late-2024 line has no request_throughput: completed / duration,
+	 * as calculate_metrics computes it */
+	run->throughput_rps = thr > 0 ? thr : dur > 0 ? completed / dur : 0;
 	run->prompt_tokens = kvp_bench_per_request(in, completed);
 	run->output_tokens = kvp_bench_per_request(out, completed);
 	/* Little's law where the line predates `concurrency`: the same sum of

@@ -58,6 +58,7 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 		return kvp_bench_fail(s, o, "completed", err, "no request completed: nothing "
 				      "was measured");
 	run->requests = (uint64_t)completed;
+	run->throughput_rps = thr;
 	run->prompt_tokens = kvp_bench_per_request(in, completed);
 	run->output_tokens = kvp_bench_per_request(out, completed);
 	/* no mean_e2el_ms (above): the mean TTFT and TPOT over the mean output */

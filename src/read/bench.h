@@ -68,6 +68,10 @@ struct kvp_bench_run {
 	double batch;
 	uint64_t prompt_tokens, output_tokens;
 	uint64_t requests;              /* completed; 0 for an offline batch */
+	/* a serving run's requests completed a second (its measured
+	 * throughput, which in a steady state is the rate they arrive and
+	 * are admitted at); 0: not recorded, or an offline batch */
+	double throughput_rps;
 	struct kvp_bench_measured m;
 };
 

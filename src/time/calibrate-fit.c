@@ -88,6 +88,7 @@ struct run_shape {
 	 * the requests in flight beyond them, waiting (0: none) */
 	uint64_t run_total, run_rank;
 	double queued;
+	double rps;               /* the run's requests a second on the fullest rank */
 };
 
 struct fit_state {
@@ -130,7 +131,8 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 			 * of the sequences that run; the waiting ones wait for
 			 * the running ones to finish first */
 			st = kvp_perf_loaded_ttft(&c, &r->b.engine_model, r->run_rank, r->run_total,
-						  r->p, r->dctx, r->b.max_batched_tokens, &ld, fs->err);
+						  r->p, r->dctx, r->b.max_batched_tokens, r->rps, &ld,
+						  fs->err);
 			pred[i] = ld.ttft_s;
 			if (!st && r->queued > 0 &&
 			    !(st = kvp_perf_decode_step_dp(&c, r->run_rank, r->run_total, r->dctx,
@@ -553,6 +555,7 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 		 * to the engine as one: left as asked. */
 		s->run_total = s->total;
 		s->run_rank = s->rank;
+		s->rps = r->throughput_rps / dp;
 		struct kvp_budget_opts bm = bo;
 		bm.context = s->dctx ? s->dctx : 1;
 		bm.batch = 1;

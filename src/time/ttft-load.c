@@ -9,8 +9,8 @@
 
 kvp_status kvp_perf_loaded_ttft(const struct kvp_perf_ctx *c, const struct kvp_engine_model *e,
 				uint64_t batch, uint64_t total, uint64_t n, uint64_t context,
-				uint64_t max_batched_tokens, struct kvp_perf_loaded *out,
-				struct kvp_error *err)
+				uint64_t max_batched_tokens, double arrival_rps,
+				struct kvp_perf_loaded *out, struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!e || !e->prefill_alone) {
@@ -39,6 +39,19 @@ kvp_status kvp_perf_loaded_ttft(const struct kvp_perf_ctx *c, const struct kvp_e
 		return st;
 	out->prefill_s = pre.time_s;
 	out->decode_s = others ? dec.time_s : 0;
+	out->batch_prompts = 1;
+	/* the prompts that arrived in the same step prefill with it, as many
+	 * as the step's token budget takes */
+	double extra = arrival_rps > 0 ? arrival_rps * out->decode_s : 0;
+	if (max_batched_tokens && extra > (double)max_batched_tokens / (double)n - 1)
+		extra = (double)max_batched_tokens / (double)n - 1;
+	if (extra > 0) {
+		struct kvp_perf_step two;
+		if ((st = kvp_perf_prefill_dp(c, 2, 2, n, &two, err)))
+			return st;
+		out->batch_prompts = 1 + extra;
+		out->prefill_s += extra * (two.time_s - pre.time_s);
+	}
 	out->ttft_s = out->prefill_s + out->wait_steps * out->decode_s;
 	return KVP_STATUS_OK;
 }
