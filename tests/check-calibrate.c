@@ -22,6 +22,7 @@
 #include "time/calibrate-fit.h"
 #include "time/calibration-write.h"
 #include "time/calibration.h"
+#include "time/ttft-load.h"
 
 #ifndef KVP_SRCDIR
 #define KVP_SRCDIR "."
@@ -189,6 +190,50 @@ START_TEST(test_vllm_serve)
 }
 END_TEST
 
+/* vLLM 0.8.3's line (no mean_e2el_ms): vllm-serve-no-e2el.json, by hand:
+ * 20,200 / 200 = 101 output tokens, latency 0.050 + 0.020 x 100 = 2.05 s,
+ * in flight 2.0 req/s x 2.05 s = 4.1.  And a public file of that release
+ * (tests/data/bench-public/vllm-llama70b-a100-tp8, qps 01): its
+ * request_throughput 0.9745666315653629 x (0.06525777634499718 +
+ * 0.024564414268982127 x (42722 / 200 - 1 = 212.61)) = 0.9745666 x
+ * 5.2878... = 5.153 in flight; 42,659 / 200 = 213.3 -> 213 prompt tokens */
+START_TEST(test_vllm_serve_no_e2el)
+{
+	struct kvp_bench_runs r = {0};
+	struct kvp_error err = {0};
+	ck_assert_msg(load("vllm-serve-no-e2el.json", NULL, &r, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert_double_eq_tol(r.v[0].batch, 4.1, 1e-9);
+	ck_assert_uint_eq(r.v[0].output_tokens, 101);
+	ck_assert_double_eq_tol(r.v[0].throughput_rps, 2.0, 1e-12);
+	ck_assert_double_eq_tol(r.v[0].m.ttft_s, 0.045, 1e-12);   /* the median, not the mean */
+	kvp_bench_runs_free(&r);
+	ck_assert_msg(load("../bench-public/vllm-llama70b-a100-tp8/serving_meta-llama-"
+			   "Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json", NULL, &r, &err) ==
+		      KVP_STATUS_OK, "%s", err.msg);
+	double e2e = 0.06525777634499718 + 0.024564414268982127 * (42722.0 / 200 - 1);
+	ck_assert_double_eq_tol(r.v[0].batch, 0.9745666315653629 * e2e, 1e-9);
+	ck_assert_double_eq_tol(r.v[0].batch, 5.153, 1e-3);
+	ck_assert_uint_eq(r.v[0].prompt_tokens, 213);
+	kvp_bench_runs_free(&r);
+}
+END_TEST
+
+/* The queue's wait (time/ttft-load.h), by hand: 286 waiting behind 714
+ * running, each 0.2 s to its first token and 127 steps of 0.1 s after it:
+ * E2E = 0.2 + 12.7 = 12.9 s, 714 finish every 12.9 s, so the last of the
+ * 286 waits 286 x 12.9 / 714 = 3,689.4 / 714 = 5.167227 s.  Nothing
+ * waiting, or nothing running: 0; one output token: the TTFT alone. */
+START_TEST(test_queue_wait)
+{
+	ck_assert_double_eq_tol(kvp_perf_queue_wait_s(286, 714, 0.2, 0.1, 128), 5.167227, 1e-6);
+	ck_assert_double_eq(kvp_perf_queue_wait_s(0, 714, 0.2, 0.1, 128), 0);
+	ck_assert_double_eq(kvp_perf_queue_wait_s(10, 0, 0.2, 0.1, 128), 0);
+	/* 10 x 0.2 / 5 = 0.4 */
+	ck_assert_double_eq_tol(kvp_perf_queue_wait_s(10, 5, 0.2, 0.1, 1), 0.4, 1e-12);
+}
+END_TEST
+
 START_TEST(test_vllm_latency)
 {
 	struct kvp_bench_runs r = {0};
@@ -220,6 +265,7 @@ START_TEST(test_sglang)
 	ck_assert_double_eq_tol(r.v[1].batch, 31.52, 1e-12);
 	ck_assert_uint_eq(r.v[1].prompt_tokens, 1024);           /* 409,600 / 400 */
 	ck_assert_double_eq_tol(r.v[0].m.tpot_s, 0.0073349, 1e-12);  /* median_tpot_ms */
+	ck_assert_double_eq_tol(r.v[0].throughput_rps, 8.2853, 1e-12); /* request_throughput */
 	ck_assert_msg(load("sglang-one-batch.jsonl", NULL, &r, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
 	ck_assert_uint_eq(r.n, 5);                               /* appended to the same list */
@@ -496,6 +542,8 @@ int main(void)
 	tcase_add_test(core, test_json_lines_and_skip);
 	tcase_add_test(core, test_vllm_serve);
 	tcase_add_test(core, test_vllm_latency);
+	tcase_add_test(core, test_vllm_serve_no_e2el);
+	tcase_add_test(core, test_queue_wait);
 	tcase_add_test(core, test_sglang);
 	tcase_add_test(core, test_trtllm_genai_aiperf);
 	tcase_add_test(core, test_fit_holdout);
