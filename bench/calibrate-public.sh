@@ -3,8 +3,9 @@
 # tests/data/bench-public/<set>/ holds benchmark result files a user
 # published (one engine, one GPU type, one model and TP; README.md there
 # gives each file's URL and where the shape was read) and a set.env naming
-# the shape for kvplan (GPU, MODEL, TP, ENGINE, and ENGINE_VERSION where the
-# set's source records it: --engine-version).
+# the shape for kvplan (GPU, MODEL, TP, ENGINE; ENGINE_VERSION and
+# UTILIZATION where the set's source records them: --engine-version,
+# --utilization).
 #
 # Per set: the runs are numbered in the order the files record them (files
 # by name, then line by line: a JSONL or --append-result file holds one run
@@ -54,7 +55,7 @@ printf '%-28s %-8s %-16s %-5s %5s %5s %6s %14s %12s %s\n' set gpu model tp runs 
 for set in "$dir"/*/; do
 	name=$(basename "$set")
 	[ -f "$set/set.env" ] || continue
-	GPU= MODEL= TP=1 ENGINE= ENGINE_VERSION=
+	GPU= MODEL= TP=1 ENGINE= ENGINE_VERSION= UTILIZATION=
 	. "$set/set.env"
 	w="$tmp/$name"
 	mkdir -p "$w"
@@ -82,6 +83,7 @@ for set in "$dir"/*/; do
 	done
 	base="--gpu $GPU --model $MODEL --tp $TP --engine $ENGINE"
 	if [ -n "$ENGINE_VERSION" ]; then base="$base --engine-version $ENGINE_VERSION"; fi
+	if [ -n "$UTILIZATION" ]; then base="$base --utilization $UTILIZATION"; fi
 	# validate exits 1 when a point is outside its tolerance: a figure, not a failure here
 	"$kvplan" validate $base --format csv $held >"$w/before.csv" || [ $? -eq 1 ]
 	"$kvplan" calibrate $base --out "$w/cal.yaml" $fit >"$w/fit.txt"
