@@ -84,4 +84,21 @@ near "$want" 6.2448512 1e-6 "the hand arithmetic above still holds on these prof
 run "$KVPLAN" validate $base --format json "$d/sglang-serving-queued.jsonl"
 expect_json queued "$q"
 
+# 4. vLLM runs at most max_num_seqs at once, whatever the pool holds: the
+# same 1,000 asked of vLLM with --max-num-seqs 500 (the pool holds more at
+# context 575: kvplan budget --engine vllm, max_sequences above 500) leave
+# 1000 - 500 = 500 waiting, and the TPOT is the step of 500 (perf --batch 500)
+run "$KVPLAN" budget $base --engine vllm --context 575 --format json
+nv=$(json max_sequences)
+name="vLLM's pool holds more than 500 at context 575 ($nv)"
+if [ "$nv" -gt 500 ]; then ok; else bad "the test's premise fails"; fi
+run $perf --engine vllm --max-num-seqs 500 --batch 500 --prompt 512 --output 128
+d500=$(json tpot_s)
+run "$KVPLAN" calibrate $base --engine vllm --max-num-seqs 500 --evaluate --format csv \
+	"$d/sglang-serving-queued.jsonl"
+expect_rc 0
+name="vLLM: 500 queued behind max_num_seqs"
+case "$out" in *",false,500"*) ok ;; *) bad "$out" ;; esac
+near "$(pred tpot 10)" "$d500" 1e-9 "vLLM queued TPOT = D(500)"
+
 finish

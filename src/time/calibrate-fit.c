@@ -563,6 +563,14 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 		if ((st = kvp_budget_compute(m, g, &bm, &mean, err)))
 			return st;
 		uint64_t cap = mean.max_sequences, cap_total;
+		/* vLLM runs no more than max_num_seqs at once whatever the
+		 * pool holds (vllm/v1/core/sched/scheduler.py at 00024d3:
+		 * max_num_running_reqs = scheduler_config.max_num_seqs, and
+		 * schedule() admits none while len(self.running) equals it);
+		 * SGLang's request-slot cap (max_running_requests) is sized
+		 * from the pool and not below 2,048, so its pool governs */
+		if (s->b.engine == KVP_ENGINE_VLLM && s->b.max_num_seqs && cap > s->b.max_num_seqs)
+			cap = s->b.max_num_seqs;
 		if (!kvp_mul(cap, dp, &cap_total))
 			cap_total = UINT64_MAX;
 		if ((r->m.ttft_s > 0 || r->m.tpot_s > 0) && cap >= 1 && s->rank > cap) {
