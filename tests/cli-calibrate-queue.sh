@@ -83,6 +83,8 @@ case "$out" in *",false,$q"*) ok ;; *) bad "$out" ;; esac
 near "$want" 6.2448512 1e-6 "the hand arithmetic above still holds on these profiles"
 run "$KVPLAN" validate $base --format json "$d/sglang-serving-queued.jsonl"
 expect_json queued "$q"
+run "$KVPLAN" validate $base "$d/sglang-serving-queued.jsonl"
+expect_out "($q queued)"
 
 # 4. vLLM runs at most max_num_seqs at once, whatever the pool holds: the
 # same 1,000 asked of vLLM with --max-num-seqs 500 (the pool holds more at

@@ -88,10 +88,14 @@ static void print_table(const struct kvp_validate_bench_args *a, const struct kv
 		kvp_format_fixed(o->measured_s * 1e3, 3, " ms", m, sizeof m);
 		kvp_format_fixed(o->predicted_s * 1e3, 3, " ms", pr, sizeof pr);
 		snprintf(e, sizeof e, "%+.1f%%", 100 * p->error);
-		printf("%-*.48s %-16s %-11s %7.4g %7llu %6llu %12s %12s %8s  %s%s\n", w, where,
+		printf("%-*.48s %-16s %-11s %7.4g %7llu %6llu %12s %12s %8s  %s%s", w, where,
 		       kvp_bench_format_name(r->format), kvp_calib_obs_name(o->kind), r->batch,
 		       (unsigned long long)r->prompt_tokens, (unsigned long long)r->output_tokens,
 		       m, pr, e, p->in_band ? "in" : "out", p->within ? "" : "  <- outside");
+		/* beyond what the KV pool holds: the waiting ones (ttft-load.h) */
+		if (o->queued > 0)
+			printf("  (%.0f queued)", o->queued);
+		printf("\n");
 	}
 	const struct kvp_calib_obs *wo = &f->obs[v->worst];
 	char raw[600];
