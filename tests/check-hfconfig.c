@@ -796,11 +796,31 @@ START_TEST(test_towers)
 			    "\"temporal_patch_size\": 2, \"model_type\": \"qwen2_5_vl\"}}"));
 	unlink(tmp_path);
 	ck_assert_uint_eq(model.tower_params, 676550144ULL);
+	/* Qwen2-VL-7B: the width is embed_dim 1280 (vision_config.hidden_size
+	 * 3584 is the merger's output), MLP 4 x 1280 = 5120, LayerNorms and
+	 * biases: 32 x (4*1280 + 4*1280^2 + 4*1280 + 2*1280*5120 + 5120 + 1280
+	 * = 19,677,440) = 629,678,080 + conv 3*2*14*14*1280 = 1,505,280 +
+	 * merger 2*1280 + 5120^2 + 5120 + 5120*3584 + 3584 = 44,575,744:
+	 * 675,759,104; the safetensors index's total_size 16,582,751,232 B / 2
+	 * = 8,291,375,616 minus the Qwen2-7B text model's 7,615,616,512 */
+	load("Qwen2-VL-7B-Instruct");
+	ck_assert_uint_eq(model.tower_params, 675759104ULL);
+	ck_assert_uint_eq(model.params + model.tower_params, 8291375616ULL);
+	/* LLaVA-Next with CLIP ViT-L/14-336: vLLM builds 23 of 24 layers
+	 * (vision_feature_layer -2), no post-LayerNorm: 23 x (4*(1024^2 + 1024)
+	 * + 2*1024*4096 + 4096 + 1024 + 4*1024 = 12,596,224) = 289,713,152 +
+	 * patch 3*14*14*1024 = 602,112 + class 1024 + positions 577*1024 =
+	 * 590,848 + pre-LN 2,048 + projector 1024*4096 + 4096 + 4096^2 + 4096 =
+	 * 20,979,712 + image_newline 4,096: 311,892,992 params, 623,785,984 B in
+	 * fp16, which with the Mistral text model (32,064 tokens of vocabulary)
+	 * is the 14.0786 GiB vLLM 0.10.2 logs (tests/data/engine-logs/v17) */
+	load_path(data_path("engine-logs/models/llava-v1.6-mistral-7b-hf/config.json"));
+	ck_assert_uint_eq(model.tower_params, 311892992ULL);
 	/* an unknown tower: counted as a generic ViT, with a warning */
 	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
 			    "\"llama\", \"num_hidden_layers\": 1, \"hidden_size\": 8, "
 			    "\"num_attention_heads\": 1, \"vocab_size\": 2, \"intermediate_size\": 4}, "
-			    "\"vision_config\": {\"model_type\": \"clip_vision_model\", "
+			    "\"vision_config\": {\"model_type\": \"siglip_vision_model\", "
 			    "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"intermediate_size\": 8, "
 			    "\"patch_size\": 2, \"image_size\": 4}}"));
 	unlink(tmp_path);
