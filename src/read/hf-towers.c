@@ -177,15 +177,13 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 			     (unsigned long long)Lv, (unsigned long long)Hv);
 	}
 	m->tower_params = t;
-	/* the tower's weights are counted; its profile-run peak is not: vLLM
-	 * runs the encoder on a batch of its largest dummy input and keeps the
-	 * outputs through the language model's dummy run (v1/worker/
-	 * gpu_model_runner.py profile_run, 0.19.0), sized by each model's
-	 * processor, which config.json does not give (reports/engine-logs.md,
-	 * "Issue 36, multimodal") */
-	hf_warn(h, tn, "vision_config",
-	     "the encoder's own activation in the engine's profile run (vLLM runs the "
-	     "tower on its largest input before sizing the KV pool) is not modelled: "
-	     "the KV pool may be overestimated by it");
-	return KVP_STATUS_OK;
+	/* what the encoder's profile run needs of the tower (hf-encoder.c) */
+	struct kvp_mm_encoder *e = &m->mm_encoder;
+	e->tower_width = (uint32_t)Hv;
+	e->tower_mlp = (uint32_t)Iv;
+	e->tower_gated = !qwen2_vl && (strncmp(type, "qwen2_5_vl", 10) == 0 ||
+				       strncmp(top, "qwen2_5_vl", 10) == 0);
+	e->out_width = (uint32_t)(out > UINT32_MAX ? UINT32_MAX : out);
+	e->temporal_patch = (uint32_t)tp;
+	return hf_read_encoder(h, m, tn, top, type, p, mg, img);
 }
