@@ -769,10 +769,15 @@ START_TEST(test_towers)
 	 * projector 1152*5376 + 1152 = 423,060,336 */
 	load("gemma-3-27b-it");
 	ck_assert_uint_eq(model.tower_params, 423060336ULL);
-	/* one warning, and only it: the encoder's profile-run peak is not
-	 * modelled (issue 36), the tower's weights are */
-	ck_assert_uint_eq(model.num_warnings, 1);
-	ck_assert_ptr_nonnull(strstr(model.warnings[0], "profile run"));
+	/* no warning: the tower's weights are counted and its profile run
+	 * modelled (issue 36): one 896 x 896 image, (896/14)^2 = 4,096 SigLIP
+	 * patches of 3 x 14^2 = 588 pixel values, 256 output tokens of 5,376 */
+	ck_assert_uint_eq(model.num_warnings, 0);
+	ck_assert_str_eq(model.mm_encoder.family, "gemma3");
+	ck_assert_uint_eq(model.mm_encoder.image_tokens, 256);
+	ck_assert_uint_eq(model.mm_encoder.image_patches, 4096);
+	ck_assert_uint_eq(model.mm_encoder.patch_inputs, 588);
+	ck_assert_uint_eq(model.mm_encoder.out_width, 5376);
 	build(1, 1);
 	ck_assert_uint_eq(spec.tower_bytes, 2 * 423060336ULL);   /* bf16 */
 	ck_assert_uint_eq(spec.weights_bytes, 2 * (27009346304ULL + 423060336ULL));
@@ -805,6 +810,15 @@ START_TEST(test_towers)
 	 * = 8,291,375,616 minus the Qwen2-7B text model's 7,615,616,512 */
 	load("Qwen2-VL-7B-Instruct");
 	ck_assert_uint_eq(model.tower_params, 675759104ULL);
+	/* its largest image: 12,845,056 / (14 x 2)^2 = 16,384 tokens of 4
+	 * patches, 3 x 2 x 14^2 = 1,176 pixel values each, out 3,584 wide */
+	ck_assert_uint_eq(model.mm_encoder.image_tokens, 16384);
+	ck_assert_uint_eq(model.mm_encoder.image_patches, 65536);
+	ck_assert_uint_eq(model.mm_encoder.patch_inputs, 1176);
+	ck_assert_uint_eq(model.mm_encoder.out_width, 3584);
+	ck_assert_uint_eq(model.mm_encoder.tower_width, 1280);
+	ck_assert_uint_eq(model.mm_encoder.tower_mlp, 5120);
+	ck_assert(!model.mm_encoder.tower_gated);
 	ck_assert_uint_eq(model.params + model.tower_params, 8291375616ULL);
 	/* LLaVA-Next with CLIP ViT-L/14-336: vLLM builds 23 of 24 layers
 	 * (vision_feature_layer -2), no post-LayerNorm: 23 x (4*(1024^2 + 1024)
