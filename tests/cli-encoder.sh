@@ -14,10 +14,13 @@ llava="$models/llava-v1.6-mistral-7b-hf/config.json"
 # 114,688 tokens <= 128,000, more than one image: the log's own "budget
 # of 114688 tokens, and profiled with 1 video items" (budget = max(2,048,
 # 114,688); 114,688 // 114,688 = 1 item).
-run "$KVPLAN" budget --model "$qwen" --gpu a100-80gb --utilization 0.22 \
-	--engine-version 0.27.1 --format json
-expect_json encoder_profile_tokens_per_item 114688
-expect_json encoder_profile_items 1
+case_file="$top_srcdir/tests/data/engine-logs/encoder/e1-qwen25-vl-7b-a100-v0230.yaml"
+field() { sed -n "s/^$1:[[:space:]]*//p" "$case_file" | sed 's/[[:space:]]*#.*//; s/^"//; s/"$//'; }
+run "$KVPLAN" budget --model "$top_srcdir/$(field model)" --gpu "$(field gpu_profile)" \
+	--utilization "$(field utilization)" --context "$(field max_model_len)" \
+	--engine-version "$(field engine_version)" --format json
+expect_json encoder_profile_tokens_per_item "$(field logged_encoder_budget_tokens)"
+expect_json encoder_profile_items "$(field logged_encoder_items)"
 expect_json encoder_profile_modality video
 # the tower: 7 x 128 x 128 x 4 = 458,752 patches, each (3 x 1280 + max(3 x
 # 3420, 8 x 1280) = 14,100) x 2 B = 28,200 B live, + 1,176 pixel values x
