@@ -830,6 +830,27 @@ START_TEST(test_towers)
 	 * is the 14.0786 GiB vLLM 0.10.2 logs (tests/data/engine-logs/v17) */
 	load_path(data_path("engine-logs/models/llava-v1.6-mistral-7b-hf/config.json"));
 	ck_assert_uint_eq(model.tower_params, 311892992ULL);
+	/* Pixtral-12B in LLaVA form (mistral-community/pixtral-12b: a pixtral
+	 * vision_config without dimensions, the class's 1024 / 24 layers /
+	 * 4096): 24 x (2*1024 + 4*1024^2 + 3*1024*4096 = 16,779,264) =
+	 * 402,702,336 + patch_conv 3*16*16*1024 = 786,432 + ln_pre 1,024 =
+	 * 403,489,792 (Mistral's "400M vision encoder") + projector 1024*5120 +
+	 * 5120 + 5120^2 + 5120 = 31,467,520: 434,957,312; its largest image
+	 * 1024 x 1024: (1024/16)^2 = 4,096 outputs from 4,096 patches, gated */
+	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
+			    "\"mistral\", \"hidden_size\": 5120, \"num_hidden_layers\": 40, "
+			    "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+			    "\"intermediate_size\": 14336, \"vocab_size\": 131072}, "
+			    "\"vision_config\": {\"head_dim\": 64, \"image_size\": 1024, "
+			    "\"model_type\": \"pixtral\", \"patch_size\": 16}, "
+			    "\"vision_feature_layer\": -1}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.tower_params, 434957312ULL);
+	ck_assert_uint_eq(model.num_warnings, 0);
+	ck_assert_str_eq(model.mm_encoder.family, "pixtral");
+	ck_assert_uint_eq(model.mm_encoder.image_tokens, 4096);
+	ck_assert_uint_eq(model.mm_encoder.image_patches, 4096);
+	ck_assert(model.mm_encoder.tower_gated);
 	/* an unknown tower: counted as a generic ViT, with a warning */
 	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
 			    "\"llama\", \"num_hidden_layers\": 1, \"hidden_size\": 8, "

@@ -112,6 +112,19 @@ kvp_status hf_read_encoder(struct hf *h, struct kvp_model *m, const struct kvp_n
 		e->patch_inputs = 3 * p * p;
 		return KVP_STATUS_OK;
 	}
+	if (strcmp(top, "llava") == 0 && strcmp(type, "pixtral") == 0 && mg == 1 && img &&
+	    img % p == 0) {
+		/* Pixtral under LLaVA: vLLM 0.19.0 pixtral.py PixtralHFEncoderInfo
+		 * get_num_image_tokens = ncols x nrows at the largest image,
+		 * image_size x image_size: (img / p)^2 outputs from as many patches
+		 * (the row breaks and the end token are placeholders of the
+		 * prompt, not encoder outputs) */
+		snprintf(e->family, sizeof e->family, "pixtral");
+		e->image_tokens = (img / p) * (img / p);
+		e->image_patches = e->image_tokens;
+		e->patch_inputs = 3 * p * p;
+		return KVP_STATUS_OK;
+	}
 	if (strncmp(top, "gemma3", 6) == 0 && img && img % p == 0) {
 		/* vLLM 0.19.0 gemma3_mm.py get_num_image_tokens: (crops + 1) x
 		 * image_seq_length, no crops without pan-and-scan (its default):

@@ -60,8 +60,14 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 						 "vt_num_hidden_layers", "layers", NULL};
 	static const char *const mlp_keys[] = {"intermediate_size", "vt_intermediate_size",
 					       "mlp_dim", NULL};
-	if (tn->type != KVP_NODE_MAP || !hf_get_any(tn, dim_keys, NULL) ||
-	    !hf_get_any(tn, depth_keys, NULL)) {
+	/* Pixtral's vision_config omits its dimensions: PixtralVisionConfig's
+	 * class defaults, hidden_size 1024, 24 layers, intermediate 4096
+	 * (transformers configuration_pixtral.py; Mistral's "400M vision
+	 * encoder") */
+	const struct kvp_node *vt = tn->type == KVP_NODE_MAP ? kvp_map_get(tn, "model_type") : NULL;
+	bool pixtral = vt && vt->type == KVP_NODE_SCALAR && strcmp(vt->value, "pixtral") == 0;
+	if (!pixtral && (tn->type != KVP_NODE_MAP || !hf_get_any(tn, dim_keys, NULL) ||
+			 !hf_get_any(tn, depth_keys, NULL))) {
 		hf_warn(h, tn, "vision_config",
 		     "a tower without its dimensions (hidden_size, num_hidden_layers): "
 		     "its weights are not counted, so the KV pool is overestimated");
@@ -75,8 +81,8 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 	static const char *const posh_keys[] = {"init_pos_emb_height", NULL};
 	static const char *const posw_keys[] = {"init_pos_emb_width", NULL};
 	uint64_t Hv, Lv, Iv, p, img, out, tp, mg = 1, ph, pw;
-	if ((st = tower_uint(h, tn, dim_keys, "vision_config", 0, &Hv)) ||
-	    (st = tower_uint(h, tn, depth_keys, "vision_config", 0, &Lv)) ||
+	if ((st = tower_uint(h, tn, dim_keys, "vision_config", pixtral ? 1024 : 0, &Hv)) ||
+	    (st = tower_uint(h, tn, depth_keys, "vision_config", pixtral ? 24 : 0, &Lv)) ||
 	    (st = tower_uint(h, tn, mlp_keys, "vision_config", 4 * Hv, &Iv)) ||
 	    (st = tower_uint(h, tn, patch_keys, "vision_config", 14, &p)) ||
 	    (st = tower_uint(h, tn, image_keys, "vision_config", 0, &img)) ||
@@ -128,6 +134,28 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 		uint64_t layer = 4 * Hv + 4 * Hv * Hv + 4 * Hv + 2 * Hv * Iv + Iv + Hv;
 		t = Lv * layer + C * tp * p * p * Hv + 2 * Hv + (mm * Hv) * (mm * Hv) + mm * Hv +
 		    mm * Hv * out + out;
+	} else if (pixtral && mg == 1 && (strcmp(top, "llava") == 0)) {
+		/* Pixtral under LLaVA (mistral-community/pixtral-12b), as vLLM
+		 * builds it (pixtral.py PixtralHFVisionModel, llava.py
+		 * init_vision_tower_for_llava: up to vision_feature_layer, no
+		 * post-norm): per layer two RMSNorms 2 Hv, q, k, v, o without
+		 * biases 4 Hv^2, gated MLP without biases 3 Hv Iv; patch_conv
+		 * C p^2 Hv without bias, ln_pre Hv, no position table (2-D RoPE);
+		 * the LLaVA projector Hv Ht + Ht + Ht^2 + Ht */
+		uint64_t keep = Lv;
+		const struct kvp_node *fl = kvp_map_get(root, "vision_feature_layer");
+		if (fl && fl->type == KVP_NODE_SCALAR) {
+			char *end = NULL;
+			long v = strtol(fl->value, &end, 10);
+			if (!end || *end || v == 0 || v < -(long)Lv - 1 || v > (long)Lv)
+				return kvp_node_fail(h->doc, fl, h->err, KVP_STATUS_INVALID,
+						     "vision_feature_layer",
+						     "must be a layer of the tower, -%llu to %llu",
+						     (unsigned long long)Lv + 1, (unsigned long long)Lv);
+			keep = v < 0 ? (uint64_t)((long)Lv + v + 1) : (uint64_t)v;
+		}
+		t = keep * (2 * Hv + 4 * Hv * Hv + 3 * Hv * Iv) + C * p * p * Hv + Hv +
+		    Hv * Ht + Ht + Ht * Ht + Ht;
 	} else if (strncmp(type, "qwen2_5_vl", 10) == 0 || strncmp(top, "qwen2_5_vl", 10) == 0) {
 		uint64_t layer = 4 * Hv * Hv + 4 * Hv + 3 * Hv * Iv + 2 * Iv + Hv + 2 * Hv;
 		t = Lv * layer + C * tp * p * p * Hv + Hv + (mm * Hv) * (mm * Hv) + mm * Hv +
@@ -181,8 +209,8 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 	struct kvp_mm_encoder *e = &m->mm_encoder;
 	e->tower_width = (uint32_t)Hv;
 	e->tower_mlp = (uint32_t)Iv;
-	e->tower_gated = !qwen2_vl && (strncmp(type, "qwen2_5_vl", 10) == 0 ||
-				       strncmp(top, "qwen2_5_vl", 10) == 0);
+	e->tower_gated = pixtral || (!qwen2_vl && (strncmp(type, "qwen2_5_vl", 10) == 0 ||
+						   strncmp(top, "qwen2_5_vl", 10) == 0));
 	e->out_width = (uint32_t)(out > UINT32_MAX ? UINT32_MAX : out);
 	e->temporal_patch = (uint32_t)tp;
 	return hf_read_encoder(h, m, tn, top, type, p, mg, img);
