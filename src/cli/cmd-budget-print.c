@@ -470,7 +470,7 @@ bool kvp_budget_print_record(const struct kvp_budget *b, const struct kvp_gpu *g
 		kvp_record_null(r, "utilization_needed");
 	/* the encoder profile run's fields come last (issue 36): new columns
 	 * go at the end */
-	if (!kvp_budget_encoder_to_record(b, r)) {
+	if (!kvp_encoder_to_record(&b->encoder, b->encoder_bytes, r)) {
 		kvp_record_free(r);
 		return false;
 	}

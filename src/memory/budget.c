@@ -554,23 +554,16 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		uint64_t smp = kvp_budget_vllm_sampler_peak(s, se, b->max_batched_tokens, max_seqs);
 		b->activation_bytes = fwd == UINT64_MAX || smp == UINT64_MAX ? UINT64_MAX
 				      : fwd > smp ? fwd : smp;
-		/* a multimodal model's encoder profile run, where the version
-		 * runs it (memory/encoder.h): what it adds above the language
-		 * model's peak, charged on every stage (which ranks run the
-		 * tower under PP was not read: towards fewer tokens) */
-		struct kvp_encoder_profile ep;
-		struct kvp_encoder_args ea = {
-			.max_model_len = b->context, .max_batched_tokens = b->max_batched_tokens,
-			.max_num_seqs = max_seqs, .video_max_frames = em->mm_video_max_frames,
-			.dummy_len = em->mm_dummy_from_batched_tokens ? b->max_batched_tokens : 0,
-			.dtype_bytes = (kvp_dtype_info(s->serving_dtype)->bits + 7) / 8};
-		if (em->mm_encoder_profile && b->activation_bytes != UINT64_MAX &&
-		    kvp_encoder_profile(&s->model->mm_encoder, &ea, &ep)) {
-			b->encoder = ep;
-			b->encoder_bytes = kvp_encoder_charge(&ep, b->activation_bytes);
-			if (!kvp_add(b->activation_bytes, b->encoder_bytes, &b->activation_bytes))
-				b->activation_bytes = UINT64_MAX;
-		}
+		/* the encoder profile run (memory/encoder.h), on every PP stage
+		 * (which ranks run the tower was not read: fewer tokens) */
+		if (b->activation_bytes != UINT64_MAX &&
+		    kvp_encoder_vllm(&s->model->mm_encoder, em, b->context, b->max_batched_tokens,
+				     max_seqs, (kvp_dtype_info(s->serving_dtype)->bits + 7) / 8,
+				     &b->encoder) &&
+		    !kvp_add(b->activation_bytes,
+			     b->encoder_bytes = kvp_encoder_charge(&b->encoder, b->activation_bytes),
+			     &b->activation_bytes))
+			b->activation_bytes = UINT64_MAX;
 	} else {
 		b->activation_bytes = kvp_budget_activation_estimate(s, b->max_batched_tokens,
 								     max_seqs);
@@ -905,12 +898,3 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 	return kvp_record_rec(r, "layers", layers);
 }
 
-bool kvp_budget_encoder_to_record(const struct kvp_budget *b, struct kvp_record *r)
-{
-	const struct kvp_encoder_profile *e = &b->encoder;
-	return kvp_record_u64(r, "encoder_profile_bytes", b->encoder_bytes) &&
-	       kvp_record_u64(r, "encoder_profile_items", e->items) &&
-	       kvp_record_u64(r, "encoder_profile_tokens_per_item", e->tokens_per_item) &&
-	       kvp_record_str(r, "encoder_profile_modality",
-			      !e->items ? "" : e->video ? "video" : "image");
-}

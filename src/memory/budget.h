@@ -181,9 +181,4 @@ uint64_t kvp_budget_activation_estimate(const struct kvp_spec *s, uint64_t token
 bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name,
 			  struct kvp_record *r);
 
-/* The encoder profile run's fields (encoder_profile_bytes, _items,
- * _tokens_per_item, _modality; zeros and "" without one), which the
- * commands append after their own fields: new columns go at the end. */
-bool kvp_budget_encoder_to_record(const struct kvp_budget *b, struct kvp_record *r);
-
 #endif

@@ -104,3 +104,28 @@ uint64_t kvp_encoder_charge(const struct kvp_encoder_profile *p, uint64_t lm_pea
 	uint64_t over = p->tower_peak_bytes > lm_peak_bytes ? p->tower_peak_bytes - lm_peak_bytes : 0;
 	return held > over ? held : over;
 }
+
+bool kvp_encoder_vllm(const struct kvp_mm_encoder *e, const struct kvp_engine_model *em,
+		      uint64_t max_model_len, uint64_t max_batched_tokens, uint64_t max_num_seqs,
+		      uint32_t b, struct kvp_encoder_profile *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!em || !em->mm_encoder_profile)
+		return false;
+	struct kvp_encoder_args a = {
+		.max_model_len = max_model_len, .max_batched_tokens = max_batched_tokens,
+		.max_num_seqs = max_num_seqs, .video_max_frames = em->mm_video_max_frames,
+		.dummy_len = em->mm_dummy_from_batched_tokens ? max_batched_tokens : 0,
+		.dtype_bytes = b};
+	return kvp_encoder_profile(e, &a, out);
+}
+
+bool kvp_encoder_to_record(const struct kvp_encoder_profile *p, uint64_t charged,
+			   struct kvp_record *r)
+{
+	return kvp_record_u64(r, "encoder_profile_bytes", charged) &&
+	       kvp_record_u64(r, "encoder_profile_items", p->items) &&
+	       kvp_record_u64(r, "encoder_profile_tokens_per_item", p->tokens_per_item) &&
+	       kvp_record_str(r, "encoder_profile_modality",
+			      !p->items ? "" : p->video ? "video" : "image");
+}

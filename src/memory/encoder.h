@@ -20,6 +20,8 @@
 #include <stdint.h>
 
 #include "model/model.h"
+#include "out/output.h"
+#include "read/engine.h"
 
 struct kvp_encoder_args {
 	uint64_t max_model_len;       /* tokens */
@@ -54,5 +56,18 @@ bool kvp_encoder_profile(const struct kvp_mm_encoder *e, const struct kvp_encode
 /* What the profile run adds above the language model's peak lm_peak_bytes:
  * max(held, tower peak - lm_peak) with held = outputs + pixels. */
 uint64_t kvp_encoder_charge(const struct kvp_encoder_profile *p, uint64_t lm_peak_bytes);
+
+/* The profile where the engine version em runs one (mm_encoder_profile),
+ * with its frame cap and dummy rule: false when it does not, or as
+ * kvp_encoder_profile.  b = bytes of the serving dtype. */
+bool kvp_encoder_vllm(const struct kvp_mm_encoder *e, const struct kvp_engine_model *em,
+		      uint64_t max_model_len, uint64_t max_batched_tokens, uint64_t max_num_seqs,
+		      uint32_t b, struct kvp_encoder_profile *out);
+
+/* The record fields (encoder_profile_bytes = charged, _items,
+ * _tokens_per_item, _modality; zeros and "" without a profile), which the
+ * commands append after their own fields: new columns go at the end. */
+bool kvp_encoder_to_record(const struct kvp_encoder_profile *p, uint64_t charged,
+			   struct kvp_record *r);
 
 #endif
