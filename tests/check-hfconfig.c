@@ -769,10 +769,15 @@ START_TEST(test_towers)
 	 * projector 1152*5376 + 1152 = 423,060,336 */
 	load("gemma-3-27b-it");
 	ck_assert_uint_eq(model.tower_params, 423060336ULL);
-	/* one warning, and only it: the encoder's profile-run peak is not
-	 * modelled (issue 36), the tower's weights are */
-	ck_assert_uint_eq(model.num_warnings, 1);
-	ck_assert_ptr_nonnull(strstr(model.warnings[0], "profile run"));
+	/* no warning: the tower's weights are counted and its profile run
+	 * modelled (issue 36): one 896 x 896 image, (896/14)^2 = 4,096 SigLIP
+	 * patches of 3 x 14^2 = 588 pixel values, 256 output tokens of 5,376 */
+	ck_assert_uint_eq(model.num_warnings, 0);
+	ck_assert_str_eq(model.mm_encoder.family, "gemma3");
+	ck_assert_uint_eq(model.mm_encoder.image_tokens, 256);
+	ck_assert_uint_eq(model.mm_encoder.image_patches, 4096);
+	ck_assert_uint_eq(model.mm_encoder.patch_inputs, 588);
+	ck_assert_uint_eq(model.mm_encoder.out_width, 5376);
 	build(1, 1);
 	ck_assert_uint_eq(spec.tower_bytes, 2 * 423060336ULL);   /* bf16 */
 	ck_assert_uint_eq(spec.weights_bytes, 2 * (27009346304ULL + 423060336ULL));
@@ -796,11 +801,61 @@ START_TEST(test_towers)
 			    "\"temporal_patch_size\": 2, \"model_type\": \"qwen2_5_vl\"}}"));
 	unlink(tmp_path);
 	ck_assert_uint_eq(model.tower_params, 676550144ULL);
+	/* Qwen2-VL-7B: the width is embed_dim 1280 (vision_config.hidden_size
+	 * 3584 is the merger's output), MLP 4 x 1280 = 5120, LayerNorms and
+	 * biases: 32 x (4*1280 + 4*1280^2 + 4*1280 + 2*1280*5120 + 5120 + 1280
+	 * = 19,677,440) = 629,678,080 + conv 3*2*14*14*1280 = 1,505,280 +
+	 * merger 2*1280 + 5120^2 + 5120 + 5120*3584 + 3584 = 44,575,744:
+	 * 675,759,104; the safetensors index's total_size 16,582,751,232 B / 2
+	 * = 8,291,375,616 minus the Qwen2-7B text model's 7,615,616,512 */
+	load("Qwen2-VL-7B-Instruct");
+	ck_assert_uint_eq(model.tower_params, 675759104ULL);
+	/* its largest image: 12,845,056 / (14 x 2)^2 = 16,384 tokens of 4
+	 * patches, 3 x 2 x 14^2 = 1,176 pixel values each, out 3,584 wide */
+	ck_assert_uint_eq(model.mm_encoder.image_tokens, 16384);
+	ck_assert_uint_eq(model.mm_encoder.image_patches, 65536);
+	ck_assert_uint_eq(model.mm_encoder.patch_inputs, 1176);
+	ck_assert_uint_eq(model.mm_encoder.out_width, 3584);
+	ck_assert_uint_eq(model.mm_encoder.tower_width, 1280);
+	ck_assert_uint_eq(model.mm_encoder.tower_mlp, 5120);
+	ck_assert(!model.mm_encoder.tower_gated);
+	ck_assert_uint_eq(model.params + model.tower_params, 8291375616ULL);
+	/* LLaVA-Next with CLIP ViT-L/14-336: vLLM builds 23 of 24 layers
+	 * (vision_feature_layer -2), no post-LayerNorm: 23 x (4*(1024^2 + 1024)
+	 * + 2*1024*4096 + 4096 + 1024 + 4*1024 = 12,596,224) = 289,713,152 +
+	 * patch 3*14*14*1024 = 602,112 + class 1024 + positions 577*1024 =
+	 * 590,848 + pre-LN 2,048 + projector 1024*4096 + 4096 + 4096^2 + 4096 =
+	 * 20,979,712 + image_newline 4,096: 311,892,992 params, 623,785,984 B in
+	 * fp16, which with the Mistral text model (32,064 tokens of vocabulary)
+	 * is the 14.0786 GiB vLLM 0.10.2 logs (tests/data/engine-logs/v17) */
+	load_path(data_path("engine-logs/models/llava-v1.6-mistral-7b-hf/config.json"));
+	ck_assert_uint_eq(model.tower_params, 311892992ULL);
+	/* Pixtral-12B in LLaVA form (mistral-community/pixtral-12b: a pixtral
+	 * vision_config without dimensions, the class's 1024 / 24 layers /
+	 * 4096): 24 x (2*1024 + 4*1024^2 + 3*1024*4096 = 16,779,264) =
+	 * 402,702,336 + patch_conv 3*16*16*1024 = 786,432 + ln_pre 1,024 =
+	 * 403,489,792 (Mistral's "400M vision encoder") + projector 1024*5120 +
+	 * 5120 + 5120^2 + 5120 = 31,467,520: 434,957,312; its largest image
+	 * 1024 x 1024: (1024/16)^2 = 4,096 outputs from 4,096 patches, gated */
+	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
+			    "\"mistral\", \"hidden_size\": 5120, \"num_hidden_layers\": 40, "
+			    "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+			    "\"intermediate_size\": 14336, \"vocab_size\": 131072}, "
+			    "\"vision_config\": {\"head_dim\": 64, \"image_size\": 1024, "
+			    "\"model_type\": \"pixtral\", \"patch_size\": 16}, "
+			    "\"vision_feature_layer\": -1}"));
+	unlink(tmp_path);
+	ck_assert_uint_eq(model.tower_params, 434957312ULL);
+	ck_assert_uint_eq(model.num_warnings, 0);
+	ck_assert_str_eq(model.mm_encoder.family, "pixtral");
+	ck_assert_uint_eq(model.mm_encoder.image_tokens, 4096);
+	ck_assert_uint_eq(model.mm_encoder.image_patches, 4096);
+	ck_assert(model.mm_encoder.tower_gated);
 	/* an unknown tower: counted as a generic ViT, with a warning */
 	load_path(write_tmp("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
 			    "\"llama\", \"num_hidden_layers\": 1, \"hidden_size\": 8, "
 			    "\"num_attention_heads\": 1, \"vocab_size\": 2, \"intermediate_size\": 4}, "
-			    "\"vision_config\": {\"model_type\": \"clip_vision_model\", "
+			    "\"vision_config\": {\"model_type\": \"siglip_vision_model\", "
 			    "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"intermediate_size\": 8, "
 			    "\"patch_size\": 2, \"image_size\": 4}}"));
 	unlink(tmp_path);

@@ -429,7 +429,8 @@ kvplan_status kvplan_budget_json(const kvplan_model *m, const kvplan_gpu *g,
 		kvp_record_free(r);
 		return kvp_api_fail(err, &ke);
 	}
-	bool ok = kvp_budget_to_record(b, g ? g->g.name : "custom", r);
+	bool ok = kvp_budget_to_record(b, g ? g->g.name : "custom", r) &&
+		  kvp_encoder_to_record(&b->encoder, b->encoder_bytes, r);
 	free(b);
 	return kvp_api_json_out(r, ok, json, err);
 }

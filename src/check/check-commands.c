@@ -35,7 +35,7 @@ static kvp_status run_budget(const struct kvp_check_scenario *s, struct kvp_reco
 	kvp_status st = scenario_profiles(s, b ? m : NULL, &g, err);
 	if (st || (st = kvp_budget_compute(m, &g, &s->opts, b, err)))
 		goto out;
-	if (!kvp_budget_to_record(b, g.name, out))
+	if (!kvp_budget_to_record(b, g.name, out) || !kvp_encoder_to_record(&b->encoder, b->encoder_bytes, out))
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 out:
 	free(m);

@@ -10,6 +10,7 @@
 #include "base/suggest.h"
 #include "base/units.h"
 #include "base/dist.h"
+#include "read/hf-config.h"
 #include "read/workload.h"
 #include "frag/frag.h"
 
@@ -51,6 +52,10 @@ const char kvp_cli_common_help[] =
 	"                            (default: the profile or the checkpoint's\n"
 	"                            quantization_config; refused for a GGUF, whose\n"
 	"                            tensor types are its weights)\n"
+	"  --preprocessor-config F   the checkpoint's preprocessor_config.json: a Qwen2-VL\n"
+	"                            or Qwen2.5-VL model's max_pixels, which sizes the\n"
+	"                            image vLLM profiles the vision tower with (default:\n"
+	"                            the published checkpoints' 12,845,056)\n"
 	"  --block-size N            KV block size in tokens (default 16; sglang 1; trtllm 32)\n"
 	"  --utilization F           memory fraction (vLLM gpu_memory_utilization, SGLang\n"
 	"                            mem_fraction_static, TRT-LLM free fraction); 0.9 or 90%\n"
@@ -329,6 +334,9 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 						   "as 0.19.0 or v0.27.1, got '%s'", arg);
 		o->engine_version = arg;
 		return 0;
+	case KVP_OPT_PREPROCESSOR_CONFIG:
+		c->preprocessor_config = arg;
+		return 0;
 	case KVP_OPT_P2P:
 		if (strcmp(arg, "yes") == 0)
 			o->p2p = KVP_P2P_ALL;
@@ -514,6 +522,8 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 	    strcmp(cmd, "perf") != 0)
 		return kvp_cli_usage_error(cmd, "--spec-draft and --spec-accept are for budget and perf");
 	if (kvp_model_load(c->model, m, &err))
+		return kvp_cli_error(cmd, &err);
+	if (c->preprocessor_config && kvp_hf_preprocessor_load(c->preprocessor_config, m, &err))
 		return kvp_cli_error(cmd, &err);
 	/* a warning quotes the file: control characters shown, not sent */
 	for (uint32_t i = 0; i < m->num_warnings && i < KVP_MODEL_WARNINGS; i++) {

@@ -38,7 +38,7 @@ enum {
 	KVP_OPT_DISABLE_HYBRID, KVP_OPT_FORMAT, KVP_OPT_HELP, KVP_OPT_WEIGHTS_DTYPE, KVP_OPT_ENGINE_VERSION,
 	KVP_OPT_DP, KVP_OPT_EP, KVP_OPT_NUM_GPUS, KVP_OPT_SPEC_DRAFT, KVP_OPT_SPEC_ACCEPT,
 	KVP_OPT_SPEC_ACCEPT_RATE, KVP_OPT_SPEC_ACCEPTANCE,
-	KVP_OPT_P2P,
+	KVP_OPT_P2P, KVP_OPT_PREPROCESSOR_CONFIG,
 	KVP_OPT_LAST
 };
 
@@ -60,6 +60,7 @@ enum {
 	{"dtype", required_argument, NULL, KVP_OPT_DTYPE},                             \
 	{"kv-dtype", required_argument, NULL, KVP_OPT_KV_DTYPE},                       \
 	{"weights-dtype", required_argument, NULL, KVP_OPT_WEIGHTS_DTYPE},             \
+	{"preprocessor-config", required_argument, NULL, KVP_OPT_PREPROCESSOR_CONFIG}, \
 	{"block-size", required_argument, NULL, KVP_OPT_BLOCK_SIZE},                   \
 	{"utilization", required_argument, NULL, KVP_OPT_UTILIZATION},                 \
 	{"context", required_argument, NULL, KVP_OPT_CONTEXT},                         \
@@ -87,6 +88,9 @@ struct kvp_cli_common {
 	enum kvp_format format;
 	struct kvp_budget_opts opts;
 	enum kvp_dtype weights_dtype;  /* --weights-dtype; AUTO: what the model says */
+	/* --preprocessor-config: the checkpoint's preprocessor_config.json
+	 * (Qwen2-VL max_pixels, read/hf-config.h), or NULL */
+	const char *preprocessor_config;
 	bool engine_given;             /* --engine was given (else opts.engine is the
 					* default, KVP_CLI_DEFAULT_ENGINE) */
 	bool help;

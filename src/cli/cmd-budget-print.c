@@ -253,6 +253,24 @@ static void print_memory(const struct kvp_budget *b)
 	}
 	if (b->spec.tower_bytes)
 		line_bytes("  (of the weights: vision/audio towers)", b->spec.tower_bytes);
+	if (b->encoder.items) {
+		/* memory/encoder.h: N items of T tokens, the outputs and pixel
+		 * values kept through the language model's run, or the tower's
+		 * own peak above it */
+		char tn[32], tt[32], tp[32], tb[32];
+		kvp_format_u64(b->encoder.budget_tokens, tb, sizeof tb);
+		kvp_format_u64(b->encoder.items, tn, sizeof tn);
+		kvp_format_u64(b->encoder.tokens_per_item, tt, sizeof tt);
+		kvp_format_u64(b->encoder.patches, tp, sizeof tp);
+		line_bytes("  (of the activation: the encoder profile)", b->encoder_bytes);
+		printf("    %s %s item%s x %s tokens (budget %s tokens), %s tower patches\n",
+		       tn, b->encoder.video ? "video" : "image", b->encoder.items == 1 ? "" : "s", tt,
+		       tb, tp);
+		line_bytes("    outputs kept (items x tokens x width x b)", b->encoder.outputs_bytes);
+		line_bytes("    pixel values kept (fp32)", b->encoder.pixels_bytes);
+		line_bytes("    the tower's own peak, pixels included", b->encoder.tower_peak_bytes);
+		printf("    charged: max(kept, tower peak - the language model's peak)\n");
+	}
 	line_bytes(b->engine == KVP_ENGINE_TRTLLM ? "  (headroom left unused: free after load - KV pool)"
 						  : "  (headroom left unused: GPU memory - usable)",
 		   b->headroom_bytes);
@@ -450,6 +468,12 @@ bool kvp_budget_print_record(const struct kvp_budget *b, const struct kvp_gpu *g
 		kvp_record_f64(r, "utilization_needed", a->util);
 	else
 		kvp_record_null(r, "utilization_needed");
+	/* the encoder profile run's fields come last (issue 36): new columns
+	 * go at the end */
+	if (!kvp_encoder_to_record(&b->encoder, b->encoder_bytes, r)) {
+		kvp_record_free(r);
+		return false;
+	}
 	if (format == KVP_FORMAT_JSON && !kvp_cli_warnings_to_record(warn, r)) {
 		kvp_record_free(r);
 		return false;

@@ -554,6 +554,16 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		uint64_t smp = kvp_budget_vllm_sampler_peak(s, se, b->max_batched_tokens, max_seqs);
 		b->activation_bytes = fwd == UINT64_MAX || smp == UINT64_MAX ? UINT64_MAX
 				      : fwd > smp ? fwd : smp;
+		/* the encoder profile run (memory/encoder.h), on every PP stage
+		 * (which ranks run the tower was not read: fewer tokens) */
+		if (b->activation_bytes != UINT64_MAX &&
+		    kvp_encoder_vllm(&s->model->mm_encoder, em, b->context, b->max_batched_tokens,
+				     max_seqs, (kvp_dtype_info(s->serving_dtype)->bits + 7) / 8,
+				     &b->encoder) &&
+		    !kvp_add(b->activation_bytes,
+			     b->encoder_bytes = kvp_encoder_charge(&b->encoder, b->activation_bytes),
+			     &b->activation_bytes))
+			b->activation_bytes = UINT64_MAX;
 	} else {
 		b->activation_bytes = kvp_budget_activation_estimate(s, b->max_batched_tokens,
 								     max_seqs);
@@ -887,3 +897,4 @@ bool kvp_budget_to_record(const struct kvp_budget *b, const char *gpu_name, stru
 	}
 	return kvp_record_rec(r, "layers", layers);
 }
+

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "memory/encoder.h"
 #include "read/engine.h"
 #include "base/error.h"
 #include "model/model.h"
@@ -90,6 +91,11 @@ struct kvp_budget {
 	uint64_t usable_bytes;         /* what the engine lets itself use */
 	uint64_t weights_bytes, activation_bytes, overhead_bytes;
 	uint64_t rotary_cache_bytes;   /* of weights_bytes: the rotary cos/sin cache (engine.h) */
+	/* of activation_bytes: what vLLM's encoder profile run adds above the
+	 * language model's peak (memory/encoder.h), and its dummy batch;
+	 * encoder.items 0: none charged */
+	uint64_t encoder_bytes;
+	struct kvp_encoder_profile encoder;
 	uint64_t kv_pool_bytes;        /* 0 when nothing is left */
 	uint64_t headroom_bytes;       /* gpu - usable */
 	bool weights_fit;              /* weights + activations + overhead fit at all */

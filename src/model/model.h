@@ -166,6 +166,24 @@ struct kvp_model {
 	/* vision/audio towers and their projectors (multimodal checkpoints),
 	 * not in params: loaded in the serving dtype on the first stage */
 	uint64_t tower_params;
+	/* the vision encoder the engine runs in its profile run (vLLM:
+	 * memory/encoder.h), read by hf-encoder.c from vision_config and the
+	 * preprocessor config; family[0] == 0: none modelled */
+	struct kvp_mm_encoder {
+		char family[16];           /* "qwen2_vl", "llava", "llava_next", "gemma3" */
+		uint64_t image_tokens;     /* placeholder tokens (encoder outputs) of the largest image */
+		uint64_t image_patches;    /* tower sequence length of that image, all crops */
+		uint64_t patch_inputs;     /* pixel values per patch (C t p^2) */
+		uint32_t tower_width;      /* Hv */
+		uint32_t tower_mlp;        /* Iv */
+		bool tower_gated;          /* gate and up projections (2 Iv + Iv live) */
+		bool video;                /* a video modality of image_tokens per frame group */
+		uint32_t temporal_patch;   /* frames per temporal patch (video) */
+		uint32_t patch, merge;     /* p and the spatial merge m (Qwen2-VL) */
+		uint32_t out_width;        /* the outputs' width (the text model's hidden size) */
+		uint64_t max_pixels;       /* Qwen2-VL: the processor's longest_edge / max_pixels */
+		char max_pixels_source[96];/* where max_pixels was read */
+	} mm_encoder;
 	/* What the importer read but doubts, each "path:line:col: warning:
 	 * field: message"; the library never prints them, the CLI does. */
 	uint32_t num_warnings;

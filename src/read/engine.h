@@ -82,6 +82,16 @@ struct kvp_engine_model {
 	 * dim): "serving" (its elements in the serving dtype), a dtype name, or
 	 * "" (not counted) */
 	char rotary_cache_dtype[16];
+	/* vLLM's encoder profile run (memory/encoder.h): whether the version
+	 * runs the vision tower on its largest dummy input and keeps the outputs
+	 * through the language model's dummy run, and the frames a dummy video
+	 * holds at most (Qwen2-VL's _MAX_FRAMES_PER_VIDEO) */
+	bool mm_encoder_profile;
+	uint32_t mm_video_max_frames;
+	/* the dummy input's frames are counted against max_num_batched_tokens
+	 * (0.10.2's _get_mm_dummy_batch seq_len=self.max_num_tokens) instead of
+	 * max_model_len */
+	bool mm_dummy_from_batched_tokens;
 	/* with DP attention, the weights split over every GPU of a stage as the
 	 * routed experts are, comma-separated: lm_head, dense_mlp,
 	 * shared_experts ("": only the routed experts, vLLM's placement) */

@@ -16,4 +16,13 @@
 
 kvp_status kvp_hf_config_load(const char *path, struct kvp_model *out, struct kvp_error *err);
 
+/* Read a checkpoint's preprocessor_config.json (--preprocessor-config) into
+ * m's vision encoder: Qwen2-VL / Qwen2.5-VL max_pixels (or size.longest_edge),
+ * which sizes the largest image vLLM profiles the tower with (hf-encoder.c).
+ * INVALID with file:line:col and the field when it is missing or not a
+ * positive integer, or when m has no Qwen2-VL family encoder; IO / PARSE
+ * from the JSON reader. */
+kvp_status kvp_hf_preprocessor_load(const char *path, struct kvp_model *m,
+				    struct kvp_error *err);
+
 #endif

@@ -30,6 +30,10 @@ static const struct {
 	{"phi3", FAM_PHI3, false},
 	{"qwen2", FAM_QWEN2, false},
 	{"qwen2_moe", FAM_QWEN2_MOE, false},
+	/* the text models of Qwen2-VL and Qwen2.5-VL are Qwen2 (vLLM
+	 * qwen2_vl.py, qwen2_5_vl.py build Qwen2Model: q/k/v biases) */
+	{"qwen2_vl", FAM_QWEN2, false},
+	{"qwen2_5_vl", FAM_QWEN2, false},
 	{"qwen3", FAM_QWEN3, false},
 	{"qwen3_moe", FAM_QWEN3_MOE, false},
 	{"qwen3_next", FAM_QWEN3_NEXT, false},

@@ -104,4 +104,12 @@ kvp_status hf_read_quantization(struct hf *h, struct kvp_model *m);
 /* hf-towers.c: vision (and audio) towers */
 kvp_status hf_count_towers(struct hf *h, struct kvp_model *m);
 
+/* hf-encoder.c: the largest image the engine profiles the tower with, per
+ * family (tn: vision_config; top, type: the wrapper's and the tower's
+ * model_type; p patch, mg spatial merge, img image_size, 0 when absent);
+ * a family it does not know is a warning */
+kvp_status hf_read_encoder(struct hf *h, struct kvp_model *m, const struct kvp_node *tn,
+			   const char *top, const char *type, uint64_t p, uint64_t mg,
+			   uint64_t img);
+
 #endif
