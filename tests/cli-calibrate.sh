@@ -178,6 +178,21 @@ expect_err "runs: too few runs: 1 run (2 measured times)"
 run "$KVPLAN" calibrate $base --fit allreduce_latency_s $serve
 expect_rc 3
 expect_err "allreduce_latency_s: these runs cannot tell it apart"
+# Only the constants asked for are judged against each other.  At --tp 2
+# every step pays 2 x 32 all-reduces' latency beside step_fixed_s (step.c
+# allreduce_s): one fixed time a step each, so on runs of one tp the two
+# are collinear and asking for both is refused, naming the later; asked
+# alone the latency is fitted, step_fixed_s (not asked) no longer hiding it
+run "$KVPLAN" calibrate $base --tp 2 --fit step_fixed_s,allreduce_latency_s $serve
+expect_rc 3
+expect_err "allreduce_latency_s: these runs cannot tell it apart"
+run "$KVPLAN" calibrate $base --tp 2 --fit allreduce_latency_s --format json $serve
+expect_rc 0
+# constants[] in calibrate's JSON: the field of the item named $1
+json_const() { awk -v n="\"$1\"," -v k="\"$2\":" '$1 == "\"name\":" { in_ = ($2 == n) }
+	in_ && $1 == k { sub(/,$/, "", $2); print $2; exit }' "$tmp/out"; }
+if [ "$(json_const allreduce_latency_s fitted)" = true ]; then ok; else bad "allreduce_latency_s not fitted alone"; fi
+if [ "$(json_const step_fixed_s supported)" = false ]; then ok; else bad "step_fixed_s supported beside allreduce_latency_s at one tp"; fi
 
 # A fit worse than the model uncalibrated: the defaults predict worse-c*
 # but c64's TPOT (twice it); the fit drags every TPOT towards the outlier,
