@@ -314,6 +314,7 @@ static const struct {
 	{"bad-other-tool.json", KVP_STATUS_INVALID, NULL, 1},
 	{"bad-missing-tpot.json", KVP_STATUS_INVALID, "median_tpot_ms", 1},
 	{"bad-nan.json", KVP_STATUS_PARSE, NULL, 24},    /* "median_ttft_ms": NaN on line 24 */
+	{"bad-string-number.json", KVP_STATUS_INVALID, "median_tpot_ms", 28}, /* "7.4816" */
 };
 
 START_TEST(test_bad_files)
