@@ -5,7 +5,8 @@
 # gives each file's URL and where the shape was read) and a set.env naming
 # the shape for kvplan (GPU, MODEL, TP, ENGINE; ENGINE_VERSION and
 # UTILIZATION where the set's source records them: --engine-version,
-# --utilization).
+# --utilization; FIT, a comma list for calibrate's --fit, where a set must
+# not fit calibrate's default constants).
 #
 # Per set: the runs are numbered in the order the files record them (files
 # by name, then line by line: a JSONL or --append-result file holds one run
@@ -22,6 +23,9 @@
 #
 # Usage: bench/calibrate-public.sh [--check] [PATH-TO-KVPLAN]  (default: ./kvplan)
 #   CALIBRATE_PUBLIC_DIR    read the sets from there instead
+#   CALIBRATE_PUBLIC_FIT    "set=list ..." : fit these constants on that set
+#                           (calibrate --fit list) in place of its set.env FIT;
+#                           the list is printed under the set's line
 #   --check  exit 1 when a set's calibrated median |error| is above its guard
 #            (CALIBRATE_PUBLIC_GUARD, "set=percent ...", default below: what
 #            was measured at the issue-38 commit plus a margin) or not below
@@ -55,8 +59,10 @@ printf '%-28s %-8s %-16s %-5s %5s %5s %6s %14s %12s %s\n' set gpu model tp runs 
 for set in "$dir"/*/; do
 	name=$(basename "$set")
 	[ -f "$set/set.env" ] || continue
-	GPU= MODEL= TP=1 ENGINE= ENGINE_VERSION= UTILIZATION=
+	GPU= MODEL= TP=1 ENGINE= ENGINE_VERSION= UTILIZATION= FIT=
 	. "$set/set.env"
+	f=$(printf '%s\n' ${CALIBRATE_PUBLIC_FIT:-} | sed -n "s/^$name=//p")
+	if [ -n "$f" ]; then FIT=$f; fi
 	w="$tmp/$name"
 	mkdir -p "$w"
 	i=0
@@ -86,7 +92,9 @@ for set in "$dir"/*/; do
 	if [ -n "$UTILIZATION" ]; then base="$base --utilization $UTILIZATION"; fi
 	# validate exits 1 when a point is outside its tolerance: a figure, not a failure here
 	"$kvplan" validate $base --format csv $held >"$w/before.csv" || [ $? -eq 1 ]
-	"$kvplan" calibrate $base --out "$w/cal.yaml" $fit >"$w/fit.txt"
+	fitarg=
+	if [ -n "$FIT" ]; then fitarg="--fit $FIT"; fi
+	"$kvplan" calibrate $base $fitarg --out "$w/cal.yaml" $fit >"$w/fit.txt"
 	"$kvplan" validate $base --calibration "$w/cal.yaml" --format csv $held >"$w/after.csv" ||
 		[ $? -eq 1 ]
 	before=$(median_abs "$w/before.csv"); after=$(median_abs "$w/after.csv")
@@ -94,6 +102,7 @@ for set in "$dir"/*/; do
 	met=$(awk -v a="$after" 'BEGIN { print (a <= 7 ? "met" : "not met") }')
 	printf '%-28s %-8s %-16s %-5s %5s %5s %6s %13s%% %11s%% %s\n' "$name" "$GPU" "$MODEL" "$TP" \
 		"$i" "$(echo $fit | wc -w)" "$times" "$before" "$after" "$met"
+	if [ -n "$FIT" ]; then echo "  fitted: --fit $FIT"; fi
 	if [ $check = 1 ]; then
 		g=$(printf '%s\n' $guards | sed -n "s/^$name=//p")
 		if [ -z "$g" ]; then

@@ -314,6 +314,7 @@ static const struct {
 	{"bad-other-tool.json", KVP_STATUS_INVALID, NULL, 1},
 	{"bad-missing-tpot.json", KVP_STATUS_INVALID, "median_tpot_ms", 1},
 	{"bad-nan.json", KVP_STATUS_PARSE, NULL, 24},    /* "median_ttft_ms": NaN on line 24 */
+	{"bad-string-number.json", KVP_STATUS_INVALID, "median_tpot_ms", 28}, /* "7.4816" */
 };
 
 START_TEST(test_bad_files)
@@ -430,6 +431,43 @@ START_TEST(test_fit_refusals)
 			 KVP_STATUS_INVALID);
 	ck_assert_str_eq(err.field, "tpot");                 /* 14.96 ms against 7.48 ms */
 	ck_assert_ptr_nonnull(strstr(err.path, "bad-contradicts-c8.json"));
+	free(f);
+	kvp_bench_runs_free(&r);
+}
+END_TEST
+
+/* The support test judges only the constants asked for.  At tp 2 every
+ * step, prefill or decode, pays 2 all-reduces x 32 layers x the latency
+ * (step.c allreduce_s) beside step_fixed_s: both add one fixed time to
+ * every step, so their log-sensitivity columns are parallel on any runs of
+ * one tp.  Asked alone, the all-reduce latency is fitted (step_fixed_s,
+ * not asked, does not hide it; before, it did, standing before it in the
+ * order); asked with step_fixed_s it is refused, named; and step_fixed_s,
+ * not asked, shows as not supported beside it. */
+START_TEST(test_fit_support_asked)
+{
+	fit_setup();
+	bopts.par.tp = 2;
+	struct kvp_bench_runs r = {0};
+	serve_runs(&r);
+	struct kvp_calib_result *f = malloc(sizeof *f);
+	struct kvp_error err = {0};
+	struct kvp_calib_opts fo = {0};
+	fo.want[KVP_CALIB_ALLREDUCE_LATENCY_S] = true;
+	ck_assert_msg(kvp_calib_run(&model, &gpu, &bopts, &hw, r.v, r.n, &fo, f, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(f->fitted[KVP_CALIB_ALLREDUCE_LATENCY_S]);
+	ck_assert(f->supported[KVP_CALIB_ALLREDUCE_LATENCY_S]);
+	ck_assert(!f->fitted[KVP_CALIB_STEP_FIXED_S]);
+	ck_assert(!f->supported[KVP_CALIB_STEP_FIXED_S]);
+	/* the prefill efficiency moves only the TTFTs: apart from it */
+	ck_assert(f->supported[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY]);
+	fo.want[KVP_CALIB_STEP_FIXED_S] = true;
+	ck_assert_int_eq(kvp_calib_run(&model, &gpu, &bopts, &hw, r.v, r.n, &fo, f, &err),
+			 KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "allreduce_latency_s");
+	ck_assert(f->supported[KVP_CALIB_STEP_FIXED_S]);
+	ck_assert(!f->supported[KVP_CALIB_ALLREDUCE_LATENCY_S]);
 	free(f);
 	kvp_bench_runs_free(&r);
 }
@@ -555,6 +593,7 @@ int main(void)
 	tcase_add_test(errors, test_json_duplicate_large);
 	tcase_add_loop_test(errors, test_bad_files, 0, sizeof bad_files / sizeof bad_files[0]);
 	tcase_add_test(errors, test_fit_refusals);
+	tcase_add_test(errors, test_fit_support_asked);
 	tcase_add_test(errors, test_fit_worse);
 	tcase_add_test(errors, test_read_bad_fixed_cost);
 	suite_add_tcase(s, errors);

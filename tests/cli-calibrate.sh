@@ -178,6 +178,21 @@ expect_err "runs: too few runs: 1 run (2 measured times)"
 run "$KVPLAN" calibrate $base --fit allreduce_latency_s $serve
 expect_rc 3
 expect_err "allreduce_latency_s: these runs cannot tell it apart"
+# Only the constants asked for are judged against each other.  At --tp 2
+# every step pays 2 x 32 all-reduces' latency beside step_fixed_s (step.c
+# allreduce_s): one fixed time a step each, so on runs of one tp the two
+# are collinear and asking for both is refused, naming the later; asked
+# alone the latency is fitted, step_fixed_s (not asked) no longer hiding it
+run "$KVPLAN" calibrate $base --tp 2 --fit step_fixed_s,allreduce_latency_s $serve
+expect_rc 3
+expect_err "allreduce_latency_s: these runs cannot tell it apart"
+run "$KVPLAN" calibrate $base --tp 2 --fit allreduce_latency_s --format json $serve
+expect_rc 0
+# constants[] in calibrate's JSON: the field of the item named $1
+json_const() { awk -v n="\"$1\"," -v k="\"$2\":" '$1 == "\"name\":" { in_ = ($2 == n) }
+	in_ && $1 == k { sub(/,$/, "", $2); print $2; exit }' "$tmp/out"; }
+if [ "$(json_const allreduce_latency_s fitted)" = true ]; then ok; else bad "allreduce_latency_s not fitted alone"; fi
+if [ "$(json_const step_fixed_s supported)" = false ]; then ok; else bad "step_fixed_s supported beside allreduce_latency_s at one tp"; fi
 
 # A fit worse than the model uncalibrated: the defaults predict worse-c*
 # but c64's TPOT (twice it); the fit drags every TPOT towards the outlier,
@@ -192,7 +207,7 @@ if [ ! -e "$tmp/worse.yaml" ]; then ok; else bad "a refused calibration was writ
 
 # Bad input: located, exit 3, nothing written
 for f in bad-truncated.json bad-other-tool.json bad-missing-tpot.json bad-nan.json \
-	bad-contradicts-c8.json; do
+	bad-contradicts-c8.json bad-string-number.json; do
 	run "$KVPLAN" calibrate $base --out "$tmp/never.yaml" $serve "$d/$f"
 	expect_rc 3
 	expect_err "$f:"
@@ -206,6 +221,14 @@ run "$KVPLAN" calibrate $base "$d/bad-missing-tpot.json" $serve
 expect_err "error: median_tpot_ms: missing: vllm bench serve --save-result writes"
 run "$KVPLAN" calibrate $base "$d/bad-nan.json"
 expect_err "bad-nan.json:24:21: error: malformed JSON: NaN or Infinity"
+# c8 with median_tpot_ms written "7.4816": vLLM writes it with json.dumps
+# of a float, so a quoted figure is someone else's file (bench-field.c)
+run "$KVPLAN" calibrate $base "$d/bad-string-number.json"
+expect_err "bad-string-number.json:28:21: error: median_tpot_ms: expected a number, got the string \"7.4816\""
+expect_err "(JSON pointer /median_tpot_ms)"
+run "$KVPLAN" validate $base "$d/bad-string-number.json"
+expect_rc 3
+expect_err "bad-string-number.json:28:21: error: median_tpot_ms:"
 run "$KVPLAN" calibrate $base $serve "$d/bad-contradicts-c8.json"
 expect_err "bad-contradicts-c8.json:1:1: error: tpot: 0.0149632 s contradicts 0.0074816 s"
 
@@ -216,7 +239,7 @@ expect_err "(JSON pointer /median_tpot_ms)"
 sed 's/"tp_size": 1/"tp_size": "one"/' "$d/sglang-serving.jsonl" >"$tmp/sg-tp.jsonl"
 run "$KVPLAN" calibrate $base --evaluate "$tmp/sg-tp.jsonl"
 expect_rc 3
-expect_err "error: tp_size: expected a number, got 'one' (JSON pointer /server_info/tp_size)"
+expect_err "error: tp_size: expected a number, got the string \"one\": sglang bench_serving writes it as a JSON number (JSON pointer /server_info/tp_size)"
 
 # vLLM's results before e2el joined the default metrics (0.8.3:
 # tests/data/bench-public/vllm-*) have no mean_e2el_ms; the end-to-end
@@ -237,7 +260,7 @@ expect_err "(JSON pointer /max_concurrency)"
 sed 's/"mean_tpot_ms": 20.0/"mean_tpot_ms": "fast"/' "$d/vllm-serve-no-e2el.json" >"$tmp/bad-tpot.json"
 run "$KVPLAN" calibrate $base --evaluate "$tmp/bad-tpot.json"
 expect_rc 3
-expect_err "bad-tpot.json:1:547: error: mean_tpot_ms: expected a number, got 'fast' (JSON pointer /mean_tpot_ms)"
+expect_err "bad-tpot.json:1:547: error: mean_tpot_ms: expected a number, got the string \"fast\": vllm bench serve --save-result writes it as a JSON number (JSON pointer /mean_tpot_ms)"
 # a public result file cut short: located, exit 3, nothing written
 head -c 3000 "$top_srcdir/tests/data/bench-public/vllm-llama70b-a100-tp8/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_04.json" >"$tmp/cut.json"
 run "$KVPLAN" calibrate --gpu a100-40gb --model llama-3.1-70b --tp 8 --out "$tmp/never.yaml" \

@@ -306,6 +306,30 @@ run timeout 10 "$KVPLAN" frag --engine generic --model llama-2-7b --gpu h100-sxm
 expect_rc 3
 expect_err "a FIFO"
 
+# --- a folder here named like a profile hides no profile: a bare name
+# (no '/', no .yaml/.yml/.json/.gguf ending) is a profile's, found through
+# the profile folders; a path is a path (profile.c kvp_profile_resolve)
+h="$tmp/here"
+mkdir -p "$h/vllm" "$h/h100-sxm" "$h/llama-2-7b" "$h/chat"
+cd "$h"
+run "$KVPLAN" perf --engine vllm --gpu h100-sxm --model llama-2-7b --batch 4 --context 1024
+expect_rc 0
+expect_out "llama-2-7b on h100-sxm, engine vllm"
+run "$KVPLAN" frag --engine vllm --gpu h100-sxm --model llama-2-7b --workload chat --requests 50
+expect_rc 0
+# written as a path, the folder is what is meant, and refused by name
+run "$KVPLAN" perf --engine vllm --gpu ./h100-sxm --model llama-2-7b
+expect_rc 3
+expect_err "./h100-sxm: error: a directory, not a regular file"
+# a bare name ending in .yaml is a file here: read, not looked up
+cp "$top_srcdir/profiles/gpus/h100-sxm.yaml" "$h/mine.yaml"
+run "$KVPLAN" budget --engine generic --gpu mine.yaml --model llama-2-7b
+expect_rc 0
+run "$KVPLAN" budget --engine generic --gpu gone.yaml --model llama-2-7b
+expect_rc 3
+expect_err "gone.yaml: error: no such file"
+cd - >/dev/null
+
 # --- plot writes into a folder of its own by default, not into .
 (cd "$w" && KVPLAN_GNUPLOT=/nonexistent "$KVPLAN" plot kv-context --engine generic --model llama-2-7b >/dev/null 2>&1)
 name="plot's default folder"

@@ -48,6 +48,17 @@ kvp_status kvp_bench_num(const struct kvp_bench_src *s, const struct kvp_node *o
 	const struct kvp_node *n = kvp_map_get(obj, key);
 	if (!n)
 		return required ? missing(s, obj, key, err) : KVP_STATUS_OK;
+	/* every tool read here writes its figures with json.dumps of Python
+	 * numbers (vllm/benchmarks/serve.py, sglang bench_serving's result
+	 * dict, trtllm-bench's get_statistics_dict, genai-perf's and AIPerf's
+	 * exporters); the one figure vLLM quotes, request_rate "inf", is not
+	 * read.  A number written as a string was written by something else:
+	 * refused, not guessed at */
+	if (n->type == KVP_NODE_SCALAR && n->quoted)
+		return kvp_node_fail(s->doc, n, err, KVP_STATUS_INVALID, key,
+				     "expected a number, got the string \"%.40s\": %s writes it as "
+				     "a JSON number (JSON pointer %s/%s)", n->value, s->tool,
+				     s->ptr ? s->ptr : "", key);
 	double v;
 	kvp_status st = kvp_node_double(s->doc, n, key, &v, err);
 	if (st) {

@@ -376,8 +376,9 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 				   "vllm, sglang or trtllm, got %s", en->value);
 		goto out;
 	}
-	/* asked for by name (not a path): the file found must describe that engine */
-	if (!strchr(engine, '/') && strcmp(engine, kind) != 0) {
+	/* asked for by name and found among the profiles (kvp_profile_resolve
+	 * gives a path back as it was given): the file must describe that engine */
+	if (strcmp(path, engine) != 0 && strcmp(engine, kind) != 0) {
 		st = kvp_node_fail(doc, en, err, KVP_STATUS_INVALID, "engine",
 				   "the file describes %s, not %s", kind, engine);
 		goto out;

@@ -115,15 +115,28 @@ static int profile_roots(char roots[][512], int max, const char **cut)
 	return n;
 }
 
+bool kvp_profile_name_is_path(const char *name)
+{
+	static const char *const ext[] = {".yaml", ".yml", ".json", ".gguf"};
+	size_t n = strlen(name);
+	if (strchr(name, '/'))
+		return true;
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		size_t e = strlen(ext[i]);
+		if (n > e && strcmp(name + n - e, ext[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
 kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, size_t size,
 			       struct kvp_error *err)
 {
 	if (!name || !name[0])
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind, "empty profile name");
 	struct stat sb;
-	bool there = stat(name, &sb) == 0;
-	if (strchr(name, '/') || there) {
-		if (!there)
+	if (kvp_profile_name_is_path(name)) {
+		if (stat(name, &sb) != 0)
 			return kvp_error_set(err, KVP_STATUS_NOT_FOUND, name, 0, 0, NULL,
 					     "%s", errno == ENOENT ? "no such file" : strerror(errno));
 		if (!S_ISREG(sb.st_mode))
@@ -140,6 +153,11 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 	for (int i = 0; i < n; i++)
 		if (try_dir(roots[i], kind, name, path, size))
 			return KVP_STATUS_OK;
+	/* no profile of that name: a regular file of that name here (a
+	 * folder here never is one: `mkdir vllm` must not hide --engine vllm) */
+	if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (size_t)snprintf(path, size, "%s", name) < size)
+		return KVP_STATUS_OK;
 	if (cut) /* the profile may be in the folder left out: not "no such profile" */
 		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, kind,
 				     "no profile named '%s' in the folders searched; %s gives a "
@@ -594,8 +612,14 @@ kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struc
 	struct kvp_model_name mn;
 	struct stat sb;
 	kvp_status st;
-	/* a model directory: its config.json */
+	/* a model directory: its config.json; but a bare name that is a
+	 * profile's names the profile, whatever folder of that name is here
+	 * (as --gpu and --engine: kvp_profile_resolve) */
 	if (stat(name_or_path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		struct kvp_error ignore = {0};
+		if (!kvp_profile_name_is_path(name_or_path) &&
+		    !kvp_profile_resolve("models", name_or_path, path, sizeof path, &ignore))
+			return load_model_file(path, out, err);
 		if ((st = kvp_model_name_find_file(name_or_path, &mn, err)))
 			return st;
 		return load_model_file(mn.path, out, err);

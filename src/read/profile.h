@@ -77,8 +77,16 @@ struct kvp_gpu {
 	double prefill_flops_efficiency;
 };
 
-/* Resolve `name` (a profile name or a path) of kind "models", "gpus" or
- * "workloads" into path; NOT_FOUND lists nothing, the CLI says where it looked. */
+/* Whether `name` is a file's path rather than a profile's name: it holds a
+ * '/' or ends in .yaml, .yml, .json or .gguf (as a scenario's values,
+ * report-scenario.c). */
+bool kvp_profile_name_is_path(const char *name);
+
+/* Resolve `name` of kind "models", "gpus", "engines" or "workloads" into
+ * path: a path (kvp_profile_name_is_path) is taken as it is and must be a
+ * regular file; a bare name is looked for in the profile folders, then as
+ * a regular file here, never as a folder here.  NOT_FOUND lists nothing,
+ * the CLI says where it looked. */
 kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, size_t size,
 			       struct kvp_error *err);
 

@@ -465,47 +465,57 @@ static kvp_status add_obs(struct kvp_calib_result *out, size_t run, enum kvp_cal
 }
 
 /* Which constants the training observations tell apart: Gram-Schmidt over
- * the columns d log(pred) / d log(t_k), in priority order. */
-static kvp_status supported(struct fit_state *fs, const double *t0, bool *sup)
+ * the columns d log(pred) / d log(t_k).  The constants in `cand` (the ones
+ * to be fitted: --fit's list, or all of them when none is asked for) are
+ * taken in priority order, each judged against the candidates before it
+ * that were kept: a constant not asked for neither counts against one that
+ * is nor is counted against.  The others are judged afterwards against
+ * every kept candidate (could it be fitted beside them?) and join no
+ * basis. */
+static kvp_status supported(struct fit_state *fs, const double *t0, const bool *cand, bool *sup)
 {
 	double base[KVP_CALIB_MAX_OBS], moved[KVP_CALIB_MAX_OBS];
-	double (*col)[KVP_CALIB_MAX_OBS] = malloc(KVP_CALIB_NPARAMS * sizeof *col);
+	double (*col)[KVP_CALIB_MAX_OBS] = malloc((KVP_CALIB_NPARAMS + 1) * sizeof *col);
 	if (!col)
 		return kvp_error_set(fs->err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	kvp_status st = predict(fs, t0, base);
 	if (st)
 		goto out;
 	int kept = 0;
-	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
-		double t[KVP_CALIB_NPARAMS];
-		memcpy(t, t0, sizeof t);
-		double h = t0[k] > 0 ? 0.1 : 1; /* a fixed cost at 0: probe it */
-		t[k] = t0[k] > 0 ? t0[k] * (1 + h) : probe[k];
-		if ((st = predict(fs, t, moved)))
-			goto out;
-		double norm0 = 0, norm = 0;
-		for (size_t i = 0; i < fs->nobs; i++) {
-			double v = fs->obs[i].train && base[i] > 0 && moved[i] > 0
-				   ? log(moved[i] / base[i]) : 0;
-			col[kept][i] = v;
-			norm0 += v * v;
-		}
-		for (int j = 0; j < kept; j++) {
-			double d = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
+			if (cand[k] != (pass == 0))
+				continue;
+			double t[KVP_CALIB_NPARAMS];
+			memcpy(t, t0, sizeof t);
+			double h = t0[k] > 0 ? 0.1 : 1; /* a fixed cost at 0: probe it */
+			t[k] = t0[k] > 0 ? t0[k] * (1 + h) : probe[k];
+			if ((st = predict(fs, t, moved)))
+				goto out;
+			/* col[kept] is scratch until the constant is kept */
+			double norm0 = 0, norm = 0;
+			for (size_t i = 0; i < fs->nobs; i++) {
+				double v = fs->obs[i].train && base[i] > 0 && moved[i] > 0
+					   ? log(moved[i] / base[i]) : 0;
+				col[kept][i] = v;
+				norm0 += v * v;
+			}
+			for (int j = 0; j < kept; j++) {
+				double d = 0;
+				for (size_t i = 0; i < fs->nobs; i++)
+					d += col[kept][i] * col[j][i];
+				for (size_t i = 0; i < fs->nobs; i++)
+					col[kept][i] -= d * col[j][i];
+			}
 			for (size_t i = 0; i < fs->nobs; i++)
-				d += col[kept][i] * col[j][i];
-			for (size_t i = 0; i < fs->nobs; i++)
-				col[kept][i] -= d * col[j][i];
+				norm += col[kept][i] * col[kept][i];
+			sup[k] = norm0 > 1e-18 && norm > 0.05 * 0.05 * norm0;
+			if (sup[k] && pass == 0) {
+				for (size_t i = 0; i < fs->nobs; i++)
+					col[kept][i] /= sqrt(norm);
+				kept++;
+			}
 		}
-		for (size_t i = 0; i < fs->nobs; i++)
-			norm += col[kept][i] * col[kept][i];
-		sup[k] = norm0 > 1e-18 && norm > 0.05 * 0.05 * norm0;
-		if (sup[k]) {
-			for (size_t i = 0; i < fs->nobs; i++)
-				col[kept][i] /= sqrt(norm);
-			kept++;
-		}
-	}
 out:
 	free(col);
 	return st;
@@ -676,11 +686,13 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	get_params(&eh, out->start);
 	fs.kv_follows = !(eh.kv_bw_efficiency > 0);
 	fs.kv_start = out->start[KVP_CALIB_KV_BW_EFFICIENCY];
-	if ((st = supported(&fs, out->start, out->supported)))
-		goto done;
-	bool any = false;
+	bool any = false, cand[KVP_CALIB_NPARAMS];
 	for (int k = 0; fo && k < KVP_CALIB_NPARAMS; k++)
 		any |= fo->want[k];
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+		cand[k] = any ? fo->want[k] : true;
+	if ((st = supported(&fs, out->start, cand, out->supported)))
+		goto done;
 	size_t nfit = 0;
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
 		bool want = any ? fo->want[k] : out->supported[k] && nfit + 1 < out->ntrain;

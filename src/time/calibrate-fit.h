@@ -27,7 +27,10 @@
  *                (within 5 %) spanned by those before them, in the order
  *                decode_bw_efficiency, prefill_flops_efficiency,
  *                kv_bw_efficiency, step_fixed_s, seq_step_s, prefill_fixed_s,
- *                allreduce_latency_s, and at most observations - 1 of them
+ *                allreduce_latency_s, and at most observations - 1 of them;
+ *                with a list asked for (kvp_calib_opts.want), only the
+ *                constants listed are spanned against each other, and one
+ *                not listed is supported when those listed leave it apart
  *   spread       each constant's range over the refits that leave one run
  *                out (jackknife), so a constant one run alone decides shows;
  *                and each left-out run's times predicted by its refit, the
