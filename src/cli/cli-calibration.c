@@ -77,6 +77,7 @@ static void given(const struct kvp_calibration *c, bool with_kv, char *buf, size
 		{"prefill_fixed_s", c->prefill_fixed_s},
 		{"seq_step_s", c->seq_step_s},
 		{"allreduce_latency_s", c->allreduce_latency_s},
+		{"request_latency_s", c->request_latency_s},
 		{"latency_spread (the band)", !c->kernel && c->points ? 1 : 0},
 	};
 	buf[0] = 0;

@@ -43,7 +43,8 @@ static void help(void)
 	       "                            step_fixed_s (default: every one the runs support:\n"
 	       "                            decode_bw_efficiency prefill_flops_efficiency\n"
 	       "                            kv_bw_efficiency step_fixed_s seq_step_s\n"
-	       "                            prefill_fixed_s allreduce_latency_s)\n"
+	       "                            prefill_fixed_s allreduce_latency_s\n"
+	       "                            request_latency_s)\n"
 	       "  --hold-out N              leave every N-th run out of the fit and only predict\n"
 	       "                            it (N >= 2): the residual on runs the fit never saw\n"
 	       "  --calibration FILE        start from a calibration's constants (kvplan\n"
@@ -93,7 +94,8 @@ static int fit_list(const char *arg, bool *want)
 			rc = kvp_cli_usage_error(cmd, "--fit: unknown constant '%s' (decode_bw_efficiency, "
 						 "prefill_flops_efficiency, kv_bw_efficiency, "
 						 "step_fixed_s, seq_step_s, "
-						 "prefill_fixed_s, allreduce_latency_s)", items[i]);
+						 "prefill_fixed_s, allreduce_latency_s, "
+						 "request_latency_s)", items[i]);
 		else
 			want[k] = true;
 	}

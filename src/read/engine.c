@@ -104,6 +104,7 @@ static const struct key {
 	K("prefill_fixed_us", K_US, prefill_fixed_s, 0),
 	K("seq_step_us", K_US, seq_step_s, 0),
 	K("allreduce_latency_us", K_US, allreduce_latency_s, 0),
+	K("request_latency_us", K_US, request_latency_s, 0),
 	K("kv_bw_efficiency", K_FRACTION, kv_bw_efficiency, 0),
 	K("time_ratio_low", K_RATIO, time_ratio_low, 0),
 	K("time_ratio_high", K_RATIO, time_ratio_high, 0),
@@ -327,6 +328,7 @@ static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *
 	out->prefill_fixed_s = from.prefill_fixed_s;
 	out->seq_step_s = from.seq_step_s;
 	out->allreduce_latency_s = from.allreduce_latency_s;
+	out->request_latency_s = from.request_latency_s;
 	out->kv_bw_efficiency = from.kv_bw_efficiency;
 	if (from.time_ratio_low > 0 && from.time_ratio_high > 0) {
 		out->time_ratio_low = fmax(0.01, 1 - 2 * (1 - from.time_ratio_low));

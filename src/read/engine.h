@@ -124,6 +124,10 @@ struct kvp_engine_model {
 	 * prefill pass beyond it, of each running sequence in a step, and of
 	 * one all-reduce (its latency, beside the bytes over the link) */
 	double step_fixed_s, prefill_fixed_s, seq_step_s, allreduce_latency_s;
+	/* each request's latency outside the GPU's steps (tokenising, the
+	 * hops between the engine's processes), added to its TTFT and end to
+	 * end and charged to no step; 0: none given */
+	double request_latency_s;
 	/* the share of the bandwidth its attention kernels reach on the KV
 	 * cache; 0: not given (the weights' decode efficiency) */
 	double kv_bw_efficiency;

@@ -27,7 +27,10 @@
  *                (within 5 %) spanned by those before them, in the order
  *                decode_bw_efficiency, prefill_flops_efficiency,
  *                kv_bw_efficiency, step_fixed_s, seq_step_s, prefill_fixed_s,
- *                allreduce_latency_s, and at most observations - 1 of them;
+ *                allreduce_latency_s, request_latency_s (last: a
+ *                request's latency outside the steps, which moves the
+ *                TTFTs only, kept when the step constants leave the TTFTs
+ *                a part it alone explains), and at most observations - 1 of them;
  *                with a list asked for (kvp_calib_opts.want), only the
  *                constants listed are spanned against each other, and one
  *                not listed is supported when those listed leave it apart
@@ -58,6 +61,7 @@ enum kvp_calib_param {
 	KVP_CALIB_SEQ_STEP_S,
 	KVP_CALIB_PREFILL_FIXED_S,
 	KVP_CALIB_ALLREDUCE_LATENCY_S,
+	KVP_CALIB_REQUEST_LATENCY_S,
 	KVP_CALIB_NPARAMS
 };
 

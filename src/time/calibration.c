@@ -109,6 +109,9 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 		{"prefill_fixed_s", 1, offsetof(struct kvp_calibration, prefill_fixed_s)},
 		{"seq_step_s", 0.1, offsetof(struct kvp_calibration, seq_step_s)},
 		{"allreduce_latency_s", 0.01, offsetof(struct kvp_calibration, allreduce_latency_s)},
+		/* a request's latency outside the steps: a second is far above
+		 * any tokeniser's or process hop's (the fit's bound, calibrate-fit.c) */
+		{"request_latency_s", 1, offsetof(struct kvp_calibration, request_latency_s)},
 		{"latency_spread", 10, offsetof(struct kvp_calibration, latency_spread)},
 		{"latency_spread_loo", 10, offsetof(struct kvp_calibration, latency_spread_loo)},
 	};
@@ -120,10 +123,10 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 			continue;
 		if ((st = kvp_node_double(doc, n, f[i].key, v, err)))
 			return st;
-		if (*v > f[i].max)
+		if (!(*v >= 0) || *v > f[i].max)
 			return kvp_node_fail(doc, n, err, KVP_STATUS_INVALID, f[i].key,
-					     "expected at most %g%s, got %s", f[i].max,
-					     i < 4 ? " s" : "", n->value);
+					     "expected 0 to %g%s, got %s", f[i].max,
+					     i < 5 ? " s" : "", n->value);
 	}
 	const struct kvp_node *pn = kvp_map_get(e, "points");
 	uint64_t points = 0;
@@ -142,7 +145,8 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 					   /* written by kvplan calibrate (calibration-write.c) */
 					   "model", "engine", "engine_version", "tp",
 					   "step_fixed_s", "prefill_fixed_s", "seq_step_s",
-					   "allreduce_latency_s", "kv_bw_efficiency",
+					   "allreduce_latency_s", "request_latency_s",
+					   "kv_bw_efficiency",
 					   "latency_spread", "latency_spread_loo", "points",
 					   "residual_median", "residual_median_uncalibrated",
 					   "spread", NULL};
@@ -181,12 +185,12 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 		    (st = fixed_costs(doc, e, out, err)))
 			return st;
 		if (!d && !p && !kv && !out->step_fixed_s && !out->prefill_fixed_s && !out->seq_step_s &&
-		    !out->allreduce_latency_s)
+		    !out->allreduce_latency_s && !out->request_latency_s)
 			return kvp_node_fail(doc, e, err, KVP_STATUS_INVALID, "calibration",
 					     "an entry needs decode_bw_efficiency, "
 					     "prefill_flops_efficiency or a fixed cost "
 					     "(step_fixed_s, prefill_fixed_s, seq_step_s, "
-					     "allreduce_latency_s)");
+					     "allreduce_latency_s, request_latency_s)");
 		snprintf(out->gpu, sizeof out->gpu, "%s", name[0] ? name : g->name);
 		return KVP_STATUS_OK;
 	}
@@ -352,4 +356,7 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 	if (cal->allreduce_latency_s > 0)
 		hw->allreduce_latency_s = cal->allreduce_latency_s,
 		hw->given |= KVP_PERF_GIVEN_ALLREDUCE;
+	if (cal->request_latency_s > 0)
+		hw->request_latency_s = cal->request_latency_s,
+		hw->given |= KVP_PERF_GIVEN_REQUEST_LATENCY;
 }

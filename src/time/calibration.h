@@ -23,6 +23,7 @@ struct kvp_calibration {
 	double prefill_fixed_s;
 	double seq_step_s;
 	double allreduce_latency_s;
+	double request_latency_s;        /* each request's, outside the steps (step.h) */
 	double kv_bw_efficiency;         /* the KV reads' share of the bandwidth; 0: not given */
 	size_t points;                   /* kvbench points the decode figure is the median of */
 	/* a kvbench run only: the largest |measured / predicted - 1| over those

@@ -482,13 +482,18 @@ static void finish(struct sim *s, uint32_t i, double t)
 	struct sreq *r = &s->req[i];
 	struct kvp_serve_result *res = s->res;
 	const struct kvp_serve_opts *o = s->o;
-	double ttft = r->first_t - r->arrival, e2e = t - r->arrival;
+	/* the request's latency outside the steps (step.h request_latency_s)
+	 * comes on top of what the scheduler saw: once on its first token and
+	 * its end to end, on no step, so not on its TPOT; the time it spent in
+	 * the scheduler (Little's law's area) is without it */
+	double lat = s->pc->hw.request_latency_s;
+	double ttft = r->first_t - r->arrival + lat, e2e = t - r->arrival + lat;
 	double tpot = r->output > 1 ? (e2e - ttft) / (double)(r->output - 1) : NAN;
 	serve_hist_add(s->h_ttft, ttft);
 	serve_hist_add(s->h_e2el, e2e);
 	if (r->output > 1)
 		serve_hist_add(s->h_tpot, tpot);
-	s->sum_e2e += e2e;
+	s->sum_e2e += e2e - lat;
 	res->completed++;
 	res->total_input_tokens += r->prompt;
 	res->total_output_tokens += r->output;
@@ -505,7 +510,8 @@ static void finish(struct sim *s, uint32_t i, double t)
 		o->on_done(o->ctx, &d);
 	}
 	if (o->load == KVP_SERVE_CLOSED && s->sent + s->nusers < s->limit) {
-		s->users_t[(s->uhead + s->nusers++) % s->ucap] = t + o->think_s;
+		/* the user sees the answer lat later, and sends the next then */
+		s->users_t[(s->uhead + s->nusers++) % s->ucap] = t + lat + o->think_s;
 	}
 	s->free_slots[s->nfree++] = i;
 }

@@ -233,6 +233,9 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		hw->seq_step_s = seq;
 	if (!(hw->given & KVP_PERF_GIVEN_ALLREDUCE))
 		hw->allreduce_latency_s = ar;
+	/* no default: 0 unless the engine's data or a calibration gives one */
+	if (!(hw->given & KVP_PERF_GIVEN_REQUEST_LATENCY))
+		hw->request_latency_s = data ? e->request_latency_s : 0;
 	if (!(hw->given & KVP_PERF_GIVEN_KV_BW))
 		hw->kv_bw_efficiency = data ? e->kv_bw_efficiency : 0;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {

@@ -107,6 +107,14 @@ struct kvp_perf_hw {
 	double step_fixed_s;
 	double prefill_fixed_s;
 	double seq_step_s;
+	/* each request's latency outside the GPU's steps (tokenising and
+	 * detokenising, the hops between the engine's processes: SGLang's
+	 * TokenizerManager, Scheduler and DetokenizerManager over ZMQ): added
+	 * once to a request's TTFT and end-to-end time, charged to no step
+	 * (not to TPOT, not to a step's time); in a closed loop of C users it
+	 * lowers throughput only through the end to end it lengthens (C /
+	 * e2e).  0: none. */
+	double request_latency_s;
 	/* the share of the bandwidth the engine's attention kernels reach
 	 * reading the KV cache (paged decode kernels run below the weights'
 	 * streaming GEMMs); 0: decode_bw_efficiency, as for the weights */
@@ -128,6 +136,7 @@ struct kvp_perf_hw {
 #define KVP_PERF_GIVEN_SEQ_STEP 4u
 #define KVP_PERF_GIVEN_ALLREDUCE 8u
 #define KVP_PERF_GIVEN_KV_BW 16u
+#define KVP_PERF_GIVEN_REQUEST_LATENCY 64u
 #define KVP_PERF_GIVEN_BAND 32u     /* time_ratio_low and _high: a calibration's spread */
 
 /* The engine's time data (its entry of profiles/engines) into hw: the fixed

@@ -16,7 +16,10 @@ kvp_status kvp_perf_loaded_ttft(const struct kvp_perf_ctx *c, const struct kvp_e
 	if (!e || !e->prefill_alone) {
 		kvp_status st = kvp_perf_chunked_ttft_dp(c, batch, total, n, context,
 							 max_batched_tokens, &out->chunked, err);
-		out->ttft_s = out->chunked.ttft_s;
+		/* the request's latency outside the steps (step.h
+		 * request_latency_s): once, after the GPU's part */
+		out->request_s = c->hw.request_latency_s;
+		out->ttft_s = out->chunked.ttft_s + out->request_s;
 		return st;
 	}
 	if (batch == 0 || n == 0)
@@ -52,7 +55,8 @@ kvp_status kvp_perf_loaded_ttft(const struct kvp_perf_ctx *c, const struct kvp_e
 		out->batch_prompts = 1 + extra;
 		out->prefill_s += extra * (two.time_s - pre.time_s);
 	}
-	out->ttft_s = out->prefill_s + out->wait_steps * out->decode_s;
+	out->request_s = c->hw.request_latency_s;
+	out->ttft_s = out->prefill_s + out->wait_steps * out->decode_s + out->request_s;
 	return KVP_STATUS_OK;
 }
 

@@ -28,6 +28,10 @@
  *                  E2E = TTFT(N) + (o - 1) x TPOT(N), so by Little's law a
  *                  waiting request waits Q / X = Q x E2E / N before its own
  *                  TTFT(N) (kvp_perf_queue_wait_s)
+ *   request        either rule adds the request's latency outside the GPU's
+ *                  steps once (kvp_perf_hw request_latency_s: tokenising,
+ *                  the hops between the engine's processes), charged to no
+ *                  step; the queue's E2E holds it through TTFT(N)
  *
  * Legend: B = sequences asked, N = sequences the KV pool holds, Q = B - N
  * waiting, o = output tokens, P = prefill, D = decode step. */
@@ -48,6 +52,7 @@ struct kvp_perf_loaded {
 	double decode_s;              /* D: the B - 1 others' step (prefill alone; 0: none) */
 	double wait_steps;            /* w (prefill alone) */
 	struct kvp_perf_chunked chunked;   /* chunked: kvp_perf_chunked_ttft_dp's answer */
+	double request_s;             /* the request's latency outside the steps (step.h) */
 	double ttft_s;
 };
 
