@@ -572,6 +572,160 @@ START_TEST(test_read_bad_fixed_cost)
 }
 END_TEST
 
+
+/* A request's latency outside the steps (step.h request_latency_s) moves
+ * each serving run's predicted TTFT by exactly itself and its TPOT not at
+ * all: 30 ms on, each TTFT + 0.030 s (where no request waits for the pool,
+ * queued 0), each TPOT the same to the last bit. */
+START_TEST(test_request_latency_ttft_only)
+{
+	fit_setup();
+	struct kvp_bench_runs r = {0};
+	serve_runs(&r);
+	struct kvp_calib_result *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+	struct kvp_error err = {0};
+	ck_assert_double_eq(hw.request_latency_s, 0);   /* the GPU's hw: none */
+	ck_assert_msg(kvp_calib_evaluate(&model, &gpu, &bopts, &hw, r.v, r.n, a, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_perf_hw h = hw;
+	h.request_latency_s = 0.030;
+	h.given |= KVP_PERF_GIVEN_REQUEST_LATENCY;
+	ck_assert_msg(kvp_calib_evaluate(&model, &gpu, &bopts, &h, r.v, r.n, b, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(a->nobs, 16);
+	ck_assert_uint_eq(b->nobs, 16);
+	size_t nttft = 0;
+	for (size_t i = 0; i < a->nobs; i++) {
+		ck_assert_int_eq(a->obs[i].kind, b->obs[i].kind);
+		ck_assert_double_eq(a->obs[i].queued, 0);
+		if (a->obs[i].kind == KVP_CALIB_TTFT) {
+			ck_assert_double_eq_tol(b->obs[i].predicted_s - a->obs[i].predicted_s, 0.030,
+						1e-12);
+			nttft++;
+		} else {
+			ck_assert_int_eq(a->obs[i].kind, KVP_CALIB_TPOT);
+			ck_assert_double_eq(b->obs[i].predicted_s, a->obs[i].predicted_s);
+		}
+	}
+	ck_assert_uint_eq(nttft, 8);
+	/* the engine's time data (none given here) does not replace it */
+	struct kvp_engine_model em = {0};
+	kvp_perf_hw_engine(&h, &em);
+	ck_assert_double_eq(h.request_latency_s, 0.030);
+	free(a);
+	free(b);
+	kvp_bench_runs_free(&r);
+}
+END_TEST
+
+/* The fit recovers a request latency it did not make, from runs whose
+ * times this test writes by the story's own formula (tests/data/bench/README,
+ * not kvplan's step model): llama-3.1-8b (8.03e9 parameters, W =
+ * 16,060,522,496 B, 131,072 B of KV a token) on an H100 SXM (3.35e12 B/s,
+ * 989.4e12 FLOP/s), decode at 0.70 of the bandwidth, prefill at 0.50 of the
+ * peak, no fixed step costs; at B in flight, prompt p, output o = 256,
+ * c = p + (o - 1) / 2 = p + 127:
+ *   TPOT = (W + B c 131,072) / (3.35e12 x 0.70)
+ *   TTFT = (2 x 8.03e9 p + 4 x 32 x 4096 p^2 / 2 + (B - 1)(2 x 8.03e9 +
+ *          4 x 32 x 4096 c)) / (989.4e12 x 0.50) + L,   L = 0.025 s
+ * p in {512, 1024, 1536} (compute-bound: 2 x 8.03e9 x 512 / 4.947e14 =
+ * 16.6 ms against the weights' 16.06e9 / 2.345e12 = 6.8 ms), B in {1, 4}.
+ * A latency is told apart from the prefill's efficiency only by TTFTs of
+ * different lengths: 25 ms is 60 % of p = 512's and 33 % of p = 1536's.
+ * The fit (the two efficiencies and the latency) must give 25 ms back
+ * within 3 ms, 0.70 and 0.50 within 0.02 (the step model's extra terms,
+ * the decodes' KV reads beside the chunk, differ from the formula's a
+ * little), and the fit without it is worse. */
+START_TEST(test_fit_request_latency)
+{
+	fit_setup();
+	tmp_make("calibrate-reqlat");
+	struct kvp_bench_runs r = {0};
+	serve_runs(&r);
+	struct kvp_bench_run tmpl = r.v[0];
+	const double W = 16060522496.0, N = 8.03e9, KV = 131072, BW = 3.35e12 * 0.70,
+		     F = 989.4e12 * 0.50, L = 0.025;
+	const uint64_t ps[] = {512, 1024, 1536};
+	const double bs[] = {1, 4};
+	size_t n = 0;
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 2; j++, n++) {
+			struct kvp_bench_run *x = &r.v[n];
+			double p = (double)ps[i], B = bs[j], c = p + 127;
+			*x = tmpl;
+			x->line = (int)n + 1;
+			x->prompt_tokens = ps[i];
+			x->output_tokens = 256;
+			x->batch = B;
+			x->m.tpot_s = (W + B * c * KV) / BW;
+			x->m.ttft_s = (2 * N * p + 4.0 * 32 * 4096 * p * p / 2 +
+				       (B - 1) * (2 * N + 4.0 * 32 * 4096 * c)) / F + L;
+		}
+	r.n = n;
+	struct kvp_calib_opts fo = {0};
+	fo.want[KVP_CALIB_DECODE_BW_EFFICIENCY] = fo.want[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] =
+		fo.want[KVP_CALIB_REQUEST_LATENCY_S] = true;
+	struct kvp_calib_result *f = malloc(sizeof *f);
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_calib_run(&model, &gpu, &bopts, &hw, r.v, r.n, &fo, f, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(f->fitted[KVP_CALIB_REQUEST_LATENCY_S]);
+	ck_assert(f->supported[KVP_CALIB_REQUEST_LATENCY_S]);
+	ck_assert_double_eq(f->start[KVP_CALIB_REQUEST_LATENCY_S], 0);
+	ck_assert_double_eq_tol(f->value[KVP_CALIB_REQUEST_LATENCY_S], 0.025, 0.003);
+	ck_assert_double_eq_tol(f->value[KVP_CALIB_DECODE_BW_EFFICIENCY], 0.70, 0.02);
+	ck_assert_double_eq_tol(f->value[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY], 0.50, 0.03);
+	/* without it the fit cannot explain the 25 ms: worse on the same runs */
+	struct kvp_calib_result *g = malloc(sizeof *g);
+	fo.want[KVP_CALIB_REQUEST_LATENCY_S] = false;
+	ck_assert_msg(kvp_calib_run(&model, &gpu, &bopts, &hw, r.v, r.n, &fo, g, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_gt(g->median_calibrated, f->median_calibrated);
+	free(g);
+	/* the YAML round trip: written, read back, applied */
+	char path[600];
+	snprintf(path, sizeof path, "%s/cal.yaml", tmpdir);
+	struct kvp_calibration_source src = {.gpu = "h100-sxm", .model = "llama-3.1-8b",
+					     .engine = "vllm", .tp = 1, .kvplan_version = "test",
+					     .created = "2026-12-06T00:00:00Z"};
+	ck_assert_msg(kvp_calibration_write(path, &src, f, r.v, r.n, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	struct kvp_calibration cal;
+	ck_assert_msg(kvp_calibration_load(path, &gpu, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
+	/* written in 9 significant digits */
+	ck_assert_double_eq_tol(cal.request_latency_s, f->value[KVP_CALIB_REQUEST_LATENCY_S],
+				1e-8 * f->value[KVP_CALIB_REQUEST_LATENCY_S]);
+	struct kvp_perf_hw h = hw;
+	kvp_calibration_apply(&cal, &h);
+	ck_assert_double_eq(h.request_latency_s, cal.request_latency_s);
+	ck_assert(h.given & KVP_PERF_GIVEN_REQUEST_LATENCY);
+	free(f);
+	kvp_bench_runs_free(&r);
+	tmp_remove();
+}
+END_TEST
+
+/* A request latency that is negative, not a number or above a second names
+ * the field and its line. */
+static const char *const bad_reqlat[] = {"-0.01", "fast", "2", ".nan"};
+
+START_TEST(test_read_bad_request_latency)
+{
+	fit_setup();
+	tmp_make("calibrate-bad-reqlat");
+	char text[200];
+	snprintf(text, sizeof text, "calibration:\n  - gpu: h100-sxm\n    seq_step_s: 2.5e-5\n"
+		 "    request_latency_s: %s\n", bad_reqlat[_i]);
+	const char *p = write_tmp("c.yaml", text);
+	struct kvp_calibration cal;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_calibration_load(p, &gpu, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "request_latency_s");
+	ck_assert_int_eq(err.line, 4);
+	tmp_remove();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("calibrate");
@@ -586,6 +740,8 @@ int main(void)
 	tcase_add_test(core, test_trtllm_genai_aiperf);
 	tcase_add_test(core, test_fit_holdout);
 	tcase_add_test(core, test_write_read_back);
+	tcase_add_test(core, test_request_latency_ttft_only);
+	tcase_add_test(core, test_fit_request_latency);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_json_errors, 0, sizeof bad_json / sizeof bad_json[0]);
@@ -596,6 +752,8 @@ int main(void)
 	tcase_add_test(errors, test_fit_support_asked);
 	tcase_add_test(errors, test_fit_worse);
 	tcase_add_test(errors, test_read_bad_fixed_cost);
+	tcase_add_loop_test(errors, test_read_bad_request_latency, 0,
+			    sizeof bad_reqlat / sizeof bad_reqlat[0]);
 	suite_add_tcase(s, errors);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
