@@ -275,4 +275,59 @@ cp "$d/vllm-serve-c2.json" "$tmp/c2.json"
 run "$KVPLAN" calibrate $base --out "$tmp/c1.json" "$tmp/c1.json" "$tmp/c2.json"
 expect_rc 2
 if cmp -s "$d/vllm-serve-c1.json" "$tmp/c1.json"; then ok; else bad "an input was written over"; fi
+# A request's latency outside the steps (request_latency_s): perf's TTFT and
+# end to end rise by exactly it, its TPOT not at all, and the batch's
+# throughput is B x o / e2e on the longer e2e (hand arithmetic: 8 x 256 /
+# e2e).  Two calibrations alike but for 50 ms.
+printf 'calibration:\n  - gpu: h100-sxm\n    decode_bw_efficiency: 0.7\n' >"$tmp/rl0.yaml"
+printf 'calibration:\n  - gpu: h100-sxm\n    decode_bw_efficiency: 0.7\n    request_latency_s: 0.05\n' \
+	>"$tmp/rl50.yaml"
+run "$KVPLAN" perf $base --batch 8 --calibration "$tmp/rl0.yaml" --format json
+expect_rc 0
+t0=$(json ttft_s); p0=$(json tpot_s); e0=$(json e2e_s)
+run "$KVPLAN" perf $base --batch 8 --calibration "$tmp/rl50.yaml" --format json
+expect_rc 0
+t1=$(json ttft_s); p1=$(json tpot_s); e1=$(json e2e_s); x1=$(json output_tokens_per_s)
+name="perf request_latency_s: TTFT $t0 -> $t1, TPOT $p0 -> $p1, e2e $e0 -> $e1, $x1 tok/s"
+if awk -v a="$t0" -v b="$t1" -v c="$p0" -v d="$p1" -v e="$e0" -v f="$e1" -v x="$x1" 'BEGIN {
+	exit !(b - a > 0.05 - 1e-9 && b - a < 0.05 + 1e-9 && c == d && f - e > 0.05 - 1e-9 &&
+	       f - e < 0.05 + 1e-9 && x > 8 * 256 / f * (1 - 1e-9) && x < 8 * 256 / f * (1 + 1e-9)) }'
+then ok; else bad "not +50 ms on TTFT and e2e alone"; fi
+run "$KVPLAN" perf $base --batch 8 --calibration "$tmp/rl50.yaml"
+expect_out "request_latency_s"
+# serve, an open loop at 2 req/s: the same requests, the same steps; each
+# TTFT and e2e 50 ms later, so the means + 50 ms, the mean TPOT the same
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json \
+	--calibration "$tmp/rl0.yaml"
+expect_rc 0
+t0=$(json mean_ttft_ms); p0=$(json mean_tpot_ms); e0=$(json mean_e2el_ms)
+run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json \
+	--calibration "$tmp/rl50.yaml"
+expect_rc 0
+t1=$(json mean_ttft_ms); p1=$(json mean_tpot_ms); e1=$(json mean_e2el_ms)
+name="serve request_latency_s: mean TTFT $t0 -> $t1 ms, TPOT $p0 -> $p1, e2e $e0 -> $e1"
+if awk -v a="$t0" -v b="$t1" -v c="$p0" -v d="$p1" -v e="$e0" -v f="$e1" 'BEGIN {
+	exit !(b - a > 50 - 1e-6 && b - a < 50 + 1e-6 && f - e > 50 - 1e-6 && f - e < 50 + 1e-6 &&
+	       d - c < 1e-9 && c - d < 1e-9) }'
+then ok; else bad "not +50 ms on TTFT and e2e alone"; fi
+# a closed loop of 4 users: each sends its next request when it sees the
+# answer, 50 ms later, so fewer requests a second (C / e2e)
+run "$KVPLAN" serve $base --engine vllm --concurrency 4 --requests 200 --workload chat \
+	--format json --calibration "$tmp/rl0.yaml"
+r0=$(json request_throughput)
+run "$KVPLAN" serve $base --engine vllm --concurrency 4 --requests 200 --workload chat \
+	--format json --calibration "$tmp/rl50.yaml"
+r1=$(json request_throughput)
+name="serve closed loop request_latency_s: $r0 -> $r1 req/s"
+if awk -v a="$r0" -v b="$r1" 'BEGIN { exit !(b < a) }'; then ok; else bad "throughput unmoved"; fi
+# bad values: file:line: and the field, exit 3
+for v in -0.01 fast 2; do
+	printf 'calibration:\n  - gpu: h100-sxm\n    decode_bw_efficiency: 0.7\n    request_latency_s: %s\n' \
+		"$v" >"$tmp/rlbad.yaml"
+	run "$KVPLAN" perf $base --calibration "$tmp/rlbad.yaml"
+	expect_rc 3
+	expect_err "rlbad.yaml:4:"
+	expect_err "request_latency_s"
+done
+
 finish
