@@ -620,7 +620,7 @@ END_TEST
  * (read/engine.h time_from), its band twice as far from 1 each way.  The
  * fixture tests/data/good/engine-time-borrow.yaml: 1.0 (500 us a step, band
  * 0.8-1.5), 2.0 (none), 3.0 (900 us, 2,000 us a prefill, 70 us a sequence,
- * 30 us an all-reduce, KV at 0.6, band 0.9-1.2).  2.0 is as near 1.0 as 3.0,
+ * 30 us an all-reduce, 25,000 us a request, KV at 0.6, band 0.9-1.2).  2.0 is as near 1.0 as 3.0,
  * so the newer gives: 900 us ... and the band 1 - 2 x 0.1 = 0.8 and 1 + 2 x
  * 0.2 = 1.4.  An entry with its own keeps them and names none. */
 START_TEST(test_time_borrowed)
@@ -637,6 +637,7 @@ START_TEST(test_time_borrowed)
 	ck_assert_double_eq_tol(e.prefill_fixed_s, 2000e-6, 1e-12);
 	ck_assert_double_eq_tol(e.seq_step_s, 70e-6, 1e-12);
 	ck_assert_double_eq_tol(e.allreduce_latency_s, 30e-6, 1e-12);
+	ck_assert_double_eq_tol(e.request_latency_s, 25000e-6, 1e-12);
 	ck_assert_double_eq_tol(e.kv_bw_efficiency, 0.6, 1e-12);
 	ck_assert_double_eq_tol(e.time_ratio_low, 0.8, 1e-12);
 	ck_assert_double_eq_tol(e.time_ratio_high, 1.4, 1e-12);
@@ -750,6 +751,8 @@ static const struct {
 	 * not hold the prediction (low 1.2 > 1), at the version's map */
 	{"bad/engine-time-negative.yaml", KVP_STATUS_INVALID, 8, 20, "step_fixed_us"},
 	{"bad/engine-time-band.yaml", KVP_STATUS_INVALID, 3, 5, "time_ratio_low"},
+	/* a request's latency outside the steps: not a number, at its value */
+	{"bad/engine-request-latency.yaml", KVP_STATUS_INVALID, 8, 25, "request_latency_us"},
 	/* the fused-MoE kernel keeps two workspaces at most, at the value */
 	{"bad/engine-moe-workspaces.yaml", KVP_STATUS_INVALID, 4, 21, "moe_workspaces"},
 };
