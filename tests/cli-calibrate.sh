@@ -320,6 +320,20 @@ run "$KVPLAN" serve $base --engine vllm --concurrency 4 --requests 200 --workloa
 r1=$(json request_throughput)
 name="serve closed loop request_latency_s: $r0 -> $r1 req/s"
 if awk -v a="$r0" -v b="$r1" 'BEGIN { exit !(b < a) }'; then ok; else bad "throughput unmoved"; fi
+# size: its TTFT and floor TTFT + 50 ms, its TPOT the same
+run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 \
+	--calibration "$tmp/rl0.yaml" --format json
+expect_rc 0
+t0=$(json ttft_s); p0=$(json tpot_s); f0=$(json floor_ttft_s)
+run "$KVPLAN" size --model llama-3.1-8b --gpus h100-sxm --workload chat --rate 4 \
+	--calibration "$tmp/rl50.yaml" --format json
+expect_rc 0
+t1=$(json ttft_s); p1=$(json tpot_s); f1=$(json floor_ttft_s)
+name="size request_latency_s: TTFT $t0 -> $t1, floor $f0 -> $f1, TPOT $p0 -> $p1"
+if awk -v a="$t0" -v b="$t1" -v c="$p0" -v d="$p1" -v e="$f0" -v f="$f1" 'BEGIN {
+	exit !(b - a > 0.05 - 1e-9 && b - a < 0.05 + 1e-9 && f - e > 0.05 - 1e-9 &&
+	       f - e < 0.05 + 1e-9 && c == d) }'
+then ok; else bad "not +50 ms on TTFT alone"; fi
 # bad values: file:line: and the field, exit 3
 for v in -0.01 fast 2; do
 	printf 'calibration:\n  - gpu: h100-sxm\n    decode_bw_efficiency: 0.7\n    request_latency_s: %s\n' \
