@@ -152,10 +152,22 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->prefill.fixed_s, tf, sizeof tf);
 	/* with offload these are the GPU's figures; the offloaded TTFTs follow
 	 * (a line never gives as TTFT what the table does not) */
-	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
-	       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
-	       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
-	       r0->offload ? "on the GPU " : "TTFT ", t4);
+	/* a request's latency outside the steps (step.h request_latency_s),
+	 * when a calibration or the engine gives one, follows each TTFT */
+	double lat = hw->request_latency_s;
+	char tl[64], tt[64];
+	kvp_perf_fmt_s(lat, tl, sizeof tl);
+	kvp_perf_fmt_s(r0->ttft_s, tt, sizeof tt);
+	if (lat > 0 && !r0->offload)
+		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
+		       "fixed %s = %s;\n  + %s a request outside the steps = TTFT %s\n",
+		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound),
+		       t3, tf, t4, tl, tt);
+	else
+		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
+		       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
+		       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
+		       r0->offload ? "on the GPU " : "TTFT ", t4);
 	const struct kvp_perf_row *rl = &rows[nbatch - 1];
 	if (isfinite(rl->chunked.ttft_s)) {
 		char t5[64];
@@ -163,8 +175,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.compute_s, t2, sizeof t2);
 		kvp_perf_fmt_s(rl->chunked.memory_s, t3, sizeof t3);
 		kvp_perf_fmt_s(rl->chunked.comm_s, t4, sizeof t4);
-		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s : rl->chunked.ttft_s, t5,
-			       sizeof t5);
+		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s
+						   : rl->chunked.ttft_s - (lat > 0 ? lat : 0), t5, sizeof t5);
 		kvp_perf_fmt_s(rl->chunked.fixed_s, tf, sizeof tf);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
@@ -172,7 +184,11 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		       (unsigned long long)b->max_batched_tokens,
 		       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
 		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, tf,
-		       rl->chunked.offload ? "on the GPU " : "TTFT ", t5);
+		       rl->chunked.offload || lat > 0 ? "on the GPU " : "TTFT ", t5);
+		if (lat > 0 && !rl->chunked.offload) {
+			kvp_perf_fmt_s(rl->chunked.ttft_s, t5, sizeof t5);
+			printf("  + %s a request outside the steps = TTFT %s\n", tl, t5);
+		}
 		if (rl->chunked.offload) {
 			char t6[64];
 			kvp_perf_fmt_s(rl->chunked.gpu_ttft_s, t1, sizeof t1);
@@ -186,6 +202,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 			       "%s;\n  layer-pipelined with the GPU's %s: TTFT %s; the batch at once "
 			       "writes its\n  KV beyond the pool out (%s): TTFT %s\n\n", t2,
 			       (unsigned long long)rl->chunked.steps, t3, t1, t4, t5, t6);
+			if (lat > 0)
+				printf("  (each TTFT holds + %s a request outside the steps)\n\n", tl);
 		} else {
 			printf("\n");
 		}
