@@ -295,6 +295,7 @@ if awk -v a="$t0" -v b="$t1" -v c="$p0" -v d="$p1" -v e="$e0" -v f="$e1" -v x="$
 then ok; else bad "not +50 ms on TTFT and e2e alone"; fi
 run "$KVPLAN" perf $base --batch 8 --calibration "$tmp/rl50.yaml"
 expect_out "request_latency_s"
+expect_out "+ 50.00 ms a request outside the steps = TTFT "
 # serve, an open loop at 2 req/s: the same requests, the same steps; each
 # TTFT and e2e 50 ms later, so the means + 50 ms, the mean TPOT the same
 run "$KVPLAN" serve $base --engine vllm --rate 2 --requests 200 --workload chat --format json \
