@@ -153,6 +153,41 @@ kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
 
 /* --------------------------------------------------------------- hardware */
 
+/* The measured GEMM table of this GPU profile and the weights' GEMM dtype
+ * (step.h, kvp_perf_hw_from_gpu), none when there is none. */
+static kvp_status gemm_table_find(const struct kvp_gpu *g, const struct kvp_model *m,
+				  struct kvp_gemm_table *out, struct kvp_error *err)
+{
+	out->nm = 0;
+	out->path[0] = 0;
+	if (!g->path[0] || g->prefill_flops_efficiency > 0)
+		return KVP_STATUS_OK;
+	const char *dtype;
+	switch (m ? m->weights_dtype : KVP_DTYPE_AUTO) {
+	case KVP_DTYPE_AUTO:
+	case KVP_DTYPE_FP16:
+	case KVP_DTYPE_BF16:
+		dtype = "bf16";
+		break;
+	case KVP_DTYPE_FP8:
+		dtype = "fp8";
+		break;
+	default: /* weight-only int4, int8, fp4, e5m2, fp32: no table of theirs */
+		return KVP_STATUS_OK;
+	}
+	const char *base = strrchr(g->path, '/');
+	base = base ? base + 1 : g->path;
+	size_t len = strlen(base);
+	if (len > 5 && strcmp(base + len - 5, ".yaml") == 0)
+		len -= 5;
+	char file[160], path[768];
+	if ((size_t)snprintf(file, sizeof file, "gemm-%.*s-%s.tsv", (int)len, base, dtype) >=
+		    sizeof file ||
+	    !kvp_profile_data_file("kernels", file, path, sizeof path))
+		return KVP_STATUS_OK;
+	return kvp_gemm_table_load(path, out, err);
+}
+
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err)
 {
@@ -206,6 +241,9 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 								: KVP_PERF_DECODE_BW_EFFICIENCY;
 	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
+	kvp_status st = gemm_table_find(g, m, &out->gemm, err);
+	if (st)
+		return st;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
 	out->nvlink_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : 0;
@@ -250,6 +288,13 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		snprintf(hw->time_source, sizeof hw->time_source, "%s %s", e->kind, e->version);
 	else
 		snprintf(hw->time_source, sizeof hw->time_source, "defaults");
+}
+
+void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
+{
+	hw->prefill_flops_efficiency = eff;
+	hw->gemm.nm = 0;
+	hw->gemm.path[0] = 0;
 }
 
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
@@ -394,6 +439,59 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 		f += pair_flops(m, k) * decode_keys(m, k, context);
 	}
 	return f;
+}
+
+/* ------------------------------------------------------------ GEMM table */
+
+static double routed_token_flops(const struct kvp_model *m);
+
+/* Add one GEMM (rows x n x k, `count` of them) to the mix: its FLOPs and
+ * its seconds at the table's throughput. */
+static void gemm_add(const struct kvp_gemm_table *t, double rows, double n, double k,
+		     double count, double *flops, double *secs)
+{
+	if (!(rows > 0) || !(n > 0) || !(k > 0) || !(count > 0))
+		return;
+	double f = 2.0 * rows * n * k * count;
+	*flops += f;
+	*secs += f / kvp_gemm_table_flops(t, rows, n, k);
+}
+
+double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
+				 double tokens, double total)
+{
+	const struct kvp_perf_hw *hw = &c->hw;
+	const struct kvp_model *m = c->model;
+	double eff_c = hw->prefill_flops_efficiency;
+	if (!hw->gemm.nm || !(flops > 0) || !(tokens > 0) || !m->hidden_size)
+		return eff_c;
+	const struct kvp_parallel *par = &c->spec->par;
+	double tp = par->tp ? par->tp : 1, dp = kvp_shape_dp(par);
+	double d = m->hidden_size, dh = m->head_dim, hq = m->num_heads, hkv = m->num_kv_heads;
+	double layers = m->num_layers, moe = kvp_shape_moe_layers(m), dense = layers - moe;
+	double f = 0, s = 0;
+	gemm_add(&hw->gemm, tokens, (hq + 2 * hkv) * dh / tp, d, layers, &f, &s);
+	gemm_add(&hw->gemm, tokens, d, hq * dh / tp, layers, &f, &s);
+	if (m->intermediate_size && dense > 0) {
+		double i = m->intermediate_size;
+		gemm_add(&hw->gemm, tokens, 2 * i / tp, d, dense, &f, &s);
+		gemm_add(&hw->gemm, tokens, d, i / tp, dense, &f, &s);
+	}
+	if (moe > 0 && m->shared_expert_params) {
+		double is = (double)m->shared_expert_params / (3 * d * moe);
+		gemm_add(&hw->gemm, tokens, 2 * is / tp, d, moe, &f, &s);
+		gemm_add(&hw->gemm, tokens, d, is / tp, moe, &f, &s);
+	}
+	if (m->vocab_size)
+		gemm_add(&hw->gemm, tokens, m->vocab_size / tp, d, 1, &f, &s);
+	if (!(f > 0) || !(s > 0))
+		return eff_c;
+	double eff_g = fmin(1.0, f / s / hw->flops);
+	/* the routed experts' FLOPs on this GPU (dp_flops' share) stay at
+	 * eff_c with the attention's: grouped MoE kernels, not these GEMMs */
+	double routed = routed_token_flops(m) * fmax(total, tokens) / dp;
+	double other = fmin(fmax(attn_flops, 0) + routed, flops);
+	return flops / ((flops - other) / eff_g + other / eff_c);
 }
 
 /* ------------------------------------------------------------------- steps */
@@ -548,7 +646,10 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
 	double dn = (double)n, eff = dp_flops(c, flops, (double)batch * dn, (double)total * dn);
 	/* all experts are touched by a prefill of many tokens */
-	st2 = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+	double attn = (double)batch * kvp_perf_attention_flops(c->model, n);
+	double eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
+						     (double)total * dn);
+	st2 = kvp_perf_step_roofline(c, eff, eff_flops, c->weights_bytes, kv,
 				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	add_fixed(c, out, (double)batch, true);
