@@ -814,6 +814,35 @@ START_TEST(test_gemm_table_step)
 				26953662464000.0 / 1000e12 + 1049100288000.0 / (1978.9e12 * 0.60),
 				1e-12);
 	ck_assert_double_eq_tol(s.compute_s, 0.0278372, 1e-6);
+	/* a chunk runs at its own rows' throughput: a table of 250 TFLOP/s at
+	 * m 1,024 and 1,000 at m 4,096 (any n, k); a prompt of 4,096 tokens in
+	 * chunks of 1,024 (max-batched-tokens 1,024, nothing else running):
+	 * k = 4 steps, each a quarter of the prompt's linear 2 x 6,738,415,616 x
+	 * 4,096 = 55,201,100,726,272 FLOPs at 250e12 (220.804 ms) and of its
+	 * attention 4,096 x 4,097 / 2 = 8,390,656 pairs x 16,384 x 32 layers =
+	 * 4,399,120,252,928 FLOPs at 1,187.34e12 (3.705 ms): 56.127 ms a step.
+	 * All at once the linear part runs at m 4,096: 55.2012 + 3.7050 ms. */
+	at = (size_t)snprintf(text, sizeof text, "m n k tflops\n");
+	for (int m = 1024; m <= 4096; m *= 4)
+		for (int n = 512; n <= 16384; n *= 32)
+			for (int k = 512; k <= 16384; k *= 32)
+				at += (size_t)snprintf(text + at, sizeof text - at, "%d %d %d %d\n", m, n, k,
+						       m == 1024 ? 250 : 1000);
+	write_tmp("kernels/gemm-h100-sxm-fp8.tsv", text);
+	ck_assert_msg(kvp_perf_hw_from_gpu(&g, &model, &h, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	struct kvp_perf_chunked ch;
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 4096, 4096, 1024, &ch, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.steps, 4);
+	ck_assert_uint_eq(ch.chunk_tokens, 1024);
+	ck_assert_double_eq_tol(ch.compute_s,
+				(55201100726272.0 / 250e12 + 4399120252928.0 / (1978.9e12 * 0.60)) / 4,
+				1e-12);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 4096, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s,
+				55201100726272.0 / 1000e12 + 4399120252928.0 / (1978.9e12 * 0.60),
+				1e-12);
 	/* weight-only int4: no table, the constant */
 	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT4_AWQ), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);

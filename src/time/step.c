@@ -773,8 +773,17 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	    (st = kvp_perf_prefill(c, 1, kvp_cdiv(n, out->steps) + others, &comm, err)))
 		return st;
 	/* pre.weights_bytes: all of them (a chunk of many tokens touches every
-	 * expert); pre.kv_bytes the prompt's KV, written over the k steps */
-	out->compute_s = pre.compute_s / k + dec.compute_s;
+	 * expert); pre.kv_bytes the prompt's KV, written over the k steps.
+	 * With a measured GEMM table a chunk's linear layers run at the
+	 * throughput of its own ceil(n / k) rows, not the whole prompt's */
+	double pre_s = pre.compute_s;
+	if (c->hw.gemm.nm && out->steps > 1) {
+		double rows = (double)kvp_cdiv(n, out->steps);
+		double eff = kvp_perf_flops_efficiency(c, pre.flops,
+						       kvp_perf_attention_flops(c->model, n), rows, rows);
+		pre_s = pre.gpu_flops / (c->hw.flops * eff);
+	}
+	out->compute_s = pre_s / k + dec.compute_s;
 	out->memory_s = kvp_perf_memory_s(&c->hw, pre.weights_bytes, 0, c->hw.decode_bw_efficiency) +
 			((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
 				(c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0

@@ -234,7 +234,8 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
  * of c = T - (B - 1) prompt tokens, so the prompt takes k = ceil(n / c)
  * steps and its first token comes with the last.  One step, on the same
  * roofline as the prefill and decode above:
- *   compute = the prompt's prefill FLOPs / k + the B - 1 decode FLOPs
+ *   compute = the prompt's prefill FLOPs / k + the B - 1 decode FLOPs (with a
+ *             measured GEMM table the chunk's at the rate of ceil(n / k) rows)
  *   memory  = weights (all of them, read every step) + the B - 1 sequences' KV
  *             + the prompt's KV / k (written), over bandwidth x efficiency
  *   comm    = the all-reduces of ceil(n / k) + B - 1 tokens
