@@ -7,6 +7,7 @@
  * never from a formula of our own; FLOPs are whole-model counts divided by tp;
  * times are a roofline plus communication, nothing hidden. */
 #include "time/step.h"
+#include "time/step-gemm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -153,41 +154,6 @@ kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
 
 /* --------------------------------------------------------------- hardware */
 
-/* The measured GEMM table of this GPU profile and the weights' GEMM dtype
- * (step.h, kvp_perf_hw_from_gpu), none when there is none. */
-static kvp_status gemm_table_find(const struct kvp_gpu *g, const struct kvp_model *m,
-				  struct kvp_gemm_table *out, struct kvp_error *err)
-{
-	out->nm = 0;
-	out->path[0] = 0;
-	if (!g->path[0] || g->prefill_flops_efficiency > 0)
-		return KVP_STATUS_OK;
-	const char *dtype;
-	switch (m ? m->weights_dtype : KVP_DTYPE_AUTO) {
-	case KVP_DTYPE_AUTO:
-	case KVP_DTYPE_FP16:
-	case KVP_DTYPE_BF16:
-		dtype = "bf16";
-		break;
-	case KVP_DTYPE_FP8:
-		dtype = "fp8";
-		break;
-	default: /* weight-only int4, int8, fp4, e5m2, fp32: no table of theirs */
-		return KVP_STATUS_OK;
-	}
-	const char *base = strrchr(g->path, '/');
-	base = base ? base + 1 : g->path;
-	size_t len = strlen(base);
-	if (len > 5 && strcmp(base + len - 5, ".yaml") == 0)
-		len -= 5;
-	char file[160], path[768];
-	if ((size_t)snprintf(file, sizeof file, "gemm-%.*s-%s.tsv", (int)len, base, dtype) >=
-		    sizeof file ||
-	    !kvp_profile_data_file("kernels", file, path, sizeof path))
-		return KVP_STATUS_OK;
-	return kvp_gemm_table_load(path, out, err);
-}
-
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err)
 {
@@ -241,7 +207,7 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 								: KVP_PERF_DECODE_BW_EFFICIENCY;
 	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
-	kvp_status st = gemm_table_find(g, m, &out->gemm, err);
+	kvp_status st = kvp_perf_gemm_table_find(g, m, &out->gemm, err);
 	if (st)
 		return st;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
@@ -441,60 +407,15 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 	return f;
 }
 
-/* ------------------------------------------------------------ GEMM table */
-
-static double routed_token_flops(const struct kvp_model *m);
-
-/* Add one GEMM (rows x n x k, `count` of them) to the mix: its FLOPs and
- * its seconds at the table's throughput. */
-static void gemm_add(const struct kvp_gemm_table *t, double rows, double n, double k,
-		     double count, double *flops, double *secs)
-{
-	if (!(rows > 0) || !(n > 0) || !(k > 0) || !(count > 0))
-		return;
-	double f = 2.0 * rows * n * k * count;
-	*flops += f;
-	*secs += f / kvp_gemm_table_flops(t, rows, n, k);
-}
+/* ------------------------------------------------------------------- steps */
 
 double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
 				 double tokens, double total)
 {
-	const struct kvp_perf_hw *hw = &c->hw;
-	const struct kvp_model *m = c->model;
-	double eff_c = hw->prefill_flops_efficiency;
-	if (!hw->gemm.nm || !(flops > 0) || !(tokens > 0) || !m->hidden_size)
-		return eff_c;
-	const struct kvp_parallel *par = &c->spec->par;
-	double tp = par->tp ? par->tp : 1, dp = kvp_shape_dp(par);
-	double d = m->hidden_size, dh = m->head_dim, hq = m->num_heads, hkv = m->num_kv_heads;
-	double layers = m->num_layers, moe = kvp_shape_moe_layers(m), dense = layers - moe;
-	double f = 0, s = 0;
-	gemm_add(&hw->gemm, tokens, (hq + 2 * hkv) * dh / tp, d, layers, &f, &s);
-	gemm_add(&hw->gemm, tokens, d, hq * dh / tp, layers, &f, &s);
-	if (m->intermediate_size && dense > 0) {
-		double i = m->intermediate_size;
-		gemm_add(&hw->gemm, tokens, 2 * i / tp, d, dense, &f, &s);
-		gemm_add(&hw->gemm, tokens, d, i / tp, dense, &f, &s);
-	}
-	if (moe > 0 && m->shared_expert_params) {
-		double is = (double)m->shared_expert_params / (3 * d * moe);
-		gemm_add(&hw->gemm, tokens, 2 * is / tp, d, moe, &f, &s);
-		gemm_add(&hw->gemm, tokens, d, is / tp, moe, &f, &s);
-	}
-	if (m->vocab_size)
-		gemm_add(&hw->gemm, tokens, m->vocab_size / tp, d, 1, &f, &s);
-	if (!(f > 0) || !(s > 0))
-		return eff_c;
-	double eff_g = fmin(1.0, f / s / hw->flops);
-	/* the routed experts' FLOPs on this GPU (dp_flops' share) stay at
-	 * eff_c with the attention's: grouped MoE kernels, not these GEMMs */
-	double routed = routed_token_flops(m) * fmax(total, tokens) / dp;
-	double other = fmin(fmax(attn_flops, 0) + routed, flops);
-	return flops / ((flops - other) / eff_g + other / eff_c);
+	return kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
+					c->hw.prefill_flops_efficiency, flops, attn_flops, tokens,
+					total);
 }
-
-/* ------------------------------------------------------------------- steps */
 
 double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw)
 {
@@ -575,17 +496,6 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 	return KVP_STATUS_OK;
 }
 
-/* FLOPs of one token in the routed experts (whole model): 2 x the expert
- * parameters a token runs, expert_params x k / E, at most 2 x active. */
-static double routed_token_flops(const struct kvp_model *m)
-{
-	if (!m->moe_num_experts || !m->expert_params)
-		return 0;
-	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
-	double r = (double)m->expert_params * fmin(1.0, k / m->moe_num_experts);
-	return 2.0 * fmin(r, (double)m->active_params);
-}
-
 /* With data-parallel attention the routed experts are spread over the tp x
  * dp GPUs of the expert group (owned whole with ep, sliced without): a GPU
  * computes its rank's dense and attention FLOPs / tp and 1 / (tp x dp) of
@@ -597,7 +507,7 @@ static double dp_flops(const struct kvp_perf_ctx *c, double flops, double rank_t
 		       double total_tokens)
 {
 	uint32_t dp = kvp_shape_dp(&c->spec->par);
-	double r = routed_token_flops(c->model);
+	double r = kvp_perf_routed_token_flops(c->model);
 	if (dp <= 1 || !(r > 0))
 		return flops;
 	return flops - r * rank_tokens + r * total_tokens / dp;

@@ -97,7 +97,8 @@ struct kvp_perf_hw {
 	double prefill_flops_efficiency;   /* (0, 1] */
 	/* a measured GEMM table for this GPU and the weights' dtype
 	 * (profiles/kernels/gemm-<gpu>-<dtype>.tsv); gemm.nm = 0: none, every
-	 * FLOP at prefill_flops_efficiency (kvp_perf_flops_efficiency) */
+	 * FLOP at prefill_flops_efficiency (kvp_perf_flops_efficiency,
+	 * time/step-gemm.h) */
 	struct kvp_gemm_table gemm;
 	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
 	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
@@ -313,26 +314,11 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
 				     struct kvp_perf_step *out, struct kvp_error *err);
 
-/* The share of the peak (hw.flops) a step's FLOPs reach.  `flops` of which
- * `attn_flops` are attention's (QK^T, PV): without a GEMM table (hw.gemm)
- * every FLOP at prefill_flops_efficiency; with one, the attention FLOPs at
- * that, and so the routed experts' FLOPs (grouped MoE kernels, of which no
- * table is converted), and the rest at the table's throughput for the step's linear layers
- * on one GPU (eff_gemm below), so the step's compute time is
- *   (flops - attn) / (peak x eff_gemm) + attn / (peak x prefill_flops_efficiency)
- * and the figure returned is flops over that, over the peak.
- *   eff_gemm = sum_i F_i / (peak x sum_i F_i / tf_i(M_i, N_i, K_i)), at most 1,
- * over each layer's GEMMs, F_i = 2 M_i N_i K_i (d = hidden, I = intermediate,
- * H_q, H_kv, d_h):
- *   QKV        M = tokens, N = (H_q + 2 H_kv) d_h / tp, K = d     every layer
- *   O          M = tokens, N = d, K = H_q d_h / tp                every layer
- *   MLP        M = tokens, N = 2 I / tp (gate, up), then N = d, K = I / tp
- *                                                                 dense layers
- *   shared     as MLP with I = shared params / (3 d x MoE layers), MoE layers
- *   LM head    M = tokens, N = vocab / tp, K = d                  once
- * `tokens` are the rank's rows, `total` the deployment's (the routed
- * experts' FLOPs on one GPU are those of total / dp tokens, as dp_flops).  Mamba, linear-attention and MLA layers are given the QKV/O shapes
- * of their heads: a stand-in, named as such in reports/. */
+/* The share of the peak a step's FLOPs reach on c's GPU: `flops` (whole
+ * model) of which `attn_flops` are attention's, over `tokens` rows of the
+ * rank (`total` the deployment's); with c->hw.gemm a measured table, the
+ * linear layers at its rate (kvp_gemm_step_efficiency, time/step-gemm.h),
+ * else every FLOP at prefill_flops_efficiency. */
 double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
 				 double tokens, double total);
 
