@@ -52,7 +52,7 @@ def stage():
     shutil.copytree(os.path.join(TOP, "include"), os.path.join(dst, "include"))
     prof = os.path.join(HERE, "kvplan", "profiles")
     shutil.rmtree(prof, ignore_errors=True)
-    for kind in ("models", "gpus", "workloads", "engines"):
+    for kind in ("models", "gpus", "workloads", "engines", "kernels"):
         shutil.copytree(os.path.join(TOP, "profiles", kind), os.path.join(prof, kind))
     return sources
 

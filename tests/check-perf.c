@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "check-tmp.h"
 #include "time/calibration.h"
@@ -499,6 +500,12 @@ START_TEST(test_peak_by_weights_dtype)
 	ck_assert_double_eq_tol(h.flops, 1978.9e12, 1);
 	ck_assert_str_eq(h.flops_dtype, "fp8");
 	ck_assert_str_eq(h.flops_warning, "");
+	/* the peak at the constant efficiency: the measured GEMM table that
+	 * profiles/kernels holds for the H100 in fp8 is set aside here
+	 * (test_gemm_table_step times a step with a table) */
+	ck_assert(strstr(h.gemm.path, "gemm-h100-sxm-fp8.tsv"));
+	kvp_perf_hw_prefill_efficiency(&h, 0.60);
+	ck_assert_uint_eq(h.gemm.nm, 0);
 	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
 		      "%s", err.msg);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
@@ -767,6 +774,90 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* A step timed with a measured GEMM table (time/gemm-table.h): a table of
+ * 1,000 TFLOP/s at every point, put where the profiles are searched first
+ * ($KVPLAN_PROFILES/kernels/gemm-h100-sxm-fp8.tsv).  Llama-2-7B in fp8 on an
+ * H100 SXM, a prompt of 2,000 tokens: its linear layers' 26,953,662,464,000
+ * FLOPs (2 x active params x 2,000, test_prefill_by_hand) at 1,000e12 FLOP/s
+ * = 26.953662464 ms, its attention's 1,049,100,288,000 at the constant,
+ * 1,978.9e12 x 0.60 -> 0.883565 ms.  Weight-only int4 has no table of its
+ * own and keeps the constant; a malformed table is an error naming its line
+ * and field. */
+START_TEST(test_gemm_table_step)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw h;
+	struct kvp_perf_step s;
+	char dir[700], text[2048];
+	snprintf(dir, sizeof dir, "%s/kernels", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	size_t at = (size_t)snprintf(text, sizeof text, "# constant\nm n k tflops\n");
+	for (int m = 1; m <= 4096; m *= 4096)
+		for (int n = 512; n <= 16384; n *= 32)
+			for (int k = 512; k <= 16384; k *= 32)
+				at += (size_t)snprintf(text + at, sizeof text - at, "%d %d %d 1000\n", m, n, k);
+	write_tmp("kernels/gemm-h100-sxm-fp8.tsv", text);
+	ck_assert_int_eq(setenv("KVPLAN_PROFILES", tmpdir, 1), 0);
+	ck_assert_msg(kvp_model_load("llama-2-7b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_FP8), KVP_STATUS_OK);
+	struct kvp_parallel par = {.tp = 1, .pp = 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_msg(kvp_perf_hw_from_gpu(&g, &model, &h, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(strncmp(h.gemm.path, tmpdir, strlen(tmpdir)) == 0, "%s", h.gemm.path);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s,
+				26953662464000.0 / 1000e12 + 1049100288000.0 / (1978.9e12 * 0.60),
+				1e-12);
+	ck_assert_double_eq_tol(s.compute_s, 0.0278372, 1e-6);
+	/* a chunk runs at its own rows' throughput: a table of 250 TFLOP/s at
+	 * m 1,024 and 1,000 at m 4,096 (any n, k); a prompt of 4,096 tokens in
+	 * chunks of 1,024 (max-batched-tokens 1,024, nothing else running):
+	 * k = 4 steps, each a quarter of the prompt's linear 2 x 6,738,415,616 x
+	 * 4,096 = 55,201,100,726,272 FLOPs at 250e12 (220.804 ms) and of its
+	 * attention 4,096 x 4,097 / 2 = 8,390,656 pairs x 16,384 x 32 layers =
+	 * 4,399,120,252,928 FLOPs at 1,187.34e12 (3.705 ms): 56.127 ms a step.
+	 * All at once the linear part runs at m 4,096: 55.2012 + 3.7050 ms. */
+	at = (size_t)snprintf(text, sizeof text, "m n k tflops\n");
+	for (int m = 1024; m <= 4096; m *= 4)
+		for (int n = 512; n <= 16384; n *= 32)
+			for (int k = 512; k <= 16384; k *= 32)
+				at += (size_t)snprintf(text + at, sizeof text - at, "%d %d %d %d\n", m, n, k,
+						       m == 1024 ? 250 : 1000);
+	write_tmp("kernels/gemm-h100-sxm-fp8.tsv", text);
+	ck_assert_msg(kvp_perf_hw_from_gpu(&g, &model, &h, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	struct kvp_perf_chunked ch;
+	ck_assert_int_eq(kvp_perf_chunked_ttft(&ctx, 1, 4096, 4096, 1024, &ch, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ch.steps, 4);
+	ck_assert_uint_eq(ch.chunk_tokens, 1024);
+	ck_assert_double_eq_tol(ch.compute_s,
+				(55201100726272.0 / 250e12 + 4399120252928.0 / (1978.9e12 * 0.60)) / 4,
+				1e-12);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 4096, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s,
+				55201100726272.0 / 1000e12 + 4399120252928.0 / (1978.9e12 * 0.60),
+				1e-12);
+	/* weight-only int4: no table, the constant */
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT4_AWQ), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(h.gemm.nm, 0);
+	/* a malformed table: INVALID, its file, line and field */
+	write_tmp("kernels/gemm-h100-sxm-fp8.tsv", "m n k tflops\n1 512 512 fast\n");
+	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_FP8), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_INVALID);
+	ck_assert(strstr(err.path, "kernels/gemm-h100-sxm-fp8.tsv"));
+	ck_assert_int_eq(err.line, 2);
+	ck_assert_str_eq(err.field, "tflops");
+	unsetenv("KVPLAN_PROFILES");
+}
+END_TEST
+
 static Suite *perf_suite(void)
 {
 	Suite *s = suite_create("perf");
@@ -788,6 +879,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_prefix_breakeven);
 	tcase_add_test(core, test_hw_from_profile);
 	tcase_add_test(core, test_peak_by_weights_dtype);
+	tcase_add_test(core, test_gemm_table_step);
 	tcase_add_test(core, test_calibration_table);
 	tcase_add_test(core, test_calibration_kvbench);
 	suite_add_tcase(s, core);

@@ -55,8 +55,8 @@ expect_out "30 passed, 0 failed, 0 errors"
 run "$KVPLAN" check "$data/rows-fail.yaml"
 expect_rc 1
 expect_out "FAIL  rows[batch=12].fits == true"
-expect_out "got 11805392896, want == 11805392897  ($data/rows-fail.yaml:20:9)"
-expect_out "got 115, want >= 116  ($data/rows-fail.yaml:35:9)"
+expect_out "got 11805392896, want == 11805392897  ($data/rows-fail.yaml:21:9)"
+expect_out "got 115, want >= 116  ($data/rows-fail.yaml:36:9)"
 expect_out "0 passed, 7 failed, 0 errors"
 # their baseline keeps every row under its selector, and holds at 0%
 run "$KVPLAN" check "$data/rows.yaml" --update-baseline "$tmp/rows-base.yaml"

@@ -130,7 +130,7 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 		}
 		idle_rounds = 0;
 		/* the step's time */
-		double flops = 0, tokens = 0;
+		double flops = 0, tokens = 0, attn = 0;
 		uint64_t kv = 0, ndec = 0;
 		bool chunk = false;
 		for (size_t k = 0; k < nrun; k++) {
@@ -145,12 +145,17 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 			kv += bytes;
 			tokens += (double)r->n;
 			if (r->n == 1 && r->comp > 0) {
-				flops += kvp_perf_decode_flops(pc->model, r->comp + 1);
+				double f = kvp_perf_decode_flops(pc->model, r->comp + 1);
+				flops += f;
+				/* its attention: all but the 2 x active params */
+				attn += f - 2.0 * (double)pc->model->active_params;
 				ndec++;
 			} else {
 				chunk = true;
 				flops += kvp_perf_prefill_flops(pc->model, r->comp + r->n) -
 					 kvp_perf_prefill_flops(pc->model, r->comp);
+				attn += kvp_perf_attention_flops(pc->model, r->comp + r->n) -
+					kvp_perf_attention_flops(pc->model, r->comp);
 			}
 		}
 		/* pipeline parallelism: pp micro-batches of decodes in flight, so a
@@ -174,8 +179,15 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 			}
 			weights = step.weights_bytes / pc->spec->par.pp;
 		}
-		if (!ok || kvp_perf_step_roofline(pc, flops / (double)pp,
-						  pc->hw.prefill_flops_efficiency, weights, micro_kv,
+		/* a pass with a prefill chunk: the step cost's efficiency of its
+		 * FLOPs (the measured GEMM table where the GPU has one, step.h), over
+		 * all the pass's tokens; decodes alone: the constant */
+		double eff = pc->hw.prefill_flops_efficiency;
+		if (chunk) {
+			uint32_t dp = pc->spec->par.dp > 1 ? pc->spec->par.dp : 1;
+			eff = kvp_perf_flops_efficiency(pc, flops, attn, tokens, tokens * dp);
+		}
+		if (!ok || kvp_perf_step_roofline(pc, flops / (double)pp, eff, weights, micro_kv,
 						  pc->hw.decode_bw_efficiency, tokens / (double)pp, &step,
 						  NULL)) {
 			ok = false;

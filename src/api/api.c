@@ -500,7 +500,7 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 	if (p.decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = p.decode_bw_efficiency;
 	if (p.prefill_flops_efficiency > 0)
-		hw.prefill_flops_efficiency = p.prefill_flops_efficiency;
+		kvp_perf_hw_prefill_efficiency(&hw, p.prefill_flops_efficiency);
 	struct kvp_perf_result *run = malloc(sizeof *run);
 	struct kvp_record *r = kvp_record_new();
 	if (!run || !r) {

@@ -71,7 +71,7 @@ static kvp_status run_perf(const struct kvp_check_scenario *s, struct kvp_record
 	if (p->decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = p->decode_bw_efficiency;
 	if (p->prefill_flops_efficiency > 0)
-		hw.prefill_flops_efficiency = p->prefill_flops_efficiency;
+		kvp_perf_hw_prefill_efficiency(&hw, p->prefill_flops_efficiency);
 	if (p->kv_offload[0]) {
 		if ((st = kvp_offload_parse(p->kv_offload, &hw.host_link, &po.offload, err))) {
 			snprintf(err->field, sizeof err->field, "kv_offload");

@@ -76,7 +76,7 @@ static int load_pool(const struct kvp_cli_common *c, const struct kvp_model *m, 
 	if (decode_eff > 0)
 		out->hw.decode_bw_efficiency = decode_eff;
 	if (prefill_eff > 0)
-		out->hw.prefill_flops_efficiency = prefill_eff;
+		kvp_perf_hw_prefill_efficiency(&out->hw, prefill_eff);
 	return 0;
 }
 

@@ -105,6 +105,14 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	printf("\n");
 	printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s\n", hw->flops / 1e12,
 	       hw->prefill_flops_efficiency, hw->flops * hw->prefill_flops_efficiency / 1e12);
+	if (hw->gemm.nm) {
+		/* a file name found under the profile folders: escaped for the terminal */
+		const char *g = strrchr(hw->gemm.path, '/');
+		char cg[KVP_TERM_SIZE(sizeof hw->gemm.path)];
+		printf("  prefill's linear layers at the measured GEMM table %s (profiles/kernels, "
+		       "interpolated at their shapes); attention at the efficiency above\n",
+		       kvp_term_text(cg, sizeof cg, g ? g + 1 : hw->gemm.path));
+	}
 	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0) {
 		/* the path and the GPU are input text: escaped for the terminal */
 		char cp[KVP_TERM_SIZE(256)], cg[KVP_TERM_SIZE(sizeof cal->gpu)];
@@ -158,16 +166,19 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	char tl[64], tt[64];
 	kvp_perf_fmt_s(lat, tl, sizeof tl);
 	kvp_perf_fmt_s(r0->ttft_s, tt, sizeof tt);
+	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
+	       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
+	       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
+	       r0->offload || lat > 0 ? "on the GPU " : "TTFT ", t4);
+	if (hw->gemm.nm && r0->prefill.compute_s > 0)
+		/* what the table made of the step: its FLOPs over its compute time */
+		printf("    (compute: one GPU's %.3f TFLOP at %.1f TFLOP/s, %.2f of the peak: the "
+		       "linear layers at the table's rate, attention at %.2f)\n",
+		       r0->prefill.gpu_flops / 1e12, r0->prefill.gpu_flops / r0->prefill.compute_s / 1e12,
+		       r0->prefill.gpu_flops / r0->prefill.compute_s / hw->flops,
+		       hw->prefill_flops_efficiency);
 	if (lat > 0 && !r0->offload)
-		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
-		       "fixed %s = %s;\n  + %s a request outside the steps = TTFT %s\n",
-		       (unsigned long long)r0->batch, t1, t2, kvp_perf_bound_name(r0->prefill.bound),
-		       t3, tf, t4, tl, tt);
-	else
-		printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
-		       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
-		       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
-		       r0->offload ? "on the GPU " : "TTFT ", t4);
+		printf("  + %s a request outside the steps = TTFT %s\n", tl, tt);
 	const struct kvp_perf_row *rl = &rows[nbatch - 1];
 	if (isfinite(rl->chunked.ttft_s)) {
 		char t5[64];

@@ -230,7 +230,7 @@ int kvp_cmd_perf(int argc, char **argv)
 	if (decode_eff > 0)
 		hw.decode_bw_efficiency = decode_eff;
 	if (prefill_eff > 0)
-		hw.prefill_flops_efficiency = prefill_eff;
+		kvp_perf_hw_prefill_efficiency(&hw, prefill_eff);
 	if (offload_arg) {
 		if (kvp_offload_parse(offload_arg, &hw.host_link, off, &err)) {
 			rc = kvp_cli_error(cmd, &err);

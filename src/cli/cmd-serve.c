@@ -405,7 +405,7 @@ int kvp_cmd_serve(int argc, char **argv)
 	if (a.decode_eff > 0)
 		hw.decode_bw_efficiency = a.decode_eff;
 	if (a.prefill_eff > 0)
-		hw.prefill_flops_efficiency = a.prefill_eff;
+		kvp_perf_hw_prefill_efficiency(&hw, a.prefill_eff);
 	/* the engine's fixed costs, as perf charges them (one step cost) */
 	kvp_perf_hw_engine(&hw, &b->engine_model);
 	if (kvp_perf_init(&pc, &b->spec, b->weights_bytes, &hw, &err) ||

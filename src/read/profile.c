@@ -173,6 +173,17 @@ kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, s
 			     "no profile named '%s'%s (see `kvplan list %s`)", name, near, kind);
 }
 
+bool kvp_profile_data_file(const char *kind, const char *file, char *path, size_t size)
+{
+	char roots[34][512];
+	int n = profile_roots(roots, 34, NULL);
+	for (int i = 0; i < n; i++)
+		if ((size_t)snprintf(path, size, "%s/%s/%s", roots[i], kind, file) < size &&
+		    is_file(path))
+			return true;
+	return false;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -90,6 +90,11 @@ bool kvp_profile_name_is_path(const char *name);
 kvp_status kvp_profile_resolve(const char *kind, const char *name, char *path, size_t size,
 			       struct kvp_error *err);
 
+/* A data file of a kind kept beside the profiles (e.g. "kernels",
+ * "gemm-h100-sxm-bf16.tsv"): the first root (as kvp_profile_resolve searches
+ * them) holding <root>/<kind>/<file> writes its path; false when none does. */
+bool kvp_profile_data_file(const char *kind, const char *file, char *path, size_t size);
+
 /* Load a model by name or path: .json files go to the Hugging Face importer. */
 kvp_status kvp_model_load(const char *name_or_path, struct kvp_model *out, struct kvp_error *err);
 kvp_status kvp_model_load_yaml(const char *path, struct kvp_model *out, struct kvp_error *err);

@@ -148,7 +148,7 @@ static kvp_status replica_init(struct replica *r, const struct kvp_model *m, con
 	if (o->decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = o->decode_bw_efficiency;
 	if (o->prefill_flops_efficiency > 0)
-		hw.prefill_flops_efficiency = o->prefill_flops_efficiency;
+		kvp_perf_hw_prefill_efficiency(&hw, o->prefill_flops_efficiency);
 	if ((st = kvp_perf_init(&r->pc, &r->b->spec, r->b->weights_bytes, &hw, err)))
 		return st;
 	const struct kvp_workload *w = so->w;

@@ -254,7 +254,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	if (o->decode_bw_efficiency > 0)
 		hw.decode_bw_efficiency = o->decode_bw_efficiency;
 	if (o->prefill_flops_efficiency > 0)
-		hw.prefill_flops_efficiency = o->prefill_flops_efficiency;
+		kvp_perf_hw_prefill_efficiency(&hw, o->prefill_flops_efficiency);
 	if (o->kv_bw_efficiency > 0)
 		hw.kv_bw_efficiency = o->kv_bw_efficiency, hw.given |= KVP_PERF_GIVEN_KV_BW;
 	/* the engine's fixed costs, as perf charges them (one step cost) */

@@ -62,7 +62,7 @@ static void get_params(const struct kvp_perf_hw *hw, double *t)
 static void set_params(struct kvp_perf_hw *hw, const double *t)
 {
 	hw->decode_bw_efficiency = t[KVP_CALIB_DECODE_BW_EFFICIENCY];
-	hw->prefill_flops_efficiency = t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY];
+	kvp_perf_hw_prefill_efficiency(hw, t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY]);
 	hw->kv_bw_efficiency = t[KVP_CALIB_KV_BW_EFFICIENCY];
 	hw->step_fixed_s = t[KVP_CALIB_STEP_FIXED_S];
 	hw->seq_step_s = t[KVP_CALIB_SEQ_STEP_S];

@@ -344,7 +344,7 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 	if (cal->decode_bw_efficiency > 0)
 		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
 	if (cal->prefill_flops_efficiency > 0)
-		hw->prefill_flops_efficiency = cal->prefill_flops_efficiency;
+		kvp_perf_hw_prefill_efficiency(hw, cal->prefill_flops_efficiency);
 	if (cal->step_fixed_s > 0)
 		hw->step_fixed_s = cal->step_fixed_s, hw->given |= KVP_PERF_GIVEN_STEP_FIXED;
 	if (cal->prefill_fixed_s > 0)

@@ -402,6 +402,13 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 	else if (ok)
 		ok = kvp_record_str(r, "offload", "none") && kvp_record_null(r, "offload_link") &&
 		     kvp_record_null(r, "offload_link_bps");
+	if (ok) {
+		/* the measured GEMM table the prefill's linear layers are timed
+		 * with (step.h), by its file name; null: none */
+		const char *g = strrchr(hw->gemm.path, '/');
+		g = g ? g + 1 : hw->gemm.path;
+		ok = hw->gemm.nm ? kvp_record_str(r, "gemm_table", g) : kvp_record_null(r, "gemm_table");
+	}
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);
 		/* kvp_record_push owns x, even when it fails */

@@ -410,7 +410,7 @@ static kvp_status step_time(struct sim *s, double *dt)
 		return KVP_STATUS_OK;
 	}
 	const struct kvp_perf_ctx *pc = s->pc;
-	double flops = 0, tokens = 0, seqs = 0;
+	double flops = 0, tokens = 0, seqs = 0, attn = 0;
 	uint64_t kv = 0, ndec = 0, one;
 	bool chunk = false;
 	kvp_status st;
@@ -428,11 +428,14 @@ static kvp_status step_time(struct sim *s, double *dt)
 			if ((st = serve_decode_flops(&s->tab, r->comp + 1, &f)))
 				return st;
 			flops += f;
+			attn += f - kvp_perf_decode_flops(pc->model, 0);
 			ndec++;
 		} else {
 			chunk = true;
 			flops += kvp_perf_prefill_flops(pc->model, r->comp + r->sched) -
 				 kvp_perf_prefill_flops(pc->model, r->comp);
+			attn += kvp_perf_attention_flops(pc->model, r->comp + r->sched) -
+				kvp_perf_attention_flops(pc->model, r->comp);
 		}
 	}
 	/* with pipeline parallelism the engine keeps pp micro-batches in
@@ -467,8 +470,17 @@ static kvp_status step_time(struct sim *s, double *dt)
 		}
 		weights = (uint64_t)s->dec_w[micro];
 	}
+	/* a pass with a prefill chunk: its linear layers over all the pass's
+	 * tokens at the measured GEMM table's rate where there is one, as
+	 * perf's prefill (step.h); a pass of decodes at the constant, as
+	 * perf's decode step */
+	/* (flops are this rank's whole-model count, its routed experts' of its
+	 * own tokens: total = tokens x dp keeps that share, step.h) */
+	double eff = chunk ? kvp_perf_flops_efficiency(pc, flops, attn, tokens,
+							tokens * kvp_shape_dp(&pc->spec->par))
+			   : pc->hw.prefill_flops_efficiency;
 	struct kvp_perf_step step;
-	if ((st = kvp_perf_step_roofline(pc, flops, pc->hw.prefill_flops_efficiency, weights, kv,
+	if ((st = kvp_perf_step_roofline(pc, flops, eff, weights, kv,
 					 pc->hw.decode_bw_efficiency, tokens, &step, s->err)))
 		return st;
 	/* the engine's fixed costs of a pass carrying `seqs` sequences, a

@@ -7,6 +7,7 @@
  * never from a formula of our own; FLOPs are whole-model counts divided by tp;
  * times are a roofline plus communication, nothing hidden. */
 #include "time/step.h"
+#include "time/step-gemm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -206,6 +207,9 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 								: KVP_PERF_DECODE_BW_EFFICIENCY;
 	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
+	kvp_status st = kvp_perf_gemm_table_find(g, m, &out->gemm, err);
+	if (st)
+		return st;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
 	out->nvlink_bps = g->nvlink_bps > 0 ? g->nvlink_bps / 2 : 0;
@@ -253,6 +257,13 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		snprintf(hw->time_source, sizeof hw->time_source, "%s %s", e->kind, e->version);
 	else
 		snprintf(hw->time_source, sizeof hw->time_source, "defaults");
+}
+
+void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
+{
+	hw->prefill_flops_efficiency = eff;
+	hw->gemm.nm = 0;
+	hw->gemm.path[0] = 0;
 }
 
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
@@ -401,6 +412,14 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 
 /* ------------------------------------------------------------------- steps */
 
+double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
+				 double tokens, double total)
+{
+	return kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
+					c->hw.prefill_flops_efficiency, flops, attn_flops, tokens,
+					total);
+}
+
 double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw)
 {
 	double eff_kv = hw->kv_bw_efficiency > 0 ? hw->kv_bw_efficiency : eff_bw;
@@ -480,17 +499,6 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 	return KVP_STATUS_OK;
 }
 
-/* FLOPs of one token in the routed experts (whole model): 2 x the expert
- * parameters a token runs, expert_params x k / E, at most 2 x active. */
-static double routed_token_flops(const struct kvp_model *m)
-{
-	if (!m->moe_num_experts || !m->expert_params)
-		return 0;
-	double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
-	double r = (double)m->expert_params * fmin(1.0, k / m->moe_num_experts);
-	return 2.0 * fmin(r, (double)m->active_params);
-}
-
 /* With data-parallel attention the routed experts are spread over the tp x
  * dp GPUs of the expert group (owned whole with ep, sliced without): a GPU
  * computes its rank's dense and attention FLOPs / tp and 1 / (tp x dp) of
@@ -502,7 +510,7 @@ static double dp_flops(const struct kvp_perf_ctx *c, double flops, double rank_t
 		       double total_tokens)
 {
 	uint32_t dp = kvp_shape_dp(&c->spec->par);
-	double r = routed_token_flops(c->model);
+	double r = kvp_perf_routed_token_flops(c->model);
 	if (dp <= 1 || !(r > 0))
 		return flops;
 	return flops - r * rank_tokens + r * total_tokens / dp;
@@ -551,7 +559,10 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	double flops = (double)batch * kvp_perf_prefill_flops(c->model, n);
 	double dn = (double)n, eff = dp_flops(c, flops, (double)batch * dn, (double)total * dn);
 	/* all experts are touched by a prefill of many tokens */
-	st2 = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, c->weights_bytes, kv,
+	double attn = (double)batch * kvp_perf_attention_flops(c->model, n);
+	double eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
+						     (double)total * dn);
+	st2 = kvp_perf_step_roofline(c, eff, eff_flops, c->weights_bytes, kv,
 				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	add_fixed(c, out, (double)batch, true);
@@ -675,8 +686,17 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	    (st = kvp_perf_prefill(c, 1, kvp_cdiv(n, out->steps) + others, &comm, err)))
 		return st;
 	/* pre.weights_bytes: all of them (a chunk of many tokens touches every
-	 * expert); pre.kv_bytes the prompt's KV, written over the k steps */
-	out->compute_s = pre.compute_s / k + dec.compute_s;
+	 * expert); pre.kv_bytes the prompt's KV, written over the k steps.
+	 * With a measured GEMM table a chunk's linear layers run at the
+	 * throughput of its own ceil(n / k) rows, not the whole prompt's */
+	double pre_s = pre.compute_s;
+	if (c->hw.gemm.nm && out->steps > 1) {
+		double rows = (double)kvp_cdiv(n, out->steps);
+		double eff = kvp_perf_flops_efficiency(c, pre.flops,
+						       kvp_perf_attention_flops(c->model, n), rows, rows);
+		pre_s = pre.gpu_flops / (c->hw.flops * eff);
+	}
+	out->compute_s = pre_s / k + dec.compute_s;
 	out->memory_s = kvp_perf_memory_s(&c->hw, pre.weights_bytes, 0, c->hw.decode_bw_efficiency) +
 			((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
 				(c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0

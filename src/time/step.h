@@ -34,6 +34,7 @@
 #include "model/model.h"
 #include "out/output.h"
 #include "read/profile.h"
+#include "time/gemm-table.h"
 
 /* Defaults, documented with their sources in kvplan(1) (PERFORMANCE MODEL). */
 #define KVP_PERF_DECODE_BW_EFFICIENCY 0.80
@@ -94,6 +95,11 @@ struct kvp_perf_hw {
 	char flops_warning[160];
 	double decode_bw_efficiency;       /* (0, 1] */
 	double prefill_flops_efficiency;   /* (0, 1] */
+	/* a measured GEMM table for this GPU and the weights' dtype
+	 * (profiles/kernels/gemm-<gpu>-<dtype>.tsv); gemm.nm = 0: none, every
+	 * FLOP at prefill_flops_efficiency (kvp_perf_flops_efficiency,
+	 * time/step-gemm.h) */
+	struct kvp_gemm_table gemm;
 	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
 	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
 	bool nvlink_mesh;                  /* direct links, not a switch (kvp_gpu) */
@@ -154,7 +160,12 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
  * of one crosses nothing: the NVLink (or host) link is returned all the same. */
 void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, struct kvp_link *out);
 
-/* Fill hw from a GPU profile: the GEMM peak of the weights' format (fp8 ->
+/* Fill hw from a GPU profile: the measured GEMM table
+ * profiles/kernels/gemm-<profile file name>-<bf16|fp8>.tsv where one exists
+ * for the GPU and the weights' GEMM dtype (16-bit weights: bf16; fp8: fp8;
+ * weight-only int4, int8, fp4 and a profile that gives its own
+ * prefill_flops_efficiency: none), INVALID naming its file, line and field
+ * when that table is malformed; the GEMM peak of the weights' format (fp8 ->
  * fp8, int8 -> int8, nvfp4/mxfp4 -> fp4; 16-bit and weight-only int4 ->
  * bf16), the bf16 peak with flops_warning set where the profile has none for
  * that format, the profile's calibration or the defaults, and its links:
@@ -163,6 +174,9 @@ void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, stru
  * INVALID when the profile's host_link is not a preset or a rate is missing. */
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err);
+/* Set prefill_flops_efficiency as given (a flag, a calibration, an API
+ * caller), which then times every FLOP: the measured GEMM table is dropped. */
+void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff);
 /* Replace the host link (--host-link); collectives beyond the NVLink domain
  * inside one server cross it too. */
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
@@ -230,7 +244,8 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
  * of c = T - (B - 1) prompt tokens, so the prompt takes k = ceil(n / c)
  * steps and its first token comes with the last.  One step, on the same
  * roofline as the prefill and decode above:
- *   compute = the prompt's prefill FLOPs / k + the B - 1 decode FLOPs
+ *   compute = the prompt's prefill FLOPs / k + the B - 1 decode FLOPs (with a
+ *             measured GEMM table the chunk's at the rate of ceil(n / k) rows)
  *   memory  = weights (all of them, read every step) + the B - 1 sequences' KV
  *             + the prompt's KV / k (written), over bandwidth x efficiency
  *   comm    = the all-reduces of ceil(n / k) + B - 1 tokens
@@ -307,6 +322,14 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 /* The same for sequences of different lengths lens[0..n). */
 kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_t *lens, size_t n,
 				     struct kvp_perf_step *out, struct kvp_error *err);
+
+/* The share of the peak a step's FLOPs reach on c's GPU: `flops` (whole
+ * model) of which `attn_flops` are attention's, over `tokens` rows of the
+ * rank (`total` the deployment's); with c->hw.gemm a measured table, the
+ * linear layers at its rate (kvp_gemm_step_efficiency, time/step-gemm.h),
+ * else every FLOP at prefill_flops_efficiency. */
+double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
+				 double tokens, double total);
 
 /* Whole-model FLOPs of one sequence: the causal attention of a prefill of n
  * tokens (QK^T and PV over the pairs each layer kind keeps: all, a window, a

@@ -1,0 +1,53 @@
+/* step-gemm.h: a step's linear layers timed with a measured GEMM table
+ * (time/gemm-table.h, profiles/kernels/): which table a GPU profile and the
+ * weights' dtype get, and the share of the peak a step's FLOPs then reach.
+ * Below step.c, which wraps it (kvp_perf_flops_efficiency) for its prefill
+ * and the serving simulator's chunk passes; decode steps keep the constant
+ * (reports/gemm-tables.md says why). */
+#ifndef KVP_STEP_GEMM_H
+#define KVP_STEP_GEMM_H
+
+#include "model/model.h"
+#include "read/profile.h"
+#include "time/gemm-table.h"
+
+/* The measured GEMM table profiles/kernels/gemm-<profile file name>-<dtype>.tsv
+ * (found as kvp_profile_data_file finds it) for GPU profile g and m's weights:
+ * dtype bf16 for 16-bit weights, fp8 for fp8; none (out->nm = 0, OK) for
+ * other formats, a GPU struct not read from a file, a profile that gives its
+ * own prefill_flops_efficiency, or no such file.  INVALID naming the file,
+ * line and field when the table is malformed (kvp_gemm_table_load). */
+kvp_status kvp_perf_gemm_table_find(const struct kvp_gpu *g, const struct kvp_model *m,
+				    struct kvp_gemm_table *out, struct kvp_error *err);
+
+/* The share of the peak `peak_flops` a step's FLOPs reach on one GPU of
+ * shape `par`.  `flops` (whole model), of which `attn_flops` are attention's
+ * (QK^T, PV).  Without a table (t->nm = 0) every FLOP at eff_c.  With one,
+ * the attention and the routed experts (grouped MoE kernels, of which no table
+ * is converted) at eff_c, the rest at the table's throughput for the step's
+ * linear layers on one GPU, eff_gemm, so the compute time is
+ *   (flops - other) / (peak x eff_gemm) + other / (peak x eff_c)
+ * and the figure returned is flops over that, over the peak;
+ *   eff_gemm = sum_i F_i / (peak x sum_i F_i / tf_i(M_i, N_i, K_i)), at most 1,
+ * over each layer's GEMMs, F_i = 2 M_i N_i K_i (d = hidden, I = intermediate,
+ * H_q, H_kv, d_h):
+ *   QKV        M = tokens, N = (H_q + 2 H_kv) d_h / tp, K = d     every layer
+ *   O          M = tokens, N = d, K = H_q d_h / tp                every layer
+ *   MLP        M = tokens, N = 2 I / tp (gate, up), then N = d, K = I / tp
+ *                                                                 dense layers
+ *   shared     as MLP with I = shared params / (3 d x MoE layers), MoE layers
+ *   LM head    M = tokens, N = vocab / tp, K = d                  once
+ * `tokens` are the rank's rows, `total` the deployment's (the routed experts'
+ * FLOPs on one GPU are those of total / dp tokens, as step.c's dp_flops).
+ * Mamba, linear-attention and MLA layers are given the QKV/O shapes of their
+ * heads: a stand-in, named as such in reports/gemm-tables.md. */
+double kvp_gemm_step_efficiency(const struct kvp_gemm_table *t, const struct kvp_model *m,
+				const struct kvp_parallel *par, double peak_flops, double eff_c,
+				double flops, double attn_flops, double tokens, double total);
+
+/* FLOPs of one token in the routed experts (whole model): 2 x the expert
+ * parameters a token runs, expert_params x k / E, at most 2 x active; 0 for
+ * a dense model. */
+double kvp_perf_routed_token_flops(const struct kvp_model *m);
+
+#endif
