@@ -591,6 +591,13 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			kvp_record_u64(row, "rounds_preempted",
 				       (uint64_t)(t_dec.preempted + t_read.preempted + t_hot.preempted));
 			kvp_record_f64(row, "preempt_frac", KVB_PREEMPT_FRAC);
+			/* the judgement with one statistic for all three: the
+			 * fastest clean decode against min(read, compute), each
+			 * ceiling the fastest of its clean rounds too */
+			const double cmin_b = hot > 0 && hot < ceil_gbps ? hot : ceil_gbps;
+			kvp_record_f64(row, "ratio_min_best",
+				       rounded(cmin_b > 0 && best > 0 ? (double)moved / best / 1e9 / cmin_b
+								      : 0.0, 3));
 		}
 	}
 	if (!passed)

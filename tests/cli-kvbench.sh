@@ -71,6 +71,10 @@ for f in time_median_cpu_s read_round_s read_round_cpu_s compute_round_s compute
 	v=$(json "$f")
 	if awk -v x="$v" 'BEGIN { exit !(x > 0) }'; then ok; else bad "$f $v"; fi
 done
+# ratio_min_best: the fastest decode over the same ceiling_min_gbps
+gb=$(json gbps_best); rmb=$(json ratio_min_best)
+if within "$gb" "$cm" "$rmb"
+then ok; else bad "ratio_min_best $rmb, gbps_best $gb, ceiling_min_gbps $cm"; fi
 rw=$(json read_round_s); rcpu=$(json read_round_cpu_s)
 if awk -v w="$rw" -v c="$rcpu" 'BEGIN { exit !(c <= w + 1e-4) }'; then ok
 else bad "read_round_cpu_s $rcpu > read_round_s $rw"; fi
