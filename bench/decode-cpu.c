@@ -147,9 +147,9 @@ static int decode_body(struct kvb_cpu *cpu, void *arg)
 	return kvb_cpu_decode(cpu, a->kv, a->q, a->o);
 }
 
-static int memory(int rounds)
+static int memory(int rounds, const char *only_heads, const char *only_dtype)
 {
-		static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_BF16, KVB_DTYPE_INT8,
+	static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_BF16, KVB_DTYPE_INT8,
 					     KVB_DTYPE_FP8};
 	static const int heads[][2] = {{32, 32}, {32, 8}};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -172,6 +172,11 @@ static int memory(int rounds)
 	for (size_t ih = 0; ih < sizeof heads / sizeof heads[0]; ih++)
 		for (size_t id = 0; id < sizeof dts / sizeof dts[0]; id++) {
 			const struct kvb_shape s = {heads[ih][0], heads[ih][1], 128, 16, dts[id]};
+			char hname[16];
+			snprintf(hname, sizeof hname, "%d:%d", s.h_q, s.h_kv);
+			if ((only_heads && strcmp(only_heads, hname) != 0) ||
+			    (only_dtype && strcmp(only_dtype, kvb_dtype_name(s.dtype)) != 0))
+				continue;
 			int32_t lens[8];
 			for (int b = 0; b < 8; b++)
 				lens[b] = 4096;
@@ -254,8 +259,12 @@ int main(int argc, char **argv)
 	const int is_memory = argc > 1 && strcmp(argv[1], "memory") == 0;
 	const int rounds = argc > 2 ? atoi(argv[2]) : is_loops ? 5 : 11;
 	if ((!is_loops && !is_memory) || rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "usage: decode-cpu loops|memory [ROUNDS 1-%d]\n", MAX_ROUNDS);
+		fprintf(stderr, "usage: decode-cpu loops|memory [ROUNDS 1-%d [HQ:HKV [DTYPE]]]\n",
+			MAX_ROUNDS);
 		return 2;
 	}
-	return is_loops ? loops(rounds) : memory(rounds);
+	/* memory's points can be run one at a time (HQ:HKV, DTYPE), e.g. in
+	 * the quiet moments of a shared machine */
+	return is_loops ? loops(rounds)
+			: memory(rounds, argc > 3 ? argv[3] : NULL, argc > 4 ? argv[4] : NULL);
 }

@@ -14,13 +14,14 @@
 #           at the default 11 rounds on idle cores.
 # Needs the build (libkvbench.a) and a C compiler.
 #
-# Usage: bench/decode-cpu.sh loops|memory [ROUNDS]
+# Usage: bench/decode-cpu.sh loops|memory [ROUNDS [HQ:HKV [DTYPE]]]
+#        (memory: HQ:HKV and DTYPE run those points alone)
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KVP_BUILD:-$top}
 case ${1:-} in
 loops|memory) ;;
-*) echo "usage: bench/decode-cpu.sh loops|memory [ROUNDS]" >&2; exit 2 ;;
+*) echo "usage: bench/decode-cpu.sh loops|memory [ROUNDS [HQ:HKV [DTYPE]]]" >&2; exit 2 ;;
 esac
 [ -f "$build/libkvbench.a" ] || { echo "decode-cpu: build first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
