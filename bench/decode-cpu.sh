@@ -9,8 +9,9 @@
 #           quartiles of decode / the read of the same round, prefetch on
 #           and off, and of decode / min(read, hot) of the round, on all
 #           CPUs, every round redone (at most 3 times) when preempted
-#           (kernels/rounds.h; the last two columns count the redone and
-#           the still-preempted rounds); about 2.5 GB of memory and 45 s
+#           (kernels/rounds.h; the last two columns count the redone
+#           runs and the clean rounds, over which the figures are taken
+#           when there is one); about 2.5 GB of memory and 45 s
 #           at the default 11 rounds on idle cores.
 # Needs the build (libkvbench.a) and a C compiler.
 #

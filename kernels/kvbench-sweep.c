@@ -289,9 +289,19 @@ static int read_body(struct kvb_cpu *cpu, void *arg)
 	return 0;
 }
 
+/* *best becomes *cur when cur is the better: any round over none (wall_s
+ * 0), a clean round over a preempted one, else the faster.  A ceiling is
+ * so the fastest of its clean rounds, or of all when none was clean. */
+static void keep_best(struct kvb_round *best, const struct kvb_round *cur)
+{
+	if (best->wall_s == 0 || (best->preempted && !cur->preempted) ||
+	    (best->preempted == cur->preempted && cur->wall_s < best->wall_s))
+		*best = *cur;
+}
+
 /* The read ceiling beside a point: one untimed pass over the ceiling's
- * array, then `rounds` timed ones; *best keeps the fastest round so far
- * (wall_s 0: none yet).  Returns the GB/s of *best. */
+ * array, then `rounds` timed ones; *best keeps the best round so far
+ * (keep_best).  Returns the GB/s of *best. */
 static double read_ceiling(struct ctx *cx, int rounds, struct kvb_tally *t, struct kvb_round *best)
 {
 	struct read_round rd = {cx->ceil_buf, cx->ceiling.array_bytes / 8 * 8};
@@ -299,8 +309,7 @@ static double read_ceiling(struct ctx *cx, int rounds, struct kvb_tally *t, stru
 	for (int r = 0; r < rounds; r++) {
 		struct kvb_round cur;
 		kvb_round_run(cx->cpu, NULL, read_body, &rd, t, &cur);
-		if (best->wall_s == 0 || cur.wall_s < best->wall_s)
-			*best = cur;
+		keep_best(best, &cur);
 	}
 	return best->wall_s > 0 ? (double)rd.bytes / best->wall_s / 1e9 : 0.0;
 }
@@ -309,7 +318,7 @@ static double read_ceiling(struct ctx *cx, int rounds, struct kvb_tally *t, stru
  * lengths and shape over kvb_paged_kv_make_hot's cache, whose every block
  * is one block, so each (sequence, KV head) reads the same P rows from L1:
  * what the loops reach when memory never waits.  One untimed run, then the
- * best of 5 rounds (nothing to flush; *best gets that round).  GB/s with
+ * best of 5 rounds (keep_best; nothing to flush; *best gets that round).  GB/s with
  * the point's byte counting; 0 when memory is short. */
 static double hot_gbps(struct ctx *cx, const struct kvb_shape *shape, int32_t batch,
 		       const int32_t *lens, uint64_t seed, struct kvb_tally *t,
@@ -334,8 +343,7 @@ static double hot_gbps(struct ctx *cx, const struct kvb_shape *shape, int32_t ba
 			best->wall_s = 0;
 			goto out;
 		}
-		if (best->wall_s == 0 || cur.wall_s < best->wall_s)
-			*best = cur;
+		keep_best(best, &cur);
 	}
 out:
 	kvb_paged_kv_free(&kv);
@@ -359,7 +367,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 	double *cpu_times = calloc((size_t)o->repeats, sizeof *cpu_times);
 	struct kvb_tally t_dec = {0, 0, 0}, t_read = {0, 0, 0}, t_hot = {0, 0, 0};
 	struct kvb_round read_round = {0, 0, 0, 0}, hot_round = {0, 0, 0, 0};
-	int rc = -1, splits = 1, chunk = 0;
+	int rc = -1, splits = 1, chunk = 0, nclean = 0;
 	const char *kernel_name = "cpu";
 	struct kvb_check chk;
 	uint64_t moved = 0, table = 0, tokens = 0;
@@ -442,6 +450,14 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 				kvb_round_run(cx->cpu, flush_prep, decode_body, &dr, &t_dec, &rd);
 				times[r] = rd.wall_s;
 				cpu_times[r] = rd.cpu_max_s;
+				/* clean rounds first: the median and best below are
+				 * over them alone when there are any */
+				if (!rd.preempted) {
+					times[r] = times[nclean];
+					cpu_times[r] = cpu_times[nclean];
+					times[nclean] = rd.wall_s;
+					cpu_times[nclean++] = rd.cpu_max_s;
+				}
 			}
 			point_ceiling = read_ceiling(cx, 2, &t_read, &read_round);
 			point_peak = fmax(point_peak, kvb_cpu_fma_peak_gflops(cx->cpu, 2));
@@ -456,10 +472,11 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			goto out;
 		}
 #endif
-		qsort(times, (size_t)o->repeats, sizeof *times, kvb_cmp_double);
+		/* on the CPU the clean rounds alone, when there are any */
+		const int nt = nclean > 0 ? nclean : o->repeats;
+		qsort(times, (size_t)nt, sizeof *times, kvb_cmp_double);
 		best = times[0];
-		median = o->repeats % 2 ? times[o->repeats / 2]
-					: 0.5 * (times[o->repeats / 2 - 1] + times[o->repeats / 2]);
+		median = nt % 2 ? times[nt / 2] : 0.5 * (times[nt / 2 - 1] + times[nt / 2]);
 		gbps = (double)moved / median / 1e9;
 	}
 
@@ -575,9 +592,10 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 			 * the busiest worker's CPU time (or a worker's time inside a
 			 * job its CPU time there) by more than preempt_frac of it is
 			 * redone, at most KVB_ROUND_REDOS times */
-			qsort(cpu_times, (size_t)o->repeats, sizeof *cpu_times, kvb_cmp_double);
-			const double cpu_median = o->repeats % 2 ? cpu_times[o->repeats / 2]
-				: 0.5 * (cpu_times[o->repeats / 2 - 1] + cpu_times[o->repeats / 2]);
+			const int nc = nclean > 0 ? nclean : o->repeats;
+			qsort(cpu_times, (size_t)nc, sizeof *cpu_times, kvb_cmp_double);
+			const double cpu_median = nc % 2 ? cpu_times[nc / 2]
+				: 0.5 * (cpu_times[nc / 2 - 1] + cpu_times[nc / 2]);
 			kvp_record_f64(row, "time_median_cpu_s", cpu_median);
 			kvp_record_f64(row, "read_round_s", read_round.wall_s);
 			kvp_record_f64(row, "read_round_cpu_s", read_round.cpu_max_s);
