@@ -248,7 +248,7 @@ void kvb_cpu_round_end(struct kvb_cpu *cpu, struct kvb_round *r)
 		r->cpu_max_s = b[0] > r->cpu_max_s ? b[0] : r->cpu_max_s;
 		r->off_max_s = b[1] - b[0] > r->off_max_s ? b[1] - b[0] : r->off_max_s;
 	}
-	r->preempted = kvb_round_preempted(r);
+	r->preempted = -1; /* the verdict is rounds.c's (kvb_round_preempted) */
 }
 
 void kvb_cpu_stall(struct kvb_cpu *cpu, double seconds, int spin)

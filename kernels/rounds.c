@@ -43,6 +43,7 @@ int kvb_round_run(struct kvb_cpu *cpu, void (*prep)(struct kvb_cpu *cpu, void *a
 		kvb_cpu_round_begin(cpu);
 		rc = body(cpu, arg);
 		kvb_cpu_round_end(cpu, &cur);
+		cur.preempted = kvb_round_preempted(&cur);
 		kvb_cpu_stall(cpu, 0, 0); /* a body that ran no job leaves none armed */
 		if (rc != 0) {
 			best = cur;

@@ -38,7 +38,7 @@ struct kvb_round {
 	double wall_s;    /* the round on the monotonic clock */
 	double cpu_max_s; /* CPU seconds of the busiest worker inside the round's jobs */
 	double off_max_s; /* the most seconds any worker spent inside a job off its CPU */
-	int preempted;    /* kvb_round_preempted's verdict */
+	int preempted;    /* kvb_round_preempted's verdict (-1 until given) */
 };
 
 /* Rounds run, and what preemption cost them, for one measured quantity. */
@@ -49,8 +49,9 @@ struct kvb_tally {
 };
 
 /* decode-cpu.c, the pool: begin zeroes each worker's CPU and wall seconds
- * inside jobs and starts the round's wall clock; end fills *r (and its
- * verdict) from them.  Every kvb_cpu_parallel between the two counts. */
+ * inside jobs and starts the round's wall clock; end fills *r's times from
+ * them (preempted -1: the verdict is kvb_round_preempted's, which
+ * kvb_round_run applies).  Every kvb_cpu_parallel between the two counts. */
 void kvb_cpu_round_begin(struct kvb_cpu *cpu);
 void kvb_cpu_round_end(struct kvb_cpu *cpu, struct kvb_round *r);
 /* The test hook: the next job's last worker first loses `seconds`, asleep

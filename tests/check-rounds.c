@@ -103,6 +103,7 @@ static struct kvb_round one_round(int threads, double stall_s, int spin, double 
 	kvb_cpu_round_begin(cpu);
 	body(cpu, NULL);
 	kvb_cpu_round_end(cpu, &r);
+	r.preempted = kvb_round_preempted(&r);
 	if (waited) {
 		*waited = 0;
 		for (int t = 0; t < threads; t++) {
