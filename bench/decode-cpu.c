@@ -19,10 +19,17 @@
  * prefetch on, each round also times the same decode over a cache whose
  * every block is one block (kvb_paged_kv_make_hot: the data in L1, the
  * loop's compute ceiling, "hot"), and decode / min(read, hot) of the round
- * is issue 39's judgement of a CPU point.  The
+ * is issue 39's judgement of a CPU point.  Every read, decode and hot
+ * decode is a round of kernels/rounds.h: timed on the wall clock and on
+ * each worker's CPU clock and run again (at most 3 times) when another
+ * task took a worker's CPU; "redone" counts those, "clean" the rounds
+ * whose read, decodes and hot decode all ended clean, and the figures are
+ * over those rounds alone (over all when none is: then say so).  A redone decode is preceded by a read of the
+ * buffer again, untimed, so it starts from a cold cache too.  The
  * points are issue 20's: batch 8, context 4096, d 128, block 16, MHA 32:32
  * and GQA-4 32:8, fp32, bf16, int8 and fp8, on every CPU. */
 #include "decode.h"
+#include "rounds.h"
 #include "timing.h"
 
 #include <stdio.h>
@@ -107,9 +114,43 @@ static int loops(int rounds)
 	return 0;
 }
 
-static int memory(int rounds)
+/* The rounds of memory(): a read pass over the buffer (which also flushes
+ * the cache), and a decode of kv (after an untimed read pass, flush_prep,
+ * when it is a redo). */
+struct round_arg {
+	const void *buf;
+	uint64_t bytes;
+	const struct kvb_paged_kv *kv;
+	const float *q;
+	float *o;
+	int cold; /* the cache was just flushed: flush_prep's first call skips it */
+};
+
+static int read_body(struct kvb_cpu *cpu, void *arg)
 {
-		static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_BF16, KVB_DTYPE_INT8,
+	const struct round_arg *a = arg;
+	kvb_cpu_flush(cpu, a->buf, a->bytes);
+	return 0;
+}
+
+static void flush_prep(struct kvb_cpu *cpu, void *arg)
+{
+	struct round_arg *a = arg;
+	if (a->cold) /* the read round just before flushed it */
+		a->cold = 0;
+	else
+		kvb_cpu_flush(cpu, a->buf, a->bytes);
+}
+
+static int decode_body(struct kvb_cpu *cpu, void *arg)
+{
+	const struct round_arg *a = arg;
+	return kvb_cpu_decode(cpu, a->kv, a->q, a->o);
+}
+
+static int memory(int rounds, const char *only_heads, const char *only_dtype)
+{
+	static const enum kvb_dtype dts[] = {KVB_DTYPE_FP32, KVB_DTYPE_BF16, KVB_DTYPE_INT8,
 					     KVB_DTYPE_FP8};
 	static const int heads[][2] = {{32, 32}, {32, 8}};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -123,14 +164,20 @@ static int memory(int rounds)
 	memset(buf, 1, rb);
 	printf("%d threads, %s loops, read buffer %llu MiB, %d rounds\n", kvb_cpu_threads(cpu),
 	       kvb_cpu_isa(cpu), (unsigned long long)(rb >> 20), rounds);
-	printf("%-7s %-5s %7s %7s %7s | %-24s | %-24s | %-24s\n", "shape", "dtype", "read",
+	printf("%-7s %-5s %7s %7s %7s | %-24s | %-24s | %-24s | %-13s\n", "shape", "dtype", "read",
 	       "decode", "hot", "of read, prefetch on", "of read, prefetch off",
-	       "of min(read, hot), on");
-	printf("%-7s %-5s %7s %7s %7s | %7s %7s %8s | %7s %7s %8s | %7s %7s %8s\n", "", "", "GB/s",
-	       "GB/s", "GB/s", "q1", "median", "q3", "q1", "median", "q3", "q1", "median", "q3");
+	       "of min(read, hot), on", "preempted");
+	printf("%-7s %-5s %7s %7s %7s | %7s %7s %8s | %7s %7s %8s | %7s %7s %8s | %6s %6s\n", "", "",
+	       "GB/s", "GB/s", "GB/s", "q1", "median", "q3", "q1", "median", "q3", "q1", "median", "q3",
+	       "redone", "clean");
 	for (size_t ih = 0; ih < sizeof heads / sizeof heads[0]; ih++)
 		for (size_t id = 0; id < sizeof dts / sizeof dts[0]; id++) {
 			const struct kvb_shape s = {heads[ih][0], heads[ih][1], 128, 16, dts[id]};
+			char hname[16];
+			snprintf(hname, sizeof hname, "%d:%d", s.h_q, s.h_kv);
+			if ((only_heads && strcmp(only_heads, hname) != 0) ||
+			    (only_dtype && strcmp(only_dtype, kvb_dtype_name(s.dtype)) != 0))
+				continue;
 			int32_t lens[8];
 			for (int b = 0; b < 8; b++)
 				lens[b] = 4096;
@@ -160,38 +207,59 @@ static int memory(int rounds)
 			kvb_cpu_decode(cpu, &hot, q, o); /* untimed: pages and caches */
 			double read[MAX_ROUNDS], dec[MAX_ROUNDS], on[MAX_ROUNDS], off[MAX_ROUNDS];
 			double hotg[MAX_ROUNDS], onmin[MAX_ROUNDS];
+			int clean[MAX_ROUNDS];
+			struct kvb_tally tally = {0, 0, 0};
+			struct round_arg ra = {buf, rb, &kv, q, o, 0};
+			struct round_arg rh = {buf, rb, &hot, q, o, 0};
+			kvb_cpu_flush(cpu, buf, rb); /* untimed: the buffer's pages */
 			for (int r = 0; r < rounds; r++)
 				for (int pf = 1; pf >= 0; pf--) {
-					double g = kvb_stream_cpu_read(cpu, buf, rb, 1);
+					struct kvb_round rr, rd, rhot;
+					kvb_round_run(cpu, NULL, read_body, &ra, &tally, &rr);
+					double g = (double)rb / rr.wall_s / 1e9;
 					kvb_cpu_set_prefetch(cpu, pf);
-					double t0 = kvb_now_s();
-					kvb_cpu_decode(cpu, &kv, q, o);
-					double gd = (double)moved / (kvb_now_s() - t0) / 1e9;
+					ra.cold = 1;
+					kvb_round_run(cpu, flush_prep, decode_body, &ra, &tally, &rd);
+					double gd = (double)moved / rd.wall_s / 1e9;
 					if (pf) {
-						t0 = kvb_now_s();
-						kvb_cpu_decode(cpu, &hot, q, o);
-						double gh = (double)moved / (kvb_now_s() - t0) / 1e9;
+						kvb_round_run(cpu, NULL, decode_body, &rh, &tally, &rhot);
+						double gh = (double)moved / rhot.wall_s / 1e9;
+						clean[r] = !rr.preempted && !rd.preempted && !rhot.preempted;
 						read[r] = g;
 						dec[r] = gd;
 						hotg[r] = gh;
 						on[r] = gd / g;
 						onmin[r] = gd / (gh < g ? gh : g);
 					} else {
+						clean[r] = clean[r] && !rr.preempted && !rd.preempted;
 						off[r] = gd / g;
 					}
 				}
 			kvb_paged_kv_free(&hot);
+			/* the quartiles over the clean rounds (read, decodes and hot
+			 * all clean) when there are any, else over all */
+			int nc = 0;
+			for (int r = 0; r < rounds; r++)
+				if (clean[r]) {
+					read[nc] = read[r];
+					dec[nc] = dec[r];
+					hotg[nc] = hotg[r];
+					on[nc] = on[r];
+					off[nc] = off[r];
+					onmin[nc++] = onmin[r];
+				}
+			const int n = nc > 0 ? nc : rounds;
 			char shape[16];
 			snprintf(shape, sizeof shape, "%d:%d", s.h_q, s.h_kv);
 			printf("%-7s %-5s %7.2f %7.2f %7.2f | %6.1f%% %6.1f%% %7.1f%% | %6.1f%% %6.1f%% "
-			       "%7.1f%% | %6.1f%% %6.1f%% %7.1f%%\n",
-			       shape, kvb_dtype_name(s.dtype), quartile(read, rounds, 2),
-			       quartile(dec, rounds, 2), quartile(hotg, rounds, 2),
-			       100 * quartile(on, rounds, 1), 100 * quartile(on, rounds, 2),
-			       100 * quartile(on, rounds, 3), 100 * quartile(off, rounds, 1),
-			       100 * quartile(off, rounds, 2), 100 * quartile(off, rounds, 3),
-			       100 * quartile(onmin, rounds, 1), 100 * quartile(onmin, rounds, 2),
-			       100 * quartile(onmin, rounds, 3));
+			       "%7.1f%% | %6.1f%% %6.1f%% %7.1f%% | %6d %6d\n",
+			       shape, kvb_dtype_name(s.dtype), quartile(read, n, 2),
+			       quartile(dec, n, 2), quartile(hotg, n, 2),
+			       100 * quartile(on, n, 1), 100 * quartile(on, n, 2),
+			       100 * quartile(on, n, 3), 100 * quartile(off, n, 1),
+			       100 * quartile(off, n, 2), 100 * quartile(off, n, 3),
+			       100 * quartile(onmin, n, 1), 100 * quartile(onmin, n, 2),
+			       100 * quartile(onmin, n, 3), tally.redone, nc);
 			fflush(stdout);
 			kvb_paged_kv_free(&kv);
 			free(q);
@@ -208,8 +276,12 @@ int main(int argc, char **argv)
 	const int is_memory = argc > 1 && strcmp(argv[1], "memory") == 0;
 	const int rounds = argc > 2 ? atoi(argv[2]) : is_loops ? 5 : 11;
 	if ((!is_loops && !is_memory) || rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "usage: decode-cpu loops|memory [ROUNDS 1-%d]\n", MAX_ROUNDS);
+		fprintf(stderr, "usage: decode-cpu loops|memory [ROUNDS 1-%d [HQ:HKV [DTYPE]]]\n",
+			MAX_ROUNDS);
 		return 2;
 	}
-	return is_loops ? loops(rounds) : memory(rounds);
+	/* memory's points can be run one at a time (HQ:HKV, DTYPE), e.g. in
+	 * the quiet moments of a shared machine */
+	return is_loops ? loops(rounds)
+			: memory(rounds, argc > 3 ? argv[3] : NULL, argc > 4 ? argv[4] : NULL);
 }

@@ -8,16 +8,21 @@
 #           ceiling: the same decode with its data in L1) GB/s and the
 #           quartiles of decode / the read of the same round, prefetch on
 #           and off, and of decode / min(read, hot) of the round, on all
-#           CPUs; about 2.5 GB of memory and 45 s at the default 11 rounds.
+#           CPUs, every round redone (at most 3 times) when preempted
+#           (kernels/rounds.h; the last two columns count the redone
+#           runs and the clean rounds, over which the figures are taken
+#           when there is one); about 2.5 GB of memory and 45 s
+#           at the default 11 rounds on idle cores.
 # Needs the build (libkvbench.a) and a C compiler.
 #
-# Usage: bench/decode-cpu.sh loops|memory [ROUNDS]
+# Usage: bench/decode-cpu.sh loops|memory [ROUNDS [HQ:HKV [DTYPE]]]
+#        (memory: HQ:HKV and DTYPE run those points alone)
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KVP_BUILD:-$top}
 case ${1:-} in
 loops|memory) ;;
-*) echo "usage: bench/decode-cpu.sh loops|memory [ROUNDS]" >&2; exit 2 ;;
+*) echo "usage: bench/decode-cpu.sh loops|memory [ROUNDS [HQ:HKV [DTYPE]]]" >&2; exit 2 ;;
 esac
 [ -f "$build/libkvbench.a" ] || { echo "decode-cpu: build first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)

@@ -21,6 +21,7 @@
  * AVX2 + FMA + F16C and for AVX-512, chosen at run time: the default -O2
  * build assumes nothing about the CPU yet uses what it has. */
 #include "decode.h"
+#include "rounds.h"
 #include "timing.h"
 
 #include <errno.h>
@@ -48,6 +49,14 @@ struct kvb_cpu {
 	void (*fn)(void *, int, int);
 	void *arg;
 	int isa; /* index into isas[] */
+	/* per worker, 8 doubles apart (a line each): the CPU and wall seconds
+	 * spent inside jobs since kvb_cpu_round_begin (rounds.h) */
+	double *busy;
+	double round_t0_s;
+	/* the test hook (kvb_cpu_stall): the next job's last worker first
+	 * sleeps (or spins, stall_spin) stall_s inside its accounted time */
+	double stall_s;
+	int stall_spin;
 	int prefetch; /* software prefetch of the next chunk's rows (KVB_PREFETCH) */
 	/* decode scratch, grown on demand */
 	float *scratch;       /* threads * scratch_floats */
@@ -62,6 +71,38 @@ struct worker_arg {
 	struct kvb_cpu *cpu;
 	int tid;
 };
+
+#define BUSY_STRIDE 8 /* doubles per worker in busy[]: cpu s, wall s, padding */
+
+/* Lose `s` seconds off the CPU (nanosleep) or on it (a spin on the thread's
+ * CPU clock): the two faces of a slow worker that kvb_round_preempted must
+ * tell apart. */
+static void stall(double s, int spin)
+{
+	if (spin) {
+		const double c0 = kvb_thread_cpu_s();
+		while (kvb_thread_cpu_s() - c0 < s)
+			;
+		return;
+	}
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* fn on worker tid, its CPU and wall time added to busy[tid]; stall_s is
+ * what the hook asks this worker to lose first (0: nothing). */
+static void run_job(struct kvb_cpu *cpu, void (*fn)(void *, int, int), void *arg, int tid,
+		    double stall_s, int stall_spin)
+{
+	const double w0 = kvb_now_s(), c0 = kvb_thread_cpu_s();
+	if (stall_s > 0)
+		stall(stall_s, stall_spin);
+	fn(arg, tid, cpu->threads);
+	double *b = cpu->busy + (size_t)tid * BUSY_STRIDE;
+	b[0] += kvb_thread_cpu_s() - c0;
+	b[1] += kvb_now_s() - w0;
+}
 
 static void *worker_main(void *p)
 {
@@ -79,8 +120,14 @@ static void *worker_main(void *p)
 		seen = cpu->generation;
 		void (*fn)(void *, int, int) = cpu->fn;
 		void *arg = cpu->arg;
+		double st = 0;
+		if (tid == cpu->threads - 1) { /* the hook's worker takes its stall */
+			st = cpu->stall_s;
+			cpu->stall_s = 0;
+		}
+		const int spin = cpu->stall_spin;
 		pthread_mutex_unlock(&cpu->mu);
-		fn(arg, tid, cpu->threads);
+		run_job(cpu, fn, arg, tid, st, spin);
 		pthread_mutex_lock(&cpu->mu);
 		if (--cpu->pending == 0)
 			pthread_cond_signal(&cpu->done);
@@ -103,10 +150,14 @@ int kvb_cpu_create(int threads, struct kvb_cpu **out)
 	const char *pf = getenv("KVB_PREFETCH");
 	cpu->prefetch = !(pf && strcmp(pf, "0") == 0);
 	cpu->tids = calloc((size_t)threads, sizeof *cpu->tids);
-	if (!cpu->tids) {
+	cpu->busy = aligned_alloc(64, (size_t)threads * BUSY_STRIDE * sizeof *cpu->busy);
+	if (!cpu->tids || !cpu->busy) {
+		free(cpu->tids);
+		free(cpu->busy);
 		free(cpu);
 		return -1;
 	}
+	memset(cpu->busy, 0, (size_t)threads * BUSY_STRIDE * sizeof *cpu->busy);
 	pthread_mutex_init(&cpu->mu, NULL);
 	pthread_cond_init(&cpu->go, NULL);
 	pthread_cond_init(&cpu->done, NULL);
@@ -147,6 +198,7 @@ void kvb_cpu_free(struct kvb_cpu *cpu)
 	pthread_cond_destroy(&cpu->done);
 	pthread_mutex_destroy(&cpu->mu);
 	free(cpu->tids);
+	free(cpu->busy);
 	free(cpu->scratch);
 	free(cpu->units);
 	free(cpu->partials);
@@ -161,7 +213,9 @@ int kvb_cpu_threads(const struct kvb_cpu *cpu)
 void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nthreads), void *arg)
 {
 	if (cpu->threads == 1) {
-		fn(arg, 0, 1);
+		const double st = cpu->stall_s;
+		cpu->stall_s = 0;
+		run_job(cpu, fn, arg, 0, st, cpu->stall_spin);
 		return;
 	}
 	pthread_mutex_lock(&cpu->mu);
@@ -171,10 +225,37 @@ void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nt
 	cpu->generation++;
 	pthread_cond_broadcast(&cpu->go);
 	pthread_mutex_unlock(&cpu->mu);
-	fn(arg, 0, cpu->threads);
+	run_job(cpu, fn, arg, 0, 0, 0);
 	pthread_mutex_lock(&cpu->mu);
 	while (cpu->pending > 0)
 		pthread_cond_wait(&cpu->done, &cpu->mu);
+	pthread_mutex_unlock(&cpu->mu);
+}
+
+void kvb_cpu_round_begin(struct kvb_cpu *cpu)
+{
+	memset(cpu->busy, 0, (size_t)cpu->threads * BUSY_STRIDE * sizeof *cpu->busy);
+	cpu->round_t0_s = kvb_now_s();
+}
+
+void kvb_cpu_round_end(struct kvb_cpu *cpu, struct kvb_round *r)
+{
+	r->wall_s = kvb_now_s() - cpu->round_t0_s;
+	r->cpu_max_s = 0;
+	r->off_max_s = 0;
+	for (int t = 0; t < cpu->threads; t++) {
+		const double *b = cpu->busy + (size_t)t * BUSY_STRIDE;
+		r->cpu_max_s = b[0] > r->cpu_max_s ? b[0] : r->cpu_max_s;
+		r->off_max_s = b[1] - b[0] > r->off_max_s ? b[1] - b[0] : r->off_max_s;
+	}
+	r->preempted = -1; /* the verdict is rounds.c's (kvb_round_preempted) */
+}
+
+void kvb_cpu_stall(struct kvb_cpu *cpu, double seconds, int spin)
+{
+	pthread_mutex_lock(&cpu->mu);
+	cpu->stall_s = seconds > 0 ? seconds : 0;
+	cpu->stall_spin = spin != 0;
 	pthread_mutex_unlock(&cpu->mu);
 }
 

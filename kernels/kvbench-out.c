@@ -9,6 +9,7 @@
 #endif
 
 #include "kvbench.h"
+#include "rounds.h"
 #include "base/atomic-file.h"
 #include "base/input-file.h"
 #include "base/units.h"
@@ -532,7 +533,8 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		{"ceiling_gbps", "ceil", COPY}, {"ratio", "of ceil", PERCENT},
 		{"compute_gbps", "hot", COPY}, {"ratio_min", "of min", PERCENT},
 		{"ratio_best", "best", PERCENT}, {"prediction_error", "planner", SIGNED_PERCENT},
-		{"max_err", "max err", COPY}, {"validated", "check", COPY},
+		{"rounds_redone", "redone", COPY}, {"max_err", "max err", COPY},
+		{"validated", "check", COPY},
 	};
 	if (o->backend == BACKEND_CPU)
 		fprintf(f, "kvbench %s decode (cpu, %d threads, %s loops)\n", PACKAGE_VERSION,
@@ -560,6 +562,12 @@ void print_results(FILE *f, struct ctx *cx, const struct kvp_record *root,
 		   "fastest run's GB/s / the same ceiling (a best of runs too)\n",
 		o->repeats, o->backend == BACKEND_CPU ? "read" : "copy", cx->peak_gflops,
 		o->backend == BACKEND_CPU ? "read" : "copy", o->backend == BACKEND_CPU ? "read" : "copy");
+	if (o->backend == BACKEND_CPU)
+		fprintf(f, "redone = runs of the decode, read and hot rounds thrown away as preempted: "
+			   "wall time over the\nbusiest thread's CPU time (or a thread's off-CPU time) "
+			   "by more than %.0f%% of it, each run\nredone up to %d times "
+			   "(rounds_preempted: rounds still preempted then)\n",
+			100 * KVB_PREEMPT_FRAC, KVB_ROUND_REDOS);
 	if (*str(rs->r[0], "predicted_on"))
 		fprintf(f, "planner = (predicted - measured) / measured: the planner's time for the step "
 			   "(its KV bytes on %s)\n", str(rs->r[0], "predicted_on"));

@@ -323,7 +323,7 @@ cflags="-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DKVBENCH_STAND
 cflags="$cflags -I$top/src -I$top/kernels"
 csrc="kernels/kvbench.c kernels/kvbench-opts.c kernels/kvbench-sweep.c kernels/kvbench-capacity.c
       kernels/kvbench-out.c kernels/paged.c kernels/paged-fill.c kernels/decode-ref.c kernels/decode-cpu.c
-      kernels/stream.c kernels/timing.c src/base/units.c src/out/output.c src/base/error.c src/base/atomic-file.c src/base/input-file.c src/base/utf8.c"
+      kernels/stream.c kernels/timing.c kernels/rounds.c src/base/units.c src/out/output.c src/base/error.c src/base/atomic-file.c src/base/input-file.c src/base/utf8.c"
 objs=""
 if [ "$backend" = cuda ]; then
 	if [ "$dry" = 0 ] && [ ! -x "$NVCC" ]; then

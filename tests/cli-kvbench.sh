@@ -60,6 +60,41 @@ if awk -v h="$hot" -v c="$c" -v m="$cm" 'BEGIN { exit !(m == (h + 0 < c + 0 ? h 
 then ok; else bad "ceiling_min_gbps $cm, want min($hot, $c)"; fi
 if within "$g" "$cm" "$rm"
 then ok; else bad "ratio_min $rm, gbps $g, ceiling_min_gbps $cm"; fi
+# preemption (kernels/rounds.h): every decode, read and hot round is timed
+# on the wall clock and on the workers' CPU clocks; the counts add up, the
+# threshold is 10%, and a round's CPU time is positive and not above its
+# wall time by more than the clocks' granularity
+dr=$(json decode_redone); rr=$(json read_redone); cr=$(json compute_redone)
+expect_json rounds_redone $((dr + rr + cr))
+expect_json preempt_frac 0.1
+for f in time_median_cpu_s read_round_s read_round_cpu_s compute_round_s compute_round_cpu_s; do
+	v=$(json "$f")
+	if awk -v x="$v" 'BEGIN { exit !(x > 0) }'; then ok; else bad "$f $v"; fi
+done
+# ratio_min_best: the fastest decode over the same ceiling_min_gbps
+gb=$(json gbps_best); rmb=$(json ratio_min_best)
+if within "$gb" "$cm" "$rmb"
+then ok; else bad "ratio_min_best $rmb, gbps_best $gb, ceiling_min_gbps $cm"; fi
+rw=$(json read_round_s); rcpu=$(json read_round_cpu_s)
+if awk -v w="$rw" -v c="$rcpu" 'BEGIN { exit !(c <= w + 1e-4) }'; then ok
+else bad "read_round_cpu_s $rcpu > read_round_s $rw"; fi
+# KVB_STALL_MS=30: the first attempt of every round has one worker asleep
+# 30 ms inside its job (off its CPU, as when preempted), against rounds of
+# well under a millisecond (--quick): each is thrown away and redone, so at
+# least 3 decode rounds (--quick's repeats), 4 read rounds (2 before and 2
+# after the point) and 5 hot rounds are redone, none of the 30 ms
+# attempts is kept (the median decode stays under 30 ms) and the table
+# names the count
+run env KVB_STALL_MS=30 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --format json --quiet
+expect_rc 0
+dr=$(json decode_redone); rr=$(json read_redone); cr=$(json compute_redone)
+if [ "$dr" -ge 3 ] && [ "$rr" -ge 4 ] && [ "$cr" -ge 5 ]; then ok
+else bad "redone: decode $dr, read $rr, compute $cr"; fi
+expect_json rounds_redone $((dr + rr + cr))
+tm=$(json time_median_s)
+if awk -v t="$tm" 'BEGIN { exit !(t < 0.03) }'; then ok; else bad "time_median_s $tm: a stalled attempt kept"; fi
+run env KVB_STALL_MS=30 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --quiet
+expect_out "redone = runs of the decode, read and hot rounds thrown away as preempted"
 # KVB_PREFETCH=0 turns the software prefetch off, and the results say so
 run env KVB_PREFETCH=0 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:2 --format json --quiet
 expect_rc 0
