@@ -103,20 +103,13 @@ static kvp_status run_trace(const struct kvp_serve_trace_row *rows, size_t n,
 	return kvp_serve_run(&budget, &pc, o, &res, err);
 }
 
-/* A pass with a prefill chunk adds its elementwise kernels (step.h): for
- * Llama-2-7B in bf16, 5,292,032 B a row (tests/check-perf.c's
- * test_chunked_ttft_by_hand: 2,129,920 norms + 1,048,576 rotary + 2,113,536
- * silu_and_mul), 5.292032 us a token at 1 TB/s. */
-#define ELEM_S 5.292032e-6
-
 /* One request of 100 + 3 tokens at t = 0.
  *   step 1: the prompt, one chunk: (1e10 + 100 x 524,288) / 1e12 =
- *           10.0524288 ms, + 100 x 5.292032 us of elementwise kernels =
- *           10.581632 ms -> the first token (TTFT)
+ *           10.0524288 ms -> the first token (TTFT)
  *   step 2: a decode over 101 tokens: (1e10 + 101 x 524,288) / 1e12 =
  *           10.052953088 ms
  *   step 3: over 102 tokens: 10.053477376 ms
- *   E2E = 30.688062464 ms; TPOT = (E2E - TTFT) / 2 = 10.053215232 ms. */
+ *   E2E = 30.158859264 ms; TPOT = (E2E - TTFT) / 2 = 10.053215232 ms. */
 START_TEST(test_one_request_by_hand)
 {
 	round_setup();
@@ -128,15 +121,15 @@ START_TEST(test_one_request_by_hand)
 	ck_assert_msg(run_trace(rows, 1, &o, &log, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_uint_eq(res.completed, 1);
 	ck_assert_uint_eq(res.steps, 3);
-	ck_assert_double_eq_tol(d[0].ttft_s, 0.010581632, 1e-15);
-	ck_assert_double_eq_tol(d[0].e2e_s, 0.030688062464, 1e-15);
+	ck_assert_double_eq_tol(d[0].ttft_s, 0.0100524288, 1e-15);
+	ck_assert_double_eq_tol(d[0].e2e_s, 0.030158859264, 1e-15);
 	ck_assert_double_eq_tol(res.tpot.mean, 0.010053215232, 1e-15);
-	ck_assert_double_eq_tol(res.ttft.mean, 0.010581632, 1e-15);
+	ck_assert_double_eq_tol(res.ttft.mean, 0.0100524288, 1e-15);
 	/* two ITL gaps: the two decode steps */
 	ck_assert_uint_eq(res.itl.n, 2);
 	ck_assert_double_eq_tol(res.itl.mean, 0.010053215232, 1e-15);
-	ck_assert_double_eq_tol(res.duration_s, 0.030688062464, 1e-15);
-	ck_assert_double_eq_tol(res.request_throughput, 1 / 0.030688062464, 1e-9);
+	ck_assert_double_eq_tol(res.duration_s, 0.030158859264, 1e-15);
+	ck_assert_double_eq_tol(res.request_throughput, 1 / 0.030158859264, 1e-9);
 	ck_assert_uint_eq(res.total_input_tokens, 100);
 	ck_assert_uint_eq(res.total_output_tokens, 3);
 	/* one request the whole time: Little's L = 1 */
@@ -192,11 +185,10 @@ START_TEST(test_prefix_by_hand)
 	ck_assert_msg(run_trace(rows, 2, &o, NULL, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_uint_eq(res.pinned_blocks, 4);
 	ck_assert_uint_eq(res.prefix_hits, 2);
-	/* first request: a chunk of 36 over 64 cached (36 rows of elementwise
-	 * kernels), then one decode over 101; the second a chunk of 2 */
-	double step1 = (1e10 + 100 * 524288.0) / 1e12 + 36 * ELEM_S;
+	/* first request: a chunk of 36 over 64 cached, then one decode over 101 */
+	double step1 = (1e10 + 100 * 524288.0) / 1e12;
 	double step2 = (1e10 + 101 * 524288.0) / 1e12;
-	ck_assert_double_eq_tol(res.e2el.max, fmax(step1 + step2, (1e10 + 50 * 524288.0) / 1e12 + 2 * ELEM_S),
+	ck_assert_double_eq_tol(res.e2el.max, fmax(step1 + step2, (1e10 + 50 * 524288.0) / 1e12),
 				1e-15);
 	/* 100 tokens: ceil(100 / 16) = 7 blocks, 4 of them the prefix's */
 	ck_assert_uint_eq(res.kv_max_blocks, 7);
@@ -540,13 +532,12 @@ START_TEST(test_percentiles)
 	struct kvp_serve_opts o = {0};
 	struct kvp_error err = {0};
 	ck_assert_msg(run_trace(rows, 1000, &o, NULL, &err) == KVP_STATUS_OK, "%s", err.msg);
-	/* TTFT of request i: (1e10 + (1 + 7 i) x 524,288) / 1e12 s + (1 + 7 i)
-	 * rows of elementwise kernels; the k-th smallest is request k - 1 */
+	/* TTFT of request i: (1e10 + (1 + 7 i) x 524,288) / 1e12 s; the k-th
+	 * smallest is request k - 1 */
 	for (int q = 0; q < 3; q++) {
 		double p[] = {0.5, 0.9, 0.99}, got[] = {res.ttft.p50, res.ttft.p90, res.ttft.p99};
 		size_t rank = (size_t)ceil(p[q] * 1000) - 1;
-		double want = (1e10 + (1 + 7 * (double)rank) * 524288.0) / 1e12 +
-			      (1 + 7 * (double)rank) * ELEM_S;
+		double want = (1e10 + (1 + 7 * (double)rank) * 524288.0) / 1e12;
 		ck_assert_msg(fabs(got[q] - want) <= want / 512, "p%g: %g vs %g", p[q] * 100, got[q],
 			      want);
 	}

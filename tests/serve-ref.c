@@ -17,10 +17,14 @@ enum { NOT_YET, WAITING, RUNNING, DONE };
  * SiLU x mul (read 2 I, write I, / tp; a MoE layer its top-k experts' rows of
  * moe_intermediate_size and its shared experts'); the final norm (4 H), the
  * embedding gather (2 H), less the first layer's plain norm (2 H, not 4),
- * each value the serving dtype's bytes, at the decode weights' HBM rate. */
+ * each value the serving dtype's bytes, at the decode weights' HBM rate;
+ * only where the prefill's GEMMs are timed with a measured table (without
+ * one the constant efficiency is a whole pass's). */
 static double elementwise_s(const struct kvp_perf_ctx *pc, double tokens)
 {
 	const struct kvp_model *m = pc->model;
+	if (pc->hw.gemm.nm == 0)
+		return 0.0;
 	double tp = pc->spec->par.tp ? pc->spec->par.tp : 1;
 	double b = kvp_dtype_info(pc->spec->serving_dtype)->bits / 8.0;
 	double moe = kvp_shape_moe_layers(m);

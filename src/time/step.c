@@ -427,6 +427,10 @@ double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_
 
 double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens)
 {
+	/* only beside a measured GEMM table: the constant prefill efficiency
+	 * is a whole pass's share of the peak, its elementwise kernels inside */
+	if (!c->hw.gemm.nm)
+		return 0;
 	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
 	double bytes = kvp_perf_elementwise_bytes(c->model, c->spec->par.tp, elem, tokens);
 	return bytes > 0 ? bytes / (c->hw.bandwidth_bps * c->hw.decode_bw_efficiency) : 0;

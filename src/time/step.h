@@ -215,8 +215,12 @@ double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
  * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
  * serving dtype, at bandwidth x decode_bw_efficiency, the rate decode's
  * weight reads reach).  They run between the GEMMs, not beside them: added
- * to the step, not folded into its roofline.  A pass of decodes alone is
- * charged none (its few rows are inside the engine's fixed costs). */
+ * to the step, not folded into its roofline.  Only where the GPU's prefill
+ * is timed with a measured GEMM table (hw.gemm.nm, step-gemm.h), which holds
+ * the GEMMs alone: the constant prefill_flops_efficiency (a profile's, a
+ * calibration's or the default) is a whole pass's share of the peak, these
+ * kernels inside it; 0 there.  A pass of decodes alone is charged none (its
+ * few rows are inside the engine's fixed costs, fitted to decode steps). */
 double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens);
 
 /* Seconds to read `weights` bytes at bandwidth x eff_bw and `kv` bytes at
