@@ -21,9 +21,10 @@
  *    (no residual yet: reads x, writes out, 2 T H b), and the embedding
  *    gather writes T rows it reads, 2 T H b: (8 L + 4) T H b in all, on every
  *    tp rank (the hidden state is whole on each);
- *  - rotary_embedding (csrc/pos_encoding_kernels.cu, 320a622ec4d098f2da5d
- *    097930f4031517e7327b): q and k rotated in place, read and written:
- *    2 T (H_q + H_kv) d_h b / tp a layer;
+ *  - rotary_embedding (csrc/pos_encoding_kernels.cu, 0f5257e245116449bfbe
+ *    78a87c22aeef632eba8f): q and k rotated in place, read and written:
+ *    2 T (H_q + H_kv) d_h b / tp a layer (the kernel touches rot_dim of each
+ *    head; the whole head here, the upper end, also for partial rotary);
  *  - silu_and_mul (csrc/activation_kernels.cu, 00ccbd42dc1f40412cc711c5737
  *    cc4be0e7a8145): reads the gate and up halves, 2 T I, writes T I:
  *    3 T I b / tp a dense layer; a MoE layer's routed experts the same over
