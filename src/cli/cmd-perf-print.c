@@ -160,9 +160,16 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->prefill.fixed_s, tf, sizeof tf);
 	/* with offload these are the GPU's figures; the offloaded TTFTs follow
 	 * (a line never gives as TTFT what the table does not) */
+	/* the elementwise kernels' term where there is one (a GEMM table) */
+	char te[80] = "";
+	if (r0->prefill.elementwise_s > 0) {
+		char e[64];
+		kvp_perf_fmt_s(r0->prefill.elementwise_s, e, sizeof e);
+		snprintf(te, sizeof te, " + elementwise %s", e);
+	}
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
-	       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
-	       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
+	       "fixed %s%s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
+	       kvp_perf_bound_name(r0->prefill.bound), t3, tf, te,
 	       r0->offload ? "on the GPU " : "TTFT ", t4);
 	if (hw->gemm.nm && r0->prefill.compute_s > 0)
 		/* what the table made of the step: its FLOPs over its compute time */
@@ -181,12 +188,18 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s : rl->chunked.ttft_s, t5,
 			       sizeof t5);
 		kvp_perf_fmt_s(rl->chunked.fixed_s, tf, sizeof tf);
+		char tc[80] = "";
+		if (rl->chunked.elementwise_s > 0) {
+			char e[64];
+			kvp_perf_fmt_s(rl->chunked.elementwise_s, e, sizeof e);
+			snprintf(tc, sizeof tc, " + elementwise %s", e);
+		}
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
-		       "fixed %s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
+		       "fixed %s%s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
 		       (unsigned long long)b->max_batched_tokens,
 		       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
-		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, tf,
+		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, tf, tc,
 		       rl->chunked.offload ? "on the GPU " : "TTFT ", t5);
 		if (rl->chunked.offload) {
 			char t6[64];
