@@ -15,6 +15,7 @@
 #include "check-tmp.h"
 #include "time/calibration.h"
 #include "time/perf.h"
+#include "time/step-elementwise.h"
 #include "base/units.h"
 #include "model/spec.h"
 
@@ -858,6 +859,58 @@ START_TEST(test_gemm_table_step)
 }
 END_TEST
 
+/* A prefill's elementwise kernels (step-elementwise.h), by hand.
+ * Llama-3.1-8B (config.json: hidden 4,096, 32 layers, 32 q heads, 8 kv heads,
+ * head_dim 128, intermediate 14,336), bf16 activations, 2,048 tokens, tp 1:
+ *   norms + residuals + embedding  (8 x 32 + 4) x 2,048 x 4,096 x 2
+ *                                  = 260 x 16,777,216       =  4,362,076,160 B
+ *   rotary  32 x 2 x 2,048 x (32 + 8) x 128 x 2             =  1,342,177,280 B
+ *   silu_and_mul  32 x 3 x 2,048 x 14,336 x 2               =  5,637,144,576 B
+ *   in all                                                    11,341,398,016 B
+ * On an H100 SXM (3.35 TB/s, decode_bw_efficiency 0.80): 11,341,398,016 /
+ * 2.68e12 = 4.2318 ms, added to the prefill pass beside its roofline (the
+ * H100's measured bf16 GEMM table times its linear layers); at tp
+ * 2 the norms stay whole and the rest halves: 4,362,076,160 + 3,489,660,928
+ * = 7,851,737,088 B. */
+START_TEST(test_elementwise_by_hand)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw h;
+	struct kvp_perf_step s;
+	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 1, 2, 2048), 11341398016.0, 1);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 2, 2, 2048), 7851737088.0, 1);
+	ck_assert_double_eq(kvp_perf_elementwise_bytes(&model, 1, 2, 0), 0);
+	struct kvp_parallel par = {.tp = 1, .pp = 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(h.decode_bw_efficiency, 0.80);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_s(&ctx, 2048), 11341398016.0 / 2.68e12,
+				1e-12);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_s(&ctx, 2048), 0.0042318, 1e-7);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.elementwise_s, 11341398016.0 / 2.68e12, 1e-12);
+	ck_assert_double_eq_tol(s.time_s, fmax(s.compute_s, s.memory_s) + s.comm_s + s.fixed_s +
+						  s.elementwise_s, 1e-12);
+	/* a decode step carries none */
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 64, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(s.elementwise_s, 0);
+	/* nor does a prefill at a constant (whole-pass) efficiency, no table */
+	kvp_perf_hw_prefill_efficiency(&h, 0.60);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_double_eq(kvp_perf_elementwise_s(&ctx, 2048), 0);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(s.elementwise_s, 0);
+}
+END_TEST
+
+
 static Suite *perf_suite(void)
 {
 	Suite *s = suite_create("perf");
@@ -882,6 +935,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_gemm_table_step);
 	tcase_add_test(core, test_calibration_table);
 	tcase_add_test(core, test_calibration_kvbench);
+	tcase_add_test(core, test_elementwise_by_hand);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_calibration_errors);

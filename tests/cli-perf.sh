@@ -59,10 +59,15 @@ expect_json prefill_chunk_steps 5
 v=$(json ttft_chunked_s)
 awk -v v="$v" 'BEGIN { exit !(v > 12 && v < 5 * 3.1) }' && ok || bad "ttft_chunked_s $v, want 12 to 15.5 s"
 # the batch at once writes the 71.2 GiB beyond the pool out: 3.06 s, hidden
-# under its 30.9 s of compute but for one layer's share, 3.06 / 32 = 0.096 s
+# under its 30.9 s of compute but for one layer's share, 3.06 / 32 = 0.096 s.
+# prefill_s is the roofline's; ttft_s also holds the pass's elementwise
+# kernels (the A100's GEMM table is in use): Llama-2-7B moves 5,292,032 B a
+# token in them (tests/check-perf.c), x 8 x 32,768 = 1,387,274,436,608 B over
+# 2,039 GB/s x 0.80 = 0.8505 s
 v=$(json ttft_s)
 p=$(json prefill_s)
-awk -v v="$v" -v p="$p" 'BEGIN { d = v - p; exit !(d > 0.09 && d < 0.1) }' && ok ||
+awk -v v="$v" -v p="$p" 'BEGIN { d = v - p - 1387274436608 / (2039e9 * 0.80)
+	exit !(d > 0.09 && d < 0.1) }' && ok ||
 	bad "ttft_s $v against prefill_s $p"
 
 # NVMe at 7 GB/s: 1 GiB / 7e9 = 0.1533916891 s

@@ -6,8 +6,41 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "model/shape.h"
 
 enum { NOT_YET, WAITING, RUNNING, DONE };
+
+/* A pass with a prefill chunk: the seconds of its elementwise kernels over
+ * its `tokens` rows (step.h's rule, written out here from vLLM's kernels):
+ * per layer two fused add + RMS norms (read x and the residual, write both:
+ * 4 H values a row each), rotary on q and k in place (2 (H_q + H_kv) d_h / tp),
+ * SiLU x mul (read 2 I, write I, / tp; a MoE layer its top-k experts' rows of
+ * moe_intermediate_size and its shared experts'); the final norm (4 H), the
+ * embedding gather (2 H), less the first layer's plain norm (2 H, not 4),
+ * each value the serving dtype's bytes, at the decode weights' HBM rate;
+ * only where the prefill's GEMMs are timed with a measured table (without
+ * one the constant efficiency is a whole pass's). */
+static double elementwise_s(const struct kvp_perf_ctx *pc, double tokens)
+{
+	const struct kvp_model *m = pc->model;
+	if (pc->hw.gemm.nm == 0)
+		return 0.0;
+	double tp = pc->spec->par.tp ? pc->spec->par.tp : 1;
+	double b = kvp_dtype_info(pc->spec->serving_dtype)->bits / 8.0;
+	double moe = kvp_shape_moe_layers(m);
+	double per_row = 0;
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		per_row += 4.0 * m->hidden_size + 4.0 * m->hidden_size +
+			   2.0 * (m->num_heads + m->num_kv_heads) * (double)m->head_dim / tp;
+	per_row += (m->num_layers - moe) * 3.0 * m->intermediate_size / tp;
+	if (moe > 0) {
+		double k = m->moe_experts_per_token ? m->moe_experts_per_token : 1;
+		per_row += moe * k * 3.0 * m->moe_intermediate_size / tp;
+		per_row += (double)m->shared_expert_params / m->hidden_size / tp;
+	}
+	per_row += 4.0 * m->hidden_size + 2.0 * m->hidden_size - 2.0 * m->hidden_size;
+	return tokens * per_row * b / (pc->hw.bandwidth_bps * pc->hw.decode_bw_efficiency);
+}
 
 struct st {
 	int state;
@@ -196,7 +229,7 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 		/* the engine's fixed costs: every pass, each sequence it carries,
 		 * and a pass with a prefill chunk (step.h's, written out here) */
 		t += step.time_s + pc->hw.step_fixed_s + micro_seq * pc->hw.seq_step_s +
-		     (chunk ? pc->hw.prefill_fixed_s : 0);
+		     (chunk ? pc->hw.prefill_fixed_s + elementwise_s(pc, tokens) : 0);
 		out->steps++;
 		/* arrivals during the step are seen at the next one */
 		while (next < n && reqs[next].arrival_s <= t) {

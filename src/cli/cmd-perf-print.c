@@ -166,9 +166,16 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	char tl[64], tt[64];
 	kvp_perf_fmt_s(lat, tl, sizeof tl);
 	kvp_perf_fmt_s(r0->ttft_s, tt, sizeof tt);
+	/* the elementwise kernels' term where there is one (a GEMM table) */
+	char te[80] = "";
+	if (r0->prefill.elementwise_s > 0) {
+		char e[64];
+		kvp_perf_fmt_s(r0->prefill.elementwise_s, e, sizeof e);
+		snprintf(te, sizeof te, " + elementwise %s", e);
+	}
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
-	       "fixed %s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
-	       kvp_perf_bound_name(r0->prefill.bound), t3, tf,
+	       "fixed %s%s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
+	       kvp_perf_bound_name(r0->prefill.bound), t3, tf, te,
 	       r0->offload || lat > 0 ? "on the GPU " : "TTFT ", t4);
 	if (hw->gemm.nm && r0->prefill.compute_s > 0)
 		/* what the table made of the step: its FLOPs over its compute time */
@@ -189,12 +196,18 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s
 						   : rl->chunked.ttft_s - (lat > 0 ? lat : 0), t5, sizeof t5);
 		kvp_perf_fmt_s(rl->chunked.fixed_s, tf, sizeof tf);
+		char tc[80] = "";
+		if (rl->chunked.elementwise_s > 0) {
+			char e[64];
+			kvp_perf_fmt_s(rl->chunked.elementwise_s, e, sizeof e);
+			snprintf(tc, sizeof tc, " + elementwise %s", e);
+		}
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
-		       "fixed %s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
+		       "fixed %s%s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
 		       (unsigned long long)b->max_batched_tokens,
 		       (unsigned long long)(rl->batch - 1), (unsigned long long)rl->chunked.steps,
-		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, tf,
+		       rl->chunked.steps == 1 ? "" : "s", t2, t3, t4, tf, tc,
 		       rl->chunked.offload || lat > 0 ? "on the GPU " : "TTFT ", t5);
 		if (lat > 0 && !rl->chunked.offload) {
 			kvp_perf_fmt_s(rl->chunked.ttft_s, t5, sizeof t5);

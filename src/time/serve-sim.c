@@ -486,6 +486,10 @@ static kvp_status step_time(struct sim *s, double *dt)
 	/* the engine's fixed costs of a pass carrying `seqs` sequences, a
 	 * prefill chunk among them or not (step.h), as perf charges them */
 	*dt = step.time_s + kvp_perf_fixed_s(&pc->hw, seqs, chunk);
+	/* and a pass with a prefill chunk its elementwise kernels over all its
+	 * tokens (step.h), as perf's prefill and chunked steps */
+	if (chunk)
+		*dt += kvp_perf_elementwise_s(pc, tokens);
 	return KVP_STATUS_OK;
 }
 

@@ -7,6 +7,7 @@
  * never from a formula of our own; FLOPs are whole-model counts divided by tp;
  * times are a roofline plus communication, nothing hidden. */
 #include "time/step.h"
+#include "time/step-elementwise.h"
 #include "time/step-gemm.h"
 
 #include <math.h>
@@ -427,6 +428,17 @@ double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_
 	       (double)kv / (hw->bandwidth_bps * eff_kv);
 }
 
+double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	/* only beside a measured GEMM table: the constant prefill efficiency
+	 * is a whole pass's share of the peak, its elementwise kernels inside */
+	if (!c->hw.gemm.nm)
+		return 0;
+	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
+	double bytes = kvp_perf_elementwise_bytes(c->model, c->spec->par.tp, elem, tokens);
+	return bytes > 0 ? bytes / (c->hw.bandwidth_bps * c->hw.decode_bw_efficiency) : 0;
+}
+
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
 {
 	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
@@ -565,6 +577,8 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	st2 = kvp_perf_step_roofline(c, eff, eff_flops, c->weights_bytes, kv,
 				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	out->elementwise_s = kvp_perf_elementwise_s(c, (double)batch * dn);
+	out->time_s += out->elementwise_s;
 	add_fixed(c, out, (double)batch, true);
 	return st2;
 }
@@ -705,7 +719,10 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	out->comm_s = comm.comm_s;
 	/* every step is a pass with a prefill chunk and B - 1 decodes */
 	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);
-	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s + out->fixed_s;
+	/* the chunk's rows and the decodes' beside it, as the comm step's */
+	out->elementwise_s = kvp_perf_elementwise_s(c, (double)(kvp_cdiv(n, out->steps) + others));
+	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s + out->fixed_s +
+		      out->elementwise_s;
 	out->ttft_s = k * out->step_s;
 	return KVP_STATUS_OK;
 }

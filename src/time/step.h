@@ -208,7 +208,8 @@ struct kvp_perf_step {
 	double comm_s;                /* tensor-parallel all-reduces + moe_comm_s */
 	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
 	double fixed_s;               /* the engine's fixed costs (kvp_perf_fixed_s) */
-	double time_s;                /* max(compute_s, memory_s) + comm_s + fixed_s */
+	double elementwise_s;         /* a prefill's norms, rotary, activation (kvp_perf_elementwise_s) */
+	double time_s;                /* max(compute_s, memory_s) + comm_s + fixed_s + elementwise_s */
 	enum kvp_perf_bound bound;
 };
 
@@ -218,6 +219,18 @@ struct kvp_perf_step {
  * launches and CUDA-graph replay, the scheduler, sampling, input
  * metadata); their values are the engine's time data (profiles/engines). */
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
+
+/* Seconds of the elementwise kernels of a pass carrying `tokens` tokens, a
+ * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
+ * serving dtype, at bandwidth x decode_bw_efficiency, the rate decode's
+ * weight reads reach).  They run between the GEMMs, not beside them: added
+ * to the step, not folded into its roofline.  Only where the GPU's prefill
+ * is timed with a measured GEMM table (hw.gemm.nm, step-gemm.h), which holds
+ * the GEMMs alone: the constant prefill_flops_efficiency (a profile's, a
+ * calibration's or the default) is a whole pass's share of the peak, these
+ * kernels inside it; 0 there.  A pass of decodes alone is charged none (its
+ * few rows are inside the engine's fixed costs, fitted to decode steps). */
+double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens);
 
 /* Seconds to read `weights` bytes at bandwidth x eff_bw and `kv` bytes at
  * bandwidth x kv_bw_efficiency (eff_bw where that is 0): the memory term. */
@@ -259,6 +272,7 @@ struct kvp_perf_chunked {
 	uint64_t chunk_tokens;        /* c */
 	uint64_t steps;               /* k */
 	double compute_s, memory_s, comm_s, fixed_s, step_s;   /* one step */
+	double elementwise_s;         /* one step's (kvp_perf_elementwise_s), inside step_s */
 	double ttft_s;
 	/* with KV offloaded (kvp_perf_chunked_offload): */
 	bool offload;
