@@ -43,6 +43,26 @@ static kvp_status tower_uint(struct hf *h, const struct kvp_node *t, const char 
 	return hf_node_positive(h, n, name, UINT32_MAX, out);
 }
 
+/* The tower layers a LLaVA-style wrapper keeps: vision_feature_layer (a
+ * layer index, negative from the end: -1 all Lv, -2 all but the last), or
+ * deflt where the key is absent (llava.py init_vision_tower_for_llava,
+ * _get_num_hidden_layers). */
+static kvp_status feature_layers(struct hf *h, uint64_t Lv, uint64_t deflt, uint64_t *keep)
+{
+	const struct kvp_node *fl = kvp_map_get(h->doc->root, "vision_feature_layer");
+	*keep = fl ? Lv : deflt;   /* a list of layers: the whole tower, as before */
+	if (!fl || fl->type != KVP_NODE_SCALAR)
+		return KVP_STATUS_OK;
+	char *end = NULL;
+	long v = strtol(fl->value, &end, 10);
+	if (!end || *end || v == 0 || v < -(long)Lv - 1 || v > (long)Lv)
+		return kvp_node_fail(h->doc, fl, h->err, KVP_STATUS_INVALID, "vision_feature_layer",
+				     "must be a layer of the tower, -%llu to %llu",
+				     (unsigned long long)Lv + 1, (unsigned long long)Lv);
+	*keep = v < 0 ? (uint64_t)((long)Lv + v + 1) : (uint64_t)v;
+	return KVP_STATUS_OK;
+}
+
 kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 {
 	const struct kvp_node *root = h->doc->root;
@@ -142,18 +162,10 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 		 * biases 4 Hv^2, gated MLP without biases 3 Hv Iv; patch_conv
 		 * C p^2 Hv without bias, ln_pre Hv, no position table (2-D RoPE);
 		 * the LLaVA projector Hv Ht + Ht + Ht^2 + Ht */
-		uint64_t keep = Lv;
-		const struct kvp_node *fl = kvp_map_get(root, "vision_feature_layer");
-		if (fl && fl->type == KVP_NODE_SCALAR) {
-			char *end = NULL;
-			long v = strtol(fl->value, &end, 10);
-			if (!end || *end || v == 0 || v < -(long)Lv - 1 || v > (long)Lv)
-				return kvp_node_fail(h->doc, fl, h->err, KVP_STATUS_INVALID,
-						     "vision_feature_layer",
-						     "must be a layer of the tower, -%llu to %llu",
-						     (unsigned long long)Lv + 1, (unsigned long long)Lv);
-			keep = v < 0 ? (uint64_t)((long)Lv + v + 1) : (uint64_t)v;
-		}
+		uint64_t keep;
+		kvp_status fst = feature_layers(h, Lv, Lv, &keep);
+		if (fst != KVP_STATUS_OK)
+			return fst;
 		t = keep * (2 * Hv + 4 * Hv * Hv + 3 * Hv * Iv) + C * p * p * Hv + Hv +
 		    Hv * Ht + Ht + Ht * Ht + Ht;
 	} else if (strncmp(type, "qwen2_5_vl", 10) == 0 || strncmp(top, "qwen2_5_vl", 10) == 0) {
@@ -177,21 +189,10 @@ kvp_status hf_count_towers(struct hf *h, struct kvp_model *m)
 			 * CLIPVisionEmbeddings, pre_layrnorm).  The projector: linear_1
 			 * Hv Ht + Ht and linear_2 Ht^2 + Ht (LlavaMultiModalProjector);
 			 * LLaVA-Next adds image_newline, Ht */
-			uint64_t keep = Lv;
-			const struct kvp_node *fl = kvp_map_get(root, "vision_feature_layer");
-			if (fl && fl->type == KVP_NODE_SCALAR) {
-				char *end = NULL;
-				long v = strtol(fl->value, &end, 10);
-				if (!end || *end || v == 0 || v < -(long)Lv - 1 || v > (long)Lv)
-					return kvp_node_fail(h->doc, fl, h->err, KVP_STATUS_INVALID,
-							     "vision_feature_layer",
-							     "must be a layer of the tower, -%llu to %llu",
-							     (unsigned long long)Lv + 1,
-							     (unsigned long long)Lv);
-				keep = v < 0 ? (uint64_t)((long)Lv + v + 1) : (uint64_t)v;
-			} else if (!fl) {
-				keep = Lv - 1;   /* LlavaConfig's default, -2 */
-			}
+			uint64_t keep;   /* absent: LlavaConfig's default, -2 */
+			kvp_status fst = feature_layers(h, Lv, Lv - 1, &keep);
+			if (fst != KVP_STATUS_OK)
+				return fst;
 			uint64_t layer = 4 * (Hv * Hv + Hv) + 2 * Hv * Iv + Iv + Hv + 4 * Hv;
 			t += Hv - (Lv - keep) * layer;
 			t += Hv * Ht + Ht + Ht * Ht + Ht + (strcmp(top, "llava_next") == 0 ? Ht : 0);
