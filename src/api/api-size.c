@@ -225,6 +225,7 @@ static kvp_status space_of(const kvplan_size_opts *c, enum kvp_dtype kv_default,
 struct size_ask {
 	enum kvp_engine emit;
 	const char *spread_from;
+	const char *calibration[2];   /* the record's calibration, calibration_kernel */
 };
 
 /* Everything after the options: the demand, the search on each GPU, the
@@ -292,7 +293,11 @@ static kvp_status size_run(const struct kvp_model *m, kvplan_gpu *const *gh, siz
 		.latency_spread_from = ask->spread_from};
 	bool prefix = w->prefix_tokens > 0 && w->prefix_fraction > 0;
 	if (!kvp_size_summary_record(&s, top) ||
-	    (emit && ch.best && !kvp_size_emit_record(top, ask->emit, m, ch.best, prefix)))
+	    (emit && ch.best && !kvp_size_emit_record(top, ask->emit, m, ch.best, prefix)) ||
+	    !(ask->calibration[0] ? kvp_record_str(top, "calibration", ask->calibration[0])
+				  : kvp_record_null(top, "calibration")) ||
+	    !(ask->calibration[1] ? kvp_record_str(top, "calibration_kernel", ask->calibration[1])
+				  : kvp_record_null(top, "calibration_kernel")))
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 out:
 	free(cfg);
@@ -355,7 +360,7 @@ static kvp_status size_setup(const struct kvp_model *m, kvplan_gpu *const *gpus,
 		const char *paths[] = {c.calibration, c.calibration_kernel};
 		if ((st = kvp_size_calibrate(paths, c.calibration_kernel ? 2 : 1, &gpus[0]->g,
 					     c.latency_spread >= 0, &so,
-					     &ask->spread_from, ke)))
+					     &ask->spread_from, ask->calibration, ke)))
 			return st;
 	}
 	struct kvp_record *r = kvp_record_new();

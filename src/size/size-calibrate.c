@@ -28,12 +28,18 @@ void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_g
 
 kvp_status kvp_size_calibrate(const char *const *paths, size_t n, const struct kvp_gpu *g,
 			      bool spread_given, struct kvp_size_opts *so,
-			      const char **spread_from, struct kvp_error *err)
+			      const char **spread_from, const char **names,
+			      struct kvp_error *err)
 {
 	struct kvp_calibration cal;
 	kvp_status st = kvp_calibration_load_files(paths, n, g, &cal, err);
 	if (st)
 		return st;
+	/* the names size's JSON gives them, as the CLI's (cli-calibration.c
+	 * kvp_cli_calibration_label, _kernel): the engine calibration, or the
+	 * one file given; the kvbench run beside an engine calibration */
+	names[0] = cal.engine_path ? cal.engine_path : paths[0];
+	names[1] = cal.kernel_path;
 	kvp_size_calibration_apply(&cal, spread_given, so, spread_from);
 	return KVP_STATUS_OK;
 }

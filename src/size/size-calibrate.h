@@ -19,9 +19,13 @@ void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_g
 				struct kvp_size_opts *so, const char **spread_from);
 
 /* Read the calibration files paths[0..n) for GPU g
- * (kvp_calibration_load_files: its errors) and apply them as above. */
+ * (kvp_calibration_load_files: its errors) and apply them as above;
+ * names[0] and names[1] get the engine calibration's path (or the one file
+ * given) and the kvbench run's beside it (NULL: none), as size's JSON names
+ * them. */
 kvp_status kvp_size_calibrate(const char *const *paths, size_t n, const struct kvp_gpu *g,
 			      bool spread_given, struct kvp_size_opts *so,
-			      const char **spread_from, struct kvp_error *err);
+			      const char **spread_from, const char **names,
+			      struct kvp_error *err);
 
 #endif
