@@ -38,7 +38,8 @@
  * preprocessing, reading the QKV GEMM's output it reads there anyway
  * (TensorRT-LLM: cpp/tensorrt_llm/plugins/gptAttentionCommon/
  * gptAttentionCommon.cpp, the context path's invokeApplyBiasRopeUpdateKVCache
- * of the 0.5-0.7 plugin, invokeQKVPreprocessing at 14e801da; the PyTorch
+ * of an older stored copy (release not determined), invokeQKVPreprocessing
+ * at 14e801da; the PyTorch
  * backend's TRTLLM attention, rope_fusion, tensorrt_llm/_torch/modules/
  * attention.py at c6d3bb2a; profiles/engines/trtllm.yaml).  Its norms and
  * SwiGLU stay: no source read here shows them fused by default.  0 for
