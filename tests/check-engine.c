@@ -734,6 +734,8 @@ static const struct {
 	{"bad/engine-rotary-dtype.yaml", KVP_STATUS_INVALID, 4, 25, "rotary_cache_dtype"},
 	/* the scheduler keys are booleans (issue 38) */
 	{"bad/engine-prefill-alone.yaml", KVP_STATUS_INVALID, 4, 20, "prefill_alone"},
+	/* the elementwise term's rotary switch is a boolean (issue 32) */
+	{"bad/engine-elementwise-rotary.yaml", KVP_STATUS_INVALID, 4, 25, "elementwise_rotary"},
 	/* required keys (issue 37 N12): a missing number read as 0 gave no
 	 * sampler peak, no overhead, a budget that fit; the version's map is named */
 	{"bad/engine-missing-key.yaml", KVP_STATUS_INVALID, 4, 5, "sampler_bytes_per_seq_vocab"},

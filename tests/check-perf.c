@@ -879,9 +879,20 @@ START_TEST(test_elementwise_by_hand)
 	struct kvp_perf_hw h;
 	struct kvp_perf_step s;
 	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 1, 2, 2048), 11341398016.0, 1);
-	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 2, 2, 2048), 7851737088.0, 1);
-	ck_assert_double_eq(kvp_perf_elementwise_bytes(&model, 1, 2, 0), 0);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 1, 2, 2048, true), 11341398016.0,
+				1);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 2, 2, 2048, true), 7851737088.0,
+				1);
+	ck_assert_double_eq(kvp_perf_elementwise_bytes(&model, 1, 2, 0, true), 0);
+	/* rotary inside the attention's QKV preprocessing (TensorRT-LLM,
+	 * profiles/engines/trtllm.yaml elementwise_rotary: false): the rotary
+	 * term goes, the rest stays:
+	 *   tp 1: 11,341,398,016 - 1,342,177,280 =  9,999,220,736 B
+	 *   tp 2:  7,851,737,088 -   671,088,640 =  7,180,648,448 B */
+	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 1, 2, 2048, false), 9999220736.0,
+				1);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_bytes(&model, 2, 2, 2048, false), 7180648448.0,
+				1);
 	struct kvp_parallel par = {.tp = 1, .pp = 1};
 	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
 			      KVP_STATUS_OK, "%s", err.msg);
@@ -897,6 +908,27 @@ START_TEST(test_elementwise_by_hand)
 	ck_assert_double_eq_tol(s.elementwise_s, 11341398016.0 / 2.68e12, 1e-12);
 	ck_assert_double_eq_tol(s.time_s, fmax(s.compute_s, s.memory_s) + s.comm_s + s.fixed_s +
 						  s.elementwise_s, 1e-12);
+	/* under TensorRT-LLM's profile: 9,999,220,736 / 2.68e12 = 3.7311 ms;
+	 * vLLM's keeps the rotary pass, 4.2318 ms */
+	struct kvp_engine_model em;
+	struct kvp_perf_hw ht = h;
+	ck_assert_msg(kvp_engine_model_load("trtllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(!em.elementwise_rotary && em.rotary_fused);
+	kvp_perf_hw_engine(&ht, &em);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &ht, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_s(&ctx, 2048), 0.0037311, 1e-7);
+	ht = h;
+	ck_assert_msg(kvp_engine_model_load("vllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(em.elementwise_rotary && !em.rotary_fused);
+	kvp_perf_hw_engine(&ht, &em);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &ht, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_double_eq_tol(kvp_perf_elementwise_s(&ctx, 2048), 0.0042318, 1e-7);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
 	/* a decode step carries none */
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 64, 2048, &s, &err), KVP_STATUS_OK);
 	ck_assert_double_eq(s.elementwise_s, 0);

@@ -89,4 +89,17 @@ expect_out "  format gguf: the tensor types of the GGUF file $tmp/tiny.gguf"
 run "$KVPLAN" budget --model "$tmp/tiny.gguf" --gpu h100-sxm --context 1024 --weights-dtype int4
 expect_rc 2
 expect_err "--weights-dtype: $tmp/tiny.gguf is a GGUF file, whose tensor types fix its weight bytes"
+
+# an engine profile's elementwise_rotary is a boolean (issue 32): exit 3 at
+# the file, line and field
+cp -R "$top_srcdir/profiles" "$tmp/prof"
+chmod -R u+w "$tmp/prof"
+sed 's/^    elementwise_rotary: false$/    elementwise_rotary: fused/' \
+	"$top_srcdir/profiles/engines/trtllm.yaml" >"$tmp/prof/engines/trtllm.yaml"
+line=$(grep -n '^    elementwise_rotary: fused$' "$tmp/prof/engines/trtllm.yaml" | cut -d: -f1)
+name="the bad value is in the copy"
+[ -n "$line" ] && ok || bad "no elementwise_rotary line in profiles/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine trtllm
+expect_rc 3
+expect_err "engines/trtllm.yaml:$line:25: error: elementwise_rotary: expected true or false, got 'fused'"
 finish

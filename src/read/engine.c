@@ -110,6 +110,7 @@ static const struct key {
 	K("time_ratio_high", K_RATIO, time_ratio_high, 0),
 	K("prefill_alone", K_BOOL, prefill_alone, 0),
 	K("overlap_schedule", K_BOOL, overlap_schedule, 0),
+	K("elementwise_rotary", K_BOOL, elementwise_rotary, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -260,6 +261,8 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 	kvp_status st = kvp_node_expect(doc, map, "versions", KVP_NODE_MAP, err);
 	if (st)
 		return st;
+	/* left out: a rotary kernel of its own, vLLM's count */
+	e->elementwise_rotary = true;
 	for (size_t i = 0; i < map->n; i++) {
 		size_t j = 0;
 		while (j < NKEYS && strcmp(keys[j].name, map->keys[i]->value) != 0)
@@ -276,6 +279,7 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 	if (!seen[0] || !e->version[0])
 		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "version",
 				     "required field is missing");
+	e->rotary_fused = !e->elementwise_rotary;
 	if (e->time_ratio_low > 0 && e->time_ratio_high > 0 &&
 	    !(e->time_ratio_low <= 1 && 1 <= e->time_ratio_high))
 		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "time_ratio_low",

@@ -144,6 +144,12 @@ struct kvp_engine_model {
 	 * prefill's token is seen (SGLang's event_loop_overlap).  Both false:
 	 * vLLM's chunked prefill. */
 	bool prefill_alone, overlap_schedule;
+	/* the prefill's elementwise term (time/step-elementwise.h): whether the
+	 * engine runs the rotary embedding as a kernel of its own (vLLM's,
+	 * SGLang's rotary_emb), true when left out; false where it rotates q
+	 * and k inside its attention's QKV preprocessing (TensorRT-LLM);
+	 * rotary_fused, its negation, false in a model read from no file */
+	bool elementwise_rotary, rotary_fused;
 	/* the entry that gave the time data when this one has none: the
 	 * nearest modelled version that has some ("": its own), its band
 	 * doubled each way (kvp_engine_model_load) */

@@ -5,7 +5,7 @@
 #include "model/shape.h"
 
 double kvp_perf_elementwise_bytes(const struct kvp_model *m, double tp, double elem,
-				  double tokens)
+				  double tokens, bool rotary)
 {
 	if (!(tokens > 0) || !m->num_layers)
 		return 0;
@@ -15,8 +15,9 @@ double kvp_perf_elementwise_bytes(const struct kvp_model *m, double tp, double e
 	double moe = kvp_shape_moe_layers(m), dense = layers - moe;
 	/* norms, residual adds and the embedding gather: (8 L + 4) T H */
 	double e = (8 * layers + 4) * t * h;
-	/* rotary on q and k, in place */
-	e += layers * 2 * t * ((double)m->num_heads + m->num_kv_heads) * m->head_dim / tp;
+	/* rotary on q and k, in place, where it is a kernel of its own */
+	if (rotary)
+		e += layers * 2 * t * ((double)m->num_heads + m->num_kv_heads) * m->head_dim / tp;
 	/* silu_and_mul: 2 I read, I written per row */
 	if (dense > 0)
 		e += dense * 3 * t * (double)m->intermediate_size / tp;

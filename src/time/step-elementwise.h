@@ -7,6 +7,8 @@
 #ifndef KVP_STEP_ELEMENTWISE_H
 #define KVP_STEP_ELEMENTWISE_H
 
+#include <stdbool.h>
+
 #include "model/model.h"
 
 /* Bytes one GPU of tensor-parallel degree `tp` reads and writes in the
@@ -31,8 +33,18 @@
  *    the T x top-k rows of moe_intermediate_size, its shared experts over
  *    theirs (shared params / (3 H x MoE layers)).
  * Mamba, linear-attention and MLA layers are given an attention layer's
- * heads for the rotary term: a stand-in.  0 for tokens 0. */
+ * heads for the rotary term: a stand-in.  `rotary` false: no rotary term,
+ * for an engine that rotates q and k inside its attention's QKV
+ * preprocessing, reading the QKV GEMM's output it reads there anyway
+ * (TensorRT-LLM: cpp/tensorrt_llm/plugins/gptAttentionCommon/
+ * gptAttentionCommon.cpp, the context path's invokeApplyBiasRopeUpdateKVCache
+ * of an older stored copy (release not determined), invokeQKVPreprocessing
+ * at 14e801da; the PyTorch
+ * backend's TRTLLM attention, rope_fusion, tensorrt_llm/_torch/modules/
+ * attention.py at c6d3bb2a; profiles/engines/trtllm.yaml).  Its norms and
+ * SwiGLU stay: no source read here shows them fused by default.  0 for
+ * tokens 0. */
 double kvp_perf_elementwise_bytes(const struct kvp_model *m, double tp, double elem,
-				  double tokens);
+				  double tokens, bool rotary);
 
 #endif

@@ -243,6 +243,8 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		hw->request_latency_s = data ? e->request_latency_s : 0;
 	if (!(hw->given & KVP_PERF_GIVEN_KV_BW))
 		hw->kv_bw_efficiency = data ? e->kv_bw_efficiency : 0;
+	/* the engine's kernels, not fitted time data: from its own entry */
+	hw->rotary_fused = e && e->rotary_fused;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -435,7 +437,8 @@ double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens)
 	if (!c->hw.gemm.nm)
 		return 0;
 	double elem = kvp_dtype_info(c->spec->serving_dtype)->bits / 8.0;
-	double bytes = kvp_perf_elementwise_bytes(c->model, c->spec->par.tp, elem, tokens);
+	double bytes = kvp_perf_elementwise_bytes(c->model, c->spec->par.tp, elem, tokens,
+						  !c->hw.rotary_fused);
 	return bytes > 0 ? bytes / (c->hw.bandwidth_bps * c->hw.decode_bw_efficiency) : 0;
 }
 

@@ -128,6 +128,10 @@ struct kvp_perf_hw {
 	/* the band on time: measured / predicted time at the fit's 10th and
 	 * 90th percentiles (kvp_perf_hw_engine); 0: no band */
 	double time_ratio_low, time_ratio_high;
+	/* the engine rotates q and k inside its attention's QKV preprocessing
+	 * (engine.h elementwise_rotary false: TensorRT-LLM): the prefill's
+	 * elementwise term charges no rotary pass.  false: vLLM's kernels */
+	bool rotary_fused;
 	/* KVP_PERF_GIVEN_* bits: constants a calibration set, which the
 	 * engine's time data does not replace */
 	unsigned given;
