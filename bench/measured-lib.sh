@@ -11,7 +11,8 @@ json() { sed -n "s/^ *\"$1\": \\([-+0-9.eE][-+0-9.eE]*\\).*/\\1/p" | head -n 1; 
 # jbool FIELD: true|false
 jbool() { sed -n "s/^ *\"$1\": \\([a-z][a-z]*\\).*/\\1/p" | head -n 1; }
 
-# shape_args FILE: the case's model, GPU, parallel shape, engine and dtypes as
+# shape_args FILE: the case's model, GPU, parallel shape, engine (and the
+# version assumed for it, assume_engine_version) and dtypes as
 # kvplan options (perf and serve take them alike); profile names hold no
 # spaces, so the words split safely
 shape_args() {
@@ -22,6 +23,10 @@ shape_args() {
 	done
 	_e=$(field "$1" engine)
 	case $_e in vllm|sglang|trtllm) _a="$_a --engine $_e" ;; esac
+	# a case whose source names no engine version but dates the run:
+	# the release it was run as (the case file says why)
+	_ev=$(field "$1" assume_engine_version)
+	[ -n "$_ev" ] && _a="$_a --engine-version $_ev"
 	_w=$(field "$1" weights_dtype)
 	case $_w in ''|profile) ;; *) _a="$_a --weights-dtype $_w" ;; esac
 	_kv=$(field "$1" kv_dtype)

@@ -24,6 +24,36 @@ void kvp_perf_fmt_s(double s, char *buf, size_t size)
 }
 
 /* Data-parallel attention and the experts' exchange (shape.h), when used. */
+/* The engine's eager attention (step.h kvp_perf_eager_s), where it has
+ * any: the launches a pass makes from the host and what they cost. */
+static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf_hw *hw)
+{
+	const struct kvp_perf_ctx *c = &run->ctx;
+	double launches = (double)c->dense_attention_layers * hw->eager_attention_launches +
+			  (double)c->mla_layers * hw->eager_attention_launches_mla;
+	if (!(launches > 0 && hw->eager_launch_s > 0))
+		return;
+	printf("  eager attention (outside the CUDA graphs, %s): %u dense x %u + %u MLA x %u "
+	       "= %.0f launches x %.1f us = %.2f ms of host time a pass%s; the GPU waits for "
+	       "what its own work does not hide\n",
+	       hw->decode_full_graph ? "passes with a prefill" : "every pass",
+	       c->dense_attention_layers, hw->eager_attention_launches, c->mla_layers,
+	       hw->eager_attention_launches_mla, launches, hw->eager_launch_s * 1e6,
+	       launches * hw->eager_launch_s * 1e3,
+	       hw->decode_full_graph ? " (decodes alone replay a full graph)" : "");
+}
+
+/* " + eager T" after what buf holds, when the term is not 0. */
+static void append_eager(char *buf, size_t size, double eager_s)
+{
+	if (!(eager_s > 0))
+		return;
+	char e[64];
+	kvp_perf_fmt_s(eager_s, e, sizeof e);
+	size_t n = strlen(buf);
+	snprintf(buf + n, size - n, " + eager attention %.24s", e);
+}
+
 static void print_shape(const struct kvp_perf_result *run, const struct kvp_perf_hw *hw)
 {
 	const struct kvp_spec *s = &run->budget.spec;
@@ -136,6 +166,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	printf("  engine fixed costs (%s): %.0f us a step + %.1f us a sequence; a prefill pass "
 	       "+%.0f us\n", hw->time_source, hw->step_fixed_s * 1e6, hw->seq_step_s * 1e6,
 	       hw->prefill_fixed_s * 1e6);
+	print_eager(run, hw);
 	printf("  band on times: x%.2f to x%.2f of each time printed%s\n", hw->time_ratio_low,
 	       hw->time_ratio_high, hw->given & KVP_PERF_GIVEN_BAND
 	       ? " (1 -/+ the calibration's spread)" : "");
@@ -173,6 +204,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(r0->prefill.elementwise_s, e, sizeof e);
 		snprintf(te, sizeof te, " + elementwise %s", e);
 	}
+	append_eager(te, sizeof te, r0->prefill.eager_s);
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
 	       "fixed %s%s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
 	       kvp_perf_bound_name(r0->prefill.bound), t3, tf, te,
@@ -202,6 +234,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 			kvp_perf_fmt_s(rl->chunked.elementwise_s, e, sizeof e);
 			snprintf(tc, sizeof tc, " + elementwise %s", e);
 		}
+		append_eager(tc, sizeof tc, rl->chunked.eager_s);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
 		       "fixed %s%s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
@@ -249,8 +282,10 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->decode.comm_s, t2, sizeof t2);
 	kvp_perf_fmt_s(r0->decode.fixed_s, t3, sizeof t3);
 	kvp_perf_fmt_s(r0->decode.time_s, t4, sizeof t4);
-	printf("  step = max(memory, compute) %s + communication %s + fixed %s = %s",
-	       t1, t2, t3, t4);
+	char td[80] = "";
+	append_eager(td, sizeof td, r0->decode.eager_s);
+	printf("  step = max(memory, compute) %s + communication %s%s + fixed %s = %s",
+	       t1, t2, td, t3, t4);
 	if (r0->micro_batches > 1)
 		printf(" (a micro-batch of %llu of %u in flight, through %u stages)",
 		       (unsigned long long)r0->micro_batch, r0->micro_batches, s->par.pp);

@@ -111,6 +111,10 @@ static const struct key {
 	K("prefill_alone", K_BOOL, prefill_alone, 0),
 	K("overlap_schedule", K_BOOL, overlap_schedule, 0),
 	K("elementwise_rotary", K_BOOL, elementwise_rotary, 0),
+	K("eager_launch_us", K_US, eager_launch_s, 0),
+	K("eager_attention_launches", K_U32, eager_attention_launches, 0),
+	K("eager_attention_launches_mla", K_U32, eager_attention_launches_mla, 0),
+	K("decode_full_graph", K_BOOL, decode_full_graph, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -334,6 +338,7 @@ static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *
 	out->allreduce_latency_s = from.allreduce_latency_s;
 	out->request_latency_s = from.request_latency_s;
 	out->kv_bw_efficiency = from.kv_bw_efficiency;
+	out->eager_launch_s = from.eager_launch_s;
 	if (from.time_ratio_low > 0 && from.time_ratio_high > 0) {
 		out->time_ratio_low = fmax(0.01, 1 - 2 * (1 - from.time_ratio_low));
 		out->time_ratio_high = 1 + 2 * (from.time_ratio_high - 1);

@@ -135,6 +135,18 @@ struct kvp_engine_model {
 	 * 10th and 90th percentiles (0: not given) */
 	double time_ratio_low, time_ratio_high;
 	bool time_given;                   /* any of the time keys above was read */
+	/* the host's cost of one launch made from Python outside a CUDA graph
+	 * (eager_launch_us: a time key, fitted), and how many launches one
+	 * layer's attention op makes where the engine runs it outside its
+	 * graphs (vLLM V1's piecewise graphs split at the attention op), for
+	 * a dense (flash) attention layer and an MLA layer, counted in the
+	 * engine's source (the graph piece that follows the op counted as one
+	 * launch); decode_full_graph: a pass of decodes alone replays a full
+	 * graph, attention inside it (vLLM 0.11.0 onward, FULL_AND_PIECEWISE),
+	 * so only passes with a prefill pay them.  0 / false: none charged. */
+	double eager_launch_s;
+	uint32_t eager_attention_launches, eager_attention_launches_mla;
+	bool decode_full_graph;
 	/* the scheduler's shape of a request's first token under load
 	 * (kvp_perf_loaded_ttft): prefill_alone, a new request's prefill runs
 	 * in a batch of prefills while the running decodes wait (SGLang's

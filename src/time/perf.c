@@ -312,7 +312,9 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		     kvp_record_null(x, "transfer_s_per_step") && kvp_record_null(x, "tpot_serial_s") &&
 		     kvp_record_null(x, "offload_bound");
 	ok = ok && kvp_record_f64(x, "output_tokens_per_s_per_gpu",
-				  r->output_tokens_per_s / run->gpus);
+				  r->output_tokens_per_s / run->gpus) &&
+	     kvp_record_f64(x, "decode_eager_s", r->decode.eager_s) &&
+	     kvp_record_f64(x, "prefill_eager_s", r->prefill.eager_s);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -408,6 +410,17 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		const char *g = strrchr(hw->gemm.path, '/');
 		g = g ? g + 1 : hw->gemm.path;
 		ok = hw->gemm.nm ? kvp_record_str(r, "gemm_table", g) : kvp_record_null(r, "gemm_table");
+	}
+	if (ok) {
+		/* the engine's eager attention (step.h kvp_perf_eager_s): the
+		 * host launches of one pass and the cost of each */
+		const struct kvp_perf_ctx *c = &run->ctx;
+		double launches = (double)c->dense_attention_layers * hw->eager_attention_launches +
+				  (double)c->mla_layers * hw->eager_attention_launches_mla;
+		ok = kvp_record_f64(r, "eager_launch_s", hw->eager_launch_s) &&
+		     kvp_record_u64(r, "eager_launches_per_pass",
+				    hw->eager_launch_s > 0 ? (uint64_t)launches : 0) &&
+		     kvp_record_bool(r, "decode_full_graph", hw->decode_full_graph);
 	}
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);

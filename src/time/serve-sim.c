@@ -485,11 +485,14 @@ static kvp_status step_time(struct sim *s, double *dt)
 		return st;
 	/* the engine's fixed costs of a pass carrying `seqs` sequences, a
 	 * prefill chunk among them or not (step.h), as perf charges them */
-	*dt = step.time_s + kvp_perf_fixed_s(&pc->hw, seqs, chunk);
+	*dt = step.time_s;
 	/* and a pass with a prefill chunk its elementwise kernels over all its
 	 * tokens (step.h), as perf's prefill and chunked steps */
 	if (chunk)
 		*dt += kvp_perf_elementwise_s(pc, tokens);
+	/* the eager attention launches the GPU's work does not hide (step.h) */
+	*dt += kvp_perf_eager_s(pc, *dt, chunk, NULL);
+	*dt += kvp_perf_fixed_s(&pc->hw, seqs, chunk);
 	return KVP_STATUS_OK;
 }
 

@@ -245,6 +245,12 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		hw->kv_bw_efficiency = data ? e->kv_bw_efficiency : 0;
 	/* the engine's kernels, not fitted time data: from its own entry */
 	hw->rotary_fused = e && e->rotary_fused;
+	/* its eager attention: the launch cost is time data (borrowed with
+	 * the rest), the launch counts and graph mode its own entry's */
+	hw->eager_launch_s = data ? e->eager_launch_s : 0;
+	hw->eager_attention_launches = e ? e->eager_attention_launches : 0;
+	hw->eager_attention_launches_mla = e ? e->eager_attention_launches_mla : 0;
+	hw->decode_full_graph = e && e->decode_full_graph;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -325,6 +331,13 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	if (m->moe_num_experts && s->weights_bytes) {
 		double share = (double)s->weights_split.routed_bytes / (double)s->weights_bytes;
 		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
+	}
+	for (uint32_t i = 0; i < m->num_layers && i < KVP_MAX_LAYERS; i++) {
+		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
+		if (k == KVP_LAYER_MLA)
+			c->mla_layers++;
+		else if (k == KVP_LAYER_FULL || k == KVP_LAYER_SLIDING || k == KVP_LAYER_CHUNKED)
+			c->dense_attention_layers++;
 	}
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
@@ -440,6 +453,24 @@ double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens)
 	double bytes = kvp_perf_elementwise_bytes(c->model, c->spec->par.tp, elem, tokens,
 						  !c->hw.rotary_fused);
 	return bytes > 0 ? bytes / (c->hw.bandwidth_bps * c->hw.decode_bw_efficiency) : 0;
+}
+
+double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host)
+{
+	const struct kvp_perf_hw *hw = &c->hw;
+	double launches = (double)c->dense_attention_layers * hw->eager_attention_launches +
+			  (double)c->mla_layers * hw->eager_attention_launches_mla;
+	double h = !prefill && hw->decode_full_graph ? 0 : launches * hw->eager_launch_s;
+	if (host)
+		*host = h;
+	return h > gpu_s ? h - gpu_s : 0;
+}
+
+/* The eager attention's excess over the step's GPU time so far, added to it. */
+static void add_eager(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, bool prefill)
+{
+	st->eager_s = kvp_perf_eager_s(c, st->time_s, prefill, &st->eager_launch_s);
+	st->time_s += st->eager_s;
 }
 
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
@@ -582,6 +613,7 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)batch * dn);
 	out->time_s += out->elementwise_s;
+	add_eager(c, out, true);
 	add_fixed(c, out, (double)batch, true);
 	return st2;
 }
@@ -624,6 +656,7 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
 					       decode_weights(c, total), kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
+	add_eager(c, out, false);
 	add_fixed(c, out, (double)n, false);
 	return st;
 }
@@ -658,6 +691,7 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 				    decode_weights(c, total), kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	add_eager(c, out, false);
 	add_fixed(c, out, (double)batch, false);
 	return st;
 }
@@ -724,8 +758,9 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);
 	/* the chunk's rows and the decodes' beside it, as the comm step's */
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)(kvp_cdiv(n, out->steps) + others));
-	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s + out->fixed_s +
-		      out->elementwise_s;
+	double gpu = fmax(out->compute_s, out->memory_s) + out->comm_s + out->elementwise_s;
+	out->eager_s = kvp_perf_eager_s(c, gpu, true, NULL);
+	out->step_s = gpu + out->eager_s + out->fixed_s;
 	out->ttft_s = k * out->step_s;
 	return KVP_STATUS_OK;
 }

@@ -132,6 +132,12 @@ struct kvp_perf_hw {
 	 * (engine.h elementwise_rotary false: TensorRT-LLM): the prefill's
 	 * elementwise term charges no rotary pass.  false: vLLM's kernels */
 	bool rotary_fused;
+	/* the engine's attention launched from the host outside its CUDA
+	 * graphs (engine.h: eager_launch_s, the launches of one attention
+	 * layer by kind, decode_full_graph); 0: none */
+	double eager_launch_s;
+	uint32_t eager_attention_launches, eager_attention_launches_mla;
+	bool decode_full_graph;
 	/* KVP_PERF_GIVEN_* bits: constants a calibration set, which the
 	 * engine's time data does not replace */
 	unsigned given;
@@ -194,6 +200,10 @@ struct kvp_perf_ctx {
 	struct kvp_link moe_link;          /* the experts' exchange over tp x dp GPUs */
 	uint64_t weights_bytes;            /* on one GPU, worst stage (the budget's, overrides honoured) */
 	uint64_t expert_bytes;             /* of which MoE experts */
+	/* the model's attention layers (all stages in turn) by the kind of
+	 * op an engine launches for them: dense (full, sliding, chunked) and
+	 * MLA; kvp_perf_eager_s charges each its kind's launches */
+	uint32_t dense_attention_layers, mla_layers;
 };
 
 /* weights_bytes: what one GPU holds (kvp_budget.weights_bytes).  INVALID when
@@ -213,7 +223,9 @@ struct kvp_perf_step {
 	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
 	double fixed_s;               /* the engine's fixed costs (kvp_perf_fixed_s) */
 	double elementwise_s;         /* a prefill's norms, rotary, activation (kvp_perf_elementwise_s) */
-	double time_s;                /* max(compute_s, memory_s) + comm_s + fixed_s + elementwise_s */
+	double eager_launch_s;        /* the host's time launching the eager attention ops */
+	double eager_s;               /* of which the GPU's work does not hide (kvp_perf_eager_s) */
+	double time_s;                /* max(compute_s, memory_s) + comm_s + elementwise_s + eager_s + fixed_s */
 	enum kvp_perf_bound bound;
 };
 
@@ -223,6 +235,18 @@ struct kvp_perf_step {
  * launches and CUDA-graph replay, the scheduler, sampling, input
  * metadata); their values are the engine's time data (profiles/engines). */
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
+
+/* The engine's eager attention: the host launches, from Python and
+ * outside its CUDA graphs, each attention layer's op (vLLM V1's piecewise
+ * graphs split at vllm.unified_attention*: vllm/config.py
+ * set_splitting_ops_for_v1 at 0.9.2), c->eager_launches launches of
+ * hw.eager_launch_s each per pass: host_s.  Launches are asynchronous, so
+ * the host runs ahead of a GPU busier than it and only the excess is
+ * waited for: returns max(0, host_s - gpu_s), gpu_s being the pass's GPU
+ * time (roofline, communication, elementwise).  A pass of decodes alone
+ * (prefill false) pays none where hw.decode_full_graph (a full graph
+ * replays attention inside it).  *host (NULL: not wanted) gets host_s. */
+double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host);
 
 /* Seconds of the elementwise kernels of a pass carrying `tokens` tokens, a
  * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
@@ -277,6 +301,7 @@ struct kvp_perf_chunked {
 	uint64_t steps;               /* k */
 	double compute_s, memory_s, comm_s, fixed_s, step_s;   /* one step */
 	double elementwise_s;         /* one step's (kvp_perf_elementwise_s), inside step_s */
+	double eager_s;               /* one step's (kvp_perf_eager_s), inside step_s */
 	double ttft_s;
 	/* with KV offloaded (kvp_perf_chunked_offload): */
 	bool offload;
