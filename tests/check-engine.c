@@ -656,6 +656,31 @@ START_TEST(test_time_borrowed)
 }
 END_TEST
 
+/* vLLM's eager attention by version (profiles/engines/vllm.yaml): 0.10.2
+ * runs PIECEWISE graphs by default (config/__init__.py: cudagraph_mode
+ * PIECEWISE when none is given), so decodes launch the attention op from
+ * Python: 2 launches of FlashAttentionImpl.forward (reshape_and_cache_flash,
+ * flash_attn_varlen_func) + the graph piece = 3; MLACommonImpl.forward with
+ * FlashMLA: concat_and_cache_mla, bmm, cat, FlashMLA's split-KV and combine
+ * kernels, bmm, the reshape's copy, the copy into output = 8, + 1 = 9; the
+ * launch cost is the fit's 29.4 us.  0.19.0 (FULL_AND_PIECEWISE since
+ * 0.11.0, PR #25444): decodes replay a full graph, no launch cost given. */
+START_TEST(test_vllm_eager)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_engine_model_load("vllm", "0.10.2", &e, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(!e.decode_full_graph);
+	ck_assert_uint_eq(e.eager_attention_launches, 3);
+	ck_assert_uint_eq(e.eager_attention_launches_mla, 9);
+	ck_assert_double_eq_tol(e.eager_launch_s, 29.4e-6, 1e-12);
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.19.0", &e, &err), KVP_STATUS_OK);
+	ck_assert(e.decode_full_graph);
+	ck_assert_double_eq(e.eager_launch_s, 0);
+}
+END_TEST
+
 /* The rotary cos/sin cache every rank holds (engine.h): vLLM in the model
  * dtype (rotary_embedding/base.py: .to(dtype)), SGLang in fp32 on CUDA
  * (srt/layers/rotary_embedding.py: cast only `if not _is_cuda`),
@@ -755,6 +780,12 @@ static const struct {
 	{"bad/engine-time-band.yaml", KVP_STATUS_INVALID, 3, 5, "time_ratio_low"},
 	/* a request's latency outside the steps: not a number, at its value */
 	{"bad/engine-request-latency.yaml", KVP_STATUS_INVALID, 8, 25, "request_latency_us"},
+	/* the eager attention (issue 32): a launch count that is no whole
+	 * number, a launch cost below zero, a graph mode that is no boolean,
+	 * each at its value */
+	{"bad/engine-eager-launches.yaml", KVP_STATUS_INVALID, 8, 35, "eager_attention_launches_mla"},
+	{"bad/engine-eager-launch-us.yaml", KVP_STATUS_INVALID, 8, 22, "eager_launch_us"},
+	{"bad/engine-decode-full-graph.yaml", KVP_STATUS_INVALID, 8, 24, "decode_full_graph"},
 	/* the fused-MoE kernel keeps two workspaces at most, at the value */
 	{"bad/engine-moe-workspaces.yaml", KVP_STATUS_INVALID, 4, 21, "moe_workspaces"},
 };
@@ -927,6 +958,7 @@ int main(void)
 	tcase_add_test(core, test_sglang_trtllm);
 	tcase_add_test(core, test_sglang_versions);
 	tcase_add_test(core, test_time_borrowed);
+	tcase_add_test(core, test_vllm_eager);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

@@ -342,6 +342,61 @@ START_TEST(test_tp_allreduce)
 }
 END_TEST
 
+/* The engine's eager attention (step.h kvp_perf_eager_s).  Llama-2-7B, 32
+ * full-attention layers, on the round hardware: a decode step at batch 1
+ * over 2,048 tokens is 14.550573056 ms of GPU time (test_decode_by_hand).
+ * With 3 launches a layer (vLLM 0.9.2's FlashAttention op: reshape_and_
+ * cache_flash, flash_attn_varlen_func, the next graph piece) at 200 us the
+ * host spends 32 x 3 x 200 us = 19.2 ms a pass: the GPU waits 19.2 -
+ * 14.550573056 = 4.649426944 ms more, the step is 19.2 ms.  At 100 us the
+ * host's 9.6 ms hide behind the GPU's work: nothing added.  With a full
+ * decode graph a step of decodes pays none, a prefill (one token: 13.48 ms
+ * of weights, below 19.2) still does.  DeepSeek-R1's 61 MLA layers at 9
+ * launches (MLACommonImpl.forward + FlashMLA at 0.9.2: 8 kernels and the
+ * piece) x 29.4 us: 61 x 9 x 29.4 us = 16.1406 ms a pass. */
+START_TEST(test_eager_by_hand)
+{
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	setup("llama-2-7b", 1);
+	hw.eager_attention_launches = 3;
+	hw.eager_launch_s = 200e-6;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ctx.dense_attention_layers, 32);
+	ck_assert_uint_eq(ctx.mla_layers, 0);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.eager_launch_s, 19.2e-3, 1e-12);
+	ck_assert_double_eq_tol(s.eager_s, 4.649426944e-3, 1e-12);
+	ck_assert_double_eq_tol(s.time_s, 19.2e-3, 1e-12);
+	/* hidden behind the GPU's work */
+	hw.eager_launch_s = 100e-6;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.eager_launch_s, 9.6e-3, 1e-12);
+	ck_assert_double_eq(s.eager_s, 0);
+	ck_assert_double_eq_tol(s.time_s, 0.014550573056, 1e-15);
+	/* a full decode graph: decodes alone pay none, a prefill does */
+	hw.eager_launch_s = 200e-6;
+	hw.decode_full_graph = true;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(s.eager_s, 0);
+	ck_assert_double_eq_tol(s.time_s, 0.014550573056, 1e-15);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 1, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.time_s, 19.2e-3, 1e-12);
+	/* MLA layers take their own count */
+	setup("deepseek-r1", 8);
+	hw.eager_attention_launches = 3;
+	hw.eager_attention_launches_mla = 9;
+	hw.eager_launch_s = 29.4e-6;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(ctx.mla_layers, 61);
+	ck_assert_uint_eq(ctx.dense_attention_layers, 0);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 1024, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.eager_launch_s, 16.1406e-3, 1e-12);
+}
+END_TEST
+
 /* MoE: one token touches 8 of 128 experts per layer.  Qwen3-30B-A3B in bf16:
  * experts 28,991,029,248 x 2 B = 57,982,058,496 B of 61,064,245,248; one
  * token reads the rest (3,082,186,752) and 1/16 of the experts
@@ -958,6 +1013,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_held_context);
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
+	tcase_add_test(core, test_eager_by_hand);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);
 	tcase_add_test(core, test_tp8_rtx3090_pcie);
 	tcase_add_test(core, test_moe_weights);

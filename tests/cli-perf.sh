@@ -421,4 +421,36 @@ expect_rc 0
 expect_err "sglang 0.4.5 has no time data of its own; its times use 0.5.10's"
 expect_out "engine fixed costs (sglang 0.4.5, with 0.5.10's time data)"
 expect_out "band on times: x0.40 to x2.20"
+
+# vLLM's attention launched outside its piecewise CUDA graphs (issue 32):
+# DeepSeek-R1 (61 MLA layers) AWQ on 8 x H100 as vLLM 0.9.2, whose nearest
+# entry is 0.10.2 (PIECEWISE by default): 61 layers x 9 launches (0.9.2's
+# MLACommonImpl.forward with FlashMLA: concat_and_cache_mla, bmm, cat,
+# FlashMLA's 2 kernels, bmm, the reshape's copy, the copy out, + the graph
+# piece) x 29.4 us = 16.1406 ms of host time, above the GPU's 6.2 ms: the
+# step is 16.1406 ms + 80 us a sequence = 16.2206 ms
+run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
+	--weights-dtype int4-awq --prompt 128 --output 1024 --batch 1 --format json
+expect_rc 0
+expect_json eager_launches_per_pass 549
+expect_json decode_full_graph false
+expect_near tpot_s 16.2206e-3 1e-9
+run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
+	--weights-dtype int4-awq --prompt 128 --output 1024 --batch 1
+expect_out "eager attention (outside the CUDA graphs, every pass): 0 dense x 3 + 61 MLA x 9 = 549 launches x 29.4 us = 16.14 ms"
+expect_out "+ eager attention "
+# 0.19.0 replays a full graph for decodes: no eager term, and none printed
+run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.19.0 \
+	--weights-dtype int4-awq --prompt 128 --output 1024 --batch 1 --format json
+expect_rc 0
+expect_json decode_full_graph true
+expect_json decode_eager_s 0
+# a bad eager key: file, line, column and field, exit 3
+mkdir "$tmp/prof" "$tmp/prof/engines"
+printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
+	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
+	'    eager_attention_launches_mla: nine' >"$tmp/prof/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "trtllm.yaml:8:35: error: eager_attention_launches_mla: expected a whole number"
 finish
