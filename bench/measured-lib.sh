@@ -22,7 +22,7 @@ shape_args() {
 		[ -n "$_v" ] && [ "$_v" != 1 ] && _a="$_a --$_k $_v"
 	done
 	_e=$(field "$1" engine)
-	case $_e in vllm|sglang|trtllm) _a="$_a --engine $_e" ;; esac
+	case $_e in vllm|sglang|trtllm|llamacpp) _a="$_a --engine $_e" ;; esac
 	# a case whose source names no engine version but dates the run:
 	# the release it was run as (the case file says why)
 	_ev=$(field "$1" assume_engine_version)

@@ -13,10 +13,12 @@ run sh "$bench" --check "$KVPLAN"
 expect_rc 0
 expect_out "== issue 32's targets, per regime (all cases) =="
 # 117 recorded, none skipped (the a100-80gb-pcie profile runs the two
-# llama.cpp cases); outside the guard (`guard: no`): 7 DeepSeek-R1 AWQ cases
-# on vLLM, 3 DeepSeek V3 cases on SGLang 0.4.1.post2 and the 2 llama.cpp ones
-# (no llama.cpp engine data), 117 - 12 = 105 under it
-expect_out "perf-measured: guard on 105 cases (12 outside it, guard: no):"
+# llama.cpp cases); outside the guard (`guard: no`): the 2 TTFT cases of
+# DeepSeek-R1 AWQ on vLLM (its 5 batch-1 decode cases joined the guard with
+# the eager attention term) and 3 DeepSeek V3 cases on SGLang 0.4.1.post2
+# (the 2 llama.cpp ones joined it with profiles/engines/llamacpp.yaml),
+# 117 - 5 = 112 under it
+expect_out "perf-measured: guard on 112 cases (5 outside it, guard: no):"
 expect_out "llamacpp6017-llama2-7b-f16-a100pcie-pp512      a100-80gb-pcie"
 # a case outside the guard is still measured and printed
 expect_out "tt356-dsr1-awq-h100-tp8-128-128-bs1"

@@ -415,7 +415,8 @@ kvplan_status kvplan_size_json(const kvplan_model *m, kvplan_gpu *const *gpus, s
 	 * (as `kvplan size --emit E` without --engine) */
 	struct size_ask ask = {.emit = KVP_ENGINE_GENERIC,
 			       .spread_from = c.latency_spread >= 0 ? "given" : "default"};
-	if (c.emit && (!kvp_engine_parse(c.emit, &ask.emit) || ask.emit == KVP_ENGINE_GENERIC)) {
+	if (c.emit && (!kvp_engine_parse(c.emit, &ask.emit) || ask.emit == KVP_ENGINE_GENERIC ||
+		       kvp_engine_time_only(ask.emit))) {
 		kvp_error_set(&ke, KVP_STATUS_USAGE, NULL, 0, 0, "emit",
 			      "expected vllm, sglang or trtllm, got '%.64s'", c.emit);
 		return kvp_api_fail(err, &ke);

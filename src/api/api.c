@@ -149,7 +149,7 @@ kvplan_status kvplan_engine_load(const char *name, const char *version, kvplan_e
 	*out = NULL;
 	if (!name || !kvp_engine_parse(name, &en)) {
 		kvp_error_set(&e, KVP_STATUS_USAGE, NULL, 0, 0, "engine",
-			      "unknown engine '%s' (generic, vllm, sglang, trtllm)", name ? name : "");
+			      "unknown engine '%s' (generic, vllm, sglang, trtllm, llamacpp)", name ? name : "");
 		return kvp_api_fail(err, &e);
 	}
 	if (version && strlen(version) >= KVP_ENGINE_VERSION_MAX) {
@@ -498,7 +498,7 @@ kvplan_status kvplan_perf_json(const kvplan_model *m, const kvplan_gpu *g,
 			po.calibration = cal.engine_path, po.calibration_kernel = cal.kernel_path;
 	}
 	if (p.decode_bw_efficiency > 0)
-		hw.decode_bw_efficiency = p.decode_bw_efficiency;
+		hw.decode_bw_efficiency = p.decode_bw_efficiency, hw.efficiency_given = true;
 	if (p.prefill_flops_efficiency > 0)
 		kvp_perf_hw_prefill_efficiency(&hw, p.prefill_flops_efficiency);
 	struct kvp_perf_result *run = malloc(sizeof *run);

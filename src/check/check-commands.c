@@ -69,7 +69,7 @@ static kvp_status run_perf(const struct kvp_check_scenario *s, struct kvp_record
 		kvp_perf_hw_host_link(&hw, &link);
 	}
 	if (p->decode_bw_efficiency > 0)
-		hw.decode_bw_efficiency = p->decode_bw_efficiency;
+		hw.decode_bw_efficiency = p->decode_bw_efficiency, hw.efficiency_given = true;
 	if (p->prefill_flops_efficiency > 0)
 		kvp_perf_hw_prefill_efficiency(&hw, p->prefill_flops_efficiency);
 	if (p->kv_offload[0]) {

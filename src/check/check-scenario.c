@@ -134,7 +134,7 @@ static kvp_status key_engine(const struct walk *w, const struct kvp_node *v,
 	kvp_status st = input_record(w, v, s, key, err);
 	if (!st && !kvp_engine_parse(v->value, &s->opts.engine))
 		st = kvp_node_fail(w->doc, v, err, KVP_STATUS_INVALID, key,
-				   "unknown engine '%s' (generic, vllm, sglang, trtllm)", v->value);
+				   "unknown engine '%s' (generic, vllm, sglang, trtllm, llamacpp)", v->value);
 	return st;
 }
 

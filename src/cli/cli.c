@@ -284,7 +284,7 @@ int kvp_cli_common_option(struct kvp_cli_common *c, const char *cmd, int opt, co
 	case KVP_OPT_HELP: c->help = true; return 0;
 	case KVP_OPT_ENGINE:
 		if (!kvp_engine_parse(arg, &o->engine))
-			return kvp_cli_usage_error(cmd, "--engine: unknown engine '%s' (generic, vllm, sglang, trtllm)", arg);
+			return kvp_cli_usage_error(cmd, "--engine: unknown engine '%s' (generic, vllm, sglang, trtllm, llamacpp)", arg);
 		c->engine_given = true;
 		return 0;
 	case KVP_OPT_TP:
@@ -535,6 +535,17 @@ int kvp_cli_load(const struct kvp_cli_common *c, const char *cmd, struct kvp_mod
 		return rc;
 	if ((rc = engine_version_warning(c, cmd, m)))
 		return rc;
+	/* an engine kvplan times but does not budget (llama.cpp): say so, on
+	 * stderr and under "warnings" */
+	if (kvp_engine_time_only(c->opts.engine)) {
+		char msg[KVP_WARNING_MAX];
+		snprintf(msg, sizeof msg, "--engine %s: kvplan models its step times only; the "
+			 "memory figures are the generic engine's, not %s's own allocation",
+			 kvp_engine_name(c->opts.engine), kvp_engine_name(c->opts.engine));
+		fprintf(stderr, "kvplan %s: warning: %s\n", cmd, msg);
+		if (m->num_warnings < KVP_MODEL_WARNINGS)
+			snprintf(m->warnings[m->num_warnings++], KVP_WARNING_MAX, "%s", msg);
+	}
 	/* the default engine needs its profile (a KVPLAN_DATA folder may have
 	 * none): the error, and the way to plan without one */
 	if (!c->engine_given && c->opts.engine != KVP_ENGINE_GENERIC && !c->opts.engine_model &&

@@ -74,7 +74,7 @@ static int load_pool(const struct kvp_cli_common *c, const struct kvp_model *m, 
 		out->par.ep = ep;
 	out->par.gpus = 0;   /* --num-gpus counts both pools; checked by the caller */
 	if (decode_eff > 0)
-		out->hw.decode_bw_efficiency = decode_eff;
+		out->hw.decode_bw_efficiency = decode_eff, out->hw.efficiency_given = true;
 	if (prefill_eff > 0)
 		kvp_perf_hw_prefill_efficiency(&out->hw, prefill_eff);
 	return 0;

@@ -132,9 +132,17 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_format_rate(hw->bandwidth_bps * hw->kv_bw_efficiency, t2, sizeof t2);
 		printf(" (the KV cache at %.2f = %s)", hw->kv_bw_efficiency, t2);
 	}
+	/* an engine's own kernels' share (engine.h decode_bw_scale) */
+	if (hw->decode_bw_scale > 0 && hw->decode_bw_scale != 1)
+		printf(" (the GPU's %.2f x the engine's %.3f)",
+		       hw->decode_bw_efficiency / hw->decode_bw_scale, hw->decode_bw_scale);
 	printf("\n");
-	printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s\n", hw->flops / 1e12,
+	printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s", hw->flops / 1e12,
 	       hw->prefill_flops_efficiency, hw->flops * hw->prefill_flops_efficiency / 1e12);
+	if (hw->prefill_flops_scale > 0 && hw->prefill_flops_scale != 1)
+		printf(" (the GPU's %.2f x the engine's %.3f)",
+		       hw->prefill_flops_efficiency / hw->prefill_flops_scale, hw->prefill_flops_scale);
+	printf("\n");
 	if (hw->gemm.nm) {
 		/* a file name found under the profile folders: escaped for the terminal */
 		const char *g = strrchr(hw->gemm.path, '/');

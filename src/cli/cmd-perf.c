@@ -228,7 +228,7 @@ int kvp_cmd_perf(int argc, char **argv)
 	po.calibration = kvp_cli_calibration_label(&calib, &cal);
 	po.calibration_kernel = kvp_cli_calibration_kernel(&cal);
 	if (decode_eff > 0)
-		hw.decode_bw_efficiency = decode_eff;
+		hw.decode_bw_efficiency = decode_eff, hw.efficiency_given = true;
 	if (prefill_eff > 0)
 		kvp_perf_hw_prefill_efficiency(&hw, prefill_eff);
 	if (offload_arg) {

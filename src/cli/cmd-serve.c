@@ -403,7 +403,7 @@ int kvp_cmd_serve(int argc, char **argv)
 		goto out;
 	kvp_calibration_apply(&cal, &hw);
 	if (a.decode_eff > 0)
-		hw.decode_bw_efficiency = a.decode_eff;
+		hw.decode_bw_efficiency = a.decode_eff, hw.efficiency_given = true;
 	if (a.prefill_eff > 0)
 		kvp_perf_hw_prefill_efficiency(&hw, a.prefill_eff);
 	/* the engine's fixed costs, as perf charges them (one step cost) */

@@ -444,7 +444,8 @@ static int own_option(void *dest, int opt, const char *arg)
 static bool emit_parse(const char *name, const char *arg, void *dest)
 {
 	struct size_args *a = dest;
-	if (!kvp_engine_parse(arg, &a->emit) || a->emit == KVP_ENGINE_GENERIC) {
+	if (!kvp_engine_parse(arg, &a->emit) || a->emit == KVP_ENGINE_GENERIC ||
+	    kvp_engine_time_only(a->emit)) {
 		kvp_cli_usage_error(name, "--emit: expected vllm, sglang or trtllm, got '%s'", arg);
 		return false;
 	}

@@ -16,15 +16,19 @@
 #include "base/units.h"
 #include "model/spec.h"
 
-static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm"};
+static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm", "llamacpp"};
 
 bool kvp_engine_parse(const char *s, enum kvp_engine *out)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (strcasecmp(s, engine_names[i]) == 0) {
 			*out = (enum kvp_engine)i;
 			return true;
 		}
+	if (strcasecmp(s, "llama.cpp") == 0) {
+		*out = KVP_ENGINE_LLAMACPP;
+		return true;
+	}
 	if (strcasecmp(s, "tensorrt-llm") == 0 || strcasecmp(s, "trt-llm") == 0) {
 		*out = KVP_ENGINE_TRTLLM;
 		return true;
@@ -33,6 +37,8 @@ bool kvp_engine_parse(const char *s, enum kvp_engine *out)
 }
 
 const char *kvp_engine_name(enum kvp_engine e) { return engine_names[e]; }
+
+bool kvp_engine_time_only(enum kvp_engine e) { return e == KVP_ENGINE_LLAMACPP; }
 
 /* Activation peak of one forward pass over T tokens on one GPU, in the
  * serving dtype: per token the hidden state and residual (2H), the q/k/v
@@ -460,7 +466,8 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		return st;
 	const struct kvp_spec *s = &b->spec;
 	b->engine = o->engine;
-	static const uint32_t default_block[] = {16, 16, 1, 32};
+	/* llama.cpp: the generic engine's (its memory is not modelled) */
+	static const uint32_t default_block[] = {16, 16, 1, 32, 16};
 	b->block_size = o->block_size ? o->block_size : default_block[o->engine];
 	b->context = o->context ? o->context : m->max_context;
 	b->batch = o->batch ? o->batch : 1;
@@ -609,6 +616,7 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 	uint64_t gpu_bytes = b->gpu_memory_bytes;
 	switch (o->engine) {
 	case KVP_ENGINE_GENERIC:
+	case KVP_ENGINE_LLAMACPP:   /* time data only: the generic budget */
 	case KVP_ENGINE_VLLM:
 		b->utilization = o->utilization > 0 ? o->utilization
 			       : em && em->utilization > 0 ? em->utilization

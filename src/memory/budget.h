@@ -32,10 +32,16 @@
 
 struct kvp_speculative;
 
-enum kvp_engine { KVP_ENGINE_GENERIC, KVP_ENGINE_VLLM, KVP_ENGINE_SGLANG, KVP_ENGINE_TRTLLM };
+/* KVP_ENGINE_LLAMACPP: time data only (profiles/engines/llamacpp.yaml);
+ * its memory is budgeted as the generic engine's (kvp_engine_time_only). */
+enum kvp_engine { KVP_ENGINE_GENERIC, KVP_ENGINE_VLLM, KVP_ENGINE_SGLANG, KVP_ENGINE_TRTLLM,
+		  KVP_ENGINE_LLAMACPP };
 
 bool kvp_engine_parse(const char *s, enum kvp_engine *out);
 const char *kvp_engine_name(enum kvp_engine e);
+/* Engines kvplan models the time of but not the memory (llama.cpp): the
+ * budget is the generic engine's, and the commands say so. */
+bool kvp_engine_time_only(enum kvp_engine e);
 
 /* Defaults, documented in kvplan(1). */
 #define KVP_DEFAULT_UTILIZATION 0.90      /* vLLM gpu_memory_utilization (released versions) */

@@ -29,9 +29,11 @@ enum key_type { K_STR, K_U32, K_BYTES, K_FRACTION, K_BOOL, K_DTYPE, K_RANGE, K_U
  * whose absence has a documented meaning (kvplan-profiles(5): "" or 0 turns
  * a rule off) are optional. */
 enum { VLLM = 1, SGL = 2, TRT = 4, ALL = VLLM | SGL | TRT };
+/* llama.cpp's files hold time data only: no key is required of them */
+enum { LCP = 8 };
 /* SGLang's reserve formula: required unless the entry's default fraction is
  * a table (fraction_by_tp, reserve_by_gpu_memory) */
-enum { SGLF = 8 };
+enum { SGLF = 16 };
 
 static const struct key {
 	const char *name;
@@ -40,10 +42,10 @@ static const struct key {
 	unsigned required;   /* mask of the engines above */
 } keys[] = {
 #define K(n, t, f, r) {n, t, offsetof(struct kvp_engine_model, f), sizeof(((struct kvp_engine_model *)0)->f), r}
-	K("version", K_STR, version, ALL),
+	K("version", K_STR, version, ALL | LCP),
 	K("range", K_RANGE, range, 0),
 	K("unmodelled_version_spread", K_BYTES, unmodelled_version_spread_bytes, 0),
-	K("source", K_STR, source, ALL),
+	K("source", K_STR, source, ALL | LCP),
 	K("utilization", K_FRACTION, utilization, VLLM),
 	K("block_size", K_U32, block_size, ALL),
 	K("large_gpu_memory", K_BYTES, large_gpu_memory_bytes, VLLM),
@@ -115,11 +117,13 @@ static const struct key {
 	K("eager_attention_launches", K_U32, eager_attention_launches, 0),
 	K("eager_attention_launches_mla", K_U32, eager_attention_launches_mla, 0),
 	K("decode_full_graph", K_BOOL, decode_full_graph, 0),
+	K("decode_bw_scale", K_FRACTION, decode_bw_scale, 0),
+	K("prefill_flops_scale", K_FRACTION, prefill_flops_scale, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-static const char *const engine_names[] = {"vllm", "sglang", "trtllm"};
+static const char *const engine_names[] = {"vllm", "sglang", "trtllm", "llamacpp"};
 
 /* Row `x` of an SGLang default-fraction table: "tp:fraction,..." (by_tp:
  * the row of the largest tp not above x; from tp 1, tps rising, fractions in
@@ -339,6 +343,8 @@ static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *
 	out->request_latency_s = from.request_latency_s;
 	out->kv_bw_efficiency = from.kv_bw_efficiency;
 	out->eager_launch_s = from.eager_launch_s;
+	out->decode_bw_scale = from.decode_bw_scale;
+	out->prefill_flops_scale = from.prefill_flops_scale;
 	if (from.time_ratio_low > 0 && from.time_ratio_high > 0) {
 		out->time_ratio_low = fmax(0.01, 1 - 2 * (1 - from.time_ratio_low));
 		out->time_ratio_high = 1 + 2 * (from.time_ratio_high - 1);
@@ -374,7 +380,7 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 	unsigned mask = 0;
 	if (!en) {
 		st = kvp_node_fail(doc, root, err, KVP_STATUS_INVALID, "engine",
-				   "required field is missing (vllm, sglang or trtllm)");
+				   "required field is missing (vllm, sglang, trtllm or llamacpp)");
 		goto out;
 	}
 	if ((st = kvp_node_str(doc, en, "engine", kind, sizeof kind, err)))
@@ -384,7 +390,7 @@ kvp_status kvp_engine_model_load(const char *engine, const char *version,
 			mask = 1u << i;
 	if (!mask) {
 		st = kvp_node_fail(doc, en, err, KVP_STATUS_INVALID, "engine",
-				   "vllm, sglang or trtllm, got %s", en->value);
+				   "vllm, sglang, trtllm or llamacpp, got %s", en->value);
 		goto out;
 	}
 	/* asked for by name and found among the profiles (kvp_profile_resolve

@@ -147,6 +147,11 @@ struct kvp_engine_model {
 	double eager_launch_s;
 	uint32_t eager_attention_launches, eager_attention_launches_mla;
 	bool decode_full_graph;
+	/* an engine whose kernels reach a share of what the GPU's efficiencies
+	 * say (llama.cpp's own mat-vec and GEMM paths): decode_bw_efficiency
+	 * and prefill_flops_efficiency are multiplied by these, each in (0, 1];
+	 * 0: not given (x 1).  Time data: borrowed with the rest. */
+	double decode_bw_scale, prefill_flops_scale;
 	/* the scheduler's shape of a request's first token under load
 	 * (kvp_perf_loaded_ttft): prefill_alone, a new request's prefill runs
 	 * in a batch of prefills while the running decodes wait (SGLang's

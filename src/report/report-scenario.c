@@ -99,7 +99,7 @@ static kvp_status item_engine(struct parse *p, const struct kvp_node *n, size_t 
 {
 	if (!kvp_engine_parse(n->value, &p->s->engines[i]))
 		return kvp_node_fail(p->doc, n, p->err, KVP_STATUS_INVALID, "engines",
-				     "unknown engine '%s' (generic, vllm, sglang, trtllm)", n->value);
+				     "unknown engine '%s' (generic, vllm, sglang, trtllm, llamacpp)", n->value);
 	return KVP_STATUS_OK;
 }
 

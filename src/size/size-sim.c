@@ -146,7 +146,7 @@ static kvp_status replica_init(struct replica *r, const struct kvp_model *m, con
 	if (st || (st = kvp_perf_hw_from_gpu(g, m, &hw, err)))
 		return st;
 	if (o->decode_bw_efficiency > 0)
-		hw.decode_bw_efficiency = o->decode_bw_efficiency;
+		hw.decode_bw_efficiency = o->decode_bw_efficiency, hw.efficiency_given = true;
 	if (o->prefill_flops_efficiency > 0)
 		kvp_perf_hw_prefill_efficiency(&hw, o->prefill_flops_efficiency);
 	if ((st = kvp_perf_init(&r->pc, &r->b->spec, r->b->weights_bytes, &hw, err)))

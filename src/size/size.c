@@ -252,7 +252,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	if (o->calibrated)
 		kvp_calibration_apply(&o->calibration, &hw);
 	if (o->decode_bw_efficiency > 0)
-		hw.decode_bw_efficiency = o->decode_bw_efficiency;
+		hw.decode_bw_efficiency = o->decode_bw_efficiency, hw.efficiency_given = true;
 	if (o->prefill_flops_efficiency > 0)
 		kvp_perf_hw_prefill_efficiency(&hw, o->prefill_flops_efficiency);
 	if (o->kv_bw_efficiency > 0)

@@ -342,9 +342,10 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 		hw->given |= KVP_PERF_GIVEN_BAND;
 	}
 	if (cal->decode_bw_efficiency > 0)
-		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
+		hw->decode_bw_efficiency = cal->decode_bw_efficiency, hw->efficiency_given = true;
 	if (cal->prefill_flops_efficiency > 0)
-		kvp_perf_hw_prefill_efficiency(hw, cal->prefill_flops_efficiency);
+		kvp_perf_hw_prefill_efficiency(hw, cal->prefill_flops_efficiency),
+		hw->efficiency_given = true;
 	if (cal->step_fixed_s > 0)
 		hw->step_fixed_s = cal->step_fixed_s, hw->given |= KVP_PERF_GIVEN_STEP_FIXED;
 	if (cal->prefill_fixed_s > 0)

@@ -420,7 +420,9 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		ok = kvp_record_f64(r, "eager_launch_s", hw->eager_launch_s) &&
 		     kvp_record_u64(r, "eager_launches_per_pass",
 				    hw->eager_launch_s > 0 ? (uint64_t)launches : 0) &&
-		     kvp_record_bool(r, "decode_full_graph", hw->decode_full_graph);
+		     kvp_record_bool(r, "decode_full_graph", hw->decode_full_graph) &&
+		     kvp_record_f64(r, "decode_bw_scale", hw->decode_bw_scale) &&
+		     kvp_record_f64(r, "prefill_flops_scale", hw->prefill_flops_scale);
 	}
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);

@@ -251,6 +251,17 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->eager_attention_launches = e ? e->eager_attention_launches : 0;
 	hw->eager_attention_launches_mla = e ? e->eager_attention_launches_mla : 0;
 	hw->decode_full_graph = e && e->decode_full_graph;
+	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
+	 * unless a calibration measured them */
+	hw->decode_bw_scale = hw->prefill_flops_scale = 1;
+	if (data && !hw->efficiency_given) {
+		if (e->decode_bw_scale > 0)
+			hw->decode_bw_scale = e->decode_bw_scale;
+		if (e->prefill_flops_scale > 0)
+			hw->prefill_flops_scale = e->prefill_flops_scale;
+		hw->decode_bw_efficiency *= hw->decode_bw_scale;
+		hw->prefill_flops_efficiency *= hw->prefill_flops_scale;
+	}
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -270,6 +281,7 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 
 void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
 {
+	hw->efficiency_given = true;
 	hw->prefill_flops_efficiency = eff;
 	hw->gemm.nm = 0;
 	hw->gemm.path[0] = 0;

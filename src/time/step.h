@@ -138,6 +138,12 @@ struct kvp_perf_hw {
 	double eager_launch_s;
 	uint32_t eager_attention_launches, eager_attention_launches_mla;
 	bool decode_full_graph;
+	/* a calibration gave decode_bw_efficiency or prefill_flops_efficiency
+	 * (kvp_calibration_apply): an engine's scales (engine.h
+	 * decode_bw_scale, prefill_flops_scale) leave them as they are */
+	bool efficiency_given;
+	/* the engine's scales applied (1: none), for the caller to show */
+	double decode_bw_scale, prefill_flops_scale;
 	/* KVP_PERF_GIVEN_* bits: constants a calibration set, which the
 	 * engine's time data does not replace */
 	unsigned given;
