@@ -681,6 +681,25 @@ START_TEST(test_vllm_eager)
 }
 END_TEST
 
+/* llama.cpp's file holds time data only (profiles/engines/llamacpp.yaml):
+ * no memory key is required of it; its fitted scales are those the file
+ * derives by hand: 8.7277 ms / 13.374 ms = 0.653 (tg128), 37.23 / 59.07 =
+ * 0.630 (pp512); no fixed cost (llama-bench runs no scheduler). */
+START_TEST(test_llamacpp_time_only)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_engine_model_load("llamacpp", NULL, &e, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert_str_eq(e.kind, "llamacpp");
+	ck_assert(e.time_given);
+	ck_assert_double_eq_tol(e.decode_bw_scale, 0.653, 1e-12);
+	ck_assert_double_eq_tol(e.prefill_flops_scale, 0.630, 1e-12);
+	ck_assert_double_eq(e.step_fixed_s, 0);
+	ck_assert_uint_eq(e.block_size, 0);
+}
+END_TEST
+
 /* The rotary cos/sin cache every rank holds (engine.h): vLLM in the model
  * dtype (rotary_embedding/base.py: .to(dtype)), SGLang in fp32 on CUDA
  * (srt/layers/rotary_embedding.py: cast only `if not _is_cuda`),
@@ -786,6 +805,8 @@ static const struct {
 	{"bad/engine-eager-launches.yaml", KVP_STATUS_INVALID, 8, 35, "eager_attention_launches_mla"},
 	{"bad/engine-eager-launch-us.yaml", KVP_STATUS_INVALID, 8, 22, "eager_launch_us"},
 	{"bad/engine-decode-full-graph.yaml", KVP_STATUS_INVALID, 8, 24, "decode_full_graph"},
+	/* llama.cpp's kernel scales (issue 32): a share above 1, at its value */
+	{"bad/engine-decode-bw-scale.yaml", KVP_STATUS_INVALID, 5, 22, "decode_bw_scale"},
 	/* the fused-MoE kernel keeps two workspaces at most, at the value */
 	{"bad/engine-moe-workspaces.yaml", KVP_STATUS_INVALID, 4, 21, "moe_workspaces"},
 };
@@ -959,6 +980,7 @@ int main(void)
 	tcase_add_test(core, test_sglang_versions);
 	tcase_add_test(core, test_time_borrowed);
 	tcase_add_test(core, test_vllm_eager);
+	tcase_add_test(core, test_llamacpp_time_only);
 	tcase_add_test(core, test_public_logs_logged_terms);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");

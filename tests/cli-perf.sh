@@ -453,4 +453,30 @@ printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' 
 run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
 expect_rc 3
 expect_err "trtllm.yaml:8:35: error: eager_attention_launches_mla: expected a whole number"
+
+# llama.cpp (issue 32): time data only, fitted scales of the GPU's
+# efficiencies.  llama-bench tg128 on an A100 80GB PCIe (1,935 GB/s):
+# Llama-2-7B F16 reads 13,476,831,232 B of weights + 64 tokens x 524,288 B
+# of KV = 13,510,385,664 B a token at 1.935e12 x 0.80 x 0.653 =
+# 1.010844e12 B/s: 13.365451 ms, 74.82 tokens/s (measured 74.77, PR #6017);
+# no fixed cost.  The memory is the generic engine's, and it says so.
+run "$KVPLAN" perf --engine llamacpp --model llama-2-7b --gpu a100-80gb-pcie --weights-dtype fp16 \
+	--kv-dtype fp16 --prompt 1 --output 128 --batch 1 --format json
+expect_rc 0
+expect_err "warning: --engine llamacpp: kvplan models its step times only"
+expect_near decode_bw_efficiency 0.5224 1e-9
+expect_json decode_bw_scale 0.653
+expect_json prefill_flops_scale 0.63
+expect_near tpot_s 13.365451e-3 1e-6
+expect_json step_fixed_s 0
+# an efficiency given on the command line is not scaled again
+run "$KVPLAN" perf --engine llamacpp --model llama-2-7b --gpu a100-80gb-pcie --weights-dtype fp16 \
+	--decode-bw-efficiency 0.7 --format json
+expect_rc 0
+expect_near decode_bw_efficiency 0.7 1e-12
+expect_json decode_bw_scale 1
+# nothing to emit for an engine kvplan only times
+run "$KVPLAN" size --model llama-2-7b --gpu a100-80gb-pcie --engine llamacpp --emit llamacpp
+expect_rc 2
+expect_err "--emit: expected vllm, sglang or trtllm, got 'llamacpp'"
 finish
