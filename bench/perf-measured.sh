@@ -5,7 +5,9 @@
 # test: the evidence issue 32's time model is judged on.
 #
 # Each case gives the engine's shape (model and GPU profile, tp, pp, ep,
-# weights_dtype, kv_dtype, prompt, output, batch) and one published metric:
+# weights_dtype, kv_dtype, prompt, output, batch; assume_engine_version, the
+# release a source that names none was run as, passed as --engine-version,
+# the case saying why) and one published metric:
 #   tpot_ms             time per output token (TPOT or ITL)  <- tpot_loaded_s (at a
 #                       concurrency: the others' prefills ride in the steps; tpot_s at 1)
 #   ttft_ms             time to first token                  <- ttft_s (B prompts in one pass)
