@@ -9,36 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "model/shape.h"
 #include "memory/draft.h"
 #include "base/units.h"
 #include "model/spec.h"
-
-static const char *const engine_names[] = {"generic", "vllm", "sglang", "trtllm", "llamacpp"};
-
-bool kvp_engine_parse(const char *s, enum kvp_engine *out)
-{
-	for (int i = 0; i < 5; i++)
-		if (strcasecmp(s, engine_names[i]) == 0) {
-			*out = (enum kvp_engine)i;
-			return true;
-		}
-	if (strcasecmp(s, "llama.cpp") == 0) {
-		*out = KVP_ENGINE_LLAMACPP;
-		return true;
-	}
-	if (strcasecmp(s, "tensorrt-llm") == 0 || strcasecmp(s, "trt-llm") == 0) {
-		*out = KVP_ENGINE_TRTLLM;
-		return true;
-	}
-	return false;
-}
-
-const char *kvp_engine_name(enum kvp_engine e) { return engine_names[e]; }
-
-bool kvp_engine_time_only(enum kvp_engine e) { return e == KVP_ENGINE_LLAMACPP; }
 
 /* Activation peak of one forward pass over T tokens on one GPU, in the
  * serving dtype: per token the hidden state and residual (2H), the q/k/v
