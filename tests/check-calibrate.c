@@ -821,6 +821,27 @@ START_TEST(test_read_bad_request_latency)
 }
 END_TEST
 
+/* prefill_flops_scale: above 0 and at most 50 (1 / 0.02, the smallest
+ * efficiency; calibration.c), a number: each refused at its line (4) and key */
+static const char *const bad_scale[] = {"0", "-1", "51", "slow", ".nan"};
+
+START_TEST(test_read_bad_prefill_scale)
+{
+	fit_setup();
+	tmp_make("calibrate-bad-scale");
+	char text[200];
+	snprintf(text, sizeof text, "calibration:\n  - gpu: h100-sxm\n    seq_step_s: 2.5e-5\n"
+		 "    prefill_flops_scale: %s\n", bad_scale[_i]);
+	const char *p = write_tmp("c.yaml", text);
+	struct kvp_calibration cal;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_calibration_load(p, &gpu, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "prefill_flops_scale");
+	ck_assert_int_eq(err.line, 4);
+	tmp_remove();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("calibrate");
@@ -850,6 +871,8 @@ int main(void)
 	tcase_add_test(errors, test_read_bad_fixed_cost);
 	tcase_add_loop_test(errors, test_read_bad_request_latency, 0,
 			    sizeof bad_reqlat / sizeof bad_reqlat[0]);
+	tcase_add_loop_test(errors, test_read_bad_prefill_scale, 0,
+			    sizeof bad_scale / sizeof bad_scale[0]);
 	suite_add_tcase(s, errors);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
