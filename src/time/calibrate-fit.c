@@ -196,8 +196,8 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 							     fs->err);
 			/* the whole batch end to end, as perf's e2e: with the
 			 * request's latency outside the steps (step.h) once */
-			pred[i] = pre.time_s + (double)(r->o - 1) * dec.time_s +
-				  hw.request_latency_s;
+			pred[i] = kvp_perf_request_s(&hw, pre.time_s +
+							   (double)(r->o - 1) * dec.time_s);
 			break;
 		}
 		if (st)

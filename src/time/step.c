@@ -460,6 +460,11 @@ double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
 	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
 }
 
+double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s)
+{
+	return gpu_s + hw->request_latency_s;
+}
+
 static void add_fixed(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, double seqs,
 		      bool prefill)
 {
