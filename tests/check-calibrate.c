@@ -266,9 +266,19 @@ START_TEST(test_sglang)
 	ck_assert_uint_eq(r.v[1].prompt_tokens, 1024);           /* 409,600 / 400 */
 	ck_assert_double_eq_tol(r.v[0].m.tpot_s, 0.0073349, 1e-12);  /* median_tpot_ms */
 	ck_assert_double_eq_tol(r.v[0].throughput_rps, 8.2853, 1e-12); /* request_throughput */
+	/* random_range_ratio 1.0: every request of one length, no spread */
+	ck_assert_double_eq(r.v[0].decode_context, 0);
 	ck_assert_msg(load("sglang-one-batch.jsonl", NULL, &r, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
 	ck_assert_uint_eq(r.n, 5);                               /* appended to the same list */
+	/* the late-2024 line of a random dataset at range ratio 0.0 (output 0..256
+	 * drawn uniformly, bench.h): E[o] = 128, E[o^2] = (257^2 - 1) / 12 +
+	 * 128^2 = 21,888, E[o (o - 1)] / (2 E[o]) = 21,760 / 256 = 85; mean prompt
+	 * 51,200 / 100 = 512: 597 */
+	ck_assert_msg(load("sglang-serving-2024.jsonl", NULL, &r, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert_double_eq_tol(r.v[5].decode_context, 597.0, 1e-9);
+	ck_assert_uint_eq(r.v[5].output_tokens, 128);
 	const struct kvp_bench_run *b = &r.v[3];
 	ck_assert_int_eq(b->format, KVP_BENCH_FORMAT_SGLANG_ONE_BATCH);
 	ck_assert_double_eq(b->batch, 16);
@@ -821,6 +831,30 @@ START_TEST(test_read_bad_request_latency)
 }
 END_TEST
 
+/* A random dataset's spread is used only where the file's mean output is
+ * the drawn range's: outputs cut short (a mean of 100 for 0..256, whose mean
+ * is 128: 22 % off) leave the mean lengths' context. */
+START_TEST(test_sglang_spread_unused)
+{
+	tmp_make("calibrate-spread");
+	const char *p = write_tmp("s.jsonl", "{\"backend\": \"sglang\", \"dataset_name\": \"random\", "
+				  "\"total_input_tokens\": 51200, \"total_output_tokens\": 10000, "
+				  "\"mean_e2e_latency_ms\": 4000.0, \"median_ttft_ms\": 100.0, "
+				  "\"median_itl_ms\": 20.0, \"random_input_len\": 1024, "
+				  "\"random_output_len\": 256, \"random_range_ratio\": 0.0, "
+				  "\"duration\": 50.0, \"completed\": 100}\n");
+	struct kvp_bench_runs r = {0};
+	struct kvp_error err = {0};
+	static const struct kvp_bench_given none = {0};
+	ck_assert_msg(kvp_bench_load(p, &none, &r, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_uint_eq(r.v[0].output_tokens, 100);
+	ck_assert_double_eq(r.v[0].decode_context, 0);
+	kvp_bench_runs_free(&r);
+	tmp_remove();
+}
+END_TEST
+
 /* prefill_flops_scale: above 0 and at most 50 (1 / 0.02, the smallest
  * efficiency; calibration.c), a number: each refused at its line (4) and key */
 static const char *const bad_scale[] = {"0", "-1", "51", "slow", ".nan"};
@@ -871,6 +905,7 @@ int main(void)
 	tcase_add_test(errors, test_read_bad_fixed_cost);
 	tcase_add_loop_test(errors, test_read_bad_request_latency, 0,
 			    sizeof bad_reqlat / sizeof bad_reqlat[0]);
+	tcase_add_test(errors, test_sglang_spread_unused);
 	tcase_add_loop_test(errors, test_read_bad_prefill_scale, 0,
 			    sizeof bad_scale / sizeof bad_scale[0]);
 	suite_add_tcase(s, errors);

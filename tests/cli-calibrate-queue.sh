@@ -29,17 +29,22 @@ near() { # near GOT WANT RELTOL NAME
 }
 
 # 1. SGLang, nothing queued: sglang-serving-2024.jsonl, 8 in flight
-# (100 x 4.0 s / 50 s), 512 + 128 tokens, mean decode context
-# 512 + 127 / 2 = 575 (whole tokens: 575).  P = one prompt's prefill with
+# (100 x 4.0 s / 50 s), 512 + 128 tokens on average, its outputs drawn
+# uniformly from 0..256 (random_output_len 256, random_range_ratio 0:
+# bench_serving's randint(int(256 x 0), 256 + 1)), so the running batch's
+# mean decode context is E[p] + E[o (o - 1)] / (2 E[o]) (bench.h
+# decode_context): E[o] = 128, E[o^2] = (257^2 - 1) / 12 + 128^2 = 5,504 +
+# 16,384 = 21,888, E[o (o - 1)] = 21,888 - 128 = 21,760, / 256 = 85.0:
+# 512 + 85 = 597 (not 512 + 127 / 2 = 575).  P = one prompt's prefill with
 # its fixed costs (perf --batch 1: ttft_s); D(7) = the step of the 7 others
-# (perf --batch 7 --prompt 512 --output 128: tpot_s, at context 575);
-# P(2) two prompts in one prefill (perf --batch 2: ttft_s); lambda = 100
+# at context 597 (perf --batch 7 --prompt 512 --output 171: 512 + 170 / 2 =
+# 597; tpot_s); P(2) two prompts in one prefill (perf --batch 2: ttft_s); lambda = 100
 # requests / 50 s = 2 a second
 run $perf --engine sglang --batch 1 --prompt 512 --output 128
 p1=$(json ttft_s)
 run $perf --engine sglang --batch 2 --prompt 512 --output 128
 p2=$(json ttft_s)
-run $perf --engine sglang --batch 7 --prompt 512 --output 128
+run $perf --engine sglang --batch 7 --prompt 512 --output 171
 d7=$(json tpot_s)
 run "$KVPLAN" calibrate $base --evaluate --format csv "$d/sglang-serving-2024.jsonl"
 expect_rc 0
@@ -50,8 +55,9 @@ run "$KVPLAN" validate $base --format csv "$d/sglang-serving-2024.jsonl"
 near "$(pred ttft 9)" "$want" 1e-9 "validate predicts the same SGLang TTFT"
 
 # 2. vLLM unchanged: the same run served by vLLM (--engine vllm) takes
-# vLLM's chunked prefill, perf's ttft_chunked_s at batch 8
-run $perf --engine vllm --batch 8 --prompt 512 --output 128
+# vLLM's chunked prefill, perf's ttft_chunked_s at batch 8 beside decodes at
+# the same context 597 (--output 171, as above)
+run $perf --engine vllm --batch 8 --prompt 512 --output 171
 chunk=$(json ttft_chunked_s)
 run "$KVPLAN" calibrate $base --engine vllm --evaluate --format csv "$d/sglang-serving-2024.jsonl"
 expect_rc 0

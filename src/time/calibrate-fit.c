@@ -574,7 +574,11 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 		bool train = !(fo && fo->held_out && fo->held_out[i]);
 		s->p = r->prompt_tokens;
 		s->o = r->output_tokens;
-		s->dctx = s->p + (s->o - 1) / 2;
+		/* the mean context of the running batch: p + (o - 1) / 2 at the
+		 * mean lengths, or the reader's where the file records how the
+		 * lengths were spread (bench.h decode_context) */
+		s->dctx = r->decode_context >= 1 ? (uint64_t)floor(r->decode_context + 0.5)
+						 : s->p + (s->o - 1) / 2;
 		s->total = (uint64_t)floor(r->batch + 0.5);
 		if (s->total < 1)
 			s->total = 1;
