@@ -72,6 +72,7 @@ static void given(const struct kvp_calibration *c, bool with_kv, char *buf, size
 	} k[] = {
 		{"decode_bw_efficiency", c->decode_bw_efficiency},
 		{"prefill_flops_efficiency", c->prefill_flops_efficiency},
+		{"prefill_flops_scale", c->prefill_flops_scale},
 		{"kv_bw_efficiency", with_kv ? c->kv_bw_efficiency : 0},
 		{"step_fixed_s", c->step_fixed_s},
 		{"prefill_fixed_s", c->prefill_fixed_s},

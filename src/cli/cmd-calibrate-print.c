@@ -35,7 +35,7 @@ static struct kvp_record *obs_record(const struct kvp_calibrate_print *p, size_t
 static struct kvp_record *const_record(const struct kvp_calib_result *f, int k)
 {
 	struct kvp_record *rec = kvp_record_new();
-	if (!rec || !kvp_record_str(rec, "name", kvp_calib_param_name(k)) ||
+	if (!rec || !kvp_record_str(rec, "name", kvp_calib_result_param_name(f, k)) ||
 	    !kvp_record_bool(rec, "supported", f->supported[k]) ||
 	    !kvp_record_bool(rec, "fitted", f->fitted[k]) ||
 	    !kvp_record_f64(rec, "uncalibrated", f->start[k]) ||
@@ -73,10 +73,10 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 	       "spread (leave one run out)");
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
 		if (f->fitted[k])
-			printf("  %-26s %14.6g %14.6g   [%.6g, %.6g]\n", kvp_calib_param_name(k),
+			printf("  %-26s %14.6g %14.6g   [%.6g, %.6g]\n", kvp_calib_result_param_name(f, k),
 			       f->start[k], f->value[k], f->lo[k], f->hi[k]);
 		else
-			printf("  %-26s %14.6g %14s   %s\n", kvp_calib_param_name(k), f->start[k],
+			printf("  %-26s %14.6g %14s   %s\n", kvp_calib_result_param_name(f, k), f->start[k],
 			       "-", f->supported[k] ? "not fitted (too few runs or not asked)"
 			       : "not supported: these runs do not tell it apart");
 	}

@@ -139,7 +139,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	printf("\n");
 	printf("  peak %.1f TFLOP/s x efficiency %.2f = %.1f TFLOP/s", hw->flops / 1e12,
 	       hw->prefill_flops_efficiency, hw->flops * hw->prefill_flops_efficiency / 1e12);
-	if (hw->prefill_flops_scale > 0 && hw->prefill_flops_scale != 1)
+	if (hw->prefill_scale_from_engine && hw->prefill_flops_scale != 1)
 		printf(" (the GPU's %.2f x the engine's %.3f)",
 		       hw->prefill_flops_efficiency / hw->prefill_flops_scale, hw->prefill_flops_scale);
 	printf("\n");
@@ -148,10 +148,16 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		const char *g = strrchr(hw->gemm.path, '/');
 		char cg[KVP_TERM_SIZE(sizeof hw->gemm.path)];
 		printf("  prefill's linear layers at the measured GEMM table %s (profiles/kernels, "
-		       "interpolated at their shapes); attention at the efficiency above\n",
+		       "interpolated at their shapes)",
 		       kvp_term_text(cg, sizeof cg, g ? g + 1 : hw->gemm.path));
+		if (hw->prefill_flops_scale > 0 && hw->prefill_flops_scale != 1)
+			printf(" x %.3g, the %s's prefill_flops_scale (the efficiency "
+			       "above too)", hw->prefill_flops_scale,
+			       hw->prefill_scale_from_engine ? "engine" : "calibration");
+		printf("; attention at the efficiency above\n");
 	}
-	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0) {
+	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0 ||
+	    cal->prefill_flops_scale > 0) {
 		/* the path and the GPU are input text: escaped for the terminal */
 		char cp[KVP_TERM_SIZE(256)], cg[KVP_TERM_SIZE(sizeof cal->gpu)];
 		const char *label = kvp_cli_calibration_label(cf, cal);

@@ -39,7 +39,7 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 	kvp_yaml_kv_u64(f, 4, "tp", src->tp ? src->tp : 1);
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		if (r->fitted[k])
-			kvp_yaml_kv_num(f, 4, kvp_calib_param_name(k), r->value[k]);
+			kvp_yaml_kv_num(f, 4, kvp_calib_result_param_name(r, k), r->value[k]);
 	/* the band of `kvplan size`, and of perf and validate: the largest
 	 * residual the fit left */
 	kvp_yaml_kv_num(f, 4, "latency_spread", kvp_calibration_spread_round(r->latency_spread));
@@ -52,7 +52,7 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 	kvp_yaml_map(f, 4, "spread");
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		if (r->fitted[k])
-			fprintf(f, "      %s: [%.9g, %.9g]\n", kvp_calib_param_name(k), r->lo[k],
+			fprintf(f, "      %s: [%.9g, %.9g]\n", kvp_calib_result_param_name(r, k), r->lo[k],
 				r->hi[k]);
 	kvp_yaml_map(f, 4, "source");
 	kvp_yaml_kv_str(f, 6, "tool", "kvplan calibrate");

@@ -25,6 +25,10 @@ struct kvp_calibration {
 	double allreduce_latency_s;
 	double request_latency_s;        /* each request's, outside the steps (step.h) */
 	double kv_bw_efficiency;         /* the KV reads' share of the bandwidth; 0: not given */
+	/* kvplan calibrate's prefill constant where a measured GEMM table times
+	 * the GPU's prefill: a factor on the table's rates and on
+	 * prefill_flops_efficiency (kvp_perf_hw_prefill_scale); 0: not given */
+	double prefill_flops_scale;
 	size_t points;                   /* kvbench points the decode figure is the median of */
 	/* a kvbench run only: the largest |measured / predicted - 1| over those
 	 * large points, each predicted at the fitted efficiency: how far a

@@ -190,9 +190,9 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		/* each request's latency outside the GPU's steps (step.h
 		 * request_latency_s): once on its first token, and so on its end
 		 * to end and the throughput of B at a time; never on a step */
-		r->ttft_s += pc->hw.request_latency_s;
+		r->ttft_s = kvp_perf_request_s(&pc->hw, r->ttft_s);
 		if (isfinite(r->chunked.ttft_s))
-			r->chunked.ttft_s += pc->hw.request_latency_s;
+			r->chunked.ttft_s = kvp_perf_request_s(&pc->hw, r->chunked.ttft_s);
 		/* what one printed line says must not contradict another: a TTFT
 		 * never below the GPU's own step it is built on, TPOT likewise
 		 * (offload only adds; speculative decoding may go below) */
@@ -422,7 +422,8 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 				    hw->eager_launch_s > 0 ? (uint64_t)launches : 0) &&
 		     kvp_record_bool(r, "decode_full_graph", hw->decode_full_graph) &&
 		     kvp_record_f64(r, "decode_bw_scale", hw->decode_bw_scale) &&
-		     kvp_record_f64(r, "prefill_flops_scale", hw->prefill_flops_scale);
+		     kvp_record_f64(r, "prefill_flops_scale",
+				    hw->prefill_flops_scale > 0 ? hw->prefill_flops_scale : 1);
 	}
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);

@@ -505,7 +505,8 @@ static void finish(struct sim *s, uint32_t i, double t)
 	 * comes on top of what the scheduler saw: once on its first token and
 	 * its end to end, on no step, so not on its TPOT; the time it spent in
 	 * the scheduler (Little's law's area) is without it */
-	double lat = s->pc ? s->pc->hw.request_latency_s : 0; /* NULL: fixed step times */
+	/* (no perf context: frag's fixed step times, no latency) */
+	double lat = s->pc ? kvp_perf_request_s(&s->pc->hw, 0) : 0;
 	double ttft = r->first_t - r->arrival + lat, e2e = t - r->arrival + lat;
 	double tpot = r->output > 1 ? (e2e - ttft) / (double)(r->output - 1) : NAN;
 	serve_hist_add(s->h_ttft, ttft);

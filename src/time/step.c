@@ -253,14 +253,18 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->decode_full_graph = e && e->decode_full_graph;
 	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
 	 * unless a calibration measured them */
-	hw->decode_bw_scale = hw->prefill_flops_scale = 1;
+	hw->decode_bw_scale = 1;
+	hw->prefill_scale_from_engine = false;
 	if (data && !hw->efficiency_given) {
-		if (e->decode_bw_scale > 0)
+		if (e->decode_bw_scale > 0) {
 			hw->decode_bw_scale = e->decode_bw_scale;
-		if (e->prefill_flops_scale > 0)
-			hw->prefill_flops_scale = e->prefill_flops_scale;
-		hw->decode_bw_efficiency *= hw->decode_bw_scale;
-		hw->prefill_flops_efficiency *= hw->prefill_flops_scale;
+			hw->decode_bw_efficiency *= e->decode_bw_scale;
+		}
+		/* as a calibration's scale: the GEMM table's rates too */
+		if (e->prefill_flops_scale > 0 && !(hw->prefill_flops_scale > 0)) {
+			kvp_perf_hw_prefill_scale(hw, e->prefill_flops_scale);
+			hw->prefill_scale_from_engine = true;
+		}
 	}
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
@@ -283,8 +287,16 @@ void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
 {
 	hw->efficiency_given = true;
 	hw->prefill_flops_efficiency = eff;
+	hw->prefill_flops_scale = 0;
 	hw->gemm.nm = 0;
 	hw->gemm.path[0] = 0;
+}
+
+void kvp_perf_hw_prefill_scale(struct kvp_perf_hw *hw, double s)
+{
+	double was = hw->prefill_flops_scale > 0 ? hw->prefill_flops_scale : 1;
+	hw->prefill_flops_efficiency = fmin(1.0, hw->prefill_flops_efficiency / was * s);
+	hw->prefill_flops_scale = s;
 }
 
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
@@ -443,9 +455,14 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
 				 double tokens, double total)
 {
-	return kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
-					c->hw.prefill_flops_efficiency, flops, attn_flops, tokens,
-					total);
+	/* a calibration's scale (kvp_perf_hw_prefill_scale) multiplies the
+	 * table's rates and the constant alike: the mix at the constant before
+	 * it, times s (flops / ((F - o) / (s g) + o / (s c)) = s x the mix) */
+	double s = c->hw.prefill_flops_scale > 0 ? c->hw.prefill_flops_scale : 1;
+	double e = kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
+					    c->hw.prefill_flops_efficiency / s, flops, attn_flops,
+					    tokens, total);
+	return fmin(1.0, s * e);
 }
 
 double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw)
@@ -488,6 +505,11 @@ static void add_eager(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, bo
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
 {
 	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
+}
+
+double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s)
+{
+	return gpu_s + hw->request_latency_s;
 }
 
 static void add_fixed(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, double seqs,

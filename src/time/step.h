@@ -100,6 +100,11 @@ struct kvp_perf_hw {
 	 * FLOP at prefill_flops_efficiency (kvp_perf_flops_efficiency,
 	 * time/step-gemm.h) */
 	struct kvp_gemm_table gemm;
+	/* a calibration's factor on the prefill's compute rate where the GEMM
+	 * table times it (kvp_perf_hw_prefill_scale): the table's rates and
+	 * prefill_flops_efficiency (attention, routed experts, decode) both
+	 * x this; 0: 1, none */
+	double prefill_flops_scale;
 	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
 	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
 	bool nvlink_mesh;                  /* direct links, not a switch (kvp_gpu) */
@@ -138,12 +143,14 @@ struct kvp_perf_hw {
 	double eager_launch_s;
 	uint32_t eager_attention_launches, eager_attention_launches_mla;
 	bool decode_full_graph;
-	/* a calibration gave decode_bw_efficiency or prefill_flops_efficiency
-	 * (kvp_calibration_apply): an engine's scales (engine.h
-	 * decode_bw_scale, prefill_flops_scale) leave them as they are */
+	/* a calibration or an option gave decode_bw_efficiency,
+	 * prefill_flops_efficiency or prefill_flops_scale: an engine's scales
+	 * (engine.h decode_bw_scale, prefill_flops_scale) leave them as they are */
 	bool efficiency_given;
-	/* the engine's scales applied (1: none), for the caller to show */
-	double decode_bw_scale, prefill_flops_scale;
+	/* the engine's decode scale applied (1: none), and whether the
+	 * prefill_flops_scale above is the engine's (else a calibration's) */
+	double decode_bw_scale;
+	bool prefill_scale_from_engine;
 	/* KVP_PERF_GIVEN_* bits: constants a calibration set, which the
 	 * engine's time data does not replace */
 	unsigned given;
@@ -193,6 +200,15 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 /* Set prefill_flops_efficiency as given (a flag, a calibration, an API
  * caller), which then times every FLOP: the measured GEMM table is dropped. */
 void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff);
+/* Scale the prefill's compute rate by s (> 0), keeping the measured GEMM
+ * table where there is one: every FLOP the step model times at the table's
+ * rate or at prefill_flops_efficiency then takes 1 / s of its time
+ * (kvp_perf_flops_efficiency).  prefill_flops_efficiency becomes its value
+ * before any scale x s, at most 1; prefill_flops_scale s.  Scales do not
+ * compound: a second call replaces the first.  This is how a `kvplan
+ * calibrate` fit against a table is applied (calibrate-fit.h), so that
+ * calibrate, validate and perf --calibration time a prefill alike. */
+void kvp_perf_hw_prefill_scale(struct kvp_perf_hw *hw, double s);
 /* Replace the host link (--host-link); collectives beyond the NVLink domain
  * inside one server cross it too. */
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
@@ -253,6 +269,13 @@ double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
  * (prefill false) pays none where hw.decode_full_graph (a full graph
  * replays attention inside it).  *host (NULL: not wanted) gets host_s. */
 double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host);
+
+/* A time a request sees, `gpu_s` of the GPU's steps (and queue) from its
+ * arrival to its first token or its last, plus hw->request_latency_s, its
+ * latency outside the steps: the one place that adds it, once, to a TTFT
+ * or an end to end (never to a step or a TPOT).  perf, the loaded TTFT of
+ * calibrate and validate (ttft-load.c), serve's simulator and size call it. */
+double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
 
 /* Seconds of the elementwise kernels of a pass carrying `tokens` tokens, a
  * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
