@@ -7,6 +7,7 @@
  * never from a formula of our own; FLOPs are whole-model counts divided by tp;
  * times are a roofline plus communication, nothing hidden. */
 #include "time/step.h"
+#include "time/step-eager.h"
 #include "time/step-elementwise.h"
 #include "time/step-gemm.h"
 
@@ -253,19 +254,14 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->decode_full_graph = e && e->decode_full_graph;
 	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
 	 * unless a calibration measured them */
-	hw->decode_bw_scale = 1;
-	hw->prefill_scale_from_engine = false;
-	if (data && !hw->efficiency_given) {
-		if (e->decode_bw_scale > 0) {
-			hw->decode_bw_scale = e->decode_bw_scale;
-			hw->decode_bw_efficiency *= e->decode_bw_scale;
-		}
-		/* as a calibration's scale: the GEMM table's rates too */
-		if (e->prefill_flops_scale > 0 && !(hw->prefill_flops_scale > 0)) {
-			kvp_perf_hw_prefill_scale(hw, e->prefill_flops_scale);
-			hw->prefill_scale_from_engine = true;
-		}
-	}
+	bool scale = data && !hw->efficiency_given;
+	hw->decode_bw_scale = scale && e->decode_bw_scale > 0 ? e->decode_bw_scale : 1;
+	hw->decode_bw_efficiency *= hw->decode_bw_scale;
+	/* as a calibration's scale: the GEMM table's rates too */
+	hw->prefill_scale_from_engine = scale && e->prefill_flops_scale > 0 &&
+					!(hw->prefill_flops_scale > 0);
+	if (hw->prefill_scale_from_engine)
+		kvp_perf_hw_prefill_scale(hw, e->prefill_flops_scale);
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -356,13 +352,7 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 		double share = (double)s->weights_split.routed_bytes / (double)s->weights_bytes;
 		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
 	}
-	for (uint32_t i = 0; i < m->num_layers && i < KVP_MAX_LAYERS; i++) {
-		enum kvp_layer_kind k = (enum kvp_layer_kind)m->layers[i];
-		if (k == KVP_LAYER_MLA)
-			c->mla_layers++;
-		else if (k == KVP_LAYER_FULL || k == KVP_LAYER_SLIDING || k == KVP_LAYER_CHUNKED)
-			c->dense_attention_layers++;
-	}
+	kvp_perf_eager_layers(m, &c->dense_attention_layers, &c->mla_layers);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
 	    !(c->moe_link.effective_bps > 0))

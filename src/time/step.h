@@ -258,6 +258,13 @@ struct kvp_perf_step {
  * metadata); their values are the engine's time data (profiles/engines). */
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
 
+/* A time a request sees, `gpu_s` of the GPU's steps (and queue) from its
+ * arrival to its first token or its last, plus hw->request_latency_s, its
+ * latency outside the steps: the one place that adds it, once, to a TTFT
+ * or an end to end (never to a step or a TPOT).  perf, the loaded TTFT of
+ * calibrate and validate (ttft-load.c), serve's simulator and size call it. */
+double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
+
 /* The engine's eager attention: the host launches, from Python and
  * outside its CUDA graphs, each attention layer's op (vLLM V1's piecewise
  * graphs split at vllm.unified_attention*: vllm/config.py
@@ -269,13 +276,6 @@ double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
  * (prefill false) pays none where hw.decode_full_graph (a full graph
  * replays attention inside it).  *host (NULL: not wanted) gets host_s. */
 double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host);
-
-/* A time a request sees, `gpu_s` of the GPU's steps (and queue) from its
- * arrival to its first token or its last, plus hw->request_latency_s, its
- * latency outside the steps: the one place that adds it, once, to a TTFT
- * or an end to end (never to a step or a TPOT).  perf, the loaded TTFT of
- * calibrate and validate (ttft-load.c), serve's simulator and size call it. */
-double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
 
 /* Seconds of the elementwise kernels of a pass carrying `tokens` tokens, a
  * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
