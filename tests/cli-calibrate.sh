@@ -349,4 +349,42 @@ for v in -0.01 fast 2; do
 	expect_err "request_latency_s"
 done
 
+
+# Two runs of two times each (the public vLLM set's fit half: qps 1 and 16)
+# fit three constants; leaving either run out leaves 2 times for 3, so no
+# jackknife refit can run and how far an unseen run strays is unknown.  The
+# table says so instead of a zero-width [v, v], JSON's low/high and
+# latency_spread are null, the file writes no latency_spread, and perf
+# keeps its own band (x0.71 to x1.31 for vLLM: the band the engine profile
+# gives when no calibration is applied, asked of perf beside it).
+pub="$top_srcdir/tests/data/bench-public/vllm-llama70b-a100-tp8"
+pb="--gpu a100-40gb --model llama-3.1-70b --tp 8 --engine vllm --engine-version 0.8.3"
+two="$pub/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json
+$pub/serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_16.json"
+run "$KVPLAN" calibrate $pb --out "$tmp/two.yaml" $two
+expect_rc 0
+expect_out "none: too few runs to refit with one left out"
+expect_out "the file sets no band, and perf keeps its own"
+name="two runs: the file writes no latency_spread and no spread"
+if grep -q "^ *latency_spread:" "$tmp/two.yaml" || grep -q "^ *spread:" "$tmp/two.yaml"; then
+	bad "$(cat "$tmp/two.yaml")"; else ok; fi
+run "$KVPLAN" calibrate $pb --format json $two
+expect_rc 0
+expect_json latency_spread null
+expect_json low null
+run "$KVPLAN" perf $pb --format json
+expect_rc 0
+lo0=$(json time_ratio_low); hi0=$(json time_ratio_high)
+run "$KVPLAN" perf $pb --calibration "$tmp/two.yaml" --format json
+expect_rc 0
+lo1=$(json time_ratio_low); hi1=$(json time_ratio_high)
+name="two runs: perf's band unchanged by the file ($lo0..$hi0 -> $lo1..$hi1)"
+if [ "$lo0" = 0.71 ] && [ "$hi0" = 1.31 ] && [ "$lo1" = "$lo0" ] && [ "$hi1" = "$hi0" ]; then ok
+else bad "the band moved"; fi
+# with four runs (every file of the set) a refit can leave one out: a band
+run "$KVPLAN" calibrate $pb --out "$tmp/four.yaml" "$pub"/*.json
+expect_rc 0
+name="four runs: the file writes latency_spread"
+if grep -q "^ *latency_spread:" "$tmp/four.yaml"; then ok; else bad "$(cat "$tmp/four.yaml")"; fi
+
 finish

@@ -79,7 +79,7 @@ static void given(const struct kvp_calibration *c, bool with_kv, char *buf, size
 		{"seq_step_s", c->seq_step_s},
 		{"allreduce_latency_s", c->allreduce_latency_s},
 		{"request_latency_s", c->request_latency_s},
-		{"latency_spread (the band)", !c->kernel && c->points ? 1 : 0},
+		{"latency_spread (the band)", !c->kernel && c->points && c->latency_spread >= 0 ? 1 : 0},
 	};
 	buf[0] = 0;
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {

@@ -48,6 +48,14 @@ const char *kvp_calib_result_param_name(const struct kvp_calib_result *r,
 									   : kvp_calib_param_name(p);
 }
 
+bool kvp_calib_result_spread_known(const struct kvp_calib_result *r)
+{
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+		if (r->fitted[k])
+			return r->loo_refits > 0;
+	return true;
+}
+
 const char *kvp_calib_obs_name(enum kvp_calib_obs_kind k)
 {
 	static const char *const n[] = {"ttft", "tpot", "prefill", "decode_step", "latency"};
@@ -787,6 +795,7 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 		if (!present || left < nfit)
 			continue;
+		out->loo_refits++;
 		double tj[KVP_CALIB_NPARAMS];
 		memcpy(tj, t, sizeof tj);
 		fs.use = use;

@@ -125,6 +125,10 @@ struct kvp_calib_result {
 	 * a training run's times predicted by the jackknife refit that left
 	 * that run out (0: no refit); what a run the fit did not see strays by */
 	double loo_spread;
+	/* how many jackknife refits ran: 0 when leaving any training run out
+	 * leaves fewer times than constants, so the fit's spread on a run it
+	 * did not see is unknown (lo = hi = value; no band is written) */
+	size_t loo_refits;
 	/* the largest |measured / predicted - 1| of the training times with
 	 * the fitted constants (kvp_calib_evaluate: as predicted): the fit's
 	 * own spread */
@@ -171,6 +175,12 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
  * is "prefill_flops_scale" where r->prefill_scale. */
 const char *kvp_calib_result_param_name(const struct kvp_calib_result *r,
 					enum kvp_calib_param p);
+
+/* Whether r knows how far a run it did not see strays: true when nothing
+ * was fitted (the residuals are the prediction's) or a jackknife refit
+ * ran; false when every refit would have left fewer times than constants
+ * (then no band is written: perf keeps its own). */
+bool kvp_calib_result_spread_known(const struct kvp_calib_result *r);
 
 /* The constants of r set on hw (what kvp_calibration_apply does with a
  * calibration file written from r). */

@@ -123,6 +123,10 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
 		const struct kvp_node *n = kvp_map_get(e, f[i].key);
 		double *v = (double *)((char *)out + f[i].off);
+		/* no latency_spread: the fit set no band (calibration-write.c),
+		 * and kvp_calibration_apply keeps perf's own */
+		if (!n && f[i].off == offsetof(struct kvp_calibration, latency_spread))
+			*v = -1;
 		if (!n)
 			continue;
 		if ((st = kvp_node_double(doc, n, f[i].key, v, err)))

@@ -34,7 +34,10 @@ struct kvp_calibration {
 	 * large points, each predicted at the fitted efficiency: how far a
 	 * decode step strayed from the calibrated model (0: not measured).  The
 	 * largest, not a percentile: a run holds a handful of large points, too
-	 * few for a tail, and the conservative end should cover all it saw. */
+	 * few for a tail, and the conservative end should cover all it saw.
+	 * A `kvplan calibrate` file: the fit's largest residual; -1 when the
+	 * file has none (the fit could not refit with a run left out, so it
+	 * sets no band: kvp_calibration_apply keeps perf's own). */
 	double latency_spread;
 	/* a `kvplan calibrate` fit: the largest |measured / predicted - 1| of
 	 * each run predicted by the refit that left it out (0: not recorded) */
