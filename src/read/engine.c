@@ -111,6 +111,7 @@ static const struct key {
 	K("prefill_alone", K_BOOL, prefill_alone, 0),
 	K("overlap_schedule", K_BOOL, overlap_schedule, 0),
 	K("elementwise_rotary", K_BOOL, elementwise_rotary, 0),
+	K("moe_kernel_tables", K_BOOL, moe_kernel_tables, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

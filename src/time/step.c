@@ -209,7 +209,7 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
 	kvp_status st = kvp_perf_gemm_table_find(g, m, &out->gemm, err);
-	if (st)
+	if (st || (st = kvp_perf_moe_table_find(g, m, &out->moe, err)))
 		return st;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
@@ -245,6 +245,7 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 		hw->kv_bw_efficiency = data ? e->kv_bw_efficiency : 0;
 	/* the engine's kernels, not fitted time data: from its own entry */
 	hw->rotary_fused = e && e->rotary_fused;
+	hw->moe_kernel_tables = e && e->moe_kernel_tables;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -267,6 +268,8 @@ void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
 	hw->prefill_flops_efficiency = eff;
 	hw->gemm.nm = 0;
 	hw->gemm.path[0] = 0;
+	/* the constant now times every FLOP, the routed experts' too */
+	memset(&hw->moe, 0, sizeof hw->moe);
 }
 
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
@@ -300,6 +303,53 @@ void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, stru
 	}
 }
 
+/* The measured MoE curve of c's deployment, where its engine runs the
+ * kernels the table measured: the expert group is the tp x dp GPUs of a
+ * stage (shape.h), as aiconfigurator's moe_tp x moe_ep = tp x attention dp
+ * (sdk/models/moe.py, 0.12.0); with ep the experts are split over ep of
+ * them (moe_ep = ep) and each expert over the rest (moe_tp = group / ep),
+ * else each expert over the whole group (moe_tp = group, moe_ep = 1).
+ * None found: the roofline keeps the experts, a warning says so and the band
+ * is widened, each end twice as far from 1 (a shape the data never covered,
+ * issue 32's bad input). */
+static void moe_curve_pick(struct kvp_perf_ctx *c)
+{
+	const struct kvp_model *m = c->model;
+	const struct kvp_parallel *par = &c->spec->par;
+	memset(&c->moe_curve, 0, sizeof c->moe_curve);
+	c->moe_warning[0] = 0;
+	if (!m->moe_num_experts || !c->hw.moe_kernel_tables || !c->expert_bytes)
+		return;
+	uint32_t group = (par->tp ? par->tp : 1) * kvp_shape_dp(par);
+	uint32_t ep = par->ep > 1 ? par->ep : 1;
+	const struct kvp_moe_curve *cv = NULL;
+	if (group % ep == 0)
+		cv = kvp_moe_table_curve(&c->hw.moe, group / ep, ep);
+	if (cv && cv->n) {
+		c->moe_curve = *cv;
+		return;
+	}
+	const char *why = !c->hw.moe.path[0] ? "no MoE table for this GPU and weights' dtype"
+			  : !c->hw.moe.ncurves ? "the MoE table has no row of this expert shape"
+					       : "the MoE table did not measure this expert group";
+	snprintf(c->moe_warning, sizeof c->moe_warning,
+		 "%s (moe_tp %u, moe_ep %u): the routed experts are timed by the roofline, "
+		 "the band widened", why, group % ep ? group : group / ep, ep);
+	if (!(c->hw.given & KVP_PERF_GIVEN_BAND)) {
+		if (c->hw.time_ratio_low > 0)
+			c->hw.time_ratio_low = fmax(0.05, 2 * c->hw.time_ratio_low - 1);
+		if (c->hw.time_ratio_high > 0)
+			c->hw.time_ratio_high = 2 * c->hw.time_ratio_high - 1;
+	}
+}
+
+double kvp_perf_moe_table_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	if (!c->moe_curve.n || !(tokens > 0))
+		return -1;
+	return kvp_shape_moe_layers(c->model) * kvp_moe_curve_s(&c->moe_curve, tokens);
+}
+
 kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
 			 const struct kvp_perf_hw *hw, struct kvp_error *err)
 {
@@ -326,6 +376,7 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 		double share = (double)s->weights_split.routed_bytes / (double)s->weights_bytes;
 		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
 	}
+	moe_curve_pick(c);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
 	    !(c->moe_link.effective_bps > 0))
@@ -454,6 +505,17 @@ static void add_fixed(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, do
 	st->time_s += st->fixed_s;
 }
 
+/* The routed experts from the measured MoE table (moe_s >= 0), after the
+ * step's other kernels: TensorRT-LLM runs the MoE layer between attention's
+ * all-reduce and the next layer, not beside them. */
+static void add_moe(struct kvp_perf_step *st, double moe_s)
+{
+	if (moe_s >= 0) {
+		st->moe_s = moe_s;
+		st->time_s += moe_s;
+	}
+}
+
 /* Two ring all-reduces of `tokens` hidden states per layer of m, every layer
  * of every stage in turn (Megatron-LM's tensor parallelism: one after
  * attention, one after the MLP; Shoeybi et al. 2019, section 3).  m is the
@@ -575,11 +637,28 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	double dn = (double)n, eff = dp_flops(c, flops, (double)batch * dn, (double)total * dn);
 	/* all experts are touched by a prefill of many tokens */
 	double attn = (double)batch * kvp_perf_attention_flops(c->model, n);
-	double eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
-						     (double)total * dn);
-	st2 = kvp_perf_step_roofline(c, eff, eff_flops, c->weights_bytes, kv,
+	double moe_s = kvp_perf_moe_table_s(c, (double)total * dn), eff_flops;
+	uint64_t weights = c->weights_bytes;
+	if (moe_s >= 0) {
+		/* the routed experts from the measured table, after the rest:
+		 * their FLOPs and weights out of the roofline */
+		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch * dn;
+		weights -= c->expert_bytes;
+		eff_flops = kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
+							    c->hw.flops,
+							    c->hw.prefill_flops_efficiency, eff,
+							    attn, (double)batch * dn, 0);
+	} else {
+		eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
+						      (double)total * dn);
+	}
+	st2 = kvp_perf_step_roofline(c, eff, eff_flops, weights, kv,
 				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	if (moe_s >= 0) {
+		out->moe_s = moe_s;
+		out->time_s += moe_s;
+	}
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)batch * dn);
 	out->time_s += out->elementwise_s;
 	add_fixed(c, out, (double)batch, true);
@@ -621,9 +700,16 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 	uint64_t total;
 	if (!kvp_mul((uint64_t)n, kvp_shape_dp(&c->spec->par), &total))
 		total = UINT64_MAX;
+	double moe_s = kvp_perf_moe_table_s(c, (double)total);
+	uint64_t weights = decode_weights(c, total);
+	if (moe_s >= 0) {
+		flops -= kvp_perf_routed_token_flops(c->model) * (double)n;
+		weights = c->weights_bytes - c->expert_bytes;
+	}
 	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
-					       decode_weights(c, total), kv,
+					       weights, kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
+	add_moe(out, moe_s);
 	add_fixed(c, out, (double)n, false);
 	return st;
 }
@@ -654,10 +740,16 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
 	double eff = dp_flops(c, flops, (double)batch, (double)total);
-	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency,
-				    decode_weights(c, total), kv,
+	double moe_s = kvp_perf_moe_table_s(c, (double)total);
+	uint64_t weights = decode_weights(c, total);
+	if (moe_s >= 0) {
+		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch;
+		weights = c->weights_bytes - c->expert_bytes;
+	}
+	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, weights, kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	add_moe(out, moe_s);
 	add_fixed(c, out, (double)batch, false);
 	return st;
 }
@@ -709,8 +801,12 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	double pre_s = pre.compute_s;
 	if (c->hw.gemm.nm && out->steps > 1) {
 		double rows = (double)kvp_cdiv(n, out->steps);
-		double eff = kvp_perf_flops_efficiency(c, pre.flops,
-						       kvp_perf_attention_flops(c->model, n), rows, rows);
+		double attn = kvp_perf_attention_flops(c->model, n);
+		double eff = c->moe_curve.n
+			? kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
+							  c->hw.flops, c->hw.prefill_flops_efficiency,
+							  pre.gpu_flops * c->spec->par.tp, attn, rows, 0)
+			: kvp_perf_flops_efficiency(c, pre.flops, attn, rows, rows);
 		pre_s = pre.gpu_flops / (c->hw.flops * eff);
 	}
 	out->compute_s = pre_s / k + dec.compute_s;
@@ -724,8 +820,12 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);
 	/* the chunk's rows and the decodes' beside it, as the comm step's */
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)(kvp_cdiv(n, out->steps) + others));
+	/* the measured MoE table: the chunk's rows and every rank's decodes in
+	 * one MoE pass (pre and dec left their experts out of the roofline) */
+	double moe_s = kvp_perf_moe_table_s(c, (double)(kvp_cdiv(n, out->steps) + dec_total));
+	out->moe_s = moe_s >= 0 ? moe_s : 0;
 	out->step_s = fmax(out->compute_s, out->memory_s) + out->comm_s + out->fixed_s +
-		      out->elementwise_s;
+		      out->elementwise_s + out->moe_s;
 	out->ttft_s = k * out->step_s;
 	return KVP_STATUS_OK;
 }
