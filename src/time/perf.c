@@ -137,6 +137,9 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 						   out->decode_context, b->max_batched_tokens,
 						   &r->chunked, err)))
 			return st;
+		/* a band widened where the MoE table has no curve (kvp_perf_init) */
+		out->hw.time_ratio_low = pc->hw.time_ratio_low;
+		out->hw.time_ratio_high = pc->hw.time_ratio_high;
 		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
 									      : UINT64_MAX;
 		r->batch = po->batches[i];
@@ -313,6 +316,10 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 		     kvp_record_null(x, "offload_bound");
 	ok = ok && kvp_record_f64(x, "output_tokens_per_s_per_gpu",
 				  r->output_tokens_per_s / run->gpus);
+	/* the routed experts timed from the measured MoE table (step.h moe_s),
+	 * inside tpot_s and ttft_s; 0 where the roofline holds them */
+	ok = ok && kvp_record_f64(x, "decode_moe_s", r->decode.moe_s) &&
+	     kvp_record_f64(x, "prefill_moe_s", r->prefill.moe_s);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -408,6 +415,14 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		const char *g = strrchr(hw->gemm.path, '/');
 		g = g ? g + 1 : hw->gemm.path;
 		ok = hw->gemm.nm ? kvp_record_str(r, "gemm_table", g) : kvp_record_null(r, "gemm_table");
+	}
+	if (ok) {
+		/* the measured MoE table the routed experts are timed with, by
+		 * its file name; null: none (the roofline holds them) */
+		const char *g = strrchr(hw->moe.path, '/');
+		g = g ? g + 1 : hw->moe.path;
+		ok = run->ctx.moe_curve.n ? kvp_record_str(r, "moe_table", g)
+					  : kvp_record_null(r, "moe_table");
 	}
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);
