@@ -74,7 +74,6 @@ kvp_status kvp_moe_table_load(const char *path, uint32_t hidden, uint32_t inter,
 	char line[512];
 	int lineno = 0;
 	bool header = false;
-	memset(out, 0, sizeof *out);
 	if (!t) {
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, path, 0, 0, NULL, "out of memory");
 		goto out;

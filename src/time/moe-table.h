@@ -51,7 +51,8 @@ struct kvp_moe_table {
  * with path:line and the field ("hidden" .. "latency_us", "header") on a
  * malformed row anywhere in the file, a token count given twice in one
  * curve, or more than KVP_MOE_MAX_CURVES groups or KVP_MOE_MAX_POINTS
- * points for the shape; NOT_FOUND when the file cannot be opened. */
+ * points for the shape; NOT_FOUND when the file cannot be opened.  *out is
+ * written only on success. */
 kvp_status kvp_moe_table_load(const char *path, uint32_t hidden, uint32_t inter, uint32_t topk,
 			      uint32_t experts, struct kvp_moe_table *out, struct kvp_error *err);
 
