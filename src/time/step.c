@@ -9,6 +9,7 @@
 #include "time/step.h"
 #include "time/step-elementwise.h"
 #include "time/step-gemm.h"
+#include "time/step-moe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,142 +19,10 @@
 #include "model/shape.h"
 #include "base/units.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 const char *kvp_perf_bound_name(enum kvp_perf_bound b)
 {
 	return b == KVP_PERF_BOUND_COMPUTE ? "compute" : "bandwidth";
 }
-
-/* ------------------------------------------------------------------ links
- * Theoretical rates per direction, x16: PCIe 3.0 8 GT/s, 4.0 16 GT/s, 5.0
- * 32 GT/s with 128b/130b coding = 15.75, 31.5, 63 GB/s; PCIe 6.0 64 GT/s PAM4
- * with 242B/256B FLITs = 121 GB/s (PCI-SIG specifications, as tabulated at
- * fridayswithfaraday.com/posts/gpu-hw-pcie-gen5-bandwidth-bottleneck, which
- * also measures real transfers "20-40% below theoretical peak").
- * Effective rates: PCIe 3.0 12 GB/s (pinned host-to-device copies reach about
- * 11-12 GB/s, e.g. "11GB/s H2D ... Titan X (PCI-E 3.0 16x)" on NVIDIA's "How to
- * Optimize Data Transfers in CUDA C/C++" thread); PCIe 4.0 25 GB/s (the seed
- * figure of issue 5, 79 % of 31.5); PCIe 5.0 50 GB/s and PCIe 6.0 96 GB/s (the
- * same 79-80 % share; no measurement of ours).
- * NVLink-C2C (Grace Hopper): 900 GB/s both directions = 450 GB/s each;
- * 375 GB/s measured host-to-device (297 back) on a GH200 by KTH (Schieffer et
- * al., "Harnessing Integrated CPU-GPU System Memory for HPC: a first look into
- * Grace Hopper", arXiv 2407.07850), as reported by HPCwire in July 2024 and
- * retold at https://4nownews.com/2024/07/27/not-so-simple-and-not-so-fast-scientists-studied-the-features-of-memory-and-nvlink-c2c-in-nvidia-grace-hopper
- * ("375 GB/s in the host-to-device direction and only 297 GB/s in the reverse
- * direction"); earlier attributed here to Fusco et al. (arXiv 2408.11556, a
- * later GH200 study), whose reachable text does not give the figure.
- * NVMe: a PCIe 4.0 x4 drive, link 7.88 GB/s; 7 GB/s sequential reads (the
- * class of Samsung 990 PRO, 7,450 MB/s datasheet; issue 5's "nvme:7GB/s").
- * SATA SSD: 6 Gb/s with 8b/10b = 600 MB/s; 550 MB/s sequential reads (SATA
- * drives' datasheets quote 550-560 MB/s, e.g. Samsung 870 EVO 560 MB/s). */
-static const struct kvp_link link_presets[] = {
-	{"pcie3x16", 15.75e9, 12e9},
-	{"pcie4x16", 31.5e9, 25e9},
-	{"pcie5x16", 63e9, 50e9},
-	{"pcie6x16", 121e9, 96e9},
-	{"nvlink-c2c", 450e9, 375e9},
-	{"nvme", 7.88e9, 7e9},
-	{"sata", 0.6e9, 0.55e9},
-};
-
-bool kvp_link_preset(const char *name, struct kvp_link *out)
-{
-	for (size_t i = 0; i < NELEM(link_presets); i++)
-		if (strcmp(name, link_presets[i].name) == 0) {
-			*out = link_presets[i];
-			return true;
-		}
-	return false;
-}
-
-const struct kvp_link *kvp_link_preset_at(size_t i)
-{
-	return i < NELEM(link_presets) ? &link_presets[i] : NULL;
-}
-
-kvp_status kvp_link_parse(const char *spec, const char *field, struct kvp_link *out,
-			  struct kvp_error *err)
-{
-	char name[64];
-	const char *colon = strchr(spec, ':');
-	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (len >= sizeof name)
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field, "'%s' is too long", spec);
-	memcpy(name, spec, len);
-	name[len] = 0;
-	double rate;
-	if (!colon && kvp_parse_rate(spec, &rate) == 0) {
-		if (!(rate > 0))
-			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-					     "a rate must be positive, got '%s'", spec);
-		memset(out, 0, sizeof *out);
-		snprintf(out->name, sizeof out->name, "custom");
-		out->theoretical_bps = out->effective_bps = rate;
-		return KVP_STATUS_OK;
-	}
-	if (!kvp_link_preset(name, out))
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-				     "unknown link '%s' (pcie3x16, pcie4x16, pcie5x16, pcie6x16, "
-				     "nvlink-c2c, nvme, sata, or a rate such as 25GB/s)", name);
-	if (colon) {
-		if (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0))
-			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-					     "expected a rate such as 7GB/s after '%s:', got '%s'",
-					     name, colon + 1);
-		out->effective_bps = rate;
-		if (out->theoretical_bps < rate)
-			out->theoretical_bps = rate;
-	}
-	return KVP_STATUS_OK;
-}
-
-kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
-			     struct kvp_offload *out, struct kvp_error *err)
-{
-	static const char *const field = "--kv-offload";
-	memset(out, 0, sizeof *out);
-	out->fraction = -1;
-	if (strcmp(spec, "none") == 0) {
-		out->tier = KVP_OFFLOAD_NONE;
-		return KVP_STATUS_OK;
-	}
-	const char *colon = strchr(spec, ':');
-	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-	double rate = 0;
-	if (colon && (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0)))
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-				     "expected a rate such as 7GB/s after ':', got '%s'", colon + 1);
-	if (len == 3 && strncmp(spec, "cpu", 3) == 0) {
-		out->tier = KVP_OFFLOAD_CPU;
-		out->link = *host;
-		if (rate > 0) {
-			out->link.effective_bps = rate;
-			if (out->link.theoretical_bps < rate)
-				out->link.theoretical_bps = rate;
-		}
-		return KVP_STATUS_OK;
-	}
-	if ((len == 4 && strncmp(spec, "nvme", 4) == 0) || (len == 4 && strncmp(spec, "sata", 4) == 0)) {
-		char name[8];
-		memcpy(name, spec, 4);
-		name[4] = 0;
-		out->tier = KVP_OFFLOAD_DISK;
-		kvp_link_preset(name, &out->link);
-		if (rate > 0)
-			out->link.theoretical_bps = out->link.effective_bps = rate;
-		/* read through host memory: the slower of the disk and the host link */
-		if (host->effective_bps < out->link.effective_bps)
-			out->link.effective_bps = host->effective_bps;
-		return KVP_STATUS_OK;
-	}
-	return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-			     "expected none, cpu, cpu:RATE, nvme, nvme:RATE, sata or sata:RATE, got '%s'",
-			     spec);
-}
-
-/* --------------------------------------------------------------- hardware */
 
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err)
@@ -303,38 +172,19 @@ void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, stru
 	}
 }
 
-/* The measured MoE curve of c's deployment, where its engine runs the
- * kernels the table measured: the expert group is the tp x dp GPUs of a
- * stage (shape.h), as aiconfigurator's moe_tp x moe_ep = tp x attention dp
- * (sdk/models/moe.py, 0.12.0); with ep the experts are split over ep of
- * them (moe_ep = ep) and each expert over the rest (moe_tp = group / ep),
- * else each expert over the whole group (moe_tp = group, moe_ep = 1).
- * None found: the roofline keeps the experts, a warning says so and the band
- * is widened, each end twice as far from 1 (a shape the data never covered,
- * issue 32's bad input). */
+/* The measured MoE curve of c's deployment (kvp_moe_curve_pick), where
+ * its engine runs the kernels the table measured.  None found: the roofline
+ * keeps the experts, a warning says so and the band is widened, each end
+ * twice as far from 1 (a shape the data never covered, issue 32's bad
+ * input). */
 static void moe_curve_pick(struct kvp_perf_ctx *c)
 {
-	const struct kvp_model *m = c->model;
-	const struct kvp_parallel *par = &c->spec->par;
 	memset(&c->moe_curve, 0, sizeof c->moe_curve);
 	c->moe_warning[0] = 0;
-	if (!m->moe_num_experts || !c->hw.moe_kernel_tables || !c->expert_bytes)
+	if (!c->model->moe_num_experts || !c->hw.moe_kernel_tables || !c->expert_bytes ||
+	    kvp_moe_curve_pick(&c->hw.moe, &c->spec->par, &c->moe_curve, c->moe_warning,
+			       sizeof c->moe_warning))
 		return;
-	uint32_t group = (par->tp ? par->tp : 1) * kvp_shape_dp(par);
-	uint32_t ep = par->ep > 1 ? par->ep : 1;
-	const struct kvp_moe_curve *cv = NULL;
-	if (group % ep == 0)
-		cv = kvp_moe_table_curve(&c->hw.moe, group / ep, ep);
-	if (cv && cv->n) {
-		c->moe_curve = *cv;
-		return;
-	}
-	const char *why = !c->hw.moe.path[0] ? "no MoE table for this GPU and weights' dtype"
-			  : !c->hw.moe.ncurves ? "the MoE table has no row of this expert shape"
-					       : "the MoE table did not measure this expert group";
-	snprintf(c->moe_warning, sizeof c->moe_warning,
-		 "%s (moe_tp %u, moe_ep %u): the routed experts are timed by the roofline, "
-		 "the band widened", why, group % ep ? group : group / ep, ep);
 	if (!(c->hw.given & KVP_PERF_GIVEN_BAND)) {
 		if (c->hw.time_ratio_low > 0)
 			c->hw.time_ratio_low = fmax(0.05, 2 * c->hw.time_ratio_low - 1);
@@ -345,9 +195,7 @@ static void moe_curve_pick(struct kvp_perf_ctx *c)
 
 double kvp_perf_moe_table_s(const struct kvp_perf_ctx *c, double tokens)
 {
-	if (!c->moe_curve.n || !(tokens > 0))
-		return -1;
-	return kvp_shape_moe_layers(c->model) * kvp_moe_curve_s(&c->moe_curve, tokens);
+	return kvp_moe_step_s(&c->moe_curve, c->model, tokens);
 }
 
 kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
