@@ -266,9 +266,19 @@ START_TEST(test_sglang)
 	ck_assert_uint_eq(r.v[1].prompt_tokens, 1024);           /* 409,600 / 400 */
 	ck_assert_double_eq_tol(r.v[0].m.tpot_s, 0.0073349, 1e-12);  /* median_tpot_ms */
 	ck_assert_double_eq_tol(r.v[0].throughput_rps, 8.2853, 1e-12); /* request_throughput */
+	/* random_range_ratio 1.0: every request of one length, no spread */
+	ck_assert_double_eq(r.v[0].decode_context, 0);
 	ck_assert_msg(load("sglang-one-batch.jsonl", NULL, &r, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
 	ck_assert_uint_eq(r.n, 5);                               /* appended to the same list */
+	/* the late-2024 line of a random dataset at range ratio 0.0 (output 0..256
+	 * drawn uniformly, bench.h): E[o] = 128, E[o^2] = (257^2 - 1) / 12 +
+	 * 128^2 = 21,888, E[o (o - 1)] / (2 E[o]) = 21,760 / 256 = 85; mean prompt
+	 * 51,200 / 100 = 512: 597 */
+	ck_assert_msg(load("sglang-serving-2024.jsonl", NULL, &r, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert_double_eq_tol(r.v[5].decode_context, 597.0, 1e-9);
+	ck_assert_uint_eq(r.v[5].output_tokens, 128);
 	const struct kvp_bench_run *b = &r.v[3];
 	ck_assert_int_eq(b->format, KVP_BENCH_FORMAT_SGLANG_ONE_BATCH);
 	ck_assert_double_eq(b->batch, 16);
@@ -347,6 +357,12 @@ static void fit_setup(void)
 	ck_assert_msg(kvp_gpu_load("h100-sxm", &gpu, &err) == KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_msg(kvp_perf_hw_from_gpu(&gpu, &model, &hw, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
+	/* the story is told at flat efficiencies (its README): the GPU's prefill
+	 * timed at one, 0.60 uncalibrated, as a profile that gives its own
+	 * prefill_flops_efficiency has it, not through h100-sxm's measured GEMM
+	 * table (test_fit_table below takes that path) */
+	ck_assert_uint_gt(hw.gemm.nm, 0);
+	kvp_perf_hw_prefill_efficiency(&hw, 0.60);
 	/* the story has no fixed costs: pinned at none, as a calibration that
 	 * gave them would pin them (the engine's time data fills only what no
 	 * calibration gave, kvp_perf_hw_engine) */
@@ -554,6 +570,95 @@ START_TEST(test_write_read_back)
 }
 END_TEST
 
+/* With h100-sxm's measured GEMM table (as perf times a prefill by
+ * default) the prefill's constant is a scale on it, 1 uncalibrated
+ * (calibrate-fit.h); the file writes it as prefill_flops_scale, and read
+ * back and applied it keeps the table and divides every prefill FLOP's time
+ * by it: a prefill of 16 x 1024 tokens (compute-bound: 16 x 1024 rows)
+ * takes compute_s / s of its uncalibrated compute time, by the definition
+ * of a rate, while its bytes' terms do not move. */
+START_TEST(test_fit_table)
+{
+	fit_setup();
+	struct kvp_error err = {0};
+	struct kvp_perf_hw flat = hw;
+	ck_assert_msg(kvp_perf_hw_from_gpu(&gpu, &model, &hw, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	hw.step_fixed_s = hw.prefill_fixed_s = hw.seq_step_s = 0;
+	hw.kv_bw_efficiency = 0;
+	hw.given = flat.given;
+	ck_assert_uint_gt(hw.gemm.nm, 0);
+	tmp_make("calibrate-table");
+	struct kvp_bench_runs r = {0};
+	serve_runs(&r);
+	struct kvp_calib_result *f = malloc(sizeof *f);
+	struct kvp_calib_opts fo = {0};
+	fo.want[KVP_CALIB_DECODE_BW_EFFICIENCY] = fo.want[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] = true;
+	ck_assert_msg(kvp_calib_run(&model, &gpu, &bopts, &hw, r.v, r.n, &fo, f, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert(f->prefill_scale);
+	ck_assert_str_eq(kvp_calib_result_param_name(f, KVP_CALIB_PREFILL_FLOPS_EFFICIENCY),
+			 "prefill_flops_scale");
+	ck_assert_int_eq(kvp_calib_param_from_name("prefill_flops_scale"),
+			 KVP_CALIB_PREFILL_FLOPS_EFFICIENCY);
+	ck_assert_double_eq(f->start[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY], 1);
+	double sc = f->value[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY];
+	/* the story's engine is slower in prefill than the table's GEMMs
+	 * (0.50 of the peak against the table's 0.6-0.8 at these shapes) */
+	ck_assert_double_lt(sc, 1);
+	ck_assert_double_gt(sc, 0.5);
+	ck_assert_double_lt(f->median_calibrated, f->median_uncalibrated);
+	char path[600];
+	snprintf(path, sizeof path, "%s/cal.yaml", tmpdir);
+	struct kvp_calibration_source src = {.gpu = "h100-sxm", .model = "llama-3.1-8b",
+					     .engine = "vllm", .tp = 1, .kvplan_version = "test",
+					     .created = "2026-12-07T00:00:00Z"};
+	ck_assert_msg(kvp_calibration_write(path, &src, f, r.v, r.n, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	struct kvp_calibration cal;
+	ck_assert_msg(kvp_calibration_load(path, &gpu, &cal, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_double_eq(cal.prefill_flops_efficiency, 0);
+	ck_assert_double_eq_tol(cal.prefill_flops_scale, sc, 1e-8 * sc);
+	struct kvp_perf_hw h = hw, g = hw;
+	kvp_calibration_apply(&cal, &h);
+	kvp_calib_apply(f, &g);
+	ck_assert_uint_gt(h.gemm.nm, 0);                       /* the table kept */
+	ck_assert_double_eq_tol(h.prefill_flops_efficiency, 0.60 * sc, 1e-8);
+	ck_assert_double_eq_tol(g.prefill_flops_efficiency, h.prefill_flops_efficiency, 1e-8);
+	struct kvp_budget b;
+	struct kvp_budget_opts bo = bopts;
+	bo.context = 1024 + 1;
+	bo.batch = 16;
+	ck_assert_msg(kvp_budget_compute(&model, &gpu, &bo, &b, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	struct kvp_perf_ctx c0, c1;
+	struct kvp_perf_step p0, p1;
+	ck_assert(kvp_perf_init(&c0, &b.spec, b.weights_bytes, &hw, &err) == KVP_STATUS_OK);
+	/* the scale alone (the fitted decode efficiency moves the bytes' terms) */
+	struct kvp_perf_hw hs = hw;
+	struct kvp_calibration only = {.prefill_flops_scale = cal.prefill_flops_scale};
+	kvp_calibration_apply(&only, &hs);
+	ck_assert(kvp_perf_init(&c1, &b.spec, b.weights_bytes, &hs, &err) == KVP_STATUS_OK);
+	ck_assert(kvp_perf_prefill(&c0, 16, 1024, &p0, &err) == KVP_STATUS_OK);
+	ck_assert(kvp_perf_prefill(&c1, 16, 1024, &p1, &err) == KVP_STATUS_OK);
+	/* (the file's 9 digits, not the fit's own double) */
+	ck_assert_double_eq_tol(p1.compute_s * cal.prefill_flops_scale, p0.compute_s,
+				1e-12 * p0.compute_s);
+	ck_assert_double_eq(p1.memory_s, p0.memory_s);
+	ck_assert_double_eq(p1.elementwise_s, p0.elementwise_s);
+	/* a scale does not compound: applied twice, the same */
+	kvp_calibration_apply(&cal, &h);
+	ck_assert_double_eq_tol(h.prefill_flops_efficiency, 0.60 * sc, 1e-8);
+	/* a flat efficiency given afterwards drops the table and the scale */
+	kvp_perf_hw_prefill_efficiency(&h, 0.5);
+	ck_assert_uint_eq(h.gemm.nm, 0);
+	ck_assert_double_eq(h.prefill_flops_scale, 0);
+	free(f);
+	kvp_bench_runs_free(&r);
+	tmp_remove();
+}
+END_TEST
+
 /* A calibration file with a fixed cost out of range names it. */
 START_TEST(test_read_bad_fixed_cost)
 {
@@ -726,6 +831,51 @@ START_TEST(test_read_bad_request_latency)
 }
 END_TEST
 
+/* A random dataset's spread is used only where the file's mean output is
+ * the drawn range's: outputs cut short (a mean of 100 for 0..256, whose mean
+ * is 128: 22 % off) leave the mean lengths' context. */
+START_TEST(test_sglang_spread_unused)
+{
+	tmp_make("calibrate-spread");
+	const char *p = write_tmp("s.jsonl", "{\"backend\": \"sglang\", \"dataset_name\": \"random\", "
+				  "\"total_input_tokens\": 51200, \"total_output_tokens\": 10000, "
+				  "\"mean_e2e_latency_ms\": 4000.0, \"median_ttft_ms\": 100.0, "
+				  "\"median_itl_ms\": 20.0, \"random_input_len\": 1024, "
+				  "\"random_output_len\": 256, \"random_range_ratio\": 0.0, "
+				  "\"duration\": 50.0, \"completed\": 100}\n");
+	struct kvp_bench_runs r = {0};
+	struct kvp_error err = {0};
+	static const struct kvp_bench_given none = {0};
+	ck_assert_msg(kvp_bench_load(p, &none, &r, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_uint_eq(r.v[0].output_tokens, 100);
+	ck_assert_double_eq(r.v[0].decode_context, 0);
+	kvp_bench_runs_free(&r);
+	tmp_remove();
+}
+END_TEST
+
+/* prefill_flops_scale: above 0 and at most 50 (1 / 0.02, the smallest
+ * efficiency; calibration.c), a number: each refused at its line (4) and key */
+static const char *const bad_scale[] = {"0", "-1", "51", "slow", ".nan"};
+
+START_TEST(test_read_bad_prefill_scale)
+{
+	fit_setup();
+	tmp_make("calibrate-bad-scale");
+	char text[200];
+	snprintf(text, sizeof text, "calibration:\n  - gpu: h100-sxm\n    seq_step_s: 2.5e-5\n"
+		 "    prefill_flops_scale: %s\n", bad_scale[_i]);
+	const char *p = write_tmp("c.yaml", text);
+	struct kvp_calibration cal;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_calibration_load(p, &gpu, &cal, &err), KVP_STATUS_INVALID);
+	ck_assert_str_eq(err.field, "prefill_flops_scale");
+	ck_assert_int_eq(err.line, 4);
+	tmp_remove();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("calibrate");
@@ -742,6 +892,7 @@ int main(void)
 	tcase_add_test(core, test_write_read_back);
 	tcase_add_test(core, test_request_latency_ttft_only);
 	tcase_add_test(core, test_fit_request_latency);
+	tcase_add_test(core, test_fit_table);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_json_errors, 0, sizeof bad_json / sizeof bad_json[0]);
@@ -754,6 +905,9 @@ int main(void)
 	tcase_add_test(errors, test_read_bad_fixed_cost);
 	tcase_add_loop_test(errors, test_read_bad_request_latency, 0,
 			    sizeof bad_reqlat / sizeof bad_reqlat[0]);
+	tcase_add_test(errors, test_sglang_spread_unused);
+	tcase_add_loop_test(errors, test_read_bad_prefill_scale, 0,
+			    sizeof bad_scale / sizeof bad_scale[0]);
 	suite_add_tcase(s, errors);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -232,10 +232,7 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 				weights -= pc->expert_bytes;
 		}
 		if (chunk && pc->moe_curve.n)
-			eff = kvp_gemm_step_efficiency_routed(&pc->hw.gemm, pc->model, &pc->spec->par,
-							      pc->hw.flops,
-							      pc->hw.prefill_flops_efficiency, flops,
-							      attn, tokens, 0);
+			eff = kvp_perf_flops_efficiency_routed(pc, flops, attn, tokens, 0);
 		else if (chunk)
 			eff = kvp_perf_flops_efficiency(pc, flops, attn, tokens, tokens * dp);
 		if (!ok || kvp_perf_step_roofline(pc, flops / (double)pp, eff, weights, micro_kv,

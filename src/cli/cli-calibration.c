@@ -72,13 +72,14 @@ static void given(const struct kvp_calibration *c, bool with_kv, char *buf, size
 	} k[] = {
 		{"decode_bw_efficiency", c->decode_bw_efficiency},
 		{"prefill_flops_efficiency", c->prefill_flops_efficiency},
+		{"prefill_flops_scale", c->prefill_flops_scale},
 		{"kv_bw_efficiency", with_kv ? c->kv_bw_efficiency : 0},
 		{"step_fixed_s", c->step_fixed_s},
 		{"prefill_fixed_s", c->prefill_fixed_s},
 		{"seq_step_s", c->seq_step_s},
 		{"allreduce_latency_s", c->allreduce_latency_s},
 		{"request_latency_s", c->request_latency_s},
-		{"latency_spread (the band)", !c->kernel && c->points ? 1 : 0},
+		{"latency_spread (the band)", !c->kernel && c->points && c->latency_spread >= 0 ? 1 : 0},
 	};
 	buf[0] = 0;
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {

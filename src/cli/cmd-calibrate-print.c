@@ -35,13 +35,15 @@ static struct kvp_record *obs_record(const struct kvp_calibrate_print *p, size_t
 static struct kvp_record *const_record(const struct kvp_calib_result *f, int k)
 {
 	struct kvp_record *rec = kvp_record_new();
-	if (!rec || !kvp_record_str(rec, "name", kvp_calib_param_name(k)) ||
+	if (!rec || !kvp_record_str(rec, "name", kvp_calib_result_param_name(f, k)) ||
 	    !kvp_record_bool(rec, "supported", f->supported[k]) ||
 	    !kvp_record_bool(rec, "fitted", f->fitted[k]) ||
 	    !kvp_record_f64(rec, "uncalibrated", f->start[k]) ||
 	    !kvp_record_f64(rec, "value", f->fitted[k] ? f->value[k] : f->start[k]) ||
-	    !(f->fitted[k] ? kvp_record_f64(rec, "low", f->lo[k]) : kvp_record_null(rec, "low")) ||
-	    !(f->fitted[k] ? kvp_record_f64(rec, "high", f->hi[k]) : kvp_record_null(rec, "high"))) {
+	    !(f->fitted[k] && kvp_calib_result_spread_known(f)
+		      ? kvp_record_f64(rec, "low", f->lo[k]) : kvp_record_null(rec, "low")) ||
+	    !(f->fitted[k] && kvp_calib_result_spread_known(f)
+		      ? kvp_record_f64(rec, "high", f->hi[k]) : kvp_record_null(rec, "high"))) {
 		kvp_record_free(rec);
 		return NULL;
 	}
@@ -72,11 +74,14 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 	printf("  %-26s %14s %14s   %s\n", "constant", "uncalibrated", "fitted",
 	       "spread (leave one run out)");
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++) {
-		if (f->fitted[k])
-			printf("  %-26s %14.6g %14.6g   [%.6g, %.6g]\n", kvp_calib_param_name(k),
+		if (f->fitted[k] && !kvp_calib_result_spread_known(f))
+			printf("  %-26s %14.6g %14.6g   none: too few runs to refit with one left out\n",
+			       kvp_calib_result_param_name(f, k), f->start[k], f->value[k]);
+		else if (f->fitted[k])
+			printf("  %-26s %14.6g %14.6g   [%.6g, %.6g]\n", kvp_calib_result_param_name(f, k),
 			       f->start[k], f->value[k], f->lo[k], f->hi[k]);
 		else
-			printf("  %-26s %14.6g %14s   %s\n", kvp_calib_param_name(k), f->start[k],
+			printf("  %-26s %14.6g %14s   %s\n", kvp_calib_result_param_name(f, k), f->start[k],
 			       "-", f->supported[k] ? "not fitted (too few runs or not asked)"
 			       : "not supported: these runs do not tell it apart");
 	}
@@ -90,6 +95,10 @@ void kvp_calibrate_print_table(const struct kvp_calibrate_print *p)
 		printf("\n  each run predicted by the refit without it: worst %.1f%% (the\n"
 		       "  leave-one-out spread; perf's band is 1 -/+ it, or the fit's worst\n"
 		       "  residual where larger)", 100 * f->loo_spread);
+	else if (!kvp_calib_result_spread_known(f))
+		printf("\n  no refit could leave a run out (each would leave fewer times than\n"
+		       "  constants), so how far a run the fit did not see strays is unknown:\n"
+		       "  the file sets no band, and perf keeps its own");
 	printf("\n\n");
 obs:;
 	struct kvp_record *rows[KVP_CALIB_MAX_OBS];
@@ -142,10 +151,13 @@ bool kvp_calibrate_print_records(const struct kvp_calibrate_print *p, enum kvp_f
 		}
 		ok = ok && kvp_cli_warnings_to_record(p->warn, r);
 		/* the spreads the file writes (rounded as it rounds them): the
-		 * fit's largest residual, and the leave-one-out refits' (null:
-		 * no refit, as with --evaluate) */
-		ok = ok && kvp_record_f64(r, "latency_spread",
-					  kvp_calibration_spread_round(f->latency_spread)) &&
+		 * fit's largest residual (null when no refit could leave a run
+		 * out: the file writes no band), and the leave-one-out refits'
+		 * (null: no refit, as with --evaluate) */
+		ok = ok && (kvp_calib_result_spread_known(f)
+				    ? kvp_record_f64(r, "latency_spread",
+						     kvp_calibration_spread_round(f->latency_spread))
+				    : kvp_record_null(r, "latency_spread")) &&
 		     (f->loo_spread > 0
 			      ? kvp_record_f64(r, "latency_spread_loo",
 					       kvp_calibration_spread_round(f->loo_spread))

@@ -110,8 +110,12 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		const char *g = strrchr(hw->gemm.path, '/');
 		char cg[KVP_TERM_SIZE(sizeof hw->gemm.path)];
 		printf("  prefill's linear layers at the measured GEMM table %s (profiles/kernels, "
-		       "interpolated at their shapes); attention at the efficiency above\n",
+		       "interpolated at their shapes)",
 		       kvp_term_text(cg, sizeof cg, g ? g + 1 : hw->gemm.path));
+		if (hw->prefill_flops_scale > 0 && hw->prefill_flops_scale != 1)
+			printf(" x %.3g, the calibration's prefill_flops_scale (the efficiency "
+			       "above too)", hw->prefill_flops_scale);
+		printf("; attention at the efficiency above\n");
 	}
 	if (run->ctx.moe_curve.n) {
 		/* the routed experts from the measured MoE table (step.h moe_s) */
@@ -122,7 +126,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		       kvp_term_text(cg, sizeof cg, g ? g + 1 : hw->moe.path),
 		       run->ctx.moe_curve.moe_tp, run->ctx.moe_curve.moe_ep);
 	}
-	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0) {
+	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0 ||
+	    cal->prefill_flops_scale > 0) {
 		/* the path and the GPU are input text: escaped for the terminal */
 		char cp[KVP_TERM_SIZE(256)], cg[KVP_TERM_SIZE(sizeof cal->gpu)];
 		const char *label = kvp_cli_calibration_label(cf, cal);

@@ -28,10 +28,49 @@
  * prefill_latency (s, one prefill of the batch), median_decode_latency (s,
  * one decode step of the batch), total_latency, throughputs: a step
  * measured with no server or scheduler in the path. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "read/bench-private.h"
+
+/* The running batch's mean decode context of a random-dataset run whose
+ * lengths were drawn over a range (bench_serving.py 0.4.0.post1
+ * sample_random_requests l.611-629: input_lens = randint(max(int(I r), 1),
+ * I + 1), output_lens = randint(int(O r), O + 1), each request's own, I =
+ * random_input_len, O = random_output_len, r = random_range_ratio; sent with
+ * ignore_eos, l.165, so each makes its o tokens).  Under continuous batching
+ * a request decodes for o steps at contexts p, p + 1, ..., p + o - 1, so of
+ * the sequences running at a step (Little's law, each request counted for
+ * the steps it is in the batch) the mean context is
+ *   E[o (p + (o - 1) / 2)] / E[o] = E[p] + E[o (o - 1)] / (2 E[o])
+ * (p and o drawn apart): longer outputs stay longer and are more of the
+ * batch than of the requests.  With o uniform on the integers a..b:
+ *   E[o] = (a + b) / 2, E[o^2] = ((b - a + 1)^2 - 1) / 12 + E[o]^2.
+ * E[p] is the file's mean prompt.  A fixed length (r = 1) gives
+ * p + (o - 1) / 2, as without it.  Only where the file's mean output is
+ * within 10 % of (a + b) / 2 (the lengths were drawn as recorded); else 0. */
+static kvp_status running_context(const struct kvp_bench_src *s, const struct kvp_node *o,
+				  double mean_p, double mean_o, struct kvp_bench_run *run,
+				  struct kvp_error *err)
+{
+	char ds[32] = "";
+	double ratio = -1, olen = 0;
+	kvp_status st;
+	if ((st = kvp_bench_str(s, o, "dataset_name", false, ds, sizeof ds, err)) ||
+	    (st = kvp_bench_num(s, o, "random_range_ratio", 1, false, &ratio, err)) ||
+	    (st = kvp_bench_num(s, o, "random_output_len", 1, false, &olen, err)))
+		return st;
+	if (strcmp(ds, "random") != 0 || !(ratio >= 0) || !(ratio < 1) || !(olen >= 1) ||
+	    olen > 1e9)
+		return KVP_STATUS_OK;
+	double b = floor(olen), a = floor(olen * ratio), eo = (a + b) / 2;
+	double eo2 = ((b - a + 1) * (b - a + 1) - 1) / 12 + eo * eo;
+	if (!(eo > 0) || fabs(mean_o / eo - 1) > 0.10)
+		return KVP_STATUS_OK;
+	run->decode_context = mean_p + (eo2 - eo) / (2 * eo);
+	return KVP_STATUS_OK;
+}
 
 kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_bench_run *run,
 				    struct kvp_error *err)
@@ -79,6 +118,8 @@ kvp_status kvp_bench_sglang_serving(const struct kvp_bench_src *s, struct kvp_be
 	if (!(conc > 0) && e2e > 0 && dur > 0)
 		conc = completed * e2e / dur;
 	run->batch = conc > 0 ? conc : maxc;
+	if ((st = running_context(s, o, in / completed, out / completed, run, err)))
+		return st;
 	if (!(run->batch > 0))
 		return kvp_bench_fail(s, o, "concurrency", err, "the requests in flight are "
 				      "unknown: the file has neither concurrency, "

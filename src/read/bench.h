@@ -73,6 +73,11 @@ struct kvp_bench_run {
 	 * are admitted at); 0: not recorded, or an offline batch */
 	double throughput_rps;
 	struct kvp_bench_measured m;
+	/* the running batch's mean decode context in tokens where the file
+	 * records how its requests' lengths were drawn (an SGLang
+	 * bench_serving random dataset with a range ratio below 1: read in
+	 * bench-sglang.c); 0: every request of the mean lengths, p + (o - 1) / 2 */
+	double decode_context;
 };
 
 /* The shape the command line gives, for what a file does not record (0 or

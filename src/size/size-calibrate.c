@@ -20,7 +20,7 @@ void kvp_size_calibration_apply(const struct kvp_calibration *cal, bool spread_g
 	so->calibrated = true;
 	/* the spread as perf's band takes it (calibration.c): the larger of the
 	 * fit's own and its leave-one-out spread, never narrower than measured */
-	if (!spread_given && cal->points) {
+	if (!spread_given && cal->points && cal->latency_spread >= 0) {
 		so->latency_spread = fmax(cal->latency_spread, cal->latency_spread_loo);
 		*spread_from = "calibration";
 	}

@@ -287,7 +287,7 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 	if ((st = step_at(r, 1, &out->floor_tpot_s, &fb, err)))
 		goto out;
 	/* + the request's latency outside the steps (step.h request_latency_s) */
-	out->floor_ttft_s = pre_p.time_s + out->transfer_s + r->pc.hw.request_latency_s;
+	out->floor_ttft_s = kvp_perf_request_s(&r->pc.hw, pre_p.time_s + out->transfer_s);
 	if (d->slo_ttft_s > 0 && out->floor_ttft_s > d->slo_ttft_s)
 		out->never |= KVP_SIZE_FAIL_TTFT;
 	if (d->slo_tpot_s > 0 && out->floor_tpot_s > d->slo_tpot_s)
@@ -372,8 +372,8 @@ kvp_status kvp_size_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->queue_p_s = d->queue_percentile
 				 ? kvp_size_wait_percentile(out->queue_s, rho_p, d->percentile / 100)
 				 : out->queue_s;
-		out->ttft_s = pre_p.time_s + out->queue_p_s + out->transfer_s +
-			      r->pc.hw.request_latency_s;
+		out->ttft_s = kvp_perf_request_s(&r->pc.hw,
+						 pre_p.time_s + out->queue_p_s + out->transfer_s);
 		if (d->slo_ttft_s > 0 && out->ttft_s > d->slo_ttft_s)
 			out->failed |= KVP_SIZE_FAIL_TTFT;
 		if (d->slo_tpot_s > 0 && out->tpot_s > d->slo_tpot_s)

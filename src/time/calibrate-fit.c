@@ -35,7 +35,25 @@ int kvp_calib_param_from_name(const char *name)
 	for (int i = 0; i < KVP_CALIB_NPARAMS; i++)
 		if (strcmp(name, param_names[i]) == 0)
 			return i;
+	/* the same slot where a GEMM table times the prefill (calibrate-fit.h) */
+	if (strcmp(name, "prefill_flops_scale") == 0)
+		return KVP_CALIB_PREFILL_FLOPS_EFFICIENCY;
 	return -1;
+}
+
+const char *kvp_calib_result_param_name(const struct kvp_calib_result *r,
+					enum kvp_calib_param p)
+{
+	return p == KVP_CALIB_PREFILL_FLOPS_EFFICIENCY && r->prefill_scale ? "prefill_flops_scale"
+									   : kvp_calib_param_name(p);
+}
+
+bool kvp_calib_result_spread_known(const struct kvp_calib_result *r)
+{
+	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+		if (r->fitted[k])
+			return r->loo_refits > 0;
+	return true;
 }
 
 const char *kvp_calib_obs_name(enum kvp_calib_obs_kind k)
@@ -47,7 +65,11 @@ const char *kvp_calib_obs_name(enum kvp_calib_obs_kind k)
 static void get_params(const struct kvp_perf_hw *hw, double *t)
 {
 	t[KVP_CALIB_DECODE_BW_EFFICIENCY] = hw->decode_bw_efficiency;
-	t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] = hw->prefill_flops_efficiency;
+	/* with a measured GEMM table the prefill's constant is a scale on it
+	 * (calibrate-fit.h), 1 before any calibration */
+	t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] =
+		!hw->gemm.nm ? hw->prefill_flops_efficiency
+		: hw->prefill_flops_scale > 0 ? hw->prefill_flops_scale : 1;
 	/* 0 reads the KV at the weights' efficiency: the same figure, fitted
 	 * apart from there */
 	t[KVP_CALIB_KV_BW_EFFICIENCY] = hw->kv_bw_efficiency > 0 ? hw->kv_bw_efficiency
@@ -62,7 +84,10 @@ static void get_params(const struct kvp_perf_hw *hw, double *t)
 static void set_params(struct kvp_perf_hw *hw, const double *t)
 {
 	hw->decode_bw_efficiency = t[KVP_CALIB_DECODE_BW_EFFICIENCY];
-	kvp_perf_hw_prefill_efficiency(hw, t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY]);
+	if (hw->gemm.nm)
+		kvp_perf_hw_prefill_scale(hw, t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY]);
+	else
+		kvp_perf_hw_prefill_efficiency(hw, t[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY]);
 	hw->kv_bw_efficiency = t[KVP_CALIB_KV_BW_EFFICIENCY];
 	hw->step_fixed_s = t[KVP_CALIB_STEP_FIXED_S];
 	hw->seq_step_s = t[KVP_CALIB_SEQ_STEP_S];
@@ -107,7 +132,21 @@ struct fit_state {
 	 * while the KV constant stays at its start it follows decode's */
 	bool kv_follows;
 	double kv_start;
+	/* each constant's bounds (lo_bound, hi_bound; a prefill scale's
+	 * top keeps prefill_flops_efficiency x it within 1) */
+	double lo[KVP_CALIB_NPARAMS], hi[KVP_CALIB_NPARAMS];
 };
+
+/* fs's bounds for its hw */
+static void set_bounds(struct fit_state *fs)
+{
+	memcpy(fs->lo, lo_bound, sizeof fs->lo);
+	memcpy(fs->hi, hi_bound, sizeof fs->hi);
+	if (fs->hw->gemm.nm) {
+		double s = fs->hw->prefill_flops_scale > 0 ? fs->hw->prefill_flops_scale : 1;
+		fs->hi[KVP_CALIB_PREFILL_FLOPS_EFFICIENCY] = s / fs->hw->prefill_flops_efficiency;
+	}
+}
 
 /* Every observation's prediction at constants t, into pred[]. */
 static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
@@ -165,8 +204,8 @@ static kvp_status predict(struct fit_state *fs, const double *t, double *pred)
 							     fs->err);
 			/* the whole batch end to end, as perf's e2e: with the
 			 * request's latency outside the steps (step.h) once */
-			pred[i] = pre.time_s + (double)(r->o - 1) * dec.time_s +
-				  hw.request_latency_s;
+			pred[i] = kvp_perf_request_s(&hw, pre.time_s +
+							   (double)(r->o - 1) * dec.time_s);
 			break;
 		}
 		if (st)
@@ -213,7 +252,7 @@ static double coord_search(struct fit_state *fs, const bool *on, double *t)
 				continue;
 			for (int dir = 0; dir < 2; dir++) {
 				double old = t[k], v = dir ? old / f : old * f;
-				v = fmin(fmax(v, lo_bound[k]), hi_bound[k]);
+				v = fmin(fmax(v, fs->lo[k]), fs->hi[k]);
 				if (v == old)
 					continue;
 				t[k] = v;
@@ -234,11 +273,11 @@ static double coord_search(struct fit_state *fs, const bool *on, double *t)
 }
 
 /* t with u[j] = log t[k] for the j-th constant in `on`, within bounds. */
-static void from_log(const bool *on, const double *u, double *t)
+static void from_log(const struct fit_state *fs, const bool *on, const double *u, double *t)
 {
 	for (int k = 0, j = 0; k < KVP_CALIB_NPARAMS; k++)
 		if (on[k]) {
-			t[k] = fmin(fmax(exp(u[j]), lo_bound[k]), hi_bound[k]);
+			t[k] = fmin(fmax(exp(u[j]), fs->lo[k]), fs->hi[k]);
 			j++;
 		}
 }
@@ -265,7 +304,7 @@ static double simplex_search(struct fit_state *fs, const bool *on, double *t)
 	}
 	for (int i = 0; i <= d; i++) {
 		memcpy(tt, t, sizeof tt);
-		from_log(on, x[i], tt);
+		from_log(fs, on, x[i], tt);
 		f[i] = objective(fs, tt);
 	}
 	for (int it = 0; it < 4000; it++) {
@@ -295,7 +334,7 @@ static double simplex_search(struct fit_state *fs, const bool *on, double *t)
 		for (int j = 0; j < d; j++)                            \
 			dst[j] = c[j] + (coef) * (x[hi][j] - c[j]);    \
 		memcpy(tt, t, sizeof tt);                              \
-		from_log(on, dst, tt);                                 \
+		from_log(fs, on, dst, tt);                                 \
 		fv = objective(fs, tt);                                \
 	} while (0)
 		TRY(xr, -1.0, fr);
@@ -327,7 +366,7 @@ static double simplex_search(struct fit_state *fs, const bool *on, double *t)
 					for (int j = 0; j < d; j++)
 						x[i][j] = x[lo][j] + 0.5 * (x[i][j] - x[lo][j]);
 					memcpy(tt, t, sizeof tt);
-					from_log(on, x[i], tt);
+					from_log(fs, on, x[i], tt);
 					f[i] = objective(fs, tt);
 				}
 			}
@@ -340,7 +379,7 @@ static double simplex_search(struct fit_state *fs, const bool *on, double *t)
 			lo = i;
 	if (!(f[lo] < best0))
 		return best0;
-	from_log(on, x[lo], t);
+	from_log(fs, on, x[lo], t);
 	return objective(fs, t);
 }
 
@@ -543,7 +582,11 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 		bool train = !(fo && fo->held_out && fo->held_out[i]);
 		s->p = r->prompt_tokens;
 		s->o = r->output_tokens;
-		s->dctx = s->p + (s->o - 1) / 2;
+		/* the mean context of the running batch: p + (o - 1) / 2 at the
+		 * mean lengths, or the reader's where the file records how the
+		 * lengths were spread (bench.h decode_context) */
+		s->dctx = r->decode_context >= 1 ? (uint64_t)floor(r->decode_context + 0.5)
+						 : s->p + (s->o - 1) / 2;
 		s->total = (uint64_t)floor(r->batch + 0.5);
 		if (s->total < 1)
 			s->total = 1;
@@ -642,6 +685,8 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 		out->band_high = eh.time_ratio_high;
 	}
 	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
+	set_bounds(&fs);
+	out->prefill_scale = eh.gemm.nm > 0;
 	get_params(st ? hw : &eh, out->start);
 	fs.kv_follows = !st && !(eh.kv_bw_efficiency > 0);
 	fs.kv_start = out->start[KVP_CALIB_KV_BW_EFFICIENCY];
@@ -689,6 +734,8 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	out->band_low = eh.time_ratio_low;
 	out->band_high = eh.time_ratio_high;
 	struct fit_state fs = {.hw = &eh, .rs = rs, .obs = out->obs, .nobs = out->nobs, .err = err};
+	set_bounds(&fs);
+	out->prefill_scale = eh.gemm.nm > 0;
 	double t[KVP_CALIB_NPARAMS], pred[KVP_CALIB_MAX_OBS];
 	get_params(&eh, out->start);
 	fs.kv_follows = !(eh.kv_bw_efficiency > 0);
@@ -748,6 +795,7 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		}
 		if (!present || left < nfit)
 			continue;
+		out->loo_refits++;
 		double tj[KVP_CALIB_NPARAMS];
 		memcpy(tj, t, sizeof tj);
 		fs.use = use;

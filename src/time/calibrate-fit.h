@@ -23,6 +23,16 @@
  *                turn while either gains), from the uncalibrated values:
  *                hw's, with the engine's time data (kvp_perf_hw_engine)
  *                where no calibration gave them, as kvp_perf_run has them
+ *   prefill      where the GPU has a measured GEMM table for the weights
+ *                (step-gemm.h), as perf times a prefill by default, the
+ *                prefill's constant is a scale on the table's rates and on
+ *                prefill_flops_efficiency alike (prefill_flops_scale,
+ *                kvp_perf_hw_prefill_scale), 1 uncalibrated: the table's
+ *                shape over rows (small chunks slower than large ones) is
+ *                measured and kept, the engine's share of it is fitted; a
+ *                flat efficiency in its place would throw that shape away
+ *                and would not start from perf's own prediction.  Without
+ *                a table it is prefill_flops_efficiency itself.
  *   supported    the constants whose log-sensitivity columns are not
  *                (within 5 %) spanned by those before them, in the order
  *                decode_bw_efficiency, prefill_flops_efficiency,
@@ -67,7 +77,8 @@ enum kvp_calib_param {
 
 /* The constant's name as kvp_perf_hw and calibration files spell it. */
 const char *kvp_calib_param_name(enum kvp_calib_param p);
-/* The parameter named `name`, or -1. */
+/* The parameter named `name`, or -1 ("prefill_flops_scale" names the
+ * prefill slot, as "prefill_flops_efficiency" does). */
 int kvp_calib_param_from_name(const char *name);
 
 enum kvp_calib_obs_kind { KVP_CALIB_TTFT, KVP_CALIB_TPOT, KVP_CALIB_PREFILL, KVP_CALIB_DECODE_STEP,
@@ -114,11 +125,20 @@ struct kvp_calib_result {
 	 * a training run's times predicted by the jackknife refit that left
 	 * that run out (0: no refit); what a run the fit did not see strays by */
 	double loo_spread;
+	/* how many jackknife refits ran: 0 when leaving any training run out
+	 * leaves fewer times than constants, so the fit's spread on a run it
+	 * did not see is unknown (lo = hi = value; no band is written) */
+	size_t loo_refits;
 	/* the largest |measured / predicted - 1| of the training times with
 	 * the fitted constants (kvp_calib_evaluate: as predicted): the fit's
 	 * own spread */
 	double latency_spread;
 	bool worse;                       /* the fit is worse than the model uncalibrated */
+	/* the GPU's prefill is timed with a measured GEMM table (step.h
+	 * gemm): the prefill constant is prefill_flops_scale, a factor on the
+	 * table's rates and the constant (kvp_perf_hw_prefill_scale), 1
+	 * uncalibrated; false: prefill_flops_efficiency itself */
+	bool prefill_scale;
 	/* the step model's band on these predictions: measured / predicted
 	 * time at the engine's fit's 10th and 90th percentiles, as perf prints
 	 * it (kvp_perf_hw's time_ratio_low and _high after kvp_perf_hw_engine) */
@@ -150,6 +170,17 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
 			      const struct kvp_bench_run *runs, size_t n,
 			      struct kvp_calib_result *out, struct kvp_error *err);
+
+/* The constant's name as r's calibration file writes it: the prefill slot
+ * is "prefill_flops_scale" where r->prefill_scale. */
+const char *kvp_calib_result_param_name(const struct kvp_calib_result *r,
+					enum kvp_calib_param p);
+
+/* Whether r knows how far a run it did not see strays: true when nothing
+ * was fitted (the residuals are the prediction's) or a jackknife refit
+ * ran; false when every refit would have left fewer times than constants
+ * (then no band is written: perf keeps its own). */
+bool kvp_calib_result_spread_known(const struct kvp_calib_result *r);
 
 /* The constants of r set on hw (what kvp_calibration_apply does with a
  * calibration file written from r). */

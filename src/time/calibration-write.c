@@ -39,20 +39,28 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 	kvp_yaml_kv_u64(f, 4, "tp", src->tp ? src->tp : 1);
 	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
 		if (r->fitted[k])
-			kvp_yaml_kv_num(f, 4, kvp_calib_param_name(k), r->value[k]);
+			kvp_yaml_kv_num(f, 4, kvp_calib_result_param_name(r, k), r->value[k]);
 	/* the band of `kvplan size`, and of perf and validate: the largest
-	 * residual the fit left */
-	kvp_yaml_kv_num(f, 4, "latency_spread", kvp_calibration_spread_round(r->latency_spread));
+	 * residual the fit left; none when no jackknife refit could leave a
+	 * run out (the residuals of an all but exact fit say nothing of a run
+	 * it did not see): the reader then keeps perf's own band */
+	if (kvp_calib_result_spread_known(r))
+		kvp_yaml_kv_num(f, 4, "latency_spread",
+				kvp_calibration_spread_round(r->latency_spread));
+	else
+		fputs("    # no latency_spread: no refit could leave a run out (each would leave\n"
+		      "    # fewer times than constants), so perf keeps its own band\n", f);
 	/* each run predicted by the refit that left it out: perf's band */
 	if (r->loo_spread > 0)
 		kvp_yaml_kv_num(f, 4, "latency_spread_loo", kvp_calibration_spread_round(r->loo_spread));
 	kvp_yaml_kv_u64(f, 4, "points", r->ntrain);
 	kvp_yaml_kv_num(f, 4, "residual_median", r->median_calibrated);
 	kvp_yaml_kv_num(f, 4, "residual_median_uncalibrated", r->median_uncalibrated);
-	kvp_yaml_map(f, 4, "spread");
-	for (int k = 0; k < KVP_CALIB_NPARAMS; k++)
+	if (kvp_calib_result_spread_known(r))
+		kvp_yaml_map(f, 4, "spread");
+	for (int k = 0; k < KVP_CALIB_NPARAMS && kvp_calib_result_spread_known(r); k++)
 		if (r->fitted[k])
-			fprintf(f, "      %s: [%.9g, %.9g]\n", kvp_calib_param_name(k), r->lo[k],
+			fprintf(f, "      %s: [%.9g, %.9g]\n", kvp_calib_result_param_name(r, k), r->lo[k],
 				r->hi[k]);
 	kvp_yaml_map(f, 4, "source");
 	kvp_yaml_kv_str(f, 6, "tool", "kvplan calibrate");

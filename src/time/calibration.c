@@ -112,6 +112,10 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 		/* a request's latency outside the steps: a second is far above
 		 * any tokeniser's or process hop's (the fit's bound, calibrate-fit.c) */
 		{"request_latency_s", 1, offsetof(struct kvp_calibration, request_latency_s)},
+		/* a factor on the prefill's compute rate (kvp_perf_hw_prefill_scale):
+		 * the fit keeps prefill_flops_efficiency x it within 1, so at most
+		 * 1 / 0.02 for the smallest efficiency a profile may give */
+		{"prefill_flops_scale", 50, offsetof(struct kvp_calibration, prefill_flops_scale)},
 		{"latency_spread", 10, offsetof(struct kvp_calibration, latency_spread)},
 		{"latency_spread_loo", 10, offsetof(struct kvp_calibration, latency_spread_loo)},
 	};
@@ -119,6 +123,10 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
 		const struct kvp_node *n = kvp_map_get(e, f[i].key);
 		double *v = (double *)((char *)out + f[i].off);
+		/* no latency_spread: the fit set no band (calibration-write.c),
+		 * and kvp_calibration_apply keeps perf's own */
+		if (!n && f[i].off == offsetof(struct kvp_calibration, latency_spread))
+			*v = -1;
 		if (!n)
 			continue;
 		if ((st = kvp_node_double(doc, n, f[i].key, v, err)))
@@ -127,6 +135,9 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 			return kvp_node_fail(doc, n, err, KVP_STATUS_INVALID, f[i].key,
 					     "expected 0 to %g%s, got %s", f[i].max,
 					     i < 5 ? " s" : "", n->value);
+		if (f[i].off == offsetof(struct kvp_calibration, prefill_flops_scale) && !(*v > 0))
+			return kvp_node_fail(doc, n, err, KVP_STATUS_INVALID, f[i].key,
+					     "a scale is above 0, got %s", n->value);
 	}
 	const struct kvp_node *pn = kvp_map_get(e, "points");
 	uint64_t points = 0;
@@ -146,7 +157,7 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 					   "model", "engine", "engine_version", "tp",
 					   "step_fixed_s", "prefill_fixed_s", "seq_step_s",
 					   "allreduce_latency_s", "request_latency_s",
-					   "kv_bw_efficiency",
+					   "kv_bw_efficiency", "prefill_flops_scale",
 					   "latency_spread", "latency_spread_loo", "points",
 					   "residual_median", "residual_median_uncalibrated",
 					   "spread", NULL};
@@ -185,10 +196,11 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 		    (st = fixed_costs(doc, e, out, err)))
 			return st;
 		if (!d && !p && !kv && !out->step_fixed_s && !out->prefill_fixed_s && !out->seq_step_s &&
-		    !out->allreduce_latency_s && !out->request_latency_s)
+		    !out->allreduce_latency_s && !out->request_latency_s &&
+		    !out->prefill_flops_scale)
 			return kvp_node_fail(doc, e, err, KVP_STATUS_INVALID, "calibration",
 					     "an entry needs decode_bw_efficiency, "
-					     "prefill_flops_efficiency or a fixed cost "
+					     "prefill_flops_efficiency, prefill_flops_scale or a fixed cost "
 					     "(step_fixed_s, prefill_fixed_s, seq_step_s, "
 					     "allreduce_latency_s, request_latency_s)");
 		snprintf(out->gpu, sizeof out->gpu, "%s", name[0] ? name : g->name);
@@ -345,6 +357,10 @@ void kvp_calibration_apply(const struct kvp_calibration *cal, struct kvp_perf_hw
 		hw->decode_bw_efficiency = cal->decode_bw_efficiency;
 	if (cal->prefill_flops_efficiency > 0)
 		kvp_perf_hw_prefill_efficiency(hw, cal->prefill_flops_efficiency);
+	/* kvplan calibrate's fit against a measured GEMM table: the table kept,
+	 * its rates and the constant scaled, as the fit predicted (calibrate-fit.h) */
+	if (cal->prefill_flops_scale > 0)
+		kvp_perf_hw_prefill_scale(hw, cal->prefill_flops_scale);
 	if (cal->step_fixed_s > 0)
 		hw->step_fixed_s = cal->step_fixed_s, hw->given |= KVP_PERF_GIVEN_STEP_FIXED;
 	if (cal->prefill_fixed_s > 0)

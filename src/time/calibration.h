@@ -25,12 +25,19 @@ struct kvp_calibration {
 	double allreduce_latency_s;
 	double request_latency_s;        /* each request's, outside the steps (step.h) */
 	double kv_bw_efficiency;         /* the KV reads' share of the bandwidth; 0: not given */
+	/* kvplan calibrate's prefill constant where a measured GEMM table times
+	 * the GPU's prefill: a factor on the table's rates and on
+	 * prefill_flops_efficiency (kvp_perf_hw_prefill_scale); 0: not given */
+	double prefill_flops_scale;
 	size_t points;                   /* kvbench points the decode figure is the median of */
 	/* a kvbench run only: the largest |measured / predicted - 1| over those
 	 * large points, each predicted at the fitted efficiency: how far a
 	 * decode step strayed from the calibrated model (0: not measured).  The
 	 * largest, not a percentile: a run holds a handful of large points, too
-	 * few for a tail, and the conservative end should cover all it saw. */
+	 * few for a tail, and the conservative end should cover all it saw.
+	 * A `kvplan calibrate` file: the fit's largest residual; -1 when the
+	 * file has none (the fit could not refit with a run left out, so it
+	 * sets no band: kvp_calibration_apply keeps perf's own). */
 	double latency_spread;
 	/* a `kvplan calibrate` fit: the largest |measured / predicted - 1| of
 	 * each run predicted by the refit that left it out (0: not recorded) */

@@ -193,9 +193,9 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		/* each request's latency outside the GPU's steps (step.h
 		 * request_latency_s): once on its first token, and so on its end
 		 * to end and the throughput of B at a time; never on a step */
-		r->ttft_s += pc->hw.request_latency_s;
+		r->ttft_s = kvp_perf_request_s(&pc->hw, r->ttft_s);
 		if (isfinite(r->chunked.ttft_s))
-			r->chunked.ttft_s += pc->hw.request_latency_s;
+			r->chunked.ttft_s = kvp_perf_request_s(&pc->hw, r->chunked.ttft_s);
 		/* what one printed line says must not contradict another: a TTFT
 		 * never below the GPU's own step it is built on, TPOT likewise
 		 * (offload only adds; speculative decoding may go below) */

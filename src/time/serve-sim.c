@@ -489,10 +489,7 @@ static kvp_status step_time(struct sim *s, double *dt)
 	/* (flops are this rank's whole-model count, its routed experts' of its
 	 * own tokens: total = tokens x dp keeps that share, step.h) */
 	double eff = !chunk ? pc->hw.prefill_flops_efficiency
-		     : moe_s >= 0 ? kvp_gemm_step_efficiency_routed(&pc->hw.gemm, pc->model,
-								    &pc->spec->par, pc->hw.flops,
-								    pc->hw.prefill_flops_efficiency,
-								    flops, attn, tokens, 0)
+		     : moe_s >= 0 ? kvp_perf_flops_efficiency_routed(pc, flops, attn, tokens, 0)
 				  : kvp_perf_flops_efficiency(pc, flops, attn, tokens, dp_tokens);
 	struct kvp_perf_step step;
 	if ((st = kvp_perf_step_roofline(pc, flops, eff, weights, kv,
@@ -519,7 +516,8 @@ static void finish(struct sim *s, uint32_t i, double t)
 	 * comes on top of what the scheduler saw: once on its first token and
 	 * its end to end, on no step, so not on its TPOT; the time it spent in
 	 * the scheduler (Little's law's area) is without it */
-	double lat = s->pc ? s->pc->hw.request_latency_s : 0; /* NULL: fixed step times */
+	/* (no perf context: frag's fixed step times, no latency) */
+	double lat = s->pc ? kvp_perf_request_s(&s->pc->hw, 0) : 0;
 	double ttft = r->first_t - r->arrival + lat, e2e = t - r->arrival + lat;
 	double tpot = r->output > 1 ? (e2e - ttft) / (double)(r->output - 1) : NAN;
 	serve_hist_add(s->h_ttft, ttft);

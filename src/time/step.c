@@ -135,10 +135,18 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
 {
 	hw->prefill_flops_efficiency = eff;
+	hw->prefill_flops_scale = 0;
 	hw->gemm.nm = 0;
 	hw->gemm.path[0] = 0;
 	/* the constant now times every FLOP, the routed experts' too */
 	memset(&hw->moe, 0, sizeof hw->moe);
+}
+
+void kvp_perf_hw_prefill_scale(struct kvp_perf_hw *hw, double s)
+{
+	double was = hw->prefill_flops_scale > 0 ? hw->prefill_flops_scale : 1;
+	hw->prefill_flops_efficiency = fmin(1.0, hw->prefill_flops_efficiency / was * s);
+	hw->prefill_flops_scale = s;
 }
 
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link)
@@ -317,9 +325,24 @@ double kvp_perf_decode_flops(const struct kvp_model *m, uint64_t context)
 double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
 				 double tokens, double total)
 {
-	return kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
-					c->hw.prefill_flops_efficiency, flops, attn_flops, tokens,
-					total);
+	/* a calibration's scale (kvp_perf_hw_prefill_scale) multiplies the
+	 * table's rates and the constant alike: the mix at the constant before
+	 * it, times s (flops / ((F - o) / (s g) + o / (s c)) = s x the mix) */
+	double s = c->hw.prefill_flops_scale > 0 ? c->hw.prefill_flops_scale : 1;
+	double e = kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
+					    c->hw.prefill_flops_efficiency / s, flops, attn_flops,
+					    tokens, total);
+	return fmin(1.0, s * e);
+}
+
+double kvp_perf_flops_efficiency_routed(const struct kvp_perf_ctx *c, double flops,
+					double attn_flops, double tokens, double routed)
+{
+	double s = c->hw.prefill_flops_scale > 0 ? c->hw.prefill_flops_scale : 1;
+	double e = kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
+						   c->hw.flops, c->hw.prefill_flops_efficiency / s,
+						   flops, attn_flops, tokens, routed);
+	return fmin(1.0, s * e);
 }
 
 double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw)
@@ -344,6 +367,11 @@ double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens)
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
 {
 	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
+}
+
+double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s)
+{
+	return gpu_s + hw->request_latency_s;
 }
 
 static void add_fixed(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, double seqs,
@@ -492,10 +520,7 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 		 * their FLOPs and weights out of the roofline */
 		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch * dn;
 		weights -= c->expert_bytes;
-		eff_flops = kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
-							    c->hw.flops,
-							    c->hw.prefill_flops_efficiency, eff,
-							    attn, (double)batch * dn, 0);
+		eff_flops = kvp_perf_flops_efficiency_routed(c, eff, attn, (double)batch * dn, 0);
 	} else {
 		eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
 						      (double)total * dn);
@@ -651,9 +676,8 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 		double rows = (double)kvp_cdiv(n, out->steps);
 		double attn = kvp_perf_attention_flops(c->model, n);
 		double eff = c->moe_curve.n
-			? kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
-							  c->hw.flops, c->hw.prefill_flops_efficiency,
-							  pre.gpu_flops * c->spec->par.tp, attn, rows, 0)
+			? kvp_perf_flops_efficiency_routed(c, pre.gpu_flops * c->spec->par.tp, attn,
+							   rows, 0)
 			: kvp_perf_flops_efficiency(c, pre.flops, attn, rows, rows);
 		pre_s = pre.gpu_flops / (c->hw.flops * eff);
 	}

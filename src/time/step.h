@@ -107,6 +107,11 @@ struct kvp_perf_hw {
 	 * engine runs the kernels it measured (moe_kernel_tables) */
 	struct kvp_moe_table moe;
 	bool moe_kernel_tables;            /* engine.h moe_kernel_tables */
+	/* a calibration's factor on the prefill's compute rate where the GEMM
+	 * table times it (kvp_perf_hw_prefill_scale): the table's rates and
+	 * prefill_flops_efficiency (attention, routed experts, decode) both
+	 * x this; 0: 1, none */
+	double prefill_flops_scale;
 	double nvlink_bps;                 /* GPU-to-GPU inside the domain, per direction; 0: none */
 	uint32_t nvlink_domain;            /* GPUs the NVLink rate joins; <= 1: none */
 	bool nvlink_mesh;                  /* direct links, not a switch (kvp_gpu) */
@@ -188,6 +193,15 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 /* Set prefill_flops_efficiency as given (a flag, a calibration, an API
  * caller), which then times every FLOP: the measured GEMM table is dropped. */
 void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff);
+/* Scale the prefill's compute rate by s (> 0), keeping the measured GEMM
+ * table where there is one: every FLOP the step model times at the table's
+ * rate or at prefill_flops_efficiency then takes 1 / s of its time
+ * (kvp_perf_flops_efficiency).  prefill_flops_efficiency becomes its value
+ * before any scale x s, at most 1; prefill_flops_scale s.  Scales do not
+ * compound: a second call replaces the first.  This is how a `kvplan
+ * calibrate` fit against a table is applied (calibrate-fit.h), so that
+ * calibrate, validate and perf --calibration time a prefill alike. */
+void kvp_perf_hw_prefill_scale(struct kvp_perf_hw *hw, double s);
 /* Replace the host link (--host-link); collectives beyond the NVLink domain
  * inside one server cross it too. */
 void kvp_perf_hw_host_link(struct kvp_perf_hw *hw, const struct kvp_link *link);
@@ -243,6 +257,13 @@ struct kvp_perf_step {
  * launches and CUDA-graph replay, the scheduler, sampling, input
  * metadata); their values are the engine's time data (profiles/engines). */
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
+
+/* A time a request sees, `gpu_s` of the GPU's steps (and queue) from its
+ * arrival to its first token or its last, plus hw->request_latency_s, its
+ * latency outside the steps: the one place that adds it, once, to a TTFT
+ * or an end to end (never to a step or a TPOT).  perf, the loaded TTFT of
+ * calibrate and validate (ttft-load.c), serve's simulator and size call it. */
+double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
 
 /* Seconds of the elementwise kernels of a pass carrying `tokens` tokens, a
  * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
@@ -378,6 +399,12 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
  * else every FLOP at prefill_flops_efficiency. */
 double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
 				 double tokens, double total);
+/* The same with the routed experts' FLOPs on this GPU given, `routed` of
+ * `flops` (0 where the measured MoE table times them apart and `flops` left
+ * them out: kvp_gemm_step_efficiency_routed), a calibration's scale applied
+ * alike. */
+double kvp_perf_flops_efficiency_routed(const struct kvp_perf_ctx *c, double flops,
+					double attn_flops, double tokens, double routed);
 
 /* Whole-model FLOPs of one sequence: the causal attention of a prefill of n
  * tokens (QK^T and PV over the pairs each layer kind keeps: all, a window, a

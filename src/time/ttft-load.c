@@ -18,8 +18,8 @@ kvp_status kvp_perf_loaded_ttft(const struct kvp_perf_ctx *c, const struct kvp_e
 							 max_batched_tokens, &out->chunked, err);
 		/* the request's latency outside the steps (step.h
 		 * request_latency_s): once, after the GPU's part */
-		out->request_s = c->hw.request_latency_s;
-		out->ttft_s = out->chunked.ttft_s + out->request_s;
+		out->ttft_s = kvp_perf_request_s(&c->hw, out->chunked.ttft_s);
+		out->request_s = kvp_perf_request_s(&c->hw, 0);
 		return st;
 	}
 	if (batch == 0 || n == 0)
@@ -55,8 +55,9 @@ kvp_status kvp_perf_loaded_ttft(const struct kvp_perf_ctx *c, const struct kvp_e
 		out->batch_prompts = 1 + extra;
 		out->prefill_s += extra * (two.time_s - pre.time_s);
 	}
-	out->request_s = c->hw.request_latency_s;
-	out->ttft_s = out->prefill_s + out->wait_steps * out->decode_s + out->request_s;
+	double gpu_s = out->prefill_s + out->wait_steps * out->decode_s;
+	out->ttft_s = kvp_perf_request_s(&c->hw, gpu_s);
+	out->request_s = kvp_perf_request_s(&c->hw, 0);
 	return KVP_STATUS_OK;
 }
 
