@@ -14,8 +14,9 @@
 #   - one engine's table per GPU: TensorRT-LLM's (kernel_source torch_flow,
 #     the engine of most of tests/data/perf-measured/), the version
 #     aiconfigurator ships for that GPU (SYSTEMS below);
-#   - gemm_dtype bfloat16 -> <gpu>-bf16, fp8 (per-tensor scaled) -> <gpu>-fp8;
-#     fp8_block, int4/int8 weight-only and nvfp4 are left out (kvplan times
+#   - gemm_dtype bfloat16 -> <gpu>-bf16, fp8 (per-tensor scaled) -> <gpu>-fp8,
+#     nvfp4 (Blackwell: B200, GB200, RTX PRO 6000) -> <gpu>-nvfp4;
+#     fp8_block and int4/int8 weight-only are left out (kvplan times
 #     them at the constant efficiency, not with a table that is not theirs);
 #   - M at the powers of two the source measured (1 .. 32768), N and K at
 #     512 .. 16384 in powers of two (a subsample, to keep the tables
@@ -46,7 +47,7 @@ SYSTEMS = [
     ("l40s", "l40s", "trtllm", "1.3.0rc20"),
     ("rtx-pro-6000", "rtx_pro_6000_server", "trtllm", "1.3.0rc20"),
 ]
-DTYPES = [("bfloat16", "bf16"), ("fp8", "fp8")]
+DTYPES = [("bfloat16", "bf16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")]
 NK = [512, 1024, 2048, 4096, 8192, 16384]
 
 

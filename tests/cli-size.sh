@@ -313,7 +313,7 @@ name="sglang 1:1: two launch_server commands, each with --tp-size 1"
 # each worker's extra_llm_api_options carry cache_transceiver_config.backend;
 # `trtllm-serve disaggregated -c FILE`, FILE listing context_servers and
 # generation_servers with num_instances and urls
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --emit trtllm
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --disagg 1:1 --tpot 0.0105 --engine generic --emit trtllm
 expect_rc 0
 expect_out "cache_transceiver_config:
   backend: \"UCX\""
@@ -331,7 +331,7 @@ generation_servers:
     - \"localhost:8002\""
 expect_out "trtllm-serve disaggregated -c kvplan-trtllm-disagg.yaml"
 # a colocated plan carries none of it (its output is as before)
-run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --emit trtllm
+run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --engine generic --emit trtllm
 expect_rc 0
 name="colocated trtllm: no disaggregated settings"
 case "$out" in *cache_transceiver*|*disaggregated*|*--port*) bad "$out" ;; *) ok ;; esac

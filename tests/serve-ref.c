@@ -7,6 +7,8 @@
 
 #include "base/units.h"
 #include "model/shape.h"
+#include "time/moe-table.h"
+#include "time/step-gemm.h"
 
 enum { NOT_YET, WAITING, RUNNING, DONE };
 
@@ -216,10 +218,23 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 		 * FLOPs (the measured GEMM table where the GPU has one, step.h), over
 		 * all the pass's tokens; decodes alone: the constant */
 		double eff = pc->hw.prefill_flops_efficiency;
-		if (chunk) {
-			uint32_t dp = pc->spec->par.dp > 1 ? pc->spec->par.dp : 1;
-			eff = kvp_perf_flops_efficiency(pc, flops, attn, tokens, tokens * dp);
+		uint32_t dp = pc->spec->par.dp > 1 ? pc->spec->par.dp : 1;
+		/* the routed experts from the measured MoE table (step.h moe_s):
+		 * the pass's tokens x dp through every MoE layer at the curve's
+		 * seconds, their FLOPs and weights (already out of a decode pass's
+		 * weights) out of the roofline, added after it */
+		double moe = 0;
+		if (pc->moe_curve.n) {
+			moe = kvp_shape_moe_layers(pc->model) *
+			      kvp_moe_curve_s(&pc->moe_curve, tokens / (double)pp * dp);
+			flops -= kvp_perf_routed_token_flops(pc->model) * tokens;
+			if (chunk)
+				weights -= pc->expert_bytes;
 		}
+		if (chunk && pc->moe_curve.n)
+			eff = kvp_perf_flops_efficiency_routed(pc, flops, attn, tokens, 0);
+		else if (chunk)
+			eff = kvp_perf_flops_efficiency(pc, flops, attn, tokens, tokens * dp);
 		if (!ok || kvp_perf_step_roofline(pc, flops / (double)pp, eff, weights, micro_kv,
 						  pc->hw.decode_bw_efficiency, tokens / (double)pp, &step,
 						  NULL)) {
@@ -229,7 +244,7 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 		/* the engine's fixed costs: every pass, each sequence it carries,
 		 * and a pass with a prefill chunk (step.h's, written out here) */
 		t += step.time_s + pc->hw.step_fixed_s + micro_seq * pc->hw.seq_step_s +
-		     (chunk ? pc->hw.prefill_fixed_s + elementwise_s(pc, tokens) : 0);
+		     (chunk ? pc->hw.prefill_fixed_s + elementwise_s(pc, tokens) : 0) + moe;
 		out->steps++;
 		/* arrivals during the step are seen at the next one */
 		while (next < n && reqs[next].arrival_s <= t) {

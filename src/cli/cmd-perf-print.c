@@ -156,6 +156,15 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 			       hw->prefill_scale_from_engine ? "engine" : "calibration");
 		printf("; attention at the efficiency above\n");
 	}
+	if (run->ctx.moe_curve.n) {
+		/* the routed experts from the measured MoE table (step.h moe_s) */
+		const char *g = strrchr(hw->moe.path, '/');
+		char cg[KVP_TERM_SIZE(sizeof hw->moe.path)];
+		printf("  routed experts at the measured MoE table %s (profiles/kernels; moe_tp %u, "
+		       "moe_ep %u; interpolated in the step's tokens), after the rest of the step\n",
+		       kvp_term_text(cg, sizeof cg, g ? g + 1 : hw->moe.path),
+		       run->ctx.moe_curve.moe_tp, run->ctx.moe_curve.moe_ep);
+	}
 	if (cal->decode_bw_efficiency > 0 || cal->prefill_flops_efficiency > 0 ||
 	    cal->prefill_flops_scale > 0) {
 		/* the path and the GPU are input text: escaped for the terminal */
@@ -211,12 +220,19 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	char tl[64], tt[64];
 	kvp_perf_fmt_s(lat, tl, sizeof tl);
 	kvp_perf_fmt_s(r0->ttft_s, tt, sizeof tt);
-	/* the elementwise kernels' term where there is one (a GEMM table) */
-	char te[80] = "";
+	/* the elementwise kernels' term where there is one (a GEMM table),
+	 * the routed experts' where the MoE table times them */
+	char te[160] = "";
 	if (r0->prefill.elementwise_s > 0) {
 		char e[64];
 		kvp_perf_fmt_s(r0->prefill.elementwise_s, e, sizeof e);
 		snprintf(te, sizeof te, " + elementwise %s", e);
+	}
+	if (r0->prefill.moe_s > 0) {
+		char e[64];
+		size_t len = strlen(te);
+		kvp_perf_fmt_s(r0->prefill.moe_s, e, sizeof e);
+		snprintf(te + len, sizeof te - len, " + experts %s", e);
 	}
 	append_eager(te, sizeof te, r0->prefill.eager_s);
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
@@ -242,11 +258,17 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(rl->chunked.offload ? rl->chunked.gpu_ttft_s
 						   : rl->chunked.ttft_s - (lat > 0 ? lat : 0), t5, sizeof t5);
 		kvp_perf_fmt_s(rl->chunked.fixed_s, tf, sizeof tf);
-		char tc[80] = "";
+		char tc[160] = "";
 		if (rl->chunked.elementwise_s > 0) {
 			char e[64];
 			kvp_perf_fmt_s(rl->chunked.elementwise_s, e, sizeof e);
 			snprintf(tc, sizeof tc, " + elementwise %s", e);
+		}
+		if (rl->chunked.moe_s > 0) {
+			char e[64];
+			size_t len = strlen(tc);
+			kvp_perf_fmt_s(rl->chunked.moe_s, e, sizeof e);
+			snprintf(tc + len, sizeof tc - len, " + experts %s", e);
 		}
 		append_eager(tc, sizeof tc, rl->chunked.eager_s);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
@@ -296,10 +318,17 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	kvp_perf_fmt_s(r0->decode.comm_s, t2, sizeof t2);
 	kvp_perf_fmt_s(r0->decode.fixed_s, t3, sizeof t3);
 	kvp_perf_fmt_s(r0->decode.time_s, t4, sizeof t4);
-	char td[80] = "";
+	/* the step as the sum step.h composes: the experts from the MoE table
+	 * and the eager attention after the fixed costs where they are not 0 */
+	char td[160] = "";
+	if (r0->decode.moe_s > 0) {
+		char t5[64];
+		kvp_perf_fmt_s(r0->decode.moe_s, t5, sizeof t5);
+		snprintf(td, sizeof td, " + experts %s", t5);
+	}
 	append_eager(td, sizeof td, r0->decode.eager_s);
-	printf("  step = max(memory, compute) %s + communication %s%s + fixed %s = %s",
-	       t1, t2, td, t3, t4);
+	printf("  step = max(memory, compute) %s + communication %s + fixed %s%s = %s",
+	       t1, t2, t3, td, t4);
 	if (r0->micro_batches > 1)
 		printf(" (a micro-batch of %llu of %u in flight, through %u stages)",
 		       (unsigned long long)r0->micro_batch, r0->micro_batches, s->par.pp);

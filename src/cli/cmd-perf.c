@@ -252,6 +252,14 @@ int kvp_cmd_perf(int argc, char **argv)
 		goto out;
 	}
 
+	if (run->ctx.moe_warning[0] && warn.n < KVP_CLI_MAX_WARNINGS) {
+		/* the engine runs the measured MoE kernels, the table has no curve
+		 * for this deployment: the roofline keeps the experts, the band widened */
+		snprintf(warn.code[warn.n], sizeof warn.code[0], "moe_table_shape");
+		snprintf(warn.message[warn.n], sizeof warn.message[0], "%s", run->ctx.moe_warning);
+		fprintf(stderr, "kvplan %s: warning: %s\n", cmd, warn.message[warn.n]);
+		warn.n++;
+	}
 	/* an overflow to infinity: said, nothing printed (perf.h) */
 	if (kvp_perf_check_finite(run, &err)) {
 		fprintf(stderr, "kvplan perf: %s; nothing printed\n", err.msg);

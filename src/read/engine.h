@@ -167,6 +167,11 @@ struct kvp_engine_model {
 	 * and k inside its attention's QKV preprocessing (TensorRT-LLM);
 	 * rotary_fused, its negation, false in a model read from no file */
 	bool elementwise_rotary, rotary_fused;
+	/* the engine's MoE layers run the fused MoE kernels the measured tables
+	 * profiles/kernels/moe-<gpu>-<dtype>.tsv were collected on (TensorRT-LLM's
+	 * PyTorch backend): its routed experts are timed from them
+	 * (time/moe-table.h); false when left out */
+	bool moe_kernel_tables;
 	/* the entry that gave the time data when this one has none: the
 	 * nearest modelled version that has some ("": its own), its band
 	 * doubled each way (kvp_engine_model_load) */

@@ -137,6 +137,9 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 						   out->decode_context, b->max_batched_tokens,
 						   &r->chunked, err)))
 			return st;
+		/* a band widened where the MoE table has no curve (kvp_perf_init) */
+		out->hw.time_ratio_low = pc->hw.time_ratio_low;
+		out->hw.time_ratio_high = pc->hw.time_ratio_high;
 		out->max_batch = kvp_mul(b->max_sequences, dp, &out->max_batch) ? out->max_batch
 									      : UINT64_MAX;
 		r->batch = po->batches[i];
@@ -315,6 +318,10 @@ struct kvp_record *kvp_perf_row_to_record(const struct kvp_perf_result *run, siz
 				  r->output_tokens_per_s / run->gpus) &&
 	     kvp_record_f64(x, "decode_eager_s", r->decode.eager_s) &&
 	     kvp_record_f64(x, "prefill_eager_s", r->prefill.eager_s);
+	/* the routed experts timed from the measured MoE table (step.h moe_s),
+	 * inside tpot_s and ttft_s; 0 where the roofline holds them */
+	ok = ok && kvp_record_f64(x, "decode_moe_s", r->decode.moe_s) &&
+	     kvp_record_f64(x, "prefill_moe_s", r->prefill.moe_s);
 	if (!ok) {
 		kvp_record_free(x);
 		return NULL;
@@ -424,6 +431,14 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		     kvp_record_f64(r, "decode_bw_scale", hw->decode_bw_scale) &&
 		     kvp_record_f64(r, "prefill_flops_scale",
 				    hw->prefill_flops_scale > 0 ? hw->prefill_flops_scale : 1);
+	}
+	if (ok) {
+		/* the measured MoE table the routed experts are timed with, by
+		 * its file name; null: none (the roofline holds them) */
+		const char *g = strrchr(hw->moe.path, '/');
+		g = g ? g + 1 : hw->moe.path;
+		ok = run->ctx.moe_curve.n ? kvp_record_str(r, "moe_table", g)
+					  : kvp_record_null(r, "moe_table");
 	}
 	for (size_t i = 0; ok && i < run->nrows; i++) {
 		struct kvp_record *x = kvp_perf_row_to_record(run, i);

@@ -13,6 +13,7 @@
  * in use within [0, pool], tokens conserved, Little's law); a failure is
  * KVP_STATUS_INTERNAL, and with KVP_CHECK_INVARIANTS an abort. */
 #include "time/serve-sim.h"
+#include "time/step-gemm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -470,27 +471,42 @@ static kvp_status step_time(struct sim *s, double *dt)
 		}
 		weights = (uint64_t)s->dec_w[micro];
 	}
+	/* the routed experts from the measured MoE table where the engine runs
+	 * its kernels (step.h moe_s), as perf's steps: every rank's tokens in
+	 * one MoE pass, their FLOPs and weights out of the roofline (a decode
+	 * pass's weights from kvp_perf_decode_step already leave them out) */
+	double dp_tokens = tokens * kvp_shape_dp(&pc->spec->par);
+	double moe_s = kvp_perf_moe_table_s(pc, dp_tokens);
+	if (moe_s >= 0) {
+		flops -= kvp_perf_routed_token_flops(pc->model) * tokens;
+		if (chunk)
+			weights -= pc->expert_bytes;
+	}
 	/* a pass with a prefill chunk: its linear layers over all the pass's
 	 * tokens at the measured GEMM table's rate where there is one, as
 	 * perf's prefill (step.h); a pass of decodes at the constant, as
 	 * perf's decode step */
 	/* (flops are this rank's whole-model count, its routed experts' of its
 	 * own tokens: total = tokens x dp keeps that share, step.h) */
-	double eff = chunk ? kvp_perf_flops_efficiency(pc, flops, attn, tokens,
-							tokens * kvp_shape_dp(&pc->spec->par))
-			   : pc->hw.prefill_flops_efficiency;
+	double eff = !chunk ? pc->hw.prefill_flops_efficiency
+		     : moe_s >= 0 ? kvp_perf_flops_efficiency_routed(pc, flops, attn, tokens, 0)
+				  : kvp_perf_flops_efficiency(pc, flops, attn, tokens, dp_tokens);
 	struct kvp_perf_step step;
 	if ((st = kvp_perf_step_roofline(pc, flops, eff, weights, kv,
 					 pc->hw.decode_bw_efficiency, tokens, &step, s->err)))
 		return st;
-	/* the engine's fixed costs of a pass carrying `seqs` sequences, a
-	 * prefill chunk among them or not (step.h), as perf charges them */
+	/* the pass's roofline; the engine's fixed costs of a pass carrying
+	 * `seqs` sequences, a prefill chunk among them or not (step.h), last,
+	 * as perf charges them */
 	*dt = step.time_s;
 	/* and a pass with a prefill chunk its elementwise kernels over all its
 	 * tokens (step.h), as perf's prefill and chunked steps */
 	if (chunk)
 		*dt += kvp_perf_elementwise_s(pc, tokens);
-	/* the eager attention launches the GPU's work does not hide (step.h) */
+	if (moe_s >= 0)
+		*dt += moe_s;
+	/* the eager attention launches the GPU's work (the experts' too) does
+	 * not hide (step.h), then the engine's fixed costs */
 	*dt += kvp_perf_eager_s(pc, *dt, chunk, NULL);
 	*dt += kvp_perf_fixed_s(&pc->hw, seqs, chunk);
 	return KVP_STATUS_OK;

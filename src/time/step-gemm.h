@@ -10,15 +10,26 @@
 #include "model/model.h"
 #include "read/profile.h"
 #include "time/gemm-table.h"
+#include "time/moe-table.h"
 
 /* The measured GEMM table profiles/kernels/gemm-<profile file name>-<dtype>.tsv
  * (found as kvp_profile_data_file finds it) for GPU profile g and m's weights:
- * dtype bf16 for 16-bit weights, fp8 for fp8; none (out->nm = 0, OK) for
- * other formats, a GPU struct not read from a file, a profile that gives its
+ * dtype bf16 for 16-bit weights, fp8 for fp8, nvfp4 for nvfp4; none (out->nm = 0,
+ * OK) for other formats, a GPU struct not read from a file, a profile that gives its
  * own prefill_flops_efficiency, or no such file.  INVALID naming the file,
  * line and field when the table is malformed (kvp_gemm_table_load). */
 kvp_status kvp_perf_gemm_table_find(const struct kvp_gpu *g, const struct kvp_model *m,
 				    struct kvp_gemm_table *out, struct kvp_error *err);
+
+/* The measured MoE layer table profiles/kernels/moe-<profile file name>-<dtype>.tsv
+ * for GPU profile g and m's weights (bf16 for 16-bit, fp8, nvfp4), with the
+ * curves of m's expert shape (hidden_size, expert_intermediate_size,
+ * experts_per_token, num_experts) kept; out->path[0] = 0 (OK) for a dense
+ * model, another format, a GPU struct not read from a file or no such file;
+ * out->ncurves = 0 when the file has no row of that shape.  INVALID naming
+ * the file, line and field when the table is malformed (kvp_moe_table_load). */
+kvp_status kvp_perf_moe_table_find(const struct kvp_gpu *g, const struct kvp_model *m,
+				   struct kvp_moe_table *out, struct kvp_error *err);
 
 /* The share of the peak `peak_flops` a step's FLOPs reach on one GPU of
  * shape `par`.  `flops` (whole model), of which `attn_flops` are attention's
@@ -44,6 +55,14 @@ kvp_status kvp_perf_gemm_table_find(const struct kvp_gpu *g, const struct kvp_mo
 double kvp_gemm_step_efficiency(const struct kvp_gemm_table *t, const struct kvp_model *m,
 				const struct kvp_parallel *par, double peak_flops, double eff_c,
 				double flops, double attn_flops, double tokens, double total);
+
+/* The same with the routed experts' FLOPs on this GPU given: `routed` of
+ * `flops` at eff_c (0 when the caller times them apart, from a measured MoE
+ * table, and left them out of `flops`). */
+double kvp_gemm_step_efficiency_routed(const struct kvp_gemm_table *t, const struct kvp_model *m,
+				       const struct kvp_parallel *par, double peak_flops,
+				       double eff_c, double flops, double attn_flops, double tokens,
+				       double routed);
 
 /* FLOPs of one token in the routed experts (whole model): 2 x the expert
  * parameters a token runs, expert_params x k / E, at most 2 x active; 0 for

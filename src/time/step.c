@@ -10,6 +10,7 @@
 #include "time/step-eager.h"
 #include "time/step-elementwise.h"
 #include "time/step-gemm.h"
+#include "time/step-moe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,142 +20,10 @@
 #include "model/shape.h"
 #include "base/units.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 const char *kvp_perf_bound_name(enum kvp_perf_bound b)
 {
 	return b == KVP_PERF_BOUND_COMPUTE ? "compute" : "bandwidth";
 }
-
-/* ------------------------------------------------------------------ links
- * Theoretical rates per direction, x16: PCIe 3.0 8 GT/s, 4.0 16 GT/s, 5.0
- * 32 GT/s with 128b/130b coding = 15.75, 31.5, 63 GB/s; PCIe 6.0 64 GT/s PAM4
- * with 242B/256B FLITs = 121 GB/s (PCI-SIG specifications, as tabulated at
- * fridayswithfaraday.com/posts/gpu-hw-pcie-gen5-bandwidth-bottleneck, which
- * also measures real transfers "20-40% below theoretical peak").
- * Effective rates: PCIe 3.0 12 GB/s (pinned host-to-device copies reach about
- * 11-12 GB/s, e.g. "11GB/s H2D ... Titan X (PCI-E 3.0 16x)" on NVIDIA's "How to
- * Optimize Data Transfers in CUDA C/C++" thread); PCIe 4.0 25 GB/s (the seed
- * figure of issue 5, 79 % of 31.5); PCIe 5.0 50 GB/s and PCIe 6.0 96 GB/s (the
- * same 79-80 % share; no measurement of ours).
- * NVLink-C2C (Grace Hopper): 900 GB/s both directions = 450 GB/s each;
- * 375 GB/s measured host-to-device (297 back) on a GH200 by KTH (Schieffer et
- * al., "Harnessing Integrated CPU-GPU System Memory for HPC: a first look into
- * Grace Hopper", arXiv 2407.07850), as reported by HPCwire in July 2024 and
- * retold at https://4nownews.com/2024/07/27/not-so-simple-and-not-so-fast-scientists-studied-the-features-of-memory-and-nvlink-c2c-in-nvidia-grace-hopper
- * ("375 GB/s in the host-to-device direction and only 297 GB/s in the reverse
- * direction"); earlier attributed here to Fusco et al. (arXiv 2408.11556, a
- * later GH200 study), whose reachable text does not give the figure.
- * NVMe: a PCIe 4.0 x4 drive, link 7.88 GB/s; 7 GB/s sequential reads (the
- * class of Samsung 990 PRO, 7,450 MB/s datasheet; issue 5's "nvme:7GB/s").
- * SATA SSD: 6 Gb/s with 8b/10b = 600 MB/s; 550 MB/s sequential reads (SATA
- * drives' datasheets quote 550-560 MB/s, e.g. Samsung 870 EVO 560 MB/s). */
-static const struct kvp_link link_presets[] = {
-	{"pcie3x16", 15.75e9, 12e9},
-	{"pcie4x16", 31.5e9, 25e9},
-	{"pcie5x16", 63e9, 50e9},
-	{"pcie6x16", 121e9, 96e9},
-	{"nvlink-c2c", 450e9, 375e9},
-	{"nvme", 7.88e9, 7e9},
-	{"sata", 0.6e9, 0.55e9},
-};
-
-bool kvp_link_preset(const char *name, struct kvp_link *out)
-{
-	for (size_t i = 0; i < NELEM(link_presets); i++)
-		if (strcmp(name, link_presets[i].name) == 0) {
-			*out = link_presets[i];
-			return true;
-		}
-	return false;
-}
-
-const struct kvp_link *kvp_link_preset_at(size_t i)
-{
-	return i < NELEM(link_presets) ? &link_presets[i] : NULL;
-}
-
-kvp_status kvp_link_parse(const char *spec, const char *field, struct kvp_link *out,
-			  struct kvp_error *err)
-{
-	char name[64];
-	const char *colon = strchr(spec, ':');
-	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (len >= sizeof name)
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field, "'%s' is too long", spec);
-	memcpy(name, spec, len);
-	name[len] = 0;
-	double rate;
-	if (!colon && kvp_parse_rate(spec, &rate) == 0) {
-		if (!(rate > 0))
-			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-					     "a rate must be positive, got '%s'", spec);
-		memset(out, 0, sizeof *out);
-		snprintf(out->name, sizeof out->name, "custom");
-		out->theoretical_bps = out->effective_bps = rate;
-		return KVP_STATUS_OK;
-	}
-	if (!kvp_link_preset(name, out))
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-				     "unknown link '%s' (pcie3x16, pcie4x16, pcie5x16, pcie6x16, "
-				     "nvlink-c2c, nvme, sata, or a rate such as 25GB/s)", name);
-	if (colon) {
-		if (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0))
-			return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-					     "expected a rate such as 7GB/s after '%s:', got '%s'",
-					     name, colon + 1);
-		out->effective_bps = rate;
-		if (out->theoretical_bps < rate)
-			out->theoretical_bps = rate;
-	}
-	return KVP_STATUS_OK;
-}
-
-kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
-			     struct kvp_offload *out, struct kvp_error *err)
-{
-	static const char *const field = "--kv-offload";
-	memset(out, 0, sizeof *out);
-	out->fraction = -1;
-	if (strcmp(spec, "none") == 0) {
-		out->tier = KVP_OFFLOAD_NONE;
-		return KVP_STATUS_OK;
-	}
-	const char *colon = strchr(spec, ':');
-	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-	double rate = 0;
-	if (colon && (kvp_parse_rate(colon + 1, &rate) != 0 || !(rate > 0)))
-		return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-				     "expected a rate such as 7GB/s after ':', got '%s'", colon + 1);
-	if (len == 3 && strncmp(spec, "cpu", 3) == 0) {
-		out->tier = KVP_OFFLOAD_CPU;
-		out->link = *host;
-		if (rate > 0) {
-			out->link.effective_bps = rate;
-			if (out->link.theoretical_bps < rate)
-				out->link.theoretical_bps = rate;
-		}
-		return KVP_STATUS_OK;
-	}
-	if ((len == 4 && strncmp(spec, "nvme", 4) == 0) || (len == 4 && strncmp(spec, "sata", 4) == 0)) {
-		char name[8];
-		memcpy(name, spec, 4);
-		name[4] = 0;
-		out->tier = KVP_OFFLOAD_DISK;
-		kvp_link_preset(name, &out->link);
-		if (rate > 0)
-			out->link.theoretical_bps = out->link.effective_bps = rate;
-		/* read through host memory: the slower of the disk and the host link */
-		if (host->effective_bps < out->link.effective_bps)
-			out->link.effective_bps = host->effective_bps;
-		return KVP_STATUS_OK;
-	}
-	return kvp_error_set(err, KVP_STATUS_USAGE, NULL, 0, 0, field,
-			     "expected none, cpu, cpu:RATE, nvme, nvme:RATE, sata or sata:RATE, got '%s'",
-			     spec);
-}
-
-/* --------------------------------------------------------------- hardware */
 
 kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model *m,
 				struct kvp_perf_hw *out, struct kvp_error *err)
@@ -210,7 +79,7 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 	out->prefill_flops_efficiency = g->prefill_flops_efficiency > 0
 		? g->prefill_flops_efficiency : KVP_PERF_PREFILL_FLOPS_EFFICIENCY;
 	kvp_status st = kvp_perf_gemm_table_find(g, m, &out->gemm, err);
-	if (st)
+	if (st || (st = kvp_perf_moe_table_find(g, m, &out->moe, err)))
 		return st;
 	/* profiles give NVLink both directions together (H100: 900 GB/s = 18 links
 	 * x 50 GB/s); a ring all-reduce sends one way on each link */
@@ -262,6 +131,7 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 					!(hw->prefill_flops_scale > 0);
 	if (hw->prefill_scale_from_engine)
 		kvp_perf_hw_prefill_scale(hw, e->prefill_flops_scale);
+	hw->moe_kernel_tables = e && e->moe_kernel_tables;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -286,6 +156,8 @@ void kvp_perf_hw_prefill_efficiency(struct kvp_perf_hw *hw, double eff)
 	hw->prefill_flops_scale = 0;
 	hw->gemm.nm = 0;
 	hw->gemm.path[0] = 0;
+	/* the constant now times every FLOP, the routed experts' too */
+	memset(&hw->moe, 0, sizeof hw->moe);
 }
 
 void kvp_perf_hw_prefill_scale(struct kvp_perf_hw *hw, double s)
@@ -326,6 +198,32 @@ void kvp_perf_collective_link(const struct kvp_perf_hw *hw, uint32_t group, stru
 	}
 }
 
+/* The measured MoE curve of c's deployment (kvp_moe_curve_pick), where
+ * its engine runs the kernels the table measured.  None found: the roofline
+ * keeps the experts, a warning says so and the band is widened, each end
+ * twice as far from 1 (a shape the data never covered, issue 32's bad
+ * input). */
+static void moe_curve_pick(struct kvp_perf_ctx *c)
+{
+	memset(&c->moe_curve, 0, sizeof c->moe_curve);
+	c->moe_warning[0] = 0;
+	if (!c->model->moe_num_experts || !c->hw.moe_kernel_tables || !c->expert_bytes ||
+	    kvp_moe_curve_pick(&c->hw.moe, &c->spec->par, &c->moe_curve, c->moe_warning,
+			       sizeof c->moe_warning))
+		return;
+	if (!(c->hw.given & KVP_PERF_GIVEN_BAND)) {
+		if (c->hw.time_ratio_low > 0)
+			c->hw.time_ratio_low = fmax(0.05, 2 * c->hw.time_ratio_low - 1);
+		if (c->hw.time_ratio_high > 0)
+			c->hw.time_ratio_high = 2 * c->hw.time_ratio_high - 1;
+	}
+}
+
+double kvp_perf_moe_table_s(const struct kvp_perf_ctx *c, double tokens)
+{
+	return kvp_moe_step_s(&c->moe_curve, c->model, tokens);
+}
+
 kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint64_t weights_bytes,
 			 const struct kvp_perf_hw *hw, struct kvp_error *err)
 {
@@ -353,6 +251,7 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
 	}
 	kvp_perf_eager_layers(m, &c->dense_attention_layers, &c->mla_layers);
+	moe_curve_pick(c);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
 	    !(c->moe_link.effective_bps > 0))
@@ -455,6 +354,16 @@ double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, dou
 	return fmin(1.0, s * e);
 }
 
+double kvp_perf_flops_efficiency_routed(const struct kvp_perf_ctx *c, double flops,
+					double attn_flops, double tokens, double routed)
+{
+	double s = c->hw.prefill_flops_scale > 0 ? c->hw.prefill_flops_scale : 1;
+	double e = kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
+						   c->hw.flops, c->hw.prefill_flops_efficiency / s,
+						   flops, attn_flops, tokens, routed);
+	return fmin(1.0, s * e);
+}
+
 double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw)
 {
 	double eff_kv = hw->kv_bw_efficiency > 0 ? hw->kv_bw_efficiency : eff_bw;
@@ -507,6 +416,17 @@ static void add_fixed(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, do
 {
 	st->fixed_s = kvp_perf_fixed_s(&c->hw, seqs, prefill);
 	st->time_s += st->fixed_s;
+}
+
+/* The routed experts from the measured MoE table (moe_s >= 0), after the
+ * step's other kernels: TensorRT-LLM runs the MoE layer between attention's
+ * all-reduce and the next layer, not beside them. */
+static void add_moe(struct kvp_perf_step *st, double moe_s)
+{
+	if (moe_s >= 0) {
+		st->moe_s = moe_s;
+		st->time_s += moe_s;
+	}
 }
 
 /* Two ring all-reduces of `tokens` hidden states per layer of m, every layer
@@ -630,11 +550,25 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	double dn = (double)n, eff = dp_flops(c, flops, (double)batch * dn, (double)total * dn);
 	/* all experts are touched by a prefill of many tokens */
 	double attn = (double)batch * kvp_perf_attention_flops(c->model, n);
-	double eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
-						     (double)total * dn);
-	st2 = kvp_perf_step_roofline(c, eff, eff_flops, c->weights_bytes, kv,
+	double moe_s = kvp_perf_moe_table_s(c, (double)total * dn), eff_flops;
+	uint64_t weights = c->weights_bytes;
+	if (moe_s >= 0) {
+		/* the routed experts from the measured table, after the rest:
+		 * their FLOPs and weights out of the roofline */
+		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch * dn;
+		weights -= c->expert_bytes;
+		eff_flops = kvp_perf_flops_efficiency_routed(c, eff, attn, (double)batch * dn, 0);
+	} else {
+		eff_flops = kvp_perf_flops_efficiency(c, eff, attn, (double)batch * dn,
+						      (double)total * dn);
+	}
+	st2 = kvp_perf_step_roofline(c, eff, eff_flops, weights, kv,
 				     c->hw.decode_bw_efficiency, (double)batch * dn, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	if (moe_s >= 0) {
+		out->moe_s = moe_s;
+		out->time_s += moe_s;
+	}
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)batch * dn);
 	out->time_s += out->elementwise_s;
 	add_eager(c, out, true);
@@ -677,9 +611,17 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 	uint64_t total;
 	if (!kvp_mul((uint64_t)n, kvp_shape_dp(&c->spec->par), &total))
 		total = UINT64_MAX;
+	double moe_s = kvp_perf_moe_table_s(c, (double)total);
+	uint64_t weights = decode_weights(c, total);
+	if (moe_s >= 0) {
+		flops -= kvp_perf_routed_token_flops(c->model) * (double)n;
+		weights = c->weights_bytes - c->expert_bytes;
+	}
 	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
-					       decode_weights(c, total), kv,
+					       weights, kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
+	add_moe(out, moe_s);
+	/* after the experts: the GPU's whole step hides the launches */
 	add_eager(c, out, false);
 	add_fixed(c, out, (double)n, false);
 	return st;
@@ -711,10 +653,17 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 				     "KV bytes overflow");
 	double flops = (double)batch * kvp_perf_decode_flops(c->model, context);
 	double eff = dp_flops(c, flops, (double)batch, (double)total);
-	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency,
-				    decode_weights(c, total), kv,
+	double moe_s = kvp_perf_moe_table_s(c, (double)total);
+	uint64_t weights = decode_weights(c, total);
+	if (moe_s >= 0) {
+		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch;
+		weights = c->weights_bytes - c->expert_bytes;
+	}
+	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, weights, kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
+	add_moe(out, moe_s);
+	/* after the experts: the GPU's whole step hides the launches */
 	add_eager(c, out, false);
 	add_fixed(c, out, (double)batch, false);
 	return st;
@@ -767,8 +716,11 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	double pre_s = pre.compute_s;
 	if (c->hw.gemm.nm && out->steps > 1) {
 		double rows = (double)kvp_cdiv(n, out->steps);
-		double eff = kvp_perf_flops_efficiency(c, pre.flops,
-						       kvp_perf_attention_flops(c->model, n), rows, rows);
+		double attn = kvp_perf_attention_flops(c->model, n);
+		double eff = c->moe_curve.n
+			? kvp_perf_flops_efficiency_routed(c, pre.gpu_flops * c->spec->par.tp, attn,
+							   rows, 0)
+			: kvp_perf_flops_efficiency(c, pre.flops, attn, rows, rows);
 		pre_s = pre.gpu_flops / (c->hw.flops * eff);
 	}
 	out->compute_s = pre_s / k + dec.compute_s;
@@ -782,7 +734,12 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);
 	/* the chunk's rows and the decodes' beside it, as the comm step's */
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)(kvp_cdiv(n, out->steps) + others));
-	double gpu = fmax(out->compute_s, out->memory_s) + out->comm_s + out->elementwise_s;
+	/* the measured MoE table: the chunk's rows and every rank's decodes in
+	 * one MoE pass (pre and dec left their experts out of the roofline) */
+	double moe_s = kvp_perf_moe_table_s(c, (double)(kvp_cdiv(n, out->steps) + dec_total));
+	out->moe_s = moe_s >= 0 ? moe_s : 0;
+	double gpu = fmax(out->compute_s, out->memory_s) + out->comm_s + out->elementwise_s +
+		     out->moe_s;
 	out->eager_s = kvp_perf_eager_s(c, gpu, true, NULL);
 	out->step_s = gpu + out->eager_s + out->fixed_s;
 	out->ttft_s = k * out->step_s;

@@ -35,6 +35,7 @@
 #include "out/output.h"
 #include "read/profile.h"
 #include "time/gemm-table.h"
+#include "time/moe-table.h"
 
 /* Defaults, documented with their sources in kvplan(1) (PERFORMANCE MODEL). */
 #define KVP_PERF_DECODE_BW_EFFICIENCY 0.80
@@ -100,6 +101,12 @@ struct kvp_perf_hw {
 	 * FLOP at prefill_flops_efficiency (kvp_perf_flops_efficiency,
 	 * time/step-gemm.h) */
 	struct kvp_gemm_table gemm;
+	/* a measured MoE layer table for this GPU, the weights' dtype and the
+	 * model's expert shape (profiles/kernels/moe-<gpu>-<dtype>.tsv,
+	 * time/moe-table.h); moe.path[0] = 0: none found.  Used only where the
+	 * engine runs the kernels it measured (moe_kernel_tables) */
+	struct kvp_moe_table moe;
+	bool moe_kernel_tables;            /* engine.h moe_kernel_tables */
 	/* a calibration's factor on the prefill's compute rate where the GEMM
 	 * table times it (kvp_perf_hw_prefill_scale): the table's rates and
 	 * prefill_flops_efficiency (attention, routed experts, decode) both
@@ -226,6 +233,14 @@ struct kvp_perf_ctx {
 	 * op an engine launches for them: dense (full, sliding, chunked) and
 	 * MLA; kvp_perf_eager_s charges each its kind's launches */
 	uint32_t dense_attention_layers, mla_layers;
+	/* the routed experts timed from hw.moe (kvp_perf_moe_table_s): the
+	 * curve of this deployment's expert group, n = 0 when none applies */
+	struct kvp_moe_curve moe_curve;
+	/* set when the engine runs the measured MoE kernels but the table has
+	 * no curve for this GPU, dtype, expert shape or group: what was
+	 * assumed instead (the roofline's experts), for the caller to show;
+	 * the band is then widened (time_ratio_low / high, kvp_perf_init) */
+	char moe_warning[200];
 };
 
 /* weights_bytes: what one GPU holds (kvp_budget.weights_bytes).  INVALID when
@@ -247,7 +262,13 @@ struct kvp_perf_step {
 	double elementwise_s;         /* a prefill's norms, rotary, activation (kvp_perf_elementwise_s) */
 	double eager_launch_s;        /* the host's time launching the eager attention ops */
 	double eager_s;               /* of which the GPU's work does not hide (kvp_perf_eager_s) */
-	double time_s;                /* max(compute_s, memory_s) + comm_s + elementwise_s + eager_s + fixed_s */
+	/* the routed experts from the measured MoE table (ctx moe_curve): MoE
+	 * layers x the table's seconds at the step's tokens; their bytes and
+	 * FLOPs are then out of memory_s and compute_s.  0: none (the
+	 * experts are in the roofline) */
+	double moe_s;
+	double time_s;                /* max(compute_s, memory_s) + comm_s + elementwise_s + moe_s
+				       * + eager_s + fixed_s */
 	enum kvp_perf_bound bound;
 };
 
@@ -288,6 +309,13 @@ double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill
  * kernels inside it; 0 there.  A pass of decodes alone is charged none (its
  * few rows are inside the engine's fixed costs, fitted to decode steps). */
 double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens);
+
+/* Seconds of the routed experts of a step that carries `tokens` tokens
+ * over the whole deployment (every DP rank's: TensorRT-LLM's MoE layer sees
+ * them all on each GPU of the expert group), from the measured MoE table:
+ * MoE layers x kvp_moe_curve_s(curve, tokens).  A negative number when no
+ * curve applies (ctx moe_curve.n = 0): the roofline then holds the experts. */
+double kvp_perf_moe_table_s(const struct kvp_perf_ctx *c, double tokens);
 
 /* Seconds to read `weights` bytes at bandwidth x eff_bw and `kv` bytes at
  * bandwidth x kv_bw_efficiency (eff_bw where that is 0): the memory term. */
@@ -337,6 +365,9 @@ struct kvp_perf_chunked {
 	uint64_t transfer_bytes;      /* over the k steps, one GPU, every stage */
 	double transfer_s;            /* their time over the link */
 	double gpu_ttft_s;            /* k x step_s: the TTFT were nothing offloaded */
+	/* one step's routed experts from the measured MoE table, the chunk's
+	 * and the decodes' tokens together, inside step_s; 0: in the roofline */
+	double moe_s;
 };
 
 kvp_status kvp_perf_chunked_ttft(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
@@ -402,6 +433,12 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
  * else every FLOP at prefill_flops_efficiency. */
 double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, double attn_flops,
 				 double tokens, double total);
+/* The same with the routed experts' FLOPs on this GPU given, `routed` of
+ * `flops` (0 where the measured MoE table times them apart and `flops` left
+ * them out: kvp_gemm_step_efficiency_routed), a calibration's scale applied
+ * alike. */
+double kvp_perf_flops_efficiency_routed(const struct kvp_perf_ctx *c, double flops,
+					double attn_flops, double tokens, double routed);
 
 /* Whole-model FLOPs of one sequence: the causal attention of a prefill of n
  * tokens (QK^T and PV over the pairs each layer kind keeps: all, a window, a
