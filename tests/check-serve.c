@@ -209,7 +209,7 @@ START_TEST(test_reference_random)
 	struct kvp_rng g, fixed;
 	kvp_rng_seed(&g, 33);
 	kvp_rng_seed(&fixed, 34);
-	size_t preempting = 0, prefixed = 0, unchunked = 0, with_fixed = 0;
+	size_t preempting = 0, prefixed = 0, unchunked = 0, with_fixed = 0, with_eager = 0;
 	for (int k = 0; k < CASES; k++) {
 		if (k % 4 == 3)
 			real_setup_tp("qwen3-30b-a3b", "h100-sxm", 2);   /* MoE, all-reduces */
@@ -228,6 +228,17 @@ START_TEST(test_reference_random)
 			pc.hw.seq_step_s = 1e-4 * kvp_rng_uniform(&fixed);
 			pc.hw.prefill_fixed_s = 5e-3 * kvp_rng_uniform(&fixed);
 			with_fixed++;
+		}
+		/* vLLM's eager attention (step.h kvp_perf_eager_s) in a third of
+		 * the cases: 3 launches a dense layer, 9 an MLA one (0.10.2's
+		 * counts), up to 200 us each, so some passes' GPU work hides them
+		 * and some not; a full decode graph in half of those */
+		if (kvp_rng_next(&fixed) % 3 == 0) {
+			pc.hw.eager_launch_s = 200e-6 * kvp_rng_uniform(&fixed);
+			pc.hw.eager_attention_launches = 3;
+			pc.hw.eager_attention_launches_mla = 9;
+			pc.hw.decode_full_graph = kvp_rng_next(&fixed) % 2;
+			with_eager++;
 		}
 		size_t n = 1 + kvp_rng_next(&g) % MAXN;
 		double rate = 0.5 + 200 * kvp_rng_uniform(&g);
@@ -310,6 +321,7 @@ START_TEST(test_reference_random)
 	ck_assert_uint_gt(prefixed, 100);
 	ck_assert_uint_gt(unchunked, CASES / 10);
 	ck_assert_uint_gt(with_fixed, CASES / 3);
+	ck_assert_uint_gt(with_eager, CASES / 6);
 }
 END_TEST
 

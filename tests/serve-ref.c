@@ -243,8 +243,20 @@ bool serve_ref_run(const struct kvp_budget *b, const struct kvp_perf_ctx *pc,
 		}
 		/* the engine's fixed costs: every pass, each sequence it carries,
 		 * and a pass with a prefill chunk (step.h's, written out here) */
-		t += step.time_s + pc->hw.step_fixed_s + micro_seq * pc->hw.seq_step_s +
-		     (chunk ? pc->hw.prefill_fixed_s + elementwise_s(pc, tokens) : 0) + moe;
+		/* the engine's attention ops launched outside its CUDA graphs
+		 * (vLLM before 0.11, step.h): the host's launches over every
+		 * attention layer, charged where they outlast the pass's GPU work
+		 * (roofline, elementwise, experts); none in a pass of decodes
+		 * alone that a full graph replays */
+		double gpu = step.time_s + (chunk ? elementwise_s(pc, tokens) : 0) + moe;
+		double host = chunk || !pc->hw.decode_full_graph
+				      ? pc->hw.eager_launch_s *
+					((double)pc->dense_attention_layers *
+						 pc->hw.eager_attention_launches +
+					 (double)pc->mla_layers * pc->hw.eager_attention_launches_mla)
+				      : 0;
+		t += gpu + (host > gpu ? host - gpu : 0) + pc->hw.step_fixed_s +
+		     micro_seq * pc->hw.seq_step_s + (chunk ? pc->hw.prefill_fixed_s : 0);
 		out->steps++;
 		/* arrivals during the step are seen at the next one */
 		while (next < n && reqs[next].arrival_s <= t) {
