@@ -262,7 +262,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 
 	/* Pool rows of this chunk and of the next one, for head u->h; head
 	 * u->h + x's row is P * x further (kvb_scale_index). */
-	int64_t rows[CHUNK], next[CHUNK];
+	int64_t rows[CHUNK], next[CHUNK], rowb[CHUNK];
 	chunk_rows(s, table, u->h, u->t0, u->t1 - u->t0 < CHUNK ? u->t1 - u->t0 : CHUNK, next);
 	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
 		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
@@ -270,6 +270,8 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		const int nn = u->t1 - (t + CHUNK) < CHUNK ? u->t1 - (t + CHUNK) : CHUNK;
 		if (nn > 0)
 			chunk_rows(s, table, u->h, t + CHUNK, nn, next);
+		for (int r = 0; r < n; r++) /* head u->h's rows in bytes: a head adds P rows */
+			rowb[r] = rows[r] * (int64_t)rowbytes;
 		for (int hh = 0; hh < nh; hh++) {
 			const int64_t off = (int64_t)hh * P;
 			const float *qh = qs + (size_t)hh * g * d;
@@ -285,14 +287,16 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			const int64_t *pf = hh + 1 < nh ? rows : next;
 			const int64_t pfoff = hh + 1 < nh ? off + P : 0;
 			const int npf = hh + 1 < nh ? n : nn;
+			const int64_t offb = off * (int64_t)rowbytes;
 			for (int r = 0; r < n; r++) {
-				krow[r] = kpool + (rows[r] + off) * (int64_t)rowbytes;
-				vrow[r] = vpool + (rows[r] + off) * (int64_t)rowbytes;
-				if (dt == KVB_DTYPE_INT8) {
+				krow[r] = kpool + (rowb[r] + offb);
+				vrow[r] = vpool + (rowb[r] + offb);
+			}
+			if (dt == KVB_DTYPE_INT8)
+				for (int r = 0; r < n; r++) {
 					ks[r] = kv->k_scales[rows[r] + off];
 					vs[r] = kv->v_scales[rows[r] + off];
 				}
-			}
 			for (int r = n; r < CHUNK; r++) /* scales of the padding: see softmax_chunk */
 				ks[r] = vs[r] = 0;
 			if (tiled)
@@ -303,22 +307,27 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			for (int r = 0; r < n; r += rb) {
 				const int nr = n - r < rb ? n - r : rb;
 #if defined(__GNUC__)
-				for (int x = r; prefetch && x < r + nr && x < npf; x++) {
-					const int64_t row = pf[x] + pfoff;
-					const char *kn = kpool + row * (int64_t)rowbytes;
-					const char *vn = vpool + row * (int64_t)rowbytes;
-					for (size_t o = 0; o < rowbytes; o += 64) {
-						__builtin_prefetch(kn + o, 0, 3);
-						__builtin_prefetch(vn + o, 0, 3);
+				/* rows of one block are consecutive: each run
+				 * of them is asked for line by line */
+				for (int x = r; prefetch && x < r + nr && x < npf;) {
+					int y = x + 1;
+					while (y < r + nr && y < npf && pf[y] == pf[y - 1] + 1)
+						y++;
+					const int64_t r0 = pf[x] + pfoff, r1 = pf[y - 1] + pfoff + 1;
+					for (int64_t o = r0 * (int64_t)rowbytes & ~(int64_t)63;
+					     o < r1 * (int64_t)rowbytes; o += 64) {
+						__builtin_prefetch(kpool + o, 0, 3);
+						__builtin_prefetch(vpool + o, 0, 3);
 					}
-					/* a scale line once: at the first row and
-					 * where a row's scale starts a line */
-					if (dt == KVB_DTYPE_INT8 &&
-					    (x == 0 || ((uintptr_t)(kv->k_scales + row) & 63) == 0 ||
-					     ((uintptr_t)(kv->v_scales + row) & 63) == 0)) {
-						__builtin_prefetch(kv->k_scales + row, 0, 3);
-						__builtin_prefetch(kv->v_scales + row, 0, 3);
+					if (dt == KVB_DTYPE_INT8) { /* and their scales' lines */
+						for (uintptr_t o = (uintptr_t)(kv->k_scales + r0) & ~(uintptr_t)63;
+						     o < (uintptr_t)(kv->k_scales + r1); o += 64)
+							__builtin_prefetch((const void *)o, 0, 3);
+						for (uintptr_t o = (uintptr_t)(kv->v_scales + r0) & ~(uintptr_t)63;
+						     o < (uintptr_t)(kv->v_scales + r1); o += 64)
+							__builtin_prefetch((const void *)o, 0, 3);
 					}
+					x = y;
 				}
 #endif
 				switch (kind) {
