@@ -161,8 +161,8 @@ END_TEST
  * head blocks of 1, 2 and 4 heads: block_heads in decode-cpu-attend.h),
  * every dtype, on every ISA, with the software prefetch on and off, over
  * lengths 0, 1, a block (16) minus, at and plus one, the AVX2 copy's
- * softmax chunk (32) minus, at and plus one, and a long one that crosses
- * many chunks.  Length 0 gives zeros (no token: an empty softmax), the rest
+ * softmax chunk (32) and the AVX-512 copy's (64) minus, at and plus one,
+ * and a long one that crosses many chunks.  Length 0 gives zeros (no token: an empty softmax), the rest
  * must match the double reference to 1e-5 (the CPU computes in fp32). */
 static const int t_groups[] = {1, 2, 4, 8};
 #define N_GROUPS (int)(sizeof t_groups / sizeof t_groups[0])
@@ -171,7 +171,7 @@ START_TEST(test_cpu_gqa_edges)
 {
 	const struct kvb_shape s = {2 * t_groups[_i % N_GROUPS], 2, 128, 16,
 				    t_dtypes[_i / N_GROUPS]};
-	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 300};
+	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 300};
 	const int32_t batch = (int32_t)(sizeof lens / sizeof lens[0]);
 	const char *names[4];
 	int nisa = isas(names);
@@ -220,7 +220,7 @@ START_TEST(test_cpu_unit_heads)
 	const int sh = _i % N_UH_SHAPES;
 	const struct kvb_shape s = {t_uh_shapes[sh][0], t_uh_shapes[sh][1], 128, 16,
 				    t_dtypes[_i / N_UH_SHAPES]};
-	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 300};
+	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 300};
 	const int32_t batch = (int32_t)(sizeof lens / sizeof lens[0]);
 	const char *names[4];
 	int nisa = isas(names);
