@@ -292,11 +292,21 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				krow[r] = kpool + (rowb[r] + offb);
 				vrow[r] = vpool + (rowb[r] + offb);
 			}
-			if (dt == KVB_DTYPE_INT8)
-				for (int r = 0; r < n; r++) {
-					ks[r] = kv->k_scales[rows[r] + off];
-					vs[r] = kv->v_scales[rows[r] + off];
+			/* int8's row scales: a block's rows are consecutive, so
+			 * are their scales: whole vectors of them, then one by one */
+			for (int r = 0; dt == KVB_DTYPE_INT8 && r < n;) {
+#if defined(__GNUC__)
+				if (r + VW <= n && (t + r) % P + VW <= P) { /* VW rows in one block */
+					vstore(ks + r, vload(kv->k_scales + rows[r] + off));
+					vstore(vs + r, vload(kv->v_scales + rows[r] + off));
+					r += VW;
+					continue;
 				}
+#endif
+				ks[r] = kv->k_scales[rows[r] + off];
+				vs[r] = kv->v_scales[rows[r] + off];
+				r++;
+			}
 			for (int r = n; r < CHUNK; r++) /* scales of the padding: see softmax_chunk */
 				ks[r] = vs[r] = 0;
 			if (tiled)

@@ -337,7 +337,8 @@ void kvb_exp2_nonpos(float *x, int n)
 struct unit {
 	int32_t b, t0, t1; /* sequence and its tokens [t0, t1) */
 	int32_t h, nh;     /* KV heads [h, h + nh) */
-	int64_t part;      /* head h's partial slot (head h + x's: x * splits[b] on), or -1: write o directly */
+	int64_t part;      /* head h's partial slot (head h + x's is x * splits[b]
+			    * further), or -1: write o directly */
 };
 
 struct job {
