@@ -27,7 +27,11 @@
  * over those rounds alone (over all when none is: then say so).  A redone decode is preceded by a read of the
  * buffer again, untimed, so it starts from a cold cache too.  The
  * points are issue 20's: batch 8, context 4096, d 128, block 16, MHA 32:32
- * and GQA-4 32:8, fp32, bf16, int8 and fp8, on every CPU. */
+ * and GQA-4 32:8, fp32, bf16, int8 and fp8, on every CPU.  With
+ * DECODE_CPU_ROUNDS set in the environment each round's figures and
+ * whether it was clean also go to stderr, one line a round, so that the
+ * clean rounds of several runs in a busy machine's quiet moments can be
+ * pooled. */
 #include "decode.h"
 #include "rounds.h"
 #include "timing.h"
@@ -236,6 +240,14 @@ static int memory(int rounds, const char *only_heads, const char *only_dtype)
 					}
 				}
 			kvb_paged_kv_free(&hot);
+			/* DECODE_CPU_ROUNDS=1: every round on stderr too, so that the
+			 * clean rounds of several runs can be pooled */
+			if (getenv("DECODE_CPU_ROUNDS"))
+				for (int r = 0; r < rounds; r++)
+					fprintf(stderr, "round %d:%d %s %d clean %d read %.3f decode %.3f hot %.3f "
+						"of_min %.4f off %.4f\n", s.h_q, s.h_kv,
+						kvb_dtype_name(s.dtype), r, clean[r], read[r], dec[r], hotg[r],
+						onmin[r], off[r]);
 			/* the quartiles over the clean rounds (read, decodes and hot
 			 * all clean) when there are any, else over all */
 			int nc = 0;

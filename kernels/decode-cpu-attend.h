@@ -98,8 +98,8 @@ KIND_PRODUCTS(ROW_FP8)
 
 /* The scores of nr rows from row r, and the chunk's V rows into the
  * accumulators. */
-#define QK_ROWS(KIND) SFX(qk_##KIND)(qs, g, krow + r, nr, d, S + r)
-#define PV_ROWS(KIND) SFX(pv_##KIND)(acc, g, S, vrow, n, d)
+#define QK_ROWS(KIND) SFX(qk_##KIND)(qh, g, krow + r, nr, d, S + r)
+#define PV_ROWS(KIND) SFX(pv_##KIND)(acch, g, S, vrow, n, d)
 
 /* One chunk of head j's online softmax (base 2): the scores S[0, n)
  * become their weights 2^(S - max), the running max *m and sum *l take
@@ -200,23 +200,31 @@ static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, i
 	}
 }
 
-/* Attend the g query heads of KV head u->h over tokens [t0, t1) of
- * sequence u->b: leaves unnormalised acc[g][d], running max m[g] (base 2)
- * and sum l[g].  prefetch 0 leaves the next chunk's rows to the hardware
- * (KVB_PREFETCH=0, for measuring what the software prefetch is worth). */
+/* Attend the g query heads of each of KV heads [u->h, u->h + u->nh) over
+ * tokens [t0, t1) of sequence u->b: leaves unnormalised acc[nh * g][d],
+ * running max m[nh * g] (base 2) and sum l[nh * g], head by head.  Each
+ * chunk of tokens is taken for every head of the unit in turn, so the K
+ * (and V) rows read one after the other are those of consecutive heads in
+ * one block, which the pool stores side by side ([N][H_kv][P][d]): nh
+ * heads' runs of P rows make one contiguous run that the hardware
+ * prefetchers follow, where one head's P rows alone (2-8 KiB at d 128) were
+ * a run too short for them.  While a head computes, the rows the next head
+ * (or, after the last head, the next chunk) will read are prefetched;
+ * prefetch 0 leaves them to the hardware (KVB_PREFETCH=0, for measuring
+ * what the software prefetch is worth). */
 static void attend(const struct kvb_paged_kv *kv, const float *q, const struct unit *u,
 		   int prefetch, float *ws, float **acc_out, float **m_out, float **l_out)
 {
 	const struct kvb_shape *s = &kv->shape;
-	const int g = s->h_q / s->h_kv, d = s->d;
+	const int g = s->h_q / s->h_kv, d = s->d, nh = u->nh, P = s->block_size;
 	const enum kvb_dtype dt = s->dtype;
 	const size_t eb = kvb_dtype_bytes(dt);
 	float *qs = ws;
-	float *acc = qs + (size_t)g * d;
-	float *S = acc + (size_t)g * d;
+	float *acc = qs + (size_t)nh * g * d;
+	float *S = acc + (size_t)nh * g * d;
 	float *m = S + (size_t)g * CHUNK;
-	float *l = m + g;
-	float *kt = l + g;
+	float *l = m + nh * g;
+	float *kt = l + nh * g;
 	float *vt = kt + (size_t)CHUNK * d;
 	float *ks = vt + (size_t)CHUNK * d;
 	float *vs = ks + CHUNK;
@@ -243,92 +251,128 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	if (kind == ROW_FP8)
 		qscale /= FP8_IN_PLACE;
 	const float *qb = q + ((int64_t)u->b * s->h_q + (int64_t)u->h * g) * d;
-	for (int j = 0; j < g * d; j++) {
+	for (int j = 0; j < nh * g * d; j++) {
 		qs[j] = qb[j] * qscale;
 		acc[j] = 0;
 	}
-	for (int j = 0; j < g; j++) {
+	for (int j = 0; j < nh * g; j++) {
 		m[j] = -INFINITY;
 		l[j] = 0;
 	}
 
-	/* Pool rows of this chunk and of the next one. */
-	int64_t rows[CHUNK], next[CHUNK];
+	/* Pool rows of this chunk and of the next one, for head u->h; head
+	 * u->h + x's row is P * x further (kvb_scale_index). */
+	int64_t rows[CHUNK], next[CHUNK], rowb[CHUNK];
 	chunk_rows(s, table, u->h, u->t0, u->t1 - u->t0 < CHUNK ? u->t1 - u->t0 : CHUNK, next);
 	for (int32_t t = u->t0; t < u->t1; t += CHUNK) {
 		const int n = u->t1 - t < CHUNK ? u->t1 - t : CHUNK;
 		memcpy(rows, next, (size_t)n * sizeof *rows);
-		/* The next chunk's rows, to be asked for while this chunk
-		 * computes: its blocks are anywhere in the pool, so no hardware
-		 * prefetcher guesses them.  The requests are spread over the
-		 * score loop, a block of rows at a time, so they overlap the
-		 * arithmetic instead of stalling on a full set of fill buffers. */
 		const int nn = u->t1 - (t + CHUNK) < CHUNK ? u->t1 - (t + CHUNK) : CHUNK;
 		if (nn > 0)
 			chunk_rows(s, table, u->h, t + CHUNK, nn, next);
-		for (int r = 0; r < n; r++) {
-			krow[r] = kpool + rows[r] * (int64_t)rowbytes;
-			vrow[r] = vpool + rows[r] * (int64_t)rowbytes;
-			if (dt == KVB_DTYPE_INT8) {
-				ks[r] = kv->k_scales[rows[r]];
-				vs[r] = kv->v_scales[rows[r]];
+		for (int r = 0; r < n; r++) /* head u->h's rows in bytes: a head adds P rows */
+			rowb[r] = rows[r] * (int64_t)rowbytes;
+		for (int hh = 0; hh < nh; hh++) {
+			const int64_t off = (int64_t)hh * P;
+			const float *qh = qs + (size_t)hh * g * d;
+			float *acch = acc + (size_t)hh * g * d, *mh = m + hh * g, *lh = l + hh * g;
+			/* The rows to be asked for while this head computes:
+			 * the next head's of this chunk, or after the last head
+			 * the first head's of the next chunk (its blocks are
+			 * anywhere in the pool, so no hardware prefetcher
+			 * guesses them).  The requests are spread over the
+			 * score loop, a block of rows at a time, so they
+			 * overlap the arithmetic instead of stalling on a full
+			 * set of fill buffers. */
+			const int64_t *pf = hh + 1 < nh ? rows : next;
+			const int64_t pfoff = hh + 1 < nh ? off + P : 0;
+			const int npf = hh + 1 < nh ? n : nn;
+			const int64_t offb = off * (int64_t)rowbytes;
+			for (int r = 0; r < n; r++) {
+				krow[r] = kpool + (rowb[r] + offb);
+				vrow[r] = vpool + (rowb[r] + offb);
 			}
-		}
-		for (int r = n; r < CHUNK; r++) /* scales of the padding: see softmax_chunk */
-			ks[r] = vs[r] = 0;
-		if (tiled)
-			tile_rows(dt, krow, kt, n, d);
-		/* Scores, a block of rows at a time, each K row used by all g
-		 * heads while it is in L1. */
-		const int rb = block_rows(block_heads(g));
-		for (int r = 0; r < n; r += rb) {
-			const int nr = n - r < rb ? n - r : rb;
+			/* int8's row scales: a block's rows are consecutive, so
+			 * are their scales: whole vectors of them, then one by one */
+			for (int r = 0; dt == KVB_DTYPE_INT8 && r < n;) {
 #if defined(__GNUC__)
-			for (int x = r; prefetch && x < r + nr && x < nn; x++) {
-				const char *kn = kpool + next[x] * (int64_t)rowbytes;
-				const char *vn = vpool + next[x] * (int64_t)rowbytes;
-				for (size_t off = 0; off < rowbytes; off += 64) {
-					__builtin_prefetch(kn + off, 0, 3);
-					__builtin_prefetch(vn + off, 0, 3);
+				if (r + VW <= n && (t + r) % P + VW <= P) { /* VW rows in one block */
+					vstore(ks + r, vload(kv->k_scales + rows[r] + off));
+					vstore(vs + r, vload(kv->v_scales + rows[r] + off));
+					r += VW;
+					continue;
 				}
-				if (dt == KVB_DTYPE_INT8) {
-					__builtin_prefetch(kv->k_scales + next[x], 0, 3);
-					__builtin_prefetch(kv->v_scales + next[x], 0, 3);
-				}
-			}
 #endif
-			switch (kind) {
-			case ROW_BF16: QK_ROWS(ROW_BF16); break;
-			case ROW_FP16: QK_ROWS(ROW_FP16); break;
-			case ROW_INT8: QK_ROWS(ROW_INT8); break;
-			case ROW_FP8: QK_ROWS(ROW_FP8); break;
-			default: QK_ROWS(ROW_F32); break;
+				ks[r] = kv->k_scales[rows[r] + off];
+				vs[r] = kv->v_scales[rows[r] + off];
+				r++;
 			}
-		}
-		if (dt == KVB_DTYPE_INT8) /* whole chunks, padding's scales 0 */
-			for (int j = 0; j < g; j++)
-				mul_floats(S + j * CHUNK, ks);
-		/* Online softmax: one rescale of acc per chunk and head. */
-		for (int j = 0; j < g; j++) {
-			float *Sj = S + j * CHUNK;
-			float alpha = softmax_chunk(Sj, n, &m[j], &l[j]);
-			if (alpha != 1.0f)
-				scale_floats(acc + (size_t)j * d, alpha, d);
-			if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
-				mul_floats(Sj, vs);
-		}
-		if (tiled)
-			tile_rows(dt, vrow, vt, n, d);
-		switch (kind) {
-		case ROW_BF16: PV_ROWS(ROW_BF16); break;
-		case ROW_FP16: PV_ROWS(ROW_FP16); break;
-		case ROW_INT8: PV_ROWS(ROW_INT8); break;
-		case ROW_FP8: PV_ROWS(ROW_FP8); break;
-		default: PV_ROWS(ROW_F32); break;
+			for (int r = n; r < CHUNK; r++) /* scales of the padding: see softmax_chunk */
+				ks[r] = vs[r] = 0;
+			if (tiled)
+				tile_rows(dt, krow, kt, n, d);
+			/* Scores, a block of rows at a time, each K row used by
+			 * all g heads while it is in L1. */
+			const int rb = block_rows(block_heads(g));
+			for (int r = 0; r < n; r += rb) {
+				const int nr = n - r < rb ? n - r : rb;
+#if defined(__GNUC__)
+				/* rows of one block are consecutive: each run
+				 * of them is asked for line by line */
+				for (int x = r; prefetch && x < r + nr && x < npf;) {
+					int y = x + 1;
+					while (y < r + nr && y < npf && pf[y] == pf[y - 1] + 1)
+						y++;
+					const int64_t r0 = pf[x] + pfoff, r1 = pf[y - 1] + pfoff + 1;
+					for (int64_t o = r0 * (int64_t)rowbytes & ~(int64_t)63;
+					     o < r1 * (int64_t)rowbytes; o += 64) {
+						__builtin_prefetch(kpool + o, 0, 3);
+						__builtin_prefetch(vpool + o, 0, 3);
+					}
+					if (dt == KVB_DTYPE_INT8) { /* and their scales' lines */
+						for (uintptr_t o = (uintptr_t)(kv->k_scales + r0) & ~(uintptr_t)63;
+						     o < (uintptr_t)(kv->k_scales + r1); o += 64)
+							__builtin_prefetch((const void *)o, 0, 3);
+						for (uintptr_t o = (uintptr_t)(kv->v_scales + r0) & ~(uintptr_t)63;
+						     o < (uintptr_t)(kv->v_scales + r1); o += 64)
+							__builtin_prefetch((const void *)o, 0, 3);
+					}
+					x = y;
+				}
+#endif
+				switch (kind) {
+				case ROW_BF16: QK_ROWS(ROW_BF16); break;
+				case ROW_FP16: QK_ROWS(ROW_FP16); break;
+				case ROW_INT8: QK_ROWS(ROW_INT8); break;
+				case ROW_FP8: QK_ROWS(ROW_FP8); break;
+				default: QK_ROWS(ROW_F32); break;
+				}
+			}
+			if (dt == KVB_DTYPE_INT8) /* whole chunks, padding's scales 0 */
+				for (int j = 0; j < g; j++)
+					mul_floats(S + j * CHUNK, ks);
+			/* Online softmax: one rescale of acc per chunk and head. */
+			for (int j = 0; j < g; j++) {
+				float *Sj = S + j * CHUNK;
+				float alpha = softmax_chunk(Sj, n, &mh[j], &lh[j]);
+				if (alpha != 1.0f)
+					scale_floats(acch + (size_t)j * d, alpha, d);
+				if (dt == KVB_DTYPE_INT8) /* V's row scale goes on the weight */
+					mul_floats(Sj, vs);
+			}
+			if (tiled)
+				tile_rows(dt, vrow, vt, n, d);
+			switch (kind) {
+			case ROW_BF16: PV_ROWS(ROW_BF16); break;
+			case ROW_FP16: PV_ROWS(ROW_FP16); break;
+			case ROW_INT8: PV_ROWS(ROW_INT8); break;
+			case ROW_FP8: PV_ROWS(ROW_FP8); break;
+			default: PV_ROWS(ROW_F32); break;
+			}
 		}
 	}
 	if (kind == ROW_FP8) /* V was read times 2^-8: so is acc, and acc / l is what counts */
-		for (int j = 0; j < g; j++)
+		for (int j = 0; j < nh * g; j++)
 			l[j] *= FP8_IN_PLACE;
 	*acc_out = acc;
 	*m_out = m;

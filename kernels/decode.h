@@ -373,6 +373,11 @@ int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name);
  * (on unless the environment has KVB_PREFETCH=0 when the pool is made). */
 int kvb_cpu_prefetch(const struct kvb_cpu *cpu);
 void kvb_cpu_set_prefetch(struct kvb_cpu *cpu, int on);
+/* KV heads per unit of work: 0 (the default unless the environment has
+ * KVB_UNIT_HEADS=N when the pool is made) chooses per shape; N > 0 takes
+ * N heads at a time where N divides H_kv, one head where it does not. */
+int kvb_cpu_unit_heads(const struct kvb_cpu *cpu);
+void kvb_cpu_set_unit_heads(struct kvb_cpu *cpu, int nh);
 /* The multiply-add peak of one thread in GFLOP/s (2 FLOP per lane and
  * multiply-add) in the decode's instruction set, all threads running at
  * once: the best of `repeats` runs, averaged over the threads.  The

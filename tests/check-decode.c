@@ -161,8 +161,8 @@ END_TEST
  * head blocks of 1, 2 and 4 heads: block_heads in decode-cpu-attend.h),
  * every dtype, on every ISA, with the software prefetch on and off, over
  * lengths 0, 1, a block (16) minus, at and plus one, the AVX2 copy's
- * softmax chunk (32) minus, at and plus one, and a long one that crosses
- * many chunks.  Length 0 gives zeros (no token: an empty softmax), the rest
+ * softmax chunk (32) and the AVX-512 copy's (64) minus, at and plus one,
+ * and a long one that crosses many chunks.  Length 0 gives zeros (no token: an empty softmax), the rest
  * must match the double reference to 1e-5 (the CPU computes in fp32). */
 static const int t_groups[] = {1, 2, 4, 8};
 #define N_GROUPS (int)(sizeof t_groups / sizeof t_groups[0])
@@ -171,7 +171,7 @@ START_TEST(test_cpu_gqa_edges)
 {
 	const struct kvb_shape s = {2 * t_groups[_i % N_GROUPS], 2, 128, 16,
 				    t_dtypes[_i / N_GROUPS]};
-	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 300};
+	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 300};
 	const int32_t batch = (int32_t)(sizeof lens / sizeof lens[0]);
 	const char *names[4];
 	int nisa = isas(names);
@@ -199,6 +199,81 @@ START_TEST(test_cpu_gqa_edges)
 			instance_free(&in);
 			kvb_cpu_free(cpu);
 		}
+}
+END_TEST
+
+/* Units of several KV heads (kvb_cpu_set_unit_heads; attend in
+ * decode-cpu-attend.h): the chosen count (0), 2 and 4 heads a unit, and 3,
+ * which divides none of these H_kv (4, 8) and so means one head, for MHA
+ * 8:8, GQA-2 8:4 and GQA-4 16:4, every dtype, every ISA, prefetch on and
+ * off, over the lengths of test_cpu_gqa_edges.  A unit that read head h's
+ * rows for head h + 1 (the P-row step between heads of a block) or wrote
+ * a head's output to its neighbour would miss the double reference by far
+ * more than 1e-5: each head's K and V are drawn independently. */
+static const int t_unit_heads[] = {0, 2, 4, 3};
+static const int t_uh_shapes[][2] = {{8, 8}, {8, 4}, {16, 4}};
+#define N_UH (int)(sizeof t_unit_heads / sizeof t_unit_heads[0])
+#define N_UH_SHAPES (int)(sizeof t_uh_shapes / sizeof t_uh_shapes[0])
+
+START_TEST(test_cpu_unit_heads)
+{
+	const int sh = _i % N_UH_SHAPES;
+	const struct kvb_shape s = {t_uh_shapes[sh][0], t_uh_shapes[sh][1], 128, 16,
+				    t_dtypes[_i / N_UH_SHAPES]};
+	const int32_t lens[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 300};
+	const int32_t batch = (int32_t)(sizeof lens / sizeof lens[0]);
+	const char *names[4];
+	int nisa = isas(names);
+	for (int k = 0; k < nisa; k++)
+		for (int u = 0; u < N_UH; u++)
+			for (int pf = 0; pf < 2; pf++) {
+				struct kvb_cpu *cpu;
+				struct instance in;
+				struct kvb_check chk;
+				ck_assert_int_eq(kvb_cpu_create(2, &cpu), 0);
+				ck_assert_int_eq(kvb_cpu_set_isa(cpu, names[k]), 0);
+				kvb_cpu_set_prefetch(cpu, pf);
+				kvb_cpu_set_unit_heads(cpu, t_unit_heads[u]);
+				ck_assert_int_eq(kvb_cpu_unit_heads(cpu), t_unit_heads[u]);
+				instance_make(&in, &s, batch, lens, 3000 + (uint64_t)_i, cpu);
+				ck_assert_int_eq(kvb_cpu_decode(cpu, &in.kv, in.q, in.o), 0);
+				for (int i = 0; i < s.h_q * s.d; i++) /* sequence 0: no token */
+					ck_assert_float_eq(in.o[i], 0.0f);
+				ck_assert_int_eq(kvb_check_output(&in.kv, in.q, in.o, NULL, 0, cpu, &chk), 0);
+				ck_assert_msg(kvb_check_passed(&in.kv, &chk) && chk.max_err < 1e-5,
+					      "%s %d heads a unit, prefetch %d, %s %d:%d: max error %g at "
+					      "sequence %d head %d, %lld NaN", names[k], t_unit_heads[u],
+					      pf, kvb_dtype_name(s.dtype), s.h_q, s.h_kv, chk.max_err,
+					      chk.worst_seq, chk.worst_head, (long long)chk.nonfinite);
+				instance_free(&in);
+				kvb_cpu_free(cpu);
+			}
+}
+END_TEST
+
+/* Units of 2 KV heads on a split sequence: 4 threads, 4 KV heads, one
+ * sequence of 1500 tokens: 4 units are fewer than 4 per thread, so it is
+ * cut into chunks of max(1500 * 4 / 16, 512) = 512 tokens (3 chunks), and
+ * each unit of 2 heads leaves a partial state per head (slots of head
+ * h + 1 lie 3 further on) for the merge.  A negative count means 0. */
+START_TEST(test_cpu_unit_heads_split)
+{
+	static const struct kvb_shape s = {8, 4, 128, 16, KVB_DTYPE_BF16};
+	const int32_t lens[] = {1500};
+	struct kvb_cpu *cpu;
+	struct instance in;
+	struct kvb_check chk;
+	ck_assert_int_eq(kvb_cpu_create(4, &cpu), 0);
+	kvb_cpu_set_unit_heads(cpu, -1);
+	ck_assert_int_eq(kvb_cpu_unit_heads(cpu), 0);
+	kvb_cpu_set_unit_heads(cpu, 2);
+	instance_make(&in, &s, 1, lens, 11, cpu);
+	ck_assert_int_eq(kvb_cpu_decode(cpu, &in.kv, in.q, in.o), 0);
+	ck_assert_int_eq(kvb_check_output(&in.kv, in.q, in.o, NULL, 0, cpu, &chk), 0);
+	ck_assert_int_eq(chk.nonfinite, 0);
+	ck_assert_double_lt(chk.max_err, 1e-5);
+	instance_free(&in);
+	kvb_cpu_free(cpu);
 }
 END_TEST
 
@@ -700,6 +775,8 @@ static Suite *decode_suite(void)
 	tcase_add_test(core, test_cpu_split_sequences);
 	tcase_add_test(core, test_cpu_empty_sequence);
 	tcase_add_loop_test(core, test_cpu_gqa_edges, 0, N_DT * N_GROUPS);
+	tcase_add_loop_test(core, test_cpu_unit_heads, 0, N_DT * N_UH_SHAPES);
+	tcase_add_test(core, test_cpu_unit_heads_split);
 	tcase_add_test(core, test_cpu_fma_peak);
 	tcase_add_loop_test(core, test_known_answer, 0, N_DT);
 	tcase_add_test(core, test_known_answer_even);
