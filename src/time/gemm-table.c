@@ -3,6 +3,7 @@
  * interpolation is trilinear in log space with the clamping rules stated in
  * the header. */
 #include "time/gemm-table.h"
+#include "time/table-line.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,20 +25,7 @@ static const char *const fields[4] = {"m", "n", "k", "tflops"};
  * finite number (tflops). */
 static int parse_field(const char *s, int which, double *out)
 {
-	char *end;
-	errno = 0;
-	if (which < 3) {
-		long long v = strtoll(s, &end, 10);
-		if (end == s || *end || errno || v <= 0 || v > 2147483648LL)
-			return -1;
-		*out = (double)v;
-		return 0;
-	}
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || !(v > 0))
-		return -1;
-	*out = v;
-	return 0;
+	return kvp_table_field(s, which < 3, out);
 }
 
 /* Insert v into the ascending axis a[0..*n) if absent; -1 when full. */
@@ -83,25 +71,11 @@ kvp_status kvp_gemm_table_load(const char *path, struct kvp_gemm_table *out,
 		st = kvp_error_set(err, KVP_STATUS_NOT_FOUND, path, 0, 0, NULL, "%s", strerror(errno));
 		goto out;
 	}
-	while (fgets(line, sizeof line, f)) {
-		lineno++;
-		size_t len = strlen(line);
-		if (len == sizeof line - 1 && line[len - 1] != '\n') {
-			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, NULL,
-					   "line longer than %zu bytes", sizeof line - 2);
-			goto out;
-		}
-		line[strcspn(line, "\r\n")] = 0;
-		char *p = line + strspn(line, " \t");
-		if (*p == '#' || *p == 0)
-			continue;
-		char *tok[5], *save = NULL;
-		int nt = 0;
-		for (char *s = strtok_r(p, " \t", &save); s && nt < 5; s = strtok_r(NULL, " \t", &save))
-			tok[nt++] = s;
+	char *tok[5];
+	int nt, got;
+	while ((got = kvp_table_line(f, path, line, sizeof line, &lineno, tok, 4, &nt, err)) > 0) {
 		if (!header) {
-			if (nt != 4 || strcmp(tok[0], "m") || strcmp(tok[1], "n") ||
-			    strcmp(tok[2], "k") || strcmp(tok[3], "tflops")) {
+			if (!kvp_table_header_is(tok, nt, fields, 4)) {
 				st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, "header",
 						   "expected the columns 'm n k tflops'");
 				goto out;
@@ -140,6 +114,10 @@ kvp_status kvp_gemm_table_load(const char *path, struct kvp_gemm_table *out,
 					   "more than %d distinct values", i ? KVP_GEMM_MAX_NK : KVP_GEMM_MAX_M);
 			goto out;
 		}
+	}
+	if (got < 0) {
+		st = KVP_STATUS_INVALID;
+		goto out;
 	}
 	if (ferror(f)) {
 		st = kvp_error_set(err, KVP_STATUS_IO, path, lineno, 0, NULL, "read error");

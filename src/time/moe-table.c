@@ -3,6 +3,7 @@
  * kept, sorted by tokens, and interpolated log-log with the clamping rules
  * stated in the header. */
 #include "time/moe-table.h"
+#include "time/table-line.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,20 +21,7 @@ static const char *const fields[NFIELDS] = {"hidden", "inter",  "topk",   "exper
  * positive finite number. */
 static int parse_field(const char *s, int which, double *out)
 {
-	char *end;
-	errno = 0;
-	if (which < NFIELDS - 1) {
-		long long v = strtoll(s, &end, 10);
-		if (end == s || *end || errno || v <= 0 || v > 2147483648LL)
-			return -1;
-		*out = (double)v;
-		return 0;
-	}
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || !(v > 0))
-		return -1;
-	*out = v;
-	return 0;
+	return kvp_table_field(s, which < NFIELDS - 1, out);
 }
 
 /* Add (tokens, s) to t's curve of (tp, ep), keeping T ascending.  -1: too
@@ -82,28 +70,12 @@ kvp_status kvp_moe_table_load(const char *path, uint32_t hidden, uint32_t inter,
 		st = kvp_error_set(err, KVP_STATUS_NOT_FOUND, path, 0, 0, NULL, "%s", strerror(errno));
 		goto out;
 	}
-	while (fgets(line, sizeof line, f)) {
-		lineno++;
-		size_t len = strlen(line);
-		if (len == sizeof line - 1 && line[len - 1] != '\n') {
-			st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, NULL,
-					   "line longer than %zu bytes", sizeof line - 2);
-			goto out;
-		}
-		line[strcspn(line, "\r\n")] = 0;
-		char *p = line + strspn(line, " \t");
-		if (*p == '#' || *p == 0)
-			continue;
-		char *tok[NFIELDS + 1], *save = NULL;
-		int nt = 0;
-		for (char *s = strtok_r(p, " \t", &save); s && nt < NFIELDS + 1;
-		     s = strtok_r(NULL, " \t", &save))
-			tok[nt++] = s;
+	char *tok[NFIELDS + 1];
+	int nt, got;
+	while ((got = kvp_table_line(f, path, line, sizeof line, &lineno, tok, NFIELDS, &nt,
+				     err)) > 0) {
 		if (!header) {
-			bool ok = nt == NFIELDS;
-			for (int i = 0; ok && i < NFIELDS; i++)
-				ok = strcmp(tok[i], fields[i]) == 0;
-			if (!ok) {
+			if (!kvp_table_header_is(tok, nt, fields, NFIELDS)) {
 				st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, "header",
 						   "expected the columns 'hidden inter topk experts "
 						   "moe_tp moe_ep tokens latency_us'");
@@ -142,6 +114,10 @@ kvp_status kvp_moe_table_load(const char *path, uint32_t hidden, uint32_t inter,
 					   rc == -1 ? KVP_MOE_MAX_CURVES : KVP_MOE_MAX_POINTS);
 			goto out;
 		}
+	}
+	if (got < 0) {
+		st = KVP_STATUS_INVALID;
+		goto out;
 	}
 	if (ferror(f)) {
 		st = kvp_error_set(err, KVP_STATUS_IO, path, lineno, 0, NULL, "read error");

@@ -27,6 +27,26 @@ static bool kernel_file(const struct kvp_gpu *g, const char *kind, const char *d
 	       kvp_profile_data_file("kernels", file, path, size);
 }
 
+/* The dtype a measured table under profiles/kernels/ is named by for
+ * weights of type t (fp16 and unset as bf16: the same tensor-core rate);
+ * NULL where none was converted (weight-only int4, int8, mxfp4, e5m2,
+ * fp32). */
+static const char *table_dtype(enum kvp_dtype t)
+{
+	switch (t) {
+	case KVP_DTYPE_AUTO:
+	case KVP_DTYPE_FP16:
+	case KVP_DTYPE_BF16:
+		return "bf16";
+	case KVP_DTYPE_FP8:
+		return "fp8";
+	case KVP_DTYPE_NVFP4:
+		return "nvfp4";
+	default:
+		return NULL;
+	}
+}
+
 kvp_status kvp_perf_gemm_table_find(const struct kvp_gpu *g, const struct kvp_model *m,
 				    struct kvp_gemm_table *out, struct kvp_error *err)
 {
@@ -34,22 +54,9 @@ kvp_status kvp_perf_gemm_table_find(const struct kvp_gpu *g, const struct kvp_mo
 	out->path[0] = 0;
 	if (!g->path[0] || g->prefill_flops_efficiency > 0)
 		return KVP_STATUS_OK;
-	const char *dtype;
-	switch (m ? m->weights_dtype : KVP_DTYPE_AUTO) {
-	case KVP_DTYPE_AUTO:
-	case KVP_DTYPE_FP16:
-	case KVP_DTYPE_BF16:
-		dtype = "bf16";
-		break;
-	case KVP_DTYPE_FP8:
-		dtype = "fp8";
-		break;
-	case KVP_DTYPE_NVFP4:
-		dtype = "nvfp4";
-		break;
-	default: /* weight-only int4, int8, mxfp4, e5m2, fp32: no table of theirs */
+	const char *dtype = table_dtype(m ? m->weights_dtype : KVP_DTYPE_AUTO);
+	if (!dtype)
 		return KVP_STATUS_OK;
-	}
 	char path[768];
 	if (!kernel_file(g, "gemm", dtype, path, sizeof path))
 		return KVP_STATUS_OK;
@@ -63,22 +70,9 @@ kvp_status kvp_perf_moe_table_find(const struct kvp_gpu *g, const struct kvp_mod
 	if (!g->path[0] || !m || !m->moe_num_experts || !m->moe_intermediate_size ||
 	    !m->hidden_size)
 		return KVP_STATUS_OK;
-	const char *dtype;
-	switch (m->weights_dtype) {
-	case KVP_DTYPE_AUTO:
-	case KVP_DTYPE_FP16:
-	case KVP_DTYPE_BF16:
-		dtype = "bf16";
-		break;
-	case KVP_DTYPE_FP8:
-		dtype = "fp8";
-		break;
-	case KVP_DTYPE_NVFP4:
-		dtype = "nvfp4";
-		break;
-	default: /* mxfp4, int4, int8: no table of theirs converted */
+	const char *dtype = table_dtype(m->weights_dtype);
+	if (!dtype)
 		return KVP_STATUS_OK;
-	}
 	char path[768];
 	if (!kernel_file(g, "moe", dtype, path, sizeof path))
 		return KVP_STATUS_OK;
