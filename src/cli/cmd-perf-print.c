@@ -43,15 +43,16 @@ static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf
 	       hw->decode_full_graph ? " (decodes alone replay a full graph)" : "");
 }
 
-/* " + eager T" after what buf holds, when the term is not 0. */
-static void append_eager(char *buf, size_t size, double eager_s)
+/* " + NAME T" (a step term: experts, eager attention) after what buf holds,
+ * when the term is not 0. */
+static void append_term(char *buf, size_t size, const char *name, double s)
 {
-	if (!(eager_s > 0))
+	if (!(s > 0))
 		return;
 	char e[64];
-	kvp_perf_fmt_s(eager_s, e, sizeof e);
+	kvp_perf_fmt_s(s, e, sizeof e);
 	size_t n = strlen(buf);
-	snprintf(buf + n, size - n, " + eager attention %.24s", e);
+	snprintf(buf + n, size - n, " + %s %.24s", name, e);
 }
 
 static void print_shape(const struct kvp_perf_result *run, const struct kvp_perf_hw *hw)
@@ -228,13 +229,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		kvp_perf_fmt_s(r0->prefill.elementwise_s, e, sizeof e);
 		snprintf(te, sizeof te, " + elementwise %s", e);
 	}
-	if (r0->prefill.moe_s > 0) {
-		char e[64];
-		size_t len = strlen(te);
-		kvp_perf_fmt_s(r0->prefill.moe_s, e, sizeof e);
-		snprintf(te + len, sizeof te - len, " + experts %s", e);
-	}
-	append_eager(te, sizeof te, r0->prefill.eager_s);
+	append_term(te, sizeof te, "experts", r0->prefill.moe_s);
+	append_term(te, sizeof te, "eager attention", r0->prefill.eager_s);
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
 	       "fixed %s%s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
 	       kvp_perf_bound_name(r0->prefill.bound), t3, tf, te,
@@ -264,13 +260,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 			kvp_perf_fmt_s(rl->chunked.elementwise_s, e, sizeof e);
 			snprintf(tc, sizeof tc, " + elementwise %s", e);
 		}
-		if (rl->chunked.moe_s > 0) {
-			char e[64];
-			size_t len = strlen(tc);
-			kvp_perf_fmt_s(rl->chunked.moe_s, e, sizeof e);
-			snprintf(tc + len, sizeof tc - len, " + experts %s", e);
-		}
-		append_eager(tc, sizeof tc, rl->chunked.eager_s);
+		append_term(tc, sizeof tc, "experts", rl->chunked.moe_s);
+		append_term(tc, sizeof tc, "eager attention", rl->chunked.eager_s);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
 		       "fixed %s%s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
@@ -321,12 +312,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	/* the step as the sum step.h composes: the experts from the MoE table
 	 * and the eager attention after the fixed costs where they are not 0 */
 	char td[160] = "";
-	if (r0->decode.moe_s > 0) {
-		char t5[64];
-		kvp_perf_fmt_s(r0->decode.moe_s, t5, sizeof t5);
-		snprintf(td, sizeof td, " + experts %s", t5);
-	}
-	append_eager(td, sizeof td, r0->decode.eager_s);
+	append_term(td, sizeof td, "experts", r0->decode.moe_s);
+	append_term(td, sizeof td, "eager attention", r0->decode.eager_s);
 	printf("  step = max(memory, compute) %s + communication %s + fixed %s%s = %s",
 	       t1, t2, t3, td, t4);
 	if (r0->micro_batches > 1)
