@@ -103,9 +103,16 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	struct kvp_budget *b = &out->budget;
 	struct kvp_perf_ctx *pc = &out->ctx;
 	kvp_status st;
+	/* the engine's profile, read with the first batch's budget and lent to
+	 * the others (it does not depend on the batch; vllm.yaml read once a
+	 * batch was a millisecond of each answer) */
+	struct kvp_engine_model em;
+	bool have_em = false;
 	for (size_t i = 0; i < po->nbatch; i++) {
 		struct kvp_perf_row *r = &out->rows[i];
 		struct kvp_budget_opts bo = *o;
+		if (have_em)
+			bo.engine_model = &em;
 		/* with data-parallel attention the batch is the deployment's, spread
 		 * over the DP ranks; the fullest rank paces every step */
 		uint32_t dp = kvp_shape_dp(&o->par);
@@ -113,6 +120,10 @@ kvp_status kvp_perf_run(const struct kvp_model *m, const struct kvp_gpu *g,
 		bo.batch = kvp_cdiv(po->batches[i], dp);
 		if ((st = kvp_budget_compute(m, g, &bo, b, err)))
 			return st;
+		if (!have_em && o->engine != KVP_ENGINE_GENERIC) {
+			em = b->engine_model;
+			have_em = true;
+		}
 		/* the engine's fixed costs and band beside the GPU's figures */
 		out->hw = *hw;
 		kvp_perf_hw_engine(&out->hw, &b->engine_model);
