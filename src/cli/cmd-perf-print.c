@@ -43,7 +43,7 @@ static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf
 	       hw->decode_full_graph ? " (decodes alone replay a full graph)" : "");
 }
 
-/* " + NAME T" (a step term: experts, eager attention) after what buf holds,
+/* " + NAME T" (a step term: elementwise, experts, eager attention) after what buf holds,
  * when the term is not 0. */
 static void append_term(char *buf, size_t size, const char *name, double s)
 {
@@ -224,11 +224,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	/* the elementwise kernels' term where there is one (a GEMM table),
 	 * the routed experts' where the MoE table times them */
 	char te[160] = "";
-	if (r0->prefill.elementwise_s > 0) {
-		char e[64];
-		kvp_perf_fmt_s(r0->prefill.elementwise_s, e, sizeof e);
-		snprintf(te, sizeof te, " + elementwise %s", e);
-	}
+	append_term(te, sizeof te, "elementwise", r0->prefill.elementwise_s);
 	append_term(te, sizeof te, "experts", r0->prefill.moe_s);
 	append_term(te, sizeof te, "eager attention", r0->prefill.eager_s);
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
@@ -255,11 +251,7 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 						   : rl->chunked.ttft_s - (lat > 0 ? lat : 0), t5, sizeof t5);
 		kvp_perf_fmt_s(rl->chunked.fixed_s, tf, sizeof tf);
 		char tc[160] = "";
-		if (rl->chunked.elementwise_s > 0) {
-			char e[64];
-			kvp_perf_fmt_s(rl->chunked.elementwise_s, e, sizeof e);
-			snprintf(tc, sizeof tc, " + elementwise %s", e);
-		}
+		append_term(tc, sizeof tc, "elementwise", rl->chunked.elementwise_s);
 		append_term(tc, sizeof tc, "experts", rl->chunked.moe_s);
 		append_term(tc, sizeof tc, "eager attention", rl->chunked.eager_s);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "

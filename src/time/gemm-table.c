@@ -72,8 +72,9 @@ kvp_status kvp_gemm_table_load(const char *path, struct kvp_gemm_table *out,
 		goto out;
 	}
 	char *tok[5];
-	int nt, got;
-	while ((got = kvp_table_line(f, path, line, sizeof line, &lineno, tok, 4, &nt, err)) > 0) {
+	int nt;
+	while (!(st = kvp_table_line(f, path, line, sizeof line, &lineno, tok, 4, &nt, err)) &&
+	       nt > 0) {
 		if (!header) {
 			if (!kvp_table_header_is(tok, nt, fields, 4)) {
 				st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, "header",
@@ -115,14 +116,8 @@ kvp_status kvp_gemm_table_load(const char *path, struct kvp_gemm_table *out,
 			goto out;
 		}
 	}
-	if (got < 0) {
-		st = KVP_STATUS_INVALID;
+	if (st)
 		goto out;
-	}
-	if (ferror(f)) {
-		st = kvp_error_set(err, KVP_STATUS_IO, path, lineno, 0, NULL, "read error");
-		goto out;
-	}
 	if (!header || nrows == 0) {
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 0, header ? "m" : "header",
 				   header ? "no rows" : "no header line 'm n k tflops'");

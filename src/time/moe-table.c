@@ -71,9 +71,9 @@ kvp_status kvp_moe_table_load(const char *path, uint32_t hidden, uint32_t inter,
 		goto out;
 	}
 	char *tok[NFIELDS + 1];
-	int nt, got;
-	while ((got = kvp_table_line(f, path, line, sizeof line, &lineno, tok, NFIELDS, &nt,
-				     err)) > 0) {
+	int nt;
+	while (!(st = kvp_table_line(f, path, line, sizeof line, &lineno, tok, NFIELDS, &nt, err)) &&
+	       nt > 0) {
 		if (!header) {
 			if (!kvp_table_header_is(tok, nt, fields, NFIELDS)) {
 				st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, "header",
@@ -115,14 +115,8 @@ kvp_status kvp_moe_table_load(const char *path, uint32_t hidden, uint32_t inter,
 			goto out;
 		}
 	}
-	if (got < 0) {
-		st = KVP_STATUS_INVALID;
+	if (st)
 		goto out;
-	}
-	if (ferror(f)) {
-		st = kvp_error_set(err, KVP_STATUS_IO, path, lineno, 0, NULL, "read error");
-		goto out;
-	}
 	if (!header) {
 		st = kvp_error_set(err, KVP_STATUS_INVALID, path, lineno, 1, "header",
 				   "no header line");

@@ -6,29 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kvp_table_line(FILE *f, const char *path, char *line, size_t size, int *lineno, char **tok,
-		   int max, int *nt, struct kvp_error *err)
+kvp_status kvp_table_line(FILE *f, const char *path, char *line, size_t size, int *lineno,
+			  char **tok, int max, int *nt, struct kvp_error *err)
 {
+	*nt = 0;
 	while (fgets(line, (int)size, f)) {
 		++*lineno;
 		size_t len = strlen(line);
-		if (len == size - 1 && line[len - 1] != '\n') {
-			kvp_error_set(err, KVP_STATUS_INVALID, path, *lineno, 1, NULL,
-				      "line longer than %zu bytes", size - 2);
-			return -1;
-		}
+		if (len == size - 1 && line[len - 1] != '\n')
+			return kvp_error_set(err, KVP_STATUS_INVALID, path, *lineno, 1, NULL,
+					     "line longer than %zu bytes", size - 2);
 		line[strcspn(line, "\r\n")] = 0;
 		char *p = line + strspn(line, " \t");
 		if (*p == '#' || *p == 0)
 			continue;
 		char *save = NULL;
-		*nt = 0;
 		for (char *s = strtok_r(p, " \t", &save); s && *nt < max + 1;
 		     s = strtok_r(NULL, " \t", &save))
 			tok[(*nt)++] = s;
-		return 1;
+		return KVP_STATUS_OK;
 	}
-	return 0;
+	return ferror(f) ? kvp_error_set(err, KVP_STATUS_IO, path, *lineno, 0, NULL, "read error")
+			 : KVP_STATUS_OK;
 }
 
 bool kvp_table_header_is(char *const *tok, int nt, const char *const *names, int n)

@@ -14,10 +14,10 @@
  * skipped, *lineno counting every line read.  The line is read into line
  * (size bytes) and split at spaces and tabs into tok, at most max + 1
  * fields (one past max, so the caller can tell "more" from "as many"),
- * *nt of them.  1: a line; 0: the end of the file; -1: a line longer than
- * the buffer (err set, INVALID, at that line). */
-int kvp_table_line(FILE *f, const char *path, char *line, size_t size, int *lineno, char **tok,
-		   int max, int *nt, struct kvp_error *err);
+ * *nt of them (at least 1); *nt = 0 at the end of the file.  INVALID for a
+ * line longer than the buffer, IO for a read error (err set either way). */
+kvp_status kvp_table_line(FILE *f, const char *path, char *line, size_t size, int *lineno,
+			  char **tok, int max, int *nt, struct kvp_error *err);
 
 /* A field of such a table: an integer from 1 to 2^31 (integer) or a
  * positive finite number.  0 with *out set, -1 when it is not one. */
