@@ -29,8 +29,7 @@ void kvp_perf_fmt_s(double s, char *buf, size_t size)
 static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf_hw *hw)
 {
 	const struct kvp_perf_ctx *c = &run->ctx;
-	double launches = (double)c->dense_attention_layers * hw->eager_attention_launches +
-			  (double)c->mla_layers * hw->eager_attention_launches_mla;
+	double launches = kvp_perf_eager_launches(c);
 	if (!(launches > 0 && hw->eager_launch_s > 0))
 		return;
 	printf("  eager attention (outside the CUDA graphs, %s): %u dense x %u + %u MLA x %u "

@@ -432,9 +432,7 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 	if (ok) {
 		/* the engine's eager attention (step.h kvp_perf_eager_s): the
 		 * host launches of one pass and the cost of each */
-		const struct kvp_perf_ctx *c = &run->ctx;
-		double launches = (double)c->dense_attention_layers * hw->eager_attention_launches +
-				  (double)c->mla_layers * hw->eager_attention_launches_mla;
+		double launches = kvp_perf_eager_launches(&run->ctx);
 		ok = kvp_record_f64(r, "eager_launch_s", hw->eager_launch_s) &&
 		     kvp_record_u64(r, "eager_launches_per_pass",
 				    hw->eager_launch_s > 0 ? (uint64_t)launches : 0) &&

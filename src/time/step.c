@@ -383,12 +383,17 @@ double kvp_perf_elementwise_s(const struct kvp_perf_ctx *c, double tokens)
 	return bytes > 0 ? bytes / (c->hw.bandwidth_bps * c->hw.decode_bw_efficiency) : 0;
 }
 
+double kvp_perf_eager_launches(const struct kvp_perf_ctx *c)
+{
+	return (double)c->dense_attention_layers * c->hw.eager_attention_launches +
+	       (double)c->mla_layers * c->hw.eager_attention_launches_mla;
+}
+
 double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host)
 {
 	const struct kvp_perf_hw *hw = &c->hw;
-	double launches = (double)c->dense_attention_layers * hw->eager_attention_launches +
-			  (double)c->mla_layers * hw->eager_attention_launches_mla;
-	double h = !prefill && hw->decode_full_graph ? 0 : launches * hw->eager_launch_s;
+	double h = !prefill && hw->decode_full_graph ? 0
+						     : kvp_perf_eager_launches(c) * hw->eager_launch_s;
 	if (host)
 		*host = h;
 	return h > gpu_s ? h - gpu_s : 0;

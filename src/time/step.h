@@ -298,6 +298,11 @@ double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
  * replays attention inside it).  *host (NULL: not wanted) gets host_s. */
 double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host);
 
+/* The launches of the engine's attention op in one pass: the dense
+ * attention layers x hw.eager_attention_launches + the MLA layers x
+ * hw.eager_attention_launches_mla (what kvp_perf_eager_s charges). */
+double kvp_perf_eager_launches(const struct kvp_perf_ctx *c);
+
 /* Seconds of the elementwise kernels of a pass carrying `tokens` tokens, a
  * prefill chunk among them (step-elementwise.h's bytes for the spec's tp and
  * serving dtype, at bandwidth x decode_bw_efficiency, the rate decode's
