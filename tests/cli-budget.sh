@@ -326,6 +326,6 @@ expect_out "kvplan perf: llama-3.1-8b on h100-sxm, engine vllm 0.19.0,"
 run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --prompt 1024 --output 16 --format json
 expect_json engine vllm
 run "$KVPLAN" budget --help
-expect_out "(default vllm, newest version)"
+expect_out "vllm, newest version; llamacpp: step times only)"
 
 finish
