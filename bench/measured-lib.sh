@@ -17,7 +17,9 @@ jbool() { sed -n "s/^ *\"$1\": \\([a-z][a-z]*\\).*/\\1/p" | head -n 1; }
 # spaces, so the words split safely
 shape_args() {
 	_a="--model $(field "$1" model) --gpu $(field "$1" gpu)"
-	for _k in tp pp ep; do
+	# dp: attention data-parallel ranks (kvplan --dp; GPUs = tp x pp x dp),
+	# e.g. SGLang's --enable-dp-attention, which sets dp_size = tp_size
+	for _k in tp pp dp ep; do
 		_v=$(field "$1" $_k)
 		[ -n "$_v" ] && [ "$_v" != 1 ] && _a="$_a --$_k $_v"
 	done

@@ -4,7 +4,7 @@
 # how they were collected: reports/perf-measured.md).  A measurement, not a
 # test: the evidence issue 32's time model is judged on.
 #
-# Each case gives the engine's shape (model and GPU profile, tp, pp, ep,
+# Each case gives the engine's shape (model and GPU profile, tp, pp, dp, ep,
 # weights_dtype, kv_dtype, prompt, output, batch; assume_engine_version, the
 # release a source that names none was run as, passed as --engine-version,
 # the case saying why) and one published metric:

@@ -22,6 +22,25 @@ expect_out "perf-measured: guard on 112 cases (5 outside it, guard: no):"
 expect_out "llamacpp6017-llama2-7b-f16-a100pcie-pp512      a100-80gb-pcie"
 # a case outside the guard is still measured and printed
 expect_out "tt356-dsr1-awq-h100-tp8-128-128-bs1"
+# a case's dp reaches kvplan as --dp (the S7 cases: SGLang's
+# --enable-dp-attention on 8 GPUs, tp 1 x dp 8): the bench prints the output
+# tokens/s that `kvplan perf --dp 8` gives for that shape, not the tp 8 one
+mkdir "$tmp/dp"
+cp "$top_srcdir/tests/data/perf-measured/sglang0412-dsv3-bs1.yaml" "$tmp/dp/"
+tps() {
+	"$KVPLAN" perf --model deepseek-v3 --gpu h200 "$@" --engine sglang --weights-dtype fp8 \
+		--prompt 128 --output 256 --batch 1 --format json |
+		sed -n 's/^ *"output_tokens_per_s": \([-+0-9.eE]*\).*/\1/p' | head -n 1 |
+		awk '{ printf "%.5g", $1 }'
+}
+dp8=$(tps --dp 8); tp8=$(tps --tp 8)
+run env PERF_MEASURED_DIR="$tmp/dp" sh "$bench" "$KVPLAN"
+expect_rc 0
+expect_out "sglang0412-dsv3-bs1 "
+expect_out " 30.29 "
+if [ -n "$dp8" ] && [ "$dp8" != "$tp8" ]; then ok; else bad "dp 8 ($dp8) and tp 8 ($tp8) must differ"; fi
+expect_out " $dp8 "
+case "$out" in *" $tp8 "*) bad "the bench ran the dp 8 case as tp 8 ($tp8)" ;; *) ok ;; esac
 # the guard can fail: a median of at most 1 % is beyond the model today
 run env PERF_MEASURED_GUARD="1 50 15 70" sh "$bench" --check "$KVPLAN"
 expect_rc 1
