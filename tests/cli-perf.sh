@@ -471,6 +471,19 @@ printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' 
 run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
 expect_rc 3
 expect_err "trtllm.yaml:8:35: error: eager_attention_launches_mla: expected a whole number"
+# and the graphless pass's keys: file, line, column and field, exit 3
+printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
+	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
+	'    graph_max_tokens: many' >"$tmp/prof/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "trtllm.yaml:8:23: error: graph_max_tokens: expected a whole number"
+printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
+	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
+	'    uncaptured_layer_us: -5' >"$tmp/prof/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "trtllm.yaml:8:26: error: uncaptured_layer_us:"
 
 # llama.cpp (issue 32): time data only, fitted scales of the GPU's
 # efficiencies.  llama-bench tg128 on an A100 80GB PCIe (1,935 GB/s):
