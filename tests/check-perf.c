@@ -397,6 +397,52 @@ START_TEST(test_eager_by_hand)
 }
 END_TEST
 
+/* A pass too large for the engine's CUDA graphs (step.h
+ * kvp_perf_uncaptured): Llama-2-7B, 32 layers, on the round hardware.  A
+ * decode step at batch 2 over 2,048 tokens reads 13,476,831,232 B of
+ * weights + 2 GiB of KV = 15,624,314,880 B: 15.62431488 ms of GPU time.
+ * With graph_max_tokens 1 its 2 tokens replay no graph: at 1 ms a layer the
+ * host spends 32 x 1 ms = 32 ms, the GPU waits 32 - 15.62431488 =
+ * 16.37568512 ms more.  Batch 1 (1 token) replays one: the eager attention
+ * alone, 32 x 3 x 200 us = 19.2 ms against 14.550573056 ms of GPU time,
+ * 4.649426944 ms added.  At 0.4 ms a layer the uncaptured host's 12.8 ms
+ * replace the eager attention's 19.2 ms and hide behind 15.62 ms: nothing
+ * added.  graph_max_tokens 0: never uncaptured. */
+START_TEST(test_uncaptured_by_hand)
+{
+	struct kvp_error err = {0};
+	struct kvp_perf_step s;
+	setup("llama-2-7b", 1);
+	hw.eager_attention_launches = 3;
+	hw.eager_launch_s = 200e-6;
+	hw.graph_max_tokens = 1;
+	hw.uncaptured_layer_s = 1e-3;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert(!kvp_perf_uncaptured(&ctx, 1));
+	ck_assert(kvp_perf_uncaptured(&ctx, 2));
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 2, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert(s.uncaptured);
+	ck_assert_double_eq_tol(s.eager_launch_s, 32e-3, 1e-12);
+	ck_assert_double_eq_tol(s.eager_s, 16.37568512e-3, 1e-12);
+	ck_assert_double_eq_tol(s.time_s, 32e-3, 1e-12);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert(!s.uncaptured);
+	ck_assert_double_eq_tol(s.eager_launch_s, 19.2e-3, 1e-12);
+	ck_assert_double_eq_tol(s.eager_s, 4.649426944e-3, 1e-12);
+	/* in place of the eager attention's launches, not beside them */
+	hw.uncaptured_layer_s = 0.4e-3;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 2, 2048, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.eager_launch_s, 12.8e-3, 1e-12);
+	ck_assert_double_eq(s.eager_s, 0);
+	ck_assert_double_eq_tol(s.time_s, 15.62431488e-3, 1e-15);
+	/* no graph size: never */
+	hw.graph_max_tokens = 0;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert(!kvp_perf_uncaptured(&ctx, 1e6));
+}
+END_TEST
+
 /* MoE: one token touches 8 of 128 experts per layer.  Qwen3-30B-A3B in bf16:
  * experts 28,991,029,248 x 2 B = 57,982,058,496 B of 61,064,245,248; one
  * token reads the rest (3,082,186,752) and 1/16 of the experts
@@ -1014,6 +1060,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_context_doubling);
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_test(core, test_eager_by_hand);
+	tcase_add_test(core, test_uncaptured_by_hand);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);
 	tcase_add_test(core, test_tp8_rtx3090_pcie);
 	tcase_add_test(core, test_moe_weights);

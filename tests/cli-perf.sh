@@ -439,6 +439,24 @@ run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --eng
 	--weights-dtype int4-awq --prompt 128 --output 1024 --batch 1
 expect_out "eager attention (outside the CUDA graphs, every pass): 0 dense x 3 + 61 MLA x 9 = 549 launches x 29.4 us = 16.14 ms"
 expect_out "+ eager attention "
+# a prefill above vLLM's largest CUDA-graph size (512 tokens, 0.9.2
+# config.py cuda_graph_sizes [512]) replays no graph (issue 32): the host's
+# floor is 61 layers x 1,675.7 us = 102,217.7 us, above the GPU's time at
+# 1,024 tokens, + the fixed 3,000 us a prefill pass + 80 us a sequence =
+# TTFT 105,297.7 us (the fit case's 105.3 ms)
+run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
+	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1 --format json
+expect_rc 0
+expect_json graph_max_tokens 512
+expect_near ttft_s 105.2977e-3 1e-9
+run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
+	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1
+expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers x 1675.7 us = 102.22 ms of host time a pass"
+expect_out "+ host launches (no graph) "
+# 512 tokens replay a graph: no floor, no term
+run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
+	--weights-dtype int4-awq --prompt 512 --output 128 --batch 1
+case "$out" in *"host launches (no graph)"*) bad "512 tokens charged a graphless floor" ;; *) ok ;; esac
 # 0.19.0 replays a full graph for decodes: no eager term, and none printed
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.19.0 \
 	--weights-dtype int4-awq --prompt 128 --output 1024 --batch 1 --format json
@@ -453,6 +471,19 @@ printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' 
 run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
 expect_rc 3
 expect_err "trtllm.yaml:8:35: error: eager_attention_launches_mla: expected a whole number"
+# and the graphless pass's keys: file, line, column and field, exit 3
+printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
+	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
+	'    graph_max_tokens: many' >"$tmp/prof/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "trtllm.yaml:8:23: error: graph_max_tokens: expected a whole number"
+printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
+	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
+	'    uncaptured_layer_us: -5' >"$tmp/prof/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "trtllm.yaml:8:26: error: uncaptured_layer_us:"
 
 # llama.cpp (issue 32): time data only, fitted scales of the GPU's
 # efficiencies.  llama-bench tg128 on an A100 80GB PCIe (1,935 GB/s):

@@ -30,6 +30,12 @@ static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf
 {
 	const struct kvp_perf_ctx *c = &run->ctx;
 	double launches = kvp_perf_eager_launches(c);
+	if (hw->uncaptured_layer_s > 0 && hw->graph_max_tokens > 0)
+		printf("  a pass of more than %u tokens replays no CUDA graph: %u layers x %.1f us "
+		       "= %.2f ms of host time a pass, in place of the eager attention's; the GPU "
+		       "waits for what its own work does not hide\n", hw->graph_max_tokens,
+		       c->model->num_layers, hw->uncaptured_layer_s * 1e6,
+		       (double)c->model->num_layers * hw->uncaptured_layer_s * 1e3);
 	if (!(launches > 0 && hw->eager_launch_s > 0))
 		return;
 	printf("  eager attention (outside the CUDA graphs, %s): %u dense x %u + %u MLA x %u "
@@ -225,7 +231,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	char te[160] = "";
 	append_term(te, sizeof te, "elementwise", r0->prefill.elementwise_s);
 	append_term(te, sizeof te, "experts", r0->prefill.moe_s);
-	append_term(te, sizeof te, "eager attention", r0->prefill.eager_s);
+	append_term(te, sizeof te, r0->prefill.uncaptured ? "host launches (no graph)" : "eager attention",
+		    r0->prefill.eager_s);
 	printf("  batch %llu at once: compute %s, memory %s -> %s-bound; + communication %s + "
 	       "fixed %s%s = %s%s\n", (unsigned long long)r0->batch, t1, t2,
 	       kvp_perf_bound_name(r0->prefill.bound), t3, tf, te,
@@ -252,7 +259,9 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		char tc[160] = "";
 		append_term(tc, sizeof tc, "elementwise", rl->chunked.elementwise_s);
 		append_term(tc, sizeof tc, "experts", rl->chunked.moe_s);
-		append_term(tc, sizeof tc, "eager attention", rl->chunked.eager_s);
+		append_term(tc, sizeof tc,
+			    rl->chunked.uncaptured ? "host launches (no graph)" : "eager attention",
+			    rl->chunked.eager_s);
 		printf("  chunked, joining %llu decoding: chunks of %s tokens (max-batched-tokens "
 		       "%llu - %llu), %llu step%s x (max(compute %s, memory %s) + all-reduce %s + "
 		       "fixed %s%s) = %s%s\n", (unsigned long long)(rl->batch - 1), t1,
@@ -304,7 +313,8 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	 * and the eager attention after the fixed costs where they are not 0 */
 	char td[160] = "";
 	append_term(td, sizeof td, "experts", r0->decode.moe_s);
-	append_term(td, sizeof td, "eager attention", r0->decode.eager_s);
+	append_term(td, sizeof td, r0->decode.uncaptured ? "host launches (no graph)" : "eager attention",
+		    r0->decode.eager_s);
 	printf("  step = max(memory, compute) %s + communication %s + fixed %s%s = %s",
 	       t1, t2, t3, td, t4);
 	if (r0->micro_batches > 1)

@@ -147,6 +147,13 @@ struct kvp_engine_model {
 	double eager_launch_s;
 	uint32_t eager_attention_launches, eager_attention_launches_mla;
 	bool decode_full_graph;
+	/* a pass of more tokens than graph_max_tokens (the engine's largest
+	 * CUDA-graph size, read in its source) replays no graph: every op of
+	 * every layer is launched from the host, uncaptured_layer_s each layer
+	 * (uncaptured_layer_us: a time key, fitted), in place of the eager
+	 * attention's launches.  0: none charged (no such pass, or no data) */
+	uint32_t graph_max_tokens;
+	double uncaptured_layer_s;
 	/* an engine whose kernels reach a share of what the GPU's efficiencies
 	 * say (llama.cpp's own mat-vec and GEMM paths): decode_bw_efficiency
 	 * and prefill_flops_efficiency are multiplied by these, each in (0, 1];

@@ -507,7 +507,7 @@ static kvp_status step_time(struct sim *s, double *dt)
 		*dt += moe_s;
 	/* the eager attention launches the GPU's work (the experts' too) does
 	 * not hide (step.h), then the engine's fixed costs */
-	*dt += kvp_perf_eager_s(pc, *dt, chunk, NULL);
+	*dt += kvp_perf_eager_s(pc, *dt, chunk, tokens, NULL);
 	*dt += kvp_perf_fixed_s(&pc->hw, seqs, chunk);
 	return KVP_STATUS_OK;
 }

@@ -121,6 +121,10 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->eager_attention_launches = e ? e->eager_attention_launches : 0;
 	hw->eager_attention_launches_mla = e ? e->eager_attention_launches_mla : 0;
 	hw->decode_full_graph = e && e->decode_full_graph;
+	/* a pass too large for its graphs: the size is the entry's own, the
+	 * host's time a layer time data */
+	hw->graph_max_tokens = e ? e->graph_max_tokens : 0;
+	hw->uncaptured_layer_s = data ? e->uncaptured_layer_s : 0;
 	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
 	 * unless a calibration measured them */
 	bool scale = data && !hw->efficiency_given;
@@ -389,20 +393,33 @@ double kvp_perf_eager_launches(const struct kvp_perf_ctx *c)
 	       (double)c->mla_layers * c->hw.eager_attention_launches_mla;
 }
 
-double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host)
+bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens)
+{
+	return c->hw.uncaptured_layer_s > 0 && c->hw.graph_max_tokens > 0 &&
+	       tokens > (double)c->hw.graph_max_tokens;
+}
+
+double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double tokens,
+			double *host)
 {
 	const struct kvp_perf_hw *hw = &c->hw;
-	double h = !prefill && hw->decode_full_graph ? 0
-						     : kvp_perf_eager_launches(c) * hw->eager_launch_s;
+	double h = kvp_perf_uncaptured(c, tokens)
+			   ? (double)c->model->num_layers * hw->uncaptured_layer_s
+		   : !prefill && hw->decode_full_graph
+			   ? 0
+			   : kvp_perf_eager_launches(c) * hw->eager_launch_s;
 	if (host)
 		*host = h;
 	return h > gpu_s ? h - gpu_s : 0;
 }
 
-/* The eager attention's excess over the step's GPU time so far, added to it. */
-static void add_eager(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, bool prefill)
+/* The eager launches' excess over the step's GPU time so far, added to it;
+ * `tokens` the pass's on one rank. */
+static void add_eager(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, bool prefill,
+		      double tokens)
 {
-	st->eager_s = kvp_perf_eager_s(c, st->time_s, prefill, &st->eager_launch_s);
+	st->uncaptured = kvp_perf_uncaptured(c, tokens);
+	st->eager_s = kvp_perf_eager_s(c, st->time_s, prefill, tokens, &st->eager_launch_s);
 	st->time_s += st->eager_s;
 }
 
@@ -576,7 +593,7 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	}
 	out->elementwise_s = kvp_perf_elementwise_s(c, (double)batch * dn);
 	out->time_s += out->elementwise_s;
-	add_eager(c, out, true);
+	add_eager(c, out, true, (double)batch * dn);
 	add_fixed(c, out, (double)batch, true);
 	return st2;
 }
@@ -627,7 +644,7 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
 	add_moe(out, moe_s);
 	/* after the experts: the GPU's whole step hides the launches */
-	add_eager(c, out, false);
+	add_eager(c, out, false, (double)n);
 	add_fixed(c, out, (double)n, false);
 	return st;
 }
@@ -669,7 +686,7 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	add_moe(out, moe_s);
 	/* after the experts: the GPU's whole step hides the launches */
-	add_eager(c, out, false);
+	add_eager(c, out, false, (double)batch);
 	add_fixed(c, out, (double)batch, false);
 	return st;
 }
@@ -745,7 +762,9 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	out->moe_s = moe_s >= 0 ? moe_s : 0;
 	double gpu = fmax(out->compute_s, out->memory_s) + out->comm_s + out->elementwise_s +
 		     out->moe_s;
-	out->eager_s = kvp_perf_eager_s(c, gpu, true, NULL);
+	double pass_tokens = (double)(kvp_cdiv(n, out->steps) + others);
+	out->uncaptured = kvp_perf_uncaptured(c, pass_tokens);
+	out->eager_s = kvp_perf_eager_s(c, gpu, true, pass_tokens, NULL);
 	out->step_s = gpu + out->eager_s + out->fixed_s;
 	out->ttft_s = k * out->step_s;
 	return KVP_STATUS_OK;

@@ -150,6 +150,11 @@ struct kvp_perf_hw {
 	double eager_launch_s;
 	uint32_t eager_attention_launches, eager_attention_launches_mla;
 	bool decode_full_graph;
+	/* a pass of more tokens than graph_max_tokens replays no graph: the
+	 * host launches all of each layer, uncaptured_layer_s a layer
+	 * (engine.h); 0: none */
+	uint32_t graph_max_tokens;
+	double uncaptured_layer_s;
 	/* a calibration or an option gave decode_bw_efficiency,
 	 * prefill_flops_efficiency or prefill_flops_scale: an engine's scales
 	 * (engine.h decode_bw_scale, prefill_flops_scale) leave them as they are */
@@ -260,8 +265,10 @@ struct kvp_perf_step {
 	double moe_comm_s;            /* the experts' dispatch and combine (dp > 1) */
 	double fixed_s;               /* the engine's fixed costs (kvp_perf_fixed_s) */
 	double elementwise_s;         /* a prefill's norms, rotary, activation (kvp_perf_elementwise_s) */
-	double eager_launch_s;        /* the host's time launching the eager attention ops */
+	double eager_launch_s;        /* the host's time launching the eager attention ops, or the
+				       * whole pass's where it replays no graph (uncaptured) */
 	double eager_s;               /* of which the GPU's work does not hide (kvp_perf_eager_s) */
+	bool uncaptured;              /* more tokens than hw.graph_max_tokens: no graph replayed */
 	/* the routed experts from the measured MoE table (ctx moe_curve): MoE
 	 * layers x the table's seconds at the step's tokens; their bytes and
 	 * FLOPs are then out of memory_s and compute_s.  0: none (the
@@ -295,8 +302,22 @@ double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
  * waited for: returns max(0, host_s - gpu_s), gpu_s being the pass's GPU
  * time (roofline, communication, elementwise).  A pass of decodes alone
  * (prefill false) pays none where hw.decode_full_graph (a full graph
- * replays attention inside it).  *host (NULL: not wanted) gets host_s. */
-double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double *host);
+ * replays attention inside it).  A pass of `tokens` tokens that replays no
+ * graph at all (kvp_perf_uncaptured) has host_s = its layers x
+ * hw.uncaptured_layer_s instead.  *host (NULL: not wanted) gets host_s. */
+double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double tokens,
+			double *host);
+
+/* Whether a pass of `tokens` tokens (one rank's, padded or not) replays no
+ * CUDA graph: more than hw.graph_max_tokens (vLLM V1 runs such a pass
+ * without one: 0.9.2 v1/worker/gpu_model_runner.py l.1296-1311 pads only
+ * up to the largest capture size, compilation/cuda_piecewise_backend.py
+ * l.108-117 runs the general-shape graph for any other size) where the
+ * engine has a fitted hw.uncaptured_layer_s.  Such a pass launches every op
+ * of every layer from the host: host_s = the model's layers x
+ * hw.uncaptured_layer_s, in place of the eager attention's launches (a part
+ * of it); kvp_perf_eager_s charges its excess over the GPU's time alike. */
+bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens);
 
 /* The launches of the engine's attention op in one pass: the dense
  * attention layers x hw.eager_attention_launches + the MLA layers x
@@ -364,6 +385,7 @@ struct kvp_perf_chunked {
 	double compute_s, memory_s, comm_s, fixed_s, step_s;   /* one step */
 	double elementwise_s;         /* one step's (kvp_perf_elementwise_s), inside step_s */
 	double eager_s;               /* one step's (kvp_perf_eager_s), inside step_s */
+	bool uncaptured;              /* a step replays no graph (kvp_perf_uncaptured) */
 	double ttft_s;
 	/* with KV offloaded (kvp_perf_chunked_offload): */
 	bool offload;
