@@ -132,6 +132,8 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	if (hw->prefill_scale_from_engine)
 		kvp_perf_hw_prefill_scale(hw, e->prefill_flops_scale);
 	hw->moe_kernel_tables = e && e->moe_kernel_tables;
+	/* the engine's kernels, as moe_kernel_tables: from its own entry */
+	hw->attention_serial = e && e->attention_serial;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -461,6 +463,20 @@ static double moe_exchange_s(const struct kvp_perf_ctx *c, const struct kvp_mode
 	return 2.0 * kvp_shape_moe_layers(m) * one;
 }
 
+double kvp_perf_step_time(const struct kvp_perf_hw *hw, double compute_s, double memory_s,
+			  double kv_s)
+{
+	if (!hw->attention_serial)
+		return fmax(compute_s, memory_s);
+	/* the attention's KV reads after the GEMMs, each kernel waiting on the
+	 * last: the GEMMs' time (their FLOPs, or their weights' reads when
+	 * those take longer), then the KV's.  The attention's own FLOPs stay
+	 * in compute_s (a few per cent of a decode step's: slower, never
+	 * faster) */
+	double rest = memory_s > kv_s ? memory_s - kv_s : 0;
+	return fmax(compute_s, rest) + fmin(kv_s, memory_s);
+}
+
 kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
 				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 				  struct kvp_perf_step *out, struct kvp_error *err)
@@ -490,7 +506,8 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 						    : KVP_PERF_BOUND_BANDWIDTH;
 	out->moe_comm_s = moe_exchange_s(c, m, tokens);
 	out->comm_s = allreduce_s(c, m, tokens) + out->moe_comm_s;
-	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	out->time_s = kvp_perf_step_time(&c->hw, out->compute_s, out->memory_s,
+					 kvp_perf_memory_s(&c->hw, 0, k, eff_bw)) + out->comm_s;
 	return KVP_STATUS_OK;
 }
 
@@ -743,8 +760,11 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	 * one MoE pass (pre and dec left their experts out of the roofline) */
 	double moe_s = kvp_perf_moe_table_s(c, (double)(kvp_cdiv(n, out->steps) + dec_total));
 	out->moe_s = moe_s >= 0 ? moe_s : 0;
-	double gpu = fmax(out->compute_s, out->memory_s) + out->comm_s + out->elementwise_s +
-		     out->moe_s;
+	double kv_s = ((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
+		      (c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0 ? c->hw.kv_bw_efficiency
+									 : c->hw.decode_bw_efficiency));
+	double gpu = kvp_perf_step_time(&c->hw, out->compute_s, out->memory_s, kv_s) +
+		     out->comm_s + out->elementwise_s + out->moe_s;
 	out->eager_s = kvp_perf_eager_s(c, gpu, true, NULL);
 	out->step_s = gpu + out->eager_s + out->fixed_s;
 	out->ttft_s = k * out->step_s;
