@@ -1036,19 +1036,32 @@ START_TEST(test_attention_serial_by_hand)
 	 * 8 x 512 x 131,072 B / 2.68e12 = 0.2003 ms, as the roofline's sum */
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 8, 512, &s, &err), KVP_STATUS_OK);
 	ck_assert_double_eq_tol(s.time_s, 0.0059927 + 0.0002003, 1e-6);
+	/* decode_gemm_table: the linear layers at the measured H100 bf16 table's
+	 * rate for M = 1,024 rows (profiles/kernels/gemm-h100-sxm-bf16.tsv: a
+	 * 1024 x 4096 x 4096 GEMM at 757.8 TFLOP/s, 0.766 of 989.4), the
+	 * attention's 6.6 % of the FLOPs at 0.60: faster than the constant's
+	 * 28.1668 ms, slower than all at 0.90 (18.78 ms) */
+	ck_assert(h.gemm.nm > 0);
+	h.decode_gemm_table = true;
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1024, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_msg(s.compute_s < 0.0281668 * 0.60 / 0.70 && s.compute_s > 0.0187779,
+		      "decode compute at the table: %g s", s.compute_s);
+	ck_assert_double_eq_tol(s.time_s, fmax(s.compute_s, 0.0059927) + 0.0256416, 1e-6);
 	/* the engines' profiles: TensorRT-LLM's says so, vLLM's does not */
 	struct kvp_engine_model em;
 	struct kvp_perf_hw ht = h;
 	ck_assert_msg(kvp_engine_model_load("trtllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
-	ck_assert(em.attention_serial);
+	ck_assert(em.attention_serial && em.decode_gemm_table);
 	kvp_perf_hw_engine(&ht, &em);
-	ck_assert(ht.attention_serial);
+	ck_assert(ht.attention_serial && ht.decode_gemm_table);
 	ck_assert_msg(kvp_engine_model_load("vllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
-	ck_assert(!em.attention_serial);
+	ck_assert(!em.attention_serial && !em.decode_gemm_table);
 	kvp_perf_hw_engine(&ht, &em);
-	ck_assert(!ht.attention_serial);
+	ck_assert(!ht.attention_serial && !ht.decode_gemm_table);
 }
 END_TEST
 

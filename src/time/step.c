@@ -134,6 +134,7 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->moe_kernel_tables = e && e->moe_kernel_tables;
 	/* the engine's kernels, as moe_kernel_tables: from its own entry */
 	hw->attention_serial = e && e->attention_serial;
+	hw->decode_gemm_table = e && e->decode_gemm_table;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -598,6 +599,23 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	return st2;
 }
 
+/* The share of the peak a decode step's FLOPs reach: the constant
+ * prefill_flops_efficiency, or, where the engine's profile says
+ * decode_gemm_table, its linear layers at the measured GEMM table's rate
+ * for M = the step's `batch` rows (kvp_perf_flops_efficiency, as a
+ * prefill's), its attention (all but 2 x active params a token) and routed
+ * experts at the constant.  `flops` as the roofline gets them (the routed
+ * experts' out where the MoE table times them: moe_table). */
+static double decode_flops_efficiency(const struct kvp_perf_ctx *c, double flops,
+				      double all_flops, double batch, double total, bool moe_table)
+{
+	if (!c->hw.decode_gemm_table)
+		return c->hw.prefill_flops_efficiency;
+	double attn = fmax(0, all_flops - batch * 2.0 * (double)c->model->active_params);
+	return moe_table ? kvp_perf_flops_efficiency_routed(c, flops, attn, batch, 0)
+			 : kvp_perf_flops_efficiency(c, flops, attn, batch, total);
+}
+
 /* Weights a decode step reads: dense weights, and of the experts the expected
  * share that T tokens, each routed to k of E experts, touch in a layer:
  * 1 - (1 - k/E)^T.  T counts every DP rank's tokens, which all reach the
@@ -635,11 +653,14 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 		total = UINT64_MAX;
 	double moe_s = kvp_perf_moe_table_s(c, (double)total);
 	uint64_t weights = decode_weights(c, total);
+	double all = flops;
 	if (moe_s >= 0) {
 		flops -= kvp_perf_routed_token_flops(c->model) * (double)n;
 		weights = c->weights_bytes - c->expert_bytes;
 	}
-	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
+	double eff_flops = decode_flops_efficiency(c, flops, all, (double)n, (double)total,
+						   moe_s >= 0);
+	kvp_status st = kvp_perf_step_roofline(c, flops, eff_flops,
 					       weights, kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
 	add_moe(out, moe_s);
@@ -681,7 +702,9 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch;
 		weights = c->weights_bytes - c->expert_bytes;
 	}
-	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, weights, kv,
+	double eff_flops = decode_flops_efficiency(c, eff, flops, (double)batch, (double)total,
+						   moe_s >= 0);
+	st = kvp_perf_step_roofline(c, eff, eff_flops, weights, kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	add_moe(out, moe_s);
