@@ -469,11 +469,8 @@ double kvp_perf_step_time(const struct kvp_perf_hw *hw, double compute_s, double
 {
 	if (!hw->attention_serial)
 		return fmax(compute_s, memory_s);
-	/* the attention's KV reads after the GEMMs, each kernel waiting on the
-	 * last: the GEMMs' time (their FLOPs, or their weights' reads when
-	 * those take longer), then the KV's.  The attention's own FLOPs stay
-	 * in compute_s (a few per cent of a decode step's: slower, never
-	 * faster) */
+	/* the GEMMs (FLOPs, or their weights' reads), then the KV's reads; the
+	 * attention's own FLOPs stay in compute_s (slower, never faster) */
 	double rest = memory_s > kv_s ? memory_s - kv_s : 0;
 	return fmax(compute_s, rest) + fmin(kv_s, memory_s);
 }
@@ -599,13 +596,10 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	return st2;
 }
 
-/* The share of the peak a decode step's FLOPs reach: the constant
- * prefill_flops_efficiency, or, where the engine's profile says
- * decode_gemm_table, its linear layers at the measured GEMM table's rate
- * for M = the step's `batch` rows (kvp_perf_flops_efficiency, as a
- * prefill's), its attention (all but 2 x active params a token) and routed
- * experts at the constant.  `flops` as the roofline gets them (the routed
- * experts' out where the MoE table times them: moe_table). */
+/* A decode step's share of the peak: prefill_flops_efficiency, or with
+ * decode_gemm_table its linear layers at the GEMM table's rate for M =
+ * `batch` rows, as a prefill's; attention (all but 2 x active params a
+ * token) and routed experts at the constant.  `flops` as the roofline's. */
 static double decode_flops_efficiency(const struct kvp_perf_ctx *c, double flops,
 				      double all_flops, double batch, double total, bool moe_table)
 {
