@@ -780,6 +780,9 @@ static const struct {
 	{"bad/engine-prefill-alone.yaml", KVP_STATUS_INVALID, 4, 20, "prefill_alone"},
 	/* the elementwise term's rotary switch is a boolean (issue 32) */
 	{"bad/engine-elementwise-rotary.yaml", KVP_STATUS_INVALID, 4, 25, "elementwise_rotary"},
+	/* so is the attention's place in the step (issue 32) */
+	{"bad/engine-attention-serial.yaml", KVP_STATUS_INVALID, 4, 23, "attention_serial"},
+	{"bad/engine-decode-gemm-table.yaml", KVP_STATUS_INVALID, 4, 24, "decode_gemm_table"},
 	/* required keys (issue 37 N12): a missing number read as 0 gave no
 	 * sampler peak, no overhead, a budget that fit; the version's map is named */
 	{"bad/engine-missing-key.yaml", KVP_STATUS_INVALID, 4, 5, "sampler_bytes_per_seq_vocab"},

@@ -1044,6 +1044,73 @@ START_TEST(test_elementwise_by_hand)
 END_TEST
 
 
+/* attention_serial (profiles/engines/trtllm.yaml, issue 32): the KV's reads
+ * after the GEMMs, not under them.  Llama-3.1-8B bf16 on one H100 SXM, 1,024
+ * sequences at context 512: the KV is 1,024 x 512 x 131,072 B (32 layers x
+ * 8 KV heads x 128 x 2 (K, V) x 2 B) = 68,719,476,736 B, at 3.35 TB/s x 0.80
+ * = 2.68e12 B/s: 25.6416 ms; the weights 16,060,522,496 B (8,030,261,248
+ * parameters x 2 B): 5.9927 ms.  FLOPs per sequence 2 x 8,030,261,248 +
+ * 32 layers x 2 x 32 heads x (128 + 128) x 512 keys = 16,328,925,184, x 1,024
+ * = 1.6721e13, at 989.4 TFLOP/s x 0.60: 28.1668 ms.  Roofline: max(28.1668,
+ * 5.9927 + 25.6416) = 31.6343 ms; serial: 28.1668 + 25.6416 = 53.8084 ms. */
+START_TEST(test_attention_serial_by_hand)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw h;
+	struct kvp_perf_step s;
+	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_parallel par = {.tp = 1, .pp = 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert(!h.attention_serial);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1024, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s, 0.0281668, 1e-6);
+	ck_assert_double_eq_tol(s.memory_s, 0.0316343, 1e-6);
+	ck_assert_double_eq_tol(s.time_s, 0.0316343, 1e-6);
+	h.attention_serial = true;
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1024, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.memory_s, 0.0316343, 1e-6);
+	ck_assert_double_eq_tol(s.time_s, 0.0538084, 1e-6);
+	/* bandwidth-bound GEMMs (batch 8): the weights' 5.9927 ms + the KV's
+	 * 8 x 512 x 131,072 B / 2.68e12 = 0.2003 ms, as the roofline's sum */
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 8, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.time_s, 0.0059927 + 0.0002003, 1e-6);
+	/* decode_gemm_table: the linear layers at the measured H100 bf16 table's
+	 * rate for M = 1,024 rows (profiles/kernels/gemm-h100-sxm-bf16.tsv: a
+	 * 1024 x 4096 x 4096 GEMM at 757.8 TFLOP/s, 0.766 of 989.4), the
+	 * attention's 6.6 % of the FLOPs at 0.60: faster than the constant's
+	 * 28.1668 ms, slower than all at 0.90 (18.78 ms) */
+	ck_assert(h.gemm.nm > 0);
+	h.decode_gemm_table = true;
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1024, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_msg(s.compute_s < 0.0281668 * 0.60 / 0.70 && s.compute_s > 0.0187779,
+		      "decode compute at the table: %g s", s.compute_s);
+	ck_assert_double_eq_tol(s.time_s, fmax(s.compute_s, 0.0059927) + 0.0256416, 1e-6);
+	/* the engines' profiles: TensorRT-LLM's says so, vLLM's does not */
+	struct kvp_engine_model em;
+	struct kvp_perf_hw ht = h;
+	ck_assert_msg(kvp_engine_model_load("trtllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(em.attention_serial && em.decode_gemm_table);
+	kvp_perf_hw_engine(&ht, &em);
+	ck_assert(ht.attention_serial && ht.decode_gemm_table);
+	ck_assert_msg(kvp_engine_model_load("vllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(!em.attention_serial && !em.decode_gemm_table);
+	kvp_perf_hw_engine(&ht, &em);
+	ck_assert(!ht.attention_serial && !ht.decode_gemm_table);
+}
+END_TEST
+
 static Suite *perf_suite(void)
 {
 	Suite *s = suite_create("perf");
@@ -1071,6 +1138,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_calibration_table);
 	tcase_add_test(core, test_calibration_kvbench);
 	tcase_add_test(core, test_elementwise_by_hand);
+	tcase_add_test(core, test_attention_serial_by_hand);
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, test_calibration_errors);

@@ -179,6 +179,17 @@ struct kvp_engine_model {
 	 * PyTorch backend): its routed experts are timed from them
 	 * (time/moe-table.h); false when left out */
 	bool moe_kernel_tables;
+	/* the engine's attention runs as kernels of its own between the
+	 * layer's GEMMs, each waiting on the last (TensorRT-LLM's
+	 * Attention.forward: qkv_proj, attn.forward, o_proj in turn): a step's
+	 * KV reads add to the rest of the step, not under it
+	 * (kvp_perf_step_time); false when left out: the whole step's roofline */
+	bool attention_serial;
+	/* a decode step's linear layers at the measured GEMM table's rate for
+	 * M = its sequences, as a prefill's (kvp_perf_decode_flops_efficiency),
+	 * for an engine whose per-step costs were fitted with it in place;
+	 * false when left out: the constant prefill_flops_efficiency */
+	bool decode_gemm_table;
 	/* the entry that gave the time data when this one has none: the
 	 * nearest modelled version that has some ("": its own), its band
 	 * doubled each way (kvp_engine_model_load) */

@@ -136,6 +136,9 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	if (hw->prefill_scale_from_engine)
 		kvp_perf_hw_prefill_scale(hw, e->prefill_flops_scale);
 	hw->moe_kernel_tables = e && e->moe_kernel_tables;
+	/* the engine's kernels, as moe_kernel_tables: from its own entry */
+	hw->attention_serial = e && e->attention_serial;
+	hw->decode_gemm_table = e && e->decode_gemm_table;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
 								   : KVP_PERF_DEFAULT_TIME_RATIO_LOW;
@@ -478,6 +481,17 @@ static double moe_exchange_s(const struct kvp_perf_ctx *c, const struct kvp_mode
 	return 2.0 * kvp_shape_moe_layers(m) * one;
 }
 
+double kvp_perf_step_time(const struct kvp_perf_hw *hw, double compute_s, double memory_s,
+			  double kv_s)
+{
+	if (!hw->attention_serial)
+		return fmax(compute_s, memory_s);
+	/* the GEMMs (FLOPs, or their weights' reads), then the KV's reads; the
+	 * attention's own FLOPs stay in compute_s (slower, never faster) */
+	double rest = memory_s > kv_s ? memory_s - kv_s : 0;
+	return fmax(compute_s, rest) + fmin(kv_s, memory_s);
+}
+
 kvp_status kvp_perf_step_roofline(const struct kvp_perf_ctx *c, double flops, double eff_flops,
 				  uint64_t weights, uint64_t kv, double eff_bw, double tokens,
 				  struct kvp_perf_step *out, struct kvp_error *err)
@@ -507,7 +521,8 @@ kvp_status kvp_perf_step_roofline_of(const struct kvp_perf_ctx *c, const struct 
 						    : KVP_PERF_BOUND_BANDWIDTH;
 	out->moe_comm_s = moe_exchange_s(c, m, tokens);
 	out->comm_s = allreduce_s(c, m, tokens) + out->moe_comm_s;
-	out->time_s = fmax(out->compute_s, out->memory_s) + out->comm_s;
+	out->time_s = kvp_perf_step_time(&c->hw, out->compute_s, out->memory_s,
+					 kvp_perf_memory_s(&c->hw, 0, k, eff_bw)) + out->comm_s;
 	return KVP_STATUS_OK;
 }
 
@@ -598,6 +613,20 @@ kvp_status kvp_perf_prefill_dp(const struct kvp_perf_ctx *c, uint64_t batch, uin
 	return st2;
 }
 
+/* A decode step's share of the peak: prefill_flops_efficiency, or with
+ * decode_gemm_table its linear layers at the GEMM table's rate for M =
+ * `batch` rows, as a prefill's; attention (all but 2 x active params a
+ * token) and routed experts at the constant.  `flops` as the roofline's. */
+static double decode_flops_efficiency(const struct kvp_perf_ctx *c, double flops,
+				      double all_flops, double batch, double total, bool moe_table)
+{
+	if (!c->hw.decode_gemm_table)
+		return c->hw.prefill_flops_efficiency;
+	double attn = fmax(0, all_flops - batch * 2.0 * (double)c->model->active_params);
+	return moe_table ? kvp_perf_flops_efficiency_routed(c, flops, attn, batch, 0)
+			 : kvp_perf_flops_efficiency(c, flops, attn, batch, total);
+}
+
 /* Weights a decode step reads: dense weights, and of the experts the expected
  * share that T tokens, each routed to k of E experts, touch in a layer:
  * 1 - (1 - k/E)^T.  T counts every DP rank's tokens, which all reach the
@@ -635,11 +664,14 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 		total = UINT64_MAX;
 	double moe_s = kvp_perf_moe_table_s(c, (double)total);
 	uint64_t weights = decode_weights(c, total);
+	double all = flops;
 	if (moe_s >= 0) {
 		flops -= kvp_perf_routed_token_flops(c->model) * (double)n;
 		weights = c->weights_bytes - c->expert_bytes;
 	}
-	kvp_status st = kvp_perf_step_roofline(c, flops, c->hw.prefill_flops_efficiency,
+	double eff_flops = decode_flops_efficiency(c, flops, all, (double)n, (double)total,
+						   moe_s >= 0);
+	kvp_status st = kvp_perf_step_roofline(c, flops, eff_flops,
 					       weights, kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
 	add_moe(out, moe_s);
@@ -681,7 +713,9 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 		eff = flops - kvp_perf_routed_token_flops(c->model) * (double)batch;
 		weights = c->weights_bytes - c->expert_bytes;
 	}
-	st = kvp_perf_step_roofline(c, eff, c->hw.prefill_flops_efficiency, weights, kv,
+	double eff_flops = decode_flops_efficiency(c, eff, flops, (double)batch, (double)total,
+						   moe_s >= 0);
+	st = kvp_perf_step_roofline(c, eff, eff_flops, weights, kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */
 	add_moe(out, moe_s);
@@ -760,8 +794,11 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 	 * one MoE pass (pre and dec left their experts out of the roofline) */
 	double moe_s = kvp_perf_moe_table_s(c, (double)(kvp_cdiv(n, out->steps) + dec_total));
 	out->moe_s = moe_s >= 0 ? moe_s : 0;
-	double gpu = fmax(out->compute_s, out->memory_s) + out->comm_s + out->elementwise_s +
-		     out->moe_s;
+	double kv_s = ((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
+		      (c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0 ? c->hw.kv_bw_efficiency
+									 : c->hw.decode_bw_efficiency));
+	double gpu = kvp_perf_step_time(&c->hw, out->compute_s, out->memory_s, kv_s) +
+		     out->comm_s + out->elementwise_s + out->moe_s;
 	double pass_tokens = (double)(kvp_cdiv(n, out->steps) + others);
 	out->uncaptured = kvp_perf_uncaptured(c, pass_tokens);
 	out->eager_s = kvp_perf_eager_s(c, gpu, true, pass_tokens, NULL);

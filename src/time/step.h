@@ -107,6 +107,8 @@ struct kvp_perf_hw {
 	 * engine runs the kernels it measured (moe_kernel_tables) */
 	struct kvp_moe_table moe;
 	bool moe_kernel_tables;            /* engine.h moe_kernel_tables */
+	bool attention_serial;             /* engine.h attention_serial (kvp_perf_step_time) */
+	bool decode_gemm_table;            /* engine.h decode_gemm_table */
 	/* a calibration's factor on the prefill's compute rate where the GEMM
 	 * table times it (kvp_perf_hw_prefill_scale): the table's rates and
 	 * prefill_flops_efficiency (attention, routed experts, decode) both
@@ -346,6 +348,14 @@ double kvp_perf_moe_table_s(const struct kvp_perf_ctx *c, double tokens);
 /* Seconds to read `weights` bytes at bandwidth x eff_bw and `kv` bytes at
  * bandwidth x kv_bw_efficiency (eff_bw where that is 0): the memory term. */
 double kvp_perf_memory_s(const struct kvp_perf_hw *hw, uint64_t weights, uint64_t kv, double eff_bw);
+
+/* A step's GPU seconds from its compute and memory terms, kv_s the part of
+ * memory_s that reads (or writes) the KV cache: the roofline max(compute_s,
+ * memory_s); where the engine runs its attention between the GEMMs
+ * (attention_serial) max(compute_s, memory_s - kv_s) + kv_s, the KV's
+ * reads after the GEMMs, not under them. */
+double kvp_perf_step_time(const struct kvp_perf_hw *hw, double compute_s, double memory_s,
+			  double kv_s);
 
 /* Prefill B prompts of n tokens together (on each DP rank). */
 kvp_status kvp_perf_prefill(const struct kvp_perf_ctx *c, uint64_t batch, uint64_t n,
