@@ -620,7 +620,8 @@ END_TEST
  * (read/engine.h time_from), its band twice as far from 1 each way.  The
  * fixture tests/data/good/engine-time-borrow.yaml: 1.0 (500 us a step, band
  * 0.8-1.5), 2.0 (none), 3.0 (900 us, 2,000 us a prefill, 70 us a sequence,
- * 30 us an all-reduce, 25,000 us a request, KV at 0.6, band 0.9-1.2).  2.0 is as near 1.0 as 3.0,
+ * 30 us an all-reduce, 25,000 us a request, KV at 0.6 and 0.2 on GPUs named
+ * mi300x or mi325x, band 0.9-1.2).  2.0 is as near 1.0 as 3.0,
  * so the newer gives: 900 us ... and the band 1 - 2 x 0.1 = 0.8 and 1 + 2 x
  * 0.2 = 1.4.  An entry with its own keeps them and names none. */
 START_TEST(test_time_borrowed)
@@ -639,12 +640,21 @@ START_TEST(test_time_borrowed)
 	ck_assert_double_eq_tol(e.allreduce_latency_s, 30e-6, 1e-12);
 	ck_assert_double_eq_tol(e.request_latency_s, 25000e-6, 1e-12);
 	ck_assert_double_eq_tol(e.kv_bw_efficiency, 0.6, 1e-12);
+	/* the per-GPU KV share travels with the rest: a listed name (any case,
+	 * a substring of the profile's name) takes 0.2, any other 0.6 */
+	ck_assert_double_eq_tol(kvp_engine_kv_bw_efficiency(&e, "mi300x"), 0.2, 1e-12);
+	ck_assert_double_eq_tol(kvp_engine_kv_bw_efficiency(&e, "MI325X-oam"), 0.2, 1e-12);
+	ck_assert_double_eq_tol(kvp_engine_kv_bw_efficiency(&e, "h100-sxm"), 0.6, 1e-12);
+	ck_assert_double_eq_tol(kvp_engine_kv_bw_efficiency(&e, "mi355x"), 0.6, 1e-12);
+	ck_assert_double_eq_tol(kvp_engine_kv_bw_efficiency(&e, NULL), 0.6, 1e-12);
 	ck_assert_double_eq_tol(e.time_ratio_low, 0.8, 1e-12);
 	ck_assert_double_eq_tol(e.time_ratio_high, 1.4, 1e-12);
 	/* its own time data: kept, no donor named */
 	ck_assert_int_eq(kvp_engine_model_load(path, "1.0", &e, &err), KVP_STATUS_OK);
 	ck_assert_str_eq(e.time_from, "");
 	ck_assert_double_eq_tol(e.step_fixed_s, 500e-6, 1e-12);
+	/* no list: its own kv share (none, 0) on every GPU */
+	ck_assert_double_eq_tol(kvp_engine_kv_bw_efficiency(&e, "mi300x"), 0, 1e-12);
 	ck_assert_double_eq_tol(e.time_ratio_low, 0.8, 1e-12);
 	ck_assert_double_eq_tol(e.time_ratio_high, 1.5, 1e-12);
 	/* 1.4 is nearer 1.0 (0.4) than 3.0 (1.6): outside every entry, 1.0

@@ -506,6 +506,25 @@ run "$KVPLAN" perf --engine llamacpp --model llama-2-7b --gpu a100-80gb-pcie --w
 expect_rc 0
 expect_near decode_bw_efficiency 0.7 1e-12
 expect_json decode_bw_scale 1
+# vLLM's KV share by GPU (profiles/engines/vllm.yaml, kv_bw_efficiency_gpus:
+# the ROCm attention backends on gfx942): the listed 0.18 on an MI300X, the
+# engine's 0.65 on an H100.  Llama-3.1-8B at batch 64, prompt 1,024, output 2:
+# decode context 1,024 + 0 = 1,024 (perf's prompt + (output - 1) / 2 = 1,024.5,
+# rounded down), 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B a
+# token, so 64 x 1,024 x 131,072 = 8,589,934,592 B of KV a step; on the MI300X
+# at 5.3 TB/s x 0.18: 9.004124310e-3 s, beside the weights' 16,094,076,928 B
+# at 5.3 TB/s x 0.5 (the GPU's decode efficiency): 6.073236577e-3 s, so the
+# memory time 15.077360887e-3 s (at 0.65 it would be 8.566686e-3 s)
+run "$KVPLAN" perf --model llama-3.1-8b --gpu mi300x --engine vllm --prompt 1024 --output 2 \
+	--batch 64 --format json
+expect_rc 0
+expect_near kv_bw_efficiency 0.18 1e-9
+expect_near decode_kv_bytes_per_step 8589934592 0.5
+expect_near decode_memory_s 15.077360887e-3 1e-11
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine vllm --prompt 1024 --output 2 \
+	--batch 64 --format json
+expect_rc 0
+expect_near kv_bw_efficiency 0.65 1e-9
 # nothing to emit for an engine kvplan only times
 run "$KVPLAN" size --model llama-2-7b --gpu a100-80gb-pcie --engine llamacpp --emit llamacpp
 expect_rc 2

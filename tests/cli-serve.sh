@@ -65,16 +65,16 @@ run "$KVPLAN" serve $H --calibration "$tmp/eng.yaml" --calibration "$tmp/eng.yam
 expect_rc 2
 expect_err "kvplan serve: --calibration:"
 # the same request under vLLM's time data (profiles/engines/vllm.yaml): every
-# step + 0 us + 80 us for its one sequence, the prefill's + 3,000 us, and
+# step + 0 us + 25 us for its one sequence, the prefill's + 3,000 us, and
 # the KV read (and written) at 0.65 of the bandwidth: the prompt 10 + 100 x
-# 524,288 / 0.65e12 = 10.080659692 ms + 3.08 ms = 13.160659692 ms; decodes
-# 10 + 101 x 524,288 / 0.65e12 + 0.08 = 10.161466289 and 10.162272886 ms;
-# E2E 33.484398868 ms, TPOT 10.161869588 ms
+# 524,288 / 0.65e12 = 10.080659692 ms + 3.025 ms = 13.105659692 ms; decodes
+# 10 + 101 x 524,288 / 0.65e12 + 0.025 = 10.106466289 and 10.107272886 ms;
+# E2E 33.319398868 ms, TPOT 10.106869588 ms
 run "$KVPLAN" serve $R --trace "$tmp/one.csv" --format json --engine vllm
 expect_rc 0
-near mean_ttft_ms 13.160659692
-near mean_tpot_ms 10.161869588
-near median_e2el_ms 33.484398868
+near mean_ttft_ms 13.105659692
+near mean_tpot_ms 10.106869588
+near median_e2el_ms 33.319398868
 
 # the Azure layout, wall-clock TIMESTAMPs; two requests 0.5 s apart, each alone
 cat >"$tmp/azure.csv" <<'CSV'

@@ -100,12 +100,12 @@ expect_near floor_tpot_s 0.0100786432 1e-9
 # the same under vLLM: size times a step as perf does, with the engine's time
 # data (profiles/engines/vllm.yaml): the weights 10 GB at 1 TB/s = 10 ms, one
 # sequence's KV 150 x 524,288 B = 78,643,200 B at the KV efficiency 0.65 =
-# 0.120989538 ms, and the fixed costs 0 us a step + 80 us a sequence:
-# 10.200989538 ms
+# 0.120989538 ms, and the fixed costs 0 us a step + 25 us a sequence:
+# 10.145989538 ms
 run "$KVPLAN" size $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01 --engine vllm \
 	--format json
 expect_rc 1
-expect_near floor_tpot_s 0.010200989538 1e-9
+expect_near floor_tpot_s 0.010145989538 1e-9
 run "$KVPLAN" size --engine generic $fixed --workload "$wl/size-replicas.yaml" --rate 200 --tpot 0.01
 expect_rc 1
 expect_out "round tp 1: tpot: each decode step takes at least 10.1 ms > 10.0 ms"

@@ -428,6 +428,9 @@ static kvp_status budget_stage(const struct kvp_model *m, const struct kvp_gpu *
 		else if ((st = kvp_engine_model_load(kvp_engine_name(o->engine), o->engine_version,
 						     &b->engine_model, err)))
 			return st;
+		/* its attention kernels' KV bandwidth on this GPU (engine.h) */
+		b->engine_model.kv_bw_efficiency =
+			kvp_engine_kv_bw_efficiency(&b->engine_model, g ? g->name : "");
 		em = &b->engine_model;
 	}
 	struct kvp_parallel par = o->par;

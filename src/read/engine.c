@@ -108,6 +108,8 @@ static const struct key {
 	K("allreduce_latency_us", K_US, allreduce_latency_s, 0),
 	K("request_latency_us", K_US, request_latency_s, 0),
 	K("kv_bw_efficiency", K_FRACTION, kv_bw_efficiency, 0),
+	K("kv_bw_efficiency_listed", K_FRACTION, kv_bw_efficiency_listed, 0),
+	K("kv_bw_efficiency_gpus", K_STR, kv_bw_efficiency_gpus, 0),
 	K("time_ratio_low", K_RATIO, time_ratio_low, 0),
 	K("time_ratio_high", K_RATIO, time_ratio_high, 0),
 	K("prefill_alone", K_BOOL, prefill_alone, 0),
@@ -347,6 +349,9 @@ static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *
 	out->allreduce_latency_s = from.allreduce_latency_s;
 	out->request_latency_s = from.request_latency_s;
 	out->kv_bw_efficiency = from.kv_bw_efficiency;
+	out->kv_bw_efficiency_listed = from.kv_bw_efficiency_listed;
+	memcpy(out->kv_bw_efficiency_gpus, from.kv_bw_efficiency_gpus,
+	       sizeof out->kv_bw_efficiency_gpus);
 	out->eager_launch_s = from.eager_launch_s;
 	out->uncaptured_layer_s = from.uncaptured_layer_s;
 	out->decode_bw_scale = from.decode_bw_scale;
@@ -585,6 +590,14 @@ uint64_t kvp_engine_rotary_cache_bytes(const struct kvp_engine_model *e,
 	if (!kvp_mul(pos, dim, &n) || !kvp_mul(n, kvp_dtype_info(dt)->bits / 8, &n))
 		return UINT64_MAX;
 	return n;
+}
+
+double kvp_engine_kv_bw_efficiency(const struct kvp_engine_model *e, const char *gpu_name)
+{
+	if (e->kv_bw_efficiency_listed > 0 && e->kv_bw_efficiency_gpus[0] &&
+	    names_one_of(gpu_name ? gpu_name : "", e->kv_bw_efficiency_gpus))
+		return e->kv_bw_efficiency_listed;
+	return e->kv_bw_efficiency;
 }
 
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,

@@ -131,6 +131,11 @@ struct kvp_engine_model {
 	/* the share of the bandwidth its attention kernels reach on the KV
 	 * cache; 0: not given (the weights' decode efficiency) */
 	double kv_bw_efficiency;
+	/* on GPUs whose name contains an entry of kv_bw_efficiency_gpus
+	 * (comma-separated), the share its attention kernels reach there
+	 * instead (kvp_engine_kv_bw_efficiency); 0: kv_bw_efficiency on every GPU */
+	double kv_bw_efficiency_listed;
+	char kv_bw_efficiency_gpus[64];
 	/* the band on time: the measured / predicted time ratios of the fit's
 	 * 10th and 90th percentiles (0: not given) */
 	double time_ratio_low, time_ratio_high;
@@ -245,6 +250,10 @@ uint32_t kvp_engine_dp_full_tp(const struct kvp_engine_model *e);
 double kvp_engine_sglang_fraction(const struct kvp_engine_model *e, double gpu_mib, uint32_t tp,
 				  uint32_t pp);
 
+/* The share of the bandwidth e's attention kernels reach on the KV cache
+ * of the GPU named gpu_name: kv_bw_efficiency_listed where the name
+ * contains an entry of kv_bw_efficiency_gpus, else kv_bw_efficiency. */
+double kvp_engine_kv_bw_efficiency(const struct kvp_engine_model *e, const char *gpu_name);
 uint64_t kvp_engine_mxfp4_routed_bytes(const struct kvp_engine_model *e, const char *gpu_name,
 				       uint32_t hidden, uint32_t inter_per_partition,
 				       uint64_t routed_bytes);
