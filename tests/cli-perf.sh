@@ -443,7 +443,8 @@ expect_out "+ eager attention "
 # config.py cuda_graph_sizes [512]) replays no graph (issue 32): the host
 # launches every op, counted in 0.9.2's source by layer part
 # (profiles/engines/vllm.yaml): DeepSeek-R1's 61 MLA attention parts x 17,
-# 3 dense MLPs x 4, 58 MoE FFNs x 24, 2 all-reduces x 61 layers at tp 8 =
+# 3 dense MLPs x 4, 58 MoE FFNs x (21 + 3 for its shared expert), 2
+# all-reduces x 61 layers at tp 8 =
 # 1,037 + 12 + 1,392 + 122 = 2,563 launches x 39.88 us = 102,212.44 us,
 # above the GPU's time at 1,024 tokens, + the fixed 3,000 us a prefill pass
 # + 80 us a sequence = TTFT 105,292.44 us (the fit case's 105.3 ms)
@@ -456,7 +457,7 @@ expect_near uncaptured_launch_s 39.88e-6 1e-12
 expect_near ttft_s 105.29244e-3 1e-9
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
 	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1
-expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers, 2563 launches (attention 7 dense / 17 MLA, FFN 4 MLP / 24 MoE a layer, + 2 all-reduces) x 39.9 us = 102.21 ms of host time a pass"
+expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers, 2563 launches (attention 7 dense / 17 MLA, FFN 4 MLP / 21 MoE + 3 shared experts a layer, + 2 all-reduces) x 39.9 us = 102.21 ms of host time a pass"
 expect_out "+ host launches (no graph) "
 # a dense model launches far fewer: Llama-3.1-8B (32 layers) at tp 1, no
 # all-reduce, 32 x (7 + 4) = 352 launches x 39.88 us = 14.04 ms, below its
@@ -465,7 +466,7 @@ expect_out "+ host launches (no graph) "
 run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.10.2 \
 	--prompt 1024 --output 128 --batch 1
 expect_rc 0
-expect_out "replays no CUDA graph: 32 layers, 352 launches (attention 7 dense / 17 MLA, FFN 4 MLP / 24 MoE a layer) x 39.9 us = 14.04 ms"
+expect_out "replays no CUDA graph: 32 layers, 352 launches (attention 7 dense / 17 MLA, FFN 4 MLP / 21 MoE a layer) x 39.9 us = 14.04 ms"
 case "$out" in *"host launches (no graph)"*) bad "Llama-3.1-8B's 1,024-token prefill waits for its host" ;; *) ok ;; esac
 # Llama-3.1-70B at tp 8: 80 x (7 + 4 + 2 all-reduces) = 1,040
 run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.10.2 \

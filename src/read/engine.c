@@ -123,6 +123,7 @@ static const struct key {
 	K("uncaptured_attention_launches_mla", K_U32, uncaptured_attention_launches_mla, 0),
 	K("uncaptured_mlp_launches", K_U32, uncaptured_mlp_launches, 0),
 	K("uncaptured_moe_launches", K_U32, uncaptured_moe_launches, 0),
+	K("uncaptured_shared_expert_launches", K_U32, uncaptured_shared_expert_launches, 0),
 	K("decode_bw_scale", K_FRACTION, decode_bw_scale, 0),
 	K("prefill_flops_scale", K_FRACTION, prefill_flops_scale, 0),
 	K("moe_kernel_tables", K_BOOL, moe_kernel_tables, 0),

@@ -161,6 +161,8 @@ struct kvp_engine_model {
 	double uncaptured_launch_s;
 	uint32_t uncaptured_attention_launches, uncaptured_attention_launches_mla;
 	uint32_t uncaptured_mlp_launches, uncaptured_moe_launches;
+	/* beside the MoE part's, a layer's shared experts (0: none counted) */
+	uint32_t uncaptured_shared_expert_launches;
 	/* an engine whose kernels reach a share of what the GPU's efficiencies
 	 * say (llama.cpp's own mat-vec and GEMM paths): decode_bw_efficiency
 	 * and prefill_flops_efficiency are multiplied by these, each in (0, 1];

@@ -17,7 +17,7 @@ void kvp_perf_eager_layers(const struct kvp_model *m, uint32_t *dense, uint32_t 
 }
 
 double kvp_perf_uncaptured_launches(const struct kvp_model *m, uint32_t tp, uint32_t attn,
-				    uint32_t attn_mla, uint32_t mlp, uint32_t moe)
+				    uint32_t attn_mla, uint32_t mlp, uint32_t moe, uint32_t shared)
 {
 	if (!attn || !attn_mla || !mlp || !moe)
 		return 0;
@@ -27,6 +27,7 @@ double kvp_perf_uncaptured_launches(const struct kvp_model *m, uint32_t tp, uint
 	double moe_layers = kvp_shape_moe_layers(m);
 	if (moe_layers > layers)
 		moe_layers = layers;
+	double moe_part = moe + (m->shared_expert_params ? (double)shared : 0);
 	return (layers - mla) * attn + (double)mla * attn_mla + (layers - moe_layers) * mlp +
-	       moe_layers * moe + (tp > 1 ? 2.0 * layers : 0);
+	       moe_layers * moe_part + (tp > 1 ? 2.0 * layers : 0);
 }

@@ -129,6 +129,7 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->uncaptured_attention_launches_mla = e ? e->uncaptured_attention_launches_mla : 0;
 	hw->uncaptured_mlp_launches = e ? e->uncaptured_mlp_launches : 0;
 	hw->uncaptured_moe_launches = e ? e->uncaptured_moe_launches : 0;
+	hw->uncaptured_shared_expert_launches = e ? e->uncaptured_shared_expert_launches : 0;
 	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
 	 * unless a calibration measured them */
 	bool scale = data && !hw->efficiency_given;
@@ -261,7 +262,8 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	kvp_perf_eager_layers(m, &c->dense_attention_layers, &c->mla_layers);
 	c->uncaptured_launches = kvp_perf_uncaptured_launches(
 		m, s->par.tp, hw->uncaptured_attention_launches, hw->uncaptured_attention_launches_mla,
-		hw->uncaptured_mlp_launches, hw->uncaptured_moe_launches);
+		hw->uncaptured_mlp_launches, hw->uncaptured_moe_launches,
+		hw->uncaptured_shared_expert_launches);
 	moe_curve_pick(c);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&

@@ -157,6 +157,7 @@ struct kvp_perf_hw {
 	double uncaptured_launch_s;
 	uint32_t uncaptured_attention_launches, uncaptured_attention_launches_mla;
 	uint32_t uncaptured_mlp_launches, uncaptured_moe_launches;
+	uint32_t uncaptured_shared_expert_launches;
 	/* a calibration or an option gave decode_bw_efficiency,
 	 * prefill_flops_efficiency or prefill_flops_scale: an engine's scales
 	 * (engine.h decode_bw_scale, prefill_flops_scale) leave them as they are */
