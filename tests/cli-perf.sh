@@ -442,31 +442,31 @@ expect_out "+ eager attention "
 # a prefill above vLLM's largest CUDA-graph size (512 tokens, 0.9.2
 # config.py cuda_graph_sizes [512]) replays no graph (issue 32): the host
 # launches every op, counted in 0.9.2's source by layer part
-# (profiles/engines/vllm.yaml): DeepSeek-R1's 61 MLA attention parts x 17,
+# (profiles/engines/vllm.yaml): DeepSeek-R1's 61 MLA attention parts x 15,
 # 3 dense MLPs x 4, 58 MoE FFNs x (21 + 3 for its shared expert), 2
 # all-reduces x 61 layers at tp 8 =
-# 1,037 + 12 + 1,392 + 122 = 2,563 launches x 39.88 us = 102,212.44 us,
+# 915 + 12 + 1,392 + 122 = 2,441 launches x 41.88 us = 102,229.08 us,
 # above the GPU's time at 1,024 tokens, + the fixed 3,000 us a prefill pass
-# + 80 us a sequence = TTFT 105,292.44 us (the fit case's 105.3 ms)
+# + 80 us a sequence = TTFT 105,309.08 us (the fit case's 105.3 ms)
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
 	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1 --format json
 expect_rc 0
 expect_json graph_max_tokens 512
-expect_json uncaptured_launches_per_pass 2563
-expect_near uncaptured_launch_s 39.88e-6 1e-12
-expect_near ttft_s 105.29244e-3 1e-9
+expect_json uncaptured_launches_per_pass 2441
+expect_near uncaptured_launch_s 41.88e-6 1e-12
+expect_near ttft_s 105.30908e-3 1e-9
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
 	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1
-expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers, 2563 launches (attention 7 dense / 17 MLA, FFN 4 MLP / 21 MoE + 3 shared experts a layer, + 2 all-reduces) x 39.9 us = 102.21 ms of host time a pass"
+expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers, 2441 launches (attention 7 dense / 15 MLA, FFN 4 MLP / 21 MoE + 3 shared experts a layer, + 2 all-reduces) x 41.9 us = 102.23 ms of host time a pass"
 expect_out "+ host launches (no graph) "
 # a dense model launches far fewer: Llama-3.1-8B (32 layers) at tp 1, no
-# all-reduce, 32 x (7 + 4) = 352 launches x 39.88 us = 14.04 ms, below its
+# all-reduce, 32 x (7 + 4) = 352 launches x 41.88 us = 14.74 ms, below its
 # 1,024-token prefill's GPU time (2 x 8.03e9 params x 1,024 tokens = 16.4
 # TFLOP, over 16 ms at any rate an H100 reaches): no term
 run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.10.2 \
 	--prompt 1024 --output 128 --batch 1
 expect_rc 0
-expect_out "replays no CUDA graph: 32 layers, 352 launches (attention 7 dense / 17 MLA, FFN 4 MLP / 21 MoE a layer) x 39.9 us = 14.04 ms"
+expect_out "replays no CUDA graph: 32 layers, 352 launches (attention 7 dense / 15 MLA, FFN 4 MLP / 21 MoE a layer) x 41.9 us = 14.74 ms"
 case "$out" in *"host launches (no graph)"*) bad "Llama-3.1-8B's 1,024-token prefill waits for its host" ;; *) ok ;; esac
 # Llama-3.1-70B at tp 8: 80 x (7 + 4 + 2 all-reduces) = 1,040
 run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.10.2 \
