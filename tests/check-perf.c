@@ -17,6 +17,7 @@
 #include "time/perf.h"
 #include "time/step-eager.h"
 #include "time/step-elementwise.h"
+#include "time/step-prefix.h"
 #include "base/units.h"
 #include "model/spec.h"
 

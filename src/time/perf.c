@@ -11,6 +11,7 @@
 
 #include "model/shape.h"
 #include "time/speculative.h"
+#include "time/step-prefix.h"
 #include "base/units.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
