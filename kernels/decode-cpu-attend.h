@@ -95,6 +95,13 @@ KIND_PRODUCTS(ROW_BF16)
 KIND_PRODUCTS(ROW_FP16)
 KIND_PRODUCTS(ROW_INT8)
 KIND_PRODUCTS(ROW_FP8)
+#if defined(__GNUC__) && defined(KVB_VNNI)
+static NOINLINE void SFX(qk_int8_vnni)(const float *qs, const int16_t *qi, const float *qc, int g,
+					const void *const *k, int nr, int d, float *S)
+{
+	qk_rows_vnni(qs, qi, qc, g, k, nr, d, S);
+}
+#endif
 
 /* The scores of nr rows from row r, and the chunk's V rows into the
  * accumulators. */
@@ -228,6 +235,10 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	float *vt = kt + (size_t)CHUNK * d;
 	float *ks = vt + (size_t)CHUNK * d;
 	float *vs = ks + CHUNK;
+	int16_t *qi = (int16_t *)(vs + CHUNK); /* VNNI: nh * g rows of hi and lo */
+	float *qc = (float *)(qi + (size_t)2 * nh * g * d);
+	(void)qi;
+	(void)qc;
 	const void *krow[CHUNK], *vrow[CHUNK];
 	/* rows read in place (their kind), or converted into tiles (fp32 kind) */
 	int kind = ROW_F32;
@@ -259,6 +270,15 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		m[j] = -INFINITY;
 		l[j] = 0;
 	}
+	int vnni = 0; /* int8 scores as integer dot products (qk_block_vnni) */
+#if defined(__GNUC__) && defined(KVB_VNNI)
+	if (kind == ROW_INT8 && d <= VNNI_MAX_D && vnni_group(g)) {
+		vnni = 1;
+		for (int j = 0; vnni && j < nh * g; j++)
+			vnni = q_quantize(qs + (size_t)j * d, d, qi + (size_t)2 * j * d,
+					  qi + (size_t)2 * j * d + d, qc + j) == 0;
+	}
+#endif
 
 	/* Pool rows of this chunk and of the next one, for head u->h; head
 	 * u->h + x's row is P * x further (kvb_scale_index). */
@@ -313,7 +333,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				tile_rows(dt, krow, kt, n, d);
 			/* Scores, a block of rows at a time, each K row used by
 			 * all g heads while it is in L1. */
-			const int rb = block_rows(block_heads(g));
+			const int rb = vnni && block_heads(g) == 1 ? 8 : block_rows(block_heads(g));
 			for (int r = 0; r < n; r += rb) {
 				const int nr = n - r < rb ? n - r : rb;
 #if defined(__GNUC__)
@@ -343,7 +363,16 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				switch (kind) {
 				case ROW_BF16: QK_ROWS(ROW_BF16); break;
 				case ROW_FP16: QK_ROWS(ROW_FP16); break;
-				case ROW_INT8: QK_ROWS(ROW_INT8); break;
+				case ROW_INT8:
+#if defined(__GNUC__) && defined(KVB_VNNI)
+					if (vnni) {
+						SFX(qk_int8_vnni)(qh, qi + (size_t)2 * hh * g * d, qc + hh * g,
+								  g, krow + r, nr, d, S + r);
+						break;
+					}
+#endif
+					QK_ROWS(ROW_INT8);
+					break;
 				case ROW_FP8: QK_ROWS(ROW_FP8); break;
 				default: QK_ROWS(ROW_F32); break;
 				}
@@ -414,6 +443,13 @@ static double fma_peak(long iters)
 }
 
 #undef fma_peak
+#undef q_quantize
+#undef qk_block_vnni
+#undef dpwssd
+#undef qk_heads_vnni
+#undef qk_rows_vnni
+#undef vnni_group
+#undef VNNI_MAX_D
 #undef vf
 #undef vload
 #undef vstore

@@ -53,6 +53,8 @@ static int isas(const char **names)
 		names[n++] = "avx2";
 	if (kvb_cpu_set_isa(cpu, "avx512") == 0)
 		names[n++] = "avx512";
+	if (kvb_cpu_set_isa(cpu, "avx512vnni") == 0)
+		names[n++] = "avx512vnni";
 	kvb_cpu_free(cpu);
 	return n;
 }
