@@ -101,6 +101,11 @@ static NOINLINE void SFX(qk_int8_vnni)(const float *qs, const int16_t *qi, const
 {
 	qk_rows_vnni(qs, qi, qc, g, k, nr, d, S);
 }
+
+static NOINLINE int SFX(pv_int8_vnni1)(float *acc, const float *S, const void *const *v, int n, int d)
+{
+	return pv_int8_vnni(acc, S, v, n, d);
+}
 #endif
 
 /* The scores of nr rows from row r, and the chunk's V rows into the
@@ -239,7 +244,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	float *qc = (float *)(qi + (size_t)2 * nh * g * d);
 	(void)qi;
 	(void)qc;
-	const void *krow[CHUNK], *vrow[CHUNK];
+	const void *krow[CHUNK], *vrow[CHUNK + 1];
 	/* rows read in place (their kind), or converted into tiles (fp32 kind) */
 	int kind = ROW_F32;
 	if (dt == KVB_DTYPE_BF16)
@@ -394,7 +399,17 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			switch (kind) {
 			case ROW_BF16: PV_ROWS(ROW_BF16); break;
 			case ROW_FP16: PV_ROWS(ROW_FP16); break;
-			case ROW_INT8: PV_ROWS(ROW_INT8); break;
+			case ROW_INT8:
+#if defined(__GNUC__) && defined(KVB_VNNI)
+				if (g == 1) { /* MHA: weights as integers too */
+					if (n % 2)
+						vrow[n] = vrow[n - 1];
+					if (SFX(pv_int8_vnni1)(acch, S, vrow, n, d) == 0)
+						break;
+				}
+#endif
+				PV_ROWS(ROW_INT8);
+				break;
 			case ROW_FP8: PV_ROWS(ROW_FP8); break;
 			default: PV_ROWS(ROW_F32); break;
 			}
@@ -449,6 +464,9 @@ static double fma_peak(long iters)
 #undef qk_heads_vnni
 #undef qk_rows_vnni
 #undef vnni_group
+#undef w_quantize
+#undef pv_cols_vnni
+#undef pv_int8_vnni
 #undef VNNI_MAX_D
 #undef vf
 #undef vload

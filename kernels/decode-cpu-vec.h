@@ -55,6 +55,9 @@
 #define qk_heads_vnni SFX(qk_heads_vnni)
 #define qk_rows_vnni SFX(qk_rows_vnni)
 #define vnni_group SFX(vnni_group)
+#define w_quantize SFX(w_quantize)
+#define pv_cols_vnni SFX(pv_cols_vnni)
+#define pv_int8_vnni SFX(pv_int8_vnni)
 
 /* Inlined where called, so that the block shapes (H, R, C) and the row
  * kind are constants there. */
@@ -711,5 +714,121 @@ static INLINE void qk_rows_vnni(const float *qs, const int16_t *qi, const float 
 static inline int vnni_group(int g)
 {
 	return block_heads(g) < 4;
+}
+/* int8 PV as integer dot products, for MHA (g 1; with more heads a widened
+ * V vector already feeds several multiply-adds).  The chunk's weights
+ * (softmax weight times V's row scale, w >= 0) are held as hi and lo
+ * int16 with one power-of-two step c for the chunk (as q_quantize: w = c
+ * (hi + lo 2^-15) to about 2^-30 of the chunk's largest weight), and V rows
+ * are taken in pairs: each row's 32 values widened to int16, the two rows
+ * interleaved word by word (vpunpcklwd, vpunpckhwd), so that one
+ * `vpdpwssd` with the pair's weights broadcast adds w_r v_r + w_r+1 v_r+1
+ * to 16 columns.  Per 2 rows and 32 columns: 2 widenings, 2 interleaves and
+ * 4 dot products, where fp32 took 4 widenings of 2 operations and 4
+ * multiply-adds.  The interleave works inside 128-bit lanes, so the low
+ * half holds columns 8L..8L+3 of lane L and the high half 8L+4..8L+7:
+ * one two-source permute per 16 columns puts them back, once a chunk,
+ * when the int32 sums (at most 64 x 2^14 x 2^7 = 2^27) join acc as
+ * floats. */
+
+/* Weights w[0, n) (n even, w >= 0) as int16 pairs: wq[0, n) hi, wq[CHUNK,
+ * CHUNK + n) lo, step *c; -1 if a weight is not finite. */
+static inline int w_quantize(const float *w, int n, int16_t *wq, float *c)
+{
+	__m512 mx = _mm512_setzero_ps();
+	__mmask16 ok = 0xffff;
+	int r = 0;
+	for (; r + 16 <= n; r += 16) {
+		__m512 x = _mm512_loadu_ps(w + r);
+		ok &= _mm512_cmp_ps_mask(x, _mm512_set1_ps(FLT_MAX), _CMP_LE_OQ);
+		mx = _mm512_max_ps(mx, x);
+	}
+	float m = _mm512_reduce_max_ps(mx);
+	for (int t = r; t < n; t++) {
+		if (!(w[t] <= FLT_MAX))
+			return -1;
+		m = w[t] > m ? w[t] : m;
+	}
+	if (ok != 0xffff)
+		return -1;
+	int e = 0;
+	(void)frexpf(m, &e);
+	const float inv = ldexpf(1.0f, 14 - e);
+	for (r = 0; r + 16 <= n; r += 16) {
+		__m512 x = _mm512_mul_ps(_mm512_loadu_ps(w + r), _mm512_set1_ps(inv));
+		__m512 h = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		__m512 l = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(x, h), _mm512_set1_ps(0x1p15f)),
+						_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		_mm256_storeu_si256((__m256i *)(wq + r), _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(h)));
+		_mm256_storeu_si256((__m256i *)(wq + CHUNK + r),
+				    _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(l)));
+	}
+	for (; r < n; r++) {
+		float x = w[r] * inv, h = rintf(x);
+		wq[r] = (int16_t)h;
+		wq[CHUNK + r] = (int16_t)rintf((x - h) * 0x1p15f);
+	}
+	*c = ldexpf(1.0f, e - 14);
+	return 0;
+}
+
+/* acc[i0, i0 + 32 B) += c sum over the np row pairs of (hi + lo 2^-15)
+ * weighted V rows (the pairs' weights as int32 words of wq). */
+static INLINE void pv_cols_vnni(float *restrict acc, const int16_t *wq, float c,
+				const void *const *v, int np, int i0, int B)
+{
+	__m512i a[16];
+	UNROLL for (int x = 0; x < 4 * B; x++)
+		a[x] = _mm512_setzero_si512();
+	for (int p = 0; p < np; p++) {
+		int32_t h2, l2;
+		memcpy(&h2, wq + 2 * p, sizeof h2);
+		memcpy(&l2, wq + CHUNK + 2 * p, sizeof l2);
+		const __m512i bh = _mm512_set1_epi32(h2), bl = _mm512_set1_epi32(l2);
+		const int8_t *r0 = (const int8_t *)v[2 * p] + i0, *r1 = (const int8_t *)v[2 * p + 1] + i0;
+		UNROLL for (int b = 0; b < B; b++) {
+			__m512i wa = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(r0 + 32 * b)));
+			__m512i wb = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(r1 + 32 * b)));
+			__m512i u0 = _mm512_unpacklo_epi16(wa, wb), u1 = _mm512_unpackhi_epi16(wa, wb);
+			a[4 * b] = dpwssd(a[4 * b], u0, bh);
+			a[4 * b + 1] = dpwssd(a[4 * b + 1], u0, bl);
+			a[4 * b + 2] = dpwssd(a[4 * b + 2], u1, bh);
+			a[4 * b + 3] = dpwssd(a[4 * b + 3], u1, bl);
+		}
+	}
+	const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+	const __m512i idx1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+	const __m512 lo = _mm512_set1_ps(0x1p-15f), cv = _mm512_set1_ps(c);
+	UNROLL for (int b = 0; b < B; b++) {
+		__m512 f0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[4 * b + 1]), lo, _mm512_cvtepi32_ps(a[4 * b]));
+		__m512 f1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[4 * b + 3]), lo, _mm512_cvtepi32_ps(a[4 * b + 2]));
+		float *o = acc + i0 + 32 * b;
+		_mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_permutex2var_ps(f0, idx0, f1), cv, _mm512_loadu_ps(o)));
+		_mm512_storeu_ps(o + 16,
+				 _mm512_fmadd_ps(_mm512_permutex2var_ps(f0, idx1, f1), cv, _mm512_loadu_ps(o + 16)));
+	}
+}
+
+/* acc[0, d) += sum_r w[r] v_r over n int8 V rows (v[n] readable when n is
+ * odd: its weight is taken as 0); -1 (nothing done) if a weight is not
+ * finite. */
+static INLINE int pv_int8_vnni(float *restrict acc, const float *w, const void *const *v, int n, int d)
+{
+	int16_t wq[2 * CHUNK];
+	float c;
+	const int ne = (n + 1) & ~1;
+	if (w_quantize(w, ne, wq, &c) != 0)
+		return -1;
+	if (ne > n) /* the odd row's partner: weight 0 */
+		wq[n] = wq[CHUNK + n] = 0;
+	int i = 0;
+	for (; i + 128 <= d; i += 128)
+		pv_cols_vnni(acc, wq, c, v, ne / 2, i, 4);
+	for (; i + 32 <= d; i += 32)
+		pv_cols_vnni(acc, wq, c, v, ne / 2, i, 1);
+	for (; i < d; i++)
+		for (int r = 0; r < n; r++)
+			acc[i] += w[r] * (float)((const int8_t *)v[r])[i];
+	return 0;
 }
 #endif
