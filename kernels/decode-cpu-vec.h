@@ -35,6 +35,7 @@
 #define mul_floats SFX(mul_floats)
 #define tile_rows SFX(tile_rows)
 #define chunk_rows SFX(chunk_rows)
+#define row_pointers SFX(row_pointers)
 #define vsums SFX(vsums)
 #define qk_block SFX(qk_block)
 #define qk_pair SFX(qk_pair)
