@@ -212,6 +212,27 @@ static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, i
 	}
 }
 
+#if defined(__GNUC__)
+/* x[0, n) (n a multiple of 2 VW) to the order rload2 reads bf16 in, each
+ * 2 VW elements their even ones then their odd ones, or (back) from it. */
+static void even_odd(float *x, int n, int back)
+{
+	float t[2 * VW];
+	for (int i = 0; i < n; i += 2 * VW) {
+		for (int e = 0; e < VW; e++) {
+			if (back) {
+				t[2 * e] = x[i + e];
+				t[2 * e + 1] = x[i + VW + e];
+			} else {
+				t[e] = x[i + 2 * e];
+				t[VW + e] = x[i + 2 * e + 1];
+			}
+		}
+		memcpy(x + i, t, sizeof t);
+	}
+}
+#endif
+
 /* krow[r] = kpool + rowb[r] + off and vrow[r] = vpool + rowb[r] + off, r <
  * n.  Written with 64-bit vectors where pointers are 64 bits: -O2 left the
  * loop scalar, two stores a row, and it was 5% of the int8 MHA decode's
@@ -304,6 +325,11 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		m[j] = -INFINITY;
 		l[j] = 0;
 	}
+#if defined(__GNUC__)
+	if (BF16_EVEN_ODD && kind == ROW_BF16) /* the order rload2 reads K in */
+		for (int j = 0; j < nh * g; j++)
+			even_odd(qs + (size_t)j * d, d / (2 * VW) * (2 * VW), 0);
+#endif
 	int vnni = 0; /* int8 scores as integer dot products (qk_block_vnni) */
 #if defined(__GNUC__) && defined(KVB_VNNI)
 	if (kind == ROW_INT8 && d <= VNNI_MAX_D && vnni_group(g)) {
@@ -441,6 +467,13 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			}
 		}
 	}
+#if defined(__GNUC__)
+	if (BF16_EVEN_ODD && kind == ROW_BF16) { /* the columns PV's pairs covered, back in order */
+		const int w = pv_cols_per_block(block_heads(g)) * VW;
+		for (int j = 0; j < nh * g; j++)
+			even_odd(acc + (size_t)j * d, d / w * w, 1);
+	}
+#endif
 	if (kind == ROW_FP8) /* V was read times 2^-8: so is acc, and acc / l is what counts */
 		for (int j = 0; j < nh * g; j++)
 			l[j] *= FP8_IN_PLACE;
@@ -526,6 +559,9 @@ static double fma_peak(long iters)
 #undef pv_rows
 #undef block_heads
 #undef block_rows
+#undef pv_cols_per_block
+#undef even_odd
+#undef BF16_EVEN_ODD
 #undef SUMS
 #undef NREGS
 #undef INLINE
