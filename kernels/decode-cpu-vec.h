@@ -744,7 +744,7 @@ static INLINE void qk_rows_vnni(const float *qs, const int16_t *qi, const float 
 /* Whether the scores of a group of g take qk_rows_vnni: one or two heads
  * a block.  With 4 (GQA-4 and wider) a widened K vector already feeds 8
  * multiply-adds in the fp32 path, and the hi and lo products double them
- * here: 4 x 2 blocks measured 15-20% slower per token in L1 (GQA-4 int8,
+ * here: 4 x 2 blocks measured 15-30% slower per token in L1 (GQA-4 int8,
  * one thread's CPU time, alternating). */
 static inline int vnni_group(int g)
 {

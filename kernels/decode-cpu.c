@@ -63,7 +63,7 @@ struct kvb_cpu {
 	 * sleeps (or spins, stall_spin) stall_s inside its accounted time */
 	double stall_s;
 	int stall_spin;
-	int prefetch; /* software prefetch of the next chunk's rows (KVB_PREFETCH) */
+	int prefetch; /* KVB_PREFETCH_*: software prefetch of the rows read next (KVB_PREFETCH) */
 	int unit_heads; /* KV heads per unit of work, 0: chosen per shape (KVB_UNIT_HEADS) */
 	/* decode scratch, grown on demand */
 	float *scratch;       /* threads * scratch_floats */
@@ -155,7 +155,8 @@ int kvb_cpu_create(int threads, struct kvb_cpu **out)
 	cpu->threads = threads;
 	kvb_cpu_set_isa(cpu, NULL); /* the widest this CPU runs */
 	const char *pf = getenv("KVB_PREFETCH");
-	cpu->prefetch = !(pf && strcmp(pf, "0") == 0);
+	cpu->prefetch = pf && strcmp(pf, "0") == 0 ? KVB_PREFETCH_OFF
+		      : pf && strcmp(pf, "jump") == 0 ? KVB_PREFETCH_JUMP : KVB_PREFETCH_ALL;
 	const char *uh = getenv("KVB_UNIT_HEADS");
 	cpu->unit_heads = uh ? atoi(uh) : 0;
 	if (cpu->unit_heads < 0)
@@ -553,9 +554,14 @@ int kvb_cpu_prefetch(const struct kvb_cpu *cpu)
 	return cpu->prefetch;
 }
 
+const char *kvb_cpu_prefetch_name(const struct kvb_cpu *cpu)
+{
+	return cpu->prefetch == KVB_PREFETCH_OFF ? "off" : cpu->prefetch == KVB_PREFETCH_JUMP ? "jump" : "on";
+}
+
 void kvb_cpu_set_prefetch(struct kvb_cpu *cpu, int on)
 {
-	cpu->prefetch = on != 0;
+	cpu->prefetch = on == KVB_PREFETCH_OFF || on == KVB_PREFETCH_JUMP ? on : KVB_PREFETCH_ALL;
 }
 
 int kvb_cpu_unit_heads(const struct kvb_cpu *cpu)

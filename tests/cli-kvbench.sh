@@ -100,6 +100,11 @@ run env KVB_PREFETCH=0 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 
 expect_rc 0
 expect_json prefetch off
 expect_json validated pass
+# KVB_PREFETCH=jump prefetches the next chunk's rows alone, and says so
+run env KVB_PREFETCH=jump "$KVBENCH" --quick --backend cpu --kv-dtype int8 --heads 8:2 --format json --quiet
+expect_rc 0
+expect_json prefetch jump
+expect_json validated pass
 run "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --quiet
 expect_out "ceil = that read ceiling"
 # KVB_ISA picks the loops: "base" runs everywhere and the point says so;
