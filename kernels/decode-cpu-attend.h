@@ -525,7 +525,6 @@ static double fma_peak(long iters)
 #undef q_quantize
 #undef qk_block_vnni
 #undef dpwssd
-#undef qk_heads_vnni
 #undef qk_rows_vnni
 #undef vnni_group
 #undef w_quantize

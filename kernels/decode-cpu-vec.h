@@ -55,7 +55,6 @@
 #define q_quantize SFX(q_quantize)
 #define qk_block_vnni SFX(qk_block_vnni)
 #define dpwssd SFX(dpwssd)
-#define qk_heads_vnni SFX(qk_heads_vnni)
 #define qk_rows_vnni SFX(qk_rows_vnni)
 #define vnni_group SFX(vnni_group)
 #define w_quantize SFX(w_quantize)
@@ -714,42 +713,34 @@ static INLINE void qk_block_vnni(const float *restrict q, const int16_t *restric
 		}
 }
 
-/* Scores S[j * CHUNK + r] of int8 K rows [0, nr) for all g heads, H at a
- * time (as qk_rows): blocks of H x R with 2 H R int32 sums (hi and lo)
- * and 2 H query vectors in the 32 registers: 1 x 8 for MHA, 2 x 4. */
-static INLINE void qk_heads_vnni(const float *qs, const int16_t *qi, const float *qc, int g, int H,
-				 const void *const *k, int nr, int d, float *S)
+/* Scores S[j * CHUNK + r] of int8 K rows [0, nr) for all g heads, one at a
+ * time (see vnni_group): blocks of 1 x 8 rows, 16 int32 sums (hi and lo)
+ * and 2 query vectors in the 32 registers, then rows one by one. */
+static INLINE void qk_rows_vnni(const float *qs, const int16_t *qi, const float *qc, int g,
+				const void *const *k, int nr, int d, float *S)
 {
-	const int R = H == 1 ? 8 : 4;
-	for (int j = 0; j < g; j += H) {
+	for (int j = 0; j < g; j++) {
 		int r = 0;
-		for (; r + R <= nr; r += R)
-			qk_block_vnni(qs + (size_t)j * d, qi + (size_t)2 * j * d, qc + j, H, k + r, R, d,
+		for (; r + 8 <= nr; r += 8)
+			qk_block_vnni(qs + (size_t)j * d, qi + (size_t)2 * j * d, qc + j, 1, k + r, 8, d,
 				      S + j * CHUNK + r);
 		for (; r < nr; r++)
-			qk_block_vnni(qs + (size_t)j * d, qi + (size_t)2 * j * d, qc + j, H, k + r, 1, d,
+			qk_block_vnni(qs + (size_t)j * d, qi + (size_t)2 * j * d, qc + j, 1, k + r, 1, d,
 				      S + j * CHUNK + r);
 	}
 }
 
-static INLINE void qk_rows_vnni(const float *qs, const int16_t *qi, const float *qc, int g,
-				const void *const *k, int nr, int d, float *S)
-{
-	if (block_heads(g) == 2)
-		qk_heads_vnni(qs, qi, qc, g, 2, k, nr, d, S);
-	else
-		qk_heads_vnni(qs, qi, qc, g, 1, k, nr, d, S);
-}
-
-/* Whether the scores of a group of g take qk_rows_vnni: one or two heads
- * a block.  With 4 (GQA-4 and wider) a widened K vector already feeds 8
+/* Whether the scores of a group of g take qk_rows_vnni: one head a block
+ * (MHA, odd groups).  With more, a widened K vector already feeds several
  * multiply-adds in the fp32 path, and the hi and lo products double them
- * here: 4 x 2 blocks measured 15-30% slower per token in L1 (GQA-4 int8,
- * one thread's CPU time, alternating). */
+ * while the sums' conversion and reduction grow: 4 x 2 blocks measured
+ * 15-30% slower per token in cache (GQA-4 int8), 2 x 4 blocks 10-20%
+ * (GQA-2 32:16 int8; one thread's CPU time, alternating). */
 static inline int vnni_group(int g)
 {
-	return block_heads(g) < 4;
+	return block_heads(g) == 1;
 }
+
 /* int8 PV as integer dot products, for MHA (g 1; with more heads a widened
  * V vector already feeds several multiply-adds).  The chunk's weights
  * (softmax weight times V's row scale, w >= 0) are held as hi and lo
