@@ -166,8 +166,13 @@ static int memory(int rounds, const char *only_heads, const char *only_dtype)
 	if (!buf)
 		return 1;
 	memset(buf, 1, rb);
-	printf("%d threads, %s loops, read buffer %llu MiB, %d rounds\n", kvb_cpu_threads(cpu),
-	       kvb_cpu_isa(cpu), (unsigned long long)(rb >> 20), rounds);
+	/* "on" is the environment's mode (KVB_PREFETCH=jump: the jumps alone),
+	 * or all the rows read next */
+	const int pf_on = kvb_cpu_prefetch(cpu) == KVB_PREFETCH_OFF ? KVB_PREFETCH_ALL : kvb_cpu_prefetch(cpu);
+	kvb_cpu_set_prefetch(cpu, pf_on);
+	printf("%d threads, %s loops, prefetch on = %s, read buffer %llu MiB, %d rounds\n",
+	       kvb_cpu_threads(cpu), kvb_cpu_isa(cpu), pf_on == KVB_PREFETCH_JUMP ? "jump" : "all",
+	       (unsigned long long)(rb >> 20), rounds);
 	printf("%-7s %-5s %7s %7s %7s | %-24s | %-24s | %-24s | %-13s\n", "shape", "dtype", "read",
 	       "decode", "hot", "of read, prefetch on", "of read, prefetch off",
 	       "of min(read, hot), on", "preempted");
@@ -221,7 +226,7 @@ static int memory(int rounds, const char *only_heads, const char *only_dtype)
 					struct kvb_round rr, rd, rhot;
 					kvb_round_run(cpu, NULL, read_body, &ra, &tally, &rr);
 					double g = (double)rb / rr.wall_s / 1e9;
-					kvb_cpu_set_prefetch(cpu, pf);
+					kvb_cpu_set_prefetch(cpu, pf ? pf_on : KVB_PREFETCH_OFF);
 					ra.cold = 1;
 					kvb_round_run(cpu, flush_prep, decode_body, &ra, &tally, &rd);
 					double gd = (double)moved / rd.wall_s / 1e9;

@@ -95,6 +95,18 @@ KIND_PRODUCTS(ROW_BF16)
 KIND_PRODUCTS(ROW_FP16)
 KIND_PRODUCTS(ROW_INT8)
 KIND_PRODUCTS(ROW_FP8)
+#if defined(__GNUC__) && defined(KVB_VNNI)
+static NOINLINE void SFX(qk_int8_vnni)(const float *qs, const int16_t *qi, const float *qc, int g,
+					const void *const *k, int nr, int d, float *S)
+{
+	qk_rows_vnni(qs, qi, qc, g, k, nr, d, S);
+}
+
+static NOINLINE int SFX(pv_int8_vnni1)(float *acc, const float *S, const void *const *v, int n, int d)
+{
+	return pv_int8_vnni(acc, S, v, n, d);
+}
+#endif
 
 /* The scores of nr rows from row r, and the chunk's V rows into the
  * accumulators. */
@@ -200,6 +212,56 @@ static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, i
 	}
 }
 
+#if defined(__GNUC__)
+/* x[0, n) (n a multiple of 2 VW) to the order rload2 reads bf16 in, each
+ * 2 VW elements their even ones then their odd ones, or (back) from it. */
+static void even_odd(float *x, int n, int back)
+{
+	float t[2 * VW];
+	for (int i = 0; i < n; i += 2 * VW) {
+		for (int e = 0; e < VW; e++) {
+			if (back) {
+				t[2 * e] = x[i + e];
+				t[2 * e + 1] = x[i + VW + e];
+			} else {
+				t[e] = x[i + 2 * e];
+				t[VW + e] = x[i + 2 * e + 1];
+			}
+		}
+		memcpy(x + i, t, sizeof t);
+	}
+}
+#endif
+
+/* krow[r] = kpool + rowb[r] + off and vrow[r] = vpool + rowb[r] + off, r <
+ * n.  Written with 64-bit vectors where pointers are 64 bits: -O2 left the
+ * loop scalar, two stores a row, and it was 5% of the int8 MHA decode's
+ * time in L1 (perf, 17% of attend's own samples). */
+static inline void row_pointers(const void **krow, const void **vrow, const char *kpool,
+				const char *vpool, const int64_t *rowb, int64_t off, int n)
+{
+	int r = 0;
+#if defined(__GNUC__)
+	if (sizeof(void *) == sizeof(int64_t)) {
+		typedef int64_t vl __attribute__((vector_size(VW * sizeof(float))));
+		enum { NL = (int)(sizeof(vl) / sizeof(int64_t)) };
+		const vl kb = (vl){0} + ((int64_t)(intptr_t)kpool + off);
+		const vl vb = (vl){0} + ((int64_t)(intptr_t)vpool + off);
+		for (; r + NL <= n; r += NL) {
+			vl x;
+			memcpy(&x, rowb + r, sizeof x);
+			vl a = x + kb, b = x + vb;
+			memcpy(krow + r, &a, sizeof a);
+			memcpy(vrow + r, &b, sizeof b);
+		}
+	}
+#endif
+	for (; r < n; r++) {
+		krow[r] = kpool + (rowb[r] + off);
+		vrow[r] = vpool + (rowb[r] + off);
+	}
+}
+
 /* Attend the g query heads of each of KV heads [u->h, u->h + u->nh) over
  * tokens [t0, t1) of sequence u->b: leaves unnormalised acc[nh * g][d],
  * running max m[nh * g] (base 2) and sum l[nh * g], head by head.  Each
@@ -210,8 +272,12 @@ static void chunk_rows(const struct kvb_shape *s, const int32_t *table, int h, i
  * prefetchers follow, where one head's P rows alone (2-8 KiB at d 128) were
  * a run too short for them.  While a head computes, the rows the next head
  * (or, after the last head, the next chunk) will read are prefetched;
- * prefetch 0 leaves them to the hardware (KVB_PREFETCH=0, for measuring
- * what the software prefetch is worth). */
+ * prefetch KVB_PREFETCH_OFF leaves them to the hardware (KVB_PREFETCH=0, for
+ * measuring what the software prefetch is worth), KVB_PREFETCH_JUMP asks
+ * for the next chunk's alone (KVB_PREFETCH=jump: in L1 and L2 the
+ * prefetches of the next head's rows cost 10-20% of the time per token,
+ * MHA int8 and GQA-4 bf16, and from memory the L2 streamer may follow
+ * those runs by itself). */
 static void attend(const struct kvb_paged_kv *kv, const float *q, const struct unit *u,
 		   int prefetch, float *ws, float **acc_out, float **m_out, float **l_out)
 {
@@ -228,7 +294,11 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 	float *vt = kt + (size_t)CHUNK * d;
 	float *ks = vt + (size_t)CHUNK * d;
 	float *vs = ks + CHUNK;
-	const void *krow[CHUNK], *vrow[CHUNK];
+	int16_t *qi = (int16_t *)(vs + CHUNK); /* VNNI: nh * g rows of hi and lo */
+	float *qc = (float *)(qi + (size_t)2 * nh * g * d);
+	(void)qi;
+	(void)qc;
+	const void *krow[CHUNK], *vrow[CHUNK + 1];
 	/* rows read in place (their kind), or converted into tiles (fp32 kind) */
 	int kind = ROW_F32;
 	if (dt == KVB_DTYPE_BF16)
@@ -259,6 +329,20 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 		m[j] = -INFINITY;
 		l[j] = 0;
 	}
+#if defined(__GNUC__)
+	if (BF16_EVEN_ODD && kind == ROW_BF16) /* the order rload2 reads K in */
+		for (int j = 0; j < nh * g; j++)
+			even_odd(qs + (size_t)j * d, d / (2 * VW) * (2 * VW), 0);
+#endif
+	int vnni = 0; /* int8 scores as integer dot products (qk_block_vnni) */
+#if defined(__GNUC__) && defined(KVB_VNNI)
+	if (kind == ROW_INT8 && d <= VNNI_MAX_D && vnni_group(g)) {
+		vnni = 1;
+		for (int j = 0; vnni && j < nh * g; j++)
+			vnni = q_quantize(qs + (size_t)j * d, d, qi + (size_t)2 * j * d,
+					  qi + (size_t)2 * j * d + d, qc + j) == 0;
+	}
+#endif
 
 	/* Pool rows of this chunk and of the next one, for head u->h; head
 	 * u->h + x's row is P * x further (kvb_scale_index). */
@@ -286,12 +370,10 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			 * set of fill buffers. */
 			const int64_t *pf = hh + 1 < nh ? rows : next;
 			const int64_t pfoff = hh + 1 < nh ? off + P : 0;
-			const int npf = hh + 1 < nh ? n : nn;
+			/* KVB_PREFETCH_JUMP: the next chunk's rows alone */
+			const int npf = hh + 1 < nh ? (prefetch == KVB_PREFETCH_JUMP ? 0 : n) : nn;
 			const int64_t offb = off * (int64_t)rowbytes;
-			for (int r = 0; r < n; r++) {
-				krow[r] = kpool + (rowb[r] + offb);
-				vrow[r] = vpool + (rowb[r] + offb);
-			}
+			row_pointers(krow, vrow, kpool, vpool, rowb, offb, n);
 			/* int8's row scales: a block's rows are consecutive, so
 			 * are their scales: whole vectors of them, then one by one */
 			for (int r = 0; dt == KVB_DTYPE_INT8 && r < n;) {
@@ -313,7 +395,7 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				tile_rows(dt, krow, kt, n, d);
 			/* Scores, a block of rows at a time, each K row used by
 			 * all g heads while it is in L1. */
-			const int rb = block_rows(block_heads(g));
+			const int rb = vnni && block_heads(g) == 1 ? 8 : block_rows(block_heads(g));
 			for (int r = 0; r < n; r += rb) {
 				const int nr = n - r < rb ? n - r : rb;
 #if defined(__GNUC__)
@@ -343,7 +425,16 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 				switch (kind) {
 				case ROW_BF16: QK_ROWS(ROW_BF16); break;
 				case ROW_FP16: QK_ROWS(ROW_FP16); break;
-				case ROW_INT8: QK_ROWS(ROW_INT8); break;
+				case ROW_INT8:
+#if defined(__GNUC__) && defined(KVB_VNNI)
+					if (vnni) {
+						SFX(qk_int8_vnni)(qh, qi + (size_t)2 * hh * g * d, qc + hh * g,
+								  g, krow + r, nr, d, S + r);
+						break;
+					}
+#endif
+					QK_ROWS(ROW_INT8);
+					break;
 				case ROW_FP8: QK_ROWS(ROW_FP8); break;
 				default: QK_ROWS(ROW_F32); break;
 				}
@@ -365,12 +456,29 @@ static void attend(const struct kvb_paged_kv *kv, const float *q, const struct u
 			switch (kind) {
 			case ROW_BF16: PV_ROWS(ROW_BF16); break;
 			case ROW_FP16: PV_ROWS(ROW_FP16); break;
-			case ROW_INT8: PV_ROWS(ROW_INT8); break;
+			case ROW_INT8:
+#if defined(__GNUC__) && defined(KVB_VNNI)
+				if (g == 1) { /* MHA: weights as integers too */
+					if (n % 2)
+						vrow[n] = vrow[n - 1];
+					if (SFX(pv_int8_vnni1)(acch, S, vrow, n, d) == 0)
+						break;
+				}
+#endif
+				PV_ROWS(ROW_INT8);
+				break;
 			case ROW_FP8: PV_ROWS(ROW_FP8); break;
 			default: PV_ROWS(ROW_F32); break;
 			}
 		}
 	}
+#if defined(__GNUC__)
+	if (BF16_EVEN_ODD && kind == ROW_BF16) { /* the columns PV's pairs covered, back in order */
+		const int w = pv_cols_per_block(block_heads(g)) * VW;
+		for (int j = 0; j < nh * g; j++)
+			even_odd(acc + (size_t)j * d, d / w * w, 1);
+	}
+#endif
 	if (kind == ROW_FP8) /* V was read times 2^-8: so is acc, and acc / l is what counts */
 		for (int j = 0; j < nh * g; j++)
 			l[j] *= FP8_IN_PLACE;
@@ -414,6 +522,15 @@ static double fma_peak(long iters)
 }
 
 #undef fma_peak
+#undef q_quantize
+#undef qk_block_vnni
+#undef dpwssd
+#undef qk_rows_vnni
+#undef vnni_group
+#undef w_quantize
+#undef pv_cols_vnni
+#undef pv_int8_vnni
+#undef VNNI_MAX_D
 #undef vf
 #undef vload
 #undef vstore
@@ -435,6 +552,7 @@ static double fma_peak(long iters)
 #undef mul_floats
 #undef tile_rows
 #undef chunk_rows
+#undef row_pointers
 #undef vsums
 #undef qk_block
 #undef qk_pair
@@ -445,6 +563,9 @@ static double fma_peak(long iters)
 #undef pv_rows
 #undef block_heads
 #undef block_rows
+#undef pv_cols_per_block
+#undef even_odd
+#undef BF16_EVEN_ODD
 #undef SUMS
 #undef NREGS
 #undef INLINE

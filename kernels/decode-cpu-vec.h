@@ -35,6 +35,7 @@
 #define mul_floats SFX(mul_floats)
 #define tile_rows SFX(tile_rows)
 #define chunk_rows SFX(chunk_rows)
+#define row_pointers SFX(row_pointers)
 #define vsums SFX(vsums)
 #define qk_block SFX(qk_block)
 #define qk_pair SFX(qk_pair)
@@ -45,10 +46,20 @@
 #define pv_rows SFX(pv_rows)
 #define block_heads SFX(block_heads)
 #define block_rows SFX(block_rows)
+#define pv_cols_per_block SFX(pv_cols_per_block)
+#define even_odd SFX(even_odd)
 #define convert_row SFX(convert_row)
 #define convert_f16c SFX(convert_f16c)
 #define attend SFX(attend)
 #define fma_peak SFX(fma_peak)
+#define q_quantize SFX(q_quantize)
+#define qk_block_vnni SFX(qk_block_vnni)
+#define dpwssd SFX(dpwssd)
+#define qk_rows_vnni SFX(qk_rows_vnni)
+#define vnni_group SFX(vnni_group)
+#define w_quantize SFX(w_quantize)
+#define pv_cols_vnni SFX(pv_cols_vnni)
+#define pv_int8_vnni SFX(pv_int8_vnni)
 
 /* Inlined where called, so that the block shapes (H, R, C) and the row
  * kind are constants there. */
@@ -234,12 +245,36 @@ static inline vf rload(const void *p, int i, int kind)
 	return vload((const float *)p + i);
 }
 
+/* The AVX-512 copies read bf16 rows 32 values at a time as their even and
+ * odd elements (BF16_EVEN_ODD): one 64-byte load, then a shift left by 16
+ * (the even values, the low halves of the 32-bit lanes) and an and (the
+ * odd ones, already the top halves): 2 operations, one of them on either
+ * port, where the permute (vpermw, shuffle port only) took 2 loads and 2
+ * permutes; measured here 2.6 pairs of (multiply-add, shift) per ns
+ * against 1.8 of (multiply-add, vpermw).  The products then see the 32
+ * elements in the order e0 e2 .. e30 e1 e3 .. e31: attend stores the query
+ * rows in that order (for the elements the score pairs cover) and puts the
+ * accumulator columns that the PV pairs cover back at the end. */
+#ifdef KVB_AVX512
+#define BF16_EVEN_ODD 1
+#else
+#define BF16_EVEN_ODD 0
+#endif
+
 /* Elements [i, i + 2 VW) of a row as two vectors, as two rloads would give
- * them; fp8's bit work is done 16 values at a time in the AVX2 copy (one
+ * them (bf16 in the AVX-512 copies: the even and the odd ones); fp8's bit work is done 16 values at a time in the AVX2 copy (one
  * 256-bit pass, then two conversions), a third fewer operations. */
 static inline void rload2(const void *p, int i, int kind, vf *lo, vf *hi)
 {
 #ifdef KVB_AVX512
+	if (kind == ROW_BF16) { /* even and odd elements: see BF16_EVEN_ODD */
+		__m512i x = _mm512_loadu_si512((const uint16_t *)p + i);
+		__m512 e = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+		__m512 o = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+		memcpy(lo, &e, sizeof *lo);
+		memcpy(hi, &o, sizeof *hi);
+		return;
+	}
 	if (kind == ROW_FP8) {
 		v32i16 w = (v32i16)_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)((const int8_t *)p + i)));
 		__m512i h = (__m512i)FP8_FP16_BITS(w);
@@ -414,7 +449,7 @@ qk_block(const float *restrict q, int H, const void *const *restrict k, int R, i
 	UNROLL for (int x = 0; x < SUMS; x++)
 		a[x] = (vf){0};
 	int i = 0;
-	if (kind == ROW_FP8) /* its reads pay for pairing: see rload2 */
+	if (kind == ROW_FP8 || (BF16_EVEN_ODD && kind == ROW_BF16)) /* see rload2 */
 		for (; i + 2 * VW <= d; i += 2 * VW)
 			qk_pair(a, q, H, k, R, kind, d, i);
 	for (; i + VW <= d; i += VW) {
@@ -477,12 +512,20 @@ pv_cols(float *restrict acc, int H, int C, const float *p, const void *const *v,
 			vstore(acc + (size_t)h * d + i0 + c * VW, a[h * C + c]);
 }
 
+/* Column vectors a PV block of H heads takes at once: SUMS / H, at most 8
+ * (all of d = 128 in the AVX-512 copy); even, so rload2's pairs start at
+ * multiples of 2 VW. */
+static inline int pv_cols_per_block(int H)
+{
+	return SUMS / H > 8 ? 8 : SUMS / H;
+}
+
 /* PV of n rows for H heads over all d columns: blocks of SUMS / H vectors,
  * then single vectors, then the columns left one by one. */
 static INLINE void
 pv_block(float *restrict acc, int H, const float *p, const void *const *v, int kind, int n, int d)
 {
-	const int C = SUMS / H > 8 ? 8 : SUMS / H; /* 8 vectors: all of d = 128 in the AVX-512 copy */
+	const int C = pv_cols_per_block(H);
 	int i = 0;
 	for (; i + C * VW <= d; i += C * VW)
 		pv_cols(acc, H, C, p, v, kind, n, d, i);
@@ -493,6 +536,7 @@ pv_block(float *restrict acc, int H, const float *p, const void *const *v, int k
 			for (int r = 0; r < n; r++)
 				acc[(size_t)h * d + i] += p[h * CHUNK + r] * rscalar(v[r], i, kind);
 }
+
 #else
 
 #define SUMS 8
@@ -573,3 +617,244 @@ pv_rows(float *acc, int g, const float *S, const void *const *v, int kind, int n
 		default: pv_block(acc + (size_t)j * d, 1, S + j * CHUNK, v, kind, n, d); break;
 		}
 }
+
+#if defined(__GNUC__) && defined(KVB_VNNI)
+/* int8 scores as integer dot products (AVX512-VNNI, the avx512vnni copy).
+ * Each query row is held as two int16 rows, hi and lo, with a power-of-two
+ * step c per head (q_quantize): q = c (hi + lo 2^-15) to about 2^-30 of
+ * the row's largest element, as close as fp32 itself holds q.  A K row's
+ * 32 int8 values are widened to int16 once (vpmovsxbw) and each
+ * `vpdpwssd` adds 32 exact products into 16 int32 lanes, so 32 elements
+ * of one head and row cost 1 widening and 2 dot products where the fp32
+ * path spent 4 widening operations and 2 multiply-adds; the two ports
+ * run `vpdpwssd` at 2 a cycle like the multiply-adds (measured: 5.2 per ns
+ * against 4.9 for `vfmadd231ps zmm`, 12 chains, one thread).  The int32
+ * lanes cannot overflow: |hi|, |lo| <= 2^14 and |k| <= 2^7, so a lane
+ * gathers at most d / 16 products of 2^21 (the copy is used for d <=
+ * VNNI_MAX_D).  The lanes become floats before the horizontal sums:
+ * hi + lo 2^-15, then times c.  Elements past the last multiple of 32
+ * (d % 32) are done in fp32 from q itself. */
+#define VNNI_MAX_D 4096
+
+/* Rows hi[0, d), lo[0, d) of qi and step *c for the query row q[0, d);
+ * -1 if q holds a non-finite value (the caller keeps the fp32 path, which
+ * carries it to the output). */
+static inline int q_quantize(const float *q, int d, int16_t *hi, int16_t *lo, float *c)
+{
+	float mx = 0;
+	for (int i = 0; i < d; i++) {
+		float a = fabsf(q[i]);
+		if (!(a <= FLT_MAX))
+			return -1;
+		mx = a > mx ? a : mx;
+	}
+	int e = 0;
+	(void)frexpf(mx, &e); /* mx = f 2^e, f in [0.5, 1); 0 for mx 0 */
+	const float step = ldexpf(1.0f, e - 14), inv = ldexpf(1.0f, 14 - e);
+	for (int i = 0; i < d; i++) {
+		float x = q[i] * inv; /* |x| < 2^14, exact */
+		float h = rintf(x);
+		hi[i] = (int16_t)h;
+		lo[i] = (int16_t)rintf((x - h) * 0x1p15f); /* x - h exact, |.| <= 1/2 */
+	}
+	*c = step;
+	return 0;
+}
+
+/* a += the pairwise products of x and y (vpdpwssd), written in asm: through
+ * the intrinsic GCC 12 copied every sum to another register and back each
+ * step and spilled four of them (MHA 1 x 8), a third slower per row. */
+static inline __m512i dpwssd(__m512i a, __m512i x, __m512i y)
+{
+	__asm__("vpdpwssd %2, %1, %0" : "+v"(a) : "v"(x), "v"(y));
+	return a;
+}
+
+/* s[h * CHUNK + r] = q_h . k_r for H heads and R int8 K rows: qi holds
+ * head h's hi row at 2 h d and its lo row d further, qc its step; q (the
+ * fp32 rows) serves the last d % 32 elements. */
+static INLINE void qk_block_vnni(const float *restrict q, const int16_t *restrict qi,
+				 const float *restrict qc, int H, const void *const *restrict k, int R,
+				 int d, float *restrict s)
+{
+	__m512i ah[SUMS], al[SUMS];
+	UNROLL for (int x = 0; x < H * R; x++)
+		ah[x] = al[x] = _mm512_setzero_si512();
+	int i = 0;
+	for (; i + 32 <= d; i += 32) {
+		__m512i qh[4], ql[4];
+		UNROLL for (int h = 0; h < H; h++) {
+			qh[h] = _mm512_loadu_si512(qi + (size_t)2 * h * d + i);
+			ql[h] = _mm512_loadu_si512(qi + (size_t)2 * h * d + d + i);
+		}
+		UNROLL for (int r = 0; r < R; r++) {
+			__m512i kw = _mm512_cvtepi8_epi16(
+				_mm256_loadu_si256((const __m256i *)((const int8_t *)k[r] + i)));
+			UNROLL for (int h = 0; h < H; h++) {
+				ah[h * R + r] = dpwssd(ah[h * R + r], qh[h], kw);
+				al[h * R + r] = dpwssd(al[h * R + r], ql[h], kw);
+			}
+		}
+	}
+	vf f[SUMS];
+	float t[SUMS];
+	UNROLL for (int x = 0; x < H * R; x++) {
+		__m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(al[x]), _mm512_set1_ps(0x1p-15f),
+					   _mm512_cvtepi32_ps(ah[x]));
+		memcpy(&f[x], &y, sizeof y);
+	}
+	vsums(f, H * R, t);
+	UNROLL for (int h = 0; h < H; h++)
+		UNROLL for (int r = 0; r < R; r++) {
+			float x = t[h * R + r] * qc[h];
+			for (int e = i; e < d; e++)
+				x += q[(size_t)h * d + e] * (float)((const int8_t *)k[r])[e];
+			s[h * CHUNK + r] = x;
+		}
+}
+
+/* Scores S[j * CHUNK + r] of int8 K rows [0, nr) for all g heads, one at a
+ * time (see vnni_group): blocks of 1 x 8 rows, 16 int32 sums (hi and lo)
+ * and 2 query vectors in the 32 registers, then rows one by one. */
+static INLINE void qk_rows_vnni(const float *qs, const int16_t *qi, const float *qc, int g,
+				const void *const *k, int nr, int d, float *S)
+{
+	for (int j = 0; j < g; j++) {
+		int r = 0;
+		for (; r + 8 <= nr; r += 8)
+			qk_block_vnni(qs + (size_t)j * d, qi + (size_t)2 * j * d, qc + j, 1, k + r, 8, d,
+				      S + j * CHUNK + r);
+		for (; r < nr; r++)
+			qk_block_vnni(qs + (size_t)j * d, qi + (size_t)2 * j * d, qc + j, 1, k + r, 1, d,
+				      S + j * CHUNK + r);
+	}
+}
+
+/* Whether the scores of a group of g take qk_rows_vnni: one head a block
+ * (MHA, odd groups).  With more, a widened K vector already feeds several
+ * multiply-adds in the fp32 path, and the hi and lo products double them
+ * while the sums' conversion and reduction grow: 4 x 2 blocks measured
+ * 15-30% slower per token in cache (GQA-4 int8), 2 x 4 blocks 10-20%
+ * (GQA-2 32:16 int8; one thread's CPU time, alternating). */
+static inline int vnni_group(int g)
+{
+	return block_heads(g) == 1;
+}
+
+/* int8 PV as integer dot products, for MHA (g 1; with more heads a widened
+ * V vector already feeds several multiply-adds).  The chunk's weights
+ * (softmax weight times V's row scale, w >= 0) are held as hi and lo
+ * int16 with one power-of-two step c for the chunk (as q_quantize: w = c
+ * (hi + lo 2^-15) to about 2^-30 of the chunk's largest weight), and V rows
+ * are taken in pairs: each row's 32 values widened to int16, the two rows
+ * interleaved word by word (vpunpcklwd, vpunpckhwd), so that one
+ * `vpdpwssd` with the pair's weights broadcast adds w_r v_r + w_r+1 v_r+1
+ * to 16 columns.  Per 2 rows and 32 columns: 2 widenings, 2 interleaves and
+ * 4 dot products, where fp32 took 4 widenings of 2 operations and 4
+ * multiply-adds.  The interleave works inside 128-bit lanes, so the low
+ * half holds columns 8L..8L+3 of lane L and the high half 8L+4..8L+7:
+ * one two-source permute per 16 columns puts them back, once a chunk,
+ * when the int32 sums (at most 64 x 2^14 x 2^7 = 2^27) join acc as
+ * floats. */
+
+/* Weights w[0, n) (n even, w >= 0) as int16 pairs: wq[0, n) hi, wq[CHUNK,
+ * CHUNK + n) lo, step *c; -1 if a weight is not finite. */
+static inline int w_quantize(const float *w, int n, int16_t *wq, float *c)
+{
+	__m512 mx = _mm512_setzero_ps();
+	__mmask16 ok = 0xffff;
+	int r = 0;
+	for (; r + 16 <= n; r += 16) {
+		__m512 x = _mm512_loadu_ps(w + r);
+		ok &= _mm512_cmp_ps_mask(x, _mm512_set1_ps(FLT_MAX), _CMP_LE_OQ);
+		mx = _mm512_max_ps(mx, x);
+	}
+	float m = _mm512_reduce_max_ps(mx);
+	for (int t = r; t < n; t++) {
+		if (!(w[t] <= FLT_MAX))
+			return -1;
+		m = w[t] > m ? w[t] : m;
+	}
+	if (ok != 0xffff)
+		return -1;
+	int e = 0;
+	(void)frexpf(m, &e);
+	const float inv = ldexpf(1.0f, 14 - e);
+	for (r = 0; r + 16 <= n; r += 16) {
+		__m512 x = _mm512_mul_ps(_mm512_loadu_ps(w + r), _mm512_set1_ps(inv));
+		__m512 h = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		__m512 l = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(x, h), _mm512_set1_ps(0x1p15f)),
+						_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		_mm256_storeu_si256((__m256i *)(wq + r), _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(h)));
+		_mm256_storeu_si256((__m256i *)(wq + CHUNK + r),
+				    _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(l)));
+	}
+	for (; r < n; r++) {
+		float x = w[r] * inv, h = rintf(x);
+		wq[r] = (int16_t)h;
+		wq[CHUNK + r] = (int16_t)rintf((x - h) * 0x1p15f);
+	}
+	*c = ldexpf(1.0f, e - 14);
+	return 0;
+}
+
+/* acc[i0, i0 + 32 B) += c sum over the np row pairs of (hi + lo 2^-15)
+ * weighted V rows (the pairs' weights as int32 words of wq). */
+static INLINE void pv_cols_vnni(float *restrict acc, const int16_t *wq, float c,
+				const void *const *v, int np, int i0, int B)
+{
+	__m512i a[16];
+	UNROLL for (int x = 0; x < 4 * B; x++)
+		a[x] = _mm512_setzero_si512();
+	for (int p = 0; p < np; p++) {
+		int32_t h2, l2;
+		memcpy(&h2, wq + 2 * p, sizeof h2);
+		memcpy(&l2, wq + CHUNK + 2 * p, sizeof l2);
+		const __m512i bh = _mm512_set1_epi32(h2), bl = _mm512_set1_epi32(l2);
+		const int8_t *r0 = (const int8_t *)v[2 * p] + i0, *r1 = (const int8_t *)v[2 * p + 1] + i0;
+		UNROLL for (int b = 0; b < B; b++) {
+			__m512i wa = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(r0 + 32 * b)));
+			__m512i wb = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(r1 + 32 * b)));
+			__m512i u0 = _mm512_unpacklo_epi16(wa, wb), u1 = _mm512_unpackhi_epi16(wa, wb);
+			a[4 * b] = dpwssd(a[4 * b], u0, bh);
+			a[4 * b + 1] = dpwssd(a[4 * b + 1], u0, bl);
+			a[4 * b + 2] = dpwssd(a[4 * b + 2], u1, bh);
+			a[4 * b + 3] = dpwssd(a[4 * b + 3], u1, bl);
+		}
+	}
+	const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+	const __m512i idx1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+	const __m512 lo = _mm512_set1_ps(0x1p-15f), cv = _mm512_set1_ps(c);
+	UNROLL for (int b = 0; b < B; b++) {
+		__m512 f0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[4 * b + 1]), lo, _mm512_cvtepi32_ps(a[4 * b]));
+		__m512 f1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a[4 * b + 3]), lo, _mm512_cvtepi32_ps(a[4 * b + 2]));
+		float *o = acc + i0 + 32 * b;
+		_mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_permutex2var_ps(f0, idx0, f1), cv, _mm512_loadu_ps(o)));
+		_mm512_storeu_ps(o + 16,
+				 _mm512_fmadd_ps(_mm512_permutex2var_ps(f0, idx1, f1), cv, _mm512_loadu_ps(o + 16)));
+	}
+}
+
+/* acc[0, d) += sum_r w[r] v_r over n int8 V rows (v[n] readable when n is
+ * odd: its weight is taken as 0); -1 (nothing done) if a weight is not
+ * finite. */
+static INLINE int pv_int8_vnni(float *restrict acc, const float *w, const void *const *v, int n, int d)
+{
+	int16_t wq[2 * CHUNK];
+	float c;
+	const int ne = (n + 1) & ~1;
+	if (w_quantize(w, ne, wq, &c) != 0)
+		return -1;
+	if (ne > n) /* the odd row's partner: weight 0 */
+		wq[n] = wq[CHUNK + n] = 0;
+	int i = 0;
+	for (; i + 128 <= d; i += 128)
+		pv_cols_vnni(acc, wq, c, v, ne / 2, i, 4);
+	for (; i + 32 <= d; i += 32)
+		pv_cols_vnni(acc, wq, c, v, ne / 2, i, 1);
+	for (; i < d; i++)
+		for (int r = 0; r < n; r++)
+			acc[i] += w[r] * (float)((const int8_t *)v[r])[i];
+	return 0;
+}
+#endif

@@ -29,6 +29,8 @@
 #include "timing.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ struct kvb_cpu {
 	 * sleeps (or spins, stall_spin) stall_s inside its accounted time */
 	double stall_s;
 	int stall_spin;
-	int prefetch; /* software prefetch of the next chunk's rows (KVB_PREFETCH) */
+	int prefetch; /* KVB_PREFETCH_*: software prefetch of the rows read next (KVB_PREFETCH) */
 	int unit_heads; /* KV heads per unit of work, 0: chosen per shape (KVB_UNIT_HEADS) */
 	/* decode scratch, grown on demand */
 	float *scratch;       /* threads * scratch_floats */
@@ -153,7 +155,8 @@ int kvb_cpu_create(int threads, struct kvb_cpu **out)
 	cpu->threads = threads;
 	kvb_cpu_set_isa(cpu, NULL); /* the widest this CPU runs */
 	const char *pf = getenv("KVB_PREFETCH");
-	cpu->prefetch = !(pf && strcmp(pf, "0") == 0);
+	cpu->prefetch = pf && strcmp(pf, "0") == 0 ? KVB_PREFETCH_OFF
+		      : pf && strcmp(pf, "jump") == 0 ? KVB_PREFETCH_JUMP : KVB_PREFETCH_ALL;
 	const char *uh = getenv("KVB_UNIT_HEADS");
 	cpu->unit_heads = uh ? atoi(uh) : 0;
 	if (cpu->unit_heads < 0)
@@ -359,8 +362,9 @@ struct job {
 static size_t scratch_need(const struct kvb_shape *s, int nh)
 {
 	size_t g = (size_t)(s->h_q / s->h_kv), d = (size_t)s->d, gh = g * (size_t)nh;
-	/* qs, acc: nh*g*d; S: g*CHUNK; m, l: nh*g; K, V tiles: CHUNK*d; int8 scales: 2*CHUNK */
-	size_t n = 2 * gh * d + g * CHUNK_MAX + 2 * gh + 2 * CHUNK_MAX * d + 2 * CHUNK_MAX;
+	/* qs, acc: nh*g*d; S: g*CHUNK; m, l: nh*g; K, V tiles: CHUNK*d; int8 scales: 2*CHUNK;
+	 * VNNI's int16 query rows (2 per head: gh*d floats' room) and steps (gh) */
+	size_t n = 2 * gh * d + g * CHUNK_MAX + 2 * gh + 2 * CHUNK_MAX * d + 2 * CHUNK_MAX + gh * d + gh;
 	return (n + 15) / 16 * 16 + 16; /* keep each worker's block 64-byte aligned */
 }
 
@@ -447,6 +451,37 @@ enum { ROW_F32, ROW_BF16, ROW_FP16, ROW_INT8, ROW_FP8 };
 #else
 #pragma GCC pop_options
 #endif
+
+/* The AVX-512 copy again with AVX512-VNNI (Cascade Lake, Ice Lake,
+ * Sapphire Rapids, Zen 4 and later): int8 scores as integer dot products
+ * (qk_block_vnni in decode-cpu-vec.h); every other dtype compiles as in
+ * the avx512 copy.  Picked over it where the CPU has VNNI; "avx512" still
+ * runs the fp32 widening path, to measure one against the other. */
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c")
+#pragma GCC optimize("fp-contract=fast")
+#endif
+#define VW 16
+#define CHUNK 64
+#define SFX(name) CAT_(name, _avx512vnni)
+#define KVB_F16C 1
+#define KVB_AVX512 1
+#define KVB_VNNI 1
+#include "decode-cpu-attend.h"
+#undef KVB_VNNI
+#undef KVB_AVX512
+#undef KVB_F16C
+#undef SFX
+#undef CHUNK
+#undef VW
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
 #endif
 
 typedef void attend_fn(const struct kvb_paged_kv *, const float *, const struct unit *, int,
@@ -464,11 +499,13 @@ static const struct {
 	/* clang 14 compiles the AVX-512 copy 5-20% slower per row than the
 	 * AVX2 one (Sapphire Rapids, in cache): there AVX2 stays the
 	 * default and "avx512" is used only when asked for */
+	{"avx512vnni", attend_avx512vnni, fma_peak_avx512vnni},
 	{"avx512", attend_avx512, fma_peak_avx512},
 	{"avx2", attend_avx2, fma_peak_avx2},
 #else
 	{"avx2", attend_avx2, fma_peak_avx2},
 	{"avx512", attend_avx512, fma_peak_avx512},
+	{"avx512vnni", attend_avx512vnni, fma_peak_avx512vnni},
 #endif
 #endif
 };
@@ -486,9 +523,12 @@ static int isa_runs(int i)
 		;
 	if (isas[i].fn == attend_avx2)
 		return avx2;
+	int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 	if (isas[i].fn == attend_avx512)
-		return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+		return avx512;
+	if (isas[i].fn == attend_avx512vnni)
+		return avx512 && __builtin_cpu_supports("avx512vnni");
 #endif
 	return i == 0;
 }
@@ -514,9 +554,14 @@ int kvb_cpu_prefetch(const struct kvb_cpu *cpu)
 	return cpu->prefetch;
 }
 
+const char *kvb_cpu_prefetch_name(const struct kvb_cpu *cpu)
+{
+	return cpu->prefetch == KVB_PREFETCH_OFF ? "off" : cpu->prefetch == KVB_PREFETCH_JUMP ? "jump" : "on";
+}
+
 void kvb_cpu_set_prefetch(struct kvb_cpu *cpu, int on)
 {
-	cpu->prefetch = on != 0;
+	cpu->prefetch = on == KVB_PREFETCH_OFF || on == KVB_PREFETCH_JUMP ? on : KVB_PREFETCH_ALL;
 }
 
 int kvb_cpu_unit_heads(const struct kvb_cpu *cpu)

@@ -369,8 +369,17 @@ void kvb_cpu_parallel(struct kvb_cpu *cpu, void (*fn)(void *arg, int tid, int nt
  * lacks the one named. */
 const char *kvb_cpu_isa(const struct kvb_cpu *cpu);
 int kvb_cpu_set_isa(struct kvb_cpu *cpu, const char *name);
-/* Whether the decode prefetches the next chunk's K and V rows in software
- * (on unless the environment has KVB_PREFETCH=0 when the pool is made). */
+/* Whether the decode prefetches the K and V rows it reads next in software:
+ * KVB_PREFETCH_ALL (the default) the next head's rows of the chunk and,
+ * after a unit's last head, the next chunk's; KVB_PREFETCH_JUMP only the
+ * next chunk's first head (the jump to other blocks, which no hardware
+ * prefetcher guesses; the heads after it lie side by side in the block,
+ * a run the L2 streamer can follow); KVB_PREFETCH_OFF none.  Set from the
+ * environment when the pool is made: KVB_PREFETCH=0 or jump.  Any other
+ * value given to kvb_cpu_set_prefetch means ALL. */
+enum { KVB_PREFETCH_OFF = 0, KVB_PREFETCH_ALL = 1, KVB_PREFETCH_JUMP = 2 };
+/* "on", "off" or "jump", for the records */
+const char *kvb_cpu_prefetch_name(const struct kvb_cpu *cpu);
 int kvb_cpu_prefetch(const struct kvb_cpu *cpu);
 void kvb_cpu_set_prefetch(struct kvb_cpu *cpu, int on);
 /* KV heads per unit of work: 0 (the default unless the environment has

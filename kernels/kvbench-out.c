@@ -249,7 +249,7 @@ void env_row(struct ctx *cx, struct kvp_record *env)
 	kvp_record_u64(env, "threads", (uint64_t)(kvb_cpu_threads(cx->cpu)));
 	rec_str(env, "isa", "%s", kvb_cpu_isa(cx->cpu));
 	if (o->backend == BACKEND_CPU) {
-		rec_str(env, "prefetch", "%s", kvb_cpu_prefetch(cx->cpu) ? "on" : "off");
+		rec_str(env, "prefetch", "%s", kvb_cpu_prefetch_name(cx->cpu));
 		if (cx->peak_gflops > 0)
 			kvp_record_f64(env, "peak_gflops_per_core", rounded(cx->peak_gflops, 2));
 	}

@@ -565,7 +565,7 @@ static int run_point(struct ctx *cx, const struct kvb_shape *shape, int32_t batc
 				warm_read < WARM_HELD * ceil_gbps ? "unclear"
 				: wr > mr			  ? "compute"
 								  : "memory");
-			rec_str(row, "prefetch", "%s", kvb_cpu_prefetch(cx->cpu) ? "on" : "off");
+			rec_str(row, "prefetch", "%s", kvb_cpu_prefetch_name(cx->cpu));
 			/* the judgement (issue 39): GB/s against the nearer of the
 			 * read ceiling and the loop's own compute ceiling (hot_gbps),
 			 * both measured in this run beside the point */

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	const char *isa = getenv("KVB_ISA"); /* one copy of the loops against another */
 	if (isa && *isa && kvb_cpu_set_isa(cx.cpu, isa) != 0) {
 		fprintf(stderr, "kvbench: KVB_ISA names loops this CPU or build cannot run "
-				"(known: base, avx2, avx512)\n");
+				"(known: base, avx2, avx512, avx512vnni)\n");
 		kvb_cpu_free(cx.cpu);
 		return EXIT_USAGE;
 	}

@@ -53,6 +53,8 @@ static int isas(const char **names)
 		names[n++] = "avx2";
 	if (kvb_cpu_set_isa(cpu, "avx512") == 0)
 		names[n++] = "avx512";
+	if (kvb_cpu_set_isa(cpu, "avx512vnni") == 0)
+		names[n++] = "avx512vnni";
 	kvb_cpu_free(cpu);
 	return n;
 }
@@ -205,8 +207,8 @@ END_TEST
 /* Units of several KV heads (kvb_cpu_set_unit_heads; attend in
  * decode-cpu-attend.h): the chosen count (0), 2 and 4 heads a unit, and 3,
  * which divides none of these H_kv (4, 8) and so means one head, for MHA
- * 8:8, GQA-2 8:4 and GQA-4 16:4, every dtype, every ISA, prefetch on and
- * off, over the lengths of test_cpu_gqa_edges.  A unit that read head h's
+ * 8:8, GQA-2 8:4 and GQA-4 16:4, every dtype, every ISA, prefetch off, on
+ * and jump (the next chunk's rows alone), over the lengths of test_cpu_gqa_edges.  A unit that read head h's
  * rows for head h + 1 (the P-row step between heads of a block) or wrote
  * a head's output to its neighbour would miss the double reference by far
  * more than 1e-5: each head's K and V are drawn independently. */
@@ -226,13 +228,14 @@ START_TEST(test_cpu_unit_heads)
 	int nisa = isas(names);
 	for (int k = 0; k < nisa; k++)
 		for (int u = 0; u < N_UH; u++)
-			for (int pf = 0; pf < 2; pf++) {
+			for (int pf = KVB_PREFETCH_OFF; pf <= KVB_PREFETCH_JUMP; pf++) {
 				struct kvb_cpu *cpu;
 				struct instance in;
 				struct kvb_check chk;
 				ck_assert_int_eq(kvb_cpu_create(2, &cpu), 0);
 				ck_assert_int_eq(kvb_cpu_set_isa(cpu, names[k]), 0);
 				kvb_cpu_set_prefetch(cpu, pf);
+				ck_assert_int_eq(kvb_cpu_prefetch(cpu), pf);
 				kvb_cpu_set_unit_heads(cpu, t_unit_heads[u]);
 				ck_assert_int_eq(kvb_cpu_unit_heads(cpu), t_unit_heads[u]);
 				instance_make(&in, &s, batch, lens, 3000 + (uint64_t)_i, cpu);

@@ -15,7 +15,9 @@
 #include "check-tmp.h"
 #include "time/calibration.h"
 #include "time/perf.h"
+#include "time/step-eager.h"
 #include "time/step-elementwise.h"
+#include "time/step-prefix.h"
 #include "base/units.h"
 #include "model/spec.h"
 
@@ -398,16 +400,19 @@ START_TEST(test_eager_by_hand)
 END_TEST
 
 /* A pass too large for the engine's CUDA graphs (step.h
- * kvp_perf_uncaptured): Llama-2-7B, 32 layers, on the round hardware.  A
- * decode step at batch 2 over 2,048 tokens reads 13,476,831,232 B of
- * weights + 2 GiB of KV = 15,624,314,880 B: 15.62431488 ms of GPU time.
- * With graph_max_tokens 1 its 2 tokens replay no graph: at 1 ms a layer the
- * host spends 32 x 1 ms = 32 ms, the GPU waits 32 - 15.62431488 =
- * 16.37568512 ms more.  Batch 1 (1 token) replays one: the eager attention
- * alone, 32 x 3 x 200 us = 19.2 ms against 14.550573056 ms of GPU time,
- * 4.649426944 ms added.  At 0.4 ms a layer the uncaptured host's 12.8 ms
- * replace the eager attention's 19.2 ms and hide behind 15.62 ms: nothing
- * added.  graph_max_tokens 0: never uncaptured. */
+ * kvp_perf_uncaptured): Llama-2-7B, 32 layers, dense attention and MLP, on
+ * the round hardware at tp 1.  A decode step at batch 2 over 2,048 tokens
+ * reads 13,476,831,232 B of weights + 2 GiB of KV = 15,624,314,880 B:
+ * 15.62431488 ms of GPU time.  With graph_max_tokens 1 its 2 tokens replay
+ * no graph: a layer launches 7 (attention part) + 4 (MLP part), no
+ * all-reduce at tp 1, so 32 x 11 = 352 launches; at 50 us each the host
+ * spends 17.6 ms, the GPU waits 17.6 - 15.62431488 = 1.97568512 ms more.
+ * Batch 1 (1 token) replays one: the eager attention alone, 32 x 3 x 200 us
+ * = 19.2 ms against 14.550573056 ms of GPU time, 4.649426944 ms added.  At
+ * 30 us a launch the uncaptured host's 352 x 30 us = 10.56 ms replace the
+ * eager attention's 19.2 ms and hide behind 15.62 ms: nothing added.  The
+ * MLA, MoE and shared-expert counts (15, 21, 3) are not used by a dense model.
+ * graph_max_tokens 0: never uncaptured; a count of 0: none charged. */
 START_TEST(test_uncaptured_by_hand)
 {
 	struct kvp_error err = {0};
@@ -416,30 +421,63 @@ START_TEST(test_uncaptured_by_hand)
 	hw.eager_attention_launches = 3;
 	hw.eager_launch_s = 200e-6;
 	hw.graph_max_tokens = 1;
-	hw.uncaptured_layer_s = 1e-3;
+	hw.uncaptured_launch_s = 50e-6;
+	hw.uncaptured_attention_launches = 7;
+	hw.uncaptured_attention_launches_mla = 15;
+	hw.uncaptured_mlp_launches = 4;
+	hw.uncaptured_moe_launches = 21;
+	hw.uncaptured_shared_expert_launches = 3;
 	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert_double_eq(ctx.uncaptured_launches, 352);
 	ck_assert(!kvp_perf_uncaptured(&ctx, 1));
 	ck_assert(kvp_perf_uncaptured(&ctx, 2));
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 2, 2048, &s, &err), KVP_STATUS_OK);
 	ck_assert(s.uncaptured);
-	ck_assert_double_eq_tol(s.eager_launch_s, 32e-3, 1e-12);
-	ck_assert_double_eq_tol(s.eager_s, 16.37568512e-3, 1e-12);
-	ck_assert_double_eq_tol(s.time_s, 32e-3, 1e-12);
+	ck_assert_double_eq_tol(s.eager_launch_s, 17.6e-3, 1e-12);
+	ck_assert_double_eq_tol(s.eager_s, 1.97568512e-3, 1e-12);
+	ck_assert_double_eq_tol(s.time_s, 17.6e-3, 1e-12);
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 2048, &s, &err), KVP_STATUS_OK);
 	ck_assert(!s.uncaptured);
 	ck_assert_double_eq_tol(s.eager_launch_s, 19.2e-3, 1e-12);
 	ck_assert_double_eq_tol(s.eager_s, 4.649426944e-3, 1e-12);
 	/* in place of the eager attention's launches, not beside them */
-	hw.uncaptured_layer_s = 0.4e-3;
+	hw.uncaptured_launch_s = 30e-6;
 	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
 	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 2, 2048, &s, &err), KVP_STATUS_OK);
-	ck_assert_double_eq_tol(s.eager_launch_s, 12.8e-3, 1e-12);
+	ck_assert_double_eq_tol(s.eager_launch_s, 10.56e-3, 1e-12);
 	ck_assert_double_eq(s.eager_s, 0);
 	ck_assert_double_eq_tol(s.time_s, 15.62431488e-3, 1e-15);
+	/* an engine that counts no MoE part: none charged, not a partial sum */
+	hw.uncaptured_moe_launches = 0;
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
+	ck_assert(!kvp_perf_uncaptured(&ctx, 1e6));
 	/* no graph size: never */
+	hw.uncaptured_moe_launches = 21;
 	hw.graph_max_tokens = 0;
 	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &hw, &err), KVP_STATUS_OK);
 	ck_assert(!kvp_perf_uncaptured(&ctx, 1e6));
+}
+END_TEST
+
+/* The launches of a graphless pass, layer by layer (step-eager.h
+ * kvp_perf_uncaptured_launches), on DeepSeek-V3's shape (its config.json:
+ * num_hidden_layers 61, first_k_dense_replace 3, MLA, so 3 dense-MLP and 58
+ * MoE layers, n_shared_experts 1) at tp 8: attention 61 x 15 = 915, FFN
+ * 3 x 4 + 58 x (21 + 3 shared) = 12 + 1,392, all-reduces 2 x 61 = 122: 2,441 (the fit of profiles/engines/
+ * vllm.yaml's uncaptured_launch_us divides by it).  At tp 1 the 122 go:
+ * 2,319.  Mixtral-8x7B (32 MoE layers, no shared experts) at tp 2: 32 x
+ * (7 + 21 + 2) = 960, the shared count not charged.  Llama-2-7B (32 dense
+ * layers) at tp 2: 32 x (7 + 4 + 2) = 416. */
+START_TEST(test_uncaptured_launches_by_layer)
+{
+	setup("deepseek-v3", 8);
+	ck_assert_uint_eq(model.num_layers, 61);
+	ck_assert_double_eq(kvp_perf_uncaptured_launches(&model, 8, 7, 15, 4, 21, 3), 2441);
+	ck_assert_double_eq(kvp_perf_uncaptured_launches(&model, 1, 7, 15, 4, 21, 3), 2319);
+	setup("mixtral-8x7b", 2);
+	ck_assert_double_eq(kvp_perf_uncaptured_launches(&model, 2, 7, 15, 4, 21, 3), 960);
+	setup("llama-2-7b", 2);
+	ck_assert_double_eq(kvp_perf_uncaptured_launches(&model, 2, 7, 15, 4, 21, 3), 416);
 }
 END_TEST
 
@@ -1128,6 +1166,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_tp_allreduce);
 	tcase_add_test(core, test_eager_by_hand);
 	tcase_add_test(core, test_uncaptured_by_hand);
+	tcase_add_test(core, test_uncaptured_launches_by_layer);
 	tcase_add_loop_test(core, test_collective_link, 0, sizeof links / sizeof links[0]);
 	tcase_add_test(core, test_tp8_rtx3090_pcie);
 	tcase_add_test(core, test_moe_weights);

@@ -100,6 +100,11 @@ run env KVB_PREFETCH=0 "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 
 expect_rc 0
 expect_json prefetch off
 expect_json validated pass
+# KVB_PREFETCH=jump prefetches the next chunk's rows alone, and says so
+run env KVB_PREFETCH=jump "$KVBENCH" --quick --backend cpu --kv-dtype int8 --heads 8:2 --format json --quiet
+expect_rc 0
+expect_json prefetch jump
+expect_json validated pass
 run "$KVBENCH" --quick --backend cpu --kv-dtype bf16 --heads 8:8 --quiet
 expect_out "ceil = that read ceiling"
 # KVB_ISA picks the loops: "base" runs everywhere and the point says so;
@@ -111,6 +116,18 @@ expect_json validated pass
 run env KVB_ISA=sve9 "$KVBENCH" --quick --backend cpu --quiet
 expect_rc 2
 expect_err "KVB_ISA names loops this CPU or build cannot run"
+# avx512vnni (int8 scores and MHA PV as integer dot products) runs and
+# validates where the CPU has AVX512-VNNI, and is refused where it has not
+if grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null && grep -qw avx512dq /proc/cpuinfo; then
+	run env KVB_ISA=avx512vnni "$KVBENCH" --quick --backend cpu --kv-dtype int8 --heads 8:8 --format json --quiet
+	expect_rc 0
+	expect_json isa avx512vnni
+	expect_json validated pass
+elif [ -r /proc/cpuinfo ]; then
+	run env KVB_ISA=avx512vnni "$KVBENCH" --quick --backend cpu --quiet
+	expect_rc 2
+	expect_err "KVB_ISA names loops this CPU or build cannot run"
+fi
 
 # Bytes by hand: 2 sequences of 100 tokens, H_q 4, H_kv 2, d 64, bf16, P 16:
 # K+V 200 tokens x 2 heads x 64 x 2 B x 2 = 102,400; Q+O 2 x 4 x 64 x 4 B x 2

@@ -440,19 +440,38 @@ run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --eng
 expect_out "eager attention (outside the CUDA graphs, every pass): 0 dense x 3 + 61 MLA x 9 = 549 launches x 29.4 us = 16.14 ms"
 expect_out "+ eager attention "
 # a prefill above vLLM's largest CUDA-graph size (512 tokens, 0.9.2
-# config.py cuda_graph_sizes [512]) replays no graph (issue 32): the host's
-# floor is 61 layers x 1,675.7 us = 102,217.7 us, above the GPU's time at
-# 1,024 tokens, + the fixed 3,000 us a prefill pass + 80 us a sequence =
-# TTFT 105,297.7 us (the fit case's 105.3 ms)
+# config.py cuda_graph_sizes [512]) replays no graph (issue 32): the host
+# launches every op, counted in 0.9.2's source by layer part
+# (profiles/engines/vllm.yaml): DeepSeek-R1's 61 MLA attention parts x 15,
+# 3 dense MLPs x 4, 58 MoE FFNs x (21 + 3 for its shared expert), 2
+# all-reduces x 61 layers at tp 8 =
+# 915 + 12 + 1,392 + 122 = 2,441 launches x 41.88 us = 102,229.08 us,
+# above the GPU's time at 1,024 tokens, + the fixed 3,000 us a prefill pass
+# + 80 us a sequence = TTFT 105,309.08 us (the fit case's 105.3 ms)
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
 	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1 --format json
 expect_rc 0
 expect_json graph_max_tokens 512
-expect_near ttft_s 105.2977e-3 1e-9
+expect_json uncaptured_launches_per_pass 2441
+expect_near uncaptured_launch_s 41.88e-6 1e-12
+expect_near ttft_s 105.30908e-3 1e-9
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
 	--weights-dtype int4-awq --prompt 1024 --output 128 --batch 1
-expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers x 1675.7 us = 102.22 ms of host time a pass"
+expect_out "a pass of more than 512 tokens replays no CUDA graph: 61 layers, 2441 launches (attention 7 dense / 15 MLA, FFN 4 MLP / 21 MoE + 3 shared experts a layer, + 2 all-reduces) x 41.9 us = 102.23 ms of host time a pass"
 expect_out "+ host launches (no graph) "
+# a dense model launches far fewer: Llama-3.1-8B (32 layers) at tp 1, no
+# all-reduce, 32 x (7 + 4) = 352 launches x 41.88 us = 14.74 ms, below its
+# 1,024-token prefill's GPU time (2 x 8.03e9 params x 1,024 tokens = 16.4
+# TFLOP, over 16 ms at any rate an H100 reaches): no term
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine vllm --engine-version 0.10.2 \
+	--prompt 1024 --output 128 --batch 1
+expect_rc 0
+expect_out "replays no CUDA graph: 32 layers, 352 launches (attention 7 dense / 15 MLA, FFN 4 MLP / 21 MoE a layer) x 41.9 us = 14.74 ms"
+case "$out" in *"host launches (no graph)"*) bad "Llama-3.1-8B's 1,024-token prefill waits for its host" ;; *) ok ;; esac
+# Llama-3.1-70B at tp 8: 80 x (7 + 4 + 2 all-reduces) = 1,040
+run "$KVPLAN" perf --model llama-3.1-70b --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.10.2 \
+	--prompt 1024 --output 128 --batch 1 --format json
+expect_json uncaptured_launches_per_pass 1040
 # 512 tokens replay a graph: no floor, no term
 run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --engine-version 0.9.2 \
 	--weights-dtype int4-awq --prompt 512 --output 128 --batch 1
@@ -502,10 +521,16 @@ expect_rc 3
 expect_err "trtllm.yaml:8:23: error: graph_max_tokens: expected a whole number"
 printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
 	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
-	'    uncaptured_layer_us: -5' >"$tmp/prof/engines/trtllm.yaml"
+	'    uncaptured_launch_us: -5' >"$tmp/prof/engines/trtllm.yaml"
 run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
 expect_rc 3
-expect_err "trtllm.yaml:8:26: error: uncaptured_layer_us:"
+expect_err "trtllm.yaml:8:27: error: uncaptured_launch_us:"
+printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
+	'    free_fraction: 0.9' '    block_size: 32' '    fraction_spread: 0.02' \
+	'    uncaptured_moe_launches: 2.5' >"$tmp/prof/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --engine trtllm --model llama-3.1-8b --gpu h100-sxm
+expect_rc 3
+expect_err "trtllm.yaml:8:30: error: uncaptured_moe_launches: expected a whole number"
 
 # llama.cpp (issue 32): time data only, fitted scales of the GPU's
 # efficiencies.  llama-bench tg128 on an A100 80GB PCIe (1,935 GB/s):

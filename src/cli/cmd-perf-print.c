@@ -30,12 +30,20 @@ static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf
 {
 	const struct kvp_perf_ctx *c = &run->ctx;
 	double launches = kvp_perf_eager_launches(c);
-	if (hw->uncaptured_layer_s > 0 && hw->graph_max_tokens > 0)
-		printf("  a pass of more than %u tokens replays no CUDA graph: %u layers x %.1f us "
-		       "= %.2f ms of host time a pass, in place of the eager attention's; the GPU "
-		       "waits for what its own work does not hide\n", hw->graph_max_tokens,
-		       c->model->num_layers, hw->uncaptured_layer_s * 1e6,
-		       (double)c->model->num_layers * hw->uncaptured_layer_s * 1e3);
+	char shared[48] = "";
+	if (c->model->shared_expert_params && hw->uncaptured_shared_expert_launches)
+		snprintf(shared, sizeof shared, " + %u shared experts",
+			 hw->uncaptured_shared_expert_launches);
+	if (hw->uncaptured_launch_s > 0 && c->uncaptured_launches > 0 && hw->graph_max_tokens > 0)
+		printf("  a pass of more than %u tokens replays no CUDA graph: %u layers, %.0f "
+		       "launches (attention %u dense / %u MLA, FFN %u MLP / %u MoE%s a layer%s) x "
+		       "%.1f us = %.2f ms of host time a pass, in place of the eager attention's; "
+		       "the GPU waits for what its own work does not hide\n",
+		       hw->graph_max_tokens, c->model->num_layers, c->uncaptured_launches,
+		       hw->uncaptured_attention_launches, hw->uncaptured_attention_launches_mla,
+		       hw->uncaptured_mlp_launches, hw->uncaptured_moe_launches, shared,
+		       c->spec->par.tp > 1 ? ", + 2 all-reduces" : "", hw->uncaptured_launch_s * 1e6,
+		       c->uncaptured_launches * hw->uncaptured_launch_s * 1e3);
 	if (!(launches > 0 && hw->eager_launch_s > 0))
 		return;
 	printf("  eager attention (outside the CUDA graphs, %s): %u dense x %u + %u MLA x %u "

@@ -120,7 +120,12 @@ static const struct key {
 	K("eager_attention_launches_mla", K_U32, eager_attention_launches_mla, 0),
 	K("decode_full_graph", K_BOOL, decode_full_graph, 0),
 	K("graph_max_tokens", K_U32, graph_max_tokens, 0),
-	K("uncaptured_layer_us", K_US, uncaptured_layer_s, 0),
+	K("uncaptured_launch_us", K_US, uncaptured_launch_s, 0),
+	K("uncaptured_attention_launches", K_U32, uncaptured_attention_launches, 0),
+	K("uncaptured_attention_launches_mla", K_U32, uncaptured_attention_launches_mla, 0),
+	K("uncaptured_mlp_launches", K_U32, uncaptured_mlp_launches, 0),
+	K("uncaptured_moe_launches", K_U32, uncaptured_moe_launches, 0),
+	K("uncaptured_shared_expert_launches", K_U32, uncaptured_shared_expert_launches, 0),
 	K("decode_bw_scale", K_FRACTION, decode_bw_scale, 0),
 	K("prefill_flops_scale", K_FRACTION, prefill_flops_scale, 0),
 	K("moe_kernel_tables", K_BOOL, moe_kernel_tables, 0),
@@ -353,7 +358,7 @@ static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *
 	memcpy(out->kv_bw_efficiency_gpus, from.kv_bw_efficiency_gpus,
 	       sizeof out->kv_bw_efficiency_gpus);
 	out->eager_launch_s = from.eager_launch_s;
-	out->uncaptured_layer_s = from.uncaptured_layer_s;
+	out->uncaptured_launch_s = from.uncaptured_launch_s;
 	out->decode_bw_scale = from.decode_bw_scale;
 	out->prefill_flops_scale = from.prefill_flops_scale;
 	if (from.time_ratio_low > 0 && from.time_ratio_high > 0) {

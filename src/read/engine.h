@@ -154,11 +154,20 @@ struct kvp_engine_model {
 	bool decode_full_graph;
 	/* a pass of more tokens than graph_max_tokens (the engine's largest
 	 * CUDA-graph size, read in its source) replays no graph: every op of
-	 * every layer is launched from the host, uncaptured_layer_s each layer
-	 * (uncaptured_layer_us: a time key, fitted), in place of the eager
-	 * attention's launches.  0: none charged (no such pass, or no data) */
+	 * every layer is launched from the host, uncaptured_launch_s each
+	 * launch (uncaptured_launch_us: a time key, fitted), in place of the
+	 * eager attention's launches.  How many a layer launches, counted in
+	 * the engine's source by the layer's parts: its attention part (input
+	 * norm to o_proj) for a dense and an MLA layer, its FFN part (post-
+	 * attention norm to the FFN's output) for a dense MLP and an MoE layer;
+	 * at tp > 1 each part adds its all-reduce's one.  0: none charged (no
+	 * such pass, or no data) */
 	uint32_t graph_max_tokens;
-	double uncaptured_layer_s;
+	double uncaptured_launch_s;
+	uint32_t uncaptured_attention_launches, uncaptured_attention_launches_mla;
+	uint32_t uncaptured_mlp_launches, uncaptured_moe_launches;
+	/* beside the MoE part's, a layer's shared experts (0: none counted) */
+	uint32_t uncaptured_shared_expert_launches;
 	/* an engine whose kernels reach a share of what the GPU's efficiencies
 	 * say (llama.cpp's own mat-vec and GEMM paths): decode_bw_efficiency
 	 * and prefill_flops_efficiency are multiplied by these, each in (0, 1];

@@ -11,6 +11,7 @@
 
 #include "model/shape.h"
 #include "time/speculative.h"
+#include "time/step-prefix.h"
 #include "base/units.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -438,7 +439,11 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 				    hw->eager_launch_s > 0 ? (uint64_t)launches : 0) &&
 		     kvp_record_bool(r, "decode_full_graph", hw->decode_full_graph) &&
 		     kvp_record_u64(r, "graph_max_tokens", hw->graph_max_tokens) &&
-		     kvp_record_f64(r, "uncaptured_layer_s", hw->uncaptured_layer_s) &&
+		     kvp_record_f64(r, "uncaptured_launch_s", hw->uncaptured_launch_s) &&
+		     kvp_record_u64(r, "uncaptured_launches_per_pass",
+				    hw->uncaptured_launch_s > 0
+					    ? (uint64_t)run->ctx.uncaptured_launches
+					    : 0) &&
 		     kvp_record_f64(r, "decode_bw_scale", hw->decode_bw_scale) &&
 		     kvp_record_f64(r, "prefill_flops_scale",
 				    hw->prefill_flops_scale > 0 ? hw->prefill_flops_scale : 1);

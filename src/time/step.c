@@ -124,7 +124,12 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	/* a pass too large for its graphs: the size is the entry's own, the
 	 * host's time a layer time data */
 	hw->graph_max_tokens = e ? e->graph_max_tokens : 0;
-	hw->uncaptured_layer_s = data ? e->uncaptured_layer_s : 0;
+	hw->uncaptured_launch_s = data ? e->uncaptured_launch_s : 0;
+	hw->uncaptured_attention_launches = e ? e->uncaptured_attention_launches : 0;
+	hw->uncaptured_attention_launches_mla = e ? e->uncaptured_attention_launches_mla : 0;
+	hw->uncaptured_mlp_launches = e ? e->uncaptured_mlp_launches : 0;
+	hw->uncaptured_moe_launches = e ? e->uncaptured_moe_launches : 0;
+	hw->uncaptured_shared_expert_launches = e ? e->uncaptured_shared_expert_launches : 0;
 	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
 	 * unless a calibration measured them */
 	bool scale = data && !hw->efficiency_given;
@@ -258,6 +263,10 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 		c->expert_bytes = (uint64_t)llround(fmin(share, 1.0) * (double)weights_bytes);
 	}
 	kvp_perf_eager_layers(m, &c->dense_attention_layers, &c->mla_layers);
+	c->uncaptured_launches = kvp_perf_uncaptured_launches(
+		m, s->par.tp, hw->uncaptured_attention_launches, hw->uncaptured_attention_launches_mla,
+		hw->uncaptured_mlp_launches, hw->uncaptured_moe_launches,
+		hw->uncaptured_shared_expert_launches);
 	moe_curve_pick(c);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
@@ -398,7 +407,8 @@ double kvp_perf_eager_launches(const struct kvp_perf_ctx *c)
 
 bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens)
 {
-	return c->hw.uncaptured_layer_s > 0 && c->hw.graph_max_tokens > 0 &&
+	return c->hw.uncaptured_launch_s > 0 && c->uncaptured_launches > 0 &&
+	       c->hw.graph_max_tokens > 0 &&
 	       tokens > (double)c->hw.graph_max_tokens;
 }
 
@@ -407,7 +417,7 @@ double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill
 {
 	const struct kvp_perf_hw *hw = &c->hw;
 	double h = kvp_perf_uncaptured(c, tokens)
-			   ? (double)c->model->num_layers * hw->uncaptured_layer_s
+			   ? c->uncaptured_launches * hw->uncaptured_launch_s
 		   : !prefill && hw->decode_full_graph
 			   ? 0
 			   : kvp_perf_eager_launches(c) * hw->eager_launch_s;
@@ -874,43 +884,4 @@ void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_s
 	double x = out->transfer_s / layers, g = out->gpu_s / layers;
 	out->transfer_bound = x > g;
 	out->pipelined_s = transfer_bytes ? x + (layers - 1) * fmax(x, g) + g : out->gpu_s;
-}
-
-/* ----------------------------------------------------------------- prefix */
-
-double kvp_perf_prefix_reload_s(const struct kvp_perf_ctx *c, uint64_t p, const struct kvp_link *link)
-{
-	uint64_t bytes;
-	if (kvp_spec_seq_bytes(c->spec, p, 1, &bytes))
-		return INFINITY;
-	/* each stage's GPUs load their own layers over their own links, at once */
-	return (double)bytes / link->effective_bps;
-}
-
-double kvp_perf_prefix_recompute_s(const struct kvp_perf_ctx *c, uint64_t p)
-{
-	return kvp_perf_prefill_flops(c->model, p) / c->spec->par.tp /
-	       (c->hw.flops * c->hw.prefill_flops_efficiency);
-}
-
-uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kvp_link *link,
-				   uint64_t limit)
-{
-	/* recompute - reload is 0 at p = 0 and convex in p (a linear term plus the
-	 * attention's growing pairs), so its sign turns positive at most once */
-#define WINS(p) (kvp_perf_prefix_reload_s(c, (p), link) < kvp_perf_prefix_recompute_s(c, (p)))
-	if (limit == 0 || !WINS(limit))
-		return 0;
-	if (WINS(1))
-		return 1;
-	uint64_t lo = 1, hi = limit; /* !WINS(lo), WINS(hi) */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (WINS(mid))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
-#undef WINS
 }

@@ -153,10 +153,13 @@ struct kvp_perf_hw {
 	uint32_t eager_attention_launches, eager_attention_launches_mla;
 	bool decode_full_graph;
 	/* a pass of more tokens than graph_max_tokens replays no graph: the
-	 * host launches all of each layer, uncaptured_layer_s a layer
-	 * (engine.h); 0: none */
+	 * host launches all of each layer, uncaptured_launch_s a launch, the
+	 * launches of a layer's parts by kind (engine.h); 0: none */
 	uint32_t graph_max_tokens;
-	double uncaptured_layer_s;
+	double uncaptured_launch_s;
+	uint32_t uncaptured_attention_launches, uncaptured_attention_launches_mla;
+	uint32_t uncaptured_mlp_launches, uncaptured_moe_launches;
+	uint32_t uncaptured_shared_expert_launches;
 	/* a calibration or an option gave decode_bw_efficiency,
 	 * prefill_flops_efficiency or prefill_flops_scale: an engine's scales
 	 * (engine.h decode_bw_scale, prefill_flops_scale) leave them as they are */
@@ -240,6 +243,12 @@ struct kvp_perf_ctx {
 	 * op an engine launches for them: dense (full, sliding, chunked) and
 	 * MLA; kvp_perf_eager_s charges each its kind's launches */
 	uint32_t dense_attention_layers, mla_layers;
+	/* the launches of a pass that replays no graph (kvp_perf_uncaptured):
+	 * each layer's attention part by its kind (MLA or the dense count,
+	 * which layers without attention take too) and its FFN part (MoE
+	 * layers the MoE count, the others the MLP's), + 2 all-reduces a layer
+	 * at tp > 1; 0 where the engine gives no counts */
+	double uncaptured_launches;
 	/* the routed experts timed from hw.moe (kvp_perf_moe_table_s): the
 	 * curve of this deployment's expert group, n = 0 when none applies */
 	struct kvp_moe_curve moe_curve;
@@ -305,8 +314,8 @@ double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s);
  * time (roofline, communication, elementwise).  A pass of decodes alone
  * (prefill false) pays none where hw.decode_full_graph (a full graph
  * replays attention inside it).  A pass of `tokens` tokens that replays no
- * graph at all (kvp_perf_uncaptured) has host_s = its layers x
- * hw.uncaptured_layer_s instead.  *host (NULL: not wanted) gets host_s. */
+ * graph at all (kvp_perf_uncaptured) has host_s = c->uncaptured_launches x
+ * hw.uncaptured_launch_s instead.  *host (NULL: not wanted) gets host_s. */
 double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double tokens,
 			double *host);
 
@@ -315,9 +324,9 @@ double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill
  * without one: 0.9.2 v1/worker/gpu_model_runner.py l.1296-1311 pads only
  * up to the largest capture size, compilation/cuda_piecewise_backend.py
  * l.108-117 runs the general-shape graph for any other size) where the
- * engine has a fitted hw.uncaptured_layer_s.  Such a pass launches every op
- * of every layer from the host: host_s = the model's layers x
- * hw.uncaptured_layer_s, in place of the eager attention's launches (a part
+ * engine has a fitted hw.uncaptured_launch_s and launch counts.  Such a
+ * pass launches every op of every layer from the host: host_s =
+ * c->uncaptured_launches x hw.uncaptured_launch_s, in place of the eager attention's launches (a part
  * of it); kvp_perf_eager_s charges its excess over the GPU's time alike. */
 bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens);
 
@@ -501,15 +510,5 @@ struct kvp_perf_offload {
 void kvp_perf_offload_step(const struct kvp_perf_ctx *c, const struct kvp_perf_step *gpu,
 			   uint64_t transfer_bytes, const struct kvp_link *link,
 			   struct kvp_perf_offload *out);
-
-/* Prefix reuse: reloading p tokens of saved KV over `link` against recomputing
- * them (the compute a prefill of p tokens needs; inside a longer prefill the
- * weights are read anyway, so the compute term is the marginal cost). */
-double kvp_perf_prefix_reload_s(const struct kvp_perf_ctx *c, uint64_t p, const struct kvp_link *link);
-double kvp_perf_prefix_recompute_s(const struct kvp_perf_ctx *c, uint64_t p);
-/* The shortest prefix, in [1, limit], from which reloading is faster than
- * recomputing; 0 when recomputing stays faster up to limit. */
-uint64_t kvp_perf_prefix_breakeven(const struct kvp_perf_ctx *c, const struct kvp_link *link,
-				   uint64_t limit);
 
 #endif
