@@ -196,6 +196,42 @@ START_TEST(test_vllm_mxfp4_padding)
 }
 END_TEST
 
+/* vLLM 0.6.0-0.6.3 (the 0.6.2 entry, the V0 engine; 0.6.2 wheel): one batch
+ * default for every GPU, max_num_seqs 256 (engine/arg_utils.py l.115) and
+ * 512 batched tokens (config.py l.988, chunked prefill being on by default
+ * for max_model_len > 32K, arg_utils.py l.909-929: Llama-3.1's 131,072);
+ * the profile run's sampler sorts as the 0.10.2 entry's (sampler.py l.257
+ * and l.419: 38 B per request x vocabulary) and only the full hidden
+ * states stay referenced (model_runner.py execute_model l.1590-1633; the
+ * pruned N x H copy dies in LogitsProcessor.forward). */
+START_TEST(test_vllm_0_6_v0)
+{
+	struct kvp_engine_model e;
+	struct kvp_error err = {0};
+	ck_assert_int_eq(kvp_engine_model_load("vllm", "0.6.2", &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.version, "0.6.2");
+	ck_assert(!e.version_nearest);
+	ck_assert_uint_eq(e.sampler_bytes_per_seq_vocab, 38);
+	ck_assert_uint_eq(e.retained_hidden_per_seq, 0);
+	ck_assert_uint_eq(e.moe_workspaces, 0);
+	ck_assert(!e.cuda_graphs_subtracted);
+	/* time data: the per-sequence host cost fitted on Oracle's six V0
+	 * cases, full-graph decode (model_runner.py _use_captured_graph) */
+	ck_assert_double_eq_tol(e.seq_step_s, 180e-6, 1e-12);
+	ck_assert(e.decode_full_graph);
+	/* an H100 SXM (79.25 GiB): no large-GPU defaults in V0 */
+	const struct kvp_budget *b = engine_budget(KVP_ENGINE_VLLM, "llama-3.1-8b", "0.6.2",
+						   "h100-sxm", 85094039552ULL, 131072);
+	ck_assert_uint_eq(b->max_num_seqs, 256);
+	ck_assert_uint_eq(b->max_batched_tokens, 512);
+	/* 256 x 128,256 x 38 = 1,247,674,368 + the 512 x 4,096 x 2 B = 4,194,304
+	 * hidden states kept = 1,251,868,672 (the 512-token forward is smaller) */
+	ck_assert_uint_eq(b->activation_bytes, 1251868672ULL);
+	/* 0.9 of the total (arg_utils.py l.113, worker.py l.239-241) */
+	ck_assert_double_eq_tol(b->utilization, 0.90, 1e-9);
+}
+END_TEST
+
 /* vLLM 0.10.x's native top-k/top-p sampler (no FlashInfer): 38 B per
  * (request x vocabulary) at the peak inside logits.sort(), no Triton buffer,
  * no MoE workspace kept; checked on Llama-3.1-8B with an A100-40GB's
@@ -353,7 +389,9 @@ END_TEST
  * FlashInfer a dependency from 0.11.1, its sampler opt-in); >=0.10.2,<0.11.1.  Outside every
  * entry the nearest by release stands in: 0.31.0 and 0.30.0 -> 0.27.1
  * (>=0.20.0,<0.30.0); 0.19.1 -> 0.19.0 (0.1 steps from 0.19.0, 0.8 from
- * 0.27.1's own version); 0.8.5 -> 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
+ * 0.27.1's own version); >=0.6.0,<0.6.4 -> 0.6.2 (V0); 0.6.4 (the torch peak
+ * measured instead) and 0.7.3 (V0) -> 0.6.2, nearer than 0.10.2; 0.8.5 (V1:
+ * 1,997,000 steps from 0.10.2, 2,003,000 from 0.6.2) -> 0.10.2; the nightly 0.11.1rc2.dev123 sits just below 0.11.1 (PEP 440),
  * outside both ranges, 1,000.5 steps from 0.11.2 (11,002,000 - 11,000,999.5)
  * and 998,999.5 from 0.10.2: 0.11.2. */
 START_TEST(test_vllm_version_ranges)
@@ -379,6 +417,11 @@ START_TEST(test_vllm_version_ranges)
 		{"0.30.0", "0.27.1", true},
 		{"0.19.1", "0.19.0", true},
 		{"0.8.5", "0.10.2", true},
+		{"0.6.2", "0.6.2", false},
+		{"0.6.0", "0.6.2", false},
+		{"v0.6.3.post1", "0.6.2", false},
+		{"0.6.4", "0.6.2", true},
+		{"0.7.3", "0.6.2", true},
 		{"0.11.1rc2.dev123+g1a2b3c", "0.11.2", true},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -982,6 +1025,7 @@ int main(void)
 	tcase_add_test(core, test_vllm_mxfp4_padding);
 	tcase_add_test(core, test_rotary_cache);
 	tcase_add_test(core, test_vllm_0_10_sampler);
+	tcase_add_test(core, test_vllm_0_6_v0);
 	tcase_add_test(core, test_vllm_0_11_sampler);
 	tcase_add_test(core, test_vllm_tp_topology);
 	tcase_add_test(core, test_vllm_version_ranges);

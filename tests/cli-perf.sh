@@ -482,6 +482,28 @@ run "$KVPLAN" perf --model deepseek-r1 --gpu h100-sxm --tp 8 --engine vllm --eng
 expect_rc 0
 expect_json decode_full_graph true
 expect_json decode_eager_s 0
+# vLLM 0.6.2, the V0 engine (issue 32): its own entry, no nearest-version
+# warning; decodes replay full CUDA graphs (model_runner.py
+# _use_captured_graph, batches up to max_num_seqs): no eager term.  The
+# per-sequence host cost, 180 us fitted on Oracle's six V0 cases:
+# Llama-3.1-405B FP8 on 8 x MI300X at batch 64, 64 x 180 us = 11.52 ms a
+# step (step_fixed_us 0), beside the weights' and KV reads and the
+# all-reduces
+run "$KVPLAN" perf --model llama-3.1-405b --gpu mi300x --tp 8 --engine vllm --engine-version 0.6.2 \
+	--weights-dtype fp8 --prompt 128 --output 128 --batch 64 --format json
+expect_rc 0
+expect_json engine_version 0.6.2
+expect_json decode_full_graph true
+expect_json decode_eager_s 0
+expect_near seq_step_s 180e-6 1e-9
+expect_near decode_fixed_s 11.52e-3 1e-9
+expect_json time_ratio_low 0.92
+case "$out" in *'"warnings": []'*) ok ;; *) bad "0.6.2 warned: $out" ;; esac
+# 0.6.0 is inside the entry's range (>=0.6.0,<0.6.4): the same cost
+run "$KVPLAN" perf --model llama-3.1-405b --gpu mi300x --tp 8 --engine vllm --engine-version 0.6.0 \
+	--weights-dtype fp8 --prompt 128 --output 128 --batch 64
+expect_rc 0
+expect_out "engine fixed costs (vllm 0.6.2): 0 us a step + 180.0 us a sequence"
 # a bad eager key: file, line, column and field, exit 3
 mkdir "$tmp/prof" "$tmp/prof/engines"
 printf '%s\n' 'engine: trtllm' 'versions:' '  - version: "x"' '    source: "s"' \
