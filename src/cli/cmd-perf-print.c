@@ -34,7 +34,8 @@ static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf
 	if (c->model->shared_expert_params && hw->uncaptured_shared_expert_launches)
 		snprintf(shared, sizeof shared, " + %u shared experts",
 			 hw->uncaptured_shared_expert_launches);
-	if (hw->uncaptured_launch_s > 0 && c->uncaptured_launches > 0 && hw->graph_max_tokens > 0)
+	double uncaptured_s = kvp_perf_uncaptured_host_s(c);
+	if (uncaptured_s > 0)
 		printf("  a pass of more than %u tokens replays no CUDA graph: %u layers, %.0f "
 		       "launches (attention %u dense / %u MLA, FFN %u MLP / %u MoE%s a layer%s) x "
 		       "%.1f us = %.2f ms of host time a pass, in place of the eager attention's; "
@@ -43,7 +44,7 @@ static void print_eager(const struct kvp_perf_result *run, const struct kvp_perf
 		       hw->uncaptured_attention_launches, hw->uncaptured_attention_launches_mla,
 		       hw->uncaptured_mlp_launches, hw->uncaptured_moe_launches, shared,
 		       c->spec->par.tp > 1 ? ", + 2 all-reduces" : "", hw->uncaptured_launch_s * 1e6,
-		       c->uncaptured_launches * hw->uncaptured_launch_s * 1e3);
+		       uncaptured_s * 1e3);
 	if (!(launches > 0 && hw->eager_launch_s > 0))
 		return;
 	printf("  eager attention (outside the CUDA graphs, %s): %u dense x %u + %u MLA x %u "

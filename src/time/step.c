@@ -405,11 +405,17 @@ double kvp_perf_eager_launches(const struct kvp_perf_ctx *c)
 	       (double)c->mla_layers * c->hw.eager_attention_launches_mla;
 }
 
-bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens)
+double kvp_perf_uncaptured_host_s(const struct kvp_perf_ctx *c)
 {
 	return c->hw.uncaptured_launch_s > 0 && c->uncaptured_launches > 0 &&
-	       c->hw.graph_max_tokens > 0 &&
-	       tokens > (double)c->hw.graph_max_tokens;
+			       c->hw.graph_max_tokens > 0
+		       ? c->uncaptured_launches * c->hw.uncaptured_launch_s
+		       : 0;
+}
+
+bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens)
+{
+	return kvp_perf_uncaptured_host_s(c) > 0 && tokens > (double)c->hw.graph_max_tokens;
 }
 
 double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill, double tokens,
@@ -417,7 +423,7 @@ double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill
 {
 	const struct kvp_perf_hw *hw = &c->hw;
 	double h = kvp_perf_uncaptured(c, tokens)
-			   ? c->uncaptured_launches * hw->uncaptured_launch_s
+			   ? kvp_perf_uncaptured_host_s(c)
 		   : !prefill && hw->decode_full_graph
 			   ? 0
 			   : kvp_perf_eager_launches(c) * hw->eager_launch_s;
@@ -790,26 +796,24 @@ kvp_status kvp_perf_chunked_ttft_dp(const struct kvp_perf_ctx *c, uint64_t batch
 		pre_s = pre.gpu_flops / (c->hw.flops * eff);
 	}
 	out->compute_s = pre_s / k + dec.compute_s;
-	out->memory_s = kvp_perf_memory_s(&c->hw, pre.weights_bytes, 0, c->hw.decode_bw_efficiency) +
-			((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
-				(c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0
-								? c->hw.kv_bw_efficiency
-								: c->hw.decode_bw_efficiency));
+	/* the decodes' KV and a k-th of the prompt's, at the KV's share of the bandwidth */
+	double kv_s = ((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
+		      (c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0 ? c->hw.kv_bw_efficiency
+									 : c->hw.decode_bw_efficiency));
+	out->memory_s =
+		kvp_perf_memory_s(&c->hw, pre.weights_bytes, 0, c->hw.decode_bw_efficiency) + kv_s;
 	out->comm_s = comm.comm_s;
 	/* every step is a pass with a prefill chunk and B - 1 decodes */
 	out->fixed_s = kvp_perf_fixed_s(&c->hw, (double)batch, true);
 	/* the chunk's rows and the decodes' beside it, as the comm step's */
-	out->elementwise_s = kvp_perf_elementwise_s(c, (double)(kvp_cdiv(n, out->steps) + others));
+	double pass_tokens = (double)(kvp_cdiv(n, out->steps) + others);
+	out->elementwise_s = kvp_perf_elementwise_s(c, pass_tokens);
 	/* the measured MoE table: the chunk's rows and every rank's decodes in
 	 * one MoE pass (pre and dec left their experts out of the roofline) */
 	double moe_s = kvp_perf_moe_table_s(c, (double)(kvp_cdiv(n, out->steps) + dec_total));
 	out->moe_s = moe_s >= 0 ? moe_s : 0;
-	double kv_s = ((double)dec.kv_bytes + (double)pre.kv_bytes / k) /
-		      (c->hw.bandwidth_bps * (c->hw.kv_bw_efficiency > 0 ? c->hw.kv_bw_efficiency
-									 : c->hw.decode_bw_efficiency));
 	double gpu = kvp_perf_step_time(&c->hw, out->compute_s, out->memory_s, kv_s) +
 		     out->comm_s + out->elementwise_s + out->moe_s;
-	double pass_tokens = (double)(kvp_cdiv(n, out->steps) + others);
 	out->uncaptured = kvp_perf_uncaptured(c, pass_tokens);
 	out->eager_s = kvp_perf_eager_s(c, gpu, true, pass_tokens, NULL);
 	out->step_s = gpu + out->eager_s + out->fixed_s;

@@ -329,6 +329,9 @@ double kvp_perf_eager_s(const struct kvp_perf_ctx *c, double gpu_s, bool prefill
  * c->uncaptured_launches x hw.uncaptured_launch_s, in place of the eager attention's launches (a part
  * of it); kvp_perf_eager_s charges its excess over the GPU's time alike. */
 bool kvp_perf_uncaptured(const struct kvp_perf_ctx *c, double tokens);
+/* The host's time of one pass that replays no graph: c->uncaptured_launches
+ * x hw.uncaptured_launch_s; 0 where the engine gives no such term. */
+double kvp_perf_uncaptured_host_s(const struct kvp_perf_ctx *c);
 
 /* The launches of the engine's attention op in one pass: the dense
  * attention layers x hw.eager_attention_launches + the MLA layers x
