@@ -6,8 +6,10 @@
 #
 # Each case gives the engine's shape (model and GPU profile, tp, pp, dp, ep,
 # weights_dtype, kv_dtype, prompt, output, batch; assume_engine_version, the
-# release a source that names none was run as, passed as --engine-version,
-# the case saying why) and one published metric:
+# release a source that names none was run as, or the one a source names
+# where kvplan models that release apart from the default (the SGLang
+# 0.4.1.post2 cases), passed as --engine-version, the case saying why) and
+# one published metric:
 #   tpot_ms             time per output token (TPOT or ITL)  <- tpot_loaded_s (at a
 #                       concurrency: the others' prefills ride in the steps; tpot_s at 1)
 #   ttft_ms             time to first token                  <- ttft_s (B prompts in one pass)

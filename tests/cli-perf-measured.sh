@@ -13,22 +13,27 @@ run sh "$bench" --check "$KVPLAN"
 expect_rc 0
 expect_out "== issue 32's targets, per regime (all cases) =="
 # 117 recorded, none skipped (the a100-80gb-pcie profile runs the two
-# llama.cpp cases); outside the guard (`guard: no`): 3 DeepSeek V3 cases on
-# SGLang 0.4.1.post2 (DeepSeek-R1 AWQ on vLLM joined it: its 5 batch-1
-# decode cases with the eager attention term, its 2 TTFT cases with the
-# host floor of a pass that replays no graph; the 2 llama.cpp ones with
-# profiles/engines/llamacpp.yaml), 117 - 3 = 114 under it
-expect_out "perf-measured: guard on 114 cases (3 outside it, guard: no):"
+# llama.cpp cases), all under the guard: the last 3 outside it, DeepSeek V3
+# on SGLang 0.4.1.post2, joined it with that release's entry in
+# profiles/engines/sglang.yaml (its serial moe_align kernel and its fixed
+# step fitted on the batch-1 case; DeepSeek-R1 AWQ on vLLM joined before:
+# its 5 batch-1 decode cases with the eager attention term, its 2 TTFT cases
+# with the host floor of a pass that replays no graph; the 2 llama.cpp ones
+# with profiles/engines/llamacpp.yaml)
+expect_out "perf-measured: guard on 117 cases (0 outside it, guard: no):"
 expect_out "llamacpp6017-llama2-7b-f16-a100pcie-pp512      a100-80gb-pcie"
-# a case outside the guard is still measured and printed
+# every case is measured and printed
 expect_out "tt356-dsr1-awq-h100-tp8-128-128-bs1"
 # a case's dp reaches kvplan as --dp (the S7 cases: SGLang's
-# --enable-dp-attention on 8 GPUs, tp 1 x dp 8): the bench prints the output
-# tokens/s that `kvplan perf --dp 8` gives for that shape, not the tp 8 one
+# --enable-dp-attention on 8 GPUs, tp 1 x dp 8), and its
+# assume_engine_version as --engine-version (0.4.1.post2): the bench prints
+# the output tokens/s that `kvplan perf --dp 8` gives for that shape and
+# release, not the tp 8 one, nor the default release's
 mkdir "$tmp/dp"
 cp "$top_srcdir/tests/data/perf-measured/sglang0412-dsv3-bs1.yaml" "$tmp/dp/"
 tps() {
-	"$KVPLAN" perf --model deepseek-v3 --gpu h200 "$@" --engine sglang --weights-dtype fp8 \
+	"$KVPLAN" perf --model deepseek-v3 --gpu h200 "$@" --engine sglang \
+		--engine-version 0.4.1.post2 --weights-dtype fp8 \
 		--prompt 128 --output 256 --batch 1 --format json |
 		sed -n 's/^ *"output_tokens_per_s": \([-+0-9.eE]*\).*/\1/p' | head -n 1 |
 		awk '{ printf "%.5g", $1 }'
@@ -41,6 +46,10 @@ expect_out " 30.29 "
 if [ -n "$dp8" ] && [ "$dp8" != "$tp8" ]; then ok; else bad "dp 8 ($dp8) and tp 8 ($tp8) must differ"; fi
 expect_out " $dp8 "
 case "$out" in *" $tp8 "*) bad "the bench ran the dp 8 case as tp 8 ($tp8)" ;; *) ok ;; esac
+dflt=$("$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --engine sglang --weights-dtype fp8 \
+	--prompt 128 --output 256 --batch 1 --format json |
+	sed -n 's/^ *"output_tokens_per_s": \([-+0-9.eE]*\).*/\1/p' | head -n 1 | awk '{ printf "%.5g", $1 }')
+case "$out" in *" $dflt "*) bad "the bench ran the case as the default release ($dflt)" ;; *) ok ;; esac
 # the guard can fail: a median of at most 1 % is beyond the model today
 run env PERF_MEASURED_GUARD="1 50 15 70" sh "$bench" --check "$KVPLAN"
 expect_rc 1

@@ -422,6 +422,61 @@ expect_err "sglang 0.4.5 has no time data of its own; its times use 0.5.10's"
 expect_out "engine fixed costs (sglang 0.4.5, with 0.5.10's time data)"
 expect_out "band on times: x0.40 to x2.20"
 
+# SGLang 0.4.1 to 0.4.1.post3 (issue 32): an entry of their own
+# (profiles/engines/sglang.yaml, 0.4.1.post2, >=0.4.1,<0.4.1.post4) with
+# the serial moe_align kernel: DeepSeek-V3 has 256 routed experts (>= 224)
+# in 61 - 3 dense (first_k_dense_replace 3) = 58 MoE layers, x 99 us =
+# 5.742 ms every pass.  Against 0.4.1.post4 (the 0.4.5 entry, 0.5.10's time
+# data: 1000 us a step, the same 120 us a sequence, all-reduce and KV
+# share), a decode step is longer by (16730 - 1000) us + 5742 us =
+# 21.472 ms, nothing else changed
+ds="--model deepseek-v3 --gpu h200 --dp 8 --engine sglang --weights-dtype fp8 --prompt 128 --output 256 --batch 8 --format json"
+run "$KVPLAN" perf $ds --engine-version 0.4.1.post4
+expect_rc 0
+t4=$(json tpot_s)
+expect_json moe_align_s 0
+run "$KVPLAN" perf $ds --engine-version 0.4.1.post2
+expect_rc 0
+expect_json engine_version 0.4.1.post2
+expect_near moe_align_s 5.742e-3 1e-9
+t2=$(json tpot_s)
+if awk -v a="$t2" -v b="$t4" 'BEGIN { d = a - b - 21.472e-3; exit !(d < 1e-9 && d > -1e-9) }'; then ok
+else bad "tpot 0.4.1.post2 $t2 - 0.4.1.post4 $t4 is not 21.472 ms"; fi
+case "$err" in *"time data of its own"*) bad "0.4.1.post2 borrowed time data: $err" ;; *) ok ;; esac
+run "$KVPLAN" perf --model deepseek-v3 --gpu h200 --dp 8 --engine sglang --engine-version 0.4.1.post2 \
+	--weights-dtype fp8 --prompt 128 --output 256 --batch 1
+expect_out "serial MoE align kernel (every pass): 58 MoE layers x 99 us = 5.74 ms"
+# 0.4.1 itself is in the range; 0.4.0.post2 and 0.4.1.post4 are not
+run "$KVPLAN" perf $ds --engine-version 0.4.1
+expect_json engine_version 0.4.1.post2
+run "$KVPLAN" perf $ds --engine-version 0.4.0.post2
+expect_json engine_version 0.4.5
+expect_json moe_align_s 0
+# a model of fewer experts (Qwen3-30B-A3B: 128) runs no such kernel
+run "$KVPLAN" perf --model qwen3-30b-a3b --gpu h100-sxm --engine sglang --engine-version 0.4.1.post2 \
+	--batch 1 --format json
+expect_rc 0
+expect_json moe_align_s 0
+# a dense model on 0.4.1: the fixed step is that release's (fitted on the
+# DeepSeek-V3 case), said so, with its band (0.30: a run without DP
+# attention may pay little of it), and no MoE align line
+run "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine sglang --engine-version 0.4.1 --batch 1
+expect_rc 0
+expect_out "engine fixed costs (sglang 0.4.1.post2): 16730 us a step + 120.0 us a sequence"
+expect_out "band on times: x0.30 to x1.60"
+case "$out" in *"MoE align"*) bad "a dense model printed the MoE align kernel" ;; *) ok ;; esac
+# the entry lends its time data to no other (time_own_only): 0.4.5's entry
+# still borrows 0.5.10's (above), though 0.4.1.post2 is the nearer version
+# moe_align_layer_us needs moe_align_min_experts: file, line, field, exit 3
+mkdir -p "$tmp/align/engines"
+printf '%s\n' 'engine: sglang' 'versions:' '  - version: "0.4.1"' '    source: "s"' \
+	'    block_size: 1' '    fraction_by_tp: "1:0.88"' '    fraction_spread: 0.01' \
+	'    weights_spread: 0.02' '    non_torch_spread: "0.15GiB"' \
+	'    moe_align_layer_us: 99' >"$tmp/align/engines/sglang.yaml"
+run env KVPLAN_PROFILES="$tmp/align" "$KVPLAN" perf --engine sglang --model deepseek-v3 --gpu h200 --dp 8
+expect_rc 3
+expect_err "sglang.yaml:3:5: error: moe_align_min_experts: required with moe_align_layer_us"
+
 # vLLM's attention launched outside its piecewise CUDA graphs (issue 32):
 # DeepSeek-R1 (61 MLA layers) AWQ on 8 x H100 as vLLM 0.9.2, whose nearest
 # entry is 0.10.2 (PIECEWISE by default): 61 layers x 9 launches (0.9.2's

@@ -204,6 +204,10 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 	printf("  engine fixed costs (%s): %.0f us a step + %.1f us a sequence; a prefill pass "
 	       "+%.0f us\n", hw->time_source, hw->step_fixed_s * 1e6, hw->seq_step_s * 1e6,
 	       hw->prefill_fixed_s * 1e6);
+	if (run->ctx.hw.moe_align_s > 0)
+		printf("  serial MoE align kernel (every pass): %u MoE layers x %.0f us = %.2f ms\n",
+		       kvp_shape_moe_layers(m), hw->moe_align_layer_s * 1e6,
+		       run->ctx.hw.moe_align_s * 1e3);
 	print_eager(run, hw);
 	printf("  band on times: x%.2f to x%.2f of each time printed%s\n", hw->time_ratio_low,
 	       hw->time_ratio_high, hw->given & KVP_PERF_GIVEN_BAND

@@ -131,6 +131,9 @@ static const struct key {
 	K("moe_kernel_tables", K_BOOL, moe_kernel_tables, 0),
 	K("attention_serial", K_BOOL, attention_serial, 0),
 	K("decode_gemm_table", K_BOOL, decode_gemm_table, 0),
+	K("moe_align_layer_us", K_US, moe_align_layer_s, 0),
+	K("moe_align_min_experts", K_U32, moe_align_min_experts, 0),
+	K("time_own_only", K_BOOL, time_own_only, 0),
 #undef K
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -306,6 +309,10 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 				     "the band must hold the prediction: time_ratio_low <= 1 <= "
 				     "time_ratio_high, got %g and %g", e->time_ratio_low,
 				     e->time_ratio_high);
+	if (e->moe_align_layer_s > 0 && e->moe_align_min_experts == 0)
+		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "moe_align_min_experts",
+				     "required with moe_align_layer_us: the fewest routed "
+				     "experts that run the kernel (at least 1)");
 	bool table = e->fraction_by_tp[0] || e->reserve_by_gpu_memory[0];
 	if (e->fraction_by_tp[0] && e->reserve_by_gpu_memory[0])
 		return kvp_node_fail(doc, map, err, KVP_STATUS_INVALID, "fraction_by_tp",
@@ -319,8 +326,9 @@ static kvp_status read_version(const struct kvp_doc *doc, const struct kvp_node 
 	return KVP_STATUS_OK;
 }
 
-/* An entry without time data takes the nearest entry's that has some
- * (engine.h time_from): by version position, ties to the newer; its band's
+/* An entry without time data takes the nearest entry's that has some and
+ * lends them (not time_own_only; engine.h time_from): by version position,
+ * ties to the newer; the moe_align term stays its own entry's; its band's
  * distance from 1 doubled each way, since no measurement of this version
  * stands behind it.  Nothing to take: the entry stays without (perf's
  * defaults, named "defaults" in its output). */
@@ -337,7 +345,7 @@ static kvp_status borrow_time(const struct kvp_doc *doc, const struct kvp_node *
 		kvp_status st = read_version(doc, vs->items[i], mask, &e, err);
 		if (st)
 			return st;
-		if (!e.time_given || !kvp_version_parse(e.version, &ev))
+		if (!e.time_given || e.time_own_only || !kvp_version_parse(e.version, &ev))
 			continue;
 		double d = fabs(kvp_version_position(&self) - kvp_version_position(&ev));
 		if (best < 0 || d < best || (d == best && kvp_version_cmp(&ev, &best_v) > 0)) {

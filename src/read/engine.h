@@ -173,6 +173,16 @@ struct kvp_engine_model {
 	 * and prefill_flops_efficiency are multiplied by these, each in (0, 1];
 	 * 0: not given (x 1).  Time data: borrowed with the rest. */
 	double decode_bw_scale, prefill_flops_scale;
+	/* a kernel of fixed time run once per MoE layer of every forward pass,
+	 * whatever the batch, in models of at least moe_align_min_experts
+	 * routed experts (SGLang 0.4.1-0.4.1.post3's serial moe_align_block_size
+	 * for >= 224 experts: time/step-moe-align.h): moe_align_layer_us, a
+	 * time key (its own entry's, never borrowed); 0: none charged */
+	double moe_align_layer_s;
+	uint32_t moe_align_min_experts;
+	/* time data fitted on a defect of this entry's own releases: never
+	 * lent to an entry without time data (kvp_engine_model_load) */
+	bool time_own_only;
 	/* the scheduler's shape of a request's first token under load
 	 * (kvp_perf_loaded_ttft): prefill_alone, a new request's prefill runs
 	 * in a batch of prefills while the running decodes wait (SGLang's

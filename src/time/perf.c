@@ -381,6 +381,7 @@ bool kvp_perf_to_record(const struct kvp_perf_result *run, struct kvp_record *r)
 		  kvp_record_f64(r, "peak_flops", hw->flops) &&
 		  kvp_record_f64(r, "prefill_flops_efficiency", hw->prefill_flops_efficiency) &&
 		  kvp_record_f64(r, "step_fixed_s", hw->step_fixed_s) &&
+		  kvp_record_f64(r, "moe_align_s", run->ctx.hw.moe_align_s) &&
 		  kvp_record_f64(r, "prefill_pass_fixed_s", hw->prefill_fixed_s) &&
 		  kvp_record_f64(r, "seq_step_s", hw->seq_step_s) &&
 		  kvp_record_f64(r, "allreduce_latency_s", hw->allreduce_latency_s) &&

@@ -11,6 +11,7 @@
 #include "time/step-elementwise.h"
 #include "time/step-gemm.h"
 #include "time/step-moe.h"
+#include "time/step-moe-align.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -130,6 +131,8 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->uncaptured_mlp_launches = e ? e->uncaptured_mlp_launches : 0;
 	hw->uncaptured_moe_launches = e ? e->uncaptured_moe_launches : 0;
 	hw->uncaptured_shared_expert_launches = e ? e->uncaptured_shared_expert_launches : 0;
+	hw->moe_align_layer_s = e ? e->moe_align_layer_s : 0, hw->moe_align_s = 0;
+	hw->moe_align_min_experts = e ? e->moe_align_min_experts : 0;
 	/* the engine's own kernels' share of the GPU's efficiencies (llama.cpp),
 	 * unless a calibration measured them */
 	bool scale = data && !hw->efficiency_given;
@@ -268,6 +271,7 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 		hw->uncaptured_mlp_launches, hw->uncaptured_moe_launches,
 		hw->uncaptured_shared_expert_launches);
 	moe_curve_pick(c);
+	c->hw.moe_align_s = kvp_moe_align_step_s(m, hw->moe_align_layer_s, hw->moe_align_min_experts);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
 	    !(c->moe_link.effective_bps > 0))
@@ -444,7 +448,8 @@ static void add_eager(const struct kvp_perf_ctx *c, struct kvp_perf_step *st, bo
 
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill)
 {
-	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0);
+	return hw->step_fixed_s + seqs * hw->seq_step_s + (prefill ? hw->prefill_fixed_s : 0) +
+	       hw->moe_align_s;
 }
 
 double kvp_perf_request_s(const struct kvp_perf_hw *hw, double gpu_s)

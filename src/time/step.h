@@ -160,6 +160,13 @@ struct kvp_perf_hw {
 	uint32_t uncaptured_attention_launches, uncaptured_attention_launches_mla;
 	uint32_t uncaptured_mlp_launches, uncaptured_moe_launches;
 	uint32_t uncaptured_shared_expert_launches;
+	/* the engine's serial MoE align kernel (engine.h moe_align_layer_s,
+	 * its own entry's) and the fewest experts that take it; moe_align_s,
+	 * a pass's seconds in it for the context's model (kvp_perf_init,
+	 * time/step-moe-align.h), part of every pass's fixed costs
+	 * (kvp_perf_fixed_s); 0: none */
+	double moe_align_layer_s, moe_align_s;
+	uint32_t moe_align_min_experts;
 	/* a calibration or an option gave decode_bw_efficiency,
 	 * prefill_flops_efficiency or prefill_flops_scale: an engine's scales
 	 * (engine.h decode_bw_scale, prefill_flops_scale) leave them as they are */
@@ -292,7 +299,8 @@ struct kvp_perf_step {
 
 /* The engine's fixed cost of one forward pass that carries `seqs`
  * sequences, a prefill among them or not: step_fixed_s + seqs x seq_step_s
- * (+ prefill_fixed_s).  These are what no roofline term holds (kernel
+ * (+ prefill_fixed_s) + moe_align_s (the serial MoE align kernel, set by
+ * kvp_perf_init for its model).  These are what no roofline term holds (kernel
  * launches and CUDA-graph replay, the scheduler, sampling, input
  * metadata); their values are the engine's time data (profiles/engines). */
 double kvp_perf_fixed_s(const struct kvp_perf_hw *hw, double seqs, bool prefill);
