@@ -629,7 +629,11 @@ START_TEST(test_sglang_versions)
 		{"0.4.3.post4", "0.4.5", 23034, 4, 0.85},
 		{"v0.4.3.post4", "0.4.5", 23034, 6, 0.85},
 		{"0.4.5.post3", "0.4.5", 81559, 8, 0.81},
-		{"0.4.1", "0.4.5", 81559, 16, 0.79},
+		/* 0.4.1 - 0.4.1.post3: an entry of their own, the same table */
+		{"0.4.1", "0.4.1.post2", 81559, 16, 0.79},
+		{"0.4.1.post3", "0.4.1.post2", 81559, 8, 0.81},
+		{"0.4.1.post4", "0.4.5", 81559, 4, 0.85},
+		{"0.4.0.post2", "0.4.5", 81559, 1, 0.88},
 		{"0.4.8", "0.5.2", 24564, 1, 0.879},
 		{"0.4.9.post6", "0.5.2", 81559, 1, 0.874},
 		{"0.5.1", "0.5.2", 81559, 8, 0.831},
@@ -656,6 +660,17 @@ START_TEST(test_sglang_versions)
 	ck_assert_int_eq(kvp_engine_model_load("sglang", "0.4.7", &e, &err), KVP_STATUS_OK);
 	ck_assert(e.version_nearest);
 	ck_assert_str_eq(e.version, "0.4.5");
+	/* 0.4.1.post2's serial moe_align kernel: vLLM PR #12222's 25.3 -> 29.6
+	 * tok/s, (1/25.3 - 1/29.6) s / 58 MoE layers = 98.96 us -> 99 us a
+	 * layer, for >= 224 experts (fused_moe.py at 0.4.1.post2); its time
+	 * data its own, lent to no entry: 0.4.5 borrows 0.5.10's (1000 us) */
+	ck_assert_int_eq(kvp_engine_model_load("sglang", "0.4.1.post2", &e, &err), KVP_STATUS_OK);
+	ck_assert(fabs(e.moe_align_layer_s - 99e-6) < 1e-12);
+	ck_assert_uint_eq(e.moe_align_min_experts, 224);
+	ck_assert(e.time_own_only && !e.time_from[0]);
+	ck_assert_int_eq(kvp_engine_model_load("sglang", "0.4.5", &e, &err), KVP_STATUS_OK);
+	ck_assert_str_eq(e.time_from, "0.5.10");
+	ck_assert(fabs(e.step_fixed_s - 1000e-6) < 1e-12 && e.moe_align_layer_s == 0);
 }
 END_TEST
 
