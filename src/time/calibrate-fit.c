@@ -469,6 +469,49 @@ static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts 
 	}
 }
 
+/* A run that sends the prompts of a run dated before it again: their
+ * input_lens lists equal, in order, of the same model (bench.h
+ * prompts_hash; a list of one length throughout tells no prompts apart and
+ * is passed over).  vllm bench serve samples its dataset from --seed
+ * (default 0), so runs of one dataset, seed and --num-prompts send the same
+ * prompts.  On a server whose prefix cache outlives a run (vLLM's V1
+ * engine turns it on unless told not to: vllm/engine/arg_utils.py
+ * _set_default_args_v1, 0.8.3 l.1618-1620, 0.10.2 l.1621-1625) each
+ * repeated prompt's full blocks are then found cached and only its rest is
+ * computed (vllm/v1/core/kv_cache_manager.py get_computed_blocks, 0.8.3
+ * l.103-160; 0.10.2 l.174-182: at most the prompt less one token, in whole
+ * blocks of 16), so the run's TTFT measures the cache, not the prefill the
+ * step model charges every request (ttft-load.h).  Said, not modelled:
+ * the files do not record whether the server kept its cache between the
+ * runs (restarted, --no-enable-prefix-caching, evicted), and a warm TTFT is
+ * a step in flight and the API server's time, which kvplan's vLLM rule
+ * does not hold (reports/calibrate-public.md, seventh pass). */
+static void check_repeats(const struct kvp_bench_run *runs, size_t n,
+			  struct kvp_calib_result *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_bench_run *r = &runs[i], *e = NULL;
+		if (!r->prompts_vary || !r->date[0])
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const struct kvp_bench_run *a = &runs[j];
+			if (a->prompts_vary && a->prompts_listed == r->prompts_listed &&
+			    a->prompts_hash == r->prompts_hash && a->date[0] &&
+			    strcmp(a->date, r->date) < 0 && strcmp(a->model_id, r->model_id) == 0 &&
+			    (!e || strcmp(a->date, e->date) > 0))
+				e = a;
+		}
+		if (e && out->nwarn < KVP_CALIB_MAX_WARNINGS)
+			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
+				 "%.500s:%d: the run sends the %llu prompts of %.400s:%d (dated %s) "
+				 "again (input_lens equal): a server that kept its prefix cache "
+				 "(vLLM V1's default) computed only their last partial blocks, "
+				 "so its TTFT is not the prefill kvplan predicts; calibrate on "
+				 "runs from a fresh server or another --seed", r->path, r->line,
+				 (unsigned long long)r->prompts_listed, e->path, e->line, e->date);
+	}
+}
+
 /* Runs of the same shape whose same measure differs by more than 1.5x. */
 static kvp_status check_contradictions(const struct kvp_bench_run *runs,
 				       const struct kvp_calib_obs *obs, size_t nobs,
@@ -650,6 +693,7 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 	for (size_t i = 0; i < out->nobs; i++)
 		out->obs[i].queued = rs[out->obs[i].run].queued;
 	check_sources(g, o, runs, n, out);
+	check_repeats(runs, n, out);
 	return check_contradictions(runs, out->obs, out->nobs, err);
 }
 
