@@ -277,6 +277,21 @@ run "$KVPLAN" validate $base "$d/vllm-serve-repeat-b.json"
 name="repeat-b alone: no repeat named"
 case "$err" in *"sends the"*) bad "$err" ;; *) ok ;; esac
 
+# request_rate "inf" without max_concurrency sends every request at once
+# (vllm/benchmarks/serve.py 0.10.2 get_request, l.171-172, l.512-520): a
+# burst, said as a warning; with max_concurrency 8 (c8, a closed loop) none
+run "$KVPLAN" validate $base "$d/vllm-serve-c8.json"
+name="c8 (max_concurrency 8): no burst named"
+case "$err" in *"at once"*) bad "$err" ;; *) ok ;; esac
+sed 's/"max_concurrency": 8,/"max_concurrency": null,/' "$d/vllm-serve-c8.json" >"$tmp/burst.json"
+run "$KVPLAN" validate $base "$tmp/burst.json"
+expect_err "warning: $tmp/burst.json:1: the run sent its 200 requests at once (request_rate \"inf\", no max_concurrency): its TTFT is a burst's"
+sed 's/"request_rate": "inf",/"request_rate": 16.0,/' "$tmp/burst.json" >"$tmp/rate16.json"
+run "$KVPLAN" calibrate $base --evaluate "$tmp/rate16.json"
+expect_rc 0
+name="request_rate 16: no burst named"
+case "$err" in *"at once"*) bad "$err" ;; *) ok ;; esac
+
 # Every message names the field's JSON pointer beside file:line:col
 run "$KVPLAN" calibrate $base "$d/bad-missing-tpot.json"
 expect_err "bad-missing-tpot.json:1:1: error: median_tpot_ms: missing:"

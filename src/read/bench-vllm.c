@@ -114,6 +114,13 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 		if (ttft > 0 && tpot > 0 && out / completed >= 1)
 			e2el = ttft + tpot * (out / completed - 1);
 	}
+	/* request_rate "inf" (the one figure the tool quotes) sends every
+	 * request at once (serve.py 0.10.2 get_request l.171-172: a delay of
+	 * 0 each), and without max_concurrency no semaphore holds them back
+	 * (l.512-520) */
+	const struct kvp_node *rate = kvp_map_get(o, "request_rate");
+	run->burst = rate && rate->type == KVP_NODE_SCALAR && rate->quoted && rate->value &&
+		     strcmp(rate->value, "inf") == 0 && !(maxc >= 1);
 	/* the sequences in flight: Little's law over the measured throughput
 	 * and end-to-end latency, at most --max-concurrency */
 	run->batch = thr * e2el;

@@ -85,6 +85,10 @@ struct kvp_bench_run {
 	 * prompts again (calibrate-fit.c check_repeats) */
 	uint64_t prompts_listed, prompts_hash;
 	bool prompts_vary;
+	/* every request sent at once, none waited for: vLLM's request_rate
+	 * "inf" without max_concurrency (bench-vllm.c); a burst, not the
+	 * steady state the TTFT rules describe (calibrate-fit.c check_bursts) */
+	bool burst;
 };
 
 /* The shape the command line gives, for what a file does not record (0 or

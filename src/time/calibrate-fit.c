@@ -512,6 +512,22 @@ static void check_repeats(const struct kvp_bench_run *runs, size_t n,
 	}
 }
 
+/* A serving run that sent every request at once (bench.h burst): its
+ * median TTFT is a burst's, the requests waiting on each other's prefills
+ * and on the server taking them in, while the TTFT rules (ttft-load.h)
+ * describe one request joining a steady state.  Said, not modelled. */
+static void check_bursts(const struct kvp_bench_run *runs, size_t n, struct kvp_calib_result *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].burst && runs[i].m.ttft_s > 0 && out->nwarn < KVP_CALIB_MAX_WARNINGS)
+			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
+				 "%.500s:%d: the run sent its %llu requests at once (request_rate "
+				 "\"inf\", no max_concurrency): its TTFT is a burst's, which the "
+				 "steady state kvplan predicts (one request joining those in "
+				 "flight) does not hold", runs[i].path, runs[i].line,
+				 (unsigned long long)runs[i].requests);
+}
+
 /* Runs of the same shape whose same measure differs by more than 1.5x. */
 static kvp_status check_contradictions(const struct kvp_bench_run *runs,
 				       const struct kvp_calib_obs *obs, size_t nobs,
@@ -694,6 +710,7 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 		out->obs[i].queued = rs[out->obs[i].run].queued;
 	check_sources(g, o, runs, n, out);
 	check_repeats(runs, n, out);
+	check_bursts(runs, n, out);
 	return check_contradictions(runs, out->obs, out->nobs, err);
 }
 
