@@ -23,11 +23,12 @@
  * 0.34.0 model_id.  It records no shape: --batch, --prompt and --output
  * give it.
  *
- * input_lens, where written (every --save-result of benchmark_serving.py
- * 0.8.3; `vllm bench serve` with --save-detailed), is each request's prompt
- * length in the order the dataset sampled them (`output.prompt_len for
- * output in outputs`, benchmark_serving.py 0.8.3 `benchmark()`): read as
- * the list's fingerprint only (bench.h prompts_hash). */
+ * input_lens, where written (`vllm bench serve --save-detailed`: serve.py
+ * 0.10.2 l.1208-1219 strips it otherwise; the 0.8.3 benchmark_serving.py
+ * files of tests/data/bench-public/vllm-* hold it), is each request's
+ * prompt length in the order the dataset sampled them (`output.prompt_len
+ * for output in outputs`, serve.py 0.10.2 l.641): read as the list's
+ * fingerprint only (bench.h prompts_hash). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -505,7 +505,7 @@ static void check_repeats(const struct kvp_bench_run *runs, size_t n,
 			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
 				 "%.500s:%d: the run sends the %llu prompts of %.400s:%d (dated %s) "
 				 "again (input_lens equal): a server that kept its prefix cache "
-				 "(vLLM V1's default) computed only their last partial blocks, "
+				 "(vLLM V1's default) computed only each one's last block, "
 				 "so its TTFT is not the prefill kvplan predicts; calibrate on "
 				 "runs from a fresh server or another --seed", r->path, r->line,
 				 (unsigned long long)r->prompts_listed, e->path, e->line, e->date);
