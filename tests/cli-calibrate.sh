@@ -211,7 +211,7 @@ if [ ! -e "$tmp/worse.yaml" ]; then ok; else bad "a refused calibration was writ
 
 # Bad input: located, exit 3, nothing written
 for f in bad-truncated.json bad-other-tool.json bad-missing-tpot.json bad-nan.json \
-	bad-contradicts-c8.json bad-string-number.json; do
+	bad-contradicts-c8.json bad-string-number.json bad-input-lens.json; do
 	run "$KVPLAN" calibrate $base --out "$tmp/never.yaml" $serve "$d/$f"
 	expect_rc 3
 	expect_err "$f:"
@@ -235,6 +235,62 @@ expect_rc 3
 expect_err "bad-string-number.json:28:21: error: median_tpot_ms:"
 run "$KVPLAN" calibrate $base $serve "$d/bad-contradicts-c8.json"
 expect_err "bad-contradicts-c8.json:1:1: error: tpot: 0.0149632 s contradicts 0.0074816 s"
+# c8 with its third prompt length written "1000" (make-fixtures.py): vLLM
+# writes input_lens as Python ints
+run "$KVPLAN" validate $base "$d/bad-input-lens.json"
+expect_rc 3
+expect_err "bad-input-lens.json:42:5: error: input_lens: item 2: expected a whole number of prompt tokens"
+expect_err "(JSON pointer /input_lens/2)"
+
+# A run that sends an earlier run's prompts again (calibrate-fit.c
+# check_repeats; make-fixtures.py): repeat-b lists repeat-a's 200 prompt
+# lengths in the same order and is dated after it (10:30 against 10:10),
+# so it is named whichever comes first on the command line, with the run
+# it repeats; calibrate and validate alike, as a warning (exit 0) that
+# moves no figure
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/vllm-serve-repeat-a.json" "$d/vllm-serve-repeat-b.json"
+expect_rc 0
+plain=$out
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/vllm-serve-repeat-b.json" "$d/vllm-serve-repeat-a.json"
+expect_rc 0
+expect_err "warning: $d/vllm-serve-repeat-b.json:1: the run sends the 200 prompts of $d/vllm-serve-repeat-a.json:1 (dated 20261201-101000) again (input_lens equal)"
+expect_err "prefix cache"
+name="repeat: one warning, naming repeat-b only"
+if [ "$(printf '%s\n' "$err" | grep -c 'sends the')" = 1 ]; then ok; else bad "$err"; fi
+name="repeat: the figures are the runs' without the lists (c2, c8)"
+run "$KVPLAN" calibrate $base --evaluate --format csv "$d/vllm-serve-c2.json" "$d/vllm-serve-c8.json"
+if [ "$(printf '%s\n' "$plain" | cut -d, -f3-)" = "$(printf '%s\n' "$out" | cut -d, -f3-)" ]; then ok
+else bad "$plain // $out"; fi
+run "$KVPLAN" validate $base --format json "$d/vllm-serve-repeat-a.json" "$d/vllm-serve-repeat-b.json"
+expect_err "vllm-serve-repeat-b.json:1: the run sends the 200 prompts of"
+expect_out '"code": "calibration_source"'
+# the same lengths in another order (repeat-c), or one length throughout
+# (repeat-flat, which tells no prompts apart): no warning
+for f in vllm-serve-repeat-c.json vllm-serve-repeat-flat.json; do
+	run "$KVPLAN" calibrate $base --evaluate "$d/vllm-serve-repeat-a.json" "$d/$f"
+	expect_rc 0
+	name="$f: no repeat named"
+	case "$err" in *"sends the"*) bad "$err" ;; *) ok ;; esac
+done
+# held out: validate sees only the files it is given
+run "$KVPLAN" validate $base "$d/vllm-serve-repeat-b.json"
+name="repeat-b alone: no repeat named"
+case "$err" in *"sends the"*) bad "$err" ;; *) ok ;; esac
+
+# request_rate "inf" without max_concurrency sends every request at once
+# (vllm/benchmarks/serve.py 0.10.2 get_request, l.171-172, l.512-520): a
+# burst, said as a warning; with max_concurrency 8 (c8, a closed loop) none
+run "$KVPLAN" validate $base "$d/vllm-serve-c8.json"
+name="c8 (max_concurrency 8): no burst named"
+case "$err" in *"at once"*) bad "$err" ;; *) ok ;; esac
+sed 's/"max_concurrency": 8,/"max_concurrency": null,/' "$d/vllm-serve-c8.json" >"$tmp/burst.json"
+run "$KVPLAN" validate $base "$tmp/burst.json"
+expect_err "warning: $tmp/burst.json:1: the run sent its 200 requests at once (request_rate \"inf\", no max_concurrency): its TTFT is a burst's"
+sed 's/"request_rate": "inf",/"request_rate": 16.0,/' "$tmp/burst.json" >"$tmp/rate16.json"
+run "$KVPLAN" calibrate $base --evaluate "$tmp/rate16.json"
+expect_rc 0
+name="request_rate 16: no burst named"
+case "$err" in *"at once"*) bad "$err" ;; *) ok ;; esac
 
 # Every message names the field's JSON pointer beside file:line:col
 run "$KVPLAN" calibrate $base "$d/bad-missing-tpot.json"

@@ -139,7 +139,7 @@ void kvp_cli_bench_warnings(const char *cmd, const struct kvp_model *m,
 {
 	kvp_cli_model_warnings(w, m);
 	for (size_t i = 0; i < fit->nwarn && w->n < KVP_CLI_MAX_WARNINGS; i++, w->n++) {
-		char shown[KVP_TERM_SIZE(256)];
+		char shown[KVP_TERM_SIZE(KVP_CALIB_WARNING_MAX)];
 		snprintf(w->code[w->n], sizeof w->code[0], "calibration_source");
 		snprintf(w->message[w->n], sizeof w->message[0], "%s", fit->warning[i]);
 		fprintf(stderr, "kvplan %s: warning: %s\n", cmd,

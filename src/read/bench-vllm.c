@@ -21,11 +21,56 @@
  * per iteration, each one generate() of --batch-size prompts of --input-len
  * tokens to --output-len tokens), percentiles {"10".."99"} (s), and from
  * 0.34.0 model_id.  It records no shape: --batch, --prompt and --output
- * give it. */
+ * give it.
+ *
+ * input_lens, where written (`vllm bench serve --save-detailed`: serve.py
+ * 0.10.2 l.1208-1219 strips it otherwise; the 0.8.3 benchmark_serving.py
+ * files of tests/data/bench-public/vllm-* hold it), is each request's
+ * prompt length in the order the dataset sampled them (`output.prompt_len
+ * for output in outputs`, serve.py 0.10.2 l.641): read as the list's
+ * fingerprint only (bench.h prompts_hash). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "read/bench-private.h"
+
+/* input_lens (above): absent or null leaves the run unlisted; anything but
+ * a list of whole non-negative numbers is INVALID naming it. */
+static kvp_status prompt_list(const struct kvp_bench_src *s, struct kvp_bench_run *run,
+			      struct kvp_error *err)
+{
+	const struct kvp_node *l = kvp_map_get(s->obj, "input_lens");
+	if (!l)
+		return KVP_STATUS_OK;
+	uint64_t h = 14695981039346656037ULL, first = 0;
+	for (size_t i = 0; l->type == KVP_NODE_SEQ && i < l->n; i++) {
+		const struct kvp_node *v = l->items[i];
+		char *end = NULL;
+		unsigned long long x = v->type == KVP_NODE_SCALAR && !v->quoted && v->value &&
+				       v->value[0] >= '0' && v->value[0] <= '9'
+				       ? strtoull(v->value, &end, 10) : 0;
+		if (!end || *end)
+			return kvp_node_fail(s->doc, v, err, KVP_STATUS_INVALID, "input_lens",
+					     "item %zu: expected a whole number of prompt tokens, "
+					     "as %s writes each request's (JSON pointer %s/input_lens/%zu)",
+					     i, s->tool, s->ptr ? s->ptr : "", i);
+		for (int b = 0; b < 8; b++) {
+			h ^= (x >> (8 * b)) & 0xff;
+			h *= 1099511628211ULL;
+		}
+		if (i == 0)
+			first = x;
+		else if (x != first)
+			run->prompts_vary = true;
+	}
+	if (l->type != KVP_NODE_SEQ)
+		return kvp_bench_fail(s, s->obj, "input_lens", err, "expected a list of each "
+				      "request's prompt tokens");
+	run->prompts_listed = l->n;
+	run->prompts_hash = h;
+	return KVP_STATUS_OK;
+}
 
 kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_run *run,
 				struct kvp_error *err)
@@ -52,7 +97,8 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 	    (st = kvp_bench_num(s, o, "median_tpot_ms", 1e-3, true, &run->m.tpot_s, err)) ||
 	    (st = kvp_bench_num(s, o, "request_throughput", 1, false, &thr, err)) ||
 	    (st = kvp_bench_num(s, o, "mean_e2el_ms", 1e-3, false, &e2el, err)) ||
-	    (st = kvp_bench_num(s, o, "max_concurrency", 1, false, &maxc, err)))
+	    (st = kvp_bench_num(s, o, "max_concurrency", 1, false, &maxc, err)) ||
+	    (st = prompt_list(s, run, err)))
 		return st;
 	if (!(completed >= 1))
 		return kvp_bench_fail(s, o, "completed", err, "no request completed: nothing "
@@ -69,6 +115,13 @@ kvp_status kvp_bench_vllm_serve(const struct kvp_bench_src *s, struct kvp_bench_
 		if (ttft > 0 && tpot > 0 && out / completed >= 1)
 			e2el = ttft + tpot * (out / completed - 1);
 	}
+	/* request_rate "inf" (the one figure the tool quotes) sends every
+	 * request at once (serve.py 0.10.2 get_request l.171-172: a delay of
+	 * 0 each), and without max_concurrency no semaphore holds them back
+	 * (l.512-520) */
+	const struct kvp_node *rate = kvp_map_get(o, "request_rate");
+	run->burst = rate && rate->type == KVP_NODE_SCALAR && rate->quoted && rate->value &&
+		     strcmp(rate->value, "inf") == 0 && !(maxc >= 1);
 	/* the sequences in flight: Little's law over the measured throughput
 	 * and end-to-end latency, at most --max-concurrency */
 	run->batch = thr * e2el;

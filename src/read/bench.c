@@ -74,9 +74,11 @@ static kvp_status push_run(struct kvp_bench_runs *runs, const struct kvp_bench_r
 	return KVP_STATUS_OK;
 }
 
-/* Every per-request array the tools write: checked, never kept (a
- * 10,000-request --save-detailed file holds a million inter-token gaps). */
-static const char *const skip[] = {"itls", "ttfts", "input_lens", "output_lens",
+/* Every per-request array the tools write but vLLM's input_lens (one
+ * number a request, read as a fingerprint in bench-vllm.c): checked, never
+ * kept (a 10,000-request --save-detailed file holds a million inter-token
+ * gaps). */
+static const char *const skip[] = {"itls", "ttfts", "output_lens",
 				   "generated_texts", "errors", "start_times", "latencies",
 				   "queue_times", "requests", "experiments", NULL};
 

@@ -78,6 +78,17 @@ struct kvp_bench_run {
 	 * bench_serving random dataset with a range ratio below 1: read in
 	 * bench-sglang.c); 0: every request of the mean lengths, p + (o - 1) / 2 */
 	double decode_context;
+	/* the requests' prompt lengths where the file lists them in the order
+	 * sent (vllm bench serve's input_lens): how many, an FNV-1a hash of
+	 * the list, and whether two of them differ; 0: not listed.  How
+	 * calibrate and validate tell a run that sends an earlier run's
+	 * prompts again (calibrate-fit.c check_repeats) */
+	uint64_t prompts_listed, prompts_hash;
+	bool prompts_vary;
+	/* every request sent at once, none waited for: vLLM's request_rate
+	 * "inf" without max_concurrency (bench-vllm.c); a burst, not the
+	 * steady state the TTFT rules describe (calibrate-fit.c check_bursts) */
+	bool burst;
 };
 
 /* The shape the command line gives, for what a file does not record (0 or

@@ -469,6 +469,65 @@ static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts 
 	}
 }
 
+/* A run that sends the prompts of a run dated before it again: their
+ * input_lens lists equal, in order, of the same model (bench.h
+ * prompts_hash; a list of one length throughout tells no prompts apart and
+ * is passed over).  vllm bench serve samples its dataset from --seed
+ * (default 0), so runs of one dataset, seed and --num-prompts send the same
+ * prompts.  On a server whose prefix cache outlives a run (vLLM's V1
+ * engine turns it on unless told not to: vllm/engine/arg_utils.py
+ * _set_default_args_v1, 0.8.3 l.1618-1620, 0.10.2 l.1621-1625) each
+ * repeated prompt's full blocks are then found cached and only its rest is
+ * computed (vllm/v1/core/kv_cache_manager.py get_computed_blocks, 0.8.3
+ * l.103-160; 0.10.2 l.174-182: at most the prompt less one token, in whole
+ * blocks of 16), so the run's TTFT measures the cache, not the prefill the
+ * step model charges every request (ttft-load.h).  Said, not modelled:
+ * the files do not record whether the server kept its cache between the
+ * runs (restarted, --no-enable-prefix-caching, evicted), and a warm TTFT is
+ * a step in flight and the API server's time, which kvplan's vLLM rule
+ * does not hold (reports/calibrate-public.md, seventh pass). */
+static void check_repeats(const struct kvp_bench_run *runs, size_t n,
+			  struct kvp_calib_result *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct kvp_bench_run *r = &runs[i], *e = NULL;
+		if (!r->prompts_vary || !r->date[0])
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const struct kvp_bench_run *a = &runs[j];
+			if (a->prompts_vary && a->prompts_listed == r->prompts_listed &&
+			    a->prompts_hash == r->prompts_hash && a->date[0] &&
+			    strcmp(a->date, r->date) < 0 && strcmp(a->model_id, r->model_id) == 0 &&
+			    (!e || strcmp(a->date, e->date) > 0))
+				e = a;
+		}
+		if (e && out->nwarn < KVP_CALIB_MAX_WARNINGS)
+			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
+				 "%.500s:%d: the run sends the %llu prompts of %.400s:%d (dated %s) "
+				 "again (input_lens equal): a server that kept its prefix cache "
+				 "(vLLM V1's default) computed only each one's last block, "
+				 "so its TTFT is not the prefill kvplan predicts; calibrate on "
+				 "runs from a fresh server or another --seed", r->path, r->line,
+				 (unsigned long long)r->prompts_listed, e->path, e->line, e->date);
+	}
+}
+
+/* A serving run that sent every request at once (bench.h burst): its
+ * median TTFT is a burst's, the requests waiting on each other's prefills
+ * and on the server taking them in, while the TTFT rules (ttft-load.h)
+ * describe one request joining a steady state.  Said, not modelled. */
+static void check_bursts(const struct kvp_bench_run *runs, size_t n, struct kvp_calib_result *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].burst && runs[i].m.ttft_s > 0 && out->nwarn < KVP_CALIB_MAX_WARNINGS)
+			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
+				 "%.500s:%d: the run sent its %llu requests at once (request_rate "
+				 "\"inf\", no max_concurrency): its TTFT is a burst's, which the "
+				 "steady state kvplan predicts (one request joining those in "
+				 "flight) does not hold", runs[i].path, runs[i].line,
+				 (unsigned long long)runs[i].requests);
+}
+
 /* Runs of the same shape whose same measure differs by more than 1.5x. */
 static kvp_status check_contradictions(const struct kvp_bench_run *runs,
 				       const struct kvp_calib_obs *obs, size_t nobs,
@@ -650,6 +709,8 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 	for (size_t i = 0; i < out->nobs; i++)
 		out->obs[i].queued = rs[out->obs[i].run].queued;
 	check_sources(g, o, runs, n, out);
+	check_repeats(runs, n, out);
+	check_bursts(runs, n, out);
 	return check_contradictions(runs, out->obs, out->nobs, err);
 }
 

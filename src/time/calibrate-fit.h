@@ -109,6 +109,7 @@ struct kvp_calib_opts {
 #define KVP_CALIB_MAX_RUNS 512
 #define KVP_CALIB_MAX_OBS (2 * KVP_CALIB_MAX_RUNS)
 #define KVP_CALIB_MAX_WARNINGS 8
+#define KVP_CALIB_WARNING_MAX 1280  /* bytes of one warning, its NUL included */
 
 struct kvp_calib_result {
 	double start[KVP_CALIB_NPARAMS];    /* the uncalibrated constants */
@@ -144,7 +145,7 @@ struct kvp_calib_result {
 	 * it (kvp_perf_hw's time_ratio_low and _high after kvp_perf_hw_engine) */
 	double band_low, band_high;
 	size_t nwarn;
-	char warning[KVP_CALIB_MAX_WARNINGS][256];
+	char warning[KVP_CALIB_MAX_WARNINGS][KVP_CALIB_WARNING_MAX];
 };
 
 /* Fit the constants of hw (the GPU's, before any calibration) to runs[0..n)

@@ -143,3 +143,27 @@ for B, slow in [(1, 1.0), (2, 1.0), (64, 2.0)]:
          "median_tpot_ms": round(t2 * 1e3, 4), "median_itl_ms": round(t2 * 1e3, 4),
          "mean_e2el_ms": round(e2el * 1e3, 3), "median_e2el_ms": round(e2el * 1e3, 3)}
     json.dump(d, open("worse-c%d.json" % B, "w"), indent=2); open("worse-c%d.json" % B, "a").write("\n")
+
+# Runs that send the same prompts again (calibrate-fit.c check_repeats):
+# vllm-serve-c2 and -c8 with the per-request lists `vllm bench serve
+# --save-result --save-detailed` adds (input_lens, output_lens; serve.py
+# 0.19.0 l.1824-1960), each list summing to the run's totals (200 prompts
+# of 1,000 and 1,048 tokens in turn: 204,800; 128 output tokens each).
+# repeat-a (c2, 10:10) and repeat-b (c8, 10:30) send one list in one order:
+# b repeats a.  repeat-c (c8) sends the same lengths the other way round
+# (1,048 first): another order, other prompts, no repeat.  repeat-flat (c8)
+# lists 1,024 two hundred times: one length tells no prompts apart.
+# bad-input-lens: repeat-b with its third length written as a string.
+for name, src, first, second in [("vllm-serve-repeat-a", "vllm-serve-c2", 1000, 1048),
+                                 ("vllm-serve-repeat-b", "vllm-serve-c8", 1000, 1048),
+                                 ("vllm-serve-repeat-c", "vllm-serve-c8", 1048, 1000),
+                                 ("vllm-serve-repeat-flat", "vllm-serve-c8", 1024, 1024),
+                                 ("bad-input-lens", "vllm-serve-c8", 1000, 1048)]:
+    d = json.load(open(src + ".json"))
+    d["input_lens"] = [first if i % 2 == 0 else second for i in range(200)]
+    d["output_lens"] = [128] * 200
+    assert sum(d["input_lens"]) == d["total_input_tokens"] and sum(d["output_lens"]) == d["total_output_tokens"]
+    if name == "bad-input-lens":
+        d["input_lens"][2] = str(d["input_lens"][2])
+    with open(name + ".json", "w") as f:
+        json.dump(d, f, indent=2); f.write("\n")
