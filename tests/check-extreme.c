@@ -674,6 +674,10 @@ static const struct {
 	{K_GPU, "fp8_tflops", "1e300", KVP_STATUS_OVERFLOW, "out of range"},
 	{K_GPU, "price_per_hour", ".nan", KVP_STATUS_INVALID, "number"},
 	{K_GPU, "nvlink", "infGB/s", KVP_STATUS_INVALID, "rate"},
+	/* NCCL's ring over PCIe: a positive, finite rate */
+	{K_GPU, "pcie_busbw_8", "0GB/s", KVP_STATUS_INVALID, "positive"},
+	{K_GPU, "pcie_busbw_4", "fast", KVP_STATUS_INVALID, "rate"},
+	{K_GPU, "pcie_busbw_2", ".nan", KVP_STATUS_INVALID, "rate"},
 	/* topology keys come in pairs (profile.c check_topology) */
 	{K_GPU, "nvlink", "900GB/s", KVP_STATUS_INVALID, "needs nvlink_domain"},
 	{K_GPU, "nvlink_domain", "8", KVP_STATUS_INVALID, "without an nvlink rate"},

@@ -18,6 +18,7 @@
 #include "time/step-eager.h"
 #include "time/step-elementwise.h"
 #include "time/step-prefix.h"
+#include "time/step-collective.h"
 #include "base/units.h"
 #include "model/spec.h"
 
@@ -763,6 +764,93 @@ START_TEST(test_tp8_rtx3090_pcie)
 }
 END_TEST
 
+/* NCCL's ring over PCIe (step-collective.h): a profile's busbw for 2, 4 and
+ * 8 GPUs; a group takes the smallest listed group that holds it, none for
+ * one GPU or beyond 8. */
+START_TEST(test_pcie_ring_busbw)
+{
+	const double all[3] = {30e9, 20e9, 10e9}, only8[3] = {0, 0, 10e9}, only2[3] = {30e9, 0, 0};
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 1), 0);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 2), 30e9);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 3), 20e9);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 4), 20e9);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 6), 10e9);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 8), 10e9);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(all, 16), 0);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(only8, 2), 10e9);
+	ck_assert_double_eq(kvp_pcie_ring_busbw(only2, 4), 0);
+	/* only a collective on the host link takes it: NVLink keeps its rate */
+	double bps = 450e9;
+	kvp_pcie_ring_apply(all, "pcie5x16", 8, "nvlink", &bps);
+	ck_assert_double_eq(bps, 450e9);
+	bps = 50e9;
+	kvp_pcie_ring_apply(all, "pcie5x16", 8, "pcie5x16", &bps);
+	ck_assert_double_eq(bps, 10e9);
+}
+END_TEST
+
+/* The RTX PRO 6000 profile's NCCL rings (rtx-pro-6000.yaml: aiconfigurator's
+ * 16 MiB all_reduce, 16777216 B / 1.2480 ms x 2 x 7/8 = 23.53 GB/s for 8,
+ * 24.97 for 4, 35.43 for 2).  Llama-3.1-8B, one decode token, as
+ * test_tp8_rtx3090_pcie: message 8192 B; tp 8: 2 x 7/8 x 8192 / 23.53e9 =
+ * 0.609265 us + 10 us = 10.609265 us, x 64 = 678.993 us; tp 4: 2 x 3/4 x
+ * 8192 / 24.97e9 = 0.492111 us -> 64 x 10.492111 = 671.495 us; tp 2: 8192 /
+ * 35.43e9 = 0.231216 us -> 64 x 10.231216 = 654.798 us.  An H100 PCIe (no
+ * pcie_busbw) keeps its host link's 50 GB/s beyond the bridged pair. */
+START_TEST(test_pcie_ring_profile)
+{
+	static const struct {
+		const char *gpu;
+		uint32_t tp;
+		double bps, comm_s;
+	} c[] = {
+		{"rtx-pro-6000", 8, 23.53e9, 678.9929e-6},
+		{"rtx-pro-6000", 4, 24.97e9, 671.4951e-6},
+		{"rtx-pro-6000", 2, 35.43e9, 654.7979e-6},
+		{"l40s", 8, 13.10e9, 0},
+		{"h100-pcie", 8, 50e9, 0},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		struct kvp_gpu g;
+		struct kvp_error err = {0};
+		struct kvp_perf_hw h;
+		struct kvp_perf_step st;
+		ck_assert_int_eq(kvp_model_load("llama-3.1-8b", &model, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_gpu_load(c[i].gpu, &g, &err), KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+		struct kvp_parallel par = {.tp = c[i].tp, .pp = 1};
+		ck_assert_int_eq(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec,
+						&err),
+				 KVP_STATUS_OK);
+		ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err),
+				 KVP_STATUS_OK);
+		ck_assert_double_eq_tol(ctx.tp_link.effective_bps, c[i].bps, 1);
+		if (c[i].comm_s > 0) {
+			ck_assert_int_eq(kvp_perf_decode_step(&ctx, 1, 100, &st, &err), KVP_STATUS_OK);
+			ck_assert_double_eq_tol(st.comm_s, c[i].comm_s, 1e-9);
+		}
+	}
+}
+END_TEST
+
+/* Attention data-parallel over 8 RTX PRO 6000s: the experts' all-gather and
+ * reduce-scatter cross the same PCIe rings as an all-reduce of 8. */
+START_TEST(test_pcie_ring_dp_exchange)
+{
+	struct kvp_gpu g;
+	struct kvp_error err = {0};
+	struct kvp_perf_hw h;
+	ck_assert_int_eq(kvp_model_load("qwen3-30b-a3b", &model, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_gpu_load("rtx-pro-6000", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	struct kvp_parallel par = {.tp = 1, .pp = 1, .dp = 8};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(ctx.moe_link.effective_bps, 23.53e9, 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------ calibration */
 
 static struct kvp_gpu h200(void)
@@ -1172,6 +1260,9 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_moe_weights);
 	tcase_add_test(core, test_prefix_breakeven);
 	tcase_add_test(core, test_hw_from_profile);
+	tcase_add_test(core, test_pcie_ring_busbw);
+	tcase_add_test(core, test_pcie_ring_profile);
+	tcase_add_test(core, test_pcie_ring_dp_exchange);
 	tcase_add_test(core, test_peak_by_weights_dtype);
 	tcase_add_test(core, test_gemm_table_step);
 	tcase_add_test(core, test_calibration_table);

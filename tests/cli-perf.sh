@@ -251,6 +251,16 @@ run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu rtx-3090 --tp 8 -
 expect_json tp_link pcie4x16
 expect_json tp_link_bps 25000000000
 
+# eight RTX PRO 6000 Server cards: no NVLink, so NCCL's ring over PCIe at the
+# profile's measured 23.53 GB/s bus bandwidth for 8 (aiconfigurator's nccl-tests
+# table), not the 50 GB/s of a PCIe 5.0 copy; 4 of them 24.97 GB/s
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu rtx-pro-6000 --tp 8 --batch 1
+expect_out "tp all-reduce over pcie5x16, 23.53 GB/s per direction"
+expect_out "(NCCL's ring over PCIe: the profile's measured bus bandwidth)"
+run "$KVPLAN" perf --engine generic --model llama-3.1-8b --gpu rtx-pro-6000 --tp 4 --batch 1 --format json
+expect_json tp_link pcie5x16
+expect_json tp_link_bps 24970000000
+
 # data-parallel attention with expert parallelism: 12 sequences over 8 DP ranks,
 # the fullest rank holding ceil(12/8) = 2 (balance 12 / 16 = 0.75); the experts'
 # all-to-all crosses the H200 board's NVLink

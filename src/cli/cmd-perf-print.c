@@ -9,6 +9,7 @@
 
 #include "out/output.h"
 #include "model/shape.h"
+#include "time/step-collective.h"
 #include "base/units.h"
 
 void kvp_perf_fmt_s(double s, char *buf, size_t size)
@@ -199,6 +200,9 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		    hw->nvlink_domain > 1)
 			printf(" (tp %u is larger than the NVLink domain of %u GPUs)",
 			       s->par.tp, hw->nvlink_domain);
+		if (strcmp(tl->name, hw->host_link.name) == 0 &&
+		    kvp_pcie_ring_busbw(hw->pcie_busbw, s->par.tp) > 0)
+			printf(" (NCCL's ring over PCIe: the profile's measured bus bandwidth)");
 		printf("\n");
 	}
 	printf("  engine fixed costs (%s): %.0f us a step + %.1f us a sequence; a prefill pass "

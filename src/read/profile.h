@@ -52,6 +52,11 @@ struct kvp_gpu {
 	 * reach each other either way.  Read only from a loaded profile (path
 	 * set): a GPU struct made by hand leaves it unknown. */
 	bool pcie_p2p;
+	/* NCCL's ring all-reduce bus bandwidth (nccl-tests busbw: a message of
+	 * S bytes takes 2 (n - 1) / n x S / busbw) among 2, 4 and 8 of these
+	 * GPUs in one server over PCIe, from published nccl-tests runs
+	 * (pcie_busbw_2/4/8; 0: not given, the host_link's rate stands) */
+	double pcie_busbw[3];
 	uint32_t node_gpus;
 	double scale_out_bps;
 	double price_per_hour;     /* USD per GPU-hour, 0 when unknown */

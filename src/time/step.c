@@ -7,6 +7,7 @@
  * never from a formula of our own; FLOPs are whole-model counts divided by tp;
  * times are a roofline plus communication, nothing hidden. */
 #include "time/step.h"
+#include "time/step-collective.h"
 #include "time/step-eager.h"
 #include "time/step-elementwise.h"
 #include "time/step-gemm.h"
@@ -89,6 +90,7 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 	out->nvlink_mesh = g->nvlink_mesh;
 	out->node_gpus = g->node_gpus;
 	out->scale_out_bps = g->scale_out_bps;
+	memcpy(out->pcie_busbw, g->pcie_busbw, sizeof out->pcie_busbw);
 	out->allreduce_latency_s = KVP_PERF_ALLREDUCE_LATENCY_S;
 	return KVP_STATUS_OK;
 }
@@ -251,6 +253,8 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 				     "bandwidth, peak FLOP/s and link rates must be positive and "
 				     "efficiencies in (0, 1]");
 	kvp_perf_collective_link(hw, s->par.tp, &c->tp_link);
+	kvp_pcie_ring_apply(hw->pcie_busbw, hw->host_link.name, s->par.tp, c->tp_link.name,
+			    &c->tp_link.effective_bps);
 	if (s->par.tp > 1 && !(c->tp_link.effective_bps > 0))
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",
 				     "the %s link an all-reduce of tp %u crosses has no rate",
@@ -273,6 +277,8 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	moe_curve_pick(c);
 	c->hw.moe_align_s = kvp_moe_align_step_s(m, hw->moe_align_layer_s, hw->moe_align_min_experts);
 	kvp_perf_collective_link(hw, s->par.tp * kvp_shape_dp(&s->par), &c->moe_link);
+	kvp_pcie_ring_apply(hw->pcie_busbw, hw->host_link.name, s->par.tp * kvp_shape_dp(&s->par),
+			    c->moe_link.name, &c->moe_link.effective_bps);
 	if (kvp_shape_moe_exchange_bytes(m, &s->par, s->serving_dtype, 1) > 0 &&
 	    !(c->moe_link.effective_bps > 0))
 		return kvp_error_set(err, KVP_STATUS_INVALID, NULL, 0, 0, "gpu",

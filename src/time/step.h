@@ -119,6 +119,7 @@ struct kvp_perf_hw {
 	bool nvlink_mesh;                  /* direct links, not a switch (kvp_gpu) */
 	uint32_t node_gpus;                /* GPUs in one server; 0: unknown (no scale-out) */
 	double scale_out_bps;              /* network between servers, per GPU, per direction */
+	double pcie_busbw[3];              /* kvp_gpu pcie_busbw: NCCL's ring over PCIe (step-collective.h) */
 	double allreduce_latency_s;
 	/* fixed costs the roofline does not hold (engine time data,
 	 * profiles/engines/; a calibration replaces them): every forward pass
