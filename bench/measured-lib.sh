@@ -25,8 +25,8 @@ shape_args() {
 	done
 	_e=$(field "$1" engine)
 	case $_e in vllm|sglang|trtllm|llamacpp) _a="$_a --engine $_e" ;; esac
-	# a case whose source names no engine version but dates the run:
-	# the release it was run as (the case file says why)
+	# a case whose source names no engine version but dates the run, or
+	# names it in words: the release it was run as (the case file says why)
 	_ev=$(field "$1" assume_engine_version)
 	[ -n "$_ev" ] && _a="$_a --engine-version $_ev"
 	_w=$(field "$1" weights_dtype)
