@@ -26,8 +26,8 @@ shape_args() {
 	_e=$(field "$1" engine)
 	case $_e in vllm|sglang|trtllm|llamacpp) _a="$_a --engine $_e" ;; esac
 	# a case whose source names no engine version but dates the run, or
-	# names one kvplan models apart: the release it was run as (the case
-	# file says why)
+	# names one kvplan models apart, or names it in words: the release it
+	# was run as (the case file says why)
 	_ev=$(field "$1" assume_engine_version)
 	[ -n "$_ev" ] && _a="$_a --engine-version $_ev"
 	_w=$(field "$1" weights_dtype)

@@ -17,6 +17,7 @@
 #include "time/perf.h"
 #include "time/step-eager.h"
 #include "time/step-elementwise.h"
+#include "time/step-gqa.h"
 #include "time/step-prefix.h"
 #include "time/step-collective.h"
 #include "base/units.h"
@@ -1221,7 +1222,9 @@ START_TEST(test_attention_serial_by_hand)
 	ck_assert_msg(s.compute_s < 0.0281668 * 0.60 / 0.70 && s.compute_s > 0.0187779,
 		      "decode compute at the table: %g s", s.compute_s);
 	ck_assert_double_eq_tol(s.time_s, fmax(s.compute_s, 0.0059927) + 0.0256416, 1e-6);
-	/* the engines' profiles: TensorRT-LLM's says so, vLLM's does not */
+	/* the engines' profiles: TensorRT-LLM's says both; vLLM 0.19.0's the
+	 * serial attention (LlamaAttention.forward: qkv_proj, attn, o_proj in
+	 * turn), not the table; its 0.11.2 entry neither */
 	struct kvp_engine_model em;
 	struct kvp_perf_hw ht = h;
 	ck_assert_msg(kvp_engine_model_load("trtllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
@@ -1229,11 +1232,72 @@ START_TEST(test_attention_serial_by_hand)
 	ck_assert(em.attention_serial && em.decode_gemm_table);
 	kvp_perf_hw_engine(&ht, &em);
 	ck_assert(ht.attention_serial && ht.decode_gemm_table);
-	ck_assert_msg(kvp_engine_model_load("vllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
+	ck_assert_msg(kvp_engine_model_load("vllm", "0.19.0", &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(em.attention_serial && !em.decode_gemm_table);
+	ck_assert_msg(kvp_engine_model_load("vllm", "0.11.2", &em, &err) == KVP_STATUS_OK, "%s",
 		      err.msg);
 	ck_assert(!em.attention_serial && !em.decode_gemm_table);
 	kvp_perf_hw_engine(&ht, &em);
 	ck_assert(!ht.attention_serial && !ht.decode_gemm_table);
+}
+END_TEST
+
+/* decode_kv_per_query_head (profiles/engines/trtllm.yaml, 0.6.1; issue 32):
+ * a generation attention with one thread block per query head loads its KV
+ * head's cache once per query head (time/step-gqa.h).  Llama-3.1-8B bf16 on
+ * one H100 SXM, 8 sequences at context 512: 32 query heads over 8 KV heads,
+ * 4 loads of each KV byte: 8 x 512 x 131,072 B = 536,870,912 B of cache,
+ * 2,147,483,648 B loaded, at 3.35 TB/s x 0.80 = 2.68e12 B/s: 0.80130 ms; the
+ * weights 16,060,522,496 B: 5.99273 ms; FLOPs 8 x 16,328,925,184 =
+ * 1.3063e11 at 989.4 TFLOP/s x 0.60: 0.22 ms.  Step: 5.99273 + 0.80130 =
+ * 6.79403 ms (0.20033 ms of KV without the term). */
+START_TEST(test_kv_per_query_head_by_hand)
+{
+	struct kvp_error err = {0};
+	struct kvp_gpu g;
+	struct kvp_perf_hw h;
+	struct kvp_perf_step s;
+	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_parallel par = {.tp = 1, .pp = 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	ck_assert(!h.kv_per_query_head);
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 8, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.kv_bytes, 536870912ull);
+	ck_assert_double_eq_tol(s.time_s, 0.00599273 + 0.00020033, 1e-7);
+	h.kv_per_query_head = true;
+	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_decode_step(&ctx, 8, 512, &s, &err), KVP_STATUS_OK);
+	ck_assert_uint_eq(s.kv_bytes, 2147483648ull);
+	ck_assert_double_eq_tol(s.time_s, 0.00679403, 1e-7);
+	/* per GPU: at tp 2, 16 query heads over 4 KV heads, 4 loads; at tp 16,
+	 * 2 query heads over one KV head (8 heads copied to 16 GPUs), 2 */
+	ck_assert_uint_eq(kvp_perf_decode_kv_loads(&model, 2, true, 1000), 4000);
+	ck_assert_uint_eq(kvp_perf_decode_kv_loads(&model, 16, true, 1000), 2000);
+	ck_assert_uint_eq(kvp_perf_decode_kv_loads(&model, 1, false, 1000), 1000);
+	/* multi-head attention (Llama 2 7B: 32 heads, 32 KV heads): once */
+	struct kvp_model mha;
+	ck_assert_msg(kvp_model_load("llama-2-7b", &mha, &err) == KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_uint_eq(kvp_perf_decode_kv_loads(&mha, 1, true, 1000), 1000);
+	/* the engines: TensorRT-LLM 0.6.1 says so, the default entry does not */
+	struct kvp_engine_model em;
+	struct kvp_perf_hw ht = h;
+	ck_assert_msg(kvp_engine_model_load("trtllm", "0.6.1", &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(em.decode_kv_per_query_head);
+	kvp_perf_hw_engine(&ht, &em);
+	ck_assert(ht.kv_per_query_head);
+	ck_assert_msg(kvp_engine_model_load("trtllm", NULL, &em, &err) == KVP_STATUS_OK, "%s",
+		      err.msg);
+	ck_assert(!em.decode_kv_per_query_head);
+	kvp_perf_hw_engine(&ht, &em);
+	ck_assert(!ht.kv_per_query_head);
 }
 END_TEST
 
@@ -1244,6 +1308,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_seed_offload);
 	tcase_add_test(core, test_links);
 	tcase_add_test(core, test_decode_by_hand);
+	tcase_add_test(core, test_kv_per_query_head_by_hand);
 	tcase_add_test(core, test_decode_turns_compute_bound);
 	tcase_add_test(core, test_prefill_by_hand);
 	tcase_add_test(core, test_chunked_ttft_by_hand);

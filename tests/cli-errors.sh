@@ -94,7 +94,8 @@ expect_err "--weights-dtype: $tmp/tiny.gguf is a GGUF file, whose tensor types f
 # the file, line and field
 cp -R "$top_srcdir/profiles" "$tmp/prof"
 chmod -R u+w "$tmp/prof"
-sed 's/^    elementwise_rotary: false$/    elementwise_rotary: fused/' \
+# (the first entry's, the default the command reads)
+awk '!done && /^    elementwise_rotary: false$/ { sub(/false/, "fused"); done = 1 } { print }' \
 	"$top_srcdir/profiles/engines/trtllm.yaml" >"$tmp/prof/engines/trtllm.yaml"
 line=$(grep -n '^    elementwise_rotary: fused$' "$tmp/prof/engines/trtllm.yaml" | cut -d: -f1)
 name="the bad value is in the copy"
@@ -102,4 +103,15 @@ name="the bad value is in the copy"
 run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --model llama-3.1-8b --gpu h100-sxm --engine trtllm
 expect_rc 3
 expect_err "engines/trtllm.yaml:$line:25: error: elementwise_rotary: expected true or false, got 'fused'"
+
+# and decode_kv_per_query_head (the tensorrt-0.6.1 entry, issue 32)
+sed 's/^    decode_kv_per_query_head: true$/    decode_kv_per_query_head: eight/' \
+	"$top_srcdir/profiles/engines/trtllm.yaml" >"$tmp/prof/engines/trtllm.yaml"
+line=$(grep -n '^    decode_kv_per_query_head: eight$' "$tmp/prof/engines/trtllm.yaml" | cut -d: -f1)
+name="the bad value is in the copy (decode_kv_per_query_head)"
+[ -n "$line" ] && ok || bad "no decode_kv_per_query_head line in profiles/engines/trtllm.yaml"
+run env KVPLAN_PROFILES="$tmp/prof" "$KVPLAN" perf --model llama-2-70b --gpu h100-sxm --tp 2 \
+	--engine trtllm --engine-version 0.6.1
+expect_rc 3
+expect_err "engines/trtllm.yaml:$line:31: error: decode_kv_per_query_head: expected true or false, got 'eight'"
 finish

@@ -130,6 +130,7 @@ static const struct key {
 	K("prefill_flops_scale", K_FRACTION, prefill_flops_scale, 0),
 	K("moe_kernel_tables", K_BOOL, moe_kernel_tables, 0),
 	K("attention_serial", K_BOOL, attention_serial, 0),
+	K("decode_kv_per_query_head", K_BOOL, decode_kv_per_query_head, 0),
 	K("decode_gemm_table", K_BOOL, decode_gemm_table, 0),
 	K("moe_align_layer_us", K_US, moe_align_layer_s, 0),
 	K("moe_align_min_experts", K_U32, moe_align_min_experts, 0),

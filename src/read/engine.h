@@ -209,6 +209,11 @@ struct kvp_engine_model {
 	 * KV reads add to the rest of the step, not under it
 	 * (kvp_perf_step_time); false when left out: the whole step's roofline */
 	bool attention_serial;
+	/* the generation attention runs one thread block per (sequence, query
+	 * head), each loading its KV head's cache (TensorRT-LLM 0.6's masked
+	 * MHA): a decode step's KV loads are the cache's bytes times the query
+	 * heads per KV head (time/step-gqa.h); false when left out: once */
+	bool decode_kv_per_query_head;
 	/* a decode step's linear layers at the measured GEMM table's rate for
 	 * M = its sequences, as a prefill's (kvp_perf_decode_flops_efficiency),
 	 * for an engine whose per-step costs were fitted with it in place;

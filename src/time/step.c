@@ -11,6 +11,7 @@
 #include "time/step-eager.h"
 #include "time/step-elementwise.h"
 #include "time/step-gemm.h"
+#include "time/step-gqa.h"
 #include "time/step-moe.h"
 #include "time/step-moe-align.h"
 
@@ -148,6 +149,7 @@ void kvp_perf_hw_engine(struct kvp_perf_hw *hw, const struct kvp_engine_model *e
 	hw->moe_kernel_tables = e && e->moe_kernel_tables;
 	/* the engine's kernels, as moe_kernel_tables: from its own entry */
 	hw->attention_serial = e && e->attention_serial;
+	hw->kv_per_query_head = e && e->decode_kv_per_query_head;
 	hw->decode_gemm_table = e && e->decode_gemm_table;
 	if (!(hw->given & KVP_PERF_GIVEN_BAND)) {
 		hw->time_ratio_low = data && e->time_ratio_low > 0 ? e->time_ratio_low
@@ -698,6 +700,7 @@ kvp_status kvp_perf_decode_step_lens(const struct kvp_perf_ctx *c, const uint64_
 	}
 	double eff_flops = decode_flops_efficiency(c, flops, all, (double)n, (double)total,
 						   moe_s >= 0);
+	kv = kvp_perf_decode_kv_loads(c->model, c->spec->par.tp, c->hw.kv_per_query_head, kv);
 	kvp_status st = kvp_perf_step_roofline(c, flops, eff_flops,
 					       weights, kv,
 					       c->hw.decode_bw_efficiency, (double)n, out, err);
@@ -742,6 +745,7 @@ kvp_status kvp_perf_decode_step_dp(const struct kvp_perf_ctx *c, uint64_t batch,
 	}
 	double eff_flops = decode_flops_efficiency(c, eff, flops, (double)batch, (double)total,
 						   moe_s >= 0);
+	kv = kvp_perf_decode_kv_loads(c->model, c->spec->par.tp, c->hw.kv_per_query_head, kv);
 	st = kvp_perf_step_roofline(c, eff, eff_flops, weights, kv,
 				    c->hw.decode_bw_efficiency, (double)batch, out, err);
 	out->flops = flops;   /* the rank's; gpu_flops holds the spread */

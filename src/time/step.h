@@ -108,6 +108,7 @@ struct kvp_perf_hw {
 	struct kvp_moe_table moe;
 	bool moe_kernel_tables;            /* engine.h moe_kernel_tables */
 	bool attention_serial;             /* engine.h attention_serial (kvp_perf_step_time) */
+	bool kv_per_query_head;            /* engine.h decode_kv_per_query_head (step-gqa.h) */
 	bool decode_gemm_table;            /* engine.h decode_gemm_table */
 	/* a calibration's factor on the prefill's compute rate where the GEMM
 	 * table times it (kvp_perf_hw_prefill_scale): the table's rates and
