@@ -17,7 +17,8 @@
  * the software prefetch on and then off, and the figures are the median and
  * quartiles over the rounds of decode GB/s / that round's read GB/s.  With
  * prefetch on, each round also times the same decode over a cache whose
- * every block is one block (kvb_paged_kv_make_hot: the data in L1, the
+ * every block is one block (kvb_paged_kv_make_hot: one page of K and one
+ * of V seen at every page of the block, so the data is in L1, the
  * loop's compute ceiling, "hot"), and decode / min(read, hot) of the round
  * is issue 39's judgement of a CPU point.  Every read, decode and hot
  * decode is a round of kernels/rounds.h: timed on the wall clock and on
@@ -208,7 +209,8 @@ static int memory(int rounds, const char *only_heads, const char *only_dtype)
 				return 1;
 			}
 			/* the loop's compute ceiling: the same decode over one
-			 * block aliased by every table entry (L1), each round
+			 * block aliased by every table entry, its pages by one
+			 * page (L1), each round
 			 * beside the read and the decode it judges */
 			struct kvb_paged_kv hot;
 			if (kvb_paged_kv_make_hot(&hot, &s, 8, lens, 1, cpu) != 0)

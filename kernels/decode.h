@@ -71,6 +71,9 @@ struct kvb_paged_kv {
 	float v_scale;
 	int32_t *block_tables; /* [B][M] */
 	int32_t *seq_lens;     /* [B] */
+	/* 0: the pools are kvb_big_alloc's; else each is a mapping of this many
+	 * bytes (the hot cache's aliased pages, kvb_paged_kv_make_hot) */
+	size_t k_map_bytes, v_map_bytes;
 };
 
 /* ---------------------------------------------------------------- dtypes */
@@ -303,13 +306,20 @@ void kvb_queries_fill(float *q, size_t n, uint64_t seed);
 /* A cache whose every block-table entry is the same one full block, filled
  * (no NaN slot): the decode's loops run as on a cache of these lengths and
  * this shape, but each (sequence, KV head) reads one block's P rows of K and
- * V over and over (P d b x 2 bytes: 8 KiB at P 16, d 128, bf16), so the data
- * sits in L1 and the run measures the loops' own ceiling, not memory's.
+ * V over and over.  One block holds all H_kv heads (H_kv P d b bytes each of
+ * K and V: 256 KiB at 32 heads, P 16, d 128, fp32, the core's L2), so where
+ * the system has mmap the block's K and V are each one page (its first),
+ * mapped at every page of the block: the loops read the same addresses as
+ * over a real block, and the data sits in L1 for every shape (K and V 4 KiB
+ * each), so the run measures the loops' own ceiling, not memory's or L2's.
  * Output is not checked against the reference (the reference reads the
  * same aliased blocks, so it could be).  Returns 0, or -1 when memory is
  * short or a size overflows (kv is then empty and safe to free). */
 int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape, int32_t batch,
 			  const int32_t *seq_lens, uint64_t seed, struct kvb_cpu *cpu);
+
+/* Unmap a pool that kvb_paged_kv_make_hot mapped (`bytes` long). */
+void kvb_pool_unmap(void *p, size_t bytes);
 
 /* Bytes a decode step must move, the way the harness credits them: K and V
  * of the valid tokens in the stored dtype, their scales (int8: 2 floats per

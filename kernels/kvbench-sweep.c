@@ -316,7 +316,9 @@ static double read_ceiling(struct ctx *cx, int rounds, struct kvb_tally *t, stru
 
 /* The loop's compute ceiling on the CPU (issue 39): the same decode, batch,
  * lengths and shape over kvb_paged_kv_make_hot's cache, whose every block
- * is one block, so each (sequence, KV head) reads the same P rows from L1:
+ * is one block and whose block's K and V are each one page seen at every
+ * page of the block, so every read hits L1 (a block of all H_kv heads alone
+ * is 32-512 KiB at issue 20's points, L2 for 6 of the 8):
  * what the loops reach when memory never waits.  One untimed run, then the
  * best of 5 rounds (keep_best; nothing to flush; *best gets that round).  GB/s with
  * the point's byte counting; 0 when memory is short. */

@@ -6,8 +6,13 @@
 #include "decode.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 struct fill_job {
 	struct kvb_paged_kv *kv;
@@ -116,6 +121,48 @@ int kvb_paged_kv_fill_scaled(struct kvb_paged_kv *kv, uint64_t seed, struct kvb_
 }
 
 
+/* A mapping of `span` bytes whose every page is the same physical page,
+ * holding src's first page (the hot cache's pools, kvb_paged_kv_make_hot):
+ * the caches are indexed and tagged by physical address, so reading any of
+ * the span reads that one page, and the loop over a whole block of H_kv
+ * heads (32 heads x 16 rows x 128 x 4 bytes is 256 KiB, the core's L2, not
+ * its L1) runs on data in L1.  A temporary file's page mapped at each page
+ * of a reserved range; *bytes gets the range's size for munmap.  NULL where
+ * the system has no mmap, where the span is one page or less, or on any
+ * failure: the caller keeps its plain pools then. */
+static void *alias_pages(const void *src, size_t span, size_t *bytes)
+{
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MAP_ANONYMOUS) && defined(MAP_FIXED)
+	const long ps = sysconf(_SC_PAGESIZE);
+	if (ps <= 0 || span <= (size_t)ps)
+		return NULL;
+	const size_t page = (size_t)ps, total = (span + page - 1) / page * page;
+	FILE *f = tmpfile();
+	if (!f)
+		return NULL;
+	const int fd = fileno(f);
+	char *base = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, (off_t)page) == 0)
+		base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (size_t o = 0; base != MAP_FAILED && o < total; o += page)
+		if (mmap(base + o, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+			munmap(base, total);
+			base = MAP_FAILED;
+		}
+	fclose(f); /* the mappings hold the file's page */
+	if (base == MAP_FAILED)
+		return NULL;
+	memcpy(base, src, page);
+	*bytes = total;
+	return base;
+#else
+	(void)src;
+	(void)span;
+	(void)bytes;
+	return NULL;
+#endif
+}
+
 int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape, int32_t batch,
 			  const int32_t *seq_lens, uint64_t seed, struct kvb_cpu *cpu)
 {
@@ -126,6 +173,23 @@ int kvb_paged_kv_make_hot(struct kvb_paged_kv *kv, const struct kvb_shape *shape
 		return -1;
 	if (kvb_paged_kv_fill(kv, seed, cpu) != 0)
 		goto fail;
+	/* K and V of the one block as one page each, seen at every page of the
+	 * block (alias_pages): in L1 whatever H_kv, P and d are */
+	const size_t span = (size_t)shape->h_kv * (size_t)one * (size_t)shape->d *
+			    kvb_dtype_bytes(shape->dtype);
+	size_t kb = 0, vb = 0;
+	void *ka = alias_pages(kv->k_pool, span, &kb);
+	void *va = ka ? alias_pages(kv->v_pool, span, &vb) : NULL;
+	if (ka && va) {
+		kvb_big_free(kv->k_pool);
+		kvb_big_free(kv->v_pool);
+		kv->k_pool = ka;
+		kv->v_pool = va;
+		kv->k_map_bytes = kb;
+		kv->v_map_bytes = vb;
+	} else if (ka) {
+		kvb_pool_unmap(ka, kb);
+	}
 	for (int32_t b = 0; b < batch; b++) {
 		int64_t nb = ((int64_t)seq_lens[b] + shape->block_size - 1) / shape->block_size;
 		if (seq_lens[b] < 0)

@@ -142,10 +142,27 @@ uint64_t kvb_pool_bytes(const struct kvb_shape *s, int64_t num_blocks)
 	return kvb_block_bytes(s) * (uint64_t)num_blocks;
 }
 
+void kvb_pool_unmap(void *p, size_t bytes)
+{
+#if defined(__unix__) || defined(__APPLE__)
+	if (p)
+		munmap(p, bytes);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
+
 void kvb_paged_kv_free(struct kvb_paged_kv *kv)
 {
-	kvb_big_free(kv->k_pool);
-	kvb_big_free(kv->v_pool);
+	if (kv->k_map_bytes)
+		kvb_pool_unmap(kv->k_pool, kv->k_map_bytes);
+	else
+		kvb_big_free(kv->k_pool);
+	if (kv->v_map_bytes)
+		kvb_pool_unmap(kv->v_pool, kv->v_map_bytes);
+	else
+		kvb_big_free(kv->v_pool);
 	free(kv->k_scales);
 	free(kv->v_scales);
 	free(kv->block_tables);
