@@ -71,9 +71,10 @@ double kvp_gemm_step_efficiency_routed(const struct kvp_gemm_table *t, const str
  * the weights'.  An engine hands its attention kernel q, k and v in the KV
  * cache's dtype: vLLM quantizes q to fp8 only when kv_cache_dtype starts with
  * "fp8" (0.9.2 v1/attention/backends/flash_attn.py l.511-519; otherwise
- * FlashAttention runs in bf16/fp16 whatever the weights), TensorRT-LLM's FP8
- * context FMHA is a build option for an FP8 KV cache on Hopper
- * (--use_fp8_context_fmha).  So: `peak8` for an fp8 (e4m3, e5m2) KV cache on
+ * FlashAttention runs in bf16/fp16 whatever the weights); TensorRT-LLM's FP8
+ * context FMHA is a build option (--use_fp8_context_fmha, Hopper; an engine
+ * that runs it over a 16-bit cache is charged slow here).  So: `peak8` for an
+ * fp8 (e4m3, e5m2) KV cache on
  * a GPU that has one, else `peak16`; never above `peak` (the weights'
  * GEMMs'); `peak` when the others are not given (0). */
 double kvp_gemm_attention_peak(double peak, double peak16, double peak8, enum kvp_dtype kv);
