@@ -16,6 +16,7 @@
 #include "time/calibration.h"
 #include "time/perf.h"
 #include "time/step-eager.h"
+#include "time/step-gemm.h"
 #include "time/step-elementwise.h"
 #include "time/step-prefix.h"
 #include "base/units.h"
@@ -617,6 +618,40 @@ START_TEST(test_hw_from_profile)
 }
 END_TEST
 
+/* The attention's peak is the KV cache's dtype's, at most the weights'
+ * (kvp_gemm_attention_peak), with the GPU profiles' peaks: an H100 SXM's bf16
+ * 989.4 and fp8 1,978.9 TFLOP/s dense; an A100's bf16 312 and no fp8 peak
+ * (given as 0); a B200's bf16 2,250, fp8 4,500 and fp4 9,000 (the datasheet's
+ * dense figures). */
+START_TEST(test_attention_peak)
+{
+	/* fp8 weights: a 16-bit KV cache at bf16, an fp8 (e4m3, e5m2) one at fp8 */
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_BF16),
+			    989.4e12);
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP16),
+			    989.4e12);
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP8),
+			    1978.9e12);
+	ck_assert_double_eq(
+		kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP8_E5M2), 1978.9e12);
+	/* an int8 KV cache is not an fp8 one: bf16 */
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_INT8),
+			    989.4e12);
+	/* bf16 weights: never above their peak, whatever the KV cache */
+	ck_assert_double_eq(kvp_gemm_attention_peak(989.4e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP8),
+			    989.4e12);
+	/* an A100 has no fp8 peak: an fp8 KV cache's attention at bf16 */
+	ck_assert_double_eq(kvp_gemm_attention_peak(312e12, 312e12, 0, KVP_DTYPE_FP8), 312e12);
+	/* nvfp4 weights on a B200: fp8 with an fp8 KV cache, bf16 without */
+	ck_assert_double_eq(kvp_gemm_attention_peak(9000e12, 2250e12, 4500e12, KVP_DTYPE_FP8),
+			    4500e12);
+	ck_assert_double_eq(kvp_gemm_attention_peak(9000e12, 2250e12, 4500e12, KVP_DTYPE_BF16),
+			    2250e12);
+	/* no peaks given (a hand-made hw): the weights' */
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 0, 0, KVP_DTYPE_BF16), 1978.9e12);
+}
+END_TEST
+
 /* The GEMM peak follows the weights' format.  Llama-2-7B in fp8 on an H100
  * SXM: the datasheet's FP8 3,958 TFLOPS with sparsity = 1,978.9 dense (the
  * profile's fp8_tflops).  A prompt of 2,000 tokens: 26,953,662,464,000 +
@@ -1194,6 +1229,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_prefix_breakeven);
 	tcase_add_test(core, test_hw_from_profile);
 	tcase_add_test(core, test_peak_by_weights_dtype);
+	tcase_add_test(core, test_attention_peak);
 	tcase_add_test(core, test_gemm_table_step);
 	tcase_add_test(core, test_calibration_table);
 	tcase_add_test(core, test_calibration_kvbench);
