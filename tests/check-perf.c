@@ -16,6 +16,7 @@
 #include "time/calibration.h"
 #include "time/perf.h"
 #include "time/step-eager.h"
+#include "time/step-gemm.h"
 #include "time/step-elementwise.h"
 #include "time/step-gqa.h"
 #include "time/step-prefix.h"
@@ -619,13 +620,52 @@ START_TEST(test_hw_from_profile)
 }
 END_TEST
 
+/* The attention's peak is the KV cache's dtype's, at most the weights'
+ * (kvp_gemm_attention_peak), with the GPU profiles' peaks: an H100 SXM's bf16
+ * 989.4 and fp8 1,978.9 TFLOP/s dense; an A100's bf16 312 and no fp8 peak
+ * (given as 0); a B200's bf16 2,250, fp8 4,500 and fp4 9,000 (the datasheet's
+ * dense figures). */
+START_TEST(test_attention_peak)
+{
+	/* fp8 weights: a 16-bit KV cache at bf16, an fp8 (e4m3, e5m2) one at fp8 */
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_BF16),
+			    989.4e12);
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP16),
+			    989.4e12);
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP8),
+			    1978.9e12);
+	ck_assert_double_eq(
+		kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP8_E5M2), 1978.9e12);
+	/* an int8 KV cache is not an fp8 one: bf16 */
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 989.4e12, 1978.9e12, KVP_DTYPE_INT8),
+			    989.4e12);
+	/* bf16 weights: never above their peak, whatever the KV cache */
+	ck_assert_double_eq(kvp_gemm_attention_peak(989.4e12, 989.4e12, 1978.9e12, KVP_DTYPE_FP8),
+			    989.4e12);
+	/* an A100 has no fp8 peak: an fp8 KV cache's attention at bf16 */
+	ck_assert_double_eq(kvp_gemm_attention_peak(312e12, 312e12, 0, KVP_DTYPE_FP8), 312e12);
+	/* nvfp4 weights on a B200: fp8 with an fp8 KV cache, bf16 without */
+	ck_assert_double_eq(kvp_gemm_attention_peak(9000e12, 2250e12, 4500e12, KVP_DTYPE_FP8),
+			    4500e12);
+	ck_assert_double_eq(kvp_gemm_attention_peak(9000e12, 2250e12, 4500e12, KVP_DTYPE_BF16),
+			    2250e12);
+	/* no peaks given (a hand-made hw): the weights' */
+	ck_assert_double_eq(kvp_gemm_attention_peak(1978.9e12, 0, 0, KVP_DTYPE_BF16), 1978.9e12);
+}
+END_TEST
+
 /* The GEMM peak follows the weights' format.  Llama-2-7B in fp8 on an H100
  * SXM: the datasheet's FP8 3,958 TFLOPS with sparsity = 1,978.9 dense (the
  * profile's fp8_tflops).  A prompt of 2,000 tokens: 26,953,662,464,000 +
  * 1,049,100,288,000 = 28,002,762,752,000 FLOPs (test_prefill_by_hand) /
  * (1,978.9e12 x the default 0.60) = 28.002762752e12 / 1,187.34e12 =
  * 23.58 ms, against the 6.7 GB of fp8 weights over 3.35 TB/s x 0.80 = 2.5 ms:
- * compute-bound, at half the bf16 time (989.4 x 0.60 = 593.64e12 -> 47.17 ms). */
+ * compute-bound, at half the bf16 time (989.4 x 0.60 = 593.64e12 -> 47.17 ms),
+ * with an fp8 KV cache.  With the KV cache at the serving dtype (fp16) the
+ * attention's 1,049,100,288,000 FLOPs run at the bf16 peak instead (vLLM
+ * 0.9.2 v1/attention/backends/flash_attn.py l.511-519 quantizes q to fp8 only
+ * for an fp8 KV cache): 26,953,662,464,000 / 1,187.34e12 = 22.7007 ms +
+ * 1,049,100,288,000 / 593.64e12 = 1.7672 ms = 24.468 ms. */
 START_TEST(test_peak_by_weights_dtype)
 {
 	struct kvp_error err = {0};
@@ -651,9 +691,22 @@ START_TEST(test_peak_by_weights_dtype)
 	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
 		      "%s", err.msg);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
+	ck_assert_double_eq_tol(s.compute_s,
+				26953662464000.0 / (1978.9e12 * 0.60) +
+					1049100288000.0 / (989.4e12 * 0.60),
+				1e-12);
+	ck_assert_double_eq_tol(s.compute_s, 0.024468, 1e-5);
+	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
+	/* an fp8 KV cache: the attention too at the fp8 peak */
+	static struct kvp_spec spec8;
+	static struct kvp_perf_ctx ctx8;
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_FP8, &spec8, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_msg(kvp_perf_init(&ctx8, &spec8, spec8.weights_bytes, &h, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_perf_prefill(&ctx8, 1, 2000, &s, &err), KVP_STATUS_OK);
 	ck_assert_double_eq_tol(s.compute_s, 28002762752000.0 / (1978.9e12 * 0.60), 1e-12);
 	ck_assert_double_eq_tol(s.compute_s, 0.023584, 1e-5);
-	ck_assert_int_eq(s.bound, KVP_PERF_BOUND_COMPUTE);
 
 	/* int8 (w8a8) on an A100 80GB: the datasheet's INT8 624 TOPS dense (1,248
 	 * with sparsity), twice its BF16 312 */
@@ -1039,18 +1092,21 @@ START_TEST(test_gemm_table_step)
 	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
 		      "%s", err.msg);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 2000, &s, &err), KVP_STATUS_OK);
+	/* the attention at the bf16 peak: the KV cache is fp16, not fp8
+	 * (test_peak_by_weights_dtype) */
 	ck_assert_double_eq_tol(s.compute_s,
-				26953662464000.0 / 1000e12 + 1049100288000.0 / (1978.9e12 * 0.60),
+				26953662464000.0 / 1000e12 + 1049100288000.0 / (989.4e12 * 0.60),
 				1e-12);
-	ck_assert_double_eq_tol(s.compute_s, 0.0278372, 1e-6);
+	ck_assert_double_eq_tol(s.compute_s, 0.0287209, 1e-6);
 	/* a chunk runs at its own rows' throughput: a table of 250 TFLOP/s at
 	 * m 1,024 and 1,000 at m 4,096 (any n, k); a prompt of 4,096 tokens in
 	 * chunks of 1,024 (max-batched-tokens 1,024, nothing else running):
 	 * k = 4 steps, each a quarter of the prompt's linear 2 x 6,738,415,616 x
 	 * 4,096 = 55,201,100,726,272 FLOPs at 250e12 (220.804 ms) and of its
 	 * attention 4,096 x 4,097 / 2 = 8,390,656 pairs x 16,384 x 32 layers =
-	 * 4,399,120,252,928 FLOPs at 1,187.34e12 (3.705 ms): 56.127 ms a step.
-	 * All at once the linear part runs at m 4,096: 55.2012 + 3.7050 ms. */
+	 * 4,399,120,252,928 FLOPs at the bf16 peak's 593.64e12 (7.4104 ms; the
+	 * KV cache is fp16): 57.054 ms a step.
+	 * All at once the linear part runs at m 4,096: 55.2012 + 7.4104 ms. */
 	at = (size_t)snprintf(text, sizeof text, "m n k tflops\n");
 	for (int m = 1024; m <= 4096; m *= 4)
 		for (int n = 512; n <= 16384; n *= 32)
@@ -1066,11 +1122,11 @@ START_TEST(test_gemm_table_step)
 	ck_assert_uint_eq(ch.steps, 4);
 	ck_assert_uint_eq(ch.chunk_tokens, 1024);
 	ck_assert_double_eq_tol(ch.compute_s,
-				(55201100726272.0 / 250e12 + 4399120252928.0 / (1978.9e12 * 0.60)) / 4,
+				(55201100726272.0 / 250e12 + 4399120252928.0 / (989.4e12 * 0.60)) / 4,
 				1e-12);
 	ck_assert_int_eq(kvp_perf_prefill(&ctx, 1, 4096, &s, &err), KVP_STATUS_OK);
 	ck_assert_double_eq_tol(s.compute_s,
-				55201100726272.0 / 1000e12 + 4399120252928.0 / (1978.9e12 * 0.60),
+				55201100726272.0 / 1000e12 + 4399120252928.0 / (989.4e12 * 0.60),
 				1e-12);
 	/* weight-only int4: no table, the constant */
 	ck_assert_int_eq(kvp_model_set_weights_dtype(&model, KVP_DTYPE_INT4_AWQ), KVP_STATUS_OK);
@@ -1329,6 +1385,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(core, test_pcie_ring_profile);
 	tcase_add_test(core, test_pcie_ring_dp_exchange);
 	tcase_add_test(core, test_peak_by_weights_dtype);
+	tcase_add_test(core, test_attention_peak);
 	tcase_add_test(core, test_gemm_table_step);
 	tcase_add_test(core, test_calibration_table);
 	tcase_add_test(core, test_calibration_kvbench);

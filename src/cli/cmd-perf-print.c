@@ -159,6 +159,10 @@ void kvp_perf_print_table(const struct kvp_perf_result *run, const struct kvp_gp
 		printf(" (the GPU's %.2f x the engine's %.3f)",
 		       hw->prefill_flops_efficiency / hw->prefill_flops_scale, hw->prefill_flops_scale);
 	printf("\n");
+	if (run->ctx.hw.attention_flops > 0 && run->ctx.hw.attention_flops < hw->flops)
+		printf("  attention (QK^T, PV) at %.1f TFLOP/s x efficiency %.2f: the KV cache's "
+		       "dtype's peak, not the weights'\n", run->ctx.hw.attention_flops / 1e12,
+		       hw->prefill_flops_efficiency);
 	if (hw->gemm.nm) {
 		/* a file name found under the profile folders: escaped for the terminal */
 		const char *g = strrchr(hw->gemm.path, '/');

@@ -102,14 +102,23 @@ double kvp_perf_routed_token_flops(const struct kvp_model *m)
 	return 2.0 * fmin(r, (double)m->active_params);
 }
 
+double kvp_gemm_attention_peak(double peak, double peak16, double peak8, enum kvp_dtype kv)
+{
+	bool fp8 = kv == KVP_DTYPE_FP8 || kv == KVP_DTYPE_FP8_E5M2;
+	double a = fp8 && peak8 > 0 ? peak8 : peak16;
+	return a > 0 ? fmin(a, peak) : peak;
+}
+
 double kvp_gemm_step_efficiency(const struct kvp_gemm_table *t, const struct kvp_model *m,
-				const struct kvp_parallel *par, double peak_flops, double eff_c,
-				double flops, double attn_flops, double tokens, double total)
+				const struct kvp_parallel *par, double peak_flops, double attn_peak,
+				double eff_c, double flops, double attn_flops, double tokens,
+				double total)
 {
 	double dp = kvp_shape_dp(par);
-	return kvp_gemm_step_efficiency_routed(t, m, par, peak_flops, eff_c, flops, attn_flops,
-					       tokens, kvp_perf_routed_token_flops(m) *
-							       fmax(total, tokens) / dp);
+	return kvp_gemm_step_efficiency_routed(t, m, par, peak_flops, attn_peak, eff_c, flops,
+					       attn_flops, tokens,
+					       kvp_perf_routed_token_flops(m) *
+						       fmax(total, tokens) / dp);
 }
 
 /* The linear layers' GEMMs of a step of `tokens` rows on one GPU (the list
@@ -139,18 +148,22 @@ static void step_gemms(const struct kvp_gemm_table *t, const struct kvp_model *m
 
 double kvp_gemm_step_efficiency_routed(const struct kvp_gemm_table *t, const struct kvp_model *m,
 				       const struct kvp_parallel *par, double peak_flops,
-				       double eff_c, double flops, double attn_flops, double tokens,
-				       double routed)
+				       double attn_peak, double eff_c, double flops,
+				       double attn_flops, double tokens, double routed)
 {
-	if (!t->nm || !(flops > 0) || !(tokens > 0) || !(peak_flops > 0) || !m->hidden_size)
+	if (!(flops > 0) || !(peak_flops > 0))
 		return eff_c;
-	double f, s;
-	step_gemms(t, m, par, tokens, &f, &s);
+	/* the attention's FLOPs as so many at peak_flops: x peak / attn_peak */
+	double a = fmin(fmax(attn_flops, 0), flops);
+	double slow = attn_peak > 0 && attn_peak < peak_flops ? peak_flops / attn_peak : 1;
+	double f = 0, s = 0;
+	if (t->nm && tokens > 0 && m->hidden_size)
+		step_gemms(t, m, par, tokens, &f, &s);
 	if (!(f > 0) || !(s > 0))
-		return eff_c;
+		return flops / ((flops - a + a * slow) / eff_c);
 	double eff_g = fmin(1.0, f / s / peak_flops);
 	/* the routed experts' FLOPs on this GPU (dp_flops' share) stay at
 	 * eff_c with the attention's: grouped MoE kernels, not these GEMMs */
-	double other = fmin(fmax(attn_flops, 0) + routed, flops);
-	return flops / ((flops - other) / eff_g + other / eff_c);
+	double other = fmin(a + fmax(routed, 0), flops);
+	return flops / ((flops - other) / eff_g + (other - a + a * slow) / eff_c);
 }

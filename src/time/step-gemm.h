@@ -38,6 +38,8 @@ kvp_status kvp_perf_moe_table_find(const struct kvp_gpu *g, const struct kvp_mod
  * is converted) at eff_c, the rest at the table's throughput for the step's
  * linear layers on one GPU, eff_gemm, so the compute time is
  *   (flops - other) / (peak x eff_gemm) + other / (peak x eff_c)
+ * with the attention's FLOPs in `other` at attn_peak, not peak (scaled by
+ * peak / attn_peak; kvp_gemm_attention_peak), with or without a table
  * and the figure returned is flops over that, over the peak;
  *   eff_gemm = sum_i F_i / (peak x sum_i F_i / tf_i(M_i, N_i, K_i)), at most 1,
  * over each layer's GEMMs, F_i = 2 M_i N_i K_i (d = hidden, I = intermediate,
@@ -53,16 +55,29 @@ kvp_status kvp_perf_moe_table_find(const struct kvp_gpu *g, const struct kvp_mod
  * Mamba, linear-attention and MLA layers are given the QKV/O shapes of their
  * heads: a stand-in, named as such in reports/gemm-tables.md. */
 double kvp_gemm_step_efficiency(const struct kvp_gemm_table *t, const struct kvp_model *m,
-				const struct kvp_parallel *par, double peak_flops, double eff_c,
-				double flops, double attn_flops, double tokens, double total);
+				const struct kvp_parallel *par, double peak_flops, double attn_peak,
+				double eff_c, double flops, double attn_flops, double tokens,
+				double total);
 
 /* The same with the routed experts' FLOPs on this GPU given: `routed` of
  * `flops` at eff_c (0 when the caller times them apart, from a measured MoE
  * table, and left them out of `flops`). */
 double kvp_gemm_step_efficiency_routed(const struct kvp_gemm_table *t, const struct kvp_model *m,
 				       const struct kvp_parallel *par, double peak_flops,
-				       double eff_c, double flops, double attn_flops, double tokens,
-				       double routed);
+				       double attn_peak, double eff_c, double flops,
+				       double attn_flops, double tokens, double routed);
+
+/* The peak attention's FLOPs (QK^T, PV) run at: the KV cache's dtype's, not
+ * the weights'.  An engine hands its attention kernel q, k and v in the KV
+ * cache's dtype: vLLM quantizes q to fp8 only when kv_cache_dtype starts with
+ * "fp8" (0.9.2 v1/attention/backends/flash_attn.py l.511-519; otherwise
+ * FlashAttention runs in bf16/fp16 whatever the weights); TensorRT-LLM's FP8
+ * context FMHA is a build option (--use_fp8_context_fmha, Hopper; an engine
+ * that runs it over a 16-bit cache is charged slow here).  So: `peak8` for an
+ * fp8 (e4m3, e5m2) KV cache on
+ * a GPU that has one, else `peak16`; never above `peak` (the weights'
+ * GEMMs'); `peak` when the others are not given (0). */
+double kvp_gemm_attention_peak(double peak, double peak16, double peak8, enum kvp_dtype kv);
 
 /* FLOPs of one token in the routed experts (whole model): 2 x the expert
  * parameters a token runs, expert_params x k / E, at most 2 x active; 0 for

@@ -48,7 +48,8 @@ kvp_status kvp_perf_hw_from_gpu(const struct kvp_gpu *g, const struct kvp_model 
 	 * bf16 rate (engines accumulate in fp32, the GeForce rate that
 	 * bf16_tflops holds).  A GPU without the format's peak gets the bf16 peak
 	 * and a warning that says so, never a silent fallback. */
-	out->flops = g->bf16_flops;
+	out->flops = out->flops_16bit = g->bf16_flops;
+	out->flops_fp8 = g->fp8_flops;
 	snprintf(out->flops_dtype, sizeof out->flops_dtype, "bf16");
 	const char *want = NULL;
 	double peak = 0;
@@ -264,6 +265,8 @@ kvp_status kvp_perf_init(struct kvp_perf_ctx *c, const struct kvp_spec *s, uint6
 	c->model = m;
 	c->spec = s;
 	c->hw = *hw;
+	c->hw.attention_flops = kvp_gemm_attention_peak(hw->flops, hw->flops_16bit, hw->flops_fp8,
+							s->kv_dtype);
 	c->weights_bytes = weights_bytes;
 	/* the routed experts' share of this GPU's weights (shape.c's split; an
 	 * override of the total keeps the share) */
@@ -377,8 +380,8 @@ double kvp_perf_flops_efficiency(const struct kvp_perf_ctx *c, double flops, dou
 	 * it, times s (flops / ((F - o) / (s g) + o / (s c)) = s x the mix) */
 	double s = c->hw.prefill_flops_scale > 0 ? c->hw.prefill_flops_scale : 1;
 	double e = kvp_gemm_step_efficiency(&c->hw.gemm, c->model, &c->spec->par, c->hw.flops,
-					    c->hw.prefill_flops_efficiency / s, flops, attn_flops,
-					    tokens, total);
+					    c->hw.attention_flops, c->hw.prefill_flops_efficiency / s,
+					    flops, attn_flops, tokens, total);
 	return fmin(1.0, s * e);
 }
 
@@ -387,8 +390,9 @@ double kvp_perf_flops_efficiency_routed(const struct kvp_perf_ctx *c, double flo
 {
 	double s = c->hw.prefill_flops_scale > 0 ? c->hw.prefill_flops_scale : 1;
 	double e = kvp_gemm_step_efficiency_routed(&c->hw.gemm, c->model, &c->spec->par,
-						   c->hw.flops, c->hw.prefill_flops_efficiency / s,
-						   flops, attn_flops, tokens, routed);
+						   c->hw.flops, c->hw.attention_flops,
+						   c->hw.prefill_flops_efficiency / s, flops,
+						   attn_flops, tokens, routed);
 	return fmin(1.0, s * e);
 }
 

@@ -90,6 +90,10 @@ kvp_status kvp_offload_parse(const char *spec, const struct kvp_link *host,
 struct kvp_perf_hw {
 	double bandwidth_bps;              /* memory, datasheet */
 	double flops;                      /* dense peak in the compute dtype */
+	/* the GPU's bf16 and fp8 peaks; attention_flops, attention's (QK^T,
+	 * PV) peak: the KV cache's dtype's, not the weights' (set with the
+	 * context, kvp_gemm_attention_peak; 0: at `flops`) */
+	double flops_16bit, flops_fp8, attention_flops;
 	char flops_dtype[8];               /* whose peak flops is: bf16, fp8, int8, fp4 */
 	/* set when the GPU profile has no peak for the weights' dtype and the
 	 * bf16 peak stands in: what was assumed, for the caller to show */
