@@ -4,7 +4,8 @@
  * power law through the bracketing points, found by scanning the fixture's
  * unsorted rows), sharing nothing with the library's sorted log/exp code,
  * compared on many random points; the tables shipped in profiles/kernels/
- * against the source parquet's own latencies; and bad input, each error with
+ * against the source parquet's own latencies; the curve a deployment gets
+ * held under its coarser expert splits' (kvp_moe_curve_pick); and bad input, each error with
  * its line and field. */
 #include <check.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "check-tmp.h"
 #include "read/profile.h"
 #include "time/moe-table.h"
+#include "time/step-moe.h"
 
 /* The fixture: shape (4096, 1536, 8, 128); group (8, 1) at tokens 4, 16,
  * 64 with 10, 40, 90 us (rows out of order); group (1, 8) at tokens 16 with
@@ -318,6 +320,58 @@ START_TEST(test_bad_limits)
 }
 END_TEST
 
+/* The curve a deployment gets (step-moe.c, kvp_moe_curve_pick) is held at or
+ * under the coarser expert splits of the same moe_tp at each of its points.
+ * The fixture: moe_tp 1 over moe_ep 2, 4 and 8 at tokens 16 and 64:
+ *   (1, 2): 50, 100 us;  (1, 4): 20, 200 us (slower than (1, 2) at 64);
+ *   (1, 8): 30, 60 us (slower than (1, 4) at 16).
+ * By hand, min over the curve and its coarser ones at each point:
+ *   ep 8: 16 -> min(30, 20, 50) = 20; 64 -> min(60, 200, 100) = 60
+ *   ep 4: 16 -> min(20, 50) = 20;     64 -> min(200, 100) = 100
+ *   ep 2: 16 -> 50;                   64 -> 100 (no coarser curve: moe_ep 1
+ *         was not measured)
+ * and between the points the power law through them: ep 8 at 32 tokens is
+ * sqrt(20 x 60) us. */
+static const struct {
+	uint32_t ep;
+	double tokens, us;
+} envelope[] = {
+	{8, 16, 20}, {8, 64, 60}, {8, 32, 34.641016151377546},
+	{4, 16, 20}, {4, 64, 100},
+	{2, 16, 50}, {2, 64, 100},
+};
+
+START_TEST(test_envelope)
+{
+	struct kvp_error err = {0};
+	struct kvp_moe_table t;
+	ck_assert_int_eq(kvp_moe_table_load(write_tmp("ep.tsv",
+						      "hidden inter topk experts moe_tp moe_ep "
+						      "tokens latency_us\n"
+						      "4096 1536 8 128 1 2 16 50\n"
+						      "4096 1536 8 128 1 2 64 100\n"
+						      "4096 1536 8 128 1 4 16 20\n"
+						      "4096 1536 8 128 1 4 64 200\n"
+						      "4096 1536 8 128 1 8 16 30\n"
+						      "4096 1536 8 128 1 8 64 60\n"),
+					    4096, 1536, 8, 128, &t, &err),
+			 KVP_STATUS_OK);
+	/* tp 1 x dp ep: the expert group is the ep GPUs, each expert whole */
+	struct kvp_parallel par = {.tp = 1, .pp = 1, .dp = envelope[_i].ep, .ep = envelope[_i].ep};
+	struct kvp_moe_curve c;
+	char warning[256] = "";
+	ck_assert(kvp_moe_curve_pick(&t, &par, &c, warning, sizeof warning));
+	ck_assert_uint_eq(c.moe_tp, 1);
+	ck_assert_uint_eq(c.moe_ep, envelope[_i].ep);
+	double got = kvp_moe_curve_s(&c, envelope[_i].tokens) * 1e6;
+	ck_assert_msg(fabs(got - envelope[_i].us) < 1e-9 * envelope[_i].us,
+		      "ep %u at %g tokens: got %.12g us, want %.12g", envelope[_i].ep,
+		      envelope[_i].tokens, got, envelope[_i].us);
+	/* the table itself is left as measured */
+	ck_assert_double_eq_tol(kvp_moe_curve_s(kvp_moe_table_curve(&t, 1, 8), 16) * 1e6, 30, 1e-9);
+}
+END_TEST
+
 static Suite *moe_table_suite(void)
 {
 	Suite *s = suite_create("moe-table");
@@ -327,6 +381,7 @@ static Suite *moe_table_suite(void)
 	tcase_add_test(core, test_limits);
 	tcase_add_loop_test(core, test_shipped, 0, (int)(sizeof shipped / sizeof shipped[0]));
 	tcase_add_test(core, test_shipped_all);
+	tcase_add_loop_test(core, test_envelope, 0, (int)(sizeof envelope / sizeof envelope[0]));
 	suite_add_tcase(s, core);
 	TCase *errors = tcase_create("errors");
 	tcase_add_loop_test(errors, test_bad, 0, (int)(sizeof bad / sizeof bad[0]));

@@ -26,9 +26,9 @@ expect_rc 0
 expect_json moe_table moe-h200-fp8.tsv
 expect_near prefill_moe_s 0.0259064 1e-9
 expect_near decode_moe_s 0.00317626 1e-9
-# the band is the engine's (profiles/engines/trtllm.yaml: 0.68, 1.14)
-expect_json time_ratio_low 0.68
-expect_json time_ratio_high 1.14
+# the band is the engine's (profiles/engines/trtllm.yaml: 0.84, 1.15)
+expect_json time_ratio_low 0.84
+expect_json time_ratio_high 1.15
 # the text names the table and adds the term to the step
 run "$KVPLAN" perf $q --engine trtllm --batch 1
 expect_out "routed experts at the measured MoE table moe-h200-fp8.tsv"
@@ -45,15 +45,15 @@ expect_json moe_table null
 # Qwen3-30B-A3B nvfp4 on 8 RTX PRO 6000: the table has (2048, 768, 8, 128)
 # only up to moe_tp 4 (768 / 8 = 96 was not measured): a warning, the
 # roofline keeps the experts, the band widened each end twice as far from 1:
-# 1 - 2 x (1 - 0.68) = 0.36, 1 + 2 x (1.14 - 1) = 1.28
+# 1 - 2 x (1 - 0.84) = 0.68, 1 + 2 x (1.15 - 1) = 1.30
 run "$KVPLAN" perf --model qwen3-30b-a3b --gpu rtx-pro-6000 --tp 8 --weights-dtype nvfp4 \
 	--engine trtllm --prompt 1000 --output 2 --batch 64 --format json
 expect_rc 0
 expect_err "warning: the MoE table did not measure this expert group (moe_tp 8, moe_ep 1)"
 expect_json moe_table null
 expect_json decode_moe_s 0
-expect_near time_ratio_low 0.36 1e-9
-expect_near time_ratio_high 1.28 1e-9
+expect_near time_ratio_low 0.68 1e-9
+expect_near time_ratio_high 1.30 1e-9
 expect_out '"code": "moe_table_shape"'
 
 # a malformed table found first on $KVPLAN_PROFILES: exit 3, file:line: field

@@ -17,8 +17,11 @@
  * moe_ep = tp x attention dp (sdk/models/moe.py, 0.12.0) and TensorRT-LLM's
  * Mapping; with ep the experts are split over ep of them (moe_ep = ep) and
  * each expert over the rest (moe_tp = group / ep), else each expert over the
- * whole group (moe_tp = group, moe_ep = 1).  true with *out set when t has
- * that curve; false with out->n = 0 and `warning` (size bytes) saying what
+ * whole group (moe_tp = group, moe_ep = 1).  Each point of the curve is
+ * held at or under the time the table gives at the same tokens for the same
+ * moe_tp over moe_ep / 2, moe_ep / 4, ... 1 GPUs where it measured them (a
+ * GPU's experts are then a subset of a coarser split's, its tokens the
+ * same).  true with *out set when t has that curve; false with out->n = 0 and `warning` (size bytes) saying what
  * was missing and what is assumed instead (the roofline's experts). */
 bool kvp_moe_curve_pick(const struct kvp_moe_table *t, const struct kvp_parallel *par,
 			struct kvp_moe_curve *out, char *warning, size_t size);
