@@ -3,7 +3,7 @@
  * moe_align_block_size for models of >= 224 routed experts (256 at 0.4.1) to
  * sgl-kernel's kernel, one block whose two 256-step prefix sums run serially
  * in global memory (profiles/engines/sglang.yaml, the 0.4.1.post2 entry;
- * reports/perf-measured.md, "Pass: i32-sgl041").  Below step.c, which adds
+ * reports/perf-measured.md, the tenth pass).  Below step.c, which adds
  * it to every pass's fixed costs (kvp_perf_fixed_s).
  *
  * L_moe = the model's MoE layers (kvp_shape_moe_layers), t = the kernel's
