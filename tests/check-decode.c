@@ -43,6 +43,20 @@ static void instance_free(struct instance *in)
 	free(in->o);
 }
 
+/* A hot cache's decode (n query floats from seed) agrees with the
+ * reference; the cache is freed. */
+static void hot_decode_validates(struct kvb_cpu *cpu, struct kvb_paged_kv *kv, float *q, float *o,
+				 size_t n, uint64_t seed)
+{
+	struct kvb_check chk;
+	kvb_queries_fill(q, n, seed);
+	kvb_poison(o, n);
+	ck_assert_int_eq(kvb_cpu_decode(cpu, kv, q, o), 0);
+	ck_assert_int_eq(kvb_check_output(kv, q, o, NULL, 0, cpu, &chk), 0);
+	ck_assert(kvb_check_passed(kv, &chk));
+	kvb_paged_kv_free(kv);
+}
+
 /* The ISAs this machine runs, widest last: "base" always. */
 static int isas(const char **names)
 {
@@ -594,7 +608,6 @@ START_TEST(test_hot_cache)
 	const int32_t lens[] = {0, 17, 100};
 	struct kvb_paged_kv kv;
 	struct kvb_cpu *cpu;
-	struct kvb_check chk;
 	float q[3 * 8 * 64], o[3 * 8 * 64];
 	ck_assert_int_eq(kvb_cpu_create(2, &cpu), 0);
 	ck_assert_int_eq(kvb_paged_kv_make_hot(&kv, &s, 3, lens, 9, cpu), 0);
@@ -608,12 +621,7 @@ START_TEST(test_hot_cache)
 	const uint16_t *k = kv.k_pool;
 	for (int i = 0; i < 2 * 16 * 64; i++)
 		ck_assert(!isnan(kvb_bf16_to_float(k[i])));
-	kvb_queries_fill(q, 3 * 8 * 64, 9);
-	kvb_poison(o, 3 * 8 * 64);
-	ck_assert_int_eq(kvb_cpu_decode(cpu, &kv, q, o), 0);
-	ck_assert_int_eq(kvb_check_output(&kv, q, o, NULL, 0, cpu, &chk), 0);
-	ck_assert(kvb_check_passed(&kv, &chk));
-	kvb_paged_kv_free(&kv);
+	hot_decode_validates(cpu, &kv, q, o, 3 * 8 * 64, 9);
 	kvb_cpu_free(cpu);
 }
 END_TEST
@@ -638,7 +646,6 @@ START_TEST(test_hot_cache_aliased)
 		const struct kvb_shape s = {32, 32, 128, 16, dts[i]};
 		const size_t span = (size_t)32 * 16 * 128 * kvb_dtype_bytes(dts[i]);
 		struct kvb_paged_kv kv;
-		struct kvb_check chk;
 		ck_assert_int_eq(kvb_paged_kv_make_hot(&kv, &s, 1, lens, 5, cpu), 0);
 		ck_assert(page > 0 && span % (size_t)page == 0 && span / (size_t)page >= 16);
 		ck_assert_uint_eq(kv.k_map_bytes, span);
@@ -653,12 +660,7 @@ START_TEST(test_hot_cache_aliased)
 			p[span - (size_t)page + 7] = keep;
 			ck_assert_int_eq(p[7], keep);
 		}
-		kvb_queries_fill(q, 32 * 128, 5);
-		kvb_poison(o, 32 * 128);
-		ck_assert_int_eq(kvb_cpu_decode(cpu, &kv, q, o), 0);
-		ck_assert_int_eq(kvb_check_output(&kv, q, o, NULL, 0, cpu, &chk), 0);
-		ck_assert(kvb_check_passed(&kv, &chk));
-		kvb_paged_kv_free(&kv);
+		hot_decode_validates(cpu, &kv, q, o, 32 * 128, 5);
 	}
 	kvb_cpu_free(cpu);
 }

@@ -1227,6 +1227,19 @@ START_TEST(test_elementwise_by_hand)
 END_TEST
 
 
+/* Llama-3.1-8B bf16 at tp 1 (model, spec) on one H100 SXM (g, h): the
+ * setting of the two hand-computed decode steps below */
+static void load_llama8b_h100(struct kvp_gpu *g, struct kvp_perf_hw *h)
+{
+	struct kvp_error err = {0};
+	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
+	struct kvp_parallel par = {.tp = 1, .pp = 1};
+	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
+			      KVP_STATUS_OK, "%s", err.msg);
+	ck_assert_int_eq(kvp_gpu_load("h100-sxm", g, &err), KVP_STATUS_OK);
+	ck_assert_int_eq(kvp_perf_hw_from_gpu(g, &model, h, &err), KVP_STATUS_OK);
+}
+
 /* attention_serial (profiles/engines/trtllm.yaml, issue 32): the KV's reads
  * after the GEMMs, not under them.  Llama-3.1-8B bf16 on one H100 SXM, 1,024
  * sequences at context 512: the KV is 1,024 x 512 x 131,072 B (32 layers x
@@ -1242,12 +1255,7 @@ START_TEST(test_attention_serial_by_hand)
 	struct kvp_gpu g;
 	struct kvp_perf_hw h;
 	struct kvp_perf_step s;
-	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
-	struct kvp_parallel par = {.tp = 1, .pp = 1};
-	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
-			      KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
-	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	load_llama8b_h100(&g, &h);
 	ck_assert(!h.attention_serial);
 	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
 		      "%s", err.msg);
@@ -1314,12 +1322,7 @@ START_TEST(test_kv_per_query_head_by_hand)
 	struct kvp_gpu g;
 	struct kvp_perf_hw h;
 	struct kvp_perf_step s;
-	ck_assert_msg(kvp_model_load("llama-3.1-8b", &model, &err) == KVP_STATUS_OK, "%s", err.msg);
-	struct kvp_parallel par = {.tp = 1, .pp = 1};
-	ck_assert_msg(kvp_spec_build(&model, par, KVP_DTYPE_AUTO, KVP_DTYPE_AUTO, &spec, &err) ==
-			      KVP_STATUS_OK, "%s", err.msg);
-	ck_assert_int_eq(kvp_gpu_load("h100-sxm", &g, &err), KVP_STATUS_OK);
-	ck_assert_int_eq(kvp_perf_hw_from_gpu(&g, &model, &h, &err), KVP_STATUS_OK);
+	load_llama8b_h100(&g, &h);
 	ck_assert(!h.kv_per_query_head);
 	ck_assert_msg(kvp_perf_init(&ctx, &spec, spec.weights_bytes, &h, &err) == KVP_STATUS_OK,
 		      "%s", err.msg);
