@@ -87,10 +87,30 @@ static double runq_wait_s(pid_t tid)
 	return n == 2 ? (double)wait / 1e9 : -1;
 }
 
+/* The machine's steal time so far, in clock ticks summed over its CPUs
+ * (/proc/stat's "cpu" line, its eighth field), -1 when not readable.  A
+ * virtual machine's hypervisor that takes the CPU away from a running
+ * thread leaves it neither on a run queue nor accruing CPU time (the
+ * kernel leaves steal out of a task's runtime), so schedstat cannot see
+ * it; this machine-wide count, in ticks of 10 ms, can. */
+static long long steal_ticks(void)
+{
+	unsigned long long v[8];
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return -1;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		       &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	return n == 8 ? (long long)v[7] : -1;
+}
+
 /* One round of `work` on `threads` workers, the hook armed as given;
  * *waited (when not NULL) gets the seconds the workers waited on a run
- * queue during it, summed (-1 when unknown). */
-static struct kvb_round one_round(int threads, double stall_s, int spin, double *waited)
+ * queue during it, summed (-1 when unknown), and *stolen the machine's
+ * steal ticks during it (-1 when unknown). */
+static struct kvb_round one_round(int threads, double stall_s, int spin, double *waited,
+				  long long *stolen)
 {
 	struct kvb_cpu *cpu;
 	struct kvb_round r;
@@ -99,11 +119,16 @@ static struct kvb_round one_round(int threads, double stall_s, int spin, double 
 	kvb_cpu_parallel(cpu, work, NULL); /* untimed: the workers are up */
 	for (int t = 0; t < threads; t++)
 		w0[t] = runq_wait_s(worker_tid[t]);
+	const long long s0 = steal_ticks();
 	kvb_cpu_stall(cpu, stall_s, spin);
 	kvb_cpu_round_begin(cpu);
 	body(cpu, NULL);
 	kvb_cpu_round_end(cpu, &r);
 	r.preempted = kvb_round_preempted(&r);
+	if (stolen) {
+		const long long s1 = steal_ticks();
+		*stolen = s0 < 0 || s1 < 0 ? -1 : s1 - s0;
+	}
 	if (waited) {
 		*waited = 0;
 		for (int t = 0; t < threads; t++) {
@@ -126,7 +151,7 @@ static struct kvb_round one_round(int threads, double stall_s, int spin, double 
 START_TEST(test_sleep_flagged)
 {
 	const int threads = 1 + _i; /* 1 and 2 workers: the hook's is the last */
-	struct kvb_round r = one_round(threads, STALL_S, 0, NULL);
+	struct kvb_round r = one_round(threads, STALL_S, 0, NULL, NULL);
 	ck_assert_msg(r.wall_s >= STALL_S, "wall %g", r.wall_s);
 	ck_assert_msg(r.off_max_s >= STALL_S * 0.99, "off %g", r.off_max_s);
 	ck_assert_msg(r.cpu_max_s < r.wall_s - 0.5 * STALL_S, "cpu %g wall %g", r.cpu_max_s,
@@ -138,34 +163,47 @@ END_TEST
 /* The same 30 ms spent spinning on the CPU: slow, not preempted.  Its
  * CPU time is at least 30 ms, and the verdict is 0 unless the machine
  * really took a core away for more than 10% of the round.  Whether it did
- * the kernel says on its own (schedstat: the workers' time waiting on a
- * run queue), so each of 8 rounds must be clean or, when flagged, have
- * waited at least half its gap; a detector that flags a round the kernel
- * saw no wait in fails.  (On a machine with every core busy all 8 may be
- * flagged, and rightly.)  Without schedstat one of the 8 must be clean. */
+ * the kernel says on its own: schedstat gives the workers' time waiting on
+ * a run queue, /proc/stat the steal of a virtual machine's hypervisor
+ * (which no per-thread count holds).  Each of 12 rounds must be clean or,
+ * when flagged, have waited at least half its gap and at least 1 ms (a
+ * round is only flagged for a gap over 10% of its ~35 ms; a quiet round
+ * waits some tens of µs for its worker to wake, which must not excuse a
+ * detector that flags it), or have seen steal.  Steal
+ * is counted machine-wide in 10 ms ticks, so a few ms of it can pass
+ * unseen: up to 2 of the 12 rounds may be flagged with no cause the kernel
+ * shows; a detector that flags every round fails on any machine quiet
+ * for 3 of 12 rounds of about 35 ms.  (On a machine with every core busy
+ * all 12 may be flagged, and rightly.)  Without schedstat one of the 12
+ * must be clean. */
 START_TEST(test_spin_not_flagged)
 {
 	const int threads = 1 + _i;
-	int clean = 0, unexplained = 0;
-	for (int a = 0; a < 8; a++) {
+	int clean = 0, unexplained = 0, unknown = 0;
+	char why[12][160];
+	for (int a = 0; a < 12; a++) {
 		double waited;
-		struct kvb_round r = one_round(threads, STALL_S, 1, &waited);
+		long long stolen;
+		struct kvb_round r = one_round(threads, STALL_S, 1, &waited, &stolen);
 		ck_assert_msg(r.cpu_max_s >= STALL_S, "cpu %g", r.cpu_max_s);
 		ck_assert_msg(r.wall_s >= r.cpu_max_s, "wall %g < cpu %g", r.wall_s, r.cpu_max_s);
 		const double gap = fmax(r.wall_s - r.cpu_max_s, r.off_max_s);
 		if (!r.preempted)
 			clean++;
-		else if (waited >= 0)
-			ck_assert_msg(waited >= 0.5 * gap,
-				      "round %d flagged (wall %g, cpu %g, off %g) but its workers "
-				      "waited %g s on a run queue",
-				      a, r.wall_s, r.cpu_max_s, r.off_max_s, waited);
-		else
-			unexplained++;
+		else if (waited < 0)
+			unknown++;
+		else if (!(waited >= 0.5 * gap && waited >= 1e-3) && stolen <= 0)
+			snprintf(why[unexplained++], sizeof why[0],
+				 "round %d (wall %g, cpu %g, off %g: waited %g s, %lld steal ticks)", a,
+				 r.wall_s, r.cpu_max_s, r.off_max_s, waited, stolen);
 	}
-	/* no schedstat: at least one of the 8 must be clean */
-	ck_assert_msg(unexplained == 0 || clean > 0,
-		      "8 rounds of a spinning worker all flagged, no schedstat to say why");
+	ck_assert_msg(unexplained <= 2,
+		      "%d of 12 rounds of a spinning worker flagged with no run-queue wait or steal "
+		      "to say why; the first two: %s; %s",
+		      unexplained, unexplained > 0 ? why[0] : "", unexplained > 1 ? why[1] : "");
+	/* no schedstat: at least one of the 12 must be clean */
+	ck_assert_msg(unknown == 0 || clean > 0,
+		      "12 rounds of a spinning worker all flagged, no schedstat to say why");
 }
 END_TEST
 
