@@ -151,16 +151,22 @@ typedef int32_t vi __attribute__((vector_size(VW * sizeof(int32_t))));
  * clearing bit 14 leaves S.0EEEE.MMM0000000, and fp16's exponent bias 15
  * against e4m3's 7 makes that the value times 2^-8, normal and subnormal
  * codes alike, exactly (the callers fold the 2^8 into the query and the
- * sum).  The NaN codes S.1111.111 would read as +-480 (1.875 * 2^8): they
- * are made all ones, an fp16 NaN, so that a NaN in the cache still spoils
- * the output (3 operations; checking a chunk's bytes for the code before
- * reading it measured no cheaper).  Written once for 8 and 16 lanes. */
+ * sum).  The NaN codes S.1111.111 would read as +-480 (1.875 * 2^8): for
+ * them bit 14 is set instead, making the exponent 11111 over a mantissa of
+ * 1110000000, an fp16 NaN, so that a NaN in the cache still spoils the
+ * output.  Bit 14 of the shifted code plus 2^7 is bit 7 of w + 1, which
+ * differs from the sign (bit 14 of the shifted code) exactly when the low
+ * 7 bits of w are all ones: so bit 14 becomes the xor of the two, and the
+ * rest is the shifted code.  A shift, an add and one three-input logic
+ * operation (vpternlog) in the AVX-512 copies, where clearing bit 14 and
+ * or-ing in a compare took 5 (w << 7 lies in [-2^14, 2^14 - 2^7]: the add
+ * cannot overflow).  Written once for 8, 16 and 32 lanes. */
 typedef int16_t v8i16 __attribute__((vector_size(16)));
 typedef int16_t v16i16 __attribute__((vector_size(32)));
 #ifdef KVB_AVX512
 typedef int16_t v32i16 __attribute__((vector_size(64)));
 #endif
-#define FP8_FP16_BITS(w) ((((w) << 7) & (int16_t)0xbf80) | (((w) | (int16_t)0xff80) == -1))
+#define FP8_FP16_BITS(w) (((w) << 7) ^ ((((w) << 7) + (int16_t)0x80) & (int16_t)0x4000))
 #endif
 
 static inline vf rload(const void *p, int i, int kind)

@@ -817,6 +817,57 @@ START_TEST(test_lengths)
 }
 END_TEST
 
+/* An fp8 NaN code (S.1111.111: 0x7f and 0xff) in a token's K or V must
+ * reach the output on every ISA: the in-place widening (FP8_FP16_BITS in
+ * decode-cpu-vec.h) turns the codes into fp16 bits, where a NaN code read
+ * as a number would pass for +-480 and vanish into the softmax.  One code
+ * at token 3 of head 1, element 37, of a 20-token sequence (MHA 2:2, P
+ * 16), at d 128 (the 32-wide reads) and d 48 (32 + 16): a K NaN spoils
+ * head 1's score and so its output, a V NaN its element 37; head 0 stays
+ * finite in both. */
+START_TEST(test_fp8_nan_reaches_output)
+{
+	const int dims[] = {128, 48};
+	const uint8_t codes[] = {0x7f, 0xff};
+	const int32_t lens[] = {20};
+	const char *names[4];
+	const int nisa = isas(names);
+	for (int k = 0; k < nisa; k++)
+		for (int di = 0; di < 2; di++)
+			for (int c = 0; c < 2; c++)
+				for (int in_v = 0; in_v < 2; in_v++) {
+					const struct kvb_shape s = {2, 2, dims[di], 16, KVB_DTYPE_FP8};
+					struct kvb_cpu *cpu;
+					struct instance in;
+					ck_assert_int_eq(kvb_cpu_create(1, &cpu), 0);
+					ck_assert_int_eq(kvb_cpu_set_isa(cpu, names[k]), 0);
+					instance_make(&in, &s, 1, lens, 77, cpu);
+					const int32_t blk = in.kv.block_tables[0];
+					const size_t e = (((size_t)blk * 2 + 1) * 16 + 3) * (size_t)s.d + 37;
+					uint8_t *pool = in_v ? in.kv.v_pool : in.kv.k_pool;
+					pool[e] = codes[c];
+					ck_assert_int_eq(kvb_cpu_decode(cpu, &in.kv, in.q, in.o), 0);
+					int head0_nan = 0, head1_nan = 0;
+					for (int j = 0; j < s.d; j++) {
+						head0_nan += isnan(in.o[j]) != 0;
+						head1_nan += isnan(in.o[s.d + j]) != 0;
+					}
+					ck_assert_msg(head0_nan == 0, "%s d %d code 0x%02x in %s: head 0 has %d NaN",
+						      names[k], s.d, codes[c], in_v ? "V" : "K", head0_nan);
+					if (in_v)
+						ck_assert_msg(isnan(in.o[s.d + 37]),
+							      "%s d %d code 0x%02x in V: element 37 is %g", names[k],
+							      s.d, codes[c], in.o[s.d + 37]);
+					else
+						ck_assert_msg(head1_nan == s.d,
+							      "%s d %d code 0x%02x in K: %d of %d outputs NaN",
+							      names[k], s.d, codes[c], head1_nan, s.d);
+					instance_free(&in);
+					kvb_cpu_free(cpu);
+				}
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -833,6 +884,7 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(core, test_known_answer, 0, N_DT);
 	tcase_add_test(core, test_known_answer_even);
 	tcase_add_test(core, test_conversions);
+	tcase_add_test(core, test_fp8_nan_reaches_output);
 	tcase_add_test(core, test_exp2);
 	tcase_add_test(core, test_bytes);
 	tcase_add_test(core, test_blocks_distinct);
