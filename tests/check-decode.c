@@ -842,8 +842,7 @@ START_TEST(test_fp8_nan_reaches_output)
 					ck_assert_int_eq(kvb_cpu_create(1, &cpu), 0);
 					ck_assert_int_eq(kvb_cpu_set_isa(cpu, names[k]), 0);
 					instance_make(&in, &s, 1, lens, 77, cpu);
-					const int32_t blk = in.kv.block_tables[0];
-					const size_t e = (((size_t)blk * 2 + 1) * 16 + 3) * (size_t)s.d + 37;
+					const int64_t e = kvb_row_index(&s, in.kv.block_tables[0], 1, 3) + 37;
 					uint8_t *pool = in_v ? in.kv.v_pool : in.kv.k_pool;
 					pool[e] = codes[c];
 					ck_assert_int_eq(kvb_cpu_decode(cpu, &in.kv, in.q, in.o), 0);
