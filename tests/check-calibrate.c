@@ -690,12 +690,12 @@ START_TEST(test_request_latency_ttft_only)
 	struct kvp_calib_result *a = malloc(sizeof *a), *b = malloc(sizeof *b);
 	struct kvp_error err = {0};
 	ck_assert_double_eq(hw.request_latency_s, 0);   /* the GPU's hw: none */
-	ck_assert_msg(kvp_calib_evaluate(&model, &gpu, &bopts, &hw, r.v, r.n, a, &err) ==
+	ck_assert_msg(kvp_calib_evaluate(&model, &gpu, &bopts, &hw, r.v, r.n, NULL, 0, a, &err) ==
 			      KVP_STATUS_OK, "%s", err.msg);
 	struct kvp_perf_hw h = hw;
 	h.request_latency_s = 0.030;
 	h.given |= KVP_PERF_GIVEN_REQUEST_LATENCY;
-	ck_assert_msg(kvp_calib_evaluate(&model, &gpu, &bopts, &h, r.v, r.n, b, &err) ==
+	ck_assert_msg(kvp_calib_evaluate(&model, &gpu, &bopts, &h, r.v, r.n, NULL, 0, b, &err) ==
 			      KVP_STATUS_OK, "%s", err.msg);
 	ck_assert_uint_eq(a->nobs, 16);
 	ck_assert_uint_eq(b->nobs, 16);

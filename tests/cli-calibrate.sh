@@ -276,6 +276,39 @@ done
 run "$KVPLAN" validate $base "$d/vllm-serve-repeat-b.json"
 name="repeat-b alone: no repeat named"
 case "$err" in *"sends the"*) bad "$err" ;; *) ok ;; esac
+# ... and the runs the calibration it applies was fitted on, which the
+# file records with their prompts (calibration-write.c: model_id, prompts,
+# prompts_hash, the FNV-1a hash of input_lens as 16 hex digits;
+# calibration-runs.c reads them back): repeat-b held out against a fit on
+# repeat-a (10:10, before it) is named as repeating a fit run, and repeat-a
+# itself (the same date, not before) is not
+run "$KVPLAN" calibrate $base --fit decode_bw_efficiency --out "$tmp/rep.yaml" \
+	"$d/vllm-serve-repeat-a.json" "$d/vllm-serve-c16.json"
+expect_rc 0
+name="the calibration records repeat-a's prompts, and c16 (no input_lens) none"
+if grep -q "repeat-a.json:1\", format: vllm-serve, date: \"20261201-101000\", model_id: \"meta-llama/Llama-3.1-8B-Instruct\", prompts: 200, prompts_hash: \"[0-9a-f]\{16\}\"}" "$tmp/rep.yaml" &&
+	[ "$(grep -c 'prompts_hash' "$tmp/rep.yaml")" = 1 ]; then ok; else bad "$(cat "$tmp/rep.yaml")"; fi
+run "$KVPLAN" validate $base --calibration "$tmp/rep.yaml" "$d/vllm-serve-repeat-b.json"
+expect_err "warning: $d/vllm-serve-repeat-b.json:1: the run sends the 200 prompts of $d/vllm-serve-repeat-a.json:1 (dated 20261201-101000, which the calibration was fitted on) again (input_lens equal)"
+run "$KVPLAN" calibrate $base --evaluate --calibration "$tmp/rep.yaml" "$d/vllm-serve-repeat-b.json"
+expect_err "(dated 20261201-101000, which the calibration was fitted on) again"
+run "$KVPLAN" validate $base --calibration "$tmp/rep.yaml" "$d/vllm-serve-repeat-a.json"
+name="repeat-a against its own calibration: no repeat named"
+case "$err" in *"sends the"*) bad "$err" ;; *) ok ;; esac
+# the other order of the same lengths (repeat-c) is other prompts
+run "$KVPLAN" validate $base --calibration "$tmp/rep.yaml" "$d/vllm-serve-repeat-c.json"
+name="repeat-c against repeat-a's calibration: no repeat named"
+case "$err" in *"sends the"*) bad "$err" ;; *) ok ;; esac
+# a calibration whose recorded prompts are malformed: located, exit 3
+sed 's/prompts_hash: "[0-9a-f]*"/prompts_hash: "12XY"/' "$tmp/rep.yaml" >"$tmp/rep-bad.yaml"
+run "$KVPLAN" validate $base --calibration "$tmp/rep-bad.yaml" "$d/vllm-serve-repeat-b.json"
+expect_rc 3
+expect_err "rep-bad.yaml:"
+expect_err "error: prompts_hash: expected 16 lower-case hex digits"
+sed 's/, prompts_hash: "[0-9a-f]*"//' "$tmp/rep.yaml" >"$tmp/rep-half.yaml"
+run "$KVPLAN" validate $base --calibration "$tmp/rep-half.yaml" "$d/vllm-serve-repeat-b.json"
+expect_rc 3
+expect_err "error: prompts_hash: a run that records its prompts gives both"
 
 # request_rate "inf" without max_concurrency sends every request at once
 # (vllm/benchmarks/serve.py 0.10.2 get_request, l.171-172, l.512-520): a

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "time/calibration.h"
+#include "time/calibration-runs.h"
 
 /* An operand FILE or FILE#batch=B,prompt=P,output=O (the shape of that
  * file's runs, for a file that records none: vllm bench latency): the
@@ -124,6 +125,9 @@ int kvp_cli_bench_load(const char *cmd, struct kvp_cli_common *c, char *const *f
 	if ((rc = kvp_cli_calibration_load(cmd, calib, &b->g, &b->cal, NULL)))
 		return rc;
 	kvp_calibration_apply(&b->cal, &b->hw);
+	for (size_t i = 0; calib && i < calib->n; i++)
+		if (kvp_calibration_runs_load(calib->path[i], &b->g, &b->seen, &b->nseen, &err))
+			return kvp_cli_error(cmd, &err);
 	return 0;
 }
 
@@ -132,6 +136,9 @@ void kvp_cli_bench_free(struct kvp_cli_bench *b)
 	kvp_bench_runs_free(&b->runs);
 	free(b->m);
 	b->m = NULL;
+	free(b->seen);
+	b->seen = NULL;
+	b->nseen = 0;
 }
 
 void kvp_cli_bench_warnings(const char *cmd, const struct kvp_model *m,

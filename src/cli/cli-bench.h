@@ -23,6 +23,10 @@ struct kvp_cli_bench {
 	struct kvp_gpu g;
 	struct kvp_perf_hw hw;        /* g's, with --calibration's constants */
 	struct kvp_calibration cal;   /* --calibration's files composed; zero: none */
+	/* the runs those files record being fitted on, with their prompts
+	 * (calibration-runs.h; allocated, NULL: none) */
+	struct kvp_calib_seen *seen;
+	size_t nseen;
 	const char *engine;           /* the runs' engine (or --engine's), NULL: none named */
 	const char *version;          /* --engine-version, else the first run's, or NULL */
 };
@@ -33,7 +37,8 @@ struct kvp_cli_bench {
  * that records one unless --model was given, tp from the runs unless --tp
  * was given (c->opts.par.tp 0: not given; all alike), and load the model,
  * the GPU (required) and its hardware, with the calibration files of calib
- * (cli-calibration.h; none given: none) applied, read into b->cal.  0, or the exit code after a message for `cmd`;
+ * (cli-calibration.h; none given: none) applied, read into b->cal (and the
+ * runs they were fitted on into b->seen).  0, or the exit code after a message for `cmd`;
  * free b with kvp_cli_bench_free either way. */
 int kvp_cli_bench_load(const char *cmd, struct kvp_cli_common *c, char *const *files, size_t n,
 		       const struct kvp_bench_given *given,

@@ -189,7 +189,8 @@ int kvp_cmd_calibrate(int argc, char **argv)
 			held[i] = i % holdout == holdout - 1;
 		fo.held_out = held;
 	}
-	if (evaluate ? kvp_calib_evaluate(m, &g, &c.opts, &hw, runs.v, runs.n, fit, &err)
+	if (evaluate ? kvp_calib_evaluate(m, &g, &c.opts, &hw, runs.v, runs.n, b.seen, b.nseen, fit,
+					  &err)
 		     : kvp_calib_run(m, &g, &c.opts, &hw, runs.v, runs.n, &fo, fit, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;

@@ -168,8 +168,8 @@ int kvp_validate_bench(const struct kvp_validate_bench_args *a)
 	int rc = kvp_cli_bench_load(cmd, a->c, a->files, a->nfiles, &a->given, a->calibration, &b);
 	if (rc)
 		goto out;
-	if (kvp_bench_validate(b.m, &b.g, &a->c->opts, &b.hw, b.runs.v, b.runs.n, a->tolerance, &v,
-			       &err)) {
+	if (kvp_bench_validate(b.m, &b.g, &a->c->opts, &b.hw, b.runs.v, b.runs.n, b.seen, b.nseen,
+			       a->tolerance, &v, &err)) {
 		rc = kvp_cli_error(cmd, &err);
 		goto out;
 	}

@@ -21,7 +21,7 @@ kvp_status kvp_plot_validate_bench(struct kvp_plot *p, const struct kvp_model *m
 	if (!pn)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "too many panels");
 	struct kvp_bench_validation v;
-	kvp_status st = kvp_bench_validate(m, g, o, hw, runs, n, 0, &v, err);
+	kvp_status st = kvp_bench_validate(m, g, o, hw, runs, n, NULL, 0, 0, &v, err);
 	if (st)
 		return st;
 	const struct kvp_calib_result *f = v.fit;

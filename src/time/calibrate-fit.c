@@ -11,6 +11,7 @@
 
 #include "base/units.h"
 #include "model/shape.h"
+#include "time/calibrate-checks.h"
 #include "time/ttft-load.h"
 
 static const char *const param_names[KVP_CALIB_NPARAMS] = {
@@ -439,95 +440,6 @@ static double median_residual(const struct kvp_calib_obs *obs, size_t n, const d
 	return median_abs(r, k);
 }
 
-static void warn(struct kvp_calib_result *out, const char *fmt, const char *a, const char *b,
-		 const char *c, int line)
-{
-	if (out->nwarn < KVP_CALIB_MAX_WARNINGS)
-		snprintf(out->warning[out->nwarn++], sizeof out->warning[0], fmt, a, line, b, c);
-}
-
-/* Runs on another GPU than the one calibrated, of another model than the
- * first, or on another engine version than the first that records one
- * (or --engine-version). */
-static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts *o,
-			  const struct kvp_bench_run *runs, size_t n, struct kvp_calib_result *out)
-{
-	const char *ver = o->engine_version;
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_bench_run *r = &runs[i];
-		if (r->gpu[0] && strcmp(r->gpu, g->name) != 0)
-			warn(out, "%s:%d: the run is on GPU '%s', calibrating for '%s'", r->path,
-			     r->gpu, g->name, r->line);
-		if (r->model_id[0] && runs[0].model_id[0] && strcmp(r->model_id, runs[0].model_id) != 0)
-			warn(out, "%s:%d: the run is of model '%s', the first of '%s'", r->path,
-			     r->model_id, runs[0].model_id, r->line);
-		if (r->engine_version[0] && !ver)
-			ver = r->engine_version;
-		else if (r->engine_version[0] && strcmp(r->engine_version, ver) != 0)
-			warn(out, "%s:%d: the run is on engine version %s, the others on %s",
-			     r->path, r->engine_version, ver, r->line);
-	}
-}
-
-/* A run that sends the prompts of a run dated before it again: their
- * input_lens lists equal, in order, of the same model (bench.h
- * prompts_hash; a list of one length throughout tells no prompts apart and
- * is passed over).  vllm bench serve samples its dataset from --seed
- * (default 0), so runs of one dataset, seed and --num-prompts send the same
- * prompts.  On a server whose prefix cache outlives a run (vLLM's V1
- * engine turns it on unless told not to: vllm/engine/arg_utils.py
- * _set_default_args_v1, 0.8.3 l.1618-1620, 0.10.2 l.1621-1625) each
- * repeated prompt's full blocks are then found cached and only its rest is
- * computed (vllm/v1/core/kv_cache_manager.py get_computed_blocks, 0.8.3
- * l.103-160; 0.10.2 l.174-182: at most the prompt less one token, in whole
- * blocks of 16), so the run's TTFT measures the cache, not the prefill the
- * step model charges every request (ttft-load.h).  Said, not modelled:
- * the files do not record whether the server kept its cache between the
- * runs (restarted, --no-enable-prefix-caching, evicted), and a warm TTFT is
- * a step in flight and the API server's time, which kvplan's vLLM rule
- * does not hold (reports/calibrate-public.md, seventh pass). */
-static void check_repeats(const struct kvp_bench_run *runs, size_t n,
-			  struct kvp_calib_result *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_bench_run *r = &runs[i], *e = NULL;
-		if (!r->prompts_vary || !r->date[0])
-			continue;
-		for (size_t j = 0; j < n; j++) {
-			const struct kvp_bench_run *a = &runs[j];
-			if (a->prompts_vary && a->prompts_listed == r->prompts_listed &&
-			    a->prompts_hash == r->prompts_hash && a->date[0] &&
-			    strcmp(a->date, r->date) < 0 && strcmp(a->model_id, r->model_id) == 0 &&
-			    (!e || strcmp(a->date, e->date) > 0))
-				e = a;
-		}
-		if (e && out->nwarn < KVP_CALIB_MAX_WARNINGS)
-			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
-				 "%.500s:%d: the run sends the %llu prompts of %.400s:%d (dated %s) "
-				 "again (input_lens equal): a server that kept its prefix cache "
-				 "(vLLM V1's default) computed only each one's last block, "
-				 "so its TTFT is not the prefill kvplan predicts; calibrate on "
-				 "runs from a fresh server or another --seed", r->path, r->line,
-				 (unsigned long long)r->prompts_listed, e->path, e->line, e->date);
-	}
-}
-
-/* A serving run that sent every request at once (bench.h burst): its
- * median TTFT is a burst's, the requests waiting on each other's prefills
- * and on the server taking them in, while the TTFT rules (ttft-load.h)
- * describe one request joining a steady state.  Said, not modelled. */
-static void check_bursts(const struct kvp_bench_run *runs, size_t n, struct kvp_calib_result *out)
-{
-	for (size_t i = 0; i < n; i++)
-		if (runs[i].burst && runs[i].m.ttft_s > 0 && out->nwarn < KVP_CALIB_MAX_WARNINGS)
-			snprintf(out->warning[out->nwarn++], sizeof out->warning[0],
-				 "%.500s:%d: the run sent its %llu requests at once (request_rate "
-				 "\"inf\", no max_concurrency): its TTFT is a burst's, which the "
-				 "steady state kvplan predicts (one request joining those in "
-				 "flight) does not hold", runs[i].path, runs[i].line,
-				 (unsigned long long)runs[i].requests);
-}
-
 /* Runs of the same shape whose same measure differs by more than 1.5x. */
 static kvp_status check_contradictions(const struct kvp_bench_run *runs,
 				       const struct kvp_calib_obs *obs, size_t nobs,
@@ -630,8 +542,9 @@ out:
  * (held-out ones as fo says), and the contradiction check. */
 static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 			  const struct kvp_budget_opts *o, const struct kvp_bench_run *runs, size_t n,
-			  const struct kvp_calib_opts *fo, struct run_shape *rs,
-			  struct kvp_calib_result *out, struct kvp_error *err)
+			  const struct kvp_calib_opts *fo, const struct kvp_calib_seen *seen,
+			  size_t nseen, struct run_shape *rs, struct kvp_calib_result *out,
+			  struct kvp_error *err)
 {
 	kvp_status st = KVP_STATUS_OK;
 	uint32_t dp = kvp_shape_dp(&o->par);
@@ -708,9 +621,7 @@ static kvp_status prepare(const struct kvp_model *m, const struct kvp_gpu *g,
 	}
 	for (size_t i = 0; i < out->nobs; i++)
 		out->obs[i].queued = rs[out->obs[i].run].queued;
-	check_sources(g, o, runs, n, out);
-	check_repeats(runs, n, out);
-	check_bursts(runs, n, out);
+	kvp_calib_check_runs(g, o, runs, n, seen, nseen, out->warning, &out->nwarn);
 	return check_contradictions(runs, out->obs, out->nobs, err);
 }
 
@@ -728,6 +639,7 @@ static void engine_hw(const struct kvp_perf_hw *hw, const struct run_shape *rs,
 kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
 			      const struct kvp_bench_run *runs, size_t n,
+			      const struct kvp_calib_seen *seen, size_t nseen,
 			      struct kvp_calib_result *out, struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -739,7 +651,7 @@ kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	double pred[KVP_CALIB_MAX_OBS];
 	struct kvp_perf_hw eh;
-	kvp_status st = prepare(m, g, o, runs, n, NULL, rs, out, err);
+	kvp_status st = prepare(m, g, o, runs, n, NULL, seen, nseen, rs, out, err);
 	if (!st) {
 		engine_hw(hw, rs, &eh);
 		out->band_low = eh.time_ratio_low;
@@ -777,7 +689,7 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 	struct run_shape *rs = calloc(n ? n : 1, sizeof *rs);
 	if (!rs)
 		return kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
-	kvp_status st = prepare(m, g, o, runs, n, fo, rs, out, err);
+	kvp_status st = prepare(m, g, o, runs, n, fo, NULL, 0, rs, out, err);
 	size_t train_runs = 0;
 	for (size_t i = 0; i < n; i++)
 		train_runs += !(fo && fo->held_out && fo->held_out[i]);

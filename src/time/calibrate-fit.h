@@ -61,6 +61,7 @@
 #include "memory/budget.h"
 #include "read/bench.h"
 #include "read/profile.h"
+#include "time/calibrate-checks.h"
 #include "time/step.h"
 
 enum kvp_calib_param {
@@ -108,8 +109,6 @@ struct kvp_calib_opts {
 
 #define KVP_CALIB_MAX_RUNS 512
 #define KVP_CALIB_MAX_OBS (2 * KVP_CALIB_MAX_RUNS)
-#define KVP_CALIB_MAX_WARNINGS 8
-#define KVP_CALIB_WARNING_MAX 1280  /* bytes of one warning, its NUL included */
 
 struct kvp_calib_result {
 	double start[KVP_CALIB_NPARAMS];    /* the uncalibrated constants */
@@ -166,10 +165,14 @@ kvp_status kvp_calib_run(const struct kvp_model *m, const struct kvp_gpu *g,
 /* No fit: each run's times predicted with hw's constants as they are (a
  * calibration applied, or none), their residuals and median in out
  * (predicted_s = uncalibrated_s; nothing fitted).  One run will do; the
- * errors and warnings are kvp_calib_run's but the counts. */
+ * errors and warnings are kvp_calib_run's but the counts, and a run that
+ * sends the prompts of one the calibration was fitted on, seen[0..nseen)
+ * (NULL, 0: none known), dated before it, is named as a repeat as a run of
+ * runs would be. */
 kvp_status kvp_calib_evaluate(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
 			      const struct kvp_bench_run *runs, size_t n,
+			      const struct kvp_calib_seen *seen, size_t nseen,
 			      struct kvp_calib_result *out, struct kvp_error *err);
 
 /* The constant's name as r's calibration file writes it: the prefill slot

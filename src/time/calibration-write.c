@@ -82,6 +82,17 @@ kvp_status kvp_calibration_write(const char *path, const struct kvp_calibration_
 			fputs(", date: ", f);
 			kvp_yaml_str(f, runs[i].date);
 		}
+		/* the prompts it sent (bench.h prompts_hash), for validate to
+		 * name a later run that sends them again (calibration-runs.h) */
+		if (runs[i].prompts_vary) {
+			if (runs[i].model_id[0]) {
+				fputs(", model_id: ", f);
+				kvp_yaml_str(f, runs[i].model_id);
+			}
+			fprintf(f, ", prompts: %llu, prompts_hash: \"%016llx\"",
+				(unsigned long long)runs[i].prompts_listed,
+				(unsigned long long)runs[i].prompts_hash);
+		}
 		fputs("}\n", f);
 	}
 	return kvp_afile_commit(&a, err);

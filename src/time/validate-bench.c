@@ -23,7 +23,8 @@ static double median(double *v, size_t n)
 
 kvp_status kvp_bench_validate(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
-			      const struct kvp_bench_run *runs, size_t n, double tolerance,
+			      const struct kvp_bench_run *runs, size_t n,
+			      const struct kvp_calib_seen *seen, size_t nseen, double tolerance,
 			      struct kvp_bench_validation *out, struct kvp_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -35,7 +36,7 @@ kvp_status kvp_bench_validate(const struct kvp_model *m, const struct kvp_gpu *g
 	if (!out->fit || !out->point || !abs_err)
 		st = kvp_error_set(err, KVP_STATUS_NOMEM, NULL, 0, 0, NULL, "out of memory");
 	else
-		st = kvp_calib_evaluate(m, g, o, hw, runs, n, out->fit, err);
+		st = kvp_calib_evaluate(m, g, o, hw, runs, n, seen, nseen, out->fit, err);
 	if (st) {
 		free(abs_err);
 		kvp_bench_validation_free(out);

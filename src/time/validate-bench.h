@@ -43,13 +43,16 @@ struct kvp_bench_validation {
 };
 
 /* Predict every measured time of runs[0..n) (model m on GPU g, the split and
- * engine of o, the constants of hw) and judge each against `tolerance`
+ * engine of o, the constants of hw; seen[0..nseen): the runs the calibration
+ * applied was fitted on, as kvp_calib_evaluate takes them) and judge each
+ * against `tolerance`
  * (a fraction, >= 0).  kvp_calib_evaluate's errors (a run's budget, runs
  * that contradict each other, more than KVP_CALIB_MAX_RUNS); NOMEM.  *out
  * is cleared first; free it with kvp_bench_validation_free. */
 kvp_status kvp_bench_validate(const struct kvp_model *m, const struct kvp_gpu *g,
 			      const struct kvp_budget_opts *o, const struct kvp_perf_hw *hw,
-			      const struct kvp_bench_run *runs, size_t n, double tolerance,
+			      const struct kvp_bench_run *runs, size_t n,
+			      const struct kvp_calib_seen *seen, size_t nseen, double tolerance,
 			      struct kvp_bench_validation *out, struct kvp_error *err);
 
 void kvp_bench_validation_free(struct kvp_bench_validation *v);
