@@ -2,6 +2,8 @@
  * calibrate or validate predicts them (calibrate-checks.h). */
 #include "time/calibrate-checks.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +58,16 @@ static void check_sources(const struct kvp_gpu *g, const struct kvp_budget_opts 
  * run may be one of runs or, where a calibration is applied, one it was
  * fitted on (seen: its file records each run's prompts), so validate names
  * a held-out run that repeats a run of the fit half. */
+/* Whether a run of model_id, dated d, that sent `listed` prompts of hash
+ * `hash`, sent r's prompts before r and after `latest` (NULL: none yet). */
+static bool sent_before(const struct kvp_bench_run *r, const char *model_id, uint64_t listed,
+			uint64_t hash, const char *d, const char *latest)
+{
+	return listed == r->prompts_listed && hash == r->prompts_hash &&
+	       strcmp(model_id, r->model_id) == 0 && d[0] && strcmp(d, r->date) < 0 &&
+	       (!latest || strcmp(d, latest) > 0);
+}
+
 static void check_repeats(const struct kvp_bench_run *runs, size_t n,
 			  const struct kvp_calib_seen *seen, size_t nseen,
 			  char (*warning)[KVP_CALIB_WARNING_MAX], size_t *nwarn)
@@ -65,27 +77,25 @@ static void check_repeats(const struct kvp_bench_run *runs, size_t n,
 		if (!r->prompts_vary || !r->date[0])
 			continue;
 		/* the latest run dated before r that sent its prompts: one of
-		 * runs, or one the calibration applied was fitted on */
+		 * runs, else one the calibration applied was fitted on */
 		char where[600] = "";
 		const char *date = NULL, *of = "";
-		for (size_t j = 0; j < n + nseen; j++) {
-			const struct kvp_bench_run *a = j < n ? &runs[j] : NULL;
-			const struct kvp_calib_seen *s = j < n ? NULL : &seen[j - n];
-			bool same = a ? a->prompts_vary && a->prompts_listed == r->prompts_listed &&
-						a->prompts_hash == r->prompts_hash &&
-						strcmp(a->model_id, r->model_id) == 0
-				      : s->prompts_listed == r->prompts_listed &&
-						s->prompts_hash == r->prompts_hash &&
-						strcmp(s->model_id, r->model_id) == 0;
-			const char *d = a ? a->date : s->date;
-			if (!same || !d[0] || strcmp(d, r->date) >= 0 || (date && strcmp(d, date) <= 0))
-				continue;
-			date = d;
-			if (a)
+		for (size_t j = 0; j < n; j++) {
+			const struct kvp_bench_run *a = &runs[j];
+			if (a->prompts_vary && sent_before(r, a->model_id, a->prompts_listed,
+							   a->prompts_hash, a->date, date)) {
+				date = a->date;
 				snprintf(where, sizeof where, "%.500s:%d", a->path, a->line);
-			else
-				snprintf(where, sizeof where, "%s", s->run);
-			of = a ? "" : ", which the calibration was fitted on";
+			}
+		}
+		for (size_t j = 0; j < nseen; j++) {
+			const struct kvp_calib_seen *a = &seen[j];
+			if (sent_before(r, a->model_id, a->prompts_listed, a->prompts_hash, a->date,
+					date)) {
+				date = a->date;
+				snprintf(where, sizeof where, "%s", a->run);
+				of = ", which the calibration was fitted on";
+			}
 		}
 		if (date && *nwarn < KVP_CALIB_MAX_WARNINGS)
 			snprintf(warning[(*nwarn)++], KVP_CALIB_WARNING_MAX,

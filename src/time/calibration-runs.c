@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/yaml-walk.h"
+#include "time/calibration.h"
 
 /* One item of source.runs into s; *has false when it records no prompts. */
 static kvp_status read_run(const struct kvp_doc *doc, const struct kvp_node *it,
@@ -41,22 +42,6 @@ static kvp_status read_run(const struct kvp_doc *doc, const struct kvp_node *it,
 	return KVP_STATUS_OK;
 }
 
-/* The entry of list (a calibration's list, or one entry) that applies to
- * g: the first without a gpu or with g's, as calibration.c yaml_table
- * takes it; NULL: none. */
-static const struct kvp_node *entry_for(const struct kvp_node *list, const struct kvp_gpu *g)
-{
-	size_t n = list->type == KVP_NODE_MAP ? 1 : list->type == KVP_NODE_SEQ ? list->n : 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct kvp_node *e = list->type == KVP_NODE_MAP ? list : list->items[i];
-		const struct kvp_node *gn = e->type == KVP_NODE_MAP ? kvp_map_get(e, "gpu") : NULL;
-		if (e->type == KVP_NODE_MAP &&
-		    (!gn || gn->type != KVP_NODE_SCALAR || strcmp(gn->value, g->name) == 0))
-			return e;
-	}
-	return NULL;
-}
-
 kvp_status kvp_calibration_runs_load(const char *path, const struct kvp_gpu *g,
 				     struct kvp_calib_seen **v, size_t *n,
 				     struct kvp_error *err)
@@ -70,7 +55,10 @@ kvp_status kvp_calibration_runs_load(const char *path, const struct kvp_gpu *g,
 		return st;
 	const struct kvp_node *list = doc->root && doc->root->type == KVP_NODE_MAP
 					      ? kvp_map_get(doc->root, "calibration") : NULL;
-	const struct kvp_node *e = list ? entry_for(list, g) : NULL;
+	const struct kvp_node *e = NULL;
+	struct kvp_calibration table = {0};
+	if (list)
+		st = kvp_calibration_table(doc, list, g, &table, &e, err);
 	const struct kvp_node *src = e ? kvp_map_get(e, "source") : NULL;
 	const struct kvp_node *runs = src && src->type == KVP_NODE_MAP ? kvp_map_get(src, "runs")
 								       : NULL;

@@ -15,8 +15,8 @@
 #include "read/profile.h"
 #include "time/calibrate-checks.h"
 
-/* The runs of the entry for GPU g (the entry kvp_calibration_load applies)
- * in the YAML calibration at path whose prompts are recorded (prompts and
+/* The runs of the entry for GPU g (kvp_calibration_table's: the entry
+ * kvp_calibration_load applies) in the YAML calibration at path whose prompts are recorded (prompts and
  * prompts_hash), appended to *v (grown with realloc; *n counts them).  A
  * kvbench run, a CSV table, or an entry without source.runs adds none.  A
  * run item that records prompts but not both keys, or a prompts_hash not

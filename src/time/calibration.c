@@ -147,9 +147,9 @@ static kvp_status fixed_costs(const struct kvp_doc *doc, const struct kvp_node *
 	return KVP_STATUS_OK;
 }
 
-static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *list,
-			     const struct kvp_gpu *g, struct kvp_calibration *out,
-			     struct kvp_error *err)
+kvp_status kvp_calibration_table(const struct kvp_doc *doc, const struct kvp_node *list,
+				 const struct kvp_gpu *g, struct kvp_calibration *out,
+				 const struct kvp_node **entry, struct kvp_error *err)
 {
 	static const char *const keys[] = {"gpu", "decode_bw_efficiency",
 					   "prefill_flops_efficiency", "source",
@@ -204,6 +204,8 @@ static kvp_status yaml_table(const struct kvp_doc *doc, const struct kvp_node *l
 					     "(step_fixed_s, prefill_fixed_s, seq_step_s, "
 					     "allreduce_latency_s, request_latency_s)");
 		snprintf(out->gpu, sizeof out->gpu, "%s", name[0] ? name : g->name);
+		if (entry)
+			*entry = e;
 		return KVP_STATUS_OK;
 	}
 	return kvp_node_fail(doc, list, err, KVP_STATUS_INVALID, "calibration",
@@ -302,7 +304,8 @@ kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
 	} else if (kvp_map_get(doc->root, "calibration")) {
 		static const char *const top[] = {"calibration", NULL};
 		if (!(st = kvp_map_only(doc, doc->root, top, err)))
-			st = yaml_table(doc, kvp_map_get(doc->root, "calibration"), g, out, err);
+			st = kvp_calibration_table(doc, kvp_map_get(doc->root, "calibration"), g,
+						   out, NULL, err);
 	} else {
 		st = kvp_node_fail(doc, doc->root, err, KVP_STATUS_INVALID, NULL,
 				   "expected 'calibration' (a list of {gpu, decode_bw_efficiency, "

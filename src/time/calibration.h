@@ -59,6 +59,17 @@ struct kvp_calibration {
  * when an efficiency is outside (0, 1]. */
 kvp_status kvp_calibration_load(const char *path, const struct kvp_gpu *g,
 				struct kvp_calibration *out, struct kvp_error *err);
+/* The entry of a calibration table (`calibration:`'s list, or one entry;
+ * kvplan(1), CALIBRATION FILES) in doc that applies to GPU g: the first
+ * with g's name or none, read into out (cleared by the caller) as
+ * kvp_calibration_load reads it, its node in *entry (entry may be NULL).
+ * kvp_calibration_load's errors for a table. */
+struct kvp_doc;
+struct kvp_node;
+kvp_status kvp_calibration_table(const struct kvp_doc *doc, const struct kvp_node *list,
+				 const struct kvp_gpu *g, struct kvp_calibration *out,
+				 const struct kvp_node **entry, struct kvp_error *err);
+
 /* At most this many files: one engine calibration, one kvbench run. */
 #define KVP_CALIBRATION_MAX_FILES 2
 
